@@ -1,0 +1,197 @@
+package ca
+
+import (
+	"bytes"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Validity periods and clock-skew allowance used by GenerateHierarchy.
+const (
+	rootValidity         = 10 * 365 * 24 * time.Hour
+	intermediateValidity = 5 * 365 * 24 * time.Hour
+	caBackdate           = time.Hour
+)
+
+// Hierarchy is a CA's certificates and keys. RootKey may be nil when the root
+// is kept offline or the intermediate was supplied externally; Root may be
+// nil when only the intermediate is known.
+type Hierarchy struct {
+	Root            *x509.Certificate
+	RootKey         crypto.Signer
+	Intermediate    *x509.Certificate
+	IntermediateKey crypto.Signer
+}
+
+// GenerateHierarchy makes a new two-level hierarchy for the organisation
+// name: an ECDSA P-384 root valid for 10 years and an ECDSA P-256
+// intermediate valid for 5 years, both with notBefore one hour before now to
+// tolerate clock skew. A zero now means time.Now().
+//
+// The root has subject CN "<name> Root CA", O=name, is a CA with keyCertSign
+// and cRLSign, and a path length limit of 1. The intermediate has subject CN
+// "<name> Intermediate CA", O=name, is a CA with path length 0, keyCertSign,
+// cRLSign and digitalSignature, and is restricted to the serverAuth and
+// clientAuth extended key usages. Both carry 128-bit random serials and
+// subject key identifiers.
+func GenerateHierarchy(name string, now time.Time) (*Hierarchy, error) {
+	if name == "" {
+		return nil, errors.New("ca: generating hierarchy: name is empty")
+	}
+	if now.IsZero() {
+		now = time.Now()
+	}
+	now = now.UTC().Truncate(time.Second)
+	notBefore := now.Add(-caBackdate)
+
+	rootKey, err := ecdsa.GenerateKey(elliptic.P384(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("ca: generating root key: %w", err)
+	}
+	rootTmpl, err := caTemplate(name+" Root CA", name, &rootKey.PublicKey, notBefore, notBefore.Add(rootValidity))
+	if err != nil {
+		return nil, fmt.Errorf("ca: root template: %w", err)
+	}
+	rootTmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign
+	rootTmpl.MaxPathLen = 1
+	rootDER, err := x509.CreateCertificate(rand.Reader, rootTmpl, rootTmpl, &rootKey.PublicKey, rootKey)
+	if err != nil {
+		return nil, fmt.Errorf("ca: signing root certificate: %w", err)
+	}
+	root, err := x509.ParseCertificate(rootDER)
+	if err != nil {
+		return nil, fmt.Errorf("ca: parsing root certificate: %w", err)
+	}
+
+	intKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, fmt.Errorf("ca: generating intermediate key: %w", err)
+	}
+	intTmpl, err := caTemplate(name+" Intermediate CA", name, &intKey.PublicKey, notBefore, notBefore.Add(intermediateValidity))
+	if err != nil {
+		return nil, fmt.Errorf("ca: intermediate template: %w", err)
+	}
+	intTmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature
+	intTmpl.MaxPathLen = 0
+	intTmpl.MaxPathLenZero = true
+	intTmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	intTmpl.AuthorityKeyId = root.SubjectKeyId
+	intDER, err := x509.CreateCertificate(rand.Reader, intTmpl, root, &intKey.PublicKey, rootKey)
+	if err != nil {
+		return nil, fmt.Errorf("ca: signing intermediate certificate: %w", err)
+	}
+	intermediate, err := x509.ParseCertificate(intDER)
+	if err != nil {
+		return nil, fmt.Errorf("ca: parsing intermediate certificate: %w", err)
+	}
+
+	return &Hierarchy{
+		Root:            root,
+		RootKey:         rootKey,
+		Intermediate:    intermediate,
+		IntermediateKey: intKey,
+	}, nil
+}
+
+// caTemplate returns the fields common to the root and intermediate.
+func caTemplate(cn, org string, pub crypto.PublicKey, notBefore, notAfter time.Time) (*x509.Certificate, error) {
+	serial, err := NewSerial()
+	if err != nil {
+		return nil, err
+	}
+	ski, err := SubjectKeyID(pub)
+	if err != nil {
+		return nil, err
+	}
+	return &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: cn, Organization: []string{org}},
+		NotBefore:             notBefore,
+		NotAfter:              notAfter,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+		SubjectKeyId:          ski,
+	}, nil
+}
+
+// SubjectKeyID computes a subject key identifier for pub using RFC 7093
+// method 1: the leftmost 160 bits of the SHA-256 hash of the
+// subjectPublicKey BIT STRING.
+func SubjectKeyID(pub crypto.PublicKey) ([]byte, error) {
+	spki, err := x509.MarshalPKIXPublicKey(pub)
+	if err != nil {
+		return nil, fmt.Errorf("ca: marshalling public key: %w", err)
+	}
+	var info struct {
+		Algorithm pkix.AlgorithmIdentifier
+		PublicKey asn1.BitString
+	}
+	if _, err := asn1.Unmarshal(spki, &info); err != nil {
+		return nil, fmt.Errorf("ca: decoding SubjectPublicKeyInfo: %w", err)
+	}
+	sum := sha256.Sum256(info.PublicKey.Bytes)
+	return sum[:20], nil
+}
+
+// LoadHierarchy assembles a Hierarchy from existing material. It checks that
+// intermediateKey matches the intermediate certificate's public key, that
+// the intermediate is a CA allowed to sign certificates and has a subject
+// key identifier, and, when root is not nil, that the intermediate was issued
+// and signed by root. The returned Hierarchy has a nil RootKey.
+func LoadHierarchy(root *x509.Certificate, intermediate *x509.Certificate, intermediateKey crypto.Signer) (*Hierarchy, error) {
+	if err := checkIntermediate(intermediate, intermediateKey); err != nil {
+		return nil, err
+	}
+	if root != nil {
+		if !bytes.Equal(intermediate.RawIssuer, root.RawSubject) {
+			return nil, fmt.Errorf("ca: intermediate issuer %q does not match root subject %q",
+				intermediate.Issuer, root.Subject)
+		}
+		if err := intermediate.CheckSignatureFrom(root); err != nil {
+			return nil, fmt.Errorf("ca: intermediate %q does not chain to root %q: %w",
+				intermediate.Subject, root.Subject, err)
+		}
+	}
+	return &Hierarchy{
+		Root:            root,
+		Intermediate:    intermediate,
+		IntermediateKey: intermediateKey,
+	}, nil
+}
+
+// checkIntermediate verifies that cert can act as the issuing CA with key.
+func checkIntermediate(cert *x509.Certificate, key crypto.Signer) error {
+	if cert == nil {
+		return errors.New("ca: intermediate certificate is missing")
+	}
+	if key == nil {
+		return errors.New("ca: intermediate private key is missing")
+	}
+	pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
+	if !ok {
+		return fmt.Errorf("ca: intermediate key of type %T cannot be compared", key)
+	}
+	if !pub.Equal(cert.PublicKey) {
+		return fmt.Errorf("ca: intermediate private key (%T) does not match the public key of certificate %q",
+			key.Public(), cert.Subject)
+	}
+	if !cert.BasicConstraintsValid || !cert.IsCA {
+		return fmt.Errorf("ca: intermediate certificate %q is not a CA (basicConstraints cA=FALSE or absent)", cert.Subject)
+	}
+	if cert.KeyUsage&x509.KeyUsageCertSign == 0 {
+		return fmt.Errorf("ca: intermediate certificate %q lacks the keyCertSign key usage", cert.Subject)
+	}
+	if len(cert.SubjectKeyId) == 0 {
+		return fmt.Errorf("ca: intermediate certificate %q has no subject key identifier", cert.Subject)
+	}
+	return nil
+}
