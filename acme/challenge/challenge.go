@@ -1,0 +1,434 @@
+// Package challenge checks ACME challenges against the world: http-01 and
+// dns-01 (RFC 8555 §8.3, §8.4) and tls-alpn-01 (RFC 8737), for dns and ip
+// identifiers (RFC 8738). Its Validator implements acme.Validator.
+//
+// Name resolution. Every DNS lookup (A, AAAA and TXT) goes to the one server
+// named by Config.Resolver (or the system's servers when it is empty),
+// through Go's own stub resolver; names are looked up fully qualified, so no
+// search domains apply, though, as for any Go lookup, /etc/hosts is consulted
+// for A and AAAA first. The Go resolver cannot tell NXDOMAIN from an empty
+// answer, so both are reported as "no records" (a dns problem for A/AAAA, an
+// unauthorized "No TXT record found" for dns-01). Addresses are tried IPv6
+// first, then IPv4, as Let's Encrypt does; the next address is tried only
+// when connecting to the previous one fails, never after a connection was
+// made. ip identifiers are used as they are.
+//
+// Lab mode. Config.HTTPPort and Config.TLSALPNPort replace ports 80 and 443
+// whenever a connection is dialed, including for http-01 redirects: a
+// redirect to http://name/ dials HTTPPort and one to https://name/ dials
+// TLSALPNPort. http-01 URLs shown in problem details keep the standard
+// ports, and the Host header carries no port unless a redirect names one.
+//
+// Problem types. Resolution failures are dns problems; failures to connect,
+// timeouts, resets, too many redirects and unacceptable redirect targets
+// (scheme, port or host) are connection problems, as in Let's Encrypt's
+// Boulder; TLS handshake and ALPN failures are tls problems; a wrong HTTP
+// status, body, TXT record or certificate is an unauthorized problem. A
+// request the validator cannot act on (a disabled or unknown challenge
+// type, dns-01 for an IP address, a bad token or identifier value) is a
+// malformed problem, an unknown identifier type an unsupportedIdentifier
+// one, and a validation whose context the caller canceled a serverInternal
+// one. Every problem carries the request's identifier.
+package challenge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultHTTPPort     = 80
+	DefaultTLSALPNPort  = 443
+	DefaultTimeout      = 10 * time.Second
+	DefaultMaxBodyBytes = 8 << 10
+)
+
+// maxTokenLen bounds the length of a challenge token; RFC 8555 §8.1 tokens
+// are base64url encodings of at least 128 bits, far shorter than this.
+const maxTokenLen = 256
+
+// DialFunc dials a network connection, like net.Dialer.DialContext.
+type DialFunc func(ctx context.Context, network, addr string) (net.Conn, error)
+
+// Config configures a Validator. The zero value is usable: New fills in
+// the defaults.
+type Config struct {
+	// HTTPPort is the port dialed for http-01 and for http redirect
+	// targets (0 means 80).
+	HTTPPort int
+	// TLSALPNPort is the port dialed for tls-alpn-01 and for https
+	// redirect targets (0 means 443).
+	TLSALPNPort int
+	// Resolver is the "host:port" of the DNS server used for every lookup
+	// (A, AAAA and TXT); "" means the system resolver.
+	Resolver string
+	// Timeout bounds one whole validation (0 means 10s).
+	Timeout time.Duration
+	// MaxBodyBytes bounds the http-01 response body (0 means 8 KiB).
+	MaxBodyBytes int64
+	// Enabled lists the challenge types this validator accepts; a nil map
+	// enables all three.
+	Enabled map[acme.ChallengeType]bool
+	// DialContext, if set, dials every validation connection (not the
+	// connections to the DNS server). For tests and lab setups.
+	DialContext DialFunc
+}
+
+// knownType reports whether t is a challenge type this package implements.
+func knownType(t acme.ChallengeType) bool {
+	switch t {
+	case acme.ChallengeHTTP01, acme.ChallengeDNS01, acme.ChallengeTLSALPN01:
+		return true
+	}
+	return false
+}
+
+// Validate reports every problem with the configuration, joined with
+// errors.Join: ports must be 0 (default) or 1..65535, Resolver must be
+// empty or a host:port with a numeric port, Timeout and MaxBodyBytes must
+// not be negative, and Enabled may name only known types, at least one of
+// them enabled.
+func (c Config) Validate() error {
+	var errs []error
+	for _, p := range []struct {
+		name string
+		port int
+	}{{"HTTP port", c.HTTPPort}, {"TLS-ALPN port", c.TLSALPNPort}} {
+		if p.port < 0 || p.port > 65535 {
+			errs = append(errs, fmt.Errorf("challenge: config: %s %d out of range 1..65535", p.name, p.port))
+		}
+	}
+	if c.Resolver != "" {
+		if err := checkHostPort(c.Resolver); err != nil {
+			errs = append(errs, fmt.Errorf("challenge: config: resolver %q: %w", c.Resolver, err))
+		}
+	}
+	if c.Timeout < 0 {
+		errs = append(errs, fmt.Errorf("challenge: config: timeout %v is negative", c.Timeout))
+	}
+	if c.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("challenge: config: max body bytes %d is negative", c.MaxBodyBytes))
+	}
+	if c.Enabled != nil {
+		anyOn := false
+		for t, on := range c.Enabled {
+			if !knownType(t) {
+				errs = append(errs, fmt.Errorf("challenge: config: unknown challenge type %q", t))
+			}
+			anyOn = anyOn || on
+		}
+		if !anyOn {
+			errs = append(errs, errors.New("challenge: config: no challenge type enabled"))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkHostPort checks that s is host:port with a non-empty host and a
+// port in 1..65535.
+func checkHostPort(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return err
+	}
+	if host == "" {
+		return errors.New("empty host")
+	}
+	n, err := strconv.Atoi(port)
+	if err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("port %q is not a number in 1..65535", port)
+	}
+	return nil
+}
+
+// withDefaults returns c with zero fields set to their defaults and its own
+// copy of Enabled.
+func (c Config) withDefaults() Config {
+	if c.HTTPPort == 0 {
+		c.HTTPPort = DefaultHTTPPort
+	}
+	if c.TLSALPNPort == 0 {
+		c.TLSALPNPort = DefaultTLSALPNPort
+	}
+	if c.Timeout == 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.MaxBodyBytes == 0 {
+		c.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if c.Enabled != nil {
+		m := make(map[acme.ChallengeType]bool, len(c.Enabled))
+		for t, on := range c.Enabled {
+			m[t] = on
+		}
+		c.Enabled = m
+	}
+	return c
+}
+
+// Validator checks challenges. It is safe for concurrent use; each
+// validation uses fresh connections.
+type Validator struct {
+	cfg      Config
+	resolver *net.Resolver
+	dial     atomic.Pointer[DialFunc]
+}
+
+// New returns a Validator for cfg after applying the defaults, or the
+// errors of cfg.Validate.
+func New(cfg Config) (*Validator, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	v := &Validator{cfg: cfg, resolver: &net.Resolver{PreferGo: true}}
+	if cfg.Resolver != "" {
+		addr := cfg.Resolver
+		v.resolver.Dial = func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		}
+	}
+	v.SetDialContext(cfg.DialContext)
+	return v, nil
+}
+
+// SetDialContext replaces the function that dials validation connections
+// (not those to the DNS server); nil restores net.Dialer. It may be called
+// at any time; validations already running keep the dialer they started
+// with.
+func (v *Validator) SetDialContext(f func(ctx context.Context, network, addr string) (net.Conn, error)) {
+	if f == nil {
+		var d net.Dialer
+		f = d.DialContext
+	}
+	df := DialFunc(f)
+	v.dial.Store(&df)
+}
+
+// enabled reports whether challenge type t is enabled.
+func (v *Validator) enabled(t acme.ChallengeType) bool {
+	return knownType(t) && (v.cfg.Enabled == nil || v.cfg.Enabled[t])
+}
+
+// Validate checks one challenge within Config.Timeout and returns nil when
+// it is satisfied, else a problem saying precisely what was seen, with
+// Identifier set to req.Identifier. It implements acme.Validator.
+func (v *Validator) Validate(ctx context.Context, req acme.ValidationRequest) *acme.Problem {
+	p := v.validate(ctx, req)
+	if p == nil {
+		return nil
+	}
+	if errors.Is(ctx.Err(), context.Canceled) {
+		// The caller gave up (for example at shutdown): not the
+		// applicant's fault, so do not report a validation failure.
+		p = acme.Internal(fmt.Errorf("challenge: validation canceled: %w (%v)", context.Cause(ctx), p))
+	}
+	ident := req.Identifier
+	p.Identifier = &ident
+	return p
+}
+
+// validate checks req and dispatches on its type.
+func (v *Validator) validate(ctx context.Context, req acme.ValidationRequest) *acme.Problem {
+	if !knownType(req.Type) {
+		return acme.Malformed("unsupported challenge type %q", req.Type)
+	}
+	if !v.enabled(req.Type) {
+		return acme.Malformed("challenge type %q is not enabled on this server", req.Type)
+	}
+	if !validToken(req.Token) {
+		return acme.Malformed("invalid challenge token %q: must be 1..%d base64url characters (RFC 8555 §8.1)", excerpt([]byte(req.Token)), maxTokenLen)
+	}
+	if req.KeyAuthorization == "" {
+		return acme.Internal(errors.New("challenge: empty key authorization"))
+	}
+	t, p := parseIdentifier(req.Identifier)
+	if p != nil {
+		return p
+	}
+	ctx, cancel := context.WithTimeout(ctx, v.cfg.Timeout)
+	defer cancel()
+	switch req.Type {
+	case acme.ChallengeHTTP01:
+		return v.validateHTTP01(ctx, t, req)
+	case acme.ChallengeDNS01:
+		return v.validateDNS01(ctx, t, req)
+	default:
+		return v.validateTLSALPN01(ctx, t, req)
+	}
+}
+
+// validToken reports whether tok is a non-empty base64url string (RFC 8555
+// §8.1), which also keeps it safe inside a URL path.
+func validToken(tok string) bool {
+	if tok == "" || len(tok) > maxTokenLen {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		c := tok[i]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// target is a parsed identifier: exactly one of name and ip is set.
+type target struct {
+	name string     // lower-case DNS name without a trailing dot
+	ip   netip.Addr // for ip identifiers (RFC 8738)
+}
+
+// host returns the target as a host name or IP address string.
+func (t target) host() string {
+	if t.ip.IsValid() {
+		return t.ip.String()
+	}
+	return t.name
+}
+
+// urlHost returns the target as the host part of a URL (IPv6 bracketed).
+func (t target) urlHost() string {
+	if t.ip.Is6() {
+		return "[" + t.ip.String() + "]"
+	}
+	return t.host()
+}
+
+// parseIdentifier checks ident and returns it as a target.
+func parseIdentifier(ident acme.Identifier) (target, *acme.Problem) {
+	switch ident.Type {
+	case acme.IdentifierDNS:
+		name := strings.ToLower(strings.TrimSuffix(ident.Value, "."))
+		if !isDNSName(name) {
+			return target{}, acme.Malformed("invalid dns identifier %s", excerpt([]byte(ident.Value)))
+		}
+		return target{name: name}, nil
+	case acme.IdentifierIP:
+		ip, err := netip.ParseAddr(ident.Value)
+		if err != nil || ip.Zone() != "" {
+			return target{}, acme.Malformed("invalid ip identifier %s", excerpt([]byte(ident.Value)))
+		}
+		return target{ip: ip.Unmap()}, nil
+	}
+	return target{}, acme.NewProblem(acme.ProbUnsupportedIdentifier, "unsupported identifier type %q", ident.Type)
+}
+
+// isDNSName reports whether s is a syntactically valid host name: dot
+// separated labels of 1..63 letters, digits and hyphens, at most 253
+// characters. Wildcards must have been stripped by the caller.
+func isDNSName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 {
+			return false
+		}
+		for i := 0; i < len(label); i++ {
+			c := label[i]
+			if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// resolve returns the addresses to try for host, IPv6 first, looking up A
+// and AAAA through the configured resolver. An IP literal is returned as
+// is. A failure is a dns problem.
+func (v *Validator) resolve(ctx context.Context, host string) ([]netip.Addr, *acme.Problem) {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return []netip.Addr{ip.Unmap()}, nil
+	}
+	fqdn := host + "." // rooted: no search domains
+	if v.cfg.Resolver == "" {
+		// The system's resolver also answers from /etc/hosts, which Go
+		// consults only for names that are not rooted (so "localhost"
+		// works as it does for every other program on the host).
+		fqdn = host
+	}
+	var (
+		v4   []netip.Addr
+		err4 error
+		done = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		v4, err4 = v.resolver.LookupNetIP(ctx, "ip4", fqdn)
+	}()
+	v6, err6 := v.resolver.LookupNetIP(ctx, "ip6", fqdn)
+	<-done
+
+	var addrs []netip.Addr
+	seen := make(map[netip.Addr]bool)
+	for _, a := range append(v6, v4...) {
+		a = a.Unmap()
+		if a.IsValid() && !seen[a] {
+			seen[a] = true
+			addrs = append(addrs, a)
+		}
+	}
+	if len(addrs) > 0 {
+		return addrs, nil
+	}
+	if err4 != nil && !isNotFound(err4) {
+		return nil, dnsProblem("A", host, err4)
+	}
+	if err6 != nil && !isNotFound(err6) {
+		return nil, dnsProblem("AAAA", host, err6)
+	}
+	return nil, acme.NewProblem(acme.ProbDNS, "DNS problem: no A/AAAA records for %s (the name does not exist or has no addresses)", host)
+}
+
+// isNotFound reports whether err is a lookup that found no such name or no
+// records of the type asked for.
+func isNotFound(err error) bool {
+	var de *net.DNSError
+	return errors.As(err, &de) && de.IsNotFound
+}
+
+// dialer returns the current dial function.
+func (v *Validator) dialer() DialFunc {
+	return *v.dial.Load()
+}
+
+// dialAny connects to port on the first of addrs that accepts, giving each
+// attempt an equal share of the remaining time so a later address still
+// gets a chance when an earlier one hangs. It returns the last error when
+// none accepts.
+func dialAny(ctx context.Context, dial DialFunc, addrs []netip.Addr, port int) (net.Conn, error) {
+	var lastErr error
+	for i, a := range addrs {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if dl, ok := ctx.Deadline(); ok && i < len(addrs)-1 {
+			share := time.Until(dl) / time.Duration(len(addrs)-i)
+			actx, cancel = context.WithTimeout(ctx, share)
+		}
+		conn, err := dial(actx, "tcp", netip.AddrPortFrom(a, uint16(port)).String())
+		cancel()
+		if err == nil {
+			return conn, nil
+		}
+		lastErr = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if lastErr == nil {
+		lastErr = errors.New("no addresses to dial")
+	}
+	return nil, lastErr
+}
