@@ -1,0 +1,147 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// certCols are the columns scanCert reads, in order.
+const certCols = `serial, account_id, order_id, der, chain_pem, names, not_before, not_after,
+	issued_at, revoked_at, reason`
+
+// scanCert reads one row of certCols.
+func scanCert(row scanner) (*acme.Certificate, error) {
+	var (
+		c                                        acme.Certificate
+		accountID                                int64
+		names                                    string
+		notBefore, notAfter, issuedAt, revokedAt sql.NullInt64
+	)
+	if err := row.Scan(&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &names,
+		&notBefore, &notAfter, &issuedAt, &revokedAt, &c.RevocationReason); err != nil {
+		return nil, err
+	}
+	c.AccountID = formatAccountID(accountID)
+	c.NotBefore, c.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
+	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
+	var err error
+	if c.Names, err = stringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// FinalizeOrder stores cert and moves order cert.OrderID from processing to
+// valid with CertSerial set to cert.Serial, in one transaction that is on
+// stable storage when FinalizeOrder returns. The error wraps
+// acme.ErrConflict, and nothing is stored, if the order is not processing
+// or the serial is taken.
+func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error {
+	what := fmt.Sprintf("finalize order %q with certificate %q", cert.OrderID, cert.Serial)
+	if cert.Serial == "" {
+		return fmt.Errorf("sqlite: %s: empty serial", what)
+	}
+	accountID, ok := parseAccountID(cert.AccountID)
+	if !ok {
+		return fmt.Errorf("sqlite: %s: account %q: %w", what, cert.AccountID, acme.ErrNotFound)
+	}
+	if !cert.RevokedAt.IsZero() {
+		return fmt.Errorf("sqlite: %s: certificate is already revoked", what)
+	}
+	if err := checkTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt); err != nil {
+		return err
+	}
+	names, err := stringsJSON(what+": names", cert.Names)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE orders SET status = ?, cert_serial = ? WHERE id = ? AND status = ?`,
+			string(acme.StatusValid), cert.Serial, cert.OrderID, string(acme.StatusProcessing))
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		if err := checkAffected(ctx, tx, res, what, "order is not processing",
+			`SELECT 1 FROM orders WHERE id = ?`, cert.OrderID); err != nil {
+			return err
+		}
+		_, err = tx.ExecContext(ctx,
+			`INSERT INTO certificates (serial, account_id, order_id, der, chain_pem, names, name_set,
+			     not_before, not_after, issued_at, revoked_at, reason)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
+			cert.Serial, accountID, cert.OrderID, cert.DER, cert.ChainPEM, names,
+			strings.Join(cert.Names, ","), toNanos(cert.NotBefore), toNanos(cert.NotAfter),
+			toNanos(cert.IssuedAt))
+		if err != nil {
+			return insertErr(what, err)
+		}
+		return nil
+	})
+}
+
+// GetCertificate returns the certificate with the given serial.
+func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certificate, error) {
+	c, err := scanCert(s.r.QueryRowContext(ctx,
+		`SELECT `+certCols+` FROM certificates WHERE serial = ?`, serial))
+	if err != nil {
+		return nil, rowErr(fmt.Sprintf("certificate %q", serial), err)
+	}
+	return c, nil
+}
+
+// RevokeCertificate marks the certificate revoked at the given time for the
+// given RFC 5280 reason. The error wraps acme.ErrConflict if it already is.
+func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error {
+	what := fmt.Sprintf("revoke certificate %q", serial)
+	if at.IsZero() {
+		return fmt.Errorf("sqlite: %s: zero revocation time", what)
+	}
+	if err := checkTimes(what, at); err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
+			toNanos(at), reason, serial)
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		return checkAffected(ctx, tx, res, what, "already revoked",
+			`SELECT 1 FROM certificates WHERE serial = ?`, serial)
+	})
+}
+
+// ListRevoked returns the revoked certificates that have not expired at
+// now (NotAfter is not before now), in order of revocation.
+func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certificate, error) {
+	if err := checkTimes("list revoked certificates", now); err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx,
+		`SELECT `+certCols+` FROM certificates
+		 WHERE revoked_at IS NOT NULL AND not_after >= ?
+		 ORDER BY revoked_at, serial`,
+		toNanos(now))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
+	}
+	defer rows.Close()
+	var cs []*acme.Certificate
+	for rows.Next() {
+		c, err := scanCert(rows)
+		if err != nil {
+			return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
+		}
+		cs = append(cs, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
+	}
+	return cs, nil
+}

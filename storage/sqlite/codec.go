@@ -1,0 +1,232 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+// querier is what *sql.DB and *sql.Tx have in common.
+type querier interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// scanner is what *sql.Row and *sql.Rows have in common.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// write runs fn in a transaction on the writer connection (BEGIN
+// IMMEDIATE, so the write lock is held from the start) and commits it if fn
+// succeeds.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
+			return errors.Join(err, fmt.Errorf("sqlite: rollback: %w", rbErr))
+		}
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: commit: %w", err)
+	}
+	return nil
+}
+
+// read runs fn in a read transaction on the reader pool, so that the
+// several queries fn makes see one snapshot.
+func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("sqlite: begin read: %w", err)
+	}
+	defer tx.Rollback() // a read transaction has nothing to commit
+	return fn(tx)
+}
+
+// checkAffected turns the result of a compare-and-set UPDATE into nil when
+// it changed a row, and otherwise into an error wrapping acme.ErrNotFound if
+// the row does not exist (per existsQuery and args, run in the same
+// transaction) or acme.ErrConflict, explained by reason, if it does. what
+// names the operation in the error message.
+func checkAffected(ctx context.Context, tx *sql.Tx, res sql.Result, what, reason, existsQuery string, args ...any) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("sqlite: %s: rows affected: %w", what, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	var one int
+	switch err := tx.QueryRowContext(ctx, existsQuery, args...).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("sqlite: %s: %w", what, err)
+	}
+	return fmt.Errorf("sqlite: %s: %s: %w", what, reason, acme.ErrConflict)
+}
+
+// isUniqueViolation reports whether err is a UNIQUE or PRIMARY KEY
+// constraint failure.
+func isUniqueViolation(err error) bool {
+	var se *msqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	c := se.Code()
+	return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+}
+
+// isForeignKeyViolation reports whether err is a FOREIGN KEY constraint
+// failure.
+func isForeignKeyViolation(err error) bool {
+	var se *msqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY
+}
+
+// insertErr wraps an INSERT error about what: a uniqueness failure becomes
+// acme.ErrConflict and a dangling reference acme.ErrNotFound.
+func insertErr(what string, err error) error {
+	switch {
+	case isUniqueViolation(err):
+		return fmt.Errorf("sqlite: %s: already exists: %w (%w)", what, acme.ErrConflict, err)
+	case isForeignKeyViolation(err):
+		return fmt.Errorf("sqlite: %s: references a missing object: %w (%w)", what, acme.ErrNotFound, err)
+	default:
+		return fmt.Errorf("sqlite: %s: %w", what, err)
+	}
+}
+
+// rowErr wraps the error of reading one row of what, mapping sql.ErrNoRows
+// to acme.ErrNotFound.
+func rowErr(what string, err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
+	}
+	return fmt.Errorf("sqlite: %s: %w", what, err)
+}
+
+// parseAccountID parses an account ID, which the store assigns as the
+// canonical decimal form of a positive integer.
+func parseAccountID(id string) (int64, bool) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n <= 0 || strconv.FormatInt(n, 10) != id {
+		return 0, false
+	}
+	return n, true
+}
+
+// formatAccountID is the inverse of parseAccountID.
+func formatAccountID(n int64) string { return strconv.FormatInt(n, 10) }
+
+// checkTimes returns an error if a non-zero time is outside the range that
+// Unix nanoseconds in an int64 can represent (about 1678 to 2262).
+func checkTimes(what string, ts ...time.Time) error {
+	lo, hi := time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+	for _, t := range ts {
+		if !t.IsZero() && (t.Before(lo) || t.After(hi)) {
+			return fmt.Errorf("sqlite: %s: time %s is outside the storable range %s to %s",
+				what, t.UTC().Format(time.RFC3339), lo.UTC().Format(time.RFC3339), hi.UTC().Format(time.RFC3339))
+		}
+	}
+	return nil
+}
+
+// toNanos converts t to stored form: Unix nanoseconds, 0 for the zero time.
+// Callers check the range with checkTimes first.
+func toNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNanos is the inverse of toNanos. A NULL reads as the zero time.
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid || n.Int64 == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
+}
+
+// toJSON encodes v for a JSON column.
+func toJSON(what string, v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("sqlite: %s: encoding: %w", what, err)
+	}
+	return string(b), nil
+}
+
+// fromJSON decodes a JSON column into v.
+func fromJSON(what, s string, v any) error {
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		return fmt.Errorf("sqlite: %s: decoding: %w", what, err)
+	}
+	return nil
+}
+
+// stringsJSON encodes a string slice, nil as an empty array.
+func stringsJSON(what string, ss []string) (string, error) {
+	if len(ss) == 0 {
+		return "[]", nil
+	}
+	return toJSON(what, ss)
+}
+
+// stringsFromJSON decodes a string slice, an empty array as nil.
+func stringsFromJSON(what, s string) ([]string, error) {
+	var ss []string
+	if err := fromJSON(what, s, &ss); err != nil {
+		return nil, err
+	}
+	if len(ss) == 0 {
+		return nil, nil
+	}
+	return ss, nil
+}
+
+// problemJSON encodes a problem for a nullable JSON column: nil as NULL.
+func problemJSON(what string, p *acme.Problem) (sql.NullString, error) {
+	if p == nil {
+		return sql.NullString{}, nil
+	}
+	s, err := toJSON(what, p)
+	return sql.NullString{String: s, Valid: err == nil}, err
+}
+
+// problemFromJSON decodes a nullable problem column.
+func problemFromJSON(what string, s sql.NullString) (*acme.Problem, error) {
+	if !s.Valid {
+		return nil, nil
+	}
+	p := new(acme.Problem)
+	if err := fromJSON(what, s.String, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// boolInt is the stored form of a boolean.
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}

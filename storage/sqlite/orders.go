@@ -1,0 +1,194 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// orderCols are the columns scanOrder reads, in order.
+const orderCols = `id, account_id, status, identifiers, authz_ids, not_before, not_after,
+	expires, error, cert_serial, created_at, replaces`
+
+// scanOrder reads one row of orderCols.
+func scanOrder(row scanner) (*acme.Order, error) {
+	var (
+		o                                       acme.Order
+		accountID                               int64
+		idents, authzIDs                        string
+		notBefore, notAfter, expires, createdAt sql.NullInt64
+		problem                                 sql.NullString
+	)
+	if err := row.Scan(&o.ID, &accountID, &o.Status, &idents, &authzIDs, &notBefore, &notAfter,
+		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces); err != nil {
+		return nil, err
+	}
+	o.AccountID = formatAccountID(accountID)
+	o.NotBefore, o.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
+	o.Expires, o.CreatedAt = fromNanos(expires), fromNanos(createdAt)
+	what := "order " + o.ID
+	if err := fromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
+		return nil, err
+	}
+	if len(o.Identifiers) == 0 {
+		o.Identifiers = nil
+	}
+	var err error
+	if o.AuthzIDs, err = stringsFromJSON(what+" authorization ids", authzIDs); err != nil {
+		return nil, err
+	}
+	if o.Error, err = problemFromJSON(what+" error", problem); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// CreateOrder stores o and newAuthzs, with their challenges, in one
+// transaction. Every ID in o.AuthzIDs must name either one of newAuthzs or
+// an existing authorization of the same account; otherwise the error wraps
+// acme.ErrNotFound. A duplicate ID gives an error wrapping acme.ErrConflict.
+func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acme.Authorization) error {
+	what := fmt.Sprintf("create order %q", o.ID)
+	if o.ID == "" {
+		return fmt.Errorf("sqlite: %s: empty id", what)
+	}
+	accountID, ok := parseAccountID(o.AccountID)
+	if !ok {
+		return fmt.Errorf("sqlite: %s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
+	}
+	if err := checkTimes(what, o.NotBefore, o.NotAfter, o.Expires, o.CreatedAt); err != nil {
+		return err
+	}
+	idents := "[]"
+	if len(o.Identifiers) > 0 {
+		var err error
+		if idents, err = toJSON(what+": identifiers", o.Identifiers); err != nil {
+			return err
+		}
+	}
+	authzIDs, err := stringsJSON(what+": authorization ids", o.AuthzIDs)
+	if err != nil {
+		return err
+	}
+	problem, err := problemJSON(what+": error", o.Error)
+	if err != nil {
+		return err
+	}
+	isNew := make(map[string]bool, len(newAuthzs))
+	for _, a := range newAuthzs {
+		isNew[a.ID] = true
+	}
+
+	return s.write(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx,
+			`INSERT INTO orders (id, account_id, status, identifiers, authz_ids, not_before, not_after,
+			     expires, error, cert_serial, created_at, replaces)
+			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			o.ID, accountID, string(o.Status), idents, authzIDs, toNanos(o.NotBefore), toNanos(o.NotAfter),
+			toNanos(o.Expires), problem, o.CertSerial, toNanos(o.CreatedAt), o.Replaces)
+		if err != nil {
+			return insertErr(what, err)
+		}
+		for _, a := range newAuthzs {
+			if err := insertAuthz(ctx, tx, a); err != nil {
+				return err
+			}
+		}
+		for _, id := range o.AuthzIDs {
+			if isNew[id] {
+				continue
+			}
+			var owner int64
+			err := tx.QueryRowContext(ctx, `SELECT account_id FROM authzs WHERE id = ?`, id).Scan(&owner)
+			switch {
+			case errors.Is(err, sql.ErrNoRows) || err == nil && owner != accountID:
+				return fmt.Errorf("sqlite: %s: reused authorization %q: %w", what, id, acme.ErrNotFound)
+			case err != nil:
+				return fmt.Errorf("sqlite: %s: reused authorization %q: %w", what, id, err)
+			}
+		}
+		return nil
+	})
+}
+
+// GetOrder returns the order with the given ID.
+func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
+	o, err := scanOrder(s.r.QueryRowContext(ctx, `SELECT `+orderCols+` FROM orders WHERE id = ?`, id))
+	if err != nil {
+		return nil, rowErr(fmt.Sprintf("order %q", id), err)
+	}
+	return o, nil
+}
+
+// ListOrders returns up to limit IDs of the account's orders, oldest first,
+// starting after cursor ("" for the first page), and the cursor of the next
+// page, "" when there is none. A cursor is the decimal sequence number of
+// the last order of the previous page.
+func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit int) ([]string, string, error) {
+	if limit <= 0 {
+		return nil, "", fmt.Errorf("sqlite: list orders: limit %d is not positive", limit)
+	}
+	var after int64
+	if cursor != "" {
+		var err error
+		if after, err = strconv.ParseInt(cursor, 10, 64); err != nil || after < 0 {
+			return nil, "", fmt.Errorf("sqlite: list orders: malformed cursor %q", cursor)
+		}
+	}
+	acct, ok := parseAccountID(accountID)
+	if !ok {
+		return nil, "", nil
+	}
+	rows, err := s.r.QueryContext(ctx,
+		`SELECT seq, id FROM orders WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+		acct, after, limit+1)
+	if err != nil {
+		return nil, "", fmt.Errorf("sqlite: list orders of account %s: %w", accountID, err)
+	}
+	defer rows.Close()
+	var (
+		ids  []string
+		seqs []int64
+	)
+	for rows.Next() {
+		var (
+			seq int64
+			id  string
+		)
+		if err := rows.Scan(&seq, &id); err != nil {
+			return nil, "", fmt.Errorf("sqlite: list orders of account %s: %w", accountID, err)
+		}
+		ids, seqs = append(ids, id), append(seqs, seq)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("sqlite: list orders of account %s: %w", accountID, err)
+	}
+	if len(ids) <= limit {
+		return ids, "", nil
+	}
+	return ids[:limit], strconv.FormatInt(seqs[limit-1], 10), nil
+}
+
+// UpdateOrder writes o.Status, o.Error and o.CertSerial if the stored
+// status is still from.
+func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status) error {
+	what := fmt.Sprintf("update order %q", o.ID)
+	problem, err := problemJSON(what+": error", o.Error)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx,
+			`UPDATE orders SET status = ?, error = ?, cert_serial = ? WHERE id = ? AND status = ?`,
+			string(o.Status), problem, o.CertSerial, o.ID, string(from))
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		return checkAffected(ctx, tx, res, what, "status is not "+string(from),
+			`SELECT 1 FROM orders WHERE id = ?`, o.ID)
+	})
+}

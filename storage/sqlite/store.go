@@ -1,0 +1,252 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+)
+
+// driverName is the database/sql name of the modernc.org/sqlite driver.
+const driverName = "sqlite"
+
+// busyTimeoutMillis is how long a connection waits for a lock held by
+// another process before failing with SQLITE_BUSY.
+const busyTimeoutMillis = 5000
+
+// minReaders is the least number of connections in the read pool.
+const minReaders = 4
+
+// Store is an acme.Store backed by a SQLite database file. It is safe for
+// concurrent use. Close it when done.
+type Store struct {
+	path string
+	w    *sql.DB // the single writer connection
+	r    *sql.DB // the pool of query-only reader connections
+	now  func() time.Time
+}
+
+// Compile-time check that Store implements acme.Store.
+var _ acme.Store = (*Store)(nil)
+
+// Open opens the SQLite database at path, creating the file with mode 0600
+// if it does not exist, and brings its schema up to date. now is the clock
+// used to record when migrations were applied; nil means time.Now.
+func Open(ctx context.Context, path string, now func() time.Time) (*Store, error) {
+	if now == nil {
+		now = time.Now
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: resolving %s: %w", path, err)
+	}
+	if err := createFile(abs); err != nil {
+		return nil, err
+	}
+
+	s := &Store{path: abs, now: now}
+	if s.w, err = openWriter(ctx, abs); err != nil {
+		return nil, err
+	}
+	if err := migrate(ctx, s.w, abs, now); err != nil {
+		s.w.Close()
+		return nil, err
+	}
+	if s.r, err = openReaders(ctx, abs); err != nil {
+		s.w.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// createFile creates the database file with mode 0600 unless it exists, so
+// that SQLite (which would use 0644) never creates it; SQLite gives the
+// -wal and -shm files the permissions of the database file.
+func createFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("sqlite: creating %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("sqlite: creating %s: %w", path, err)
+	}
+	return nil
+}
+
+// dsn returns the modernc.org/sqlite data source name of the database file
+// at the absolute path with the given pragmas and extra query parameters.
+func dsn(path string, pragmas []string, extra url.Values) string {
+	q := url.Values{}
+	for _, p := range pragmas {
+		q.Add("_pragma", p)
+	}
+	for k, vs := range extra {
+		q[k] = append(q[k], vs...)
+	}
+	u := url.URL{Scheme: "file", OmitHost: true, Path: path, RawQuery: q.Encode()}
+	return u.String()
+}
+
+// openWriter opens the single writer connection and checks that the
+// pragmas the store relies on took effect.
+func openWriter(ctx context.Context, path string) (*sql.DB, error) {
+	pragmas := []string{
+		fmt.Sprintf("busy_timeout(%d)", busyTimeoutMillis),
+		"journal_mode(WAL)",
+		"synchronous(FULL)",
+		"foreign_keys(1)",
+	}
+	db, err := sql.Open(driverName, dsn(path, pragmas, url.Values{"_txlock": {"immediate"}}))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: opening %s: %w", path, err)
+	}
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	db.SetConnMaxIdleTime(0)
+
+	checks := []struct {
+		pragma string
+		want   string
+	}{
+		{"journal_mode", "wal"},
+		{"synchronous", "2"}, // FULL
+		{"foreign_keys", "1"},
+	}
+	for _, c := range checks {
+		var got string
+		if err := db.QueryRowContext(ctx, "PRAGMA "+c.pragma).Scan(&got); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("sqlite: opening %s: reading pragma %s: %w", path, c.pragma, err)
+		}
+		if got != c.want {
+			db.Close()
+			return nil, fmt.Errorf("sqlite: opening %s: pragma %s is %q, want %q", path, c.pragma, got, c.want)
+		}
+	}
+	return db, nil
+}
+
+// openReaders opens the pool of query-only reader connections.
+func openReaders(ctx context.Context, path string) (*sql.DB, error) {
+	pragmas := []string{
+		fmt.Sprintf("busy_timeout(%d)", busyTimeoutMillis),
+		"query_only(1)",
+	}
+	db, err := sql.Open(driverName, dsn(path, pragmas, nil))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: opening readers of %s: %w", path, err)
+	}
+	n := max(minReaders, runtime.GOMAXPROCS(0))
+	db.SetMaxOpenConns(n)
+	db.SetMaxIdleConns(n)
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: opening readers of %s: %w", path, err)
+	}
+	return db, nil
+}
+
+// Close closes the reader pool and then the writer connection, which, being
+// the last connection, checkpoints the write-ahead log.
+func (s *Store) Close() error {
+	errR := s.r.Close()
+	errW := s.w.Close()
+	if err := errors.Join(errR, errW); err != nil {
+		return fmt.Errorf("sqlite: closing %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// Ping checks that both the writer connection and the reader pool work.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.w.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping writer: %w", err)
+	}
+	if err := s.r.PingContext(ctx); err != nil {
+		return fmt.Errorf("sqlite: ping readers: %w", err)
+	}
+	return nil
+}
+
+// DB returns the query-only reader pool, for diagnostics and operations
+// tooling. Statements that modify the database fail on it.
+func (s *Store) DB() *sql.DB { return s.r }
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Backup writes a consistent snapshot of the database to a new file at
+// destPath (mode 0600) with VACUUM INTO, while the store stays usable. It
+// fails if destPath exists and is not empty.
+func (s *Store) Backup(ctx context.Context, destPath string) error {
+	dest, err := filepath.Abs(destPath)
+	if err != nil {
+		return fmt.Errorf("sqlite: backup to %s: %w", destPath, err)
+	}
+	f, err := os.OpenFile(dest, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return fmt.Errorf("sqlite: backup to %s: %w", dest, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("sqlite: backup to %s: %w", dest, err)
+	}
+	if err := s.vacuumInto(ctx, dest); err != nil {
+		os.Remove(dest)
+		return fmt.Errorf("sqlite: backup to %s: %w", dest, err)
+	}
+	return nil
+}
+
+// vacuumInto runs VACUUM INTO dest on a connection of its own (the readers
+// are query-only, which forbids it, and using the writer would block writes
+// for the duration) and syncs the result to stable storage. VACUUM INTO
+// reads the source in one read transaction, so the copy is a consistent
+// snapshot and writers proceed meanwhile.
+func (s *Store) vacuumInto(ctx context.Context, dest string) error {
+	pragmas := []string{fmt.Sprintf("busy_timeout(%d)", busyTimeoutMillis)}
+	db, err := sql.Open(driverName, dsn(s.path, pragmas, nil))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", dest); err != nil {
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	return syncFile(dest)
+}
+
+// syncFile flushes the file at path and its directory entry to stable
+// storage.
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	d, err := os.Open(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}

@@ -1,0 +1,244 @@
+package storagetest
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// testCertificates checks FinalizeOrder and GetCertificate.
+func testCertificates(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	o := f.processingOrder(t, acct.ID, "example.com")
+	c := f.cert(o, "00aa11bb22cc33dd44ee55ff", at(90*24*time.Hour))
+	c.Names = []string{"example.com", "www.example.com"}
+	want := *c
+	want.DER = append([]byte(nil), c.DER...)
+	if err := f.s.FinalizeOrder(f.ctx, c); err != nil {
+		t.Fatalf("FinalizeOrder: %v", err)
+	}
+	c.DER[0] = 'X'
+
+	got, err := f.s.GetCertificate(f.ctx, want.Serial)
+	if err != nil {
+		t.Fatalf("GetCertificate: %v", err)
+	}
+	checkCert(t, "GetCertificate", got, &want)
+	if got.Revoked() {
+		t.Errorf("GetCertificate: Revoked() = true for a new certificate")
+	}
+	got.Names[0] = "mutated.example"
+	got.DER[0] = 'Y'
+	again, err := f.s.GetCertificate(f.ctx, want.Serial)
+	if err != nil {
+		t.Fatalf("GetCertificate: %v", err)
+	}
+	checkCert(t, "GetCertificate after mutating a returned certificate", again, &want)
+
+	order, err := f.s.GetOrder(f.ctx, o.ID)
+	if err != nil {
+		t.Fatalf("GetOrder: %v", err)
+	}
+	if order.Status != acme.StatusValid || order.CertSerial != want.Serial {
+		t.Errorf("order after FinalizeOrder: status %s, serial %q; want valid, %q", order.Status, order.CertSerial, want.Serial)
+	}
+}
+
+// testFinalizeConcurrent checks that of many concurrent FinalizeOrder calls
+// on one processing order exactly one issues.
+func testFinalizeConcurrent(t *testing.T, f *fixture) {
+	const n = 50
+	acct := f.account(t)
+	o := f.processingOrder(t, acct.ID, "example.com")
+	certs := make([]*acme.Certificate, n)
+	for i := range certs {
+		certs[i] = f.cert(o, fmt.Sprintf("%032x", i+1), at(90*24*time.Hour))
+	}
+
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range certs {
+		wg.Go(func() {
+			<-start
+			errs[i] = f.s.FinalizeOrder(f.ctx, certs[i])
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	winner := -1
+	for i, err := range errs {
+		switch {
+		case err == nil && winner >= 0:
+			t.Errorf("FinalizeOrder: calls %d and %d both succeeded", winner, i)
+		case err == nil:
+			winner = i
+		case !errors.Is(err, acme.ErrConflict):
+			t.Errorf("FinalizeOrder(call %d): got error %v, want one wrapping %v", i, err, acme.ErrConflict)
+		}
+	}
+	if winner < 0 {
+		t.Fatal("FinalizeOrder: no call succeeded")
+	}
+
+	for i, c := range certs {
+		got, err := f.s.GetCertificate(f.ctx, c.Serial)
+		if i == winner {
+			if err != nil {
+				t.Errorf("GetCertificate(winner %s): %v", c.Serial, err)
+				continue
+			}
+			checkCert(t, "GetCertificate(winner)", got, c)
+			continue
+		}
+		if !errors.Is(err, acme.ErrNotFound) {
+			t.Errorf("GetCertificate(loser %s): got %v, %v; want an error wrapping %v", c.Serial, got, err, acme.ErrNotFound)
+		}
+	}
+	order, err := f.s.GetOrder(f.ctx, o.ID)
+	if err != nil {
+		t.Fatalf("GetOrder: %v", err)
+	}
+	if order.Status != acme.StatusValid || order.CertSerial != certs[winner].Serial {
+		t.Errorf("order: status %s, serial %q; want valid, %q", order.Status, order.CertSerial, certs[winner].Serial)
+	}
+}
+
+// testFinalizeNotProcessing checks that FinalizeOrder stores nothing unless
+// the order is processing.
+func testFinalizeNotProcessing(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	pending := f.simpleOrder(t, acct.ID, "example.com")
+	c := f.cert(pending, "0123456789abcdef", at(90*24*time.Hour))
+	wantErr(t, "FinalizeOrder(pending order)", f.s.FinalizeOrder(f.ctx, c), acme.ErrConflict)
+	_, err := f.s.GetCertificate(f.ctx, c.Serial)
+	wantErr(t, "GetCertificate after failed FinalizeOrder", err, acme.ErrNotFound)
+	o, err := f.s.GetOrder(f.ctx, pending.ID)
+	if err != nil {
+		t.Fatalf("GetOrder: %v", err)
+	}
+	checkOrder(t, "order after failed FinalizeOrder", o, pending)
+
+	// A valid order cannot be finalized again.
+	done := f.issue(t, acct.ID, "done.example.com", at(90*24*time.Hour))
+	order, err := f.s.GetOrder(f.ctx, done.OrderID)
+	if err != nil {
+		t.Fatalf("GetOrder: %v", err)
+	}
+	second := f.cert(order, "fedcba9876543210", at(90*24*time.Hour))
+	wantErr(t, "FinalizeOrder(valid order)", f.s.FinalizeOrder(f.ctx, second), acme.ErrConflict)
+	_, err = f.s.GetCertificate(f.ctx, second.Serial)
+	wantErr(t, "GetCertificate after second FinalizeOrder", err, acme.ErrNotFound)
+
+	missing := f.cert(pending, "0f0f0f0f", at(90*24*time.Hour))
+	missing.OrderID = "no-such-order"
+	wantErr(t, "FinalizeOrder(unknown order)", f.s.FinalizeOrder(f.ctx, missing), acme.ErrNotFound)
+}
+
+// testRevoke checks RevokeCertificate.
+func testRevoke(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	c := f.issue(t, acct.ID, "example.com", at(90*24*time.Hour))
+	revokedAt := at(time.Hour)
+	const reason = 4 // superseded
+
+	if err := f.s.RevokeCertificate(f.ctx, c.Serial, reason, revokedAt); err != nil {
+		t.Fatalf("RevokeCertificate: %v", err)
+	}
+	got, err := f.s.GetCertificate(f.ctx, c.Serial)
+	if err != nil {
+		t.Fatalf("GetCertificate: %v", err)
+	}
+	want := *c
+	want.RevokedAt, want.RevocationReason = revokedAt, reason
+	checkCert(t, "GetCertificate after RevokeCertificate", got, &want)
+	if !got.Revoked() {
+		t.Errorf("GetCertificate: Revoked() = false after RevokeCertificate")
+	}
+
+	wantErr(t, "RevokeCertificate(again)",
+		f.s.RevokeCertificate(f.ctx, c.Serial, 1, at(2*time.Hour)), acme.ErrConflict)
+	got, err = f.s.GetCertificate(f.ctx, c.Serial)
+	if err != nil {
+		t.Fatalf("GetCertificate: %v", err)
+	}
+	checkCert(t, "GetCertificate after second RevokeCertificate", got, &want)
+
+	wantErr(t, "RevokeCertificate(unknown)",
+		f.s.RevokeCertificate(f.ctx, "deadbeef", 0, at(time.Hour)), acme.ErrNotFound)
+}
+
+// testListRevoked checks that ListRevoked lists exactly the revoked,
+// unexpired certificates.
+func testListRevoked(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	now := at(30 * 24 * time.Hour)
+	revoked := f.issue(t, acct.ID, "revoked.example.com", at(90*24*time.Hour))
+	expiring := f.issue(t, acct.ID, "expiring.example.com", now) // NotAfter == now: not yet expired
+	expired := f.issue(t, acct.ID, "expired.example.com", now.Add(-time.Microsecond))
+	f.issue(t, acct.ID, "good.example.com", at(90*24*time.Hour))
+
+	for i, c := range []*acme.Certificate{revoked, expiring, expired} {
+		if err := f.s.RevokeCertificate(f.ctx, c.Serial, 1, at(time.Duration(i)*time.Hour)); err != nil {
+			t.Fatalf("RevokeCertificate(%s): %v", c.Serial, err)
+		}
+	}
+	got, err := f.s.ListRevoked(f.ctx, now)
+	if err != nil {
+		t.Fatalf("ListRevoked: %v", err)
+	}
+	want := map[string]*acme.Certificate{revoked.Serial: revoked, expiring.Serial: expiring}
+	if len(got) != len(want) {
+		t.Errorf("ListRevoked: got %d certificates, want %d", len(got), len(want))
+	}
+	for _, c := range got {
+		w, ok := want[c.Serial]
+		if !ok {
+			t.Errorf("ListRevoked: got unexpected certificate %s (not after %v)", c.Serial, c.NotAfter)
+			continue
+		}
+		if !c.Revoked() || c.RevocationReason != 1 {
+			t.Errorf("ListRevoked: certificate %s: revoked %t, reason %d; want true, 1", c.Serial, c.Revoked(), c.RevocationReason)
+		}
+		if string(c.DER) != string(w.DER) {
+			t.Errorf("ListRevoked: certificate %s: DER %q, want %q", c.Serial, c.DER, w.DER)
+		}
+	}
+
+	got, err = f.s.ListRevoked(f.ctx, at(365*24*time.Hour))
+	if err != nil {
+		t.Fatalf("ListRevoked(later): %v", err)
+	}
+	if len(got) != 0 {
+		t.Errorf("ListRevoked(after all expired): got %d certificates, want 0", len(got))
+	}
+}
+
+// testNotFound checks that every lookup of an unknown ID fails with an
+// error wrapping acme.ErrNotFound.
+func testNotFound(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	f.simpleOrder(t, acct.ID, "example.com")
+	for name, call := range map[string]func() error{
+		"GetAccount(number)":  func() error { _, err := f.s.GetAccount(f.ctx, "987654321"); return err },
+		"GetAccount(garbage)": func() error { _, err := f.s.GetAccount(f.ctx, "not-an-id"); return err },
+		"GetAccount(empty)":   func() error { _, err := f.s.GetAccount(f.ctx, ""); return err },
+		"GetAccountByKey":     func() error { _, err := f.s.GetAccountByKey(f.ctx, "no-such-thumbprint"); return err },
+		"GetOrder":            func() error { _, err := f.s.GetOrder(f.ctx, "no-such-order"); return err },
+		"GetAuthz":            func() error { _, err := f.s.GetAuthz(f.ctx, "no-such-authz"); return err },
+		"GetChallenge":        func() error { _, err := f.s.GetChallenge(f.ctx, "no-such-challenge"); return err },
+		"GetCertificate":      func() error { _, err := f.s.GetCertificate(f.ctx, "00"); return err },
+		"FindValidAuthz": func() error {
+			_, err := f.s.FindValidAuthz(f.ctx, "987654321", acme.Identifier{Type: acme.IdentifierDNS, Value: "example.com"}, false, at(0))
+			return err
+		},
+		"GetOrder(account ID)": func() error { _, err := f.s.GetOrder(f.ctx, acct.ID); return err },
+	} {
+		wantErr(t, name, call(), acme.ErrNotFound)
+	}
+}

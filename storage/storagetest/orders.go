@@ -1,0 +1,193 @@
+package storagetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// testOrders checks CreateOrder with new authorizations and GetOrder.
+func testOrders(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	a1 := f.authz(acct.ID, "example.com", false, acme.StatusPending, at(24*time.Hour))
+	a2 := f.authz(acct.ID, "example.com", true, acme.StatusPending, at(25*time.Hour))
+	o := &acme.Order{
+		ID:          f.id("order"),
+		AccountID:   acct.ID,
+		Status:      acme.StatusPending,
+		Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: "example.com"}, {Type: acme.IdentifierDNS, Value: "*.example.com"}},
+		AuthzIDs:    []string{a1.ID, a2.ID},
+		NotBefore:   at(time.Hour),
+		NotAfter:    at(48 * time.Hour),
+		Expires:     at(7 * 24 * time.Hour),
+		CreatedAt:   at(3 * time.Second),
+		Replaces:    "aYhba4dGQEHhs3uEe6CuLN4ByNQ.AIdlQyE",
+	}
+	if err := f.s.CreateOrder(f.ctx, o, []*acme.Authorization{a1, a2}); err != nil {
+		t.Fatalf("CreateOrder: %v", err)
+	}
+	want := *o
+	want.AuthzIDs = append([]string(nil), o.AuthzIDs...)
+	o.AuthzIDs[0] = "mutated-after-create"
+
+	got, err := f.s.GetOrder(f.ctx, want.ID)
+	if err != nil {
+		t.Fatalf("GetOrder: %v", err)
+	}
+	checkOrder(t, "GetOrder", got, &want)
+	got.AuthzIDs[0] = "mutated-after-get"
+	got.Identifiers[0].Value = "mutated.example"
+	again, err := f.s.GetOrder(f.ctx, want.ID)
+	if err != nil {
+		t.Fatalf("GetOrder: %v", err)
+	}
+	checkOrder(t, "GetOrder after mutating a returned order", again, &want)
+
+	for _, a := range []*acme.Authorization{a1, a2} {
+		got, err := f.s.GetAuthz(f.ctx, a.ID)
+		if err != nil {
+			t.Fatalf("GetAuthz(%s): %v", a.ID, err)
+		}
+		checkAuthz(t, "GetAuthz("+a.ID+")", got, a)
+	}
+
+	// An order without the optional fields keeps them zero.
+	plain := f.simpleOrder(t, acct.ID, "plain.example.com")
+	got, err = f.s.GetOrder(f.ctx, plain.ID)
+	if err != nil {
+		t.Fatalf("GetOrder(plain): %v", err)
+	}
+	checkOrder(t, "GetOrder(plain)", got, plain)
+	if !got.NotBefore.IsZero() || !got.NotAfter.IsZero() {
+		t.Errorf("GetOrder(plain): NotBefore %v, NotAfter %v, want zero times", got.NotBefore, got.NotAfter)
+	}
+	if got.Error != nil {
+		t.Errorf("GetOrder(plain): Error %v, want nil", got.Error)
+	}
+
+	// An order ID is unique.
+	dup := *plain
+	dup.AuthzIDs = nil
+	wantErr(t, "CreateOrder(duplicate ID)", f.s.CreateOrder(f.ctx, &dup, nil), acme.ErrConflict)
+}
+
+// testOrderReusesAuthz checks that an order may name existing
+// authorizations next to new ones.
+func testOrderReusesAuthz(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	first := f.simpleOrder(t, acct.ID, "a.example.com")
+	reused := first.AuthzIDs[0]
+	fresh := f.authz(acct.ID, "b.example.com", false, acme.StatusPending, at(24*time.Hour))
+	o := f.order(t, acct.ID, []*acme.Authorization{fresh}, reused)
+
+	got, err := f.s.GetOrder(f.ctx, o.ID)
+	if err != nil {
+		t.Fatalf("GetOrder: %v", err)
+	}
+	checkOrder(t, "GetOrder", got, o)
+	for _, id := range []string{reused, fresh.ID} {
+		if _, err := f.s.GetAuthz(f.ctx, id); err != nil {
+			t.Errorf("GetAuthz(%s): %v", id, err)
+		}
+	}
+}
+
+// testOrderList checks the pagination of ListOrders.
+func testOrderList(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	other := f.account(t)
+	var want []string
+	for i := range 7 {
+		want = append(want, f.simpleOrder(t, acct.ID, fmt.Sprintf("n%d.example.com", i)).ID)
+		f.simpleOrder(t, other.ID, fmt.Sprintf("other%d.example.com", i))
+	}
+
+	var (
+		got    []string
+		cursor string
+		sizes  []int
+	)
+	for page := 0; ; page++ {
+		if page > 3 {
+			t.Fatalf("ListOrders: still paging after %d pages (cursor %q)", page, cursor)
+		}
+		ids, next, err := f.s.ListOrders(f.ctx, acct.ID, cursor, 3)
+		if err != nil {
+			t.Fatalf("ListOrders(page %d): %v", page, err)
+		}
+		got = append(got, ids...)
+		sizes = append(sizes, len(ids))
+		if next == "" {
+			break
+		}
+		if next == cursor {
+			t.Fatalf("ListOrders(page %d): next cursor %q equals the current one", page, next)
+		}
+		cursor = next
+	}
+	if fmt.Sprint(sizes) != "[3 3 1]" {
+		t.Errorf("ListOrders page sizes: got %v, want [3 3 1]", sizes)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("ListOrders: got %v, want %v (oldest first)", got, want)
+	}
+
+	// An exact multiple of the page size ends without an empty page.
+	ids, next, err := f.s.ListOrders(f.ctx, acct.ID, "", 7)
+	if err != nil {
+		t.Fatalf("ListOrders(limit 7): %v", err)
+	}
+	if len(ids) != 7 || next != "" {
+		t.Errorf("ListOrders(limit 7): got %d IDs and next %q, want 7 and \"\"", len(ids), next)
+	}
+
+	empty := f.account(t)
+	ids, next, err = f.s.ListOrders(f.ctx, empty.ID, "", 3)
+	if err != nil {
+		t.Fatalf("ListOrders(no orders): %v", err)
+	}
+	if len(ids) != 0 || next != "" {
+		t.Errorf("ListOrders(no orders): got %v and next %q, want none and \"\"", ids, next)
+	}
+}
+
+// testOrderUpdate checks the compare-and-set of UpdateOrder and that it
+// writes Status, Error and CertSerial.
+func testOrderUpdate(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	o := f.simpleOrder(t, acct.ID, "example.com")
+
+	o.Status = acme.StatusProcessing
+	if err := f.s.UpdateOrder(f.ctx, o, acme.StatusPending); err != nil {
+		t.Fatalf("UpdateOrder(pending->processing): %v", err)
+	}
+	wantErr(t, "UpdateOrder(from pending, now processing)", f.s.UpdateOrder(f.ctx, o, acme.StatusPending), acme.ErrConflict)
+
+	o.Status = acme.StatusInvalid
+	o.Error = &acme.Problem{
+		Type:       acme.ProbRejectedIdentifier,
+		Detail:     "CAA forbids issuance",
+		Status:     403,
+		Identifier: &acme.Identifier{Type: acme.IdentifierDNS, Value: "example.com"},
+		Subproblems: []*acme.Problem{
+			{Type: acme.ProbCAA, Detail: "issue property", Status: 403,
+				Identifier: &acme.Identifier{Type: acme.IdentifierIP, Value: "192.0.2.7"}},
+		},
+		Algorithms: []string{"ES256", "EdDSA"},
+	}
+	o.CertSerial = "abc123"
+	if err := f.s.UpdateOrder(f.ctx, o, acme.StatusProcessing); err != nil {
+		t.Fatalf("UpdateOrder(processing->invalid): %v", err)
+	}
+	got, err := f.s.GetOrder(f.ctx, o.ID)
+	if err != nil {
+		t.Fatalf("GetOrder: %v", err)
+	}
+	checkOrder(t, "GetOrder after UpdateOrder", got, o)
+
+	missing := *o
+	missing.ID = "no-such-order"
+	wantErr(t, "UpdateOrder(unknown)", f.s.UpdateOrder(f.ctx, &missing, acme.StatusInvalid), acme.ErrNotFound)
+}
