@@ -1,0 +1,172 @@
+package acme
+
+import (
+	"context"
+	"errors"
+	"net/mail"
+	"strings"
+)
+
+// NewAccountRequest is the payload of new-account (RFC 8555 §7.3).
+type NewAccountRequest struct {
+	Contact              []string `json:"contact"`
+	TermsOfServiceAgreed bool     `json:"termsOfServiceAgreed"`
+	OnlyReturnExisting   bool     `json:"onlyReturnExisting"`
+}
+
+// maxContacts bounds the contact list of an account.
+const maxContacts = 10
+
+// checkContacts validates contact URLs: weir supports mailto: only, with one
+// plain address each (RFC 8555 §7.3, §7.3.2).
+func checkContacts(contacts []string) *Problem {
+	if len(contacts) > maxContacts {
+		return NewProblem(ProbInvalidContact, "too many contacts: %d, at most %d allowed", len(contacts), maxContacts)
+	}
+	for _, c := range contacts {
+		addr, ok := strings.CutPrefix(c, "mailto:")
+		if !ok {
+			return NewProblem(ProbUnsupportedContact, "contact %q is not supported: only mailto: URLs are", c)
+		}
+		a, err := mail.ParseAddress(addr)
+		if err != nil || a.Address != addr || a.Name != "" || strings.ContainsAny(addr, ",?&%") {
+			return NewProblem(ProbInvalidContact, "contact %q is not a single plain e-mail address", c)
+		}
+		domain := addr[strings.LastIndexByte(addr, '@')+1:]
+		if _, err := canonicalDNSName(domain); err != nil {
+			return NewProblem(ProbInvalidContact, "contact %q has an invalid domain: %v", c, err)
+		}
+	}
+	return nil
+}
+
+// NewAccount finds or creates the account of c's key. It reports created
+// true for a new account (201) and false for an existing one (200); RFC 8555
+// §7.3.1 says an existing key returns its account whether or not
+// onlyReturnExisting is set.
+func (s *Service) NewAccount(ctx context.Context, c Caller, req NewAccountRequest) (*Account, bool, error) {
+	if c.Account != nil || c.Thumbprint == "" {
+		return nil, false, Malformed("new-account must be signed with an embedded JWK, not a kid")
+	}
+	existing, err := s.store.GetAccountByKey(ctx, c.Thumbprint)
+	switch {
+	case err == nil:
+		if existing.Status == StatusDeactivated {
+			return nil, false, Unauthorized("the account of this key is deactivated")
+		}
+		return existing, false, nil
+	case !errors.Is(err, ErrNotFound):
+		return nil, false, Internal(err)
+	}
+	if req.OnlyReturnExisting {
+		return nil, false, NewProblem(ProbAccountDoesNotExist, "no account exists with this key")
+	}
+	if s.cfg.TermsOfService != "" && !req.TermsOfServiceAgreed {
+		return nil, false, NewProblem(ProbUserActionRequired, "you must agree to the terms of service at %s", s.cfg.TermsOfService)
+	}
+	if p := checkContacts(req.Contact); p != nil {
+		return nil, false, p
+	}
+	refund, err := s.lim().NewAccount(ctx, c.IP)
+	if err != nil {
+		return nil, false, err
+	}
+	a := &Account{
+		Key: c.KeyJSON, KeyThumbprint: c.Thumbprint, Contact: req.Contact,
+		Status: StatusValid, CreatedAt: s.now().UTC(),
+	}
+	if c.IP.IsValid() {
+		a.CreatedIP = c.IP.String()
+	}
+	if err := s.store.CreateAccount(ctx, a); err != nil {
+		refund()
+		if errors.Is(err, ErrConflict) {
+			// Lost a race with a concurrent new-account for the same key.
+			existing, gerr := s.store.GetAccountByKey(ctx, c.Thumbprint)
+			if gerr == nil {
+				return existing, false, nil
+			}
+		}
+		return nil, false, Internal(err)
+	}
+	return a, true, nil
+}
+
+// AccountUpdate is the payload of a POST to an account URL (RFC 8555 §7.3.2,
+// §7.3.6). An empty payload is a POST-as-GET.
+type AccountUpdate struct {
+	Contact *[]string `json:"contact"`
+	Status  Status    `json:"status"`
+}
+
+// UpdateAccount changes the contacts of the caller's account, or deactivates
+// it. id must be the caller's own account.
+func (s *Service) UpdateAccount(ctx context.Context, c Caller, id string, upd *AccountUpdate) (*Account, error) {
+	if p := requireAccount(c); p != nil {
+		return nil, p
+	}
+	if c.Account.ID != id {
+		return nil, Unauthorized("the request is signed by account %s, not by account %s", c.Account.ID, id)
+	}
+	if upd == nil {
+		return c.Account, nil
+	}
+	a := *c.Account
+	switch upd.Status {
+	case "":
+	case StatusDeactivated:
+		a.Status = StatusDeactivated
+	default:
+		return nil, Malformed("an account's status can only be changed to %q", StatusDeactivated)
+	}
+	if upd.Contact != nil {
+		if p := checkContacts(*upd.Contact); p != nil {
+			return nil, p
+		}
+		a.Contact = *upd.Contact
+	}
+	if err := s.store.UpdateAccount(ctx, &a, StatusValid); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil, Unauthorized("account %s is no longer valid", id)
+		}
+		return nil, Internal(err)
+	}
+	return &a, nil
+}
+
+// KeyChange replaces the caller's account key with newKey (RFC 8555
+// §7.3.5). acme/jws has already checked the inner JWS: it is signed by the
+// new key, names this account and the old key.
+func (s *Service) KeyChange(ctx context.Context, c Caller, newKeyJSON []byte, newThumbprint string) (*Account, error) {
+	if p := requireAccount(c); p != nil {
+		return nil, p
+	}
+	if newThumbprint == c.Account.KeyThumbprint {
+		return nil, Malformed("the new key is the same as the old key")
+	}
+	if err := s.store.ChangeAccountKey(ctx, c.Account.ID, c.Account.KeyThumbprint, newThumbprint, newKeyJSON); err != nil {
+		if errors.Is(err, ErrConflict) {
+			if other, gerr := s.store.GetAccountByKey(ctx, newThumbprint); gerr == nil {
+				p := NewProblem(ProbMalformed, "the new key is already in use by account %s", other.ID)
+				p.Status = 409
+				p.Cause = ErrConflict
+				return nil, &KeyInUse{Problem: p, AccountID: other.ID}
+			}
+			return nil, Unauthorized("the account key changed concurrently; retry")
+		}
+		return nil, Internal(err)
+	}
+	a := *c.Account
+	a.Key, a.KeyThumbprint = newKeyJSON, newThumbprint
+	return &a, nil
+}
+
+// KeyInUse is the 409 of key-change when the new key belongs to an account
+// (RFC 8555 §7.3.5: the response carries that account's URL in Location).
+type KeyInUse struct {
+	*Problem
+	AccountID string
+}
+
+// Unwrap exposes the problem to errors.As.
+func (k *KeyInUse) Unwrap() error { return k.Problem }

@@ -1,0 +1,100 @@
+package acme
+
+import (
+	"context"
+	"errors"
+)
+
+// GetAuthz returns the caller's authorization with its current status.
+func (s *Service) GetAuthz(ctx context.Context, c Caller, id string) (*Authorization, error) {
+	if p := requireAccount(c); p != nil {
+		return nil, p
+	}
+	a, err := s.store.GetAuthz(ctx, id)
+	if err != nil {
+		return nil, storeErr(err, "authorization "+id)
+	}
+	if a.AccountID != c.Account.ID {
+		return nil, Unauthorized("authorization %s belongs to another account", id)
+	}
+	a.Status = authzStatus(a, s.now())
+	return a, nil
+}
+
+// DeactivateAuthz deactivates a pending or valid authorization (RFC 8555
+// §7.5.2).
+func (s *Service) DeactivateAuthz(ctx context.Context, c Caller, id string) (*Authorization, error) {
+	a, err := s.GetAuthz(ctx, c, id)
+	if err != nil {
+		return nil, err
+	}
+	from := a.Status
+	if from != StatusPending && from != StatusValid {
+		return nil, Malformed("authorization %s is %s; only pending or valid authorizations can be deactivated", id, from)
+	}
+	a.Status = StatusDeactivated
+	if err := s.store.UpdateAuthz(ctx, a, from); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil, Malformed("authorization %s changed concurrently; retry", id)
+		}
+		return nil, Internal(err)
+	}
+	return a, nil
+}
+
+// GetChallenge returns the caller's challenge and its authorization.
+func (s *Service) GetChallenge(ctx context.Context, c Caller, id string) (*Challenge, *Authorization, error) {
+	if p := requireAccount(c); p != nil {
+		return nil, nil, p
+	}
+	ch, err := s.store.GetChallenge(ctx, id)
+	if err != nil {
+		return nil, nil, storeErr(err, "challenge "+id)
+	}
+	a, err := s.store.GetAuthz(ctx, ch.AuthzID)
+	if err != nil {
+		return nil, nil, Internal(err)
+	}
+	if a.AccountID != c.Account.ID {
+		return nil, nil, Unauthorized("challenge %s belongs to another account", id)
+	}
+	a.Status = authzStatus(a, s.now())
+	return ch, a, nil
+}
+
+// RespondChallenge is the client's "ready for validation" (RFC 8555
+// §7.5.1): it moves a pending challenge to processing and queues its
+// validation. A challenge that is no longer pending is returned as it is.
+func (s *Service) RespondChallenge(ctx context.Context, c Caller, id string) (*Challenge, *Authorization, error) {
+	ch, a, err := s.GetChallenge(ctx, c, id)
+	if err != nil {
+		return nil, nil, err
+	}
+	if ch.Status != StatusPending {
+		return ch, a, nil
+	}
+	if a.Status != StatusPending {
+		return nil, nil, Malformed("authorization %s is %s, so its challenges can no longer be attempted", a.ID, a.Status)
+	}
+	ch.Status = StatusProcessing
+	ch.UpdatedAt = s.now().UTC()
+	if err := s.store.UpdateChallenge(ctx, ch, StatusPending); err != nil {
+		if !errors.Is(err, ErrConflict) {
+			return nil, nil, Internal(err)
+		}
+		// A concurrent POST started it first; show its state.
+		return s.GetChallenge(ctx, c, id)
+	}
+	s.enqueue(ch.ID)
+	return ch, a, nil
+}
+
+// enqueue hands a challenge to the validation workers. When the queue is
+// full the challenge stays processing and the resume sweep picks it up.
+func (s *Service) enqueue(id string) {
+	select {
+	case s.jobs <- id:
+	default:
+		s.log.Warn("validation queue full; challenge waits for the resume sweep", "challenge", id)
+	}
+}

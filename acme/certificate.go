@@ -1,0 +1,140 @@
+package acme
+
+import (
+	"context"
+	"crypto/x509"
+	"errors"
+	"math/big"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/weir-pki/weir/ca"
+)
+
+// GetCertificate returns an issued certificate by its hex serial. Issued
+// certificates are public, so any valid account may fetch one.
+func (s *Service) GetCertificate(ctx context.Context, c Caller, serial string) (*Certificate, error) {
+	if p := requireAccount(c); p != nil {
+		return nil, p
+	}
+	cert, err := s.store.GetCertificate(ctx, serial)
+	if err != nil {
+		return nil, storeErr(err, "certificate "+serial)
+	}
+	return cert, nil
+}
+
+// RevokeRequest is the payload of revokeCert (RFC 8555 §7.6).
+type RevokeRequest struct {
+	Certificate string `json:"certificate"`
+	Reason      *int   `json:"reason,omitempty"`
+}
+
+// Revoke revokes a certificate (RFC 8555 §7.6). A kid-signed request must
+// come from the account that ordered it or one holding valid authorizations
+// for all its names; a jwk-signed request must be signed by the
+// certificate's own key.
+func (s *Service) Revoke(ctx context.Context, c Caller, der []byte, reason int) error {
+	if !ca.ValidReason(reason) || reason == 8 {
+		return NewProblem(ProbBadRevocationReason, "revocation reason %d is not allowed (RFC 5280 §5.3.1 codes 0-6, 9, 10)", reason)
+	}
+	leaf, err := x509.ParseCertificate(der)
+	if err != nil {
+		return Malformed("the certificate to revoke cannot be parsed: %v", err)
+	}
+	serial := ca.SerialHex(leaf.SerialNumber)
+	cert, err := s.store.GetCertificate(ctx, serial)
+	if err != nil || string(cert.DER) != string(der) {
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return Internal(err)
+		}
+		return NotFound("certificate %s was not issued by this CA", serial)
+	}
+	if p := s.mayRevoke(ctx, c, cert, leaf); p != nil {
+		return p
+	}
+	if err := s.store.RevokeCertificate(ctx, serial, reason, s.now().UTC()); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return NewProblem(ProbAlreadyRevoked, "certificate %s is already revoked", serial)
+		}
+		return Internal(err)
+	}
+	s.lim().Revoked(ctx, cert)
+	if err := s.RegenerateCRL(ctx); err != nil {
+		s.log.Error("CRL regeneration after revocation", "serial", serial, "err", err)
+	}
+	return nil
+}
+
+func (s *Service) mayRevoke(ctx context.Context, c Caller, cert *Certificate, leaf *x509.Certificate) *Problem {
+	if c.Account == nil {
+		if sameKey(leaf.PublicKey, c.Key) {
+			return nil
+		}
+		return Unauthorized("the request is signed by neither an account nor the certificate's key")
+	}
+	if p := requireAccount(c); p != nil {
+		return p
+	}
+	if cert.AccountID == c.Account.ID {
+		return nil
+	}
+	// RFC 8555 §7.6: an account that holds authorizations for every name.
+	for _, name := range cert.Names {
+		id := Identifier{Type: IdentifierDNS, Value: name}
+		if ip := net.ParseIP(name); ip != nil {
+			id.Type = IdentifierIP
+		}
+		base, wildcard := id, false
+		if len(name) > 2 && name[:2] == "*." {
+			base, wildcard = Identifier{Type: IdentifierDNS, Value: name[2:]}, true
+		}
+		if _, err := s.store.FindValidAuthz(ctx, c.Account.ID, base, wildcard, s.now()); err != nil {
+			return Unauthorized("account %s did not order certificate %s and holds no valid authorization for %s", c.Account.ID, cert.Serial, name)
+		}
+	}
+	return nil
+}
+
+// crlCache holds the current CRL.
+type crlCache struct {
+	mu  sync.Mutex // serialises regeneration
+	der []byte
+	at  time.Time
+}
+
+// CRL returns the current DER CRL and when it was made.
+func (s *Service) CRL() ([]byte, time.Time) {
+	s.crl.mu.Lock()
+	defer s.crl.mu.Unlock()
+	return s.crl.der, s.crl.at
+}
+
+// RegenerateCRL signs a new CRL listing every revoked, unexpired
+// certificate. Its number is its thisUpdate in nanoseconds, which only
+// grows.
+func (s *Service) RegenerateCRL(ctx context.Context) error {
+	s.crl.mu.Lock()
+	defer s.crl.mu.Unlock()
+	now := s.now().UTC()
+	revoked, err := s.store.ListRevoked(ctx, now)
+	if err != nil {
+		return err
+	}
+	entries := make([]ca.RevokedEntry, 0, len(revoked))
+	for _, r := range revoked {
+		n, ok := new(big.Int).SetString(r.Serial, 16)
+		if !ok {
+			continue
+		}
+		entries = append(entries, ca.RevokedEntry{Serial: n, RevokedAt: r.RevokedAt, Reason: r.RevocationReason})
+	}
+	number := big.NewInt(now.UnixNano())
+	der, err := s.ca.CRL(entries, number, now, now.Add(2*s.cfg.CRLInterval+24*time.Hour))
+	if err != nil {
+		return err
+	}
+	s.crl.der, s.crl.at = der, now
+	return nil
+}

@@ -1,0 +1,143 @@
+package acme
+
+import (
+	"fmt"
+	"net/netip"
+	"sort"
+	"strings"
+)
+
+// maxDNSNameLength is the longest presentation-form name (RFC 1035 §2.3.4).
+const maxDNSNameLength = 253
+
+// CanonicalIdentifier validates an identifier from a client and returns its
+// canonical form: DNS names lowercased without a trailing dot, IP addresses
+// in their shortest form (IPv4-mapped IPv6 unmapped). A wildcard keeps its
+// "*." prefix. The problem is malformed for bad syntax and
+// unsupportedIdentifier for an unknown type.
+func CanonicalIdentifier(id Identifier) (Identifier, *Problem) {
+	switch id.Type {
+	case IdentifierDNS:
+		name, err := canonicalDNSName(id.Value)
+		if err != nil {
+			return id, Malformed("invalid DNS identifier %q: %v", id.Value, err).WithIdentifier(id)
+		}
+		return Identifier{Type: IdentifierDNS, Value: name}, nil
+	case IdentifierIP:
+		addr, err := netip.ParseAddr(id.Value)
+		if err != nil || addr.Zone() != "" {
+			return id, Malformed("invalid IP identifier %q: not an IP address (RFC 8738 §3)", id.Value).WithIdentifier(id)
+		}
+		return Identifier{Type: IdentifierIP, Value: addr.Unmap().String()}, nil
+	case "":
+		return id, Malformed("identifier %q has no type", id.Value)
+	default:
+		return id, NewProblem(ProbUnsupportedIdentifier, "identifier type %q is not supported (use \"dns\" or \"ip\")", id.Type).WithIdentifier(id)
+	}
+}
+
+// canonicalDNSName checks LDH syntax (RFC 1123 §2.1, RFC 5890 for the A-label
+// form) and an optional leading "*." wildcard label (RFC 8555 §7.1.3).
+func canonicalDNSName(v string) (string, error) {
+	name := strings.ToLower(strings.TrimSuffix(v, "."))
+	if name == "" {
+		return "", fmt.Errorf("empty name")
+	}
+	if len(name) > maxDNSNameLength {
+		return "", fmt.Errorf("name is %d bytes long; at most %d allowed", len(name), maxDNSNameLength)
+	}
+	base := name
+	if strings.HasPrefix(name, "*.") {
+		base = name[2:]
+		if !strings.Contains(base, ".") {
+			return "", fmt.Errorf("wildcard must cover a name with at least two labels")
+		}
+	}
+	if _, err := netip.ParseAddr(base); err == nil {
+		return "", fmt.Errorf("an IP address must use an identifier of type \"ip\"")
+	}
+	labels := strings.Split(base, ".")
+	for _, l := range labels {
+		if err := checkLabel(l); err != nil {
+			return "", err
+		}
+	}
+	if isAllDigits(labels[len(labels)-1]) {
+		return "", fmt.Errorf("top-level label %q is all numeric", labels[len(labels)-1])
+	}
+	return name, nil
+}
+
+func checkLabel(l string) error {
+	switch {
+	case l == "":
+		return fmt.Errorf("empty label")
+	case len(l) > 63:
+		return fmt.Errorf("label %q is longer than 63 bytes", l)
+	case l == "*":
+		return fmt.Errorf("a wildcard is allowed only as the whole leftmost label")
+	case l[0] == '-' || l[len(l)-1] == '-':
+		return fmt.Errorf("label %q starts or ends with a hyphen", l)
+	case len(l) >= 4 && l[2:4] == "--" && !strings.HasPrefix(l, "xn--"):
+		return fmt.Errorf("label %q has hyphens in the third and fourth positions but is not an A-label", l)
+	}
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
+			return fmt.Errorf("label %q contains the character %q; only letters, digits and hyphens are allowed", l, c)
+		}
+	}
+	return nil
+}
+
+func isAllDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// CanonicalIdentifiers canonicalises, de-duplicates and sorts a list of
+// identifiers, collecting one subproblem per bad identifier.
+func CanonicalIdentifiers(ids []Identifier) ([]Identifier, *Problem) {
+	var probs []*Problem
+	seen := make(map[Identifier]bool, len(ids))
+	out := make([]Identifier, 0, len(ids))
+	for _, id := range ids {
+		c, p := CanonicalIdentifier(id)
+		if p != nil {
+			probs = append(probs, p)
+			continue
+		}
+		if !seen[c] {
+			seen[c] = true
+			out = append(out, c)
+		}
+	}
+	if p := Combine(ProbMalformed, "some identifiers are invalid", probs); p != nil {
+		return nil, p
+	}
+	SortIdentifiers(out)
+	return out, nil
+}
+
+// SortIdentifiers orders identifiers by type, then value.
+func SortIdentifiers(ids []Identifier) {
+	sort.Slice(ids, func(i, j int) bool {
+		if ids[i].Type != ids[j].Type {
+			return ids[i].Type < ids[j].Type
+		}
+		return ids[i].Value < ids[j].Value
+	})
+}
+
+// IdentifierValues returns the values of ids, in order: the "FQDN set".
+func IdentifierValues(ids []Identifier) []string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = id.Value
+	}
+	return out
+}

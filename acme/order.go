@@ -1,0 +1,244 @@
+package acme
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+)
+
+// NewOrderRequest is the payload of new-order (RFC 8555 §7.4).
+type NewOrderRequest struct {
+	Identifiers []Identifier `json:"identifiers"`
+	NotBefore   string       `json:"notBefore,omitempty"`
+	NotAfter    string       `json:"notAfter,omitempty"`
+	Replaces    string       `json:"replaces,omitempty"`
+	Profile     string       `json:"profile,omitempty"`
+}
+
+// parseOrderTime parses an RFC 3339 notBefore/notAfter.
+func parseOrderTime(field, v string) (time.Time, *Problem) {
+	if v == "" {
+		return time.Time{}, nil
+	}
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return time.Time{}, Malformed("%s %q is not an RFC 3339 date-time", field, v)
+	}
+	return t.UTC(), nil
+}
+
+// checkValidity checks a requested validity window against the CA's
+// maximum lifetime.
+func (s *Service) checkValidity(nb, na time.Time) *Problem {
+	now := s.now()
+	maxLife := s.ca.Config().Lifetime
+	start := nb
+	if start.IsZero() {
+		start = now
+	}
+	switch {
+	case !nb.IsZero() && nb.Before(now.Add(-time.Hour)):
+		return Malformed("notBefore %s is more than an hour in the past", nb.Format(time.RFC3339))
+	case !nb.IsZero() && nb.After(now.Add(s.cfg.OrderLifetime)):
+		return Malformed("notBefore %s is too far in the future: at most %s from now", nb.Format(time.RFC3339), s.cfg.OrderLifetime)
+	case !na.IsZero() && !na.After(start):
+		return Malformed("notAfter %s is not after notBefore %s", na.Format(time.RFC3339), start.Format(time.RFC3339))
+	case !na.IsZero() && na.Sub(start) > maxLife:
+		return Malformed("the requested validity of %s exceeds the maximum certificate lifetime of %s", na.Sub(start), maxLife)
+	}
+	return nil
+}
+
+// NewOrder creates an order and its authorizations (RFC 8555 §7.4),
+// reusing the account's still-valid authorizations where it can.
+func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (*Order, error) {
+	if p := requireAccount(c); p != nil {
+		return nil, p
+	}
+	if len(req.Identifiers) == 0 {
+		return nil, Malformed("an order needs at least one identifier")
+	}
+	if len(req.Identifiers) > s.cfg.MaxIdentifiers {
+		return nil, NewProblem(ProbRejectedIdentifier, "an order may have at most %d identifiers; this one has %d", s.cfg.MaxIdentifiers, len(req.Identifiers))
+	}
+	idents, p := CanonicalIdentifiers(req.Identifiers)
+	if p != nil {
+		return nil, p
+	}
+	policy := s.policy.Load()
+	var probs []*Problem
+	for _, id := range idents {
+		if p := policy.Check(id); p != nil {
+			probs = append(probs, p)
+		}
+	}
+	if p := Combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
+		return nil, p
+	}
+	nb, p := parseOrderTime("notBefore", req.NotBefore)
+	if p != nil {
+		return nil, p
+	}
+	na, p := parseOrderTime("notAfter", req.NotAfter)
+	if p != nil {
+		return nil, p
+	}
+	if p := s.checkValidity(nb, na); p != nil {
+		return nil, p
+	}
+	if req.Replaces != "" {
+		return nil, Malformed("the replaces field (RFC 9773) is not supported by this server yet")
+	}
+	if req.Profile != "" {
+		return nil, Malformed("profile %q is not offered by this server", req.Profile)
+	}
+
+	now := s.now().UTC()
+	o := &Order{
+		ID: newID(), AccountID: c.Account.ID, Status: StatusPending, Identifiers: idents,
+		NotBefore: nb, NotAfter: na, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now,
+	}
+	var fresh []*Authorization
+	for _, id := range idents {
+		base, wildcard := id, false
+		if id.Type == IdentifierDNS && strings.HasPrefix(id.Value, "*.") {
+			base, wildcard = Identifier{Type: IdentifierDNS, Value: id.Value[2:]}, true
+		}
+		// Reuse only an authorization that outlives the order (RFC 8555 §7.1.3).
+		a, err := s.store.FindValidAuthz(ctx, c.Account.ID, base, wildcard, o.Expires)
+		if err == nil {
+			o.AuthzIDs = append(o.AuthzIDs, a.ID)
+			continue
+		}
+		if !errors.Is(err, ErrNotFound) {
+			return nil, Internal(err)
+		}
+		a = s.newAuthz(c.Account.ID, base, wildcard, now)
+		fresh = append(fresh, a)
+		o.AuthzIDs = append(o.AuthzIDs, a.ID)
+	}
+	refund, err := s.lim().NewOrder(ctx, c.Account, o)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.CreateOrder(ctx, o, fresh); err != nil {
+		refund()
+		return nil, Internal(err)
+	}
+	return s.withStatus(ctx, o)
+}
+
+// newAuthz makes a pending authorization with one challenge per offered
+// type; a wildcard gets dns-01 only (RFC 8555 §7.1.3), an IP address no
+// dns-01 (RFC 8738 §7).
+func (s *Service) newAuthz(accountID string, id Identifier, wildcard bool, now time.Time) *Authorization {
+	a := &Authorization{
+		ID: newID(), AccountID: accountID, Identifier: id, Wildcard: wildcard,
+		Status: StatusPending, Expires: now.Add(s.cfg.PendingAuthzLifetime), CreatedAt: now,
+	}
+	token := newToken()
+	for _, t := range s.cfg.Challenges {
+		if wildcard && t != ChallengeDNS01 {
+			continue
+		}
+		if id.Type == IdentifierIP && t == ChallengeDNS01 {
+			continue
+		}
+		a.Challenges = append(a.Challenges, &Challenge{
+			ID: newID(), AuthzID: a.ID, Type: t, Token: token, Status: StatusPending, UpdatedAt: now,
+		})
+	}
+	return a
+}
+
+// GetOrder returns the caller's order with its current status.
+func (s *Service) GetOrder(ctx context.Context, c Caller, id string) (*Order, error) {
+	if p := requireAccount(c); p != nil {
+		return nil, p
+	}
+	o, err := s.store.GetOrder(ctx, id)
+	if err != nil {
+		return nil, storeErr(err, "order "+id)
+	}
+	if o.AccountID != c.Account.ID {
+		return nil, Unauthorized("order %s belongs to another account", id)
+	}
+	return s.withStatus(ctx, o)
+}
+
+// withStatus derives a pending order's current status from its
+// authorizations and expiry (RFC 8555 §7.1.6): ready when all are valid,
+// invalid when one failed or the order expired.
+func (s *Service) withStatus(ctx context.Context, o *Order) (*Order, error) {
+	now := s.now()
+	if o.Status != StatusPending {
+		return o, nil
+	}
+	if now.After(o.Expires) {
+		o.Status = StatusInvalid
+		o.Error = Unauthorized("the order expired at %s before it was finalized", o.Expires.Format(time.RFC3339))
+		return o, nil
+	}
+	ready := true
+	for _, aid := range o.AuthzIDs {
+		a, err := s.store.GetAuthz(ctx, aid)
+		if err != nil {
+			return nil, Internal(err)
+		}
+		switch st := authzStatus(a, now); st {
+		case StatusValid:
+		case StatusPending:
+			ready = false
+		default:
+			o.Status = StatusInvalid
+			o.Error = Unauthorized("the authorization for %s is %s", displayName(a), st)
+			for _, ch := range a.Challenges {
+				if ch.Error != nil {
+					o.Error = ch.Error
+				}
+			}
+			return o, nil
+		}
+	}
+	if ready {
+		o.Status = StatusReady
+	}
+	return o, nil
+}
+
+// authzStatus is an authorization's status at now: expired once past
+// Expires while pending or valid.
+func authzStatus(a *Authorization, now time.Time) Status {
+	if (a.Status == StatusPending || a.Status == StatusValid) && now.After(a.Expires) {
+		return StatusExpired
+	}
+	return a.Status
+}
+
+func displayName(a *Authorization) string {
+	if a.Wildcard {
+		return "*." + a.Identifier.Value
+	}
+	return a.Identifier.Value
+}
+
+// ListOrders returns a page of the account's order IDs (RFC 8555 §7.1.2.1)
+// and the cursor of the next page.
+func (s *Service) ListOrders(ctx context.Context, c Caller, accountID, cursor string, limit int) ([]string, string, error) {
+	if p := requireAccount(c); p != nil {
+		return nil, "", p
+	}
+	if c.Account.ID != accountID {
+		return nil, "", Unauthorized("the orders of account %s are not yours", accountID)
+	}
+	ids, next, err := s.store.ListOrders(ctx, accountID, cursor, limit)
+	if err != nil {
+		return nil, "", Internal(err)
+	}
+	return ids, next, nil
+}
+
+// sameIdentifiers reports whether two canonical sorted lists are equal.
+func sameIdentifiers(a, b []Identifier) bool { return slices.Equal(a, b) }

@@ -1,0 +1,173 @@
+package acme
+
+import (
+	"crypto"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sync/atomic"
+	"time"
+
+	"github.com/weir-pki/weir/ca"
+)
+
+// Config holds the protocol knobs of Service. Zero values get defaults.
+type Config struct {
+	// MaxIdentifiers caps the identifiers of one order.
+	MaxIdentifiers int
+	// OrderLifetime is how long a new order may stay unfinalized.
+	OrderLifetime time.Duration
+	// PendingAuthzLifetime is how long a new authorization stays pending.
+	PendingAuthzLifetime time.Duration
+	// ValidAuthzLifetime is how long a validated authorization can be
+	// reused by new orders of the same account.
+	ValidAuthzLifetime time.Duration
+	// Challenges are the challenge types offered, in this order.
+	Challenges []ChallengeType
+	// ValidationWorkers bounds concurrent validations.
+	ValidationWorkers int
+	// ValidationQueue bounds validations waiting for a worker.
+	ValidationQueue int
+	// ValidationTimeout bounds one validation.
+	ValidationTimeout time.Duration
+	// TermsOfService, when set, must be agreed to at new-account.
+	TermsOfService string
+	// CRLInterval is how often the CRL is regenerated without revocations.
+	CRLInterval time.Duration
+}
+
+func (c *Config) setDefaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if c.MaxIdentifiers <= 0 {
+		c.MaxIdentifiers = 100
+	}
+	def(&c.OrderLifetime, 7*24*time.Hour)
+	def(&c.PendingAuthzLifetime, 7*24*time.Hour)
+	def(&c.ValidAuthzLifetime, 30*24*time.Hour)
+	def(&c.ValidationTimeout, 30*time.Second)
+	def(&c.CRLInterval, time.Hour)
+	if c.Challenges == nil {
+		c.Challenges = []ChallengeType{ChallengeHTTP01, ChallengeDNS01, ChallengeTLSALPN01}
+	}
+	if c.ValidationWorkers <= 0 {
+		c.ValidationWorkers = 16
+	}
+	if c.ValidationQueue <= 0 {
+		c.ValidationQueue = 4096
+	}
+}
+
+// Caller is the authenticated sender of a request, as acme/jws established
+// it. Account is nil for requests signed with an embedded JWK.
+type Caller struct {
+	Account    *Account
+	Key        crypto.PublicKey
+	KeyJSON    []byte
+	Thumbprint string
+	IP         netip.Addr
+}
+
+// Service implements the ACME use cases of RFC 8555 §7.
+type Service struct {
+	cfg       Config
+	store     Store
+	ca        *ca.CA
+	policy    atomic.Pointer[Policy]
+	validator Validator
+	limits    atomic.Value // limitsBox
+	log       *slog.Logger
+	now       func() time.Time
+
+	jobs chan string // challenge IDs waiting for validation
+	crl  *crlCache
+}
+
+// New makes a Service. limits nil means NoLimits; log nil discards.
+func New(cfg Config, store Store, issuer *ca.CA, policy *Policy, v Validator, limits Limits, log *slog.Logger, now func() time.Time) (*Service, error) {
+	cfg.setDefaults()
+	if store == nil || issuer == nil || policy == nil || v == nil {
+		return nil, errors.New("acme: store, CA, policy and validator are required")
+	}
+	if limits == nil {
+		limits = NoLimits{}
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if now == nil {
+		now = time.Now
+	}
+	s := &Service{cfg: cfg, store: store, ca: issuer, validator: v,
+		log: log, now: now, jobs: make(chan string, cfg.ValidationQueue)}
+	s.policy.Store(policy)
+	s.limits.Store(limitsBox{limits})
+	s.crl = &crlCache{}
+	return s, nil
+}
+
+// Config returns the effective configuration (with defaults applied).
+func (s *Service) Config() Config { return s.cfg }
+
+// SetPolicy swaps the naming policy (live reload).
+func (s *Service) SetPolicy(p *Policy) { s.policy.Store(p) }
+
+// SetLimits swaps the limiter (live reload).
+func (s *Service) SetLimits(l Limits) {
+	if l == nil {
+		l = NoLimits{}
+	}
+	s.limits.Store(limitsBox{l})
+}
+
+// limitsBox gives atomic.Value one concrete type whatever Limits is.
+type limitsBox struct{ Limits }
+
+func (s *Service) lim() Limits { return s.limits.Load().(limitsBox).Limits }
+
+// CA returns the issuing CA.
+func (s *Service) CA() *ca.CA { return s.ca }
+
+// Store returns the store (for the admin surfaces).
+func (s *Service) Store() Store { return s.store }
+
+// newID returns a random URL-safe object ID (128 bits).
+func newID() string { return randomString(16) }
+
+// newToken returns a challenge token: 256 bits, base64url without padding,
+// 43 characters (RFC 8555 §8.3 wants at least 128 bits).
+func newToken() string { return randomString(32) }
+
+func randomString(n int) string {
+	b := make([]byte, n)
+	if _, err := rand.Read(b); err != nil {
+		panic(fmt.Sprintf("acme: crypto/rand failed: %v", err))
+	}
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// storeErr maps a Store error to a problem: not found → 404, anything else
+// internal.
+func storeErr(err error, what string) *Problem {
+	if errors.Is(err, ErrNotFound) {
+		return NotFound("%s does not exist", what)
+	}
+	return Internal(err)
+}
+
+// requireAccount returns a problem unless c carries a valid account.
+func requireAccount(c Caller) *Problem {
+	if c.Account == nil {
+		return Malformed("this request must be signed with an account key ID (kid), not an embedded JWK")
+	}
+	if c.Account.Status != StatusValid {
+		return Unauthorized("account %s is %s", c.Account.ID, c.Account.Status)
+	}
+	return nil
+}

@@ -1,0 +1,92 @@
+package acme
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// Sentinel errors that Store implementations wrap.
+var (
+	// ErrNotFound means the object does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means a uniqueness constraint or a compare-and-set
+	// precondition failed: the object changed under us.
+	ErrConflict = errors.New("conflict")
+)
+
+// Store is the persistence that Service needs. Every method takes ctx. A
+// missing object is an error wrapping ErrNotFound. Values come back as fresh
+// copies the caller may mutate. Status updates are compare-and-set: they fail
+// with an error wrapping ErrConflict unless the stored status still equals
+// from, so two concurrent finalize calls can never both issue.
+type Store interface {
+	// CreateAccount stores a new account and sets a.ID (a decimal integer
+	// string). ErrConflict if an account with the same KeyThumbprint exists.
+	CreateAccount(ctx context.Context, a *Account) error
+	GetAccount(ctx context.Context, id string) (*Account, error)
+	GetAccountByKey(ctx context.Context, thumbprint string) (*Account, error)
+	// UpdateAccount writes Contact and Status, compare-and-set on status from.
+	UpdateAccount(ctx context.Context, a *Account, from Status) error
+	// ChangeAccountKey replaces the key of account id if it still has
+	// oldThumbprint. ErrConflict if newThumbprint belongs to any account or
+	// the old key no longer matches.
+	ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error
+
+	// CreateOrder stores o and newAuthzs (with their challenges) in one
+	// transaction. o.AuthzIDs may also name existing authorizations being
+	// reused. Sets nothing on o: IDs are chosen by the caller.
+	CreateOrder(ctx context.Context, o *Order, newAuthzs []*Authorization) error
+	GetOrder(ctx context.Context, id string) (*Order, error)
+	// ListOrders returns up to limit order IDs of the account, oldest first,
+	// starting after cursor ("" = from the start), and the cursor of the next
+	// page ("" when there is none).
+	ListOrders(ctx context.Context, accountID, cursor string, limit int) (ids []string, next string, err error)
+	// UpdateOrder writes Status, Error and CertSerial, compare-and-set on from.
+	UpdateOrder(ctx context.Context, o *Order, from Status) error
+
+	// GetAuthz returns an authorization with its challenges.
+	GetAuthz(ctx context.Context, id string) (*Authorization, error)
+	// FindValidAuthz returns an authorization of the account for the
+	// identifier (and wildcard flag) that is valid and expires after
+	// notBefore, the latest-expiring one if several. ErrNotFound if none.
+	FindValidAuthz(ctx context.Context, accountID string, ident Identifier, wildcard bool, notBefore time.Time) (*Authorization, error)
+	// UpdateAuthz writes the authorization's Status and Expires and every one
+	// of its challenges' Status, Error, Validated and UpdatedAt, in one
+	// transaction, compare-and-set on the authorization's status from.
+	UpdateAuthz(ctx context.Context, a *Authorization, from Status) error
+	// CountPendingAuthzs counts the account's pending authorizations that
+	// expire after now.
+	CountPendingAuthzs(ctx context.Context, accountID string, now time.Time) (int, error)
+
+	// GetChallenge returns one challenge (with AuthzID set).
+	GetChallenge(ctx context.Context, id string) (*Challenge, error)
+	// UpdateChallenge writes Status, Error, Validated and UpdatedAt,
+	// compare-and-set on from.
+	UpdateChallenge(ctx context.Context, c *Challenge, from Status) error
+	// ListChallenges returns the challenges in status whose UpdatedAt is
+	// before olderThan, at most limit of them (used to resume validations).
+	ListChallenges(ctx context.Context, status Status, olderThan time.Time, limit int) ([]*Challenge, error)
+
+	// FinalizeOrder stores cert and moves order cert.OrderID from processing
+	// to valid with CertSerial = cert.Serial, in one transaction; the
+	// certificate is durable before this returns. ErrConflict if the order
+	// is not processing.
+	FinalizeOrder(ctx context.Context, cert *Certificate) error
+	GetCertificate(ctx context.Context, serial string) (*Certificate, error)
+	// RevokeCertificate marks a certificate revoked. ErrConflict if it
+	// already is.
+	RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error
+	// ListRevoked returns the revoked certificates that have not yet
+	// expired at now (what a CRL must list).
+	ListRevoked(ctx context.Context, now time.Time) ([]*Certificate, error)
+}
+
+// NonceStore issues and redeems anti-replay nonces (RFC 8555 §7.2).
+type NonceStore interface {
+	// Nonce returns a fresh nonce.
+	Nonce(ctx context.Context) (string, error)
+	// Redeem consumes n. It reports false when n is unknown, expired or
+	// already used; each nonce redeems true at most once.
+	Redeem(ctx context.Context, n string) (bool, error)
+}

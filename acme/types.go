@@ -1,0 +1,117 @@
+package acme
+
+import (
+	"time"
+)
+
+// Status is the status of an ACME object (RFC 8555 §7.1.6).
+type Status string
+
+// The statuses of RFC 8555 §7.1.6.
+const (
+	StatusPending     Status = "pending"
+	StatusReady       Status = "ready"
+	StatusProcessing  Status = "processing"
+	StatusValid       Status = "valid"
+	StatusInvalid     Status = "invalid"
+	StatusDeactivated Status = "deactivated"
+	StatusExpired     Status = "expired"
+	StatusRevoked     Status = "revoked"
+)
+
+// IdentifierType is the type of an identifier (RFC 8555 §9.7.7, RFC 8738).
+type IdentifierType string
+
+// The identifier types weir issues for.
+const (
+	IdentifierDNS IdentifierType = "dns"
+	IdentifierIP  IdentifierType = "ip"
+)
+
+// Identifier is an ACME identifier object.
+type Identifier struct {
+	Type  IdentifierType `json:"type"`
+	Value string         `json:"value"`
+}
+
+// ChallengeType is the type of a challenge (RFC 8555 §8, RFC 8737).
+type ChallengeType string
+
+// The challenge types weir validates.
+const (
+	ChallengeHTTP01    ChallengeType = "http-01"
+	ChallengeDNS01     ChallengeType = "dns-01"
+	ChallengeTLSALPN01 ChallengeType = "tls-alpn-01"
+)
+
+// Account is an ACME account (RFC 8555 §7.1.2). ID is assigned by the Store.
+type Account struct {
+	ID            string
+	Key           []byte // the account's public JWK, JSON-encoded
+	KeyThumbprint string // RFC 7638 thumbprint (SHA-256, base64url) of Key
+	Contact       []string
+	Status        Status
+	CreatedAt     time.Time
+	CreatedIP     string
+}
+
+// Order is an ACME order (RFC 8555 §7.1.3). Its stored Status is pending,
+// processing, valid or invalid; "ready" and expiry-driven "invalid" are
+// derived from its authorizations by Service.
+type Order struct {
+	ID          string
+	AccountID   string
+	Status      Status
+	Identifiers []Identifier
+	AuthzIDs    []string
+	NotBefore   time.Time // zero when not requested
+	NotAfter    time.Time // zero when not requested
+	Expires     time.Time
+	Error       *Problem
+	CertSerial  string // hex serial of the issued certificate once valid
+	CreatedAt   time.Time
+	Replaces    string // ARI certID this order replaces (RFC 9773), if any
+}
+
+// Authorization is an ACME authorization (RFC 8555 §7.1.4).
+type Authorization struct {
+	ID         string
+	AccountID  string
+	Identifier Identifier // for a wildcard, the base name without "*."
+	Wildcard   bool
+	Status     Status
+	Expires    time.Time
+	Challenges []*Challenge
+	CreatedAt  time.Time
+}
+
+// Challenge is an ACME challenge (RFC 8555 §7.1.5, §8).
+type Challenge struct {
+	ID        string
+	AuthzID   string
+	Type      ChallengeType
+	Token     string
+	Status    Status
+	Validated time.Time // zero until valid
+	Error     *Problem
+	UpdatedAt time.Time
+}
+
+// Certificate is an issued certificate and what is needed to serve, revoke
+// and count it. Nothing issued is ever deleted.
+type Certificate struct {
+	Serial           string // lowercase hex, the key of the certificate resource
+	AccountID        string
+	OrderID          string
+	DER              []byte   // the leaf
+	ChainPEM         []byte   // leaf then issuer chain, as served to the client
+	Names            []string // canonical, sorted identifier values (the "FQDN set")
+	NotBefore        time.Time
+	NotAfter         time.Time
+	IssuedAt         time.Time
+	RevokedAt        time.Time // zero unless revoked
+	RevocationReason int       // RFC 5280 reason code, meaningful when revoked
+}
+
+// Revoked reports whether the certificate has been revoked.
+func (c *Certificate) Revoked() bool { return !c.RevokedAt.IsZero() }
