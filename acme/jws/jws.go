@@ -1,0 +1,287 @@
+// Package jws authenticates ACME requests (RFC 8555 §6.2–§6.5): flattened
+// JWS only, an algorithm allow-list, exactly one of "jwk" and "kid", the
+// "url" header equal to the request URL, single-use nonces, and the inner
+// JWS of an account key rollover (§7.3.5). Signatures are checked with
+// go-jose.
+package jws
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	jose "github.com/go-jose/go-jose/v4"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// Algorithms are the JWS algorithms weir accepts (RFC 8555 §6.2 requires
+// ES256 and recommends EdDSA).
+var algorithms = []jose.SignatureAlgorithm{jose.RS256, jose.ES256, jose.ES384, jose.EdDSA}
+
+// Algorithms returns the accepted "alg" values, for badSignatureAlgorithm
+// problems.
+func Algorithms() []string {
+	out := make([]string, len(algorithms))
+	for i, a := range algorithms {
+		out[i] = string(a)
+	}
+	return out
+}
+
+// MinRSABits is the smallest RSA account key accepted.
+const MinRSABits = 2048
+
+// maxRSABits bounds the cost of verifying with a hostile key.
+const maxRSABits = 8192
+
+// Request is an authenticated ACME POST.
+type Request struct {
+	// Payload is the verified payload; empty for POST-as-GET (§6.3).
+	Payload []byte
+	// Account is set for kid-signed requests.
+	Account *acme.Account
+	// Key is the key the request was signed with.
+	Key crypto.PublicKey
+	// KeyJSON is the signing key as a canonical public JWK.
+	KeyJSON []byte
+	// Thumbprint is the RFC 7638 SHA-256 thumbprint of Key, base64url.
+	Thumbprint string
+}
+
+// PostAsGet reports whether the request is a POST-as-GET (§6.3): an empty
+// payload, not "{}".
+func (r *Request) PostAsGet() bool { return len(r.Payload) == 0 }
+
+// Verifier checks requests against the nonce store and the accounts.
+type Verifier struct {
+	nonces acme.NonceStore
+	// account looks up an account by ID (ErrNotFound when unknown).
+	account func(ctx context.Context, id string) (*acme.Account, error)
+	// accountURL is the account URL prefix; kid = accountURL + ID.
+	accountURL string
+}
+
+// NewVerifier makes a Verifier. accountURL is the URL prefix of account
+// resources, e.g. "https://ca.example/acme/account/".
+func NewVerifier(nonces acme.NonceStore, account func(ctx context.Context, id string) (*acme.Account, error), accountURL string) *Verifier {
+	return &Verifier{nonces: nonces, account: account, accountURL: accountURL}
+}
+
+// flattened is the flattened JSON serialization (RFC 7515 §7.2.2).
+type flattened struct {
+	Protected  string          `json:"protected"`
+	Payload    *string         `json:"payload"`
+	Signature  string          `json:"signature"`
+	Header     json.RawMessage `json:"header"`
+	Signatures json.RawMessage `json:"signatures"`
+}
+
+// protectedHeader is what weir reads from the protected header.
+type protectedHeader struct {
+	Alg   string          `json:"alg"`
+	Nonce *string         `json:"nonce"`
+	URL   *string         `json:"url"`
+	KID   string          `json:"kid"`
+	JWK   json.RawMessage `json:"jwk"`
+}
+
+// parsed is a syntactically checked JWS, not yet verified.
+type parsed struct {
+	raw    string
+	header protectedHeader
+	alg    jose.SignatureAlgorithm
+}
+
+// parse checks the serialization and the algorithm (RFC 8555 §6.2).
+func parse(body []byte) (*parsed, *acme.Problem) {
+	var f flattened
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&f); err != nil {
+		return nil, acme.Malformed("the request body is not a JSON object: %v", err)
+	}
+	if dec.More() {
+		return nil, acme.Malformed("the request body has data after the JWS object")
+	}
+	switch {
+	case f.Signatures != nil:
+		return nil, acme.Malformed("the JWS must use the flattened JSON serialization, not the general one (RFC 8555 §6.2)")
+	case f.Header != nil:
+		return nil, acme.Malformed("the JWS must not have an unprotected header (RFC 8555 §6.2)")
+	case f.Protected == "" || f.Payload == nil || f.Signature == "":
+		return nil, acme.Malformed("the JWS needs \"protected\", \"payload\" and \"signature\" members")
+	}
+	hdr, err := base64.RawURLEncoding.DecodeString(f.Protected)
+	if err != nil {
+		return nil, acme.Malformed("the JWS protected header is not base64url: %v", err)
+	}
+	p := &parsed{raw: string(body)}
+	if err := json.Unmarshal(hdr, &p.header); err != nil {
+		return nil, acme.Malformed("the JWS protected header is not a JSON object: %v", err)
+	}
+	p.alg = jose.SignatureAlgorithm(p.header.Alg)
+	ok := false
+	for _, a := range algorithms {
+		ok = ok || a == p.alg
+	}
+	if !ok {
+		prob := acme.NewProblem(acme.ProbBadSignatureAlgorithm, "JWS algorithm %q is not accepted; use one of %s", p.header.Alg, strings.Join(Algorithms(), ", "))
+		prob.Algorithms = Algorithms()
+		return nil, prob
+	}
+	return p, nil
+}
+
+// parseAnyKey reads a public JWK of any accepted kind.
+func parseAnyKey(raw json.RawMessage) (*jose.JSONWebKey, *acme.Problem) {
+	var k jose.JSONWebKey
+	if err := k.UnmarshalJSON(raw); err != nil || !k.Valid() || !k.IsPublic() {
+		return nil, acme.NewProblem(acme.ProbBadPublicKey, "not a valid public JWK")
+	}
+	return &k, nil
+}
+
+// parseKey reads a public JWK and checks it suits alg.
+func parseKey(raw json.RawMessage, alg jose.SignatureAlgorithm) (*jose.JSONWebKey, *acme.Problem) {
+	var k jose.JSONWebKey
+	if err := k.UnmarshalJSON(raw); err != nil {
+		return nil, acme.NewProblem(acme.ProbBadPublicKey, "the JWK cannot be parsed: %v", err)
+	}
+	if !k.Valid() || !k.IsPublic() {
+		return nil, acme.NewProblem(acme.ProbBadPublicKey, "the JWK is not a valid public key")
+	}
+	switch key := k.Key.(type) {
+	case *rsa.PublicKey:
+		if n := key.N.BitLen(); n < MinRSABits || n > maxRSABits {
+			return nil, acme.NewProblem(acme.ProbBadPublicKey, "RSA key of %d bits; between %d and %d required", n, MinRSABits, maxRSABits)
+		}
+		if alg != jose.RS256 {
+			return nil, algMismatch(alg, "RSA")
+		}
+	case *ecdsa.PublicKey:
+		switch {
+		case key.Curve == elliptic.P256() && alg == jose.ES256, key.Curve == elliptic.P384() && alg == jose.ES384:
+		case key.Curve != elliptic.P256() && key.Curve != elliptic.P384():
+			return nil, acme.NewProblem(acme.ProbBadPublicKey, "ECDSA curve %s is not accepted; use P-256 or P-384", key.Curve.Params().Name)
+		default:
+			return nil, algMismatch(alg, "ECDSA "+key.Curve.Params().Name)
+		}
+	case ed25519.PublicKey:
+		if alg != jose.EdDSA {
+			return nil, algMismatch(alg, "Ed25519")
+		}
+	default:
+		return nil, acme.NewProblem(acme.ProbBadPublicKey, "JWK key type %T is not accepted", k.Key)
+	}
+	return &k, nil
+}
+
+func algMismatch(alg jose.SignatureAlgorithm, kind string) *acme.Problem {
+	return acme.Malformed("JWS algorithm %s does not fit the %s key in the request", alg, kind)
+}
+
+// verifySig checks the signature of p with key and returns the payload.
+func verifySig(p *parsed, key *jose.JSONWebKey) ([]byte, *acme.Problem) {
+	sig, err := jose.ParseSignedJSON(p.raw, []jose.SignatureAlgorithm{p.alg})
+	if err != nil {
+		return nil, acme.Malformed("the JWS cannot be parsed: %v", err)
+	}
+	payload, err := sig.Verify(key)
+	if err != nil {
+		return nil, acme.Malformed("the JWS signature does not verify with the key it names")
+	}
+	return payload, nil
+}
+
+// keyInfo returns the canonical JWK JSON and thumbprint of a public key.
+func keyInfo(k *jose.JSONWebKey) ([]byte, string, error) {
+	pub := k.Public()
+	js, err := pub.MarshalJSON()
+	if err != nil {
+		return nil, "", err
+	}
+	tp, err := pub.Thumbprint(crypto.SHA256)
+	if err != nil {
+		return nil, "", err
+	}
+	return js, base64.RawURLEncoding.EncodeToString(tp), nil
+}
+
+// Verify authenticates an ACME POST whose body is body and whose full
+// request URL is url (RFC 8555 §6.2–§6.5).
+func (v *Verifier) Verify(ctx context.Context, body []byte, url string) (*Request, error) {
+	p, prob := parse(body)
+	if prob != nil {
+		return nil, prob
+	}
+	h := p.header
+	if h.URL == nil {
+		return nil, acme.Malformed("the JWS protected header has no \"url\" (RFC 8555 §6.4)")
+	}
+	if *h.URL != url {
+		return nil, acme.Unauthorized("the JWS \"url\" %q does not match the request URL %q (RFC 8555 §6.4.1)", *h.URL, url)
+	}
+	if h.Nonce == nil {
+		return nil, acme.NewProblem(acme.ProbBadNonce, "the JWS protected header has no \"nonce\" (RFC 8555 §6.5)")
+	}
+	if (h.KID == "") == (len(h.JWK) == 0) {
+		return nil, acme.Malformed("the JWS protected header must have exactly one of \"jwk\" and \"kid\" (RFC 8555 §6.2)")
+	}
+	req := &Request{}
+	var key *jose.JSONWebKey
+	if h.KID != "" {
+		id, ok := strings.CutPrefix(h.KID, v.accountURL)
+		if !ok || id == "" || strings.Contains(id, "/") {
+			return nil, acme.NewProblem(acme.ProbAccountDoesNotExist, "the \"kid\" %q is not an account URL of this server", h.KID)
+		}
+		acct, err := v.account(ctx, id)
+		if err != nil {
+			if errors.Is(err, acme.ErrNotFound) {
+				return nil, acme.NewProblem(acme.ProbAccountDoesNotExist, "account %s does not exist", id)
+			}
+			return nil, acme.Internal(err)
+		}
+		if acct.Status != acme.StatusValid {
+			return nil, acme.Unauthorized("account %s is %s", id, acct.Status)
+		}
+		key, prob = parseKey(acct.Key, p.alg)
+		if prob != nil {
+			return nil, prob
+		}
+		req.Account = acct
+	} else {
+		key, prob = parseKey(h.JWK, p.alg)
+		if prob != nil {
+			return nil, prob
+		}
+	}
+	payload, prob := verifySig(p, key)
+	if prob != nil {
+		return nil, prob
+	}
+	ok, err := v.nonces.Redeem(ctx, *h.Nonce)
+	if err != nil {
+		bad := acme.NewProblem(acme.ProbBadNonce, "the nonce could not be checked; retry with a fresh one")
+		bad.Cause = err
+		return nil, bad
+	}
+	if !ok {
+		return nil, acme.NewProblem(acme.ProbBadNonce, "the nonce %q is unknown, expired or already used", *h.Nonce)
+	}
+	req.Payload = payload
+	req.Key = key.Key
+	if req.Account != nil {
+		req.KeyJSON, req.Thumbprint = req.Account.Key, req.Account.KeyThumbprint
+	} else if req.KeyJSON, req.Thumbprint, err = keyInfo(key); err != nil {
+		return nil, acme.Internal(err)
+	}
+	return req, nil
+}
