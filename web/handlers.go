@@ -1,0 +1,283 @@
+package web
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/jws"
+)
+
+// pollAfter is the Retry-After sent while something is still processing.
+const pollAfter = time.Second
+
+func (s *Server) directory(w http.ResponseWriter, r *http.Request) error {
+	return writeJSON(w, http.StatusOK, directoryView{
+		NewNonce: s.urls.path(pathNewNonce), NewAccount: s.urls.path(pathNewAccount),
+		NewOrder: s.urls.path(pathNewOrder), RevokeCert: s.urls.path(pathRevoke),
+		KeyChange: s.urls.path(pathKeyChange),
+		Meta: metaView{TermsOfService: s.cfg.TermsOfService, Website: s.cfg.Website,
+			CAAIdentities: s.cfg.CAAIdentities},
+	})
+}
+
+// newNonce answers HEAD with 200 and GET with 204 (RFC 8555 §7.2); wrap
+// has already set Replay-Nonce.
+func (s *Server) newNonce(w http.ResponseWriter, r *http.Request) error {
+	if r.Method == http.MethodGet {
+		w.WriteHeader(http.StatusNoContent)
+	} else {
+		w.WriteHeader(http.StatusOK)
+	}
+	return nil
+}
+
+// decode unmarshals a JWS payload strictly enough to catch type errors.
+func decode(req *jws.Request, v any) error {
+	if req.PostAsGet() {
+		return acme.Malformed("this request needs a JSON payload, not an empty POST-as-GET")
+	}
+	if err := json.Unmarshal(req.Payload, v); err != nil {
+		return acme.Malformed("the JWS payload is not valid JSON for this request: %v", err)
+	}
+	return nil
+}
+
+// requirePostAsGet refuses a payload on a fetch-only resource.
+func requirePostAsGet(req *jws.Request) error {
+	if !req.PostAsGet() {
+		return acme.Malformed("this resource is fetched with POST-as-GET: the payload must be empty (RFC 8555 §6.3)")
+	}
+	return nil
+}
+
+func (s *Server) newAccount(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	var body acme.NewAccountRequest
+	if err := decode(req, &body); err != nil {
+		return err
+	}
+	a, created, err := s.svc.NewAccount(r.Context(), caller(r, req), body)
+	if err != nil {
+		return err
+	}
+	if rec, ok := w.(*statusRecorder); ok {
+		rec.account = a.ID
+	}
+	w.Header().Set("Location", s.urls.account(a.ID))
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	return writeJSON(w, status, s.accountView(a))
+}
+
+func (s *Server) account(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	var upd *acme.AccountUpdate
+	if !req.PostAsGet() {
+		upd = &acme.AccountUpdate{}
+		if err := decode(req, upd); err != nil {
+			return err
+		}
+	}
+	a, err := s.svc.UpdateAccount(r.Context(), caller(r, req), chi.URLParam(r, "id"), upd)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", s.urls.account(a.ID))
+	return writeJSON(w, http.StatusOK, s.accountView(a))
+}
+
+func (s *Server) keyChange(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	nk, err := s.verifier.VerifyKeyChange(req, s.cfg.BaseURL+r.URL.RequestURI())
+	if err != nil {
+		return err
+	}
+	a, err := s.svc.KeyChange(r.Context(), caller(r, req), nk.KeyJSON, nk.Thumbprint)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", s.urls.account(a.ID))
+	return writeJSON(w, http.StatusOK, s.accountView(a))
+}
+
+type ordersView struct {
+	Orders []string `json:"orders"`
+}
+
+func (s *Server) orders(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	if err := requirePostAsGet(req); err != nil {
+		return err
+	}
+	id := chi.URLParam(r, "id")
+	ids, next, err := s.svc.ListOrders(r.Context(), caller(r, req), id, r.URL.Query().Get("cursor"), s.cfg.OrdersPerPage)
+	if err != nil {
+		return err
+	}
+	v := ordersView{Orders: make([]string, len(ids))}
+	for i, oid := range ids {
+		v.Orders[i] = s.urls.order(oid)
+	}
+	if next != "" {
+		w.Header().Add("Link", link(s.urls.orders(id)+"?cursor="+next, "next"))
+	}
+	return writeJSON(w, http.StatusOK, v)
+}
+
+func (s *Server) newOrder(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	var body acme.NewOrderRequest
+	if err := decode(req, &body); err != nil {
+		return err
+	}
+	o, err := s.svc.NewOrder(r.Context(), caller(r, req), body)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Location", s.urls.order(o.ID))
+	return writeJSON(w, http.StatusCreated, s.orderView(o))
+}
+
+func (s *Server) order(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	if err := requirePostAsGet(req); err != nil {
+		return err
+	}
+	o, err := s.svc.GetOrder(r.Context(), caller(r, req), chi.URLParam(r, "id"))
+	if err != nil {
+		return err
+	}
+	return s.writeOrder(w, o)
+}
+
+func (s *Server) writeOrder(w http.ResponseWriter, o *acme.Order) error {
+	w.Header().Set("Location", s.urls.order(o.ID))
+	if o.Status == acme.StatusProcessing {
+		w.Header().Set("Retry-After", retryAfter(pollAfter))
+	}
+	return writeJSON(w, http.StatusOK, s.orderView(o))
+}
+
+type finalizeRequest struct {
+	CSR string `json:"csr"`
+}
+
+func (s *Server) finalize(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	var body finalizeRequest
+	if err := decode(req, &body); err != nil {
+		return err
+	}
+	der, err := base64.RawURLEncoding.DecodeString(body.CSR)
+	if err != nil || len(der) == 0 {
+		return acme.NewProblem(acme.ProbBadCSR, "\"csr\" must be a base64url-encoded DER CSR without padding (RFC 8555 §7.4)")
+	}
+	o, err := s.svc.Finalize(r.Context(), caller(r, req), chi.URLParam(r, "id"), der)
+	if err != nil {
+		return err
+	}
+	return s.writeOrder(w, o)
+}
+
+type authzUpdate struct {
+	Status acme.Status `json:"status"`
+}
+
+func (s *Server) authz(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	id := chi.URLParam(r, "id")
+	var (
+		a   *acme.Authorization
+		err error
+	)
+	if req.PostAsGet() {
+		a, err = s.svc.GetAuthz(r.Context(), caller(r, req), id)
+	} else {
+		var upd authzUpdate
+		if err := decode(req, &upd); err != nil {
+			return err
+		}
+		if upd.Status != acme.StatusDeactivated {
+			return acme.Malformed("an authorization's status can only be changed to %q (RFC 8555 §7.5.2)", acme.StatusDeactivated)
+		}
+		a, err = s.svc.DeactivateAuthz(r.Context(), caller(r, req), id)
+	}
+	if err != nil {
+		return err
+	}
+	if a.Status == acme.StatusPending {
+		for _, c := range a.Challenges {
+			if c.Status == acme.StatusProcessing {
+				w.Header().Set("Retry-After", retryAfter(pollAfter))
+			}
+		}
+	}
+	return writeJSON(w, http.StatusOK, s.authzView(a))
+}
+
+func (s *Server) challenge(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	id := chi.URLParam(r, "id")
+	var (
+		c   *acme.Challenge
+		a   *acme.Authorization
+		err error
+	)
+	if req.PostAsGet() {
+		c, a, err = s.svc.GetChallenge(r.Context(), caller(r, req), id)
+	} else {
+		// RFC 8555 §7.5.1: the payload is "{}" (any object is accepted).
+		var body map[string]any
+		if err := decode(req, &body); err != nil {
+			return err
+		}
+		c, a, err = s.svc.RespondChallenge(r.Context(), caller(r, req), id)
+	}
+	if err != nil {
+		return err
+	}
+	w.Header().Add("Link", link(s.urls.authz(a.ID), "up"))
+	if c.Status == acme.StatusProcessing {
+		w.Header().Set("Retry-After", retryAfter(pollAfter))
+	}
+	return writeJSON(w, http.StatusOK, s.challengeView(c))
+}
+
+func (s *Server) certificate(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	if err := requirePostAsGet(req); err != nil {
+		return err
+	}
+	if accept := r.Header.Get("Accept"); accept != "" && !acceptsPEMChain(accept) {
+		p := acme.Malformed("certificates are served as application/pem-certificate-chain only")
+		p.Status = http.StatusNotAcceptable
+		return p
+	}
+	c, err := s.svc.GetCertificate(r.Context(), caller(r, req), chi.URLParam(r, "serial"))
+	if err != nil {
+		return err
+	}
+	h := w.Header()
+	h.Add("Link", link(s.urls.intermediate(), "up"))
+	h.Set("Content-Type", "application/pem-certificate-chain")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(c.ChainPEM)
+	return nil
+}
+
+func (s *Server) revoke(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	var body acme.RevokeRequest
+	if err := decode(req, &body); err != nil {
+		return err
+	}
+	der, err := base64.RawURLEncoding.DecodeString(body.Certificate)
+	if err != nil || len(der) == 0 {
+		return acme.Malformed("\"certificate\" must be a base64url-encoded DER certificate (RFC 8555 §7.6)")
+	}
+	reason := 0
+	if body.Reason != nil {
+		reason = *body.Reason
+	}
+	if err := s.svc.Revoke(r.Context(), caller(r, req), der, reason); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusOK)
+	return nil
+}

@@ -1,0 +1,91 @@
+package web
+
+import (
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// writeJSON writes v pretty-printed, one key per line (some shell clients
+// parse the response line by line).
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return acme.Internal(err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+	return nil
+}
+
+// retryAfter formats a Retry-After value as whole seconds, rounded up, at
+// least 1 (clients reject the HTTP-date form).
+func retryAfter(d time.Duration) string {
+	secs := int64(math.Ceil(d.Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	return strconv.FormatInt(secs, 10)
+}
+
+// renderProblem writes err as a problem document (RFC 7807, RFC 8555 §6.7)
+// and returns the problem sent. Anything that is not a Problem becomes a
+// generic serverInternal; its cause goes only to the log.
+func (s *Server) renderProblem(w http.ResponseWriter, err error) *acme.Problem {
+	p := acme.AsProblem(err)
+	hdr := w.Header()
+	if p.RetryAfter > 0 {
+		hdr.Set("Retry-After", retryAfter(p.RetryAfter))
+	}
+	if p.HelpURL != "" {
+		hdr.Add("Link", link(p.HelpURL, "help"))
+	}
+	var inUse *acme.KeyInUse
+	if errors.As(err, &inUse) {
+		hdr.Set("Location", s.urls.account(inUse.AccountID))
+	}
+	status := p.Status
+	if status == 0 {
+		status = http.StatusBadRequest
+	}
+	b, merr := json.MarshalIndent(p, "", "  ")
+	if merr != nil {
+		status, b = http.StatusInternalServerError, []byte(`{"type":"urn:ietf:params:acme:error:serverInternal"}`)
+	}
+	hdr.Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+	return p
+}
+
+// logRequest writes the one wide line per request.
+func (s *Server) logRequest(r *http.Request, endpoint string, rec *statusRecorder, p *acme.Problem, d time.Duration) {
+	level := slog.LevelInfo
+	attrs := []slog.Attr{
+		slog.String("endpoint", endpoint),
+		slog.String("method", r.Method),
+		slog.Int("status", rec.status),
+		slog.String("client_ip", clientIP(r).String()),
+		slog.Duration("duration", d),
+	}
+	if rec.account != "" {
+		attrs = append(attrs, slog.String("account", rec.account))
+	}
+	if p != nil {
+		attrs = append(attrs, slog.String("problem", string(p.Type)), slog.String("detail", p.Detail))
+		if p.Cause != nil {
+			attrs = append(attrs, slog.String("cause", p.Cause.Error()))
+		}
+		if p.Type == acme.ProbServerInternal {
+			level = slog.LevelError
+		}
+	}
+	s.log.LogAttrs(r.Context(), level, "request", attrs...)
+}

@@ -1,0 +1,43 @@
+package web
+
+import "fmt"
+
+// The URL paths of the ACME resources.
+const (
+	pathNewNonce     = "/acme/new-nonce"
+	pathNewAccount   = "/acme/new-account"
+	pathNewOrder     = "/acme/new-order"
+	pathRevoke       = "/acme/revoke-cert"
+	pathKeyChange    = "/acme/key-change"
+	pathAccount      = "/acme/account/"
+	pathOrder        = "/acme/order/"
+	pathAuthz        = "/acme/authz/"
+	pathChallenge    = "/acme/chall/"
+	pathCert         = "/acme/cert/"
+	pathIntermediate = "/ca/intermediate.der"
+	pathCRL          = "/ca/crl.der"
+)
+
+// urls builds absolute resource URLs.
+type urls struct{ base string }
+
+func (u urls) directory() string           { return u.base + "/directory" }
+func (u urls) account(id string) string    { return u.base + pathAccount + id }
+func (u urls) orders(id string) string     { return u.base + pathAccount + id + "/orders" }
+func (u urls) order(id string) string      { return u.base + pathOrder + id }
+func (u urls) finalize(id string) string   { return u.base + pathOrder + id + "/finalize" }
+func (u urls) authz(id string) string      { return u.base + pathAuthz + id }
+func (u urls) challenge(id string) string  { return u.base + pathChallenge + id }
+func (u urls) certificate(s string) string { return u.base + pathCert + s }
+func (u urls) intermediate() string        { return u.base + pathIntermediate }
+func (u urls) crl() string                 { return u.base + pathCRL }
+func (u urls) path(p string) string        { return u.base + p }
+
+// link formats one Link header value (RFC 8288).
+func link(url, rel string) string { return fmt.Sprintf("<%s>;rel=%q", url, rel) }
+
+// IntermediateURL is the AIA caIssuers URL for a server at base.
+func IntermediateURL(base string) string { return urls{base: base}.intermediate() }
+
+// CRLURL is the CRL distribution point for a server at base.
+func CRLURL(base string) string { return urls{base: base}.crl() }

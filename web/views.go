@@ -1,0 +1,103 @@
+package web
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// The JSON representations of RFC 8555 §7.1.
+
+type directoryView struct {
+	NewNonce   string   `json:"newNonce"`
+	NewAccount string   `json:"newAccount"`
+	NewOrder   string   `json:"newOrder"`
+	RevokeCert string   `json:"revokeCert"`
+	KeyChange  string   `json:"keyChange"`
+	Meta       metaView `json:"meta"`
+}
+
+type metaView struct {
+	TermsOfService          string   `json:"termsOfService,omitempty"`
+	Website                 string   `json:"website,omitempty"`
+	CAAIdentities           []string `json:"caaIdentities,omitempty"`
+	ExternalAccountRequired bool     `json:"externalAccountRequired"`
+}
+
+type accountView struct {
+	Status  acme.Status     `json:"status"`
+	Contact []string        `json:"contact,omitempty"`
+	Orders  string          `json:"orders"`
+	Key     json.RawMessage `json:"key,omitempty"`
+}
+
+func (s *Server) accountView(a *acme.Account) accountView {
+	return accountView{Status: a.Status, Contact: a.Contact, Orders: s.urls.orders(a.ID), Key: a.Key}
+}
+
+type orderView struct {
+	Status         acme.Status       `json:"status"`
+	Expires        string            `json:"expires"`
+	Identifiers    []acme.Identifier `json:"identifiers"`
+	NotBefore      string            `json:"notBefore,omitempty"`
+	NotAfter       string            `json:"notAfter,omitempty"`
+	Error          *acme.Problem     `json:"error,omitempty"`
+	Authorizations []string          `json:"authorizations"`
+	Finalize       string            `json:"finalize"`
+	Certificate    string            `json:"certificate,omitempty"`
+}
+
+// timeString formats t as RFC 3339, or "" when zero.
+func timeString(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func (s *Server) orderView(o *acme.Order) orderView {
+	v := orderView{
+		Status: o.Status, Expires: timeString(o.Expires), Identifiers: o.Identifiers,
+		NotBefore: timeString(o.NotBefore), NotAfter: timeString(o.NotAfter), Error: o.Error,
+		Finalize: s.urls.finalize(o.ID), Authorizations: make([]string, len(o.AuthzIDs)),
+	}
+	for i, id := range o.AuthzIDs {
+		v.Authorizations[i] = s.urls.authz(id)
+	}
+	if o.Status == acme.StatusValid && o.CertSerial != "" {
+		v.Certificate = s.urls.certificate(o.CertSerial)
+	}
+	return v
+}
+
+type authzView struct {
+	Identifier acme.Identifier `json:"identifier"`
+	Status     acme.Status     `json:"status"`
+	Expires    string          `json:"expires"`
+	Challenges []challengeView `json:"challenges"`
+	Wildcard   bool            `json:"wildcard,omitempty"`
+}
+
+func (s *Server) authzView(a *acme.Authorization) authzView {
+	v := authzView{Identifier: a.Identifier, Status: a.Status, Expires: timeString(a.Expires), Wildcard: a.Wildcard,
+		Challenges: make([]challengeView, 0, len(a.Challenges))}
+	for _, c := range a.Challenges {
+		v.Challenges = append(v.Challenges, s.challengeView(c))
+	}
+	return v
+}
+
+type challengeView struct {
+	Type      acme.ChallengeType `json:"type"`
+	URL       string             `json:"url"`
+	Status    acme.Status        `json:"status"`
+	Token     string             `json:"token"`
+	Validated string             `json:"validated,omitempty"`
+	Error     *acme.Problem      `json:"error,omitempty"`
+}
+
+func (s *Server) challengeView(c *acme.Challenge) challengeView {
+	return challengeView{Type: c.Type, URL: s.urls.challenge(c.ID), Status: c.Status, Token: c.Token,
+		Validated: timeString(c.Validated), Error: c.Error}
+}

@@ -1,0 +1,205 @@
+// Package web is weir's ACME HTTP front end: the route table, the JWS
+// adapter, the JSON representations, the URL builder and the one place
+// where problems are rendered (RFC 8555 §6.7).
+package web
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"mime"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/jws"
+)
+
+// Config configures the front end.
+type Config struct {
+	// BaseURL is the external URL clients use, e.g. https://ca.example:14000.
+	BaseURL string
+	// MaxBodyBytes limits a POST body (default 64 KiB).
+	MaxBodyBytes int64
+	// Website, TermsOfService and CAAIdentities fill the directory "meta".
+	Website        string
+	TermsOfService string
+	CAAIdentities  []string
+	// OrdersPerPage is the page size of an account's orders list.
+	OrdersPerPage int
+	// RootPEM is served at /root.pem; the CA certificates for distribution.
+	RootPEM []byte
+}
+
+// Server serves the ACME API.
+type Server struct {
+	cfg      Config
+	svc      *acme.Service
+	nonces   acme.NonceStore
+	verifier *jws.Verifier
+	urls     urls
+	log      *slog.Logger
+	now      func() time.Time
+}
+
+// New makes the front end for svc.
+func New(cfg Config, svc *acme.Service, nonces acme.NonceStore, log *slog.Logger) (*Server, error) {
+	cfg.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/")
+	if !strings.HasPrefix(cfg.BaseURL, "https://") && !strings.HasPrefix(cfg.BaseURL, "http://") {
+		return nil, fmt.Errorf("web: base URL %q must be an http(s) URL", cfg.BaseURL)
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 64 << 10
+	}
+	if cfg.OrdersPerPage <= 0 {
+		cfg.OrdersPerPage = 100
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, svc: svc, nonces: nonces, urls: urls{base: cfg.BaseURL}, log: log, now: time.Now}
+	s.verifier = jws.NewVerifier(nonces, svc.Store().GetAccount, s.urls.account(""))
+	return s, nil
+}
+
+// handler is an ACME endpoint: it writes a success response or returns an
+// error that render turns into a problem document.
+type handler func(w http.ResponseWriter, r *http.Request) error
+
+// postHandler is an endpoint that needs an authenticated JWS.
+type postHandler func(w http.ResponseWriter, r *http.Request, req *jws.Request) error
+
+// Handler returns the route table.
+func (s *Server) Handler() http.Handler {
+	r := chi.NewRouter()
+	r.NotFound(s.wrap("not-found", func(http.ResponseWriter, *http.Request) error {
+		return acme.NotFound("no such resource")
+	}))
+	r.MethodNotAllowed(s.wrap("method-not-allowed", func(w http.ResponseWriter, r *http.Request) error {
+		p := acme.Malformed("method %s is not allowed here", r.Method)
+		p.Status = http.StatusMethodNotAllowed
+		return p
+	}))
+	r.Get("/directory", s.wrap("directory", s.directory))
+	r.Head(pathNewNonce, s.wrap("new-nonce", s.newNonce))
+	r.Get(pathNewNonce, s.wrap("new-nonce", s.newNonce))
+	// RFC 8555 §6.3: resources are fetched with POST-as-GET, so every
+	// ACME route is a POST; the auth mode is in the handler's name.
+	r.Post(pathNewAccount, s.post("new-account", s.newAccount))
+	r.Post(pathNewOrder, s.post("new-order", s.newOrder))
+	r.Post(pathRevoke, s.post("revoke-cert", s.revoke))
+	r.Post(pathKeyChange, s.post("key-change", s.keyChange))
+	r.Post(pathAccount+"{id}", s.post("account", s.account))
+	r.Post(pathAccount+"{id}/orders", s.post("orders", s.orders))
+	r.Post(pathOrder+"{id}", s.post("order", s.order))
+	r.Post(pathOrder+"{id}/finalize", s.post("finalize", s.finalize))
+	r.Post(pathAuthz+"{id}", s.post("authz", s.authz))
+	r.Post(pathChallenge+"{id}", s.post("challenge", s.challenge))
+	r.Post(pathCert+"{serial}", s.post("certificate", s.certificate))
+	r.Get("/root.pem", s.static("application/x-pem-file", func() []byte { return s.cfg.RootPEM }))
+	r.Get(pathIntermediate, s.static("application/pkix-cert", func() []byte { return s.svc.CA().Hierarchy().Intermediate.Raw }))
+	r.Get(pathCRL, s.static("application/pkix-crl", func() []byte { der, _ := s.svc.CRL(); return der }))
+	return r
+}
+
+// wrap adds the headers every ACME response carries and renders errors.
+func (s *Server) wrap(name string, h handler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		hdr := w.Header()
+		hdr.Set("Cache-Control", "no-store")
+		hdr.Add("Link", link(s.urls.directory(), "index"))
+		if n, err := s.nonces.Nonce(r.Context()); err == nil {
+			hdr.Set("Replay-Nonce", n)
+		} else {
+			s.log.Error("issuing nonce", "err", err)
+		}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		err := h(rec, r)
+		var prob *acme.Problem
+		if err != nil {
+			prob = s.renderProblem(rec, err)
+		}
+		s.logRequest(r, name, rec, prob, time.Since(start))
+	}
+}
+
+// post authenticates a JWS POST before calling h (RFC 8555 §6.2).
+func (s *Server) post(name string, h postHandler) http.HandlerFunc {
+	return s.wrap(name, func(w http.ResponseWriter, r *http.Request) error {
+		req, err := s.authenticate(r)
+		if err != nil {
+			return err
+		}
+		if rec, ok := w.(*statusRecorder); ok && req.Account != nil {
+			rec.account = req.Account.ID
+		}
+		return h(w, r, req)
+	})
+}
+
+// authenticate checks the media type, the body size and the JWS.
+func (s *Server) authenticate(r *http.Request) (*jws.Request, error) {
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil || mt != "application/jose+json" {
+		p := acme.Malformed("the Content-Type must be application/jose+json (RFC 8555 §6.2), not %q", r.Header.Get("Content-Type"))
+		p.Status = http.StatusUnsupportedMediaType
+		return nil, p
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			p := acme.Malformed("the request body is larger than %d bytes", s.cfg.MaxBodyBytes)
+			p.Status = http.StatusRequestEntityTooLarge
+			return nil, p
+		}
+		return nil, acme.Malformed("reading the request body: %v", err)
+	}
+	return s.verifier.Verify(r.Context(), body, s.cfg.BaseURL+r.URL.RequestURI())
+}
+
+// caller turns an authenticated request into an acme.Caller.
+func caller(r *http.Request, req *jws.Request) acme.Caller {
+	return acme.Caller{Account: req.Account, Key: req.Key, KeyJSON: req.KeyJSON, Thumbprint: req.Thumbprint, IP: clientIP(r)}
+}
+
+// clientIP is the peer address of the request.
+func clientIP(r *http.Request) netip.Addr {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+// static serves a public CA artefact.
+func (s *Server) static(contentType string, body func() []byte) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b := body()
+		if len(b) == 0 {
+			http.Error(w, "not available", http.StatusServiceUnavailable)
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", "public, max-age=300")
+		_, _ = w.Write(b)
+	}
+}
+
+// statusRecorder remembers the status for the request log.
+type statusRecorder struct {
+	http.ResponseWriter
+	status  int
+	account string
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
