@@ -1,0 +1,246 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sort"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// Config is the whole YAML file; config.example.yaml documents every key.
+type Config struct {
+	DataDir    string           `yaml:"data-dir"`
+	Server     ServerConfig     `yaml:"server"`
+	ACME       ACMEConfig       `yaml:"acme"`
+	CA         CAConfig         `yaml:"ca"`
+	Challenges ChallengesConfig `yaml:"challenges"`
+	Storage    StorageConfig    `yaml:"storage"`
+	Log        LogConfig        `yaml:"log"`
+}
+
+// ServerConfig is the ACME listener.
+type ServerConfig struct {
+	Listen       string   `yaml:"listen"`
+	ExternalURL  string   `yaml:"external-url"`
+	TLS          FilePair `yaml:"tls"`
+	MaxBodyBytes int64    `yaml:"max-body-bytes"`
+}
+
+// FilePair names a certificate and its key.
+type FilePair struct {
+	CertFile string `yaml:"cert-file"`
+	KeyFile  string `yaml:"key-file"`
+}
+
+// ACMEConfig holds protocol settings and the directory meta.
+type ACMEConfig struct {
+	Website              string        `yaml:"website"`
+	TermsOfService       string        `yaml:"terms-of-service"`
+	CAAIdentities        []string      `yaml:"caa-identities"`
+	OrderLifetime        time.Duration `yaml:"order-lifetime"`
+	PendingAuthzLifetime time.Duration `yaml:"pending-authz-lifetime"`
+	ValidAuthzLifetime   time.Duration `yaml:"valid-authz-lifetime"`
+	MaxIdentifiers       int           `yaml:"max-identifiers"`
+	ValidationWorkers    int           `yaml:"validation-workers"`
+	NonceLifetime        time.Duration `yaml:"nonce-lifetime"`
+	OrdersPerPage        int           `yaml:"orders-per-page"`
+}
+
+// CAConfig is the issuing CA.
+type CAConfig struct {
+	Name                string            `yaml:"name"`
+	Intermediate        FilePair          `yaml:"intermediate"`
+	RootFile            string            `yaml:"root-file"`
+	CertificateLifetime time.Duration     `yaml:"certificate-lifetime"`
+	AllowEd25519        bool              `yaml:"allow-ed25519"`
+	CRLInterval         time.Duration     `yaml:"crl-interval"`
+	Policy              acme.PolicyConfig `yaml:"policy"`
+}
+
+// ChallengesConfig selects challenge types and where they are validated.
+type ChallengesConfig struct {
+	HTTP01      PortChallenge `yaml:"http-01"`
+	DNS01       Toggle        `yaml:"dns-01"`
+	TLSALPN01   PortChallenge `yaml:"tls-alpn-01"`
+	DNSResolver string        `yaml:"dns-resolver"`
+	Timeout     time.Duration `yaml:"timeout"`
+}
+
+// PortChallenge is a challenge type validated on a port.
+type PortChallenge struct {
+	Enabled *bool `yaml:"enabled"`
+	Port    int   `yaml:"port"`
+}
+
+// Toggle is a challenge type that can be switched off.
+type Toggle struct {
+	Enabled *bool `yaml:"enabled"`
+}
+
+// StorageConfig selects the ACME object store.
+type StorageConfig struct {
+	Driver string `yaml:"driver"`
+	Path   string `yaml:"path"`
+}
+
+// LogConfig sets the log output.
+type LogConfig struct {
+	Level  string `yaml:"level"`
+	Format string `yaml:"format"`
+}
+
+// defaultConfig is what runs with no file: every key's default.
+func defaultConfig() Config {
+	on := func() *bool { b := true; return &b }
+	return Config{
+		DataDir: "./weir-data",
+		Server:  ServerConfig{Listen: "localhost:14000", MaxBodyBytes: 64 << 10},
+		ACME: ACMEConfig{
+			OrderLifetime: 7 * 24 * time.Hour, PendingAuthzLifetime: 7 * 24 * time.Hour,
+			ValidAuthzLifetime: 30 * 24 * time.Hour, MaxIdentifiers: 100, ValidationWorkers: 16,
+			NonceLifetime: time.Hour, OrdersPerPage: 100,
+		},
+		CA: CAConfig{Name: "weir", CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour},
+		Challenges: ChallengesConfig{
+			HTTP01: PortChallenge{Enabled: on(), Port: 80}, DNS01: Toggle{Enabled: on()},
+			TLSALPN01: PortChallenge{Enabled: on(), Port: 443}, Timeout: 10 * time.Second,
+		},
+		Storage: StorageConfig{Driver: "sqlite", Path: "weir.db"},
+		Log:     LogConfig{Level: "info", Format: "text"},
+	}
+}
+
+// parseConfig decodes YAML strictly (unknown keys are errors) over the
+// defaults and validates the result.
+func parseConfig(data []byte) (Config, error) {
+	cfg := defaultConfig()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, err
+	}
+	return cfg, nil
+}
+
+// loadConfig reads path, or returns the defaults when path is "".
+func loadConfig(path string) (Config, error) {
+	if path == "" {
+		cfg := defaultConfig()
+		return cfg, cfg.Validate()
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return Config{}, fmt.Errorf("config: %w", err)
+	}
+	cfg, err := parseConfig(data)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
+}
+
+// Validate reports every problem at once, each naming its key.
+func (c Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.DataDir == "" {
+		add("data-dir: must not be empty")
+	}
+	if _, _, err := net.SplitHostPort(c.Server.Listen); err != nil {
+		add("server.listen: %q is not host:port", c.Server.Listen)
+	}
+	if (c.Server.TLS.CertFile == "") != (c.Server.TLS.KeyFile == "") {
+		add("server.tls: cert-file and key-file must both be set or both be empty")
+	}
+	if c.Server.MaxBodyBytes < 1024 {
+		add("server.max-body-bytes: %d is too small (at least 1024)", c.Server.MaxBodyBytes)
+	}
+	if (c.CA.Intermediate.CertFile == "") != (c.CA.Intermediate.KeyFile == "") {
+		add("ca.intermediate: cert-file and key-file must both be set or both be empty")
+	}
+	positive := map[string]time.Duration{
+		"ca.certificate-lifetime": c.CA.CertificateLifetime, "ca.crl-interval": c.CA.CRLInterval,
+		"acme.order-lifetime": c.ACME.OrderLifetime, "acme.pending-authz-lifetime": c.ACME.PendingAuthzLifetime,
+		"acme.valid-authz-lifetime": c.ACME.ValidAuthzLifetime, "acme.nonce-lifetime": c.ACME.NonceLifetime,
+		"challenges.timeout": c.Challenges.Timeout,
+	}
+	for _, key := range sortedKeys(positive) {
+		if positive[key] <= 0 {
+			add("%s: must be a positive duration, got %s", key, positive[key])
+		}
+	}
+	if c.ACME.MaxIdentifiers < 1 {
+		add("acme.max-identifiers: must be at least 1")
+	}
+	if c.ACME.OrdersPerPage < 1 {
+		add("acme.orders-per-page: must be at least 1")
+	}
+	if c.ACME.ValidationWorkers < 1 {
+		add("acme.validation-workers: must be at least 1")
+	}
+	ports := map[string]int{"challenges.http-01.port": c.Challenges.HTTP01.Port, "challenges.tls-alpn-01.port": c.Challenges.TLSALPN01.Port}
+	for _, key := range sortedKeys(ports) {
+		if p := ports[key]; p < 1 || p > 65535 {
+			add("%s: %d is not a port number", key, p)
+		}
+	}
+	if r := c.Challenges.DNSResolver; r != "" {
+		if _, port, err := net.SplitHostPort(r); err != nil || port == "" {
+			add("challenges.dns-resolver: %q is not host:port", r)
+		} else if _, err := strconv.Atoi(port); err != nil {
+			add("challenges.dns-resolver: port %q is not a number", port)
+		}
+	}
+	if !enabled(c.Challenges.HTTP01.Enabled) && !enabled(c.Challenges.DNS01.Enabled) && !enabled(c.Challenges.TLSALPN01.Enabled) {
+		add("challenges: at least one challenge type must be enabled")
+	}
+	if c.Storage.Driver != "sqlite" {
+		add("storage.driver: %q is not supported (use sqlite)", c.Storage.Driver)
+	}
+	if c.Storage.Path == "" {
+		add("storage.path: must not be empty")
+	}
+	if _, err := parseLevel(c.Log.Level); err != nil {
+		add("log.level: %v", err)
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		add("log.format: %q must be text or json", c.Log.Format)
+	}
+	if err := c.CA.Policy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func enabled(b *bool) bool { return b == nil || *b }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// parseLevel reads a log level name.
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("%q is not one of debug, info, warn, error", s)
+	}
+	return l, nil
+}

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/challenge"
+	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/storage/sqlite"
+	"github.com/weir-pki/weir/web"
+)
+
+func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "YAML configuration `file` (default: embedded defaults)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "weir: %v\n", err)
+		return 1
+	}
+	srv, err := newServer(ctx, cfg, stderr)
+	if err != nil {
+		fmt.Fprintf(stderr, "weir: %v\n", err)
+		return 1
+	}
+	defer srv.Close()
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		fmt.Fprintf(stderr, "weir: %v\n", err)
+		return 1
+	}
+	srv.printBanner(stdout)
+	if err := srv.Serve(ctx, ln); err != nil {
+		fmt.Fprintf(stderr, "weir: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// server is a wired weir instance.
+type server struct {
+	cfg     Config
+	log     *slog.Logger
+	store   *sqlite.Store
+	svc     *acme.Service
+	web     *web.Server
+	tlsCert tls.Certificate
+	root    []byte // PEM of the root, for the banner and /root.pem
+	rootFP  string
+	baseURL string
+}
+
+// newLogger makes the process logger from log.level and log.format.
+func newLogger(c LogConfig, w io.Writer) *slog.Logger {
+	level, _ := parseLevel(c.Level)
+	opts := &slog.HandlerOptions{Level: level}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// newServer creates the data directory, the CA and the store, and wires
+// the ACME service and its front end.
+func newServer(ctx context.Context, cfg Config, logw io.Writer) (*server, error) {
+	log := newLogger(cfg.Log, logw)
+	dd, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg.DataDir = dd
+	if err := os.MkdirAll(dd, 0o700); err != nil {
+		return nil, fmt.Errorf("data-dir: %w", err)
+	}
+	now := time.Now()
+	h, created, err := loadOrCreateHierarchy(cfg, now)
+	if err != nil {
+		return nil, fmt.Errorf("ca: %w", err)
+	}
+	if created {
+		log.Info("generated a new CA", "root", h.Root.Subject.String(), "intermediate", h.Intermediate.Subject.String(), "dir", dataPath(dd, "ca"))
+	}
+	base := cfg.Server.ExternalURL
+	if base == "" {
+		base = "https://" + cfg.Server.Listen
+	}
+	issuer, err := ca.New(ca.Config{
+		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: web.IntermediateURL(base), CRLURL: web.CRLURL(base),
+		KeyPolicy: ca.KeyPolicy{AllowEd25519: cfg.CA.AllowEd25519},
+	}, h, nil)
+	if err != nil {
+		return nil, err
+	}
+	tlsCert, err := serverCertificate(cfg, issuer, now)
+	if err != nil {
+		return nil, fmt.Errorf("server.tls: %w", err)
+	}
+	store, err := sqlite.Open(ctx, filepath.Join(dd, cfg.Storage.Path), nil)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	s := &server{cfg: cfg, log: log, store: store, tlsCert: tlsCert, baseURL: base}
+	nonces, err := acme.NewMemoryNonces(cfg.ACME.NonceLifetime, 1<<20, nil)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	if s.svc, err = newService(cfg, store, issuer, log); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if h.Root != nil {
+		s.root = ca.EncodeCertPEM(h.Root.Raw)
+		s.rootFP = fingerprint(h.Root)
+	}
+	s.web, err = web.New(web.Config{
+		BaseURL: base, MaxBodyBytes: cfg.Server.MaxBodyBytes, Website: cfg.ACME.Website,
+		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.ACME.CAAIdentities, RootPEM: s.root,
+		OrdersPerPage: cfg.ACME.OrdersPerPage,
+	}, s.svc, nonces, log)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// newService wires the ACME use cases: policy, validator and limits.
+func newService(cfg Config, store acme.Store, issuer *ca.CA, log *slog.Logger) (*acme.Service, error) {
+	policy, err := acme.NewPolicy(cfg.CA.Policy)
+	if err != nil {
+		return nil, err
+	}
+	types := map[acme.ChallengeType]bool{
+		acme.ChallengeHTTP01:    enabled(cfg.Challenges.HTTP01.Enabled),
+		acme.ChallengeDNS01:     enabled(cfg.Challenges.DNS01.Enabled),
+		acme.ChallengeTLSALPN01: enabled(cfg.Challenges.TLSALPN01.Enabled),
+	}
+	var offered []acme.ChallengeType
+	for _, t := range []acme.ChallengeType{acme.ChallengeHTTP01, acme.ChallengeDNS01, acme.ChallengeTLSALPN01} {
+		if types[t] {
+			offered = append(offered, t)
+		}
+	}
+	v, err := challenge.New(challenge.Config{
+		HTTPPort: cfg.Challenges.HTTP01.Port, TLSALPNPort: cfg.Challenges.TLSALPN01.Port,
+		Resolver: cfg.Challenges.DNSResolver, Timeout: cfg.Challenges.Timeout, Enabled: types,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("challenges: %w", err)
+	}
+	return acme.New(acme.Config{
+		MaxIdentifiers: cfg.ACME.MaxIdentifiers, OrderLifetime: cfg.ACME.OrderLifetime,
+		PendingAuthzLifetime: cfg.ACME.PendingAuthzLifetime, ValidAuthzLifetime: cfg.ACME.ValidAuthzLifetime,
+		Challenges: offered, ValidationWorkers: cfg.ACME.ValidationWorkers,
+		ValidationTimeout: cfg.Challenges.Timeout + 5*time.Second,
+		TermsOfService:    cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval,
+	}, store, issuer, policy, v, nil, log, nil)
+}
+
+// Close releases the store.
+func (s *server) Close() error { return s.store.Close() }
+
+// Serve runs the HTTPS listener and the background work until ctx ends,
+// then shuts down gracefully: in-flight requests and validations finish.
+func (s *server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{
+		Handler:           s.web.Handler(),
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		TLSConfig: &tls.Config{
+			Certificates: []tls.Certificate{s.tlsCert},
+			MinVersion:   tls.VersionTLS12,
+			NextProtos:   []string{"h2", "http/1.1"},
+		},
+	}
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	bgDone := make(chan error, 1)
+	go func() { bgDone <- s.svc.Run(bg) }()
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
+	var err error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+	case err = <-serveErr:
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if serr := hs.Shutdown(shutCtx); serr != nil && err == nil {
+		err = serr
+	}
+	stopBG()
+	<-bgDone
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
+
+// printBanner tells a new user where everything is and how to use it.
+func (s *server) printBanner(w io.Writer) {
+	dir := s.baseURL + "/directory"
+	rootPath := dataPath(s.cfg.DataDir, fileRootPEM)
+	fmt.Fprintf(w, "weir %s is serving ACME\n\n", version)
+	fmt.Fprintf(w, "  directory:    %s\n", dir)
+	if s.root != nil {
+		fmt.Fprintf(w, "  root CA:      %s\n", rootPath)
+		fmt.Fprintf(w, "  SHA-256:      %s\n", s.rootFP)
+	}
+	fmt.Fprintf(w, "  data dir:     %s\n\n", s.cfg.DataDir)
+	fmt.Fprintf(w, "Get a certificate with certbot (standalone http-01 listens on port %d, so run it as root):\n\n", s.cfg.Challenges.HTTP01.Port)
+	fmt.Fprintf(w, "  %s\n\n", certbotCommand(rootPath, dir, s.cfg.Challenges.HTTP01.Port))
+}
+
+// certbotCommand is a certbot command line that works as printed.
+func certbotCommand(rootPath, dir string, httpPort int) string {
+	cmd := fmt.Sprintf("REQUESTS_CA_BUNDLE=%s certbot certonly --server %s --standalone -d localhost --agree-tos --register-unsafely-without-email --non-interactive", rootPath, dir)
+	if httpPort != 80 {
+		cmd += fmt.Sprintf(" --http-01-port %d", httpPort)
+	}
+	return cmd
+}
