@@ -25,8 +25,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	configPath := fs.String("config", "", "YAML configuration `file` (default: embedded defaults)")
+	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this loopback `host:port` (profiling)")
 	if err := fs.Parse(args); err != nil {
 		return 2
+	}
+	if *pprofAddr != "" {
+		if err := startPprof(*pprofAddr); err != nil {
+			fmt.Fprintf(stderr, "weir: -pprof: %v\n", err)
+			return 1
+		}
 	}
 	cfg, err := loadConfig(*configPath)
 	if err != nil {
