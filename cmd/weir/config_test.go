@@ -1,0 +1,129 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// TestExampleConfig: config.example.yaml loads strictly and equals the
+// embedded defaults, so it documents exactly what runs with no file.
+func TestExampleConfig(t *testing.T) {
+	cfg, err := loadConfig("../../config.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Compared as YAML, so that an empty list equals a missing one.
+	got, _ := yaml.Marshal(cfg)
+	want, _ := yaml.Marshal(defaultConfig())
+	if string(got) != string(want) {
+		t.Errorf("config.example.yaml loads as\n%s\nwant the defaults\n%s", got, want)
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name    string
+		yaml    string
+		wantErr []string // substrings, each naming a key
+		check   func(t *testing.T, c Config)
+	}{
+		{name: "empty file gives defaults", yaml: "", check: func(t *testing.T, c Config) {
+			if c.Server.Listen != "localhost:14000" || c.CA.CertificateLifetime != 2160*time.Hour {
+				t.Errorf("defaults not applied: %+v", c)
+			}
+		}},
+		{name: "partial block keeps other defaults", yaml: "challenges:\n  http-01: { port: 5002 }\n", check: func(t *testing.T, c Config) {
+			if c.Challenges.HTTP01.Port != 5002 || !enabled(c.Challenges.HTTP01.Enabled) || c.Challenges.TLSALPN01.Port != 443 {
+				t.Errorf("challenges = %+v", c.Challenges)
+			}
+		}},
+		{name: "unknown key", yaml: "server:\n  lisen: x\n", wantErr: []string{"field lisen not found"}},
+		{name: "unknown top-level key", yaml: "rate-limits: {}\n", wantErr: []string{"rate-limits"}},
+		{name: "bad duration", yaml: "ca:\n  certificate-lifetime: soon\n", wantErr: []string{"soon"}},
+		{name: "every problem at once", yaml: "server:\n  listen: nope\nca:\n  certificate-lifetime: 0s\nchallenges:\n  http-01: { port: 70000 }\nstorage:\n  driver: mysql\nlog:\n  level: loud\n",
+			wantErr: []string{"server.listen", "ca.certificate-lifetime", "challenges.http-01.port", "storage.driver", "log.level"}},
+		{name: "half a TLS pair", yaml: "server:\n  tls: { cert-file: a.pem }\n", wantErr: []string{"server.tls"}},
+		{name: "bad policy", yaml: "ca:\n  policy:\n    allowed-ip-ranges: [10.0.0.0/33]\n    denied-domains: ['bad domain']\n", wantErr: []string{"allowed-ip-ranges[0]", "denied-domains[0]"}},
+		{name: "all challenges off", yaml: "challenges:\n  http-01: { enabled: false }\n  dns-01: { enabled: false }\n  tls-alpn-01: { enabled: false }\n", wantErr: []string{"at least one challenge"}},
+		{name: "bad resolver", yaml: "challenges:\n  dns-resolver: 127.0.0.1\n", wantErr: []string{"challenges.dns-resolver"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseConfig([]byte(tt.yaml))
+			if len(tt.wantErr) == 0 {
+				if err != nil {
+					t.Fatalf("err = %v, want none", err)
+				}
+				tt.check(t, cfg)
+				return
+			}
+			if err == nil {
+				t.Fatalf("err = nil, want errors naming %v", tt.wantErr)
+			}
+			for _, w := range tt.wantErr {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("err = %v\nwant it to mention %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+// TestFreshStartAndRestart: serve with defaults creates the CA with 0600
+// keys, root.pem and the database, and a second start reuses them.
+func TestFreshStartAndRestart(t *testing.T) {
+	dir := t.TempDir()
+	cfg := defaultConfig()
+	cfg.DataDir = dir + "/weir-data"
+	cfg.Server.Listen = "127.0.0.1:0"
+	cfg.Log.Level = "error"
+	first, err := newServer(t.Context(), cfg, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp := first.rootFP
+	first.Close()
+	for _, f := range []string{fileCARootKey, fileCAIntKey, fileTLSKey} {
+		st, err := os.Stat(dataPath(cfg.DataDir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s mode = %04o, want 0600", f, st.Mode().Perm())
+		}
+	}
+	for _, f := range []string{fileRootPEM, "weir.db"} {
+		if _, err := os.Stat(dataPath(cfg.DataDir, f)); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	h := first.svc.CA().Hierarchy()
+	if got := h.Root.NotAfter.Sub(h.Root.NotBefore); got < 10*365*24*time.Hour {
+		t.Errorf("root validity %s, want 10 years", got)
+	}
+	if got := h.Intermediate.NotAfter.Sub(h.Intermediate.NotBefore); got < 5*365*24*time.Hour || got > 6*365*24*time.Hour {
+		t.Errorf("intermediate validity %s, want 5 years", got)
+	}
+	second, err := newServer(t.Context(), cfg, os.Stderr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if second.rootFP != fp {
+		t.Errorf("restart made a new root: %s, was %s", second.rootFP, fp)
+	}
+	if !second.tlsCert.Leaf.Equal(first.tlsCert.Leaf) {
+		t.Error("restart issued a new server certificate instead of reusing it")
+	}
+	// A key readable by others is refused.
+	if err := os.Chmod(dataPath(cfg.DataDir, fileCAIntKey), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := newServer(t.Context(), cfg, os.Stderr); err == nil || !strings.Contains(err.Error(), "chmod 600") {
+		t.Errorf("start with a 0644 key: err = %v, want a refusal", err)
+	}
+}
