@@ -3,8 +3,10 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -282,5 +284,60 @@ func TestZeroTimeIsNull(t *testing.T) {
 	}
 	if revokedAt.Valid {
 		t.Errorf("revoked_at of an unrevoked certificate: got %d, want NULL", revokedAt.Int64)
+	}
+}
+
+// TestTwoStoresOneFile checks that two stores on one file (two processes,
+// say weir and operations tooling) serialize their writes through SQLite's
+// locks: of concurrent finalizations from both, exactly one issues.
+func TestTwoStoresOneFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "weir.db")
+	s1 := openAt(t, path)
+	s2 := openAt(t, path)
+	ctx := t.Context()
+	a, _ := seed(t, s1)
+	o := &acme.Order{ID: "order-2", AccountID: a.ID, Status: acme.StatusProcessing, Expires: fixedNow(), CreatedAt: fixedNow()}
+	if err := s2.CreateOrder(ctx, o, nil); err != nil {
+		t.Fatalf("CreateOrder on the second store: %v", err)
+	}
+
+	const n = 20
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		s := []*Store{s1, s2}[i%2]
+		wg.Go(func() {
+			errs[i] = s.FinalizeOrder(ctx, &acme.Certificate{
+				Serial: fmt.Sprintf("%04x", 0x100+i), AccountID: a.ID, OrderID: o.ID,
+				NotBefore: fixedNow(), NotAfter: fixedNow().Add(time.Hour), IssuedAt: fixedNow(),
+			})
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, acme.ErrConflict):
+			t.Errorf("FinalizeOrder(call %d): got %v, want nil or an error wrapping %v", i, err, acme.ErrConflict)
+		}
+	}
+	if ok != 1 {
+		t.Errorf("FinalizeOrder: %d calls succeeded, want 1", ok)
+	}
+	got, err := s1.GetOrder(ctx, o.ID)
+	if err != nil {
+		t.Fatalf("GetOrder: %v", err)
+	}
+	if got.Status != acme.StatusValid {
+		t.Errorf("order status: got %s, want valid", got.Status)
+	}
+	var certs int
+	if err := s2.DB().QueryRowContext(ctx, `SELECT count(*) FROM certificates WHERE order_id = ?`, o.ID).Scan(&certs); err != nil {
+		t.Fatalf("counting certificates: %v", err)
+	}
+	if certs != 1 {
+		t.Errorf("certificates of the order: got %d, want 1", certs)
 	}
 }

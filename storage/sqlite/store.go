@@ -32,7 +32,6 @@ type Store struct {
 	path string
 	w    *sql.DB // the single writer connection
 	r    *sql.DB // the pool of query-only reader connections
-	now  func() time.Time
 }
 
 // Compile-time check that Store implements acme.Store.
@@ -53,7 +52,7 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Store, error
 		return nil, err
 	}
 
-	s := &Store{path: abs, now: now}
+	s := &Store{path: abs}
 	if s.w, err = openWriter(ctx, abs); err != nil {
 		return nil, err
 	}
