@@ -1,0 +1,518 @@
+#!/usr/bin/env bash
+# Interoperability test: runs weir on loopback and gets, renews and revokes
+# certificates with the stock certbot and lego clients, then checks every
+# certificate and the CRL with openssl.
+#
+# Usage (from anywhere in the repository):
+#   bash test/interop/run.sh
+# Environment:
+#   CI=true   install missing clients with apt-get (needs root)
+#   KEEP=1    keep the temporary directory (logs, certificates, data dir)
+#
+# Everything listens on 127.0.0.1 only. A test DNS server
+# (test/interop/dnsserver) answers every name with 127.0.0.1 and serves the
+# dns-01 TXT records that lego writes through lego-dns-exec.sh.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+cd "$REPO"
+
+EMAIL=ops@example.org
+CLIENT_TIMEOUT=${WEIR_INTEROP_CLIENT_TIMEOUT:-180} # seconds per client command
+
+log() { printf '==> %s\n' "$*"; }
+die() {
+	printf 'FATAL: %s\n' "$*" >&2
+	exit 1
+}
+
+# ---------------------------------------------------------------------------
+# Prerequisites.
+
+REQUIRED_CMDS=(certbot lego openssl curl python3 flock timeout)
+missing_cmds() {
+	local c out=()
+	for c in "${REQUIRED_CMDS[@]}"; do
+		command -v "$c" >/dev/null 2>&1 || out+=("$c")
+	done
+	echo "${out[*]:-}"
+}
+
+missing=$(missing_cmds)
+if [ -n "$missing" ]; then
+	if [ "${CI:-}" = "true" ]; then
+		log "missing: $missing; installing with apt-get"
+		apt-get update
+		DEBIAN_FRONTEND=noninteractive apt-get install -y certbot lego openssl curl python3 util-linux coreutils
+		missing=$(missing_cmds)
+		[ -z "$missing" ] || die "still missing after apt-get install: $missing"
+	else
+		cat >&2 <<EOF
+FATAL: missing commands: $missing
+Install them first, for example on Debian/Ubuntu:
+  sudo apt-get update && sudo apt-get install -y certbot lego openssl curl python3
+(or run this script with CI=true as root to install them automatically)
+EOF
+		exit 1
+	fi
+fi
+command -v go >/dev/null 2>&1 || die "go is not on PATH"
+
+log "certbot: $(certbot --version 2>&1 | head -n1)"
+log "lego: $(lego --version 2>&1 | head -n1)"
+log "openssl: $(openssl version)"
+
+# ---------------------------------------------------------------------------
+# Temporary directory, processes and cleanup.
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/weir-interop.XXXXXX")
+PIDS=()
+cleanup() {
+	local rc=$? pid i
+	for pid in "${PIDS[@]}"; do
+		kill -TERM "$pid" 2>/dev/null || true
+	done
+	for pid in "${PIDS[@]}"; do
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		if kill -0 "$pid" 2>/dev/null; then
+			kill -KILL "$pid" 2>/dev/null || true
+		fi
+		wait "$pid" 2>/dev/null || true
+	done
+	if [ "${KEEP:-}" = "1" ]; then
+		echo "KEEP=1: kept $TMP"
+	else
+		rm -rf "$TMP"
+	fi
+	exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+BIN=$TMP/bin
+DATA=$TMP/data
+TXT_DIR=$TMP/txt
+LOGS=$TMP/logs
+mkdir -p "$BIN" "$DATA" "$TXT_DIR" "$LOGS"
+WEIR_LOG=$LOGS/weir.log
+DNS_LOG=$LOGS/dnsserver.log
+
+log "building weir and dnsserver into $BIN"
+go build -o "$BIN/weir" ./cmd/weir
+go build -o "$BIN/dnsserver" ./test/interop/dnsserver
+# The exec hook is copied so that a lost executable bit cannot break it.
+install -m 0755 test/interop/lego-dns-exec.sh "$BIN/lego-dns-exec.sh"
+
+# Four distinct free loopback ports; the DNS port is free for TCP and UDP.
+read -r WPORT DPORT HPORT TPORT < <(python3 - <<'EOF'
+import socket
+socks, ports = [], []
+for _ in range(200):
+    if len(ports) == 4:
+        break
+    t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    t.bind(("127.0.0.1", 0))
+    p = t.getsockname()[1]
+    u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        u.bind(("127.0.0.1", p))
+    except OSError:
+        t.close(); u.close()
+        continue
+    socks += [t, u]
+    ports.append(p)
+if len(ports) != 4:
+    raise SystemExit("could not find 4 free ports")
+print(*ports)
+EOF
+)
+[ -n "${TPORT:-}" ] || die "could not pick free ports"
+log "ports: weir=$WPORT dns=$DPORT http-01=$HPORT tls-alpn-01=$TPORT"
+
+DIRECTORY=https://127.0.0.1:$WPORT/directory
+ROOT=$DATA/root.pem
+
+cat >"$TMP/weir.yaml" <<EOF
+data-dir: $DATA
+server:
+  listen: "127.0.0.1:$WPORT"
+ca:
+  crl-interval: 1h
+challenges:
+  http-01: { port: $HPORT }
+  tls-alpn-01: { port: $TPORT }
+  dns-resolver: "127.0.0.1:$DPORT"
+log:
+  level: info
+EOF
+
+# ---------------------------------------------------------------------------
+# Results.
+
+PASSED=0
+FAILED=0
+CLIENT_LOG=""
+
+pass() {
+	PASSED=$((PASSED + 1))
+	printf 'PASS: %s\n' "$1"
+}
+
+# fail NAME [DETAIL...] records a failure and shows the logs.
+fail() {
+	FAILED=$((FAILED + 1))
+	printf 'FAIL: %s\n' "$1"
+	shift
+	if [ "$#" -gt 0 ]; then
+		printf '      %s\n' "$@"
+	fi
+	if [ -n "$CLIENT_LOG" ] && [ -f "$CLIENT_LOG" ]; then
+		echo "----- last 40 lines of $(basename "$CLIENT_LOG") -----"
+		tail -n 40 "$CLIENT_LOG" | sed 's/^/      /'
+	fi
+	echo "----- last 30 lines of weir.log -----"
+	tail -n 30 "$WEIR_LOG" 2>/dev/null | sed 's/^/      /' || true
+	echo "-----"
+}
+
+# client NAME LOGFILE CMD... runs a client command (bounded by
+# CLIENT_TIMEOUT) with its output appended to LOGFILE and records the step.
+client() {
+	local name=$1 logfile=$2 rc=0
+	shift 2
+	CLIENT_LOG=$logfile
+	{
+		echo
+		echo "### $name"
+		echo "### $*"
+	} >>"$logfile"
+	timeout -k 10 "$CLIENT_TIMEOUT" "$@" >>"$logfile" 2>&1 </dev/null || rc=$?
+	if [ "$rc" -eq 0 ]; then
+		pass "$name"
+		return 0
+	fi
+	if [ "$rc" -eq 124 ]; then
+		fail "$name" "timed out after ${CLIENT_TIMEOUT}s"
+	else
+		fail "$name" "exit status $rc"
+	fi
+	return 1
+}
+
+# ---------------------------------------------------------------------------
+# Certificate helpers.
+
+# split_chain FILE OUTPREFIX writes OUTPREFIX.leaf.pem (the first certificate)
+# and OUTPREFIX.rest.pem (the others) and prints how many certificates there
+# were.
+split_chain() {
+	awk -v leaf="$2.leaf.pem" -v rest="$2.rest.pem" '
+		/-----BEGIN CERTIFICATE-----/ { n++; on = 1 }
+		on { print > (n == 1 ? leaf : rest) }
+		/-----END CERTIFICATE-----/ { on = 0 }
+		END { print n + 0 }
+	' "$1"
+}
+
+# norm_serial turns "serial=00:AB:cd" or "00ABCD" into "ABCD".
+norm_serial() {
+	local s=${1#serial=}
+	s=$(printf '%s' "$s" | tr -d ':[:space:]' | tr '[:lower:]' '[:upper:]')
+	s=$(printf '%s' "$s" | sed 's/^0*//')
+	printf '%s\n' "${s:-0}"
+}
+
+serial_of() { norm_serial "$(openssl x509 -noout -serial -in "$1")"; }
+
+fingerprint_of() { openssl x509 -noout -fingerprint -sha256 -in "$1" | sed 's/.*=//'; }
+
+# check_leaf LABEL LEAF CHAIN NAME... checks the SANs of LEAF and that it
+# verifies to the weir root through the intermediates in CHAIN (a file whose
+# certificates, if it holds the leaf first, are split off).
+check_leaf() {
+	local label=$1 leaf=$2 chain=$3 ok=0
+	shift 3
+	local want got sans
+	CLIENT_LOG=""
+	want=$(printf 'DNS:%s\n' "$@" | sort)
+	if ! sans=$(openssl x509 -noout -ext subjectAltName -in "$leaf" 2>&1); then
+		fail "$label: SANs are exactly $*" "openssl x509 failed on $leaf: $sans"
+		ok=1
+	else
+		got=$(printf '%s\n' "$sans" | tail -n +2 | tr ',' '\n' | sed 's/^[[:space:]]*//;s/[[:space:]]*$//' | grep -v '^$' | sort)
+		if [ "$got" = "$want" ]; then
+			pass "$label: SANs are exactly $*"
+		else
+			fail "$label: SANs are exactly $*" "want: $(echo $want)" "got:  $(echo $got)"
+			ok=1
+		fi
+	fi
+	local out
+	if out=$(openssl verify -CAfile "$ROOT" -untrusted "$chain" -purpose sslserver "$leaf" 2>&1); then
+		pass "$label: openssl verify against the weir root"
+	else
+		fail "$label: openssl verify against the weir root" "$out"
+		ok=1
+	fi
+	return "$ok"
+}
+
+# check_revoked LABEL LEAF INTERMEDIATES NOT_REVOKED_LEAF REASON fetches the
+# CRL named in LEAF's CRL distribution points, verifies its signature and
+# checks that it lists LEAF's serial (and not NOT_REVOKED_LEAF's) with the
+# reason code REASON as openssl prints it ("Key Compromise"); REASON "none"
+# means the entry must have no reason code (RFC 5280: unspecified is omitted).
+check_revoked() {
+	local label=$1 leaf=$2 inter=$3 other=$4 reason=$5 ok=0
+	local dp url crl=$TMP/crl.$RANDOM.der out serial
+	CLIENT_LOG=""
+	dp=$(openssl x509 -noout -ext crlDistributionPoints -in "$leaf" 2>&1) || true
+	url=$(printf '%s\n' "$dp" | grep -o 'URI:[^[:space:],]*' | head -n1 | sed 's/^URI://')
+	if [ -z "$url" ]; then
+		fail "$label: leaf names a CRL distribution point" "$dp"
+		return 1
+	fi
+	case $url in
+	https://127.0.0.1:* | https://localhost:* | https://\[::1\]:*) ;;
+	*)
+		fail "$label: CRL distribution point is on loopback" "$url"
+		return 1
+		;;
+	esac
+	if ! out=$(curl -sS --fail --max-time 10 --cacert "$ROOT" -o "$crl" "$url" 2>&1); then
+		fail "$label: fetch CRL $url" "$out"
+		return 1
+	fi
+	pass "$label: fetch CRL $url"
+
+	cat "$inter" "$ROOT" >"$crl.chain.pem"
+	if out=$(openssl crl -inform DER -in "$crl" -CAfile "$crl.chain.pem" -noout 2>&1) && grep -q 'verify OK' <<<"$out"; then
+		pass "$label: CRL signature verifies"
+	else
+		fail "$label: CRL signature verifies" "$out"
+		ok=1
+	fi
+
+	local text listed
+	if ! text=$(openssl crl -inform DER -in "$crl" -noout -text 2>&1); then
+		fail "$label: parse CRL" "$text"
+		return 1
+	fi
+	listed=$(printf '%s\n' "$text" | sed -n 's/^[[:space:]]*Serial Number:[[:space:]]*//p' |
+		while read -r s; do norm_serial "$s"; done)
+	serial=$(serial_of "$leaf")
+	if grep -qxF "$serial" <<<"$listed"; then
+		pass "$label: CRL lists revoked serial $serial"
+	else
+		fail "$label: CRL lists revoked serial $serial" "CRL serials: $(echo $listed)" "$(printf '%s\n' "$text" | head -n 30)"
+		return 1
+	fi
+	# The reason code of that entry: the line after "CRL Reason Code:" within
+	# the entry's block.
+	local got
+	got=$(printf '%s\n' "$text" | awk -v want="$serial" '
+		/^[[:space:]]*Serial Number:/ {
+			s = $0; sub(/.*Serial Number:[[:space:]]*/, "", s); gsub(/[:[:space:]]/, "", s)
+			s = toupper(s); sub(/^0+/, "", s); cur = (s == want); next
+		}
+		/^[[:space:]]*Signature Algorithm:/ { cur = 0 }
+		cur && grab { r = $0; gsub(/^[[:space:]]+|[[:space:]]+$/, "", r); print r; exit }
+		cur && /CRL Reason Code:/ { grab = 1 }
+	')
+	if [ "${got:-none}" = "$reason" ]; then
+		pass "$label: CRL entry reason is $reason"
+	else
+		fail "$label: CRL entry reason is $reason" "got: ${got:-none}"
+		ok=1
+	fi
+	serial=$(serial_of "$other")
+	if grep -qxF "$serial" <<<"$listed"; then
+		fail "$label: CRL does not list unrevoked serial $serial" "CRL serials: $(echo $listed)"
+		ok=1
+	else
+		pass "$label: CRL does not list unrevoked serial $serial"
+	fi
+	return "$ok"
+}
+
+# check_renewed LABEL OLD NEW checks that NEW is a different certificate.
+check_renewed() {
+	CLIENT_LOG=""
+	if [ "$(fingerprint_of "$2")" != "$(fingerprint_of "$3")" ]; then
+		pass "$1: renewal produced a new certificate (serial $(serial_of "$3"))"
+	else
+		fail "$1: renewal produced a new certificate" "the certificate did not change (serial $(serial_of "$3"))"
+		return 1
+	fi
+}
+
+# ---------------------------------------------------------------------------
+# Servers.
+
+log "starting dnsserver on 127.0.0.1:$DPORT"
+"$BIN/dnsserver" -listen "127.0.0.1:$DPORT" -txt-dir "$TXT_DIR" -a 127.0.0.1 >"$DNS_LOG" 2>&1 &
+PIDS+=($!)
+DNS_PID=$!
+
+log "starting weir on 127.0.0.1:$WPORT"
+"$BIN/weir" serve -config "$TMP/weir.yaml" >"$WEIR_LOG" 2>&1 &
+PIDS+=($!)
+WEIR_PID=$!
+
+ready=0
+deadline=$((SECONDS + 20))
+for ((i = 0; i < 80 && SECONDS < deadline; i++)); do
+	if ! kill -0 "$WEIR_PID" 2>/dev/null; then
+		break
+	fi
+	if [ -s "$ROOT" ] && curl -s --fail --max-time 2 --cacert "$ROOT" -o /dev/null "$DIRECTORY"; then
+		ready=1
+		break
+	fi
+	sleep 0.25
+done
+if ! kill -0 "$DNS_PID" 2>/dev/null; then
+	echo "----- dnsserver.log -----"
+	cat "$DNS_LOG"
+	die "dnsserver exited"
+fi
+if [ "$ready" != 1 ]; then
+	echo "----- weir.log -----"
+	cat "$WEIR_LOG"
+	die "weir did not serve $DIRECTORY within 20s"
+fi
+pass "weir serves $DIRECTORY"
+
+# ---------------------------------------------------------------------------
+# certbot: http-01 (standalone), two names; renew; revoke.
+
+CB=$TMP/certbot
+CB_LOG=$LOGS/certbot.log
+CB_DIRS=(--config-dir "$CB/config" --work-dir "$CB/work" --logs-dir "$CB/logs")
+CB_LIVE=$CB/config/live/a.weir.test
+
+certbot_flow() {
+	local first=$TMP/certbot-first.pem
+	client "certbot: certonly a.weir.test b.weir.test (http-01)" "$CB_LOG" \
+		env REQUESTS_CA_BUNDLE="$ROOT" certbot certonly "${CB_DIRS[@]}" \
+		--server "$DIRECTORY" --standalone --http-01-address 127.0.0.1 --http-01-port "$HPORT" \
+		-d a.weir.test -d b.weir.test --cert-name a.weir.test \
+		--agree-tos -m "$EMAIL" --non-interactive --no-eff-email || return 1
+	cp "$CB_LIVE/cert.pem" "$first"
+	check_leaf "certbot first" "$CB_LIVE/cert.pem" "$CB_LIVE/chain.pem" a.weir.test b.weir.test || return 1
+
+	client "certbot: renew --force-renewal" "$CB_LOG" \
+		env REQUESTS_CA_BUNDLE="$ROOT" certbot renew "${CB_DIRS[@]}" \
+		--cert-name a.weir.test --force-renewal --no-random-sleep-on-renew --non-interactive || return 1
+	check_renewed "certbot" "$first" "$CB_LIVE/cert.pem" || return 1
+	check_leaf "certbot renewed" "$CB_LIVE/cert.pem" "$CB_LIVE/chain.pem" a.weir.test b.weir.test || return 1
+
+	client "certbot: revoke --reason keycompromise" "$CB_LOG" \
+		env REQUESTS_CA_BUNDLE="$ROOT" certbot revoke "${CB_DIRS[@]}" \
+		--server "$DIRECTORY" --cert-path "$CB_LIVE/cert.pem" --reason keycompromise \
+		--non-interactive --no-delete-after-revoke || return 1
+	check_revoked "certbot" "$CB_LIVE/cert.pem" "$CB_LIVE/chain.pem" "$first" "Key Compromise" || return 1
+}
+
+log "certbot"
+if ! certbot_flow; then
+	echo "certbot: remaining certbot steps skipped after the failure above"
+fi
+
+# ---------------------------------------------------------------------------
+# lego: dns-01 (wildcard + base name) and tls-alpn-01; renew; revoke.
+
+LG=$TMP/lego
+LG_LOG=$LOGS/lego.log
+LG_CERTS=$LG/certificates
+LG_COMMON=(--server "$DIRECTORY" --email "$EMAIL" --accept-tos --path "$LG")
+LG_DNS=(--domains '*.w.weir.test' --domains w.weir.test --dns exec
+	--dns.resolvers "127.0.0.1:$DPORT" --dns.disable-cp)
+LG_TLS=(--domains alpn.weir.test --tls --tls.port "127.0.0.1:$TPORT")
+LG_ENV=(env LEGO_CA_CERTIFICATES="$ROOT" EXEC_PATH="$BIN/lego-dns-exec.sh"
+	EXEC_PROPAGATION_TIMEOUT=20 EXEC_POLLING_INTERVAL=1 EXEC_SEQUENCE_INTERVAL=1 WEIR_INTEROP_TXT_DIR="$TXT_DIR")
+
+# lego_check LABEL BASENAME NAME... checks certificates/BASENAME.crt (leaf
+# followed by the issuer chain).
+lego_check() {
+	local label=$1 base=$2 n
+	shift 2
+	n=$(split_chain "$LG_CERTS/$base.crt" "$TMP/$base")
+	if [ "$n" -lt 2 ]; then
+		CLIENT_LOG=""
+		fail "$label: bundle holds the leaf and its chain" "$LG_CERTS/$base.crt holds $n certificate(s)"
+		return 1
+	fi
+	check_leaf "$label" "$TMP/$base.leaf.pem" "$TMP/$base.rest.pem" "$@"
+}
+
+lego_dns_flow() {
+	local base=_.w.weir.test first=$TMP/lego-dns-first.pem
+	client "lego: run *.w.weir.test w.weir.test (dns-01)" "$LG_LOG" \
+		"${LG_ENV[@]}" lego "${LG_COMMON[@]}" "${LG_DNS[@]}" run || return 1
+	lego_check "lego dns-01 first" "$base" '*.w.weir.test' w.weir.test || return 1
+	cp "$TMP/$base.leaf.pem" "$first"
+
+	client "lego: renew *.w.weir.test w.weir.test (dns-01)" "$LG_LOG" \
+		"${LG_ENV[@]}" lego "${LG_COMMON[@]}" "${LG_DNS[@]}" renew --days 9999 --no-random-sleep || return 1
+	lego_check "lego dns-01 renewed" "$base" '*.w.weir.test' w.weir.test || return 1
+	check_renewed "lego dns-01" "$first" "$TMP/$base.leaf.pem" || return 1
+
+	client "lego: revoke *.w.weir.test w.weir.test (reason 4, superseded)" "$LG_LOG" \
+		"${LG_ENV[@]}" lego "${LG_COMMON[@]}" --domains '*.w.weir.test' --domains w.weir.test \
+		revoke --keep --reason 4 || return 1
+	check_revoked "lego dns-01" "$TMP/$base.leaf.pem" "$TMP/$base.rest.pem" "$first" "Superseded" || return 1
+}
+
+lego_tls_flow() {
+	local base=alpn.weir.test first=$TMP/lego-tls-first.pem
+	client "lego: run alpn.weir.test (tls-alpn-01)" "$LG_LOG" \
+		"${LG_ENV[@]}" lego "${LG_COMMON[@]}" "${LG_TLS[@]}" run || return 1
+	lego_check "lego tls-alpn-01 first" "$base" alpn.weir.test || return 1
+	cp "$TMP/$base.leaf.pem" "$first"
+
+	client "lego: renew alpn.weir.test (tls-alpn-01)" "$LG_LOG" \
+		"${LG_ENV[@]}" lego "${LG_COMMON[@]}" "${LG_TLS[@]}" renew --days 9999 --no-random-sleep || return 1
+	lego_check "lego tls-alpn-01 renewed" "$base" alpn.weir.test || return 1
+	check_renewed "lego tls-alpn-01" "$first" "$TMP/$base.leaf.pem" || return 1
+
+	client "lego: revoke alpn.weir.test (reason 0, unspecified)" "$LG_LOG" \
+		"${LG_ENV[@]}" lego "${LG_COMMON[@]}" --domains alpn.weir.test revoke --keep || return 1
+	check_revoked "lego tls-alpn-01" "$TMP/$base.leaf.pem" "$TMP/$base.rest.pem" "$first" none || return 1
+}
+
+log "lego dns-01"
+if ! lego_dns_flow; then
+	echo "lego dns-01: remaining lego dns-01 steps skipped after the failure above"
+fi
+log "lego tls-alpn-01"
+if ! lego_tls_flow; then
+	echo "lego tls-alpn-01: remaining lego tls-alpn-01 steps skipped after the failure above"
+fi
+
+# ---------------------------------------------------------------------------
+# Summary.
+
+CLIENT_LOG=""
+if ! kill -0 "$WEIR_PID" 2>/dev/null; then
+	fail "weir is still running at the end"
+fi
+if grep -Eq 'level=(ERROR)|panic:|DATA RACE' "$WEIR_LOG"; then
+	echo "note: weir logged errors:"
+	grep -E 'level=(ERROR)|panic:|DATA RACE' "$WEIR_LOG" | tail -n 20 | sed 's/^/      /'
+fi
+
+echo
+echo "$PASSED passed, $FAILED failed"
+if [ "$FAILED" -ne 0 ]; then
+	if [ "${KEEP:-}" = "1" ]; then
+		echo "logs: $LOGS"
+	else
+		echo "rerun with KEEP=1 to keep the logs, certificates and data directory"
+	fi
+	exit 1
+fi
