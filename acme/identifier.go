@@ -39,6 +39,14 @@ func CanonicalIdentifier(id Identifier) (Identifier, *Problem) {
 // canonicalDNSName checks LDH syntax (RFC 1123 §2.1, RFC 5890 for the A-label
 // form) and an optional leading "*." wildcard label (RFC 8555 §7.1.3).
 func canonicalDNSName(v string) (string, error) {
+	// Check for non-ASCII before lowercasing: strings.ToLower maps some
+	// non-ASCII runes to ASCII (U+212A KELVIN SIGN to "k"), which would
+	// accept a name that is not LDH.
+	for i := 0; i < len(v); i++ {
+		if v[i] >= 0x80 {
+			return "", fmt.Errorf("name contains a non-ASCII byte at offset %d; use the A-label (xn--) form", i)
+		}
+	}
 	name := strings.ToLower(strings.TrimSuffix(v, "."))
 	if name == "" {
 		return "", fmt.Errorf("empty name")

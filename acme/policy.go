@@ -46,6 +46,10 @@ func (c PolicyConfig) Validate() error {
 
 func parsePrefix(s string) (netip.Prefix, error) {
 	if p, err := netip.ParsePrefix(s); err == nil {
+		// IP identifiers are compared unmapped, so unmap a 4in6 range too.
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+		}
 		return p.Masked(), nil
 	}
 	a, err := netip.ParseAddr(s)
@@ -106,10 +110,15 @@ func (p *Policy) Check(id Identifier) *Problem {
 		}
 		return NewProblem(ProbRejectedIdentifier, "policy forbids issuing for IP address %s: not in ca.policy.allowed-ip-ranges", id.Value).WithIdentifier(id)
 	case IdentifierDNS:
-		name := strings.TrimPrefix(id.Value, "*.")
+		name, wildcard := strings.CutPrefix(id.Value, "*.")
 		for _, d := range p.denied {
 			if underDomain(name, d) {
 				return NewProblem(ProbRejectedIdentifier, "policy forbids issuing for %q: it is under the denied domain %q", id.Value, d).WithIdentifier(id)
+			}
+			// *.name is valid for every one-label child of name, so it
+			// covers d when d is such a child (RFC 6125 §6.4.3).
+			if parent, ok := strings.CutSuffix(d, "."+name); wildcard && ok && !strings.Contains(parent, ".") {
+				return NewProblem(ProbRejectedIdentifier, "policy forbids issuing for %q: the wildcard covers the denied domain %q", id.Value, d).WithIdentifier(id)
 			}
 		}
 		if len(p.allowed) == 0 {

@@ -1,0 +1,162 @@
+package acme_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+func dns(v string) acme.Identifier { return acme.Identifier{Type: acme.IdentifierDNS, Value: v} }
+func ip(v string) acme.Identifier  { return acme.Identifier{Type: acme.IdentifierIP, Value: v} }
+
+func TestCanonicalIdentifier(t *testing.T) {
+	label63 := strings.Repeat("a", 63)
+	// 4 labels of 63 plus 3 dots = 255 bytes; trimmed to fit 253.
+	name253 := label63 + "." + label63 + "." + label63 + "." + strings.Repeat("a", 61)
+	name254 := name253 + "a"
+
+	tests := []struct {
+		name     string
+		in       acme.Identifier
+		want     acme.Identifier // compared when wantProb is ""
+		wantProb acme.ProblemType
+	}{
+		// DNS names: valid.
+		{name: "plain", in: dns("example.com"), want: dns("example.com")},
+		{name: "lowercased", in: dns("WWW.Example.COM"), want: dns("www.example.com")},
+		{name: "trailing dot", in: dns("example.com."), want: dns("example.com")},
+		{name: "single label", in: dns("localhost"), want: dns("localhost")},
+		{name: "digits and hyphens", in: dns("a-1.0-9.example"), want: dns("a-1.0-9.example")},
+		{name: "all-numeric inner label", in: dns("123.example.com"), want: dns("123.example.com")},
+		{name: "A-label", in: dns("xn--bcher-kva.example"), want: dns("xn--bcher-kva.example")},
+		{name: "63-byte label", in: dns(label63 + ".com"), want: dns(label63 + ".com")},
+		{name: "253 bytes", in: dns(name253), want: dns(name253)},
+		{name: "253 bytes plus trailing dot", in: dns(name253 + "."), want: dns(name253)},
+		{name: "wildcard", in: dns("*.example.com"), want: dns("*.example.com")},
+		{name: "wildcard uppercase", in: dns("*.EXAMPLE.com."), want: dns("*.example.com")},
+		{name: "wildcard over three labels", in: dns("*.a.example.com"), want: dns("*.a.example.com")},
+
+		// DNS names: invalid.
+		{name: "empty", in: dns(""), wantProb: acme.ProbMalformed},
+		{name: "only a dot", in: dns("."), wantProb: acme.ProbMalformed},
+		{name: "two trailing dots", in: dns("example.com.."), wantProb: acme.ProbMalformed},
+		{name: "leading dot", in: dns(".example.com"), wantProb: acme.ProbMalformed},
+		{name: "empty label", in: dns("a..b.test"), wantProb: acme.ProbMalformed},
+		{name: "underscore", in: dns("bad_name.test"), wantProb: acme.ProbMalformed},
+		{name: "leading hyphen", in: dns("-x.test"), wantProb: acme.ProbMalformed},
+		{name: "trailing hyphen", in: dns("x-.test"), wantProb: acme.ProbMalformed},
+		{name: "hyphens 3-4 not xn", in: dns("ab--cd.test"), wantProb: acme.ProbMalformed},
+		{name: "64-byte label", in: dns(label63 + "a.com"), wantProb: acme.ProbMalformed},
+		{name: "254 bytes", in: dns(name254), wantProb: acme.ProbMalformed},
+		{name: "space", in: dns("a b.test"), wantProb: acme.ProbMalformed},
+		{name: "U-label", in: dns("bücher.example"), wantProb: acme.ProbMalformed},
+		{name: "Kelvin sign folds to k", in: dns("\u212a.test"), wantProb: acme.ProbMalformed},
+		{name: "invalid UTF-8", in: dns("a\xff.test"), wantProb: acme.ProbMalformed},
+		{name: "NUL byte", in: dns("a\x00.test"), wantProb: acme.ProbMalformed},
+		{name: "numeric TLD", in: dns("example.123"), wantProb: acme.ProbMalformed},
+		{name: "IPv4 as dns", in: dns("192.0.2.1"), wantProb: acme.ProbMalformed},
+		{name: "IPv6 as dns", in: dns("2001:db8::1"), wantProb: acme.ProbMalformed},
+		{name: "IPv4 as dns trailing dot", in: dns("192.0.2.1."), wantProb: acme.ProbMalformed},
+		{name: "URL", in: dns("https://example.com/"), wantProb: acme.ProbMalformed},
+		{name: "port", in: dns("example.com:443"), wantProb: acme.ProbMalformed},
+
+		// Wildcards: invalid.
+		{name: "bare wildcard", in: dns("*"), wantProb: acme.ProbMalformed},
+		{name: "wildcard over a TLD", in: dns("*.com"), wantProb: acme.ProbMalformed},
+		{name: "wildcard dot only", in: dns("*."), wantProb: acme.ProbMalformed},
+		{name: "double wildcard", in: dns("*.*.example.com"), wantProb: acme.ProbMalformed},
+		{name: "wildcard not leftmost", in: dns("a.*.example.com"), wantProb: acme.ProbMalformed},
+		{name: "partial wildcard", in: dns("a*.example.com"), wantProb: acme.ProbMalformed},
+		{name: "wildcard suffix", in: dns("example.*"), wantProb: acme.ProbMalformed},
+		{name: "wildcard over an IP", in: dns("*.192.0.2.1"), wantProb: acme.ProbMalformed},
+
+		// IP addresses.
+		{name: "IPv4", in: ip("192.0.2.1"), want: ip("192.0.2.1")},
+		{name: "IPv6 shortened", in: ip("2001:0db8:0000:0000:0000:0000:0000:0001"), want: ip("2001:db8::1")},
+		{name: "IPv6 uppercase", in: ip("2001:DB8::A"), want: ip("2001:db8::a")},
+		{name: "IPv4-mapped IPv6", in: ip("::ffff:192.0.2.1"), want: ip("192.0.2.1")},
+		{name: "IPv4-mapped IPv6 hex", in: ip("::ffff:c000:0201"), want: ip("192.0.2.1")},
+		{name: "IPv4-compatible stays v6", in: ip("::192.0.2.1"), want: ip("::c000:201")},
+		{name: "loopback v6", in: ip("::1"), want: ip("::1")},
+		{name: "IPv6 zone", in: ip("fe80::1%eth0"), wantProb: acme.ProbMalformed},
+		{name: "IPv4-mapped with zone", in: ip("::ffff:192.0.2.1%1"), wantProb: acme.ProbMalformed},
+		{name: "IPv4 leading zero", in: ip("192.0.2.01"), wantProb: acme.ProbMalformed},
+		{name: "IPv4 short", in: ip("192.0.2"), wantProb: acme.ProbMalformed},
+		{name: "CIDR", in: ip("192.0.2.0/24"), wantProb: acme.ProbMalformed},
+		{name: "IP with brackets", in: ip("[::1]"), wantProb: acme.ProbMalformed},
+		{name: "IP empty", in: ip(""), wantProb: acme.ProbMalformed},
+		{name: "IP given a name", in: ip("example.com"), wantProb: acme.ProbMalformed},
+		{name: "IP with spaces", in: ip(" 192.0.2.1"), wantProb: acme.ProbMalformed},
+
+		// Types.
+		{name: "no type", in: acme.Identifier{Value: "example.com"}, wantProb: acme.ProbMalformed},
+		{name: "email type", in: acme.Identifier{Type: "email", Value: "a@example.com"}, wantProb: acme.ProbUnsupportedIdentifier},
+		{name: "uppercase DNS type", in: acme.Identifier{Type: "DNS", Value: "example.com"}, wantProb: acme.ProbUnsupportedIdentifier},
+		{name: "permanent-identifier", in: acme.Identifier{Type: "permanent-identifier", Value: "x"}, wantProb: acme.ProbUnsupportedIdentifier},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, prob := acme.CanonicalIdentifier(tt.in)
+			if tt.wantProb != "" {
+				if prob == nil {
+					t.Fatalf("CanonicalIdentifier(%+v) = %+v, nil; want a %s problem", tt.in, got, tt.wantProb)
+				}
+				if prob.Type != tt.wantProb || prob.Status != 400 || prob.Detail == "" {
+					t.Errorf("CanonicalIdentifier(%+v) problem = %s (status %d); want %s, 400", tt.in, prob, prob.Status, tt.wantProb)
+				}
+				if tt.in.Type != "" && (prob.Identifier == nil || *prob.Identifier != tt.in) {
+					t.Errorf("problem identifier = %v; want the input %+v", prob.Identifier, tt.in)
+				}
+				return
+			}
+			if prob != nil {
+				t.Fatalf("CanonicalIdentifier(%+v) problem = %v; want %+v", tt.in, prob, tt.want)
+			}
+			if got != tt.want {
+				t.Errorf("CanonicalIdentifier(%+v) = %+v; want %+v", tt.in, got, tt.want)
+			}
+			again, prob := acme.CanonicalIdentifier(got)
+			if prob != nil || again != got {
+				t.Errorf("not idempotent: CanonicalIdentifier(%+v) = %+v, %v", got, again, prob)
+			}
+		})
+	}
+}
+
+func TestCanonicalIdentifiers(t *testing.T) {
+	t.Run("sorted and deduplicated", func(t *testing.T) {
+		got, prob := acme.CanonicalIdentifiers([]acme.Identifier{
+			dns("b.test"), ip("::ffff:10.0.0.1"), dns("A.test."), dns("a.test"), ip("10.0.0.1"), dns("*.a.test"),
+		})
+		if prob != nil {
+			t.Fatal(prob)
+		}
+		want := []acme.Identifier{dns("*.a.test"), dns("a.test"), dns("b.test"), ip("10.0.0.1")}
+		if !slices.Equal(got, want) {
+			t.Errorf("got %+v; want %+v", got, want)
+		}
+	})
+	t.Run("one bad identifier is the problem itself", func(t *testing.T) {
+		_, prob := acme.CanonicalIdentifiers([]acme.Identifier{dns("ok.test"), {Type: "email", Value: "x"}})
+		if prob == nil || prob.Type != acme.ProbUnsupportedIdentifier || len(prob.Subproblems) != 0 {
+			t.Fatalf("got %v; want a single unsupportedIdentifier problem", prob)
+		}
+	})
+	t.Run("several bad identifiers are subproblems", func(t *testing.T) {
+		bad := []acme.Identifier{dns("bad_name.test"), dns("-x.test"), dns("a..b.test")}
+		_, prob := acme.CanonicalIdentifiers(append([]acme.Identifier{dns("ok.test")}, bad...))
+		if prob == nil || prob.Type != acme.ProbMalformed {
+			t.Fatalf("got %v; want malformed", prob)
+		}
+		if len(prob.Subproblems) != len(bad) {
+			t.Fatalf("got %d subproblems; want %d", len(prob.Subproblems), len(bad))
+		}
+		for i, sp := range prob.Subproblems {
+			if sp.Identifier == nil || *sp.Identifier != bad[i] {
+				t.Errorf("subproblem %d identifier = %v; want %+v", i, sp.Identifier, bad[i])
+			}
+		}
+	})
+}
