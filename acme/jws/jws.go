@@ -116,7 +116,7 @@ func parse(body []byte) (*parsed, *acme.Problem) {
 		return nil, acme.Malformed("the JWS must use the flattened JSON serialization, not the general one (RFC 8555 §6.2)")
 	case f.Header != nil:
 		return nil, acme.Malformed("the JWS must not have an unprotected header (RFC 8555 §6.2)")
-	case f.Protected == "" || f.Payload == nil || f.Signature == "":
+	case f.Protected == "":
 		return nil, acme.Malformed("the JWS needs \"protected\", \"payload\" and \"signature\" members")
 	}
 	hdr, err := base64.RawURLEncoding.DecodeString(f.Protected)
@@ -136,6 +136,11 @@ func parse(body []byte) (*parsed, *acme.Problem) {
 		prob := acme.NewProblem(acme.ProbBadSignatureAlgorithm, "JWS algorithm %q is not accepted; use one of %s", p.header.Alg, strings.Join(Algorithms(), ", "))
 		prob.Algorithms = Algorithms()
 		return nil, prob
+	}
+	// Checked after the algorithm, so that "none" with its empty signature
+	// is reported as the unacceptable algorithm it is.
+	if f.Payload == nil || f.Signature == "" {
+		return nil, acme.Malformed("the JWS needs \"protected\", \"payload\" and \"signature\" members")
 	}
 	return p, nil
 }
