@@ -1,0 +1,138 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Config is what a [Limiter] enforces. cmd/weir builds it from the
+// rate-limiting block of the YAML file.
+type Config struct {
+	// Limits holds the default Limit of each Name.
+	Limits map[Name]Limit
+	// Enabled lists the limits that are enforced. A Name that is absent or
+	// false is disabled: its requests are dropped from every batch, so they
+	// neither spend nor deny. An enabled Name needs an entry in Limits.
+	Enabled map[Name]bool
+	// Overrides replaces the limit of single buckets, keyed by [BucketKey]
+	// ("order-creation:acct-42"), for example a large tenant's account. An
+	// override of a disabled limit has no effect.
+	Overrides map[string]Limit
+}
+
+// DefaultConfig returns the defaults of docs/ARCHITECTURE.md: every limit
+// enabled except registered-domain.
+//
+//	global                  200 per minute, burst 20
+//	account-creation        5 per hour, burst 2
+//	order-creation          20 per hour, burst 5
+//	san-budget              100 per hour, burst 100
+//	duplicate-certificate   5 per 168 h
+//	failed-validation       5 per hour, burst 5
+//	pending-authorizations  30
+//	registered-domain       50 per 168 h, burst 50 (disabled)
+func DefaultConfig() Config {
+	week := 168 * time.Hour
+	return Config{
+		Limits: map[Name]Limit{
+			Global:                {Count: 200, Period: time.Minute, Burst: 20},
+			AccountCreation:       {Count: 5, Period: time.Hour, Burst: 2},
+			OrderCreation:         {Count: 20, Period: time.Hour, Burst: 5},
+			SANBudget:             {Count: 100, Period: time.Hour, Burst: 100},
+			DuplicateCertificate:  {Max: 5, Window: week},
+			FailedValidation:      {Count: 5, Period: time.Hour, Burst: 5},
+			PendingAuthorizations: {Max: 30},
+			RegisteredDomain:      {Count: 50, Period: week, Burst: 50},
+		},
+		Enabled: map[Name]bool{
+			Global:                true,
+			AccountCreation:       true,
+			OrderCreation:         true,
+			SANBudget:             true,
+			DuplicateCertificate:  true,
+			FailedValidation:      true,
+			PendingAuthorizations: true,
+		},
+	}
+}
+
+// Validate reports every problem with c at once, joined with errors.Join,
+// each naming the limit or bucket key concerned.
+func (c Config) Validate() error {
+	var errs []error
+	for _, n := range slices.Sorted(maps.Keys(c.Limits)) {
+		if !n.Valid() {
+			errs = append(errs, fmt.Errorf("ratelimit: unknown limit name %d", int(n)))
+			continue
+		}
+		errs = append(errs, checkLimit(n.String(), n, c.Limits[n])...)
+	}
+	for _, n := range slices.Sorted(maps.Keys(c.Enabled)) {
+		switch _, ok := c.Limits[n]; {
+		case !n.Valid():
+			errs = append(errs, fmt.Errorf("ratelimit: cannot enable unknown limit name %d", int(n)))
+		case c.Enabled[n] && !ok:
+			errs = append(errs, fmt.Errorf("ratelimit: %s is enabled but has no limit", n))
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(c.Overrides)) {
+		prefix, key, _ := strings.Cut(k, ":")
+		n, err := ParseName(prefix)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("ratelimit: override %q: the key must start with a limit name and a colon: %w", k, err))
+		case key == "":
+			errs = append(errs, fmt.Errorf("ratelimit: override %q: empty key after the limit name", k))
+		default:
+			errs = append(errs, checkLimit("override "+k, n, c.Overrides[k])...)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// checkLimit reports the problems of l as the limit of n, labelled label.
+func checkLimit(label string, n Name, l Limit) []error {
+	var errs []error
+	bad := func(format string, args ...any) {
+		errs = append(errs, fmt.Errorf("ratelimit: %s: "+format, append([]any{label}, args...)...))
+	}
+	if k := l.Kind(); k != KindInvalid && k != n.Kind() {
+		if n.Kind() == KindRate {
+			bad("%s is a rate limit: set count, period and burst, not max and window", n)
+		} else {
+			bad("%s is an exact count: set max (and window), not count, period and burst", n)
+		}
+		return errs
+	}
+	for _, p := range l.problems() {
+		bad("%s", p)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	switch {
+	case n == DuplicateCertificate && l.Window <= 0:
+		bad("window must be positive, got %v", l.Window)
+	case n == PendingAuthorizations && l.Window != 0:
+		bad("window must be 0: a pending authorization counts until its own expiry")
+	}
+	return errs
+}
+
+// clone returns a copy of c whose maps the caller cannot change.
+func (c Config) clone() Config {
+	return Config{Limits: maps.Clone(c.Limits), Enabled: maps.Clone(c.Enabled), Overrides: maps.Clone(c.Overrides)}
+}
+
+// limitFor returns the limit of one bucket: its override, or the default of
+// its name.
+func (c *Config) limitFor(n Name, bucketKey string) Limit {
+	if l, ok := c.Overrides[bucketKey]; ok {
+		return l
+	}
+	return c.Limits[n]
+}

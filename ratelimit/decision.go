@@ -1,0 +1,108 @@
+package ratelimit
+
+import (
+	"fmt"
+	"time"
+)
+
+// Decision is the limiter's answer to one request. A denial is a Decision
+// with Allowed false, not an error: acme turns it into a rateLimited problem
+// whose detail is [Decision.Detail] and whose Retry-After is RetryAfter,
+// and each entry of Denied can become a subproblem.
+//
+// An allowed Decision describes the bucket with the fewest tokens or slots
+// left, for informational headers; a denied one describes the strictest
+// denial, the one with the longest wait.
+type Decision struct {
+	// Allowed reports that every bucket of the request fits.
+	Allowed bool
+	// Limit is the limit this decision describes; 0 when no enabled limit
+	// applied to the request.
+	Limit Name
+	// Key is that bucket's key, without the limit name.
+	Key string
+	// Remaining is the tokens or member slots left in that bucket.
+	Remaining int64
+	// RetryAfter is the exact time from At until the request may succeed;
+	// 0 when allowed. Not rounded: the HTTP layer rounds up.
+	RetryAfter time.Duration
+	// Never reports a request larger than the limit's burst: it can never
+	// succeed, and RetryAfter is 0.
+	Never bool
+	// ResetAt is when the bucket will be entirely full (rate) or empty
+	// (count) again if nothing more is spent.
+	ResetAt time.Time
+	// At is the source's clock when it decided.
+	At time.Time
+	// Denied lists every denied bucket, in request order, when Allowed is
+	// false. Its entries have no Denied of their own.
+	Denied []Decision
+}
+
+// Detail describes a denial for the client: the limit, the key, and the
+// time it frees up in RFC 3339, rounded up to the second so a client that
+// waits until then is not refused again. It is "" for an allowed decision.
+func (d Decision) Detail() string {
+	switch {
+	case d.Allowed:
+		return ""
+	case d.Never:
+		return fmt.Sprintf("%s limit for %q: the request is larger than the limit's burst and can never be allowed", d.Limit, d.Key)
+	default:
+		return fmt.Sprintf("%s limit exceeded for %q: retry after %s", d.Limit, d.Key, d.retryAt().Format(time.RFC3339))
+	}
+}
+
+// retryAt is At + RetryAfter in UTC, rounded up to the whole second.
+func (d Decision) retryAt() time.Time {
+	t := d.At.Add(d.RetryAfter).UTC()
+	if s := t.Truncate(time.Second); !s.Equal(t) {
+		return s.Add(time.Second)
+	}
+	return t
+}
+
+// decide builds the Decision of a batch of limiter ops.
+func decide(ops []Op, names []Name, res *BatchResult) Decision {
+	now := time.UnixMicro(res.Now)
+	bucket := func(i int) Decision {
+		r := res.Results[i]
+		return Decision{
+			Allowed:    r.Allowed,
+			Limit:      names[i],
+			Key:        ops[i].Key[len(names[i].String())+1:],
+			Remaining:  r.Remaining,
+			RetryAfter: time.Duration(r.RetryAfter) * time.Microsecond,
+			Never:      r.Never,
+			ResetAt:    time.UnixMicro(r.TAT),
+			At:         now,
+		}
+	}
+	var denied []Decision
+	best := -1
+	for i, r := range res.Results {
+		switch {
+		case r.Allowed && len(denied) == 0:
+			if best < 0 || r.Remaining < res.Results[best].Remaining {
+				best = i
+			}
+		case !r.Allowed:
+			if len(denied) == 0 || stricter(r, res.Results[best]) {
+				best = i
+			}
+			denied = append(denied, bucket(i))
+		}
+	}
+	d := bucket(best)
+	d.Denied = denied
+	return d
+}
+
+// stricter reports whether denial a outranks denial b: one that can never
+// succeed first, then the longest wait; on a tie the earlier request wins.
+func stricter(a, b OpResult) bool {
+	if a.Never != b.Never {
+		return a.Never
+	}
+	return !b.Never && a.RetryAfter > b.RetryAfter
+}

@@ -1,0 +1,254 @@
+package sourcetest
+
+import (
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// trials is how many times each race runs; every one must be exact.
+const trials = 20
+
+// raceSizes are the numbers of simultaneous requests per race.
+func raceSizes() []int { return []int{10, 50, 200} }
+
+// concurrencyConfig has limits with 10 to spare after each race's setup.
+func concurrencyConfig() ratelimit.Config {
+	cfg := ratelimit.DefaultConfig()
+	cfg.Limits[ratelimit.OrderCreation] = ratelimit.Limit{Count: 10, Period: time.Hour, Burst: 20}
+	cfg.Limits[ratelimit.SANBudget] = ratelimit.Limit{Count: 10, Period: time.Hour, Burst: 25}
+	cfg.Limits[ratelimit.PendingAuthorizations] = ratelimit.Limit{Max: 30}
+	cfg.Limits[ratelimit.DuplicateCertificate] = ratelimit.Limit{Max: 10, Window: 168 * time.Hour}
+	return cfg
+}
+
+// replicas returns two Limiters sharing src, as two weir replicas share one
+// backend.
+func replicas(t *testing.T, cfg ratelimit.Config, src ratelimit.Source, now func() time.Time) [2]*ratelimit.Limiter {
+	t.Helper()
+	var out [2]*ratelimit.Limiter
+	for i := range out {
+		l, err := ratelimit.New(cfg, src, now)
+		if err != nil {
+			t.Fatalf("New: %v", err)
+		}
+		out[i] = l
+	}
+	return out
+}
+
+// race releases n Spends at once, alternating between the replicas, and
+// returns how many were allowed.
+func race(t *testing.T, lims [2]*ratelimit.Limiter, n int, reqs func(i int) []ratelimit.Request) int {
+	t.Helper()
+	var (
+		wg       sync.WaitGroup
+		admitted atomic.Int64
+		failed   atomic.Pointer[error]
+		gate     = make(chan struct{})
+	)
+	for i := range n {
+		wg.Go(func() {
+			<-gate
+			d, _, err := lims[i%2].Spend(t.Context(), reqs(i)...)
+			switch {
+			case err != nil:
+				failed.Store(&err)
+			case d.Allowed:
+				admitted.Add(1)
+			}
+		})
+	}
+	close(gate)
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		t.Fatalf("Spend: %v", *err)
+	}
+	return int(admitted.Load())
+}
+
+// mustSpend spends reqs, which must be allowed.
+func mustSpend(t *testing.T, l *ratelimit.Limiter, reqs ...ratelimit.Request) {
+	t.Helper()
+	d, _, err := l.Spend(t.Context(), reqs...)
+	if err != nil || !d.Allowed {
+		t.Fatalf("setup Spend = %+v, %v; want allowed", d, err)
+	}
+}
+
+// testConcurrency races N simultaneous requests through two replicas at a
+// bucket with exactly 10 left, for a rate limit, both exact counts and a
+// two-bucket batch, on a frozen clock: exactly min(N, 10) must pass, in
+// every trial.
+func testConcurrency(t *testing.T, newSource newSourceFunc) {
+	type setup func(t *testing.T, l *ratelimit.Limiter, key string, expires time.Time)
+	tests := []struct {
+		name  string
+		setup setup
+		reqs  func(key string, i int, expires time.Time) []ratelimit.Request
+		after func(t *testing.T, l *ratelimit.Limiter, key string, expires time.Time)
+	}{
+		{
+			name: "rate",
+			setup: func(t *testing.T, l *ratelimit.Limiter, key string, _ time.Time) {
+				mustSpend(t, l, ratelimit.Request{Name: ratelimit.OrderCreation, Key: key, Cost: 10})
+			},
+			reqs: func(key string, _ int, _ time.Time) []ratelimit.Request {
+				return []ratelimit.Request{{Name: ratelimit.OrderCreation, Key: key}}
+			},
+		},
+		{
+			name: "pending-authorizations",
+			setup: func(t *testing.T, l *ratelimit.Limiter, key string, expires time.Time) {
+				var reqs []ratelimit.Request
+				for i := range 20 {
+					reqs = append(reqs, ratelimit.Request{Name: ratelimit.PendingAuthorizations, Key: key, Member: fmt.Sprintf("old-%d", i), MemberTime: expires})
+				}
+				mustSpend(t, l, reqs...)
+			},
+			reqs: func(key string, i int, expires time.Time) []ratelimit.Request {
+				return []ratelimit.Request{{Name: ratelimit.PendingAuthorizations, Key: key, Member: fmt.Sprintf("authz-%d", i), MemberTime: expires}}
+			},
+		},
+		{
+			name: "duplicate-certificate",
+			reqs: func(key string, i int, _ time.Time) []ratelimit.Request {
+				return []ratelimit.Request{{Name: ratelimit.DuplicateCertificate, Key: key, Member: fmt.Sprintf("serial-%d", i)}}
+			},
+		},
+		{
+			// Overlapping two-bucket batches taken in both orders: no
+			// deadlock, and no partial write from a denied batch (b
+			// starts with 15, so it must end with exactly 5).
+			name: "two buckets, both orders",
+			setup: func(t *testing.T, l *ratelimit.Limiter, key string, _ time.Time) {
+				mustSpend(t, l,
+					ratelimit.Request{Name: ratelimit.OrderCreation, Key: key, Cost: 10},
+					ratelimit.Request{Name: ratelimit.SANBudget, Key: key, Cost: 10})
+			},
+			reqs: func(key string, i int, _ time.Time) []ratelimit.Request {
+				a := ratelimit.Request{Name: ratelimit.OrderCreation, Key: key}
+				b := ratelimit.Request{Name: ratelimit.SANBudget, Key: key}
+				if i%4 < 2 {
+					return []ratelimit.Request{a, b}
+				}
+				return []ratelimit.Request{b, a}
+			},
+			after: func(t *testing.T, l *ratelimit.Limiter, key string, _ time.Time) {
+				d, err := l.Check(t.Context(), ratelimit.Request{Name: ratelimit.SANBudget, Key: key, Cost: 5})
+				if err != nil || !d.Allowed || d.Remaining != 0 {
+					t.Errorf("san-budget after the race: Check(5) = %+v, %v; want allowed with 0 left (exactly 5 were left)", d, err)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, newSource)
+			lims := replicas(t, concurrencyConfig(), e.src, e.clock.Now)
+			expires := e.clock.Now().Add(time.Hour)
+			for _, n := range raceSizes() {
+				for trial := range trials {
+					key := fmt.Sprintf("acct-%d-%d", n, trial)
+					if tt.setup != nil {
+						tt.setup(t, lims[0], key, expires)
+					}
+					got := race(t, lims, n, func(i int) []ratelimit.Request { return tt.reqs(key, i, expires) })
+					if want := min(n, 10); got != want {
+						t.Errorf("N=%d trial %d: %d admitted, want %d", n, trial+1, got, want)
+					}
+					if tt.after != nil {
+						tt.after(t, lims[1], key, expires)
+					}
+				}
+			}
+		})
+	}
+}
+
+// testRealClock hammers one 100/s, burst 10 bucket from 50 goroutines
+// through two replicas for 2 s of the source's own clock. Counting on that
+// clock (each Decision.At), from the first admission t0 to t0 + 2 s, GCRA
+// admits the burst plus one per 10 ms: 10 + 200, give or take one at the
+// boundary. Every admission must also respect the bound
+// k <= 10 + floor((at_k − t0) / 10 ms), whatever the scheduler did.
+func testRealClock(t *testing.T, newSource newSourceFunc) {
+	if testing.Short() {
+		t.Skip("runs for 2 s of real time")
+	}
+	const (
+		workers  = 50
+		window   = 2 * time.Second
+		interval = 10 * time.Millisecond
+		burst    = 10
+	)
+	src := newSource(t, time.Now)
+	cfg := ratelimit.DefaultConfig()
+	cfg.Limits[ratelimit.OrderCreation] = ratelimit.Limit{Count: 100, Period: time.Second, Burst: burst}
+	lims := replicas(t, cfg, src, time.Now)
+	req := ratelimit.Request{Name: ratelimit.OrderCreation, Key: "acct-real-clock"}
+
+	var (
+		wg       sync.WaitGroup
+		mu       sync.Mutex
+		admitted []int64
+		failed   atomic.Pointer[error]
+		gate     = make(chan struct{})
+	)
+	deadline := time.Now().Add(window + 300*time.Millisecond)
+	for w := range workers {
+		wg.Go(func() {
+			<-gate
+			var mine []int64
+			for time.Now().Before(deadline) {
+				d, _, err := lims[w%2].Spend(t.Context(), req)
+				if err != nil {
+					failed.Store(&err)
+					return
+				}
+				if d.Allowed {
+					mine = append(mine, d.At.UnixMicro())
+				}
+			}
+			mu.Lock()
+			admitted = append(admitted, mine...)
+			mu.Unlock()
+		})
+	}
+	close(gate)
+	wg.Wait()
+	if err := failed.Load(); err != nil {
+		t.Fatalf("Spend: %v", *err)
+	}
+	if len(admitted) == 0 {
+		t.Fatal("nothing was admitted")
+	}
+	slices.Sort(admitted)
+	t0 := admitted[0]
+	for i, at := range admitted {
+		if bound := burst + (at-t0)/interval.Microseconds(); int64(i+1) > bound {
+			t.Fatalf("admission %d at t0+%v exceeds the GCRA bound of %d", i+1, time.Duration(at-t0)*time.Microsecond, bound)
+		}
+	}
+	end := t0 + window.Microseconds()
+	inWindow := len(admitted) - len(admitted[sortedIndexAfter(admitted, end):])
+	t.Logf("%d admitted in [t0, t0+%v] of the source's clock (%d in all)", inWindow, window, len(admitted))
+	if inWindow < 209 || inWindow > 211 {
+		t.Errorf("%d admitted in %v, want 209 to 211 (10 + 100/s × 2 s ± 1)", inWindow, window)
+	}
+}
+
+// sortedIndexAfter returns the index of the first element of sorted that is
+// greater than v.
+func sortedIndexAfter(sorted []int64, v int64) int {
+	i, found := slices.BinarySearch(sorted, v)
+	for found && i < len(sorted) && sorted[i] == v {
+		i++
+	}
+	return i
+}
