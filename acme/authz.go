@@ -39,6 +39,9 @@ func (s *Service) DeactivateAuthz(ctx context.Context, c Caller, id string) (*Au
 		}
 		return nil, Internal(err)
 	}
+	if from == StatusPending {
+		s.lim().AuthzFinished(ctx, a)
+	}
 	return a, nil
 }
 

@@ -14,12 +14,14 @@ type Limits interface {
 	// NewAccount runs before an account is created for clientIP.
 	NewAccount(ctx context.Context, clientIP netip.Addr) (refund func(), err error)
 	// NewOrder runs before order o of acct is stored (o.Identifiers are
-	// canonical; o.Replaces is set for an ARI renewal).
-	NewOrder(ctx context.Context, acct *Account, o *Order) (refund func(), err error)
+	// canonical; o.Replaces is set for an ARI renewal). fresh are the
+	// authorizations the order creates (reused ones are not new).
+	NewOrder(ctx context.Context, acct *Account, o *Order, fresh []*Authorization) (refund func(), err error)
 	// Finalize runs before the certificate for o is issued.
 	Finalize(ctx context.Context, acct *Account, o *Order) (refund func(), err error)
-	// ValidationFailed records that a challenge of authz turned invalid.
-	ValidationFailed(ctx context.Context, accountID string, authz *Authorization)
+	// AuthzFinished records that authz left pending (valid, invalid or
+	// deactivated); an invalid one counts as a failed validation.
+	AuthzFinished(ctx context.Context, authz *Authorization)
 	// Revoked records that cert was revoked (it frees a
 	// duplicate-certificate slot).
 	Revoked(ctx context.Context, cert *Certificate)
@@ -34,13 +36,15 @@ func noRefund() {}
 func (NoLimits) NewAccount(context.Context, netip.Addr) (func(), error) { return noRefund, nil }
 
 // NewOrder implements Limits.
-func (NoLimits) NewOrder(context.Context, *Account, *Order) (func(), error) { return noRefund, nil }
+func (NoLimits) NewOrder(context.Context, *Account, *Order, []*Authorization) (func(), error) {
+	return noRefund, nil
+}
 
 // Finalize implements Limits.
 func (NoLimits) Finalize(context.Context, *Account, *Order) (func(), error) { return noRefund, nil }
 
-// ValidationFailed implements Limits.
-func (NoLimits) ValidationFailed(context.Context, string, *Authorization) {}
+// AuthzFinished implements Limits.
+func (NoLimits) AuthzFinished(context.Context, *Authorization) {}
 
 // Revoked implements Limits.
 func (NoLimits) Revoked(context.Context, *Certificate) {}

@@ -119,7 +119,7 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 		fresh = append(fresh, a)
 		o.AuthzIDs = append(o.AuthzIDs, a.ID)
 	}
-	refund, err := s.lim().NewOrder(ctx, c.Account, o)
+	refund, err := s.lim().NewOrder(ctx, c.Account, o, fresh)
 	if err != nil {
 		return nil, err
 	}

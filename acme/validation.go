@@ -142,8 +142,6 @@ func (s *Service) validate(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	if prob != nil {
-		s.lim().ValidationFailed(ctx, a.AccountID, a)
-	}
+	s.lim().AuthzFinished(ctx, a)
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"hash/maphash"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,8 +41,8 @@ const (
 // the alternative, refusing new addresses while the table is full, would
 // let one attacker with many addresses lock every new client out.
 type Edge struct {
-	emission int64
-	burst    int64
+	emission atomic.Int64
+	burst    atomic.Int64
 	setMask  uint64
 	seed     maphash.Seed
 	shards   [edgeShards]edgeShard
@@ -82,7 +83,9 @@ func NewEdge(limit Limit, entries int) (*Edge, error) {
 	for sets*edgeShards*edgeWays < entries {
 		sets *= 2
 	}
-	e := &Edge{emission: limit.Emission(), burst: limit.Burst, setMask: uint64(sets - 1), seed: maphash.MakeSeed()}
+	e := &Edge{setMask: uint64(sets - 1), seed: maphash.MakeSeed()}
+	e.emission.Store(limit.Emission())
+	e.burst.Store(limit.Burst)
 	for i := range e.shards {
 		e.shards[i].slots = make([]edgeSlot, sets*edgeWays)
 	}
@@ -96,6 +99,7 @@ func NewEdge(limit Limit, entries int) (*Edge, error) {
 // other invalid addr.
 func (e *Edge) Allow(addr netip.Addr, now int64) (ok bool, retryAfter time.Duration) {
 	key := edgeKey(addr)
+	emission, burst := e.emission.Load(), e.burst.Load()
 	h := e.hash(key)
 	shard := &e.shards[h%edgeShards]
 	base := ((h / edgeShards) & e.setMask) * edgeWays
@@ -104,7 +108,7 @@ func (e *Edge) Allow(addr netip.Addr, now int64) (ok bool, retryAfter time.Durat
 	victim := 0
 	for i := range set {
 		if set[i].key == key {
-			v := gcra(set[i].tat, now, e.emission, e.burst, 1)
+			v := gcra(set[i].tat, now, emission, burst, 1)
 			if v.allowed {
 				set[i].tat = v.tat
 			}
@@ -117,10 +121,24 @@ func (e *Edge) Allow(addr netip.Addr, now int64) (ok bool, retryAfter time.Durat
 	}
 	// A new address: its fresh bucket always admits one request (burst is
 	// at least 1). It takes the slot with the earliest TAT; see Edge.
-	v := gcra(0, now, e.emission, e.burst, 1)
+	v := gcra(0, now, emission, burst, 1)
 	set[victim] = edgeSlot{key: key, tat: v.tat}
 	shard.mu.Unlock()
 	return true, 0
+}
+
+// SetLimit changes the limit in place (a configuration reload). Buckets
+// keep their TATs, so what clients have spent stays spent.
+func (e *Edge) SetLimit(limit Limit) error {
+	if limit.Kind() != KindRate {
+		return fmt.Errorf("ratelimit: edge: needs a rate limit (count, period, burst), got %s", limit.Kind())
+	}
+	if err := limit.Validate("edge"); err != nil {
+		return err
+	}
+	e.emission.Store(limit.Emission())
+	e.burst.Store(limit.Burst)
+	return nil
 }
 
 // hash is the seeded hash of a table key: the low bits pick the shard, the

@@ -10,8 +10,8 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
-	"net/netip"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -45,6 +45,7 @@ type Server struct {
 	urls     urls
 	log      *slog.Logger
 	now      func() time.Time
+	edge     atomic.Pointer[EdgeConfig]
 }
 
 // New makes the front end for svc.
@@ -120,7 +121,10 @@ func (s *Server) wrap(name string, h handler) http.HandlerFunc {
 			s.log.Error("issuing nonce", "err", err)
 		}
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		err := h(rec, r)
+		err := s.edgeAllow(s.clientIP(r))
+		if err == nil {
+			err = h(rec, r)
+		}
 		var prob *acme.Problem
 		if err != nil {
 			prob = s.renderProblem(rec, err)
@@ -165,17 +169,8 @@ func (s *Server) authenticate(r *http.Request) (*jws.Request, error) {
 }
 
 // caller turns an authenticated request into an acme.Caller.
-func caller(r *http.Request, req *jws.Request) acme.Caller {
-	return acme.Caller{Account: req.Account, Key: req.Key, KeyJSON: req.KeyJSON, Thumbprint: req.Thumbprint, IP: clientIP(r)}
-}
-
-// clientIP is the peer address of the request.
-func clientIP(r *http.Request) netip.Addr {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return netip.Addr{}
-	}
-	return ap.Addr().Unmap()
+func (s *Server) caller(r *http.Request, req *jws.Request) acme.Caller {
+	return acme.Caller{Account: req.Account, Key: req.Key, KeyJSON: req.KeyJSON, Thumbprint: req.Thumbprint, IP: s.clientIP(r)}
 }
 
 // static serves a public CA artefact.
