@@ -125,6 +125,7 @@ func (s *Service) UpdateAccount(ctx context.Context, c Caller, id string, upd *A
 		}
 		a.Contact = *upd.Contact
 	}
+	defer s.forgetAccount(id)
 	if err := s.store.UpdateAccount(ctx, &a, StatusValid); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return nil, Unauthorized("account %s is no longer valid", id)
@@ -144,6 +145,7 @@ func (s *Service) KeyChange(ctx context.Context, c Caller, newKeyJSON []byte, ne
 	if newThumbprint == c.Account.KeyThumbprint {
 		return nil, Malformed("the new key is the same as the old key")
 	}
+	defer s.forgetAccount(c.Account.ID)
 	if err := s.store.ChangeAccountKey(ctx, c.Account.ID, c.Account.KeyThumbprint, newThumbprint, newKeyJSON); err != nil {
 		if errors.Is(err, ErrConflict) {
 			if other, gerr := s.store.GetAccountByKey(ctx, newThumbprint); gerr == nil {

@@ -85,8 +85,9 @@ type Service struct {
 	log       *slog.Logger
 	now       func() time.Time
 
-	jobs chan string // challenge IDs waiting for validation
-	crl  *crlCache
+	jobs     chan string // challenge IDs waiting for validation
+	crl      *crlCache
+	accounts accountCache
 }
 
 // New makes a Service. limits nil means NoLimits; log nil discards.

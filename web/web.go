@@ -64,7 +64,7 @@ func New(cfg Config, svc *acme.Service, nonces acme.NonceStore, log *slog.Logger
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Server{cfg: cfg, svc: svc, nonces: nonces, urls: urls{base: cfg.BaseURL}, log: log, now: time.Now}
-	s.verifier = jws.NewVerifier(nonces, svc.Store().GetAccount, s.urls.account(""))
+	s.verifier = jws.NewVerifier(nonces, svc.Account, s.urls.account(""))
 	return s, nil
 }
 

@@ -17,6 +17,8 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -63,7 +65,11 @@ func (r *Request) PostAsGet() bool { return len(r.Payload) == 0 }
 
 // Verifier checks requests against the nonce store and the accounts.
 type Verifier struct {
-	nonces acme.NonceStore
+	// keys caches parsed account keys by thumbprint: parsing a JWK (big
+	// integers, a curve check) on every kid-signed request is wasted work.
+	keys     sync.Map
+	keyCount atomic.Int64
+	nonces   acme.NonceStore
 	// account looks up an account by ID (ErrNotFound when unknown).
 	account func(ctx context.Context, id string) (*acme.Account, error)
 	// accountURL is the account URL prefix; kid = accountURL + ID.
@@ -74,6 +80,30 @@ type Verifier struct {
 // resources, e.g. "https://ca.example/acme/account/".
 func NewVerifier(nonces acme.NonceStore, account func(ctx context.Context, id string) (*acme.Account, error), accountURL string) *Verifier {
 	return &Verifier{nonces: nonces, account: account, accountURL: accountURL}
+}
+
+// maxCachedKeys bounds the key cache; past it the cache starts over.
+const maxCachedKeys = 100_000
+
+// accountKey returns the parsed key of acct, checked against alg.
+func (v *Verifier) accountKey(acct *acme.Account, alg jose.SignatureAlgorithm) (*jose.JSONWebKey, *acme.Problem) {
+	if k, ok := v.keys.Load(acct.KeyThumbprint); ok {
+		key := k.(*jose.JSONWebKey)
+		if prob := checkAlg(key, alg); prob != nil {
+			return nil, prob
+		}
+		return key, nil
+	}
+	key, prob := parseKey(acct.Key, alg)
+	if prob != nil {
+		return nil, prob
+	}
+	if v.keyCount.Add(1) > maxCachedKeys {
+		v.keys.Clear()
+		v.keyCount.Store(1)
+	}
+	v.keys.Store(acct.KeyThumbprint, key)
+	return key, nil
 }
 
 // flattened is the flattened JSON serialization (RFC 7515 §7.2.2).
@@ -163,30 +193,38 @@ func parseKey(raw json.RawMessage, alg jose.SignatureAlgorithm) (*jose.JSONWebKe
 	if !k.Valid() || !k.IsPublic() {
 		return nil, acme.NewProblem(acme.ProbBadPublicKey, "the JWK is not a valid public key")
 	}
+	if prob := checkAlg(&k, alg); prob != nil {
+		return nil, prob
+	}
+	return &k, nil
+}
+
+// checkAlg checks that a key is acceptable and suits alg (RFC 8555 §6.2).
+func checkAlg(k *jose.JSONWebKey, alg jose.SignatureAlgorithm) *acme.Problem {
 	switch key := k.Key.(type) {
 	case *rsa.PublicKey:
 		if n := key.N.BitLen(); n < MinRSABits || n > maxRSABits {
-			return nil, acme.NewProblem(acme.ProbBadPublicKey, "RSA key of %d bits; between %d and %d required", n, MinRSABits, maxRSABits)
+			return acme.NewProblem(acme.ProbBadPublicKey, "RSA key of %d bits; between %d and %d required", n, MinRSABits, maxRSABits)
 		}
 		if alg != jose.RS256 {
-			return nil, algMismatch(alg, "RSA")
+			return algMismatch(alg, "RSA")
 		}
 	case *ecdsa.PublicKey:
 		switch {
 		case key.Curve == elliptic.P256() && alg == jose.ES256, key.Curve == elliptic.P384() && alg == jose.ES384:
 		case key.Curve != elliptic.P256() && key.Curve != elliptic.P384():
-			return nil, acme.NewProblem(acme.ProbBadPublicKey, "ECDSA curve %s is not accepted; use P-256 or P-384", key.Curve.Params().Name)
+			return acme.NewProblem(acme.ProbBadPublicKey, "ECDSA curve %s is not accepted; use P-256 or P-384", key.Curve.Params().Name)
 		default:
-			return nil, algMismatch(alg, "ECDSA "+key.Curve.Params().Name)
+			return algMismatch(alg, "ECDSA "+key.Curve.Params().Name)
 		}
 	case ed25519.PublicKey:
 		if alg != jose.EdDSA {
-			return nil, algMismatch(alg, "Ed25519")
+			return algMismatch(alg, "Ed25519")
 		}
 	default:
-		return nil, acme.NewProblem(acme.ProbBadPublicKey, "JWK key type %T is not accepted", k.Key)
+		return acme.NewProblem(acme.ProbBadPublicKey, "JWK key type %T is not accepted", k.Key)
 	}
-	return &k, nil
+	return nil
 }
 
 func algMismatch(alg jose.SignatureAlgorithm, kind string) *acme.Problem {
@@ -257,7 +295,7 @@ func (v *Verifier) Verify(ctx context.Context, body []byte, url string) (*Reques
 		if acct.Status != acme.StatusValid {
 			return nil, acme.Unauthorized("account %s is %s", id, acct.Status)
 		}
-		key, prob = parseKey(acct.Key, p.alg)
+		key, prob = v.accountKey(acct, p.alg)
 		if prob != nil {
 			return nil, prob
 		}
