@@ -176,11 +176,38 @@ func testConcurrency(t *testing.T, newSource newSourceFunc) {
 // clock (each Decision.At), from the first admission t0 to t0 + 2 s, GCRA
 // admits the burst plus one per 10 ms: 10 + 200, give or take one at the
 // boundary. Every admission must also respect the bound
-// k <= 10 + floor((at_k − t0) / 10 ms), whatever the scheduler did.
+// k <= 10 + floor((at_k − t0) / 10 ms), whatever the scheduler did: that
+// is the property that must never fail.
+//
+// The lower bound (209) only holds if the clients kept asking: when every
+// client was descheduled for longer than an emission interval (a loaded
+// machine), the tokens of that gap are spent after the window instead. Such
+// a run is inconclusive for the lower bound and is repeated, up to five
+// times.
 func testRealClock(t *testing.T, newSource newSourceFunc) {
 	if testing.Short() {
 		t.Skip("runs for 2 s of real time")
 	}
+	const attempts = 5
+	for attempt := 1; attempt <= attempts; attempt++ {
+		key := fmt.Sprintf("acct-real-clock-%d", attempt)
+		inWindow, gap := realClockRun(t, newSource, key)
+		t.Logf("attempt %d: %d admitted in [t0, t0+2s] of the source's clock; longest gap between decisions %v", attempt, inWindow, gap)
+		switch {
+		case inWindow > 211:
+			t.Fatalf("%d admitted in 2s, more than 10 + 100/s × 2 s + 1", inWindow)
+		case inWindow >= 209:
+			return
+		case gap <= 10*time.Millisecond:
+			t.Fatalf("%d admitted in 2s with clients asking all along, want 209 to 211", inWindow)
+		}
+	}
+	t.Fatalf("every one of %d runs had the clients stalled; the lower bound could not be checked", attempts)
+}
+
+// realClockRun is one run of testRealClock; it returns the admissions in
+// the window and the longest gap between consecutive decisions in it.
+func realClockRun(t *testing.T, newSource newSourceFunc, key string) (int, time.Duration) {
 	const (
 		workers  = 50
 		window   = 2 * time.Second
@@ -191,32 +218,35 @@ func testRealClock(t *testing.T, newSource newSourceFunc) {
 	cfg := ratelimit.DefaultConfig()
 	cfg.Limits[ratelimit.OrderCreation] = ratelimit.Limit{Count: 100, Period: time.Second, Burst: burst}
 	lims := replicas(t, cfg, src, time.Now)
-	req := ratelimit.Request{Name: ratelimit.OrderCreation, Key: "acct-real-clock"}
+	req := ratelimit.Request{Name: ratelimit.OrderCreation, Key: key}
 
 	var (
-		wg       sync.WaitGroup
-		mu       sync.Mutex
-		admitted []int64
-		failed   atomic.Pointer[error]
-		gate     = make(chan struct{})
+		wg        sync.WaitGroup
+		mu        sync.Mutex
+		admitted  []int64
+		decisions []int64
+		failed    atomic.Pointer[error]
+		gate      = make(chan struct{})
 	)
 	deadline := time.Now().Add(window + 300*time.Millisecond)
 	for w := range workers {
 		wg.Go(func() {
 			<-gate
-			var mine []int64
+			var mine, all []int64
 			for time.Now().Before(deadline) {
 				d, _, err := lims[w%2].Spend(t.Context(), req)
 				if err != nil {
 					failed.Store(&err)
 					return
 				}
+				all = append(all, d.At.UnixMicro())
 				if d.Allowed {
 					mine = append(mine, d.At.UnixMicro())
 				}
 			}
 			mu.Lock()
 			admitted = append(admitted, mine...)
+			decisions = append(decisions, all...)
 			mu.Unlock()
 		})
 	}
@@ -229,6 +259,7 @@ func testRealClock(t *testing.T, newSource newSourceFunc) {
 		t.Fatal("nothing was admitted")
 	}
 	slices.Sort(admitted)
+	slices.Sort(decisions)
 	t0 := admitted[0]
 	for i, at := range admitted {
 		if bound := burst + (at-t0)/interval.Microseconds(); int64(i+1) > bound {
@@ -236,11 +267,14 @@ func testRealClock(t *testing.T, newSource newSourceFunc) {
 		}
 	}
 	end := t0 + window.Microseconds()
-	inWindow := len(admitted) - len(admitted[sortedIndexAfter(admitted, end):])
-	t.Logf("%d admitted in [t0, t0+%v] of the source's clock (%d in all)", inWindow, window, len(admitted))
-	if inWindow < 209 || inWindow > 211 {
-		t.Errorf("%d admitted in %v, want 209 to 211 (10 + 100/s × 2 s ± 1)", inWindow, window)
+	var gap int64
+	for i := 1; i < len(decisions) && decisions[i] <= end; i++ {
+		if decisions[i] > t0 {
+			gap = max(gap, decisions[i]-decisions[i-1])
+		}
 	}
+	inWindow := len(admitted) - len(admitted[sortedIndexAfter(admitted, end):])
+	return inWindow, time.Duration(gap) * time.Microsecond
 }
 
 // sortedIndexAfter returns the index of the first element of sorted that is
