@@ -19,13 +19,14 @@ import (
 
 // Config is the whole YAML file; config.example.yaml documents every key.
 type Config struct {
-	DataDir    string           `yaml:"data-dir"`
-	Server     ServerConfig     `yaml:"server"`
-	ACME       ACMEConfig       `yaml:"acme"`
-	CA         CAConfig         `yaml:"ca"`
-	Challenges ChallengesConfig `yaml:"challenges"`
-	Storage    StorageConfig    `yaml:"storage"`
-	Log        LogConfig        `yaml:"log"`
+	DataDir      string             `yaml:"data-dir"`
+	Server       ServerConfig       `yaml:"server"`
+	ACME         ACMEConfig         `yaml:"acme"`
+	CA           CAConfig           `yaml:"ca"`
+	Challenges   ChallengesConfig   `yaml:"challenges"`
+	Storage      StorageConfig      `yaml:"storage"`
+	RateLimiting RateLimitingConfig `yaml:"rate-limiting"`
+	Log          LogConfig          `yaml:"log"`
 }
 
 // ServerConfig is the ACME listener.
@@ -34,6 +35,9 @@ type ServerConfig struct {
 	ExternalURL  string   `yaml:"external-url"`
 	TLS          FilePair `yaml:"tls"`
 	MaxBodyBytes int64    `yaml:"max-body-bytes"`
+	// TrustedProxies are the peers whose X-Forwarded-For / Forwarded
+	// header is believed when finding the client IP.
+	TrustedProxies []string `yaml:"trusted-proxies"`
 }
 
 // FilePair names a certificate and its key.
@@ -107,7 +111,7 @@ func defaultConfig() Config {
 		Server:  ServerConfig{Listen: "localhost:14000", MaxBodyBytes: 64 << 10},
 		ACME: ACMEConfig{
 			OrderLifetime: 7 * 24 * time.Hour, PendingAuthzLifetime: 7 * 24 * time.Hour,
-			ValidAuthzLifetime: 30 * 24 * time.Hour, MaxIdentifiers: 100, ValidationWorkers: 16,
+			ValidAuthzLifetime: 30 * 24 * time.Hour, MaxIdentifiers: 30, ValidationWorkers: 16,
 			NonceLifetime: time.Hour, OrdersPerPage: 100,
 		},
 		CA: CAConfig{Name: "weir", CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour},
@@ -115,8 +119,9 @@ func defaultConfig() Config {
 			HTTP01: PortChallenge{Enabled: on(), Port: 80}, DNS01: Toggle{Enabled: on()},
 			TLSALPN01: PortChallenge{Enabled: on(), Port: 443}, Timeout: 10 * time.Second,
 		},
-		Storage: StorageConfig{Driver: "sqlite", Path: "weir.db"},
-		Log:     LogConfig{Level: "info", Format: "text"},
+		Storage:      StorageConfig{Driver: "sqlite", Path: "weir.db"},
+		RateLimiting: defaultRateLimiting(),
+		Log:          LogConfig{Level: "info", Format: "text"},
 	}
 }
 
@@ -220,6 +225,11 @@ func (c Config) Validate() error {
 		add("log.format: %q must be text or json", c.Log.Format)
 	}
 	if err := c.CA.Policy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	_, perrs := parsePrefixes("server.trusted-proxies", c.Server.TrustedProxies)
+	errs = append(errs, perrs...)
+	if err := c.RateLimiting.validate(c.ACME.MaxIdentifiers); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

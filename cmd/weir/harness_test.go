@@ -102,6 +102,12 @@ func startEnv(t *testing.T, mutate func(*Config)) *testEnv {
 	cfg.Challenges.Timeout = 5 * time.Second
 	cfg.Log.Level = "warn"
 	cfg.CA.Policy.AllowedIPRanges = []string{"127.0.0.0/8"}
+	// The core tests run with every limit off; the rate-limit tests turn
+	// on what they exercise.
+	rl := &cfg.RateLimiting
+	rl.Global.Enabled, rl.AccountCreation.Enabled, rl.OrderCreation.Enabled = false, false, false
+	rl.DuplicateCertificate.Enabled, rl.FailedValidation.Enabled = false, false
+	rl.PendingAuthorizations.Enabled, rl.RegisteredDomain.Enabled = false, false
 	if mutate != nil {
 		mutate(&cfg)
 	}

@@ -12,11 +12,13 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/challenge"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/storage/sqlite"
 	"github.com/weir-pki/weir/web"
 )
@@ -45,6 +47,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "weir: %v\n", err)
 		return 1
 	}
+	srv.configPath = *configPath
 	defer srv.Close()
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
@@ -61,31 +64,43 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // server is a wired weir instance.
 type server struct {
-	cfg     Config
-	log     *slog.Logger
-	store   *sqlite.Store
-	svc     *acme.Service
-	web     *web.Server
-	tlsCert tls.Certificate
-	root    []byte // PEM of the root, for the banner and /root.pem
-	rootFP  string
-	baseURL string
+	cfg        Config
+	configPath string
+	log        *slog.Logger
+	logLevel   *slog.LevelVar
+	store      *sqlite.Store
+	backend    *limiterBackend
+	limits     *acme.RateLimits
+	edge       *ratelimit.Edge
+	svc        *acme.Service
+	web        *web.Server
+	nonces     *acme.MemoryNonces
+	limiterNow *limiterSettings
+	reloadMu   sync.Mutex
+	reloaded   reloadState
+	tlsCert    tls.Certificate
+	root       []byte // PEM of the root, for the banner and /root.pem
+	rootFP     string
+	baseURL    string
 }
 
-// newLogger makes the process logger from log.level and log.format.
-func newLogger(c LogConfig, w io.Writer) *slog.Logger {
+// newLogger makes the process logger from log.level and log.format; the
+// level can change on reload.
+func newLogger(c LogConfig, w io.Writer) (*slog.Logger, *slog.LevelVar) {
 	level, _ := parseLevel(c.Level)
-	opts := &slog.HandlerOptions{Level: level}
+	lv := new(slog.LevelVar)
+	lv.Set(level)
+	opts := &slog.HandlerOptions{Level: lv}
 	if c.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(slog.NewJSONHandler(w, opts)), lv
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(slog.NewTextHandler(w, opts)), lv
 }
 
 // newServer creates the data directory, the CA and the store, and wires
 // the ACME service and its front end.
 func newServer(ctx context.Context, cfg Config, logw io.Writer) (*server, error) {
-	log := newLogger(cfg.Log, logw)
+	log, logLevel := newLogger(cfg.Log, logw)
 	dd, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return nil, err
@@ -121,14 +136,9 @@ func newServer(ctx context.Context, cfg Config, logw io.Writer) (*server, error)
 	if err != nil {
 		return nil, fmt.Errorf("storage: %w", err)
 	}
-	s := &server{cfg: cfg, log: log, store: store, tlsCert: tlsCert, baseURL: base}
-	nonces, err := acme.NewMemoryNonces(cfg.ACME.NonceLifetime, 1<<20, nil)
-	if err != nil {
-		store.Close()
-		return nil, err
-	}
-	if s.svc, err = newService(cfg, store, issuer, log); err != nil {
-		store.Close()
+	s := &server{cfg: cfg, log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base}
+	if err := s.wire(ctx, issuer); err != nil {
+		s.Close()
 		return nil, err
 	}
 	if h.Root != nil {
@@ -139,16 +149,38 @@ func newServer(ctx context.Context, cfg Config, logw io.Writer) (*server, error)
 		BaseURL: base, MaxBodyBytes: cfg.Server.MaxBodyBytes, Website: cfg.ACME.Website,
 		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.ACME.CAAIdentities, RootPEM: s.root,
 		OrdersPerPage: cfg.ACME.OrdersPerPage,
-	}, s.svc, nonces, log)
+	}, s.svc, s.nonces, log)
 	if err != nil {
-		store.Close()
+		s.Close()
 		return nil, err
 	}
+	s.web.SetEdge(s.limiterNow.edge)
 	return s, nil
 }
 
+// wire opens the limiter backend and builds the ACME service.
+func (s *server) wire(ctx context.Context, issuer *ca.CA) error {
+	var err error
+	if s.nonces, err = acme.NewMemoryNonces(s.cfg.ACME.NonceLifetime, 1<<20, nil); err != nil {
+		return err
+	}
+	if s.backend, err = openLimiterBackend(ctx, s.cfg, s.log); err != nil {
+		return fmt.Errorf("rate-limiting: %w", err)
+	}
+	ls, err := newLimiterSettings(s.cfg, s.backend.src)
+	if err != nil {
+		return err
+	}
+	if err := s.applyLimiter(ls, s.cfg.RateLimiting.Global.Enabled); err != nil {
+		return err
+	}
+	s.limiterNow = ls
+	s.svc, err = newService(s.cfg, s.store, issuer, s.limits, s.log)
+	return err
+}
+
 // newService wires the ACME use cases: policy, validator and limits.
-func newService(cfg Config, store acme.Store, issuer *ca.CA, log *slog.Logger) (*acme.Service, error) {
+func newService(cfg Config, store acme.Store, issuer *ca.CA, limits acme.Limits, log *slog.Logger) (*acme.Service, error) {
 	policy, err := acme.NewPolicy(cfg.CA.Policy)
 	if err != nil {
 		return nil, err
@@ -177,11 +209,20 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, log *slog.Logger) (
 		Challenges: offered, ValidationWorkers: cfg.ACME.ValidationWorkers,
 		ValidationTimeout: cfg.Challenges.Timeout + 5*time.Second,
 		TermsOfService:    cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval,
-	}, store, issuer, policy, v, nil, log, nil)
+	}, store, issuer, policy, v, limits, log, nil)
 }
 
-// Close releases the store.
-func (s *server) Close() error { return s.store.Close() }
+// Close releases the stores.
+func (s *server) Close() error {
+	var err error
+	if s.backend != nil {
+		err = s.backend.close()
+	}
+	if cerr := s.store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // Serve runs the HTTPS listener and the background work until ctx ends,
 // then shuts down gracefully: in-flight requests and validations finish.
@@ -200,8 +241,16 @@ func (s *server) Serve(ctx context.Context, ln net.Listener) error {
 		},
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
-	bgDone := make(chan error, 1)
+	bgDone := make(chan error, 2)
 	go func() { bgDone <- s.svc.Run(bg) }()
+	go func() {
+		if s.backend.run == nil {
+			bgDone <- nil
+			return
+		}
+		bgDone <- s.backend.run(bg)
+	}()
+	go s.watchConfig(bg)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
 	var err error
@@ -216,6 +265,7 @@ func (s *server) Serve(ctx context.Context, ln net.Listener) error {
 		err = serr
 	}
 	stopBG()
+	<-bgDone
 	<-bgDone
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil

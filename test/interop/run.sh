@@ -146,6 +146,11 @@ challenges:
   http-01: { port: $HPORT }
   tls-alpn-01: { port: $TPORT }
   dns-resolver: "127.0.0.1:$DPORT"
+# The limits stay at their defaults; the clients all run on this host, so
+# its address bypasses the IP-keyed layers (global, account-creation) as a
+# shared proxy address would in production.
+rate-limiting:
+  whitelist: ["127.0.0.1"]
 log:
   level: info
 EOF
@@ -493,6 +498,61 @@ log "lego tls-alpn-01"
 if ! lego_tls_flow; then
 	echo "lego tls-alpn-01: remaining lego tls-alpn-01 steps skipped after the failure above"
 fi
+
+# ---------------------------------------------------------------------------
+# A new user's first run: `weir serve` with no configuration in an empty
+# directory, then the certbot command it prints, run exactly as printed
+# (standalone http-01 on port 80, certbot's default directories).
+
+port_free() { python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1])))' "$1" 2>/dev/null; }
+
+first_run() {
+	if [ "$(id -u)" != 0 ] || ! port_free 80 || ! port_free 14000; then
+		if [ "${CI:-}" = "true" ]; then
+			fail "first run: needs root and free ports 80 and 14000 under CI"
+		else
+			echo "first run: skipped (needs root and free ports 80 and 14000)"
+		fi
+		return 0
+	fi
+	local dir=$TMP/fresh out=$LOGS/fresh.out flog=$LOGS/fresh.log i cmd le_moved=""
+	mkdir -p "$dir"
+	(cd "$dir" && exec "$BIN/weir" serve) >"$out" 2>"$flog" &
+	local fpid=$!
+	PIDS+=("$fpid")
+	for ((i = 0; i < 200; i++)); do
+		grep -q 'certbot certonly' "$out" 2>/dev/null && break
+		sleep 0.1
+	done
+	cmd=$(grep -m1 'certbot certonly' "$out" | sed 's/^ *//')
+	if [ -z "$cmd" ]; then
+		fail "first run: weir serve prints a certbot command" "$(tail -n 20 "$flog")"
+		return 0
+	fi
+	pass "first run: weir serve created its CA and printed a certbot command"
+	for f in root.pem ca/root-key.pem ca/intermediate-key.pem weir.db ratelimit.db; do
+		[ -e "$dir/weir-data/$f" ] || fail "first run: weir-data/$f exists"
+	done
+	if [ "$(stat -c %a "$dir/weir-data/ca/intermediate-key.pem")" = 600 ]; then
+		pass "first run: the intermediate key is mode 0600"
+	else
+		fail "first run: the intermediate key is mode 0600" "mode $(stat -c %a "$dir/weir-data/ca/intermediate-key.pem")"
+	fi
+	if [ -e /etc/letsencrypt ]; then
+		le_moved=$TMP/letsencrypt.saved
+		mv /etc/letsencrypt "$le_moved"
+	fi
+	local ROOT=$dir/weir-data/root.pem # check_leaf verifies against this root
+	if client "first run: the printed certbot command, as printed" "$LOGS/fresh-certbot.log" bash -c "$cmd"; then
+		check_leaf "first run" /etc/letsencrypt/live/localhost/cert.pem /etc/letsencrypt/live/localhost/chain.pem localhost
+	fi
+	rm -rf /etc/letsencrypt
+	[ -n "$le_moved" ] && mv "$le_moved" /etc/letsencrypt
+	kill -TERM "$fpid" 2>/dev/null || true
+	return 0
+}
+log "first run"
+first_run
 
 # ---------------------------------------------------------------------------
 # Summary.
