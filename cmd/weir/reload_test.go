@@ -1,12 +1,16 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -82,5 +86,56 @@ func TestReload(t *testing.T) {
 	want429(t, e.rawOrder(key, kid, "seven.weir.test"), "order-creation", id)
 	if r := e.srv.reloaded.restart; !slices.Contains(r, "server.listen") {
 		t.Errorf("needs restart = %v, want server.listen", r)
+	}
+}
+
+// TestReloadTriggers: SIGHUP and a change of the file each reload it.
+func TestReloadTriggers(t *testing.T) {
+	e := startEnv(t, nil)
+	cfg := e.cfg
+	e.writeConfig(cfg)
+	// Catch SIGHUP here too, so the test process survives it whenever it
+	// arrives.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { e.srv.watchConfig(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	reloadedAfter := func(since time.Time) bool {
+		deadline := time.Now().Add(10 * time.Second)
+		for time.Now().Before(deadline) {
+			e.srv.reloaded.mu.Lock()
+			at := e.srv.reloaded.at
+			e.srv.reloaded.mu.Unlock()
+			if at.After(since) {
+				return true
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		return false
+	}
+
+	// A changed file (the poll sees a new modification time).
+	start := time.Now()
+	cfg.CA.Policy.DeniedDomains = []string{"file.test"}
+	time.Sleep(10 * time.Millisecond)
+	e.writeConfig(cfg)
+	if err := os.Chtimes(e.srv.configPath, time.Now(), time.Now().Add(time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if !reloadedAfter(start) {
+		t.Fatal("a changed config file was not reloaded within 10 s")
+	}
+	// SIGHUP, once the watcher has had time to subscribe.
+	time.Sleep(100 * time.Millisecond)
+	start = time.Now()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	if !reloadedAfter(start) {
+		t.Fatal("SIGHUP did not reload the config within 10 s")
 	}
 }
