@@ -2,7 +2,6 @@ package ratelimit_test
 
 import (
 	"context"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -103,35 +102,7 @@ func TestMemoryRun(t *testing.T) {
 // Accounts rotate and the fake clock moves a minute per order, so every
 // batch finds refilled buckets and is admitted (the expensive path).
 func BenchmarkMemorySpendOrderBatch(b *testing.B) {
-	const accounts = 10_000
-	names := []string{"a.example.com", "b.example.com", "c.example.com"}
-	type account struct {
-		id, dup string
-		failed  [3]string
-	}
-	accts := make([]account, accounts)
-	for i := range accts {
-		id := "acct-" + strconv.Itoa(i)
-		accts[i] = account{id: id, dup: ratelimit.FQDNSetKey(id, names)}
-		for j, n := range names {
-			accts[i].failed[j] = ratelimit.FailedValidationKey(id, n)
-		}
-	}
-	batch := func(a *account, now time.Time, seq int) []ratelimit.Request {
-		exp := now.Add(time.Hour)
-		s := strconv.Itoa(seq)
-		return []ratelimit.Request{
-			{Name: ratelimit.OrderCreation, Key: a.id},
-			{Name: ratelimit.SANBudget, Key: a.id, Cost: 3},
-			{Name: ratelimit.DuplicateCertificate, Key: a.dup, CheckOnly: true},
-			{Name: ratelimit.FailedValidation, Key: a.failed[0], CheckOnly: true},
-			{Name: ratelimit.FailedValidation, Key: a.failed[1], CheckOnly: true},
-			{Name: ratelimit.FailedValidation, Key: a.failed[2], CheckOnly: true},
-			{Name: ratelimit.PendingAuthorizations, Key: a.id, Member: "authz-" + s + "-0", MemberTime: exp},
-			{Name: ratelimit.PendingAuthorizations, Key: a.id, Member: "authz-" + s + "-1", MemberTime: exp},
-			{Name: ratelimit.PendingAuthorizations, Key: a.id, Member: "authz-" + s + "-2", MemberTime: exp},
-		}
-	}
+	batch := sourcetest.OrderBatches(10_000)
 	setup := func(b *testing.B) (*ratelimit.Limiter, *sourcetest.Clock) {
 		clock := sourcetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		l, err := ratelimit.New(ratelimit.DefaultConfig(), ratelimit.NewMemorySource(clock.Now), clock.Now)
@@ -152,7 +123,7 @@ func BenchmarkMemorySpendOrderBatch(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			clock.Advance(time.Minute)
-			d, _, err := l.Spend(ctx, batch(&accts[i%accounts], clock.Now(), i)...)
+			d, _, err := l.Spend(ctx, batch(i, clock.Now())...)
 			check(b, d, err)
 			i++
 		}
@@ -168,7 +139,7 @@ func BenchmarkMemorySpendOrderBatch(b *testing.B) {
 			for pb.Next() {
 				i := int(seq.Add(1))
 				clock.Advance(time.Minute)
-				d, _, err := l.Spend(ctx, batch(&accts[i%accounts], clock.Now(), i)...)
+				d, _, err := l.Spend(ctx, batch(i, clock.Now())...)
 				check(b, d, err)
 			}
 		})

@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -25,35 +24,7 @@ import (
 // is the throughput asked of it (at least 5,000/s); cpu-µs/op is the CPU
 // time of the whole process per batch.
 func BenchmarkSQLiteNewOrderBatch(b *testing.B) {
-	const accounts = 10_000
-	names := []string{"a.example.com", "b.example.com", "c.example.com"}
-	type account struct {
-		id, dup string
-		failed  [3]string
-	}
-	accts := make([]account, accounts)
-	for i := range accts {
-		id := "acct-" + strconv.Itoa(i)
-		accts[i] = account{id: id, dup: ratelimit.FQDNSetKey(id, names)}
-		for j, n := range names {
-			accts[i].failed[j] = ratelimit.FailedValidationKey(id, n)
-		}
-	}
-	batch := func(a *account, now time.Time, seq int) []ratelimit.Request {
-		exp := now.Add(time.Hour)
-		s := strconv.Itoa(seq)
-		return []ratelimit.Request{
-			{Name: ratelimit.OrderCreation, Key: a.id},
-			{Name: ratelimit.SANBudget, Key: a.id, Cost: 3},
-			{Name: ratelimit.DuplicateCertificate, Key: a.dup, CheckOnly: true},
-			{Name: ratelimit.FailedValidation, Key: a.failed[0], CheckOnly: true},
-			{Name: ratelimit.FailedValidation, Key: a.failed[1], CheckOnly: true},
-			{Name: ratelimit.FailedValidation, Key: a.failed[2], CheckOnly: true},
-			{Name: ratelimit.PendingAuthorizations, Key: a.id, Member: "authz-" + s + "-0", MemberTime: exp},
-			{Name: ratelimit.PendingAuthorizations, Key: a.id, Member: "authz-" + s + "-1", MemberTime: exp},
-			{Name: ratelimit.PendingAuthorizations, Key: a.id, Member: "authz-" + s + "-2", MemberTime: exp},
-		}
-	}
+	batch := sourcetest.OrderBatches(10_000)
 	setup := func(b *testing.B) (*ratelimit.Limiter, *sourcetest.Clock) {
 		clock := sourcetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		src := openRateLimitAt(b, filepath.Join(b.TempDir(), "ratelimit.db"), clock.Now)
@@ -76,7 +47,7 @@ func BenchmarkSQLiteNewOrderBatch(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			clock.Advance(time.Minute)
-			d, _, err := l.Spend(ctx, batch(&accts[i%accounts], clock.Now(), i)...)
+			d, _, err := l.Spend(ctx, batch(i, clock.Now())...)
 			check(b, d, err)
 			i++
 		}
@@ -101,7 +72,7 @@ func BenchmarkSQLiteNewOrderBatch(b *testing.B) {
 				for pb.Next() {
 					i := int(seq.Add(1))
 					clock.Advance(time.Minute)
-					d, _, err := l.Spend(ctx, batch(&accts[i%accounts], clock.Now(), i)...)
+					d, _, err := l.Spend(ctx, batch(i, clock.Now())...)
 					check(b, d, err)
 				}
 			})
