@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -119,6 +120,9 @@ func startEnv(t *testing.T, mutate func(*Config)) *testEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The running server watches this file, as weir serve -config does.
+	e.srv.configPath = filepath.Join(cfg.DataDir, "weir.yaml")
+	e.writeConfig(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Serve(ctx, ln) }()

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"context"
 	"net/http"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -22,11 +20,9 @@ func (e *testEnv) writeConfig(cfg Config) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	path := filepath.Join(e.cfg.DataDir, "weir.yaml")
-	if err := os.WriteFile(path, b, 0o600); err != nil {
+	if err := os.WriteFile(e.srv.configPath, b, 0o600); err != nil {
 		e.t.Fatal(err)
 	}
-	e.srv.configPath = path
 }
 
 // TestReload: a valid edit changes the limits live and keeps what was
@@ -91,18 +87,13 @@ func TestReload(t *testing.T) {
 
 // TestReloadTriggers: SIGHUP and a change of the file each reload it.
 func TestReloadTriggers(t *testing.T) {
-	e := startEnv(t, nil)
-	cfg := e.cfg
-	e.writeConfig(cfg)
 	// Catch SIGHUP here too, so the test process survives it whenever it
-	// arrives.
+	// arrives. The server's own watcher runs since startEnv.
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { e.srv.watchConfig(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	e := startEnv(t, nil)
+	cfg := e.cfg
 
 	reloadedAfter := func(since time.Time) bool {
 		deadline := time.Now().Add(10 * time.Second)
