@@ -46,16 +46,20 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	if err != nil {
 		return err
 	}
-	res, err := s.w.ExecContext(ctx,
-		`INSERT INTO accounts (key_thumbprint, jwk, contact, status, created_at, created_ip)
-		 VALUES (?, ?, ?, ?, ?, ?)`,
-		a.KeyThumbprint, a.Key, contact, string(a.Status), toNanos(a.CreatedAt), a.CreatedIP)
+	var id int64
+	err = s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wInsertAccount,
+			a.KeyThumbprint, a.Key, contact, string(a.Status), toNanos(a.CreatedAt), a.CreatedIP)
+		if err != nil {
+			return insertErr("create account", err)
+		}
+		if id, err = res.LastInsertId(); err != nil {
+			return fmt.Errorf("sqlite: create account: last insert id: %w", err)
+		}
+		return nil
+	})
 	if err != nil {
-		return insertErr("create account", err)
-	}
-	id, err := res.LastInsertId()
-	if err != nil {
-		return fmt.Errorf("sqlite: create account: last insert id: %w", err)
+		return err
 	}
 	a.ID = formatAccountID(id)
 	return nil
@@ -67,8 +71,11 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error
 	if !ok {
 		return nil, fmt.Errorf("sqlite: account %q: %w", id, acme.ErrNotFound)
 	}
-	a, err := scanAccount(s.r.QueryRowContext(ctx,
-		`SELECT `+accountCols+` FROM accounts WHERE id = ?`, n))
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := scanAccount(s.queryRow(ctx, rGetAccount, n))
 	if err != nil {
 		return nil, rowErr("account "+id, err)
 	}
@@ -77,8 +84,11 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error
 
 // GetAccountByKey returns the account whose key has the given thumbprint.
 func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.Account, error) {
-	a, err := scanAccount(s.r.QueryRowContext(ctx,
-		`SELECT `+accountCols+` FROM accounts WHERE key_thumbprint = ?`, thumbprint))
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	a, err := scanAccount(s.queryRow(ctx, rGetAccountByKey, thumbprint))
 	if err != nil {
 		return nil, rowErr("account with key "+thumbprint, err)
 	}
@@ -97,15 +107,13 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE accounts SET contact = ?, status = ? WHERE id = ? AND status = ?`,
-			contact, string(a.Status), n, string(from))
+	status := string(a.Status)
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wUpdateAccount, contact, status, n, string(from))
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(ctx, tx, res, what, "status is not "+string(from),
-			`SELECT 1 FROM accounts WHERE id = ?`, n)
+		return checkAffected(w, res, what, "status is not "+string(from), wAccountExists, n)
 	})
 }
 
@@ -121,17 +129,14 @@ func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThum
 	if newThumbprint == "" {
 		return fmt.Errorf("sqlite: %s: empty key thumbprint", what)
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE accounts SET key_thumbprint = ?, jwk = ? WHERE id = ? AND key_thumbprint = ?`,
-			newThumbprint, newKey, n, oldThumbprint)
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wChangeAccountKey, newThumbprint, newKey, n, oldThumbprint)
 		if err != nil {
 			if isUniqueViolation(err) {
 				return fmt.Errorf("sqlite: %s: key %s is in use: %w", what, newThumbprint, acme.ErrConflict)
 			}
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(ctx, tx, res, what, "old key no longer matches",
-			`SELECT 1 FROM accounts WHERE id = ?`, n)
+		return checkAffected(w, res, what, "old key no longer matches", wAccountExists, n)
 	})
 }

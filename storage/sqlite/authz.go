@@ -9,93 +9,127 @@ import (
 	"github.com/weir-pki/weir/acme"
 )
 
-// authzCols are the columns scanAuthz reads, in order.
+// authzCols are the columns of an authorization, in the order
+// authzChallengeCols and scanAuthzRows expect them.
 const authzCols = "id, account_id, ident_type, ident_value, wildcard, status, expires, created_at"
 
-// scanAuthz reads one row of authzCols; the challenges are left empty.
-func scanAuthz(row scanner) (*acme.Authorization, error) {
-	var (
-		a                  acme.Authorization
-		accountID          int64
-		wildcard           int64
-		expires, createdAt sql.NullInt64
-	)
-	if err := row.Scan(&a.ID, &accountID, &a.Identifier.Type, &a.Identifier.Value, &wildcard,
-		&a.Status, &expires, &createdAt); err != nil {
-		return nil, err
-	}
-	a.AccountID = formatAccountID(accountID)
-	a.Wildcard = wildcard != 0
-	a.Expires, a.CreatedAt = fromNanos(expires), fromNanos(createdAt)
-	return &a, nil
-}
-
 // insertAuthz inserts a new authorization and its challenges, which get the
-// positions of their order in a.Challenges.
-func insertAuthz(ctx context.Context, tx *sql.Tx, a *acme.Authorization) error {
-	what := fmt.Sprintf("create authorization %q", a.ID)
-	if a.ID == "" {
-		return fmt.Errorf("sqlite: %s: empty id", what)
-	}
-	accountID, ok := parseAccountID(a.AccountID)
-	if !ok {
-		return fmt.Errorf("sqlite: %s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
-	}
-	if err := checkTimes(what, a.Expires, a.CreatedAt); err != nil {
-		return err
-	}
-	_, err := tx.ExecContext(ctx,
-		`INSERT INTO authzs (id, account_id, ident_type, ident_value, wildcard, status, expires, created_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		a.ID, accountID, string(a.Identifier.Type), a.Identifier.Value, boolInt(a.Wildcard),
+// positions of their order in a.Challenges. args are a's arguments, from
+// authzArgs.
+func insertAuthz(w *writeTx, a *acme.Authorization, args *authzInsert) error {
+	_, err := w.exec(wInsertAuthz,
+		a.ID, args.accountID, string(a.Identifier.Type), a.Identifier.Value, boolInt(a.Wildcard),
 		string(a.Status), toNanos(a.Expires), toNanos(a.CreatedAt))
 	if err != nil {
-		return insertErr(what, err)
+		return insertErr(args.what, err)
 	}
 	for i, c := range a.Challenges {
-		if err := insertChallenge(ctx, tx, a.ID, i, c); err != nil {
+		if err := insertChallenge(w, a.ID, i, c, args.problems[i]); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// loadChallenges sets a.Challenges to its challenges in creation order.
-func loadChallenges(ctx context.Context, q querier, a *acme.Authorization) error {
-	rows, err := q.QueryContext(ctx,
-		`SELECT `+challengeCols+` FROM challenges WHERE authz_id = ? ORDER BY position`, a.ID)
-	if err != nil {
-		return fmt.Errorf("sqlite: challenges of authorization %q: %w", a.ID, err)
+// authzInsert is what insertAuthz needs besides the authorization: its
+// checked and encoded fields.
+type authzInsert struct {
+	what      string
+	accountID int64
+	problems  []sql.NullString // the encoded Error of each challenge
+}
+
+// authzArgs checks a new authorization and its challenges and encodes what
+// insertAuthz needs, so that the write transaction only runs statements.
+func authzArgs(a *acme.Authorization) (*authzInsert, error) {
+	what := fmt.Sprintf("create authorization %q", a.ID)
+	if a.ID == "" {
+		return nil, fmt.Errorf("sqlite: %s: empty id", what)
 	}
+	accountID, ok := parseAccountID(a.AccountID)
+	if !ok {
+		return nil, fmt.Errorf("sqlite: %s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
+	}
+	if err := checkTimes(what, a.Expires, a.CreatedAt); err != nil {
+		return nil, err
+	}
+	args := &authzInsert{what: what, accountID: accountID, problems: make([]sql.NullString, len(a.Challenges))}
+	for i, c := range a.Challenges {
+		var err error
+		if args.problems[i], err = challengeArgs(a.ID, c); err != nil {
+			return nil, err
+		}
+	}
+	return args, nil
+}
+
+// scanAuthzRows reads the rows of authzChallengeCols of one authorization,
+// ordered by challenge position, and returns it, or an error wrapping
+// sql.ErrNoRows if there are none. It closes rows.
+func scanAuthzRows(rows *sql.Rows) (*acme.Authorization, error) {
 	defer rows.Close()
-	a.Challenges = nil
+	var a *acme.Authorization
 	for rows.Next() {
-		c, err := scanChallenge(rows)
-		if err != nil {
-			return fmt.Errorf("sqlite: challenges of authorization %q: %w", a.ID, err)
+		var (
+			x                  acme.Authorization
+			accountID          int64
+			wildcard           int64
+			expires, createdAt sql.NullInt64
+			cID, cAuthzID      sql.NullString
+			cType, cToken      sql.NullString
+			cStatus, cProblem  sql.NullString
+			cValidated, cUpd   sql.NullInt64
+		)
+		if err := rows.Scan(&x.ID, &accountID, &x.Identifier.Type, &x.Identifier.Value, &wildcard,
+			&x.Status, &expires, &createdAt,
+			&cID, &cAuthzID, &cType, &cToken, &cStatus, &cValidated, &cProblem, &cUpd); err != nil {
+			return nil, err
+		}
+		if a == nil {
+			x.AccountID = formatAccountID(accountID)
+			x.Wildcard = wildcard != 0
+			x.Expires, x.CreatedAt = fromNanos(expires), fromNanos(createdAt)
+			a = &x
+		}
+		if !cID.Valid {
+			continue // no challenge: the LEFT JOIN's one row
+		}
+		c := &acme.Challenge{
+			ID: cID.String, AuthzID: cAuthzID.String, Type: acme.ChallengeType(cType.String),
+			Token: cToken.String, Status: acme.Status(cStatus.String),
+			Validated: fromNanos(cValidated), UpdatedAt: fromNanos(cUpd),
+		}
+		if cProblem.Valid {
+			var err error
+			if c.Error, err = problemFromJSON(fmt.Sprintf("challenge %q error", c.ID), cProblem); err != nil {
+				return nil, err
+			}
 		}
 		a.Challenges = append(a.Challenges, c)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("sqlite: challenges of authorization %q: %w", a.ID, err)
+		return nil, err
 	}
-	return nil
+	if a == nil {
+		return nil, sql.ErrNoRows
+	}
+	return a, nil
 }
 
 // GetAuthz returns the authorization with the given ID and its challenges,
-// in creation order.
+// in creation order, read in one query.
 func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, error) {
-	var a *acme.Authorization
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		var err error
-		a, err = scanAuthz(tx.QueryRowContext(ctx, `SELECT `+authzCols+` FROM authzs WHERE id = ?`, id))
-		if err != nil {
-			return rowErr(fmt.Sprintf("authorization %q", id), err)
-		}
-		return loadChallenges(ctx, tx, a)
-	})
+	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
+	}
+	rows, err := s.query(ctx, rGetAuthz, id)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: authorization %q: %w", id, err)
+	}
+	a, err := scanAuthzRows(rows)
+	if err != nil {
+		return nil, rowErr(fmt.Sprintf("authorization %q", id), err)
 	}
 	return a, nil
 }
@@ -104,34 +138,37 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 // wildcard that expires after notBefore, the latest-expiring one if there
 // are several. The error wraps acme.ErrNotFound if there is none.
 func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
-	what := fmt.Sprintf("valid authorization of account %q for %s %q (wildcard %t)",
-		accountID, ident.Type, ident.Value, wildcard)
 	acct, ok := parseAccountID(accountID)
 	if !ok {
-		return nil, fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
+		return nil, fmt.Errorf("sqlite: %s: %w", validAuthzWhat(accountID, ident, wildcard), acme.ErrNotFound)
 	}
-	if err := checkTimes(what, notBefore); err != nil {
-		return nil, err
+	if !timesInRange(notBefore) {
+		return nil, checkTimes(validAuthzWhat(accountID, ident, wildcard), notBefore)
 	}
-	var a *acme.Authorization
-	err := s.read(ctx, func(tx *sql.Tx) error {
-		var err error
-		a, err = scanAuthz(tx.QueryRowContext(ctx,
-			`SELECT `+authzCols+` FROM authzs
-			 WHERE account_id = ? AND ident_type = ? AND ident_value = ? AND wildcard = ?
-			   AND status = ? AND expires > ?
-			 ORDER BY expires DESC, id DESC LIMIT 1`,
-			acct, string(ident.Type), ident.Value, boolInt(wildcard),
-			string(acme.StatusValid), toNanos(notBefore)))
-		if err != nil {
-			return rowErr(what, err)
-		}
-		return loadChallenges(ctx, tx, a)
-	})
+	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
+	stmt := rFindValidAuthz
+	if wildcard {
+		stmt = rFindValidAuthzWildcard
+	}
+	rows, err := s.query(ctx, stmt,
+		acct, string(ident.Type), ident.Value, string(acme.StatusValid), toNanos(notBefore))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %s: %w", validAuthzWhat(accountID, ident, wildcard), err)
+	}
+	a, err := scanAuthzRows(rows)
+	if err != nil {
+		return nil, rowErr(validAuthzWhat(accountID, ident, wildcard), err)
+	}
 	return a, nil
+}
+
+// validAuthzWhat names a FindValidAuthz in its errors.
+func validAuthzWhat(accountID string, ident acme.Identifier, wildcard bool) string {
+	return fmt.Sprintf("valid authorization of account %q for %s %q (wildcard %t)",
+		accountID, ident.Type, ident.Value, wildcard)
 }
 
 // UpdateAuthz writes a.Status and a.Expires, and the Status, Error,
@@ -163,22 +200,18 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		}
 		chs[i] = chArgs{c.ID, string(c.Status), problem, toNanos(c.Validated), toNanos(c.UpdatedAt)}
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE authzs SET status = ?, expires = ? WHERE id = ? AND status = ?`,
-			string(a.Status), toNanos(a.Expires), a.ID, string(from))
+	id, status, expires := a.ID, string(a.Status), toNanos(a.Expires)
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wUpdateAuthz, status, expires, id, string(from))
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		if err := checkAffected(ctx, tx, res, what, "status is not "+string(from),
-			`SELECT 1 FROM authzs WHERE id = ?`, a.ID); err != nil {
+		if err := checkAffected(w, res, what, "status is not "+string(from), wAuthzExists, id); err != nil {
 			return err
 		}
 		for _, c := range chs {
-			res, err := tx.ExecContext(ctx,
-				`UPDATE challenges SET status = ?, error = ?, validated = ?, updated_at = ?
-				 WHERE id = ? AND authz_id = ?`,
-				c.status, c.problem, c.validated, c.updated, c.id, a.ID)
+			res, err := w.exec(wUpdateAuthzChallenge,
+				c.status, c.problem, c.validated, c.updated, c.id, id)
 			if err != nil {
 				return fmt.Errorf("sqlite: %s: challenge %q: %w", what, c.id, err)
 			}
@@ -197,20 +230,22 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 // CountPendingAuthzs counts the account's pending authorizations that
 // expire after now.
 func (s *Store) CountPendingAuthzs(ctx context.Context, accountID string, now time.Time) (int, error) {
-	what := fmt.Sprintf("count pending authorizations of account %q", accountID)
+	what := func() string { return fmt.Sprintf("count pending authorizations of account %q", accountID) }
 	acct, ok := parseAccountID(accountID)
 	if !ok {
 		return 0, nil
 	}
-	if err := checkTimes(what, now); err != nil {
+	if !timesInRange(now) {
+		return 0, checkTimes(what(), now)
+	}
+	ctx, err := readCtx(ctx)
+	if err != nil {
 		return 0, err
 	}
 	var n int
-	err := s.r.QueryRowContext(ctx,
-		`SELECT count(*) FROM authzs WHERE account_id = ? AND status = ? AND expires > ?`,
-		acct, string(acme.StatusPending), toNanos(now)).Scan(&n)
+	err = s.queryRow(ctx, rCountPendingAuthzs, acct, string(acme.StatusPending), toNanos(now)).Scan(&n)
 	if err != nil {
-		return 0, fmt.Errorf("sqlite: %s: %w", what, err)
+		return 0, fmt.Errorf("sqlite: %s: %w", what(), err)
 	}
 	return n, nil
 }

@@ -60,24 +60,19 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE orders SET status = ?, cert_serial = ? WHERE id = ? AND status = ?`,
+	nameSet := strings.Join(cert.Names, ",")
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wFinalizeOrder,
 			string(acme.StatusValid), cert.Serial, cert.OrderID, string(acme.StatusProcessing))
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		if err := checkAffected(ctx, tx, res, what, "order is not processing",
-			`SELECT 1 FROM orders WHERE id = ?`, cert.OrderID); err != nil {
+		if err := checkAffected(w, res, what, "order is not processing", wOrderExists, cert.OrderID); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx,
-			`INSERT INTO certificates (serial, account_id, order_id, der, chain_pem, names, name_set,
-			     not_before, not_after, issued_at, revoked_at, reason)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
+		_, err = w.exec(wInsertCertificate,
 			cert.Serial, accountID, cert.OrderID, cert.DER, cert.ChainPEM, names,
-			strings.Join(cert.Names, ","), toNanos(cert.NotBefore), toNanos(cert.NotAfter),
-			toNanos(cert.IssuedAt))
+			nameSet, toNanos(cert.NotBefore), toNanos(cert.NotAfter), toNanos(cert.IssuedAt))
 		if err != nil {
 			return insertErr(what, err)
 		}
@@ -87,8 +82,11 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 
 // GetCertificate returns the certificate with the given serial.
 func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certificate, error) {
-	c, err := scanCert(s.r.QueryRowContext(ctx,
-		`SELECT `+certCols+` FROM certificates WHERE serial = ?`, serial))
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := scanCert(s.queryRow(ctx, rGetCertificate, serial))
 	if err != nil {
 		return nil, rowErr(fmt.Sprintf("certificate %q", serial), err)
 	}
@@ -105,15 +103,12 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 	if err := checkTimes(what, at); err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
-			toNanos(at), reason, serial)
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wRevokeCertificate, toNanos(at), reason, serial)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(ctx, tx, res, what, "already revoked",
-			`SELECT 1 FROM certificates WHERE serial = ?`, serial)
+		return checkAffected(w, res, what, "already revoked", wCertificateExists, serial)
 	})
 }
 
@@ -123,11 +118,7 @@ func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certifi
 	if err := checkTimes("list revoked certificates", now); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx,
-		`SELECT `+certCols+` FROM certificates
-		 WHERE revoked_at IS NOT NULL AND not_after >= ?
-		 ORDER BY revoked_at, serial`,
-		toNanos(now))
+	rows, err := s.query(ctx, rListRevoked, toNanos(now))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
 	}

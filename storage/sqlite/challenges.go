@@ -23,42 +23,55 @@ func scanChallenge(row scanner) (*acme.Challenge, error) {
 		return nil, err
 	}
 	c.Validated, c.UpdatedAt = fromNanos(validated), fromNanos(updated)
-	var err error
-	if c.Error, err = problemFromJSON(fmt.Sprintf("challenge %q error", c.ID), problem); err != nil {
-		return nil, err
+	if problem.Valid {
+		var err error
+		if c.Error, err = problemFromJSON(fmt.Sprintf("challenge %q error", c.ID), problem); err != nil {
+			return nil, err
+		}
 	}
 	return &c, nil
 }
 
-// insertChallenge inserts challenge c of authorization authzID at position
-// pos. c.AuthzID is ignored.
-func insertChallenge(ctx context.Context, tx *sql.Tx, authzID string, pos int, c *acme.Challenge) error {
-	what := fmt.Sprintf("create challenge %q of authorization %q", c.ID, authzID)
+// challengeArgs checks challenge c of authorization authzID for insertion
+// and returns its encoded Error.
+func challengeArgs(authzID string, c *acme.Challenge) (sql.NullString, error) {
 	if c.ID == "" {
-		return fmt.Errorf("sqlite: %s: empty id", what)
+		return sql.NullString{}, fmt.Errorf("sqlite: %s: empty id", createChallengeWhat(authzID, c))
 	}
-	if err := checkTimes(what, c.Validated, c.UpdatedAt); err != nil {
-		return err
+	if !timesInRange(c.Validated, c.UpdatedAt) {
+		return sql.NullString{}, checkTimes(createChallengeWhat(authzID, c), c.Validated, c.UpdatedAt)
 	}
-	problem, err := problemJSON(what+": error", c.Error)
-	if err != nil {
-		return err
+	if c.Error == nil {
+		return sql.NullString{}, nil
 	}
-	_, err = tx.ExecContext(ctx,
-		`INSERT INTO challenges (id, authz_id, position, type, token, status, validated, error, updated_at)
-		 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	return problemJSON(createChallengeWhat(authzID, c)+": error", c.Error)
+}
+
+// createChallengeWhat names the creation of a challenge in errors.
+func createChallengeWhat(authzID string, c *acme.Challenge) string {
+	return fmt.Sprintf("create challenge %q of authorization %q", c.ID, authzID)
+}
+
+// insertChallenge inserts challenge c of authorization authzID at position
+// pos, with problem its Error encoded by challengeArgs. c.AuthzID is
+// ignored.
+func insertChallenge(w *writeTx, authzID string, pos int, c *acme.Challenge, problem sql.NullString) error {
+	_, err := w.exec(wInsertChallenge,
 		c.ID, authzID, pos, string(c.Type), c.Token, string(c.Status), toNanos(c.Validated),
 		problem, toNanos(c.UpdatedAt))
 	if err != nil {
-		return insertErr(what, err)
+		return insertErr(createChallengeWhat(authzID, c), err)
 	}
 	return nil
 }
 
 // GetChallenge returns the challenge with the given ID, AuthzID set.
 func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, error) {
-	c, err := scanChallenge(s.r.QueryRowContext(ctx,
-		`SELECT `+challengeCols+` FROM challenges WHERE id = ?`, id))
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c, err := scanChallenge(s.queryRow(ctx, rGetChallenge, id))
 	if err != nil {
 		return nil, rowErr(fmt.Sprintf("challenge %q", id), err)
 	}
@@ -76,16 +89,13 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE challenges SET status = ?, error = ?, validated = ?, updated_at = ?
-			 WHERE id = ? AND status = ?`,
-			string(c.Status), problem, toNanos(c.Validated), toNanos(c.UpdatedAt), c.ID, string(from))
+	id, status, validated, updated := c.ID, string(c.Status), toNanos(c.Validated), toNanos(c.UpdatedAt)
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wUpdateChallenge, status, problem, validated, updated, id, string(from))
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(ctx, tx, res, what, "status is not "+string(from),
-			`SELECT 1 FROM challenges WHERE id = ?`, c.ID)
+		return checkAffected(w, res, what, "status is not "+string(from), wChallengeExists, id)
 	})
 }
 
@@ -99,10 +109,7 @@ func (s *Store) ListChallenges(ctx context.Context, status acme.Status, olderTha
 	if err := checkTimes(what, olderThan); err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx,
-		`SELECT `+challengeCols+` FROM challenges WHERE status = ? AND updated_at < ?
-		 ORDER BY updated_at, id LIMIT ?`,
-		string(status), toNanos(olderThan), limit)
+	rows, err := s.query(ctx, rListChallenges, string(status), toNanos(olderThan), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
 	}

@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -16,55 +15,17 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// querier is what *sql.DB and *sql.Tx have in common.
-type querier interface {
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
 // scanner is what *sql.Row and *sql.Rows have in common.
 type scanner interface {
 	Scan(dest ...any) error
 }
 
-// write runs fn in a transaction on the writer connection (BEGIN
-// IMMEDIATE, so the write lock is held from the start) and commits it if fn
-// succeeds.
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.w.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: begin: %w", err)
-	}
-	if err := fn(tx); err != nil {
-		if rbErr := tx.Rollback(); rbErr != nil && !errors.Is(rbErr, sql.ErrTxDone) {
-			return errors.Join(err, fmt.Errorf("sqlite: rollback: %w", rbErr))
-		}
-		return err
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: commit: %w", err)
-	}
-	return nil
-}
-
-// read runs fn in a read transaction on the reader pool, so that the
-// several queries fn makes see one snapshot.
-func (s *Store) read(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return fmt.Errorf("sqlite: begin read: %w", err)
-	}
-	defer tx.Rollback() // a read transaction has nothing to commit
-	return fn(tx)
-}
-
 // checkAffected turns the result of a compare-and-set UPDATE into nil when
 // it changed a row, and otherwise into an error wrapping acme.ErrNotFound if
-// the row does not exist (per existsQuery and args, run in the same
+// the row does not exist (per the statement exists and arg, run in the same
 // transaction) or acme.ErrConflict, explained by reason, if it does. what
 // names the operation in the error message.
-func checkAffected(ctx context.Context, tx *sql.Tx, res sql.Result, what, reason, existsQuery string, args ...any) error {
+func checkAffected(w *writeTx, res sql.Result, what, reason string, exists writeStmt, arg any) error {
 	n, err := res.RowsAffected()
 	if err != nil {
 		return fmt.Errorf("sqlite: %s: rows affected: %w", what, err)
@@ -73,7 +34,7 @@ func checkAffected(ctx context.Context, tx *sql.Tx, res sql.Result, what, reason
 		return nil
 	}
 	var one int
-	switch err := tx.QueryRowContext(ctx, existsQuery, args...).Scan(&one); {
+	switch err := w.queryRow(exists, arg).Scan(&one); {
 	case errors.Is(err, sql.ErrNoRows):
 		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
 	case err != nil:
@@ -138,7 +99,7 @@ func formatAccountID(n int64) string { return strconv.FormatInt(n, 10) }
 // checkTimes returns an error if a non-zero time is outside the range that
 // Unix nanoseconds in an int64 can represent (about 1678 to 2262).
 func checkTimes(what string, ts ...time.Time) error {
-	lo, hi := time.Unix(0, math.MinInt64), time.Unix(0, math.MaxInt64)
+	lo, hi := minTime, maxTime
 	for _, t := range ts {
 		if !t.IsZero() && (t.Before(lo) || t.After(hi)) {
 			return fmt.Errorf("sqlite: %s: time %s is outside the storable range %s to %s",
@@ -147,6 +108,22 @@ func checkTimes(what string, ts ...time.Time) error {
 	}
 	return nil
 }
+
+// timesInRange reports whether checkTimes accepts ts.
+func timesInRange(ts ...time.Time) bool {
+	for _, t := range ts {
+		if !t.IsZero() && (t.Before(minTime) || t.After(maxTime)) {
+			return false
+		}
+	}
+	return true
+}
+
+// minTime and maxTime are the earliest and latest storable times.
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
 
 // toNanos converts t to stored form: Unix nanoseconds, 0 for the zero time.
 // Callers check the range with checkTimes first.

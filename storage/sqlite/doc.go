@@ -10,6 +10,21 @@
 // synchronous=FULL, so a committed transaction — in particular an issued
 // certificate — is on stable storage before the call that wrote it returns.
 //
+// Writes are group-committed: a goroutine that Open starts and Close stops
+// (Close waits for it, after the writes already queued) runs every write,
+// taking whatever writes are queued, up to 64, into one transaction — each
+// inside a SAVEPOINT of its own, so that one write's failure, such as a
+// compare-and-set conflict, rolls back that write alone — and commits them
+// with one fsync. Every caller gets its result only after that COMMIT; if
+// it fails, every write of the group fails. The writer never waits for more
+// writes to arrive: a lone write commits at once.
+//
+// Every statement is prepared once, at Open. A read checks its context
+// before it starts but is not interrupted once running (each is a single
+// indexed lookup), and GetAuthz and FindValidAuthz read an authorization
+// and its challenges in one query. Writes do not watch their caller's
+// context once in a transaction shared with others' writes.
+//
 // The schema is the numbered SQL files of package migrations, applied in
 // order at Open and recorded in the schema_migrations table. Open refuses a
 // database whose schema is newer than the binary.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/weir-pki/weir/acme"
@@ -78,32 +79,36 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 	if err != nil {
 		return err
 	}
-	isNew := make(map[string]bool, len(newAuthzs))
-	for _, a := range newAuthzs {
-		isNew[a.ID] = true
+	newArgs := make([]*authzInsert, len(newAuthzs))
+	for i, a := range newAuthzs {
+		if newArgs[i], err = authzArgs(a); err != nil {
+			return err
+		}
+	}
+	// The authorizations the order reuses: those of o.AuthzIDs not created
+	// with it.
+	var reused []string
+	for _, id := range o.AuthzIDs {
+		if !slices.ContainsFunc(newAuthzs, func(a *acme.Authorization) bool { return a.ID == id }) {
+			reused = append(reused, id)
+		}
 	}
 
-	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx,
-			`INSERT INTO orders (id, account_id, status, identifiers, authz_ids, not_before, not_after,
-			     expires, error, cert_serial, created_at, replaces)
-			 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	return s.write(ctx, func(w *writeTx) error {
+		_, err := w.exec(wInsertOrder,
 			o.ID, accountID, string(o.Status), idents, authzIDs, toNanos(o.NotBefore), toNanos(o.NotAfter),
 			toNanos(o.Expires), problem, o.CertSerial, toNanos(o.CreatedAt), o.Replaces)
 		if err != nil {
 			return insertErr(what, err)
 		}
-		for _, a := range newAuthzs {
-			if err := insertAuthz(ctx, tx, a); err != nil {
+		for i, a := range newAuthzs {
+			if err := insertAuthz(w, a, newArgs[i]); err != nil {
 				return err
 			}
 		}
-		for _, id := range o.AuthzIDs {
-			if isNew[id] {
-				continue
-			}
+		for _, id := range reused {
 			var owner int64
-			err := tx.QueryRowContext(ctx, `SELECT account_id FROM authzs WHERE id = ?`, id).Scan(&owner)
+			err := w.queryRow(wAuthzOwner, id).Scan(&owner)
 			switch {
 			case errors.Is(err, sql.ErrNoRows) || err == nil && owner != accountID:
 				return fmt.Errorf("sqlite: %s: reused authorization %q: %w", what, id, acme.ErrNotFound)
@@ -117,7 +122,11 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 
 // GetOrder returns the order with the given ID.
 func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
-	o, err := scanOrder(s.r.QueryRowContext(ctx, `SELECT `+orderCols+` FROM orders WHERE id = ?`, id))
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, err := scanOrder(s.queryRow(ctx, rGetOrder, id))
 	if err != nil {
 		return nil, rowErr(fmt.Sprintf("order %q", id), err)
 	}
@@ -143,9 +152,7 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 	if !ok {
 		return nil, "", nil
 	}
-	rows, err := s.r.QueryContext(ctx,
-		`SELECT seq, id FROM orders WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
-		acct, after, limit+1)
+	rows, err := s.query(ctx, rListOrders, acct, after, limit+1)
 	if err != nil {
 		return nil, "", fmt.Errorf("sqlite: list orders of account %s: %w", accountID, err)
 	}
@@ -181,14 +188,12 @@ func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status
 	if err != nil {
 		return err
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx,
-			`UPDATE orders SET status = ?, error = ?, cert_serial = ? WHERE id = ? AND status = ?`,
-			string(o.Status), problem, o.CertSerial, o.ID, string(from))
+	id, status, serial := o.ID, string(o.Status), o.CertSerial
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wUpdateOrder, status, problem, serial, id, string(from))
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(ctx, tx, res, what, "status is not "+string(from),
-			`SELECT 1 FROM orders WHERE id = ?`, o.ID)
+		return checkAffected(w, res, what, "status is not "+string(from), wOrderExists, id)
 	})
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -28,10 +30,24 @@ const minReaders = 4
 
 // Store is an acme.Store backed by a SQLite database file. It is safe for
 // concurrent use. Close it when done.
+//
+// Open starts a goroutine, the writer, that runs every write of the store
+// (see write); Close stops it, after the writes in progress, and waits for
+// it.
 type Store struct {
 	path string
-	w    *sql.DB // the single writer connection
+	w    *sql.DB // the single writer connection, used by the writer goroutine
 	r    *sql.DB // the pool of query-only reader connections
+
+	rs [numReadStmts]*sql.Stmt  // prepared on r
+	ws [numWriteStmts]*sql.Stmt // prepared on w
+
+	ops        chan *writeOp // the writer's queue, closed by Close
+	writerDone chan struct{} // closed when the writer goroutine returns
+	closeMu    sync.RWMutex  // held by enqueuers for reading, by Close to close ops
+	closed     bool          // guarded by closeMu
+	closeOnce  func() error  // closes the store once
+	commits    atomic.Int64  // transactions the writer committed, for tests
 }
 
 // Compile-time check that Store implements acme.Store.
@@ -64,6 +80,16 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Store, error
 		s.w.Close()
 		return nil, err
 	}
+	if err := s.prepareStmts(ctx); err != nil {
+		s.closeStmts()
+		s.r.Close()
+		s.w.Close()
+		return nil, err
+	}
+	s.ops = make(chan *writeOp, writeQueueLen)
+	s.writerDone = make(chan struct{})
+	s.closeOnce = sync.OnceValue(s.doClose)
+	go s.runWriter()
 	return s, nil
 }
 
@@ -103,6 +129,9 @@ func openWriter(ctx context.Context, path string) (*sql.DB, error) {
 		"journal_mode(WAL)",
 		"synchronous(FULL)",
 		"foreign_keys(1)",
+		// The savepoints of group commit journal every page an operation
+		// changes; in memory, not in a temporary file.
+		"temp_store(MEMORY)",
 	}
 	db, err := sql.Open(driverName, dsn(path, pragmas, url.Values{"_txlock": {"immediate"}}))
 	if err != nil {
@@ -120,6 +149,7 @@ func openWriter(ctx context.Context, path string) (*sql.DB, error) {
 		{"journal_mode", "wal"},
 		{"synchronous", "2"}, // FULL
 		{"foreign_keys", "1"},
+		{"temp_store", "2"}, // MEMORY
 	}
 	for _, c := range checks {
 		var got string
@@ -155,12 +185,25 @@ func openReaders(ctx context.Context, path string) (*sql.DB, error) {
 	return db, nil
 }
 
-// Close closes the reader pool and then the writer connection, which, being
-// the last connection, checkpoints the write-ahead log.
-func (s *Store) Close() error {
+// Close stops the writer goroutine, once it has run every write already
+// queued, and waits for it; then it closes the reader pool and the writer
+// connection, which, being the last connection, checkpoints the write-ahead
+// log. Calls made after Close fail; later calls of Close return the first
+// one's result.
+func (s *Store) Close() error { return s.closeOnce() }
+
+// doClose is Close, run once.
+func (s *Store) doClose() error {
+	s.closeMu.Lock()
+	s.closed = true
+	close(s.ops)
+	s.closeMu.Unlock()
+	<-s.writerDone
+
+	errS := s.closeStmts()
 	errR := s.r.Close()
 	errW := s.w.Close()
-	if err := errors.Join(errR, errW); err != nil {
+	if err := errors.Join(errS, errR, errW); err != nil {
 		return fmt.Errorf("sqlite: closing %s: %w", s.path, err)
 	}
 	return nil

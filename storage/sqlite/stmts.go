@@ -1,0 +1,202 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// The store's statements are prepared once, at Open: the driver keeps a
+// prepared statement compiled and only resets and rebinds it for the next
+// execution, whereas a statement given as text is parsed and planned again
+// every time, which costs more than running it. Reader statements are
+// prepared on the reader pool (database/sql prepares each again on every
+// connection of the pool that runs it, once); writer statements on the
+// writer connection, and the writer goroutine binds them to its
+// transactions with Tx.StmtContext, which reuses the compiled statement of
+// the connection.
+
+// readStmt names a statement of the reader pool.
+type readStmt int
+
+const (
+	rGetAccount readStmt = iota
+	rGetAccountByKey
+	rGetOrder
+	rListOrders
+	rGetAuthz
+	rFindValidAuthz         // wildcard = 0
+	rFindValidAuthzWildcard // wildcard = 1
+	rCountPendingAuthzs
+	rGetChallenge
+	rListChallenges
+	rGetCertificate
+	rListRevoked
+	numReadStmts
+)
+
+// authzChallengeCols are the columns scanAuthzRows reads, in order: those of
+// authzCols (table alias a), then those of challengeCols (alias c), NULL
+// when the authorization has no challenge.
+const authzChallengeCols = `a.id, a.account_id, a.ident_type, a.ident_value, a.wildcard, a.status, a.expires, a.created_at,
+	c.id, c.authz_id, c.type, c.token, c.status, c.validated, c.error, c.updated_at`
+
+// findValidAuthzSQL selects the latest-expiring valid authorization of an
+// account for an identifier, with its challenges in order. wildcard is a
+// literal, 0 or 1, not a parameter: SQLite plans a column = ? term of an
+// ORDER BY query differently for the values 0 and 1, and rebinding between
+// them would make it compile the statement again.
+func findValidAuthzSQL(wildcard string) string {
+	return `SELECT ` + authzChallengeCols + `
+		FROM (SELECT ` + authzCols + ` FROM authzs
+		      WHERE account_id = ? AND ident_type = ? AND ident_value = ? AND wildcard = ` + wildcard + `
+		        AND status = ? AND expires > ?
+		      ORDER BY expires DESC, id DESC LIMIT 1) AS a
+		LEFT JOIN challenges AS c ON c.authz_id = a.id
+		ORDER BY c.position`
+}
+
+// readSQL is the text of each readStmt.
+var readSQL = [numReadStmts]string{
+	rGetAccount:      `SELECT ` + accountCols + ` FROM accounts WHERE id = ?`,
+	rGetAccountByKey: `SELECT ` + accountCols + ` FROM accounts WHERE key_thumbprint = ?`,
+	rGetOrder:        `SELECT ` + orderCols + ` FROM orders WHERE id = ?`,
+	rListOrders:      `SELECT seq, id FROM orders WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+	rGetAuthz: `SELECT ` + authzChallengeCols + `
+		FROM authzs AS a LEFT JOIN challenges AS c ON c.authz_id = a.id
+		WHERE a.id = ? ORDER BY c.position`,
+	rFindValidAuthz:         findValidAuthzSQL("0"),
+	rFindValidAuthzWildcard: findValidAuthzSQL("1"),
+	rCountPendingAuthzs:     `SELECT count(*) FROM authzs WHERE account_id = ? AND status = ? AND expires > ?`,
+	rGetChallenge:           `SELECT ` + challengeCols + ` FROM challenges WHERE id = ?`,
+	rListChallenges: `SELECT ` + challengeCols + ` FROM challenges WHERE status = ? AND updated_at < ?
+		ORDER BY updated_at, id LIMIT ?`,
+	rGetCertificate: `SELECT ` + certCols + ` FROM certificates WHERE serial = ?`,
+	rListRevoked: `SELECT ` + certCols + ` FROM certificates
+		WHERE revoked_at IS NOT NULL AND not_after >= ?
+		ORDER BY revoked_at, serial`,
+}
+
+// writeStmt names a statement of the writer connection.
+type writeStmt int
+
+const (
+	wInsertAccount writeStmt = iota
+	wUpdateAccount
+	wChangeAccountKey
+	wAccountExists
+	wInsertOrder
+	wUpdateOrder
+	wOrderExists
+	wInsertAuthz
+	wAuthzOwner
+	wUpdateAuthz
+	wAuthzExists
+	wInsertChallenge
+	wUpdateAuthzChallenge
+	wUpdateChallenge
+	wChallengeExists
+	wFinalizeOrder
+	wInsertCertificate
+	wRevokeCertificate
+	wCertificateExists
+	wSavepoint
+	wRelease
+	wRollbackTo
+	numWriteStmts
+)
+
+// writeSQL is the text of each writeStmt.
+var writeSQL = [numWriteStmts]string{
+	wInsertAccount: `INSERT INTO accounts (key_thumbprint, jwk, contact, status, created_at, created_ip)
+		VALUES (?, ?, ?, ?, ?, ?)`,
+	wUpdateAccount:    `UPDATE accounts SET contact = ?, status = ? WHERE id = ? AND status = ?`,
+	wChangeAccountKey: `UPDATE accounts SET key_thumbprint = ?, jwk = ? WHERE id = ? AND key_thumbprint = ?`,
+	wAccountExists:    `SELECT 1 FROM accounts WHERE id = ?`,
+	wInsertOrder: `INSERT INTO orders (id, account_id, status, identifiers, authz_ids, not_before, not_after,
+		    expires, error, cert_serial, created_at, replaces)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	wUpdateOrder: `UPDATE orders SET status = ?, error = ?, cert_serial = ? WHERE id = ? AND status = ?`,
+	wOrderExists: `SELECT 1 FROM orders WHERE id = ?`,
+	wInsertAuthz: `INSERT INTO authzs (id, account_id, ident_type, ident_value, wildcard, status, expires, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+	wAuthzOwner:  `SELECT account_id FROM authzs WHERE id = ?`,
+	wUpdateAuthz: `UPDATE authzs SET status = ?, expires = ? WHERE id = ? AND status = ?`,
+	wAuthzExists: `SELECT 1 FROM authzs WHERE id = ?`,
+	wInsertChallenge: `INSERT INTO challenges (id, authz_id, position, type, token, status, validated, error, updated_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	wUpdateAuthzChallenge: `UPDATE challenges SET status = ?, error = ?, validated = ?, updated_at = ?
+		WHERE id = ? AND authz_id = ?`,
+	wUpdateChallenge: `UPDATE challenges SET status = ?, error = ?, validated = ?, updated_at = ?
+		WHERE id = ? AND status = ?`,
+	wChallengeExists: `SELECT 1 FROM challenges WHERE id = ?`,
+	wFinalizeOrder:   `UPDATE orders SET status = ?, cert_serial = ? WHERE id = ? AND status = ?`,
+	wInsertCertificate: `INSERT INTO certificates (serial, account_id, order_id, der, chain_pem, names, name_set,
+		    not_before, not_after, issued_at, revoked_at, reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
+	wRevokeCertificate: `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
+	wCertificateExists: `SELECT 1 FROM certificates WHERE serial = ?`,
+	wSavepoint:         `SAVEPOINT op`,
+	wRelease:           `RELEASE op`,
+	wRollbackTo:        `ROLLBACK TO op`,
+}
+
+// prepareStmts prepares the reader and writer statements.
+func (s *Store) prepareStmts(ctx context.Context) error {
+	for i, q := range readSQL {
+		st, err := s.r.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("sqlite: preparing %q: %w", q, err)
+		}
+		s.rs[i] = st
+	}
+	for i, q := range writeSQL {
+		st, err := s.w.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("sqlite: preparing %q: %w", q, err)
+		}
+		s.ws[i] = st
+	}
+	return nil
+}
+
+// closeStmts closes the prepared statements.
+func (s *Store) closeStmts() error {
+	var errs []error
+	for i, st := range s.rs {
+		if st != nil {
+			errs = append(errs, st.Close())
+			s.rs[i] = nil
+		}
+	}
+	for i, st := range s.ws {
+		if st != nil {
+			errs = append(errs, st.Close())
+			s.ws[i] = nil
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// readCtx returns the context a read runs its statement with: ctx without
+// its cancellation, once checked. A read is a single indexed lookup that
+// takes microseconds, and a cancelable context makes the driver start a
+// goroutine to watch it for every statement and discard the connection
+// after an interrupt.
+func readCtx(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	return context.WithoutCancel(ctx), nil
+}
+
+// queryRow runs the reader statement id with args and returns its row.
+func (s *Store) queryRow(ctx context.Context, id readStmt, args ...any) *sql.Row {
+	return s.rs[id].QueryRowContext(ctx, args...)
+}
+
+// query runs the reader statement id with args.
+func (s *Store) query(ctx context.Context, id readStmt, args ...any) (*sql.Rows, error) {
+	return s.rs[id].QueryContext(ctx, args...)
+}

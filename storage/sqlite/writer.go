@@ -1,0 +1,328 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// Group commit.
+//
+// Every write of the store is an operation (a writeOp: a function of a
+// writeTx) that one goroutine, the writer, started by Open and stopped by
+// Close, runs on the single writer connection. The writer takes whatever
+// operations are queued, never waiting for more, and runs them in one
+// BEGIN IMMEDIATE … COMMIT transaction, together with those queued while
+// it runs them, up to maxWriteGroup in all. Each operation but the first
+// runs inside a SAVEPOINT of its own: one that fails (a compare-and-set
+// conflict, a constraint) is rolled back to its savepoint and leaves the
+// others alone; if the first fails, the transaction holds nothing else and
+// is rolled back, and the others go on in a new one. The group commits
+// once, so it costs one fsync of the write-ahead log however many
+// operations it holds. Each caller gets its
+// result only after the COMMIT: success means its writes are on stable
+// storage; if the COMMIT fails, every operation of the group fails with
+// that error and none wrote anything. An operation's result, error or not,
+// is always the one it had in the transaction that committed, seeing the
+// committed writes of the operations before it in the group exactly as if
+// they had run alone one after the other.
+//
+// Some errors (a full disk, an I/O error) make SQLite roll back the whole
+// transaction, not just the statement. The writer notices (rolling back to
+// the savepoint fails), fails that operation with its error and runs the
+// rest of the group again in a new transaction.
+//
+// Operations run with a context of their own that is never canceled: a
+// canceled statement inside a shared transaction would make SQLite roll
+// the whole of it back. A caller's context is checked just before its
+// operation runs; one that is done by then fails the call, writing nothing.
+
+// maxWriteGroup bounds the operations of one transaction, so that one
+// group holds the write lock for a few milliseconds at most.
+const maxWriteGroup = 64
+
+// writeQueueLen is the capacity of the writer's queue; callers beyond it
+// wait to enqueue.
+const writeQueueLen = 4 * maxWriteGroup
+
+// errStoreClosed is the error of a write after Close.
+var errStoreClosed = errors.New("sqlite: store is closed")
+
+// writeOp is one write waiting for, or taking part in, a group.
+type writeOp struct {
+	ctx context.Context // the caller's, checked before fn runs
+	fn  func(w *writeTx) error
+	// err is fn's error, or nil; panic is what fn panicked with. The
+	// writer sets them and then signals done.
+	err   error
+	panic any
+	done  chan struct{} // receives one value per use when err is final
+}
+
+// writeOps recycles writeOps with their done channels.
+var writeOps = sync.Pool{New: func() any { return &writeOp{done: make(chan struct{}, 1)} }}
+
+// write runs fn in a write transaction (see Group commit) and returns its
+// error, or the COMMIT's. A panic in fn is raised again in the caller.
+func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("sqlite: %w", err)
+	}
+	op := writeOps.Get().(*writeOp)
+	op.ctx, op.fn = ctx, fn
+
+	s.closeMu.RLock()
+	if s.closed {
+		s.closeMu.RUnlock()
+		writeOps.Put(op.reset())
+		return errStoreClosed
+	}
+	select {
+	case s.ops <- op:
+	case <-ctx.Done():
+		s.closeMu.RUnlock()
+		writeOps.Put(op.reset())
+		return fmt.Errorf("sqlite: %w", ctx.Err())
+	}
+	s.closeMu.RUnlock()
+
+	<-op.done
+	err, p := op.err, op.panic
+	writeOps.Put(op.reset())
+	if p != nil {
+		panic(p)
+	}
+	return err
+}
+
+// reset clears op for reuse and returns it.
+func (op *writeOp) reset() *writeOp {
+	op.ctx, op.fn, op.err, op.panic = nil, nil, nil, nil
+	return op
+}
+
+// runWriter is the writer goroutine: it runs the queued operations in
+// groups until Close closes the queue, then signals s.writerDone.
+func (s *Store) runWriter() {
+	defer close(s.writerDone)
+	w := &writeTx{s: s}
+	group := make([]*writeOp, 0, maxWriteGroup)
+	for op := range s.ops {
+		group = w.takeQueued(append(group[:0], op))
+		w.runGroup(group)
+		clear(group[:cap(group)]) // runTx may have appended to it
+	}
+}
+
+// writeTx is the writer's transaction, in which operations run.
+type writeTx struct {
+	s  *Store
+	tx *sql.Tx
+	// stmts holds the statements of s.ws bound to tx, made on first use.
+	stmts [numWriteStmts]*sql.Stmt
+	// ran are the operations run in tx, in order, whose results are
+	// reported when it ends: failed if their err or panic is set.
+	ran []*writeOp
+}
+
+// writeCtx is the context of the writer's statements: never canceled.
+var writeCtx = context.Background()
+
+// stmt returns the statement id bound to the transaction.
+func (w *writeTx) stmt(id writeStmt) *sql.Stmt {
+	st := w.stmts[id]
+	if st == nil {
+		st = w.tx.StmtContext(writeCtx, w.s.ws[id])
+		w.stmts[id] = st
+	}
+	return st
+}
+
+// exec runs the statement id with args.
+func (w *writeTx) exec(id writeStmt, args ...any) (sql.Result, error) {
+	return w.stmt(id).ExecContext(writeCtx, args...)
+}
+
+// queryRow runs the statement id with args and returns its row.
+func (w *writeTx) queryRow(id writeStmt, args ...any) *sql.Row {
+	return w.stmt(id).QueryRowContext(writeCtx, args...)
+}
+
+// runGroup runs group, and the operations queued meanwhile, in as few
+// transactions as it takes (one, unless an operation fails alone in one or
+// a transaction is lost), and reports every operation's result.
+func (w *writeTx) runGroup(group []*writeOp) {
+	for len(group) > 0 {
+		group = w.runTx(group)
+	}
+}
+
+// runTx runs operations in one transaction and reports their results:
+// those of ops, then, until maxWriteGroup have run, those queued by the
+// time the last one finished, so that the operations that arrive while
+// the transaction runs share its COMMIT rather than waiting for the next.
+//
+// The first operation runs without a savepoint, which it does not need:
+// if it fails, the transaction has nothing else to keep, and is rolled
+// back. Each later one runs inside a savepoint. If SQLite rolls the
+// transaction back by itself, runTx reports the failure of the operation
+// that caused it. In either case it returns the operations still to run,
+// in order, for a new transaction.
+//
+// An operation is reported (finished) exactly once, after which its
+// caller may reuse it: ops may then hold it again, requeued, so runTx
+// never looks at the entries of ops it has passed.
+func (w *writeTx) runTx(ops []*writeOp) (again []*writeOp) {
+	w.ran = w.ran[:0]
+	defer func() { clear(w.ran[:cap(w.ran)]) }()
+
+	tx, err := w.s.w.BeginTx(writeCtx, nil) // BEGIN IMMEDIATE
+	if err != nil {
+		err = fmt.Errorf("sqlite: begin: %w", err)
+		for _, op := range ops {
+			op.finish(err)
+		}
+		return nil
+	}
+	w.tx = tx
+	defer func() {
+		w.tx = nil
+		clear(w.stmts[:]) // closed with the transaction
+	}()
+
+	ok := 0 // operations of w.ran that succeeded
+	for i := 0; ; i++ {
+		if i == len(ops) {
+			if ops = w.takeQueued(ops); i == len(ops) {
+				break
+			}
+		}
+		op := ops[i]
+		if err := op.ctx.Err(); err != nil {
+			// Not run at all: the caller has given up.
+			op.finish(fmt.Errorf("sqlite: %w", err))
+			continue
+		}
+		if len(w.ran) == 0 {
+			if !w.run(op) {
+				w.rollback()
+				op.finish(op.err)
+				return ops[i+1:]
+			}
+			w.ran = append(w.ran, op)
+			ok++
+			continue
+		}
+		lost, err := w.runSavepoint(op)
+		if lost {
+			// The transaction is gone, and with it the writes of the
+			// operations before op, which run again; op's own error
+			// caused it.
+			w.rollback()
+			op.finish(err)
+			again = make([]*writeOp, 0, len(w.ran)+len(ops)-i-1)
+			again = append(again, w.ran...)
+			return append(again, ops[i+1:]...)
+		}
+		w.ran = append(w.ran, op)
+		if op.err == nil && op.panic == nil {
+			ok++
+		}
+	}
+
+	if ok == 0 {
+		w.rollback()
+		for _, op := range w.ran {
+			op.finish(op.err)
+		}
+		return nil
+	}
+	if err := tx.Commit(); err != nil {
+		err = fmt.Errorf("sqlite: commit: %w", err)
+		for _, op := range w.ran {
+			op.finish(err)
+		}
+		return nil
+	}
+	w.s.commits.Add(1)
+	for _, op := range w.ran {
+		op.finish(op.err)
+	}
+	return nil
+}
+
+// takeQueued appends to ops the operations queued now, without waiting,
+// until ops holds maxWriteGroup.
+func (w *writeTx) takeQueued(ops []*writeOp) []*writeOp {
+	for len(ops) < maxWriteGroup {
+		select {
+		case op, ok := <-w.s.ops:
+			if !ok {
+				return ops
+			}
+			ops = append(ops, op)
+		default:
+			return ops
+		}
+	}
+	return ops
+}
+
+// runSavepoint runs op inside a savepoint of the transaction, rolled back
+// if op fails. lost reports that the transaction itself was rolled back
+// (or cannot be trusted any more), err why.
+func (w *writeTx) runSavepoint(op *writeOp) (lost bool, err error) {
+	if _, err := w.exec(wSavepoint); err != nil {
+		return true, fmt.Errorf("sqlite: savepoint: %w", err)
+	}
+	if w.run(op) {
+		if _, err := w.exec(wRelease); err != nil {
+			return true, fmt.Errorf("sqlite: release savepoint: %w", err)
+		}
+		return false, nil
+	}
+	// ROLLBACK TO fails if SQLite rolled the transaction back, since that
+	// drops every savepoint.
+	if _, err := w.exec(wRollbackTo); err != nil {
+		return true, op.failure(err)
+	}
+	if _, err := w.exec(wRelease); err != nil {
+		return true, op.failure(err)
+	}
+	return false, nil
+}
+
+// failure returns the error of op, whose savepoint could not be rolled
+// back or released with err.
+func (op *writeOp) failure(err error) error {
+	return errors.Join(op.err, fmt.Errorf("sqlite: rolling back to savepoint: %w", err))
+}
+
+// run runs op.fn and reports whether it succeeded; if not, op.err or
+// op.panic says why.
+func (w *writeTx) run(op *writeOp) (ok bool) {
+	op.err, op.panic = nil, nil
+	defer func() {
+		if p := recover(); p != nil {
+			op.panic = p
+			ok = false
+		}
+	}()
+	op.err = op.fn(w)
+	return op.err == nil
+}
+
+// rollback rolls the transaction back. Its error is ignored: ROLLBACK fails
+// when SQLite has rolled the transaction back by itself, which is fine, and
+// the operations of the transaction have their own errors to report.
+func (w *writeTx) rollback() { _ = w.tx.Rollback() }
+
+// finish reports err (unless op panicked) as the result of op.
+func (op *writeOp) finish(err error) {
+	if op.panic == nil {
+		op.err = err
+	}
+	op.done <- struct{}{}
+}
