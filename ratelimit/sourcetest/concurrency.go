@@ -46,6 +46,16 @@ func replicas(t *testing.T, cfg ratelimit.Config, src ratelimit.Source, now func
 // returns how many were allowed.
 func race(t *testing.T, lims [2]*ratelimit.Limiter, n int, reqs func(i int) []ratelimit.Request) int {
 	t.Helper()
+	return Race(t, n, func(i int) (ratelimit.Decision, error) {
+		d, _, err := lims[i%2].Spend(t.Context(), reqs(i)...)
+		return d, err
+	})
+}
+
+// Race releases n calls of spend at once, from n goroutines, and returns
+// how many were allowed; an error fails the test.
+func Race(t *testing.T, n int, spend func(i int) (ratelimit.Decision, error)) int {
+	t.Helper()
 	var (
 		wg       sync.WaitGroup
 		admitted atomic.Int64
@@ -55,7 +65,7 @@ func race(t *testing.T, lims [2]*ratelimit.Limiter, n int, reqs func(i int) []ra
 	for i := range n {
 		wg.Go(func() {
 			<-gate
-			d, _, err := lims[i%2].Spend(t.Context(), reqs(i)...)
+			d, err := spend(i)
 			switch {
 			case err != nil:
 				failed.Store(&err)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -136,7 +135,7 @@ func TestRealClockRaces(t *testing.T) {
 							t.Fatalf("setup: %+v, %v", d, err)
 						}
 					}
-					got := race(t, n, func(i int) (ratelimit.Decision, error) {
+					got := sourcetest.Race(t, n, func(i int) (ratelimit.Decision, error) {
 						d, _, err := lims[i%2].Spend(t.Context(), tt.req(key, i))
 						return d, err
 					})
@@ -147,36 +146,6 @@ func TestRealClockRaces(t *testing.T) {
 			}
 		})
 	}
-}
-
-// race releases n calls of spend at once and returns how many were
-// allowed.
-func race(t *testing.T, n int, spend func(i int) (ratelimit.Decision, error)) int {
-	t.Helper()
-	var (
-		wg       sync.WaitGroup
-		admitted atomic.Int64
-		failed   atomic.Pointer[error]
-		gate     = make(chan struct{})
-	)
-	for i := range n {
-		wg.Go(func() {
-			<-gate
-			d, err := spend(i)
-			switch {
-			case err != nil:
-				failed.Store(&err)
-			case d.Allowed:
-				admitted.Add(1)
-			}
-		})
-	}
-	close(gate)
-	wg.Wait()
-	if err := failed.Load(); err != nil {
-		t.Fatalf("Spend: %v", *err)
-	}
-	return int(admitted.Load())
 }
 
 // cmdLog is a go-redis hook that records the name of every command sent,
