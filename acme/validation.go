@@ -101,7 +101,7 @@ func (s *Service) validate(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	acct, err := s.store.GetAccount(ctx, a.AccountID)
+	acct, err := s.Account(ctx, a.AccountID)
 	if err != nil {
 		return err
 	}
