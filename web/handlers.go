@@ -60,7 +60,7 @@ func (s *Server) newAccount(w http.ResponseWriter, r *http.Request, req *jws.Req
 	if err := decode(req, &body); err != nil {
 		return err
 	}
-	a, created, err := s.svc.NewAccount(r.Context(), s.caller(r, req), body)
+	a, created, err := s.svc.NewAccount(r.Context(), s.caller(w, r, req), body)
 	if err != nil {
 		return err
 	}
@@ -83,7 +83,7 @@ func (s *Server) account(w http.ResponseWriter, r *http.Request, req *jws.Reques
 			return err
 		}
 	}
-	a, err := s.svc.UpdateAccount(r.Context(), s.caller(r, req), chi.URLParam(r, "id"), upd)
+	a, err := s.svc.UpdateAccount(r.Context(), s.caller(w, r, req), chi.URLParam(r, "id"), upd)
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (s *Server) keyChange(w http.ResponseWriter, r *http.Request, req *jws.Requ
 	if err != nil {
 		return err
 	}
-	a, err := s.svc.KeyChange(r.Context(), s.caller(r, req), nk.KeyJSON, nk.Thumbprint)
+	a, err := s.svc.KeyChange(r.Context(), s.caller(w, r, req), nk.KeyJSON, nk.Thumbprint)
 	if err != nil {
 		return err
 	}
@@ -113,7 +113,7 @@ func (s *Server) orders(w http.ResponseWriter, r *http.Request, req *jws.Request
 		return err
 	}
 	id := chi.URLParam(r, "id")
-	ids, next, err := s.svc.ListOrders(r.Context(), s.caller(r, req), id, r.URL.Query().Get("cursor"), s.cfg.OrdersPerPage)
+	ids, next, err := s.svc.ListOrders(r.Context(), s.caller(w, r, req), id, r.URL.Query().Get("cursor"), s.cfg.OrdersPerPage)
 	if err != nil {
 		return err
 	}
@@ -132,7 +132,7 @@ func (s *Server) newOrder(w http.ResponseWriter, r *http.Request, req *jws.Reque
 	if err := decode(req, &body); err != nil {
 		return err
 	}
-	o, err := s.svc.NewOrder(r.Context(), s.caller(r, req), body)
+	o, err := s.svc.NewOrder(r.Context(), s.caller(w, r, req), body)
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (s *Server) order(w http.ResponseWriter, r *http.Request, req *jws.Request)
 	if err := requirePostAsGet(req); err != nil {
 		return err
 	}
-	o, err := s.svc.GetOrder(r.Context(), s.caller(r, req), chi.URLParam(r, "id"))
+	o, err := s.svc.GetOrder(r.Context(), s.caller(w, r, req), chi.URLParam(r, "id"))
 	if err != nil {
 		return err
 	}
@@ -172,7 +172,7 @@ func (s *Server) finalize(w http.ResponseWriter, r *http.Request, req *jws.Reque
 	if err != nil || len(der) == 0 {
 		return acme.NewProblem(acme.ProbBadCSR, "\"csr\" must be a base64url-encoded DER CSR without padding (RFC 8555 §7.4)")
 	}
-	o, err := s.svc.Finalize(r.Context(), s.caller(r, req), chi.URLParam(r, "id"), der)
+	o, err := s.svc.Finalize(r.Context(), s.caller(w, r, req), chi.URLParam(r, "id"), der)
 	if err != nil {
 		return err
 	}
@@ -190,7 +190,7 @@ func (s *Server) authz(w http.ResponseWriter, r *http.Request, req *jws.Request)
 		err error
 	)
 	if req.PostAsGet() {
-		a, err = s.svc.GetAuthz(r.Context(), s.caller(r, req), id)
+		a, err = s.svc.GetAuthz(r.Context(), s.caller(w, r, req), id)
 	} else {
 		var upd authzUpdate
 		if err := decode(req, &upd); err != nil {
@@ -199,7 +199,7 @@ func (s *Server) authz(w http.ResponseWriter, r *http.Request, req *jws.Request)
 		if upd.Status != acme.StatusDeactivated {
 			return acme.Malformed("an authorization's status can only be changed to %q (RFC 8555 §7.5.2)", acme.StatusDeactivated)
 		}
-		a, err = s.svc.DeactivateAuthz(r.Context(), s.caller(r, req), id)
+		a, err = s.svc.DeactivateAuthz(r.Context(), s.caller(w, r, req), id)
 	}
 	if err != nil {
 		return err
@@ -222,14 +222,14 @@ func (s *Server) challenge(w http.ResponseWriter, r *http.Request, req *jws.Requ
 		err error
 	)
 	if req.PostAsGet() {
-		c, a, err = s.svc.GetChallenge(r.Context(), s.caller(r, req), id)
+		c, a, err = s.svc.GetChallenge(r.Context(), s.caller(w, r, req), id)
 	} else {
 		// RFC 8555 §7.5.1: the payload is "{}" (any object is accepted).
 		var body map[string]any
 		if err := decode(req, &body); err != nil {
 			return err
 		}
-		c, a, err = s.svc.RespondChallenge(r.Context(), s.caller(r, req), id)
+		c, a, err = s.svc.RespondChallenge(r.Context(), s.caller(w, r, req), id)
 	}
 	if err != nil {
 		return err
@@ -250,7 +250,7 @@ func (s *Server) certificate(w http.ResponseWriter, r *http.Request, req *jws.Re
 		p.Status = http.StatusNotAcceptable
 		return p
 	}
-	c, err := s.svc.GetCertificate(r.Context(), s.caller(r, req), chi.URLParam(r, "serial"))
+	c, err := s.svc.GetCertificate(r.Context(), s.caller(w, r, req), chi.URLParam(r, "serial"))
 	if err != nil {
 		return err
 	}
@@ -275,7 +275,7 @@ func (s *Server) revoke(w http.ResponseWriter, r *http.Request, req *jws.Request
 	if body.Reason != nil {
 		reason = *body.Reason
 	}
-	if err := s.svc.Revoke(r.Context(), s.caller(r, req), der, reason); err != nil {
+	if err := s.svc.Revoke(r.Context(), s.caller(w, r, req), der, reason); err != nil {
 		return err
 	}
 	w.WriteHeader(http.StatusOK)

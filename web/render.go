@@ -72,7 +72,7 @@ func (s *Server) logRequest(r *http.Request, endpoint string, rec *statusRecorde
 		slog.String("endpoint", endpoint),
 		slog.String("method", r.Method),
 		slog.Int("status", rec.status),
-		slog.String("client_ip", s.clientIP(r).String()),
+		slog.String("client_ip", rec.ip.String()),
 		slog.Duration("duration", d),
 	}
 	if rec.account != "" {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"mime"
 	"net/http"
+	"net/netip"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -120,8 +121,10 @@ func (s *Server) wrap(name string, h handler) http.HandlerFunc {
 		} else {
 			s.log.Error("issuing nonce", "err", err)
 		}
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		err := s.edgeAllow(s.clientIP(r))
+		// The client IP is found once: the global layer, the use cases and
+		// the log line all take it from rec.
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, ip: s.clientIP(r)}
+		err := s.edgeAllow(rec.ip)
 		if err == nil {
 			err = h(rec, r)
 		}
@@ -168,9 +171,16 @@ func (s *Server) authenticate(r *http.Request) (*jws.Request, error) {
 	return s.verifier.Verify(r.Context(), body, s.cfg.BaseURL+r.URL.RequestURI())
 }
 
-// caller turns an authenticated request into an acme.Caller.
-func (s *Server) caller(r *http.Request, req *jws.Request) acme.Caller {
-	return acme.Caller{Account: req.Account, Key: req.Key, KeyJSON: req.KeyJSON, Thumbprint: req.Thumbprint, IP: s.clientIP(r)}
+// caller turns an authenticated request into an acme.Caller; w is the
+// statusRecorder of wrap, which holds the client IP.
+func (s *Server) caller(w http.ResponseWriter, r *http.Request, req *jws.Request) acme.Caller {
+	var ip netip.Addr
+	if rec, ok := w.(*statusRecorder); ok {
+		ip = rec.ip
+	} else {
+		ip = s.clientIP(r)
+	}
+	return acme.Caller{Account: req.Account, Key: req.Key, KeyJSON: req.KeyJSON, Thumbprint: req.Thumbprint, IP: ip}
 }
 
 // static serves a public CA artefact.
@@ -192,6 +202,7 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status  int
 	account string
+	ip      netip.Addr
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
