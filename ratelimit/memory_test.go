@@ -2,7 +2,6 @@ package ratelimit_test
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -102,47 +101,12 @@ func TestMemoryRun(t *testing.T) {
 // Accounts rotate and the fake clock moves a minute per order, so every
 // batch finds refilled buckets and is admitted (the expensive path).
 func BenchmarkMemorySpendOrderBatch(b *testing.B) {
-	batch := sourcetest.OrderBatches(10_000)
-	setup := func(b *testing.B) (*ratelimit.Limiter, *sourcetest.Clock) {
+	sourcetest.BenchOrderBatches(b, func(b *testing.B) (*ratelimit.Limiter, *sourcetest.Clock) {
 		clock := sourcetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		l, err := ratelimit.New(ratelimit.DefaultConfig(), ratelimit.NewMemorySource(clock.Now), clock.Now)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return l, clock
-	}
-	check := func(b *testing.B, d ratelimit.Decision, err error) {
-		if err != nil || !d.Allowed {
-			b.Fatalf("Spend = %+v, %v; want allowed", d, err)
-		}
-	}
-	b.Run("serial", func(b *testing.B) {
-		l, clock := setup(b)
-		ctx := b.Context()
-		b.ReportAllocs()
-		i := 0
-		for b.Loop() {
-			clock.Advance(time.Minute)
-			d, _, err := l.Spend(ctx, batch(i, clock.Now())...)
-			check(b, d, err)
-			i++
-		}
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "batches/s")
-	})
-	b.Run("parallel", func(b *testing.B) {
-		l, clock := setup(b)
-		ctx := b.Context()
-		var seq atomic.Int64
-		b.ReportAllocs()
-		b.ResetTimer()
-		b.RunParallel(func(pb *testing.PB) {
-			for pb.Next() {
-				i := int(seq.Add(1))
-				clock.Advance(time.Minute)
-				d, _, err := l.Spend(ctx, batch(i, clock.Now())...)
-				check(b, d, err)
-			}
-		})
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "batches/s")
-	})
+	}, nil)
 }

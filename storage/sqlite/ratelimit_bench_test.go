@@ -4,7 +4,6 @@ import (
 	"database/sql"
 	"fmt"
 	"path/filepath"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -24,8 +23,7 @@ import (
 // is the throughput asked of it (at least 5,000/s); cpu-µs/op is the CPU
 // time of the whole process per batch.
 func BenchmarkSQLiteNewOrderBatch(b *testing.B) {
-	batch := sourcetest.OrderBatches(10_000)
-	setup := func(b *testing.B) (*ratelimit.Limiter, *sourcetest.Clock) {
+	sourcetest.BenchOrderBatches(b, func(b *testing.B) (*ratelimit.Limiter, *sourcetest.Clock) {
 		clock := sourcetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		src := openRateLimitAt(b, filepath.Join(b.TempDir(), "ratelimit.db"), clock.Now)
 		l, err := ratelimit.New(ratelimit.DefaultConfig(), src, clock.Now)
@@ -33,53 +31,7 @@ func BenchmarkSQLiteNewOrderBatch(b *testing.B) {
 			b.Fatal(err)
 		}
 		return l, clock
-	}
-	check := func(b *testing.B, d ratelimit.Decision, err error) {
-		if err != nil || !d.Allowed {
-			b.Fatalf("Spend = %+v, %v; want allowed", d, err)
-		}
-	}
-	b.Run("serial", func(b *testing.B) {
-		l, clock := setup(b)
-		ctx := b.Context()
-		b.ReportAllocs()
-		c0 := cpuNow()
-		i := 0
-		for b.Loop() {
-			clock.Advance(time.Minute)
-			d, _, err := l.Spend(ctx, batch(i, clock.Now())...)
-			check(b, d, err)
-			i++
-		}
-		reportCPU(b, c0)
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "batches/s")
-	})
-	// parallel runs GOMAXPROCS goroutines, parallel-16x sixteen times as
-	// many, like a server with many requests in flight.
-	for _, par := range []struct {
-		name string
-		p    int
-	}{{"parallel", 1}, {"parallel-16x", 16}} {
-		b.Run(par.name, func(b *testing.B) {
-			l, clock := setup(b)
-			ctx := b.Context()
-			var seq atomic.Int64
-			b.ReportAllocs()
-			b.SetParallelism(par.p)
-			b.ResetTimer()
-			c0 := cpuNow()
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					i := int(seq.Add(1))
-					clock.Advance(time.Minute)
-					d, _, err := l.Spend(ctx, batch(i, clock.Now())...)
-					check(b, d, err)
-				}
-			})
-			reportCPU(b, c0)
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "batches/s")
-		})
-	}
+	}, cpuNow)
 }
 
 // BenchmarkSQLiteSweepChunk measures one full chunk of Sweep, which is how

@@ -4,7 +4,6 @@ package sqlite
 
 import (
 	"syscall"
-	"testing"
 	"time"
 )
 
@@ -15,10 +14,4 @@ func cpuNow() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-// reportCPU reports the process's CPU time per op since start, which,
-// unlike ns/op, hardly depends on what else the machine is running.
-func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64((cpuNow()-start).Microseconds())/float64(b.N), "cpu-µs/op")
 }
