@@ -26,7 +26,26 @@ type Config struct {
 	Challenges   ChallengesConfig   `yaml:"challenges"`
 	Storage      StorageConfig      `yaml:"storage"`
 	RateLimiting RateLimitingConfig `yaml:"rate-limiting"`
+	Admin        AdminConfig        `yaml:"admin"`
 	Log          LogConfig          `yaml:"log"`
+}
+
+// AdminConfig is the administrators' listener: the admin API, the
+// dashboard, /metrics, /healthz and /readyz.
+type AdminConfig struct {
+	// Enabled turns the admin listener on (default true).
+	Enabled *bool `yaml:"enabled"`
+	// Listen is the admin listener's address; loopback by default.
+	Listen string `yaml:"listen"`
+	// TokenFile holds the bearer token, relative to data-dir; generated
+	// (mode 0600) at first start when missing.
+	TokenFile string `yaml:"token-file"`
+	// Auth is "token" (default) or "none"; none is refused on a
+	// non-loopback address.
+	Auth string `yaml:"auth"`
+	// TLS serves the admin listener over HTTPS with the server's
+	// certificate; required on a non-loopback address.
+	TLS bool `yaml:"tls"`
 }
 
 // ServerConfig is the ACME listener.
@@ -121,6 +140,7 @@ func defaultConfig() Config {
 		},
 		Storage:      StorageConfig{Driver: "sqlite", Path: "weir.db"},
 		RateLimiting: defaultRateLimiting(),
+		Admin:        AdminConfig{Enabled: on(), Listen: "127.0.0.1:14001", TokenFile: "admin-token", Auth: "token"},
 		Log:          LogConfig{Level: "info", Format: "text"},
 	}
 }
@@ -221,6 +241,7 @@ func (c Config) Validate() error {
 	if _, err := parseLevel(c.Log.Level); err != nil {
 		add("log.level: %v", err)
 	}
+	errs = append(errs, c.Admin.validate()...)
 	if c.Log.Format != "text" && c.Log.Format != "json" {
 		add("log.format: %q must be text or json", c.Log.Format)
 	}
@@ -253,4 +274,45 @@ func parseLevel(s string) (slog.Level, error) {
 		return 0, fmt.Errorf("%q is not one of debug, info, warn, error", s)
 	}
 	return l, nil
+}
+
+// validate checks the admin block: an admin surface off loopback must
+// need a token and speak TLS.
+func (a AdminConfig) validate() []error {
+	if !enabled(a.Enabled) {
+		return nil
+	}
+	var errs []error
+	host, _, err := net.SplitHostPort(a.Listen)
+	if err != nil {
+		return append(errs, fmt.Errorf("admin.listen: %q is not host:port", a.Listen))
+	}
+	switch a.Auth {
+	case "token":
+		if a.TokenFile == "" {
+			errs = append(errs, fmt.Errorf("admin.token-file: must not be empty when admin.auth is token"))
+		}
+	case "none":
+	default:
+		errs = append(errs, fmt.Errorf("admin.auth: %q must be token or none", a.Auth))
+	}
+	if !isLoopbackHost(host) {
+		if a.Auth != "token" {
+			errs = append(errs, fmt.Errorf("admin.auth: the admin listener %q is not on loopback, so it must require a token (admin.auth: token)", a.Listen))
+		}
+		if !a.TLS {
+			errs = append(errs, fmt.Errorf("admin.tls: the admin listener %q is not on loopback, so it must use TLS (admin.tls: true)", a.Listen))
+		}
+	}
+	return errs
+}
+
+// isLoopbackHost reports whether a listen host binds to loopback only:
+// "localhost" or a loopback IP. An empty host binds every interface.
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

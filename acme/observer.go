@@ -1,0 +1,85 @@
+package acme
+
+import (
+	"context"
+	"time"
+
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// Observer receives what the server does, for metrics and the
+// administrators' dashboard. Its methods are called on request paths, so
+// they must be fast and safe for concurrent use; they must not block.
+type Observer interface {
+	// Request is one finished ACME HTTP request; problem is "" on success.
+	Request(endpoint string, status int, problem ProblemType, d time.Duration)
+	// Limiter is one limiter decision (or failure to decide).
+	Limiter(ev LimiterEvent)
+	// Validation is one finished challenge validation.
+	Validation(typ ChallengeType, ok bool, d time.Duration)
+	// Issued is one certificate issued; orderAge is the time from the
+	// order's creation to its certificate.
+	Issued(cert *Certificate, orderAge time.Duration)
+	// Revoked is one certificate revoked, with its RFC 5280 reason code.
+	Revoked(cert *Certificate, reason int)
+}
+
+// LimiterEvent is one call to the limiter.
+type LimiterEvent struct {
+	// Action is what asked: "global", "new-account", "new-order",
+	// "finalize", "authz-finished", "revoked".
+	Action string
+	// Requests are the buckets asked about.
+	Requests []ratelimit.Request
+	// Decision is the limiter's answer; zero when Err is set.
+	Decision ratelimit.Decision
+	// Err is a backend failure: nothing was decided.
+	Err error
+	// Ignored reports that Err was ignored (on-backend-error: allow).
+	Ignored bool
+	// Latency is the time the backend took.
+	Latency time.Duration
+}
+
+// NopObserver observes nothing.
+type NopObserver struct{}
+
+// Request implements Observer.
+func (NopObserver) Request(string, int, ProblemType, time.Duration) {}
+
+// Limiter implements Observer.
+func (NopObserver) Limiter(LimiterEvent) {}
+
+// Validation implements Observer.
+func (NopObserver) Validation(ChallengeType, bool, time.Duration) {}
+
+// Issued implements Observer.
+func (NopObserver) Issued(*Certificate, time.Duration) {}
+
+// Revoked implements Observer.
+func (NopObserver) Revoked(*Certificate, int) {}
+
+// RequestEvent collects what the use cases did during one HTTP request,
+// for that request's one log line. web creates it and puts it in the
+// request's context (it is per-request data, like a request ID, not a
+// dependency); the use cases fill it in. A nil *RequestEvent ignores writes.
+type RequestEvent struct {
+	// Limiter summarises the limiter's decision, e.g.
+	// "allowed order-creation:12 remaining=4".
+	Limiter string
+	// LimiterError is a backend error the policy ignored or turned into a 503.
+	LimiterError string
+}
+
+type requestEventKey struct{}
+
+// WithRequestEvent returns ctx carrying ev.
+func WithRequestEvent(ctx context.Context, ev *RequestEvent) context.Context {
+	return context.WithValue(ctx, requestEventKey{}, ev)
+}
+
+// RequestEventFrom returns the RequestEvent of ctx, or nil.
+func RequestEventFrom(ctx context.Context) *RequestEvent {
+	ev, _ := ctx.Value(requestEventKey{}).(*RequestEvent)
+	return ev
+}
