@@ -37,6 +37,10 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"Revoke", testRevoke},
 		{"ListRevoked", testListRevoked},
 		{"NotFound", testNotFound},
+		{"ListAccounts", testListAccounts},
+		{"ListCertificates", testListCertificates},
+		{"ListAllOrders", testListAllOrders},
+		{"RecentNames", testRecentNames},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
