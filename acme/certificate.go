@@ -54,17 +54,20 @@ func (s *Service) Revoke(ctx context.Context, c Caller, der []byte, reason int) 
 	if p := s.mayRevoke(ctx, c, cert, leaf); p != nil {
 		return p
 	}
-	if err := s.store.RevokeCertificate(ctx, serial, reason, s.now().UTC()); err != nil {
-		if errors.Is(err, ErrConflict) {
-			return NewProblem(ProbAlreadyRevoked, "certificate %s is already revoked", serial)
-		}
-		return Internal(err)
-	}
+	return s.markRevoked(ctx, cert, reason)
+}
+
+// revoked is what follows every revocation once the store has recorded
+// it, whichever path revoked (ACME revokeCert or an administrator): the
+// limiter frees the duplicate-certificate slot, the observer counts it and
+// the CRL is regenerated.
+func (s *Service) revoked(ctx context.Context, cert *Certificate, reason int, at time.Time) {
+	cert.RevokedAt, cert.RevocationReason = at, reason
 	s.lim().Revoked(ctx, cert)
+	s.obs().Revoked(cert, reason)
 	if err := s.RegenerateCRL(ctx); err != nil {
-		s.log.Error("CRL regeneration after revocation", "serial", serial, "err", err)
+		s.log.Error("CRL regeneration after revocation", "serial", cert.Serial, "err", err)
 	}
-	return nil
 }
 
 func (s *Service) mayRevoke(ctx context.Context, c Caller, cert *Certificate, leaf *x509.Certificate) *Problem {

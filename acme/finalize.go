@@ -143,6 +143,7 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER
 		return nil, Internal(fmt.Errorf("finalize order %s: %w", o.ID, err))
 	}
 	o.Status, o.CertSerial = StatusValid, cert.Serial
+	s.obs().Issued(cert, cert.IssuedAt.Sub(o.CreatedAt))
 	return o, nil
 }
 

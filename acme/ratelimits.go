@@ -3,9 +3,11 @@ package acme
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -39,8 +41,9 @@ type RateLimitsConfig struct {
 // use cases' hooks into ratelimit requests (docs/rate-limits.md gives every
 // key) and denials into rateLimited problems.
 type RateLimits struct {
-	state atomic.Pointer[rateLimitsState]
-	log   *slog.Logger
+	state    atomic.Pointer[rateLimitsState]
+	observer atomic.Pointer[observerBox]
+	log      *slog.Logger
 	// BackendErrors counts decisions the backend failed to make.
 	backendErrors atomic.Uint64
 }
@@ -48,6 +51,30 @@ type RateLimits struct {
 type rateLimitsState struct {
 	lim *ratelimit.Limiter
 	cfg RateLimitsConfig
+	// enabled holds the limits lim enforces; the limiter drops the
+	// requests of the others, and so do the observed events.
+	enabled map[ratelimit.Name]bool
+}
+
+// enforced returns the requests of reqs that lim enforces (reqs itself
+// when that is all of them).
+func (st *rateLimitsState) enforced(reqs []ratelimit.Request) []ratelimit.Request {
+	n := 0
+	for _, r := range reqs {
+		if st.enabled[r.Name] {
+			n++
+		}
+	}
+	if n == len(reqs) {
+		return reqs
+	}
+	out := make([]ratelimit.Request, 0, n)
+	for _, r := range reqs {
+		if st.enabled[r.Name] {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // NewRateLimits wraps lim. log nil discards.
@@ -69,8 +96,16 @@ func (r *RateLimits) Update(lim *ratelimit.Limiter, cfg RateLimitsConfig) {
 	if cfg.OnBackendError == "" {
 		cfg.OnBackendError = BackendAllow
 	}
-	r.state.Store(&rateLimitsState{lim: lim, cfg: cfg})
+	st := &rateLimitsState{lim: lim, cfg: cfg}
+	if lim != nil {
+		st.enabled = lim.Config().Enabled
+	}
+	r.state.Store(st)
 }
+
+// SetObserver installs the observer of every limiter call; nil means
+// NopObserver. It may be called at any time.
+func (r *RateLimits) SetObserver(o Observer) { r.observer.Store(newObserverBox(o)) }
 
 // Limiter returns the current limiter (for admin tools).
 func (r *RateLimits) Limiter() *ratelimit.Limiter { return r.state.Load().lim }
@@ -88,35 +123,120 @@ func (r *RateLimits) Whitelisted(ip netip.Addr) bool {
 	return false
 }
 
+// The actions of the LimiterEvents that RateLimits reports, besides the
+// hooks' own ("new-account", "new-order", "finalize", "authz-finished",
+// "revoked"): a failed refund.
+const actionRefund = "refund"
+
+// How an ignored or fatal backend error was resolved, for the request's
+// log line.
+const (
+	resolvedAllow = "ignored: on-backend-error is allow"
+	resolvedDeny  = "refused with 503: on-backend-error is deny"
+	resolvedNone  = "ignored: bookkeeping only, nothing was being decided"
+)
+
+// report hands one limiter call to the observer and summarises it on the
+// request's log line (RequestEvent). how says what became of ev.Err. Only
+// the requests of enforced limits are reported; a call that asked about
+// none of them decided nothing and is not reported.
+func (r *RateLimits) report(ctx context.Context, st *rateLimitsState, ev LimiterEvent, how string) {
+	if ev.Requests = st.enforced(ev.Requests); len(ev.Requests) == 0 {
+		return
+	}
+	r.observer.Load().get().Limiter(ev)
+	re := RequestEventFrom(ctx)
+	if re == nil {
+		return
+	}
+	switch {
+	case ev.Err != nil:
+		re.Limiter = joinNote(re.Limiter, "error")
+		re.LimiterError = joinNote(re.LimiterError, fmt.Sprintf("%s: %v (%s)", ev.Action, ev.Err, how))
+	case ev.Decision.Limit.Valid():
+		re.Limiter = joinNote(re.Limiter, DecisionSummary(ev.Decision))
+	}
+}
+
+// DecisionSummary is a limiter decision in a few words, for a log line:
+// "allowed order-creation:12 remaining=4" (the bucket with the least
+// left) or "denied order-creation:12 retry-after=3m0s" (the strictest
+// denial, its wait rounded up to the second as Retry-After is).
+func DecisionSummary(d ratelimit.Decision) string {
+	bucket := ratelimit.BucketKey(d.Limit, d.Key)
+	if d.Allowed {
+		return "allowed " + bucket + " remaining=" + strconv.FormatInt(d.Remaining, 10)
+	}
+	s := "denied " + bucket
+	if d.Never {
+		s += " never (the request is larger than the burst)"
+	} else {
+		s += " retry-after=" + ceilSecond(d.RetryAfter).String()
+	}
+	if n := len(d.Denied); n > 1 {
+		s += " (+" + strconv.Itoa(n-1) + " more denied)"
+	}
+	return s
+}
+
+// ceilSecond rounds d up to whole seconds, as Retry-After is.
+func ceilSecond(d time.Duration) time.Duration {
+	if r := d % time.Second; r != 0 {
+		d += time.Second - r
+	}
+	return d
+}
+
+// joinNote appends note to s, "; "-separated: one request may call the
+// limiter more than once.
+func joinNote(s, note string) string {
+	if s == "" {
+		return note
+	}
+	return s + "; " + note
+}
+
 // spend spends reqs within the backend timeout and applies the backend
 // policy to failures.
-func (r *RateLimits) spend(ctx context.Context, reqs ...ratelimit.Request) (func(), error) {
+func (r *RateLimits) spend(ctx context.Context, action string, reqs ...ratelimit.Request) (func(), error) {
 	st := r.state.Load()
 	dctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
+	start := time.Now()
 	d, spent, err := st.lim.Spend(dctx, reqs...)
+	lat := time.Since(start)
 	cancel()
 	if err != nil {
-		return r.backendFailed(ctx, st, err)
+		return r.backendFailed(ctx, st, LimiterEvent{Action: action, Requests: reqs, Err: err, Latency: lat})
 	}
+	r.report(ctx, st, LimiterEvent{Action: action, Requests: reqs, Decision: d, Latency: lat}, "")
 	if !d.Allowed {
 		return nil, rateLimitedProblem(d, st.cfg.HelpURL)
 	}
 	return func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 		defer cancel()
+		start := time.Now()
 		if err := st.lim.Refund(rctx, spent); err != nil {
 			r.backendErrors.Add(1)
+			r.report(ctx, st, LimiterEvent{Action: actionRefund, Requests: reqs, Err: err, Ignored: true, Latency: time.Since(start)}, resolvedNone)
 			r.log.Warn("rate limiter refund failed", "err", err)
 		}
 	}, nil
 }
 
-// backendFailed applies on-backend-error; the decision is logged and
-// counted either way.
-func (r *RateLimits) backendFailed(ctx context.Context, st *rateLimitsState, err error) (func(), error) {
+// backendFailed applies on-backend-error to the failed call ev; the
+// decision is logged, counted and observed either way.
+func (r *RateLimits) backendFailed(ctx context.Context, st *rateLimitsState, ev LimiterEvent) (func(), error) {
 	r.backendErrors.Add(1)
-	r.log.LogAttrs(ctx, slog.LevelWarn, "rate limiter backend error", slog.String("policy", string(st.cfg.OnBackendError)), slog.String("err", err.Error()))
-	if st.cfg.OnBackendError == BackendDeny {
+	err := ev.Err
+	ev.Ignored = st.cfg.OnBackendError != BackendDeny
+	how := resolvedAllow
+	if !ev.Ignored {
+		how = resolvedDeny
+	}
+	r.report(ctx, st, ev, how)
+	r.log.LogAttrs(ctx, slog.LevelWarn, "rate limiter backend error", slog.String("action", ev.Action), slog.String("policy", string(st.cfg.OnBackendError)), slog.String("err", err.Error()))
+	if !ev.Ignored {
 		p := NewProblem(ProbServerInternal, "the rate limiter is unavailable; retry shortly")
 		p.Status = http.StatusServiceUnavailable
 		p.RetryAfter = 5 * time.Second
@@ -144,7 +264,7 @@ func (r *RateLimits) NewAccount(ctx context.Context, ip netip.Addr) (func(), err
 	if !ip.IsValid() || r.Whitelisted(ip) {
 		return noRefund, nil
 	}
-	return r.spend(ctx, ratelimit.Request{Name: ratelimit.AccountCreation, Key: ratelimit.IPKey(ip)})
+	return r.spend(ctx, "new-account", ratelimit.Request{Name: ratelimit.AccountCreation, Key: ratelimit.IPKey(ip)})
 }
 
 // registeredDomains returns the distinct eTLD+1 keys of the DNS
@@ -173,25 +293,7 @@ func registeredDomains(ids []Identifier) []string {
 // pending or expires. An ARI renewal (o.Replaces) is exempt from
 // order-creation and duplicate-certificate.
 func (r *RateLimits) NewOrder(ctx context.Context, acct *Account, o *Order, fresh []*Authorization) (func(), error) {
-	names := IdentifierValues(o.Identifiers)
-	var reqs []ratelimit.Request
-	if o.Replaces == "" {
-		reqs = append(reqs,
-			ratelimit.Request{Name: ratelimit.OrderCreation, Key: acct.ID},
-			ratelimit.Request{Name: ratelimit.SANBudget, Key: acct.ID, Cost: int64(len(names))},
-			ratelimit.Request{Name: ratelimit.DuplicateCertificate, Key: ratelimit.FQDNSetKey(acct.ID, names), CheckOnly: true},
-		)
-	}
-	for _, n := range names {
-		reqs = append(reqs, ratelimit.Request{Name: ratelimit.FailedValidation, Key: ratelimit.FailedValidationKey(acct.ID, n), CheckOnly: true})
-	}
-	for _, d := range registeredDomains(o.Identifiers) {
-		reqs = append(reqs, ratelimit.Request{Name: ratelimit.RegisteredDomain, Key: d, CheckOnly: true})
-	}
-	for _, a := range fresh {
-		reqs = append(reqs, ratelimit.Request{Name: ratelimit.PendingAuthorizations, Key: acct.ID, Member: a.ID, MemberTime: a.Expires})
-	}
-	return r.spend(ctx, reqs...)
+	return r.spend(ctx, "new-order", newOrderRequests(acct, o, fresh)...)
 }
 
 // Finalize implements Limits: the duplicate-certificate slot and the
@@ -206,19 +308,29 @@ func (r *RateLimits) Finalize(ctx context.Context, acct *Account, o *Order) (fun
 	for _, d := range registeredDomains(o.Identifiers) {
 		reqs = append(reqs, ratelimit.Request{Name: ratelimit.RegisteredDomain, Key: d})
 	}
-	return r.spend(ctx, reqs...)
+	return r.spend(ctx, "finalize", reqs...)
 }
 
 // AuthzFinished implements Limits: the authorization frees its
 // pending-authorizations slot, and a failed one spends failed-validation
 // for (account, hostname), "*.x" apart from "x".
 func (r *RateLimits) AuthzFinished(ctx context.Context, a *Authorization) {
+	const action = "authz-finished"
 	st := r.state.Load()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 	defer cancel()
-	err := st.lim.Remove(ctx, ratelimit.Request{Name: ratelimit.PendingAuthorizations, Key: a.AccountID, Member: a.ID})
+	err := r.remove(ctx, st, action, ratelimit.Request{Name: ratelimit.PendingAuthorizations, Key: a.AccountID, Member: a.ID})
 	if a.Status == StatusInvalid && err == nil {
-		_, _, err = st.lim.Spend(ctx, ratelimit.Request{Name: ratelimit.FailedValidation, Key: ratelimit.FailedValidationKey(a.AccountID, displayName(a))})
+		// Recording a failure, not asking: a denial here refuses nobody.
+		req := ratelimit.Request{Name: ratelimit.FailedValidation, Key: ratelimit.FailedValidationKey(a.AccountID, displayName(a))}
+		start := time.Now()
+		var d ratelimit.Decision
+		d, _, err = st.lim.Spend(ctx, req)
+		ev := LimiterEvent{Action: action, Requests: []ratelimit.Request{req}, Decision: d, Err: err, Ignored: err != nil, Latency: time.Since(start)}
+		if err != nil {
+			ev.Decision = ratelimit.Decision{}
+		}
+		r.report(ctx, st, ev, resolvedNone)
 	}
 	if err != nil {
 		r.backendErrors.Add(1)
@@ -232,10 +344,24 @@ func (r *RateLimits) Revoked(ctx context.Context, cert *Certificate) {
 	st := r.state.Load()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 	defer cancel()
-	err := st.lim.Remove(ctx, ratelimit.Request{Name: ratelimit.DuplicateCertificate,
+	err := r.remove(ctx, st, "revoked", ratelimit.Request{Name: ratelimit.DuplicateCertificate,
 		Key: ratelimit.FQDNSetKey(cert.AccountID, cert.Names), Member: cert.OrderID})
 	if err != nil && !errors.Is(err, context.Canceled) {
 		r.backendErrors.Add(1)
 		r.log.Warn("rate limiter backend error freeing a duplicate-certificate slot", "serial", cert.Serial, "err", err)
 	}
+}
+
+// remove deletes members and reports the call. A remove decides nothing,
+// so its event carries an allowed Decision naming no limit, and a failure
+// is ignored.
+func (r *RateLimits) remove(ctx context.Context, st *rateLimitsState, action string, reqs ...ratelimit.Request) error {
+	start := time.Now()
+	err := st.lim.Remove(ctx, reqs...)
+	ev := LimiterEvent{Action: action, Requests: reqs, Decision: ratelimit.Decision{Allowed: true}, Latency: time.Since(start)}
+	if err != nil {
+		ev.Decision, ev.Err, ev.Ignored = ratelimit.Decision{}, err, true
+	}
+	r.report(ctx, st, ev, resolvedNone)
+	return err
 }

@@ -82,6 +82,7 @@ type Service struct {
 	policy    atomic.Pointer[Policy]
 	validator Validator
 	limits    atomic.Value // limitsBox
+	observer  atomic.Pointer[observerBox]
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -125,6 +126,31 @@ func (s *Service) SetLimits(l Limits) {
 		l = NoLimits{}
 	}
 	s.limits.Store(limitsBox{l})
+}
+
+// SetObserver installs the observer of issuance, revocation and
+// validation; nil means NopObserver. It may be called at any time.
+func (s *Service) SetObserver(o Observer) { s.observer.Store(newObserverBox(o)) }
+
+// obs returns the current observer.
+func (s *Service) obs() Observer { return s.observer.Load().get() }
+
+// observerBox holds an Observer behind an atomic.Pointer; a nil box is
+// NopObserver, so the zero Service and RateLimits observe nothing.
+type observerBox struct{ Observer }
+
+func newObserverBox(o Observer) *observerBox {
+	if o == nil {
+		return nil
+	}
+	return &observerBox{o}
+}
+
+func (b *observerBox) get() Observer {
+	if b == nil {
+		return NopObserver{}
+	}
+	return b.Observer
 }
 
 // limitsBox gives atomic.Value one concrete type whatever Limits is.

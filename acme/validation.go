@@ -111,10 +111,14 @@ func (s *Service) validate(ctx context.Context, id string) error {
 		ch.Status, ch.Error, ch.UpdatedAt = StatusInvalid, Unauthorized("the authorization is %s", st).WithIdentifier(a.Identifier), s.now().UTC()
 		return s.store.UpdateChallenge(ctx, ch, StatusProcessing)
 	}
+	start := time.Now()
 	prob := s.validator.Validate(ctx, ValidationRequest{
 		Identifier: a.Identifier, Type: ch.Type, Token: ch.Token,
 		KeyAuthorization: ch.Token + "." + acct.KeyThumbprint,
 	})
+	// Observed before the result is stored, so a client that sees the
+	// outcome also finds it counted.
+	s.obs().Validation(ch.Type, prob == nil, time.Since(start))
 	now := s.now().UTC()
 	for _, c := range a.Challenges {
 		if c.ID != ch.ID {

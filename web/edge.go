@@ -105,19 +105,40 @@ func parseHop(s string) (netip.Addr, error) {
 	return a.Unmap(), nil
 }
 
-// edgeAllow runs the global layer for ip.
-func (s *Server) edgeAllow(ip netip.Addr) error {
+// edgeAllow runs the global layer for the client of rec. When the layer
+// ran (it is enabled and the client is not whitelisted) its decision goes
+// to obs as a LimiterEvent{Action: "global"}; a denial is also noted on
+// the request's log line. An allowed request with no observer installed
+// costs no allocation here.
+func (s *Server) edgeAllow(rec *statusRecorder, obs acme.Observer) error {
 	ec := s.edge.Load()
+	ip := rec.ip
 	if ec == nil || ec.Edge == nil || inPrefixes(ec.Whitelist, ip) {
 		return nil
 	}
-	ok, retry := ec.Edge.Allow(ip, time.Now().UnixMicro())
+	now := time.Now()
+	ok, retry := ec.Edge.Allow(ip, now.UnixMicro())
+	_, nop := obs.(acme.NopObserver)
+	if ok && nop {
+		return nil
+	}
+	key := ratelimit.IPKey(ip)
+	d := ratelimit.Decision{Allowed: ok, Limit: ratelimit.Global, Key: key, RetryAfter: retry, At: now}
+	if !ok {
+		d.Denied = []ratelimit.Decision{d}
+		rec.ev.Limiter = acme.DecisionSummary(d)
+	}
+	if !nop {
+		// The Edge runs in process: there is no backend latency to report.
+		rec.globalReq[0] = ratelimit.Request{Name: ratelimit.Global, Key: key}
+		obs.Limiter(acme.LimiterEvent{Action: "global", Requests: rec.globalReq[:], Decision: d})
+	}
 	if ok {
 		return nil
 	}
-	at := time.Now().Add(retry).UTC()
+	at := now.Add(retry).UTC()
 	if t := at.Truncate(time.Second); !t.Equal(at) {
 		at = t.Add(time.Second)
 	}
-	return acme.RateLimited(retry, ec.HelpURL, "%s", fmt.Sprintf("global limit exceeded for %q: retry after %s", ratelimit.IPKey(ip), at.Format(time.RFC3339)))
+	return acme.RateLimited(retry, ec.HelpURL, "%s", fmt.Sprintf("global limit exceeded for %q: retry after %s", key, at.Format(time.RFC3339)))
 }

@@ -65,16 +65,22 @@ func (s *Server) renderProblem(w http.ResponseWriter, err error) *acme.Problem {
 	return p
 }
 
-// logRequest writes the one wide line per request.
+// logRequest writes the one wide line per request: endpoint, method,
+// status, client IP, account, the problem (type, detail, hidden cause),
+// what the limiter decided (limiter) and any backend error the policy
+// resolved (limiter_error), and the duration. Request bodies, JWS
+// payloads and signatures, and keys never go to the log; a problem detail
+// quotes at most a protected-header value the client sent (a refused
+// nonce or url), which is no secret.
 func (s *Server) logRequest(r *http.Request, endpoint string, rec *statusRecorder, p *acme.Problem, d time.Duration) {
 	level := slog.LevelInfo
-	attrs := []slog.Attr{
+	attrs := make([]slog.Attr, 0, 11)
+	attrs = append(attrs,
 		slog.String("endpoint", endpoint),
 		slog.String("method", r.Method),
 		slog.Int("status", rec.status),
 		slog.String("client_ip", rec.ip.String()),
-		slog.Duration("duration", d),
-	}
+	)
 	if rec.account != "" {
 		attrs = append(attrs, slog.String("account", rec.account))
 	}
@@ -87,5 +93,12 @@ func (s *Server) logRequest(r *http.Request, endpoint string, rec *statusRecorde
 			level = slog.LevelError
 		}
 	}
+	if rec.ev.Limiter != "" {
+		attrs = append(attrs, slog.String("limiter", rec.ev.Limiter))
+	}
+	if rec.ev.LimiterError != "" {
+		attrs = append(attrs, slog.String("limiter_error", rec.ev.LimiterError))
+	}
+	attrs = append(attrs, slog.Duration("duration", d))
 	s.log.LogAttrs(r.Context(), level, "request", attrs...)
 }

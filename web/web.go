@@ -19,6 +19,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/jws"
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // Config configures the front end.
@@ -35,6 +36,9 @@ type Config struct {
 	OrdersPerPage int
 	// RootPEM is served at /root.pem; the CA certificates for distribution.
 	RootPEM []byte
+	// Health, when set, serves /healthz and /readyz, outside the ACME
+	// wrapper: no nonce, no global limit, no request log line.
+	Health *Health
 }
 
 // Server serves the ACME API.
@@ -47,6 +51,29 @@ type Server struct {
 	log      *slog.Logger
 	now      func() time.Time
 	edge     atomic.Pointer[EdgeConfig]
+	observer atomic.Pointer[observerBox]
+}
+
+// SetObserver installs the observer of every request and of the global
+// layer's decisions; nil means acme.NopObserver. It may be called at any
+// time.
+func (s *Server) SetObserver(o acme.Observer) {
+	if o == nil {
+		s.observer.Store(nil)
+		return
+	}
+	s.observer.Store(&observerBox{o})
+}
+
+// observerBox holds an acme.Observer behind an atomic.Pointer.
+type observerBox struct{ acme.Observer }
+
+// obs returns the current observer.
+func (s *Server) obs() acme.Observer {
+	if b := s.observer.Load(); b != nil {
+		return b.Observer
+	}
+	return acme.NopObserver{}
 }
 
 // New makes the front end for svc.
@@ -103,13 +130,21 @@ func (s *Server) Handler() http.Handler {
 	r.Post(pathAuthz+"{id}", s.post("authz", s.authz))
 	r.Post(pathChallenge+"{id}", s.post("challenge", s.challenge))
 	r.Post(pathCert+"{serial}", s.post("certificate", s.certificate))
-	r.Get("/root.pem", s.static("application/x-pem-file", func() []byte { return s.cfg.RootPEM }))
-	r.Get(pathIntermediate, s.static("application/pkix-cert", func() []byte { return s.svc.CA().Hierarchy().Intermediate.Raw }))
-	r.Get(pathCRL, s.static("application/pkix-crl", func() []byte { der, _ := s.svc.CRL(); return der }))
+	r.Get("/root.pem", s.static("root-pem", "application/x-pem-file", func() []byte { return s.cfg.RootPEM }))
+	r.Get(pathIntermediate, s.static("intermediate", "application/pkix-cert", func() []byte { return s.svc.CA().Hierarchy().Intermediate.Raw }))
+	r.Get(pathCRL, s.static("crl", "application/pkix-crl", func() []byte { der, _ := s.svc.CRL(); return der }))
+	if h := s.cfg.Health; h != nil {
+		for _, p := range []string{PathHealthz, PathReadyz} {
+			r.Get(p, h.ServeHTTP)
+			r.Head(p, h.ServeHTTP)
+		}
+	}
 	return r
 }
 
-// wrap adds the headers every ACME response carries and renders errors.
+// wrap adds the headers every ACME response carries, runs the global
+// layer, renders errors, and reports and logs the request. The use cases
+// annotate the log line through the acme.RequestEvent in the context.
 func (s *Server) wrap(name string, h handler) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
@@ -124,15 +159,20 @@ func (s *Server) wrap(name string, h handler) http.HandlerFunc {
 		// The client IP is found once: the global layer, the use cases and
 		// the log line all take it from rec.
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, ip: s.clientIP(r)}
-		err := s.edgeAllow(rec.ip)
+		obs := s.obs()
+		err := s.edgeAllow(rec, obs)
 		if err == nil {
-			err = h(rec, r)
+			err = h(rec, r.WithContext(acme.WithRequestEvent(r.Context(), &rec.ev)))
 		}
 		var prob *acme.Problem
+		var typ acme.ProblemType
 		if err != nil {
 			prob = s.renderProblem(rec, err)
+			typ = prob.Type
 		}
-		s.logRequest(r, name, rec, prob, time.Since(start))
+		d := time.Since(start)
+		obs.Request(name, rec.status, typ, d)
+		s.logRequest(r, name, rec, prob, d)
 	}
 }
 
@@ -183,26 +223,35 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request, req *jws.Request
 	return acme.Caller{Account: req.Account, Key: req.Key, KeyJSON: req.KeyJSON, Thumbprint: req.Thumbprint, IP: ip}
 }
 
-// static serves a public CA artefact.
-func (s *Server) static(contentType string, body func() []byte) http.HandlerFunc {
+// static serves a public CA artefact; it is reported to the observer as
+// endpoint name.
+func (s *Server) static(name, contentType string, body func() []byte) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
 		b := body()
 		if len(b) == 0 {
 			http.Error(w, "not available", http.StatusServiceUnavailable)
+			s.obs().Request(name, http.StatusServiceUnavailable, "", time.Since(start))
 			return
 		}
 		w.Header().Set("Content-Type", contentType)
 		w.Header().Set("Cache-Control", "public, max-age=300")
 		_, _ = w.Write(b)
+		s.obs().Request(name, http.StatusOK, "", time.Since(start))
 	}
 }
 
-// statusRecorder remembers the status for the request log.
+// statusRecorder remembers, for the request's log line and observer, the
+// status, the account, the client IP and what the use cases noted. It is
+// the request's one allocation of per-request state: the RequestEvent and
+// the global layer's request live in it.
 type statusRecorder struct {
 	http.ResponseWriter
-	status  int
-	account string
-	ip      netip.Addr
+	status    int
+	account   string
+	ip        netip.Addr
+	ev        acme.RequestEvent
+	globalReq [1]ratelimit.Request
 }
 
 func (s *statusRecorder) WriteHeader(code int) {

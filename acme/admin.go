@@ -1,0 +1,172 @@
+package acme
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// The administrators' use cases: web/admin and the weir CLI call these with
+// the authority of the admin token, so they skip the ACME ownership checks
+// but keep every other rule (reason codes, compare-and-set, limiter
+// bookkeeping, CRL regeneration).
+
+// Inventory returns the store's read side for administrators; false if the
+// store has none.
+func (s *Service) Inventory() (Inventory, bool) {
+	inv, ok := s.store.(Inventory)
+	return inv, ok
+}
+
+// AdminRevoke revokes a certificate by serial with an RFC 5280 reason code.
+func (s *Service) AdminRevoke(ctx context.Context, serial string, reason int) (*Certificate, error) {
+	if !ca.ValidReason(reason) || reason == 8 {
+		return nil, NewProblem(ProbBadRevocationReason, "revocation reason %d is not allowed (RFC 5280 §5.3.1 codes 0-6, 9, 10)", reason)
+	}
+	cert, err := s.store.GetCertificate(ctx, serial)
+	if err != nil {
+		return nil, storeErr(err, "certificate "+serial)
+	}
+	if err := s.markRevoked(ctx, cert, reason); err != nil {
+		return nil, err
+	}
+	return s.store.GetCertificate(ctx, serial)
+}
+
+// markRevoked records a revocation (compare-and-set: a second one is
+// alreadyRevoked) and then does what follows every revocation.
+func (s *Service) markRevoked(ctx context.Context, cert *Certificate, reason int) error {
+	at := s.now().UTC()
+	if err := s.store.RevokeCertificate(ctx, cert.Serial, reason, at); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return NewProblem(ProbAlreadyRevoked, "certificate %s is already revoked", cert.Serial)
+		}
+		return Internal(err)
+	}
+	s.revoked(ctx, cert, reason, at)
+	return nil
+}
+
+// AdminDeactivateAccount deactivates an account (RFC 8555 §7.3.6 lets the
+// server do so); its requests are refused from then on.
+func (s *Service) AdminDeactivateAccount(ctx context.Context, id string) (*Account, error) {
+	a, err := s.store.GetAccount(ctx, id)
+	if err != nil {
+		return nil, storeErr(err, "account "+id)
+	}
+	if a.Status != StatusValid {
+		return nil, Malformed("account %s is already %s", id, a.Status)
+	}
+	a.Status = StatusDeactivated
+	defer s.forgetAccount(id)
+	if err := s.store.UpdateAccount(ctx, a, StatusValid); err != nil {
+		if errors.Is(err, ErrConflict) {
+			return nil, Malformed("account %s changed meanwhile; try again", id)
+		}
+		return nil, Internal(err)
+	}
+	return a, nil
+}
+
+// AccountBuckets names the limiter buckets of an account: its own, and
+// those of the names and name sets it used within the longest window.
+func (s *Service) AccountBuckets(ctx context.Context, accountID string) ([]ratelimit.Request, error) {
+	if _, err := s.store.GetAccount(ctx, accountID); err != nil {
+		return nil, storeErr(err, "account "+accountID)
+	}
+	inv, ok := s.Inventory()
+	if !ok {
+		return AccountRequests(accountID, nil, nil), nil
+	}
+	names, sets, err := inv.RecentNames(ctx, accountID, s.now().Add(-statusWindow), 200)
+	if err != nil {
+		return nil, Internal(err)
+	}
+	return AccountRequests(accountID, names, sets), nil
+}
+
+// Explanation is what a new order would meet now.
+type Explanation struct {
+	// Identifiers are the canonical identifiers of the order.
+	Identifiers []Identifier
+	// Problem is set when the order would be refused before the limiter:
+	// malformed or forbidden identifiers, an unusable account.
+	Problem *Problem
+	// Decision is the limiter's prediction.
+	Decision ratelimit.Decision
+	// FreshAuthzs is how many new authorizations the order would create
+	// (the others would reuse valid ones).
+	FreshAuthzs int
+}
+
+// explainer is the Limits of a server with rate limiting.
+type explainer interface {
+	ExplainNewOrder(ctx context.Context, acct *Account, o *Order, fresh []*Authorization) (ratelimit.Decision, error)
+}
+
+// ExplainNewOrder predicts what a new order of accountID for idents would
+// meet now, spending nothing and writing nothing.
+func (s *Service) ExplainNewOrder(ctx context.Context, accountID string, idents []Identifier) (*Explanation, error) {
+	acct, err := s.store.GetAccount(ctx, accountID)
+	if err != nil {
+		return nil, storeErr(err, "account "+accountID)
+	}
+	ex := &Explanation{Identifiers: idents}
+	if p := requireAccount(Caller{Account: acct}); p != nil {
+		ex.Problem = p
+		return ex, nil
+	}
+	if len(idents) == 0 {
+		return nil, Malformed("name at least one identifier")
+	}
+	canon, p := CanonicalIdentifiers(idents)
+	if p != nil {
+		ex.Problem = p
+		return ex, nil
+	}
+	ex.Identifiers = canon
+	var probs []*Problem
+	for _, id := range canon {
+		if p := s.policy.Load().Check(id); p != nil {
+			probs = append(probs, p)
+		}
+	}
+	if p := Combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
+		ex.Problem = p
+		return ex, nil
+	}
+	now := s.now().UTC()
+	o := &Order{AccountID: acct.ID, Identifiers: canon, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now}
+	var fresh []*Authorization
+	for _, id := range canon {
+		base, wildcard := splitWildcard(id)
+		if _, err := s.store.FindValidAuthz(ctx, acct.ID, base, wildcard, o.Expires); err == nil {
+			continue
+		} else if !errors.Is(err, ErrNotFound) {
+			return nil, Internal(err)
+		}
+		fresh = append(fresh, s.newAuthz(acct.ID, base, wildcard, now))
+	}
+	ex.FreshAuthzs = len(fresh)
+	lim, ok := s.lim().(explainer)
+	if !ok {
+		ex.Decision = ratelimit.Decision{Allowed: true, At: now}
+		return ex, nil
+	}
+	if ex.Decision, err = lim.ExplainNewOrder(ctx, acct, o, fresh); err != nil {
+		return nil, fmt.Errorf("acme: explain: %w", err)
+	}
+	return ex, nil
+}
+
+// splitWildcard returns the base identifier of a "*." name and whether it
+// was a wildcard (RFC 8555 §7.1.3: the authorization is for the base).
+func splitWildcard(id Identifier) (Identifier, bool) {
+	if id.Type == IdentifierDNS && len(id.Value) > 2 && id.Value[:2] == "*." {
+		return Identifier{Type: IdentifierDNS, Value: id.Value[2:]}, true
+	}
+	return id, false
+}

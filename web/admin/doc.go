@@ -1,0 +1,3 @@
+// Package admin is weir's administrators' surface: the admin API, the
+// dashboard and /metrics.
+package admin
