@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -9,9 +11,22 @@ import (
 	"gopkg.in/yaml.v3"
 )
 
-// TestExampleConfig: config.example.yaml loads strictly and equals the
+// TestExampleConfig: config.example.yaml is byte for byte what
+// "weir init -print-config -config config.example.yaml" prints (the one
+// commented text, in configdoc.go), loads strictly, and equals the
 // embedded defaults, so it documents exactly what runs with no file.
 func TestExampleConfig(t *testing.T) {
+	committed, err := os.ReadFile("../../config.example.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errw bytes.Buffer
+	if code := run([]string{"init", "-print-config", "-config", configExampleName}, &out, &errw); code != 0 {
+		t.Fatalf("init -print-config: exit %d: %s", code, errw.String())
+	}
+	if !bytes.Equal(committed, out.Bytes()) {
+		t.Errorf("config.example.yaml differs from weir init -print-config; regenerate it with\n  go generate ./cmd/weir\n%s", firstDiff(committed, out.Bytes()))
+	}
 	cfg, err := loadConfig("../../config.example.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -125,5 +140,66 @@ func TestFreshStartAndRestart(t *testing.T) {
 	}
 	if _, err := newServer(t.Context(), cfg, os.Stderr); err == nil || !strings.Contains(err.Error(), "chmod 600") {
 		t.Errorf("start with a 0644 key: err = %v, want a refusal", err)
+	}
+}
+
+// firstDiff shows where two texts start to differ.
+func firstDiff(a, b []byte) string {
+	al, bl := strings.Split(string(a), "\n"), strings.Split(string(b), "\n")
+	for i := 0; i < len(al) || i < len(bl); i++ {
+		var x, y string
+		if i < len(al) {
+			x = al[i]
+		}
+		if i < len(bl) {
+			y = bl[i]
+		}
+		if x != y {
+			return fmt.Sprintf("line %d:\n  file:      %q\n  generated: %q", i+1, x, y)
+		}
+	}
+	return "(same lines)"
+}
+
+// TestDockerfile: the configuration baked into the image parses, keeps the
+// data in the /data volume and the admin listener on loopback, and the
+// HEALTHCHECK and CMD use it; the build is static.
+func TestDockerfile(t *testing.T) {
+	b, err := os.ReadFile("../../Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	df := string(b)
+	const start = "COPY <<'EOF' /etc/weir/weir.yaml\n"
+	i := strings.Index(df, start)
+	j := strings.Index(df[i+len(start):], "\nEOF\n")
+	if i < 0 || j < 0 {
+		t.Fatal("no COPY <<'EOF' /etc/weir/weir.yaml … EOF in the Dockerfile")
+	}
+	cfg, err := parseConfig([]byte(df[i+len(start) : i+len(start)+j]))
+	if err != nil {
+		t.Fatalf("the image's configuration: %v", err)
+	}
+	if cfg.DataDir != "/data" || !strings.Contains(df, "VOLUME /data") {
+		t.Errorf("data-dir %q, want the /data volume", cfg.DataDir)
+	}
+	if host, _, _ := strings.Cut(cfg.Admin.Listen, ":"); !isLoopbackHost(host) || !enabled(cfg.Admin.Enabled) {
+		t.Errorf("admin listener %q, want enabled on loopback", cfg.Admin.Listen)
+	}
+	if got := readyzURL(cfg); got != "http://127.0.0.1:14001/readyz" {
+		t.Errorf("the HEALTHCHECK would ask %s", got)
+	}
+	for _, w := range []string{
+		`CMD ["/weir", "healthcheck", "-config", "/etc/weir/weir.yaml"`,
+		`CMD ["serve", "-config", "/etc/weir/weir.yaml"]`,
+		`ENTRYPOINT ["/weir"]`,
+		"CGO_ENABLED=0",
+		`go build -trimpath -ldflags "-s -w -X main.version=${VERSION}"`,
+		"USER 65532:65532",
+		"EXPOSE 14000 14001",
+	} {
+		if !strings.Contains(df, w) {
+			t.Errorf("the Dockerfile lacks %s", w)
+		}
 	}
 }

@@ -24,7 +24,7 @@ var allowedDeps = map[string][]string{
 	"storage/redis":        {"acme", "ratelimit", "github.com/redis/go-redis/v9"},
 	"storage/storagetest":  {"acme", "ratelimit"},
 	"web":                  {"acme", "acme/jws", "ratelimit", "github.com/go-chi/chi/v5"},
-	"web/admin":            {"acme", "ratelimit", "ca", "github.com/go-chi/chi/v5"},
+	"web/admin":            {"acme", "ratelimit", "ca", "github.com/go-chi/chi/v5", "github.com/prometheus/client_golang"},
 }
 
 // isStd reports whether an import path is in the standard library.

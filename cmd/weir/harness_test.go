@@ -36,6 +36,9 @@ type testEnv struct {
 	dns   *dnstest.Server
 	roots *x509.CertPool
 	http  *http.Client
+	// adminURL is the admin listener's base URL ("" when admin is off);
+	// its token is in adminTokenPath(cfg).
+	adminURL string
 
 	tokens   sync.Map // http-01 token -> key authorization
 	alpnMu   sync.Mutex
@@ -56,6 +59,12 @@ func port(ln net.Listener) int { return ln.Addr().(*net.TCPAddr).Port }
 
 // startEnv starts weir with a test configuration that mutate may adjust.
 func startEnv(t *testing.T, mutate func(*Config)) *testEnv {
+	t.Helper()
+	return startEnvLog(t, mutate, io.Discard)
+}
+
+// startEnvLog is startEnv with the server's log written to logw.
+func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 	t.Helper()
 	e := &testEnv{t: t, alpnCert: map[string]*tls.Certificate{}}
 	var err error
@@ -94,9 +103,11 @@ func startEnv(t *testing.T, mutate func(*Config)) *testEnv {
 	}()
 
 	ln := listenLoopback(t)
+	adminLn := listenLoopback(t)
 	cfg := defaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.Server.Listen = ln.Addr().String()
+	cfg.Admin.Listen = adminLn.Addr().String()
 	cfg.Challenges.HTTP01.Port = port(httpLn)
 	cfg.Challenges.TLSALPN01.Port = port(alpnLn)
 	cfg.Challenges.DNSResolver = e.dns.Addr()
@@ -116,13 +127,17 @@ func startEnv(t *testing.T, mutate func(*Config)) *testEnv {
 		t.Fatal(err)
 	}
 	e.cfg = cfg
-	e.srv, err = newServer(t.Context(), cfg, io.Discard)
+	e.srv, err = newServer(t.Context(), cfg, logw)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The running server watches this file, as weir serve -config does.
 	e.srv.configPath = filepath.Join(cfg.DataDir, "weir.yaml")
 	e.writeConfig(cfg)
+	if e.srv.admin != nil {
+		e.srv.adminLn = adminLn
+		e.adminURL = adminURL(cfg)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Serve(ctx, ln) }()

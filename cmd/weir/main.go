@@ -1,8 +1,16 @@
 // Command weir is an ACME (RFC 8555) certificate authority for internal PKI
 // with rate limiting built in.
 //
-//	weir serve [-config FILE]    run the CA (creates the data directory on first start)
-//	weir version                 print the version
+//	weir init [-config FILE] [-data-dir DIR]   write a commented config file and create the CA
+//	weir serve [-config FILE]                  run the CA (creates the data directory on first start)
+//	weir check-config FILE                     check a config file, naming the key of each problem
+//	weir healthcheck [-config FILE] [-url URL] exit 0 when a running weir is ready
+//	weir backup [-config FILE] -out DIR        copy the data directory while weir runs
+//	weir ratelimit status|explain|reset        the limiter's buckets, through the admin API
+//	weir accounts list|show|deactivate         accounts, through the admin API
+//	weir certs list|show|revoke                certificates, through the admin API
+//	weir crl [-regenerate] [-out FILE]         the current CRL, through the admin API
+//	weir version                               print the version
 package main
 
 import (
@@ -23,7 +31,18 @@ func main() {
 
 // commands maps a subcommand to its entry point.
 var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
-	"serve":   cmdServe,
+	// Setting up and running.
+	"init":         cmdInit,
+	"serve":        cmdServe,
+	"check-config": cmdCheckConfig,
+	// Operating a running weir.
+	"healthcheck": cmdHealthcheck,
+	"backup":      cmdBackup,
+	"ratelimit":   cmdRatelimit,
+	"accounts":    cmdAccounts,
+	"certs":       cmdCerts,
+	"crl":         cmdCRL,
+
 	"version": cmdVersion,
 }
 
@@ -31,7 +50,29 @@ func usage(w io.Writer) {
 	fmt.Fprint(w, `weir: an ACME certificate authority for internal PKI
 
 Usage:
+  weir init [-config FILE] [-data-dir DIR] [-force] [-print-config]
+                              write a commented config file (default weir.yaml)
+                              and create the data directory: CA, HTTPS
+                              certificate, admin token
   weir serve [-config FILE]   run the server; with no config, embedded defaults
+  weir check-config FILE      check a config file; every problem names its key
+
+Operating:
+  weir healthcheck [-config FILE] [-url URL]
+                              exit 0 when the running weir's /readyz is 200
+  weir backup [-config FILE] -out DIR
+                              copy the data directory (CA, token, database
+                              snapshots) while weir runs
+  weir ratelimit status KEY | --account ID | --ip IP
+  weir ratelimit explain --account ID --names a,b
+  weir ratelimit reset KEY    see and reset the limiter's buckets
+  weir accounts list|show ID|deactivate ID
+  weir certs list|show SERIAL|revoke SERIAL [--reason R]
+  weir crl [-regenerate] [-out FILE]
+                              these ask the running weir's admin API, found
+                              from -config (admin.listen, admin.token-file);
+                              add --json for scripts
+
   weir version                print the version
 
 Run "weir <command> -h" for the flags of a command.

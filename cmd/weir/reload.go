@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -22,9 +24,17 @@ type reloadState struct {
 	restart []string
 }
 
-// watchConfig reloads the configuration on SIGHUP and when the file
-// changes (polled), until ctx ends. With no config file there is nothing
-// to reload.
+// configPoll is how often the config file is looked at, and configSettle
+// how long a changed file must hold still before it is read: an edit takes
+// effect within their sum plus the reload itself, well within 2 s.
+const (
+	configPoll   = time.Second
+	configSettle = 100 * time.Millisecond
+)
+
+// watchConfig reloads the configuration on SIGHUP and when the file's
+// content changes (polled every configPoll), until ctx ends. With no
+// config file there is nothing to reload.
 func (s *server) watchConfig(ctx context.Context) {
 	if s.configPath == "" {
 		return
@@ -32,31 +42,49 @@ func (s *server) watchConfig(ctx context.Context) {
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
-	tick := time.NewTicker(2 * time.Second)
+	tick := time.NewTicker(configPoll)
 	defer tick.Stop()
-	last := modTime(s.configPath)
+	last := fileDigest(s.configPath)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			last = modTime(s.configPath)
+			last = fileDigest(s.configPath)
 			s.reload("SIGHUP")
 		case <-tick.C:
-			if m := modTime(s.configPath); !m.Equal(last) {
-				last = m
-				s.reload("file change")
+			// The content, not the modification time: a save within the
+			// same mtime tick, or a ConfigMap's symlink swap, still counts.
+			// A file that cannot be read is left alone until it can.
+			d := fileDigest(s.configPath)
+			if d == last || d == ([sha256.Size]byte{}) {
+				continue
 			}
+			// An editor saving in place truncates, then writes: reload
+			// only content that holds still, so that a half-written (or
+			// empty, which means all defaults) file is never applied.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(configSettle):
+			}
+			if fileDigest(s.configPath) != d {
+				continue // still changing: the next tick looks again
+			}
+			last = d
+			s.reload("file change")
 		}
 	}
 }
 
-func modTime(path string) time.Time {
-	st, err := os.Stat(path)
+// fileDigest is the SHA-256 of the file at path, zero when it cannot be
+// read.
+func fileDigest(path string) [sha256.Size]byte {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return time.Time{}
+		return [sha256.Size]byte{}
 	}
-	return st.ModTime()
+	return sha256.Sum256(data)
 }
 
 // restartKeys lists what differs between two configurations but can only
@@ -81,6 +109,7 @@ func restartKeys(old, cur Config) []string {
 	diff("storage", old.Storage, cur.Storage)
 	diff("rate-limiting.backend", old.RateLimiting.Backend, cur.RateLimiting.Backend)
 	diff("rate-limiting.redis", old.RateLimiting.Redis, cur.RateLimiting.Redis)
+	diff("admin", old.Admin, cur.Admin)
 	diff("log.format", old.Log.Format, cur.Log.Format)
 	return keys
 }
@@ -95,6 +124,9 @@ func (s *server) reload(trigger string) error {
 	s.reloaded.mu.Lock()
 	s.reloaded.at, s.reloaded.err = time.Now(), err
 	s.reloaded.mu.Unlock()
+	if s.metrics != nil {
+		s.metrics.ConfigReload(err == nil, time.Now())
+	}
 	if err != nil {
 		s.log.Error("configuration reload refused; the running configuration stays", "trigger", trigger, "file", s.configPath, "err", err)
 		return err
@@ -104,9 +136,21 @@ func (s *server) reload(trigger string) error {
 }
 
 func (s *server) reloadLocked() error {
-	cfg, err := loadConfig(s.configPath)
+	data, err := os.ReadFile(s.configPath)
 	if err != nil {
-		return err
+		return fmt.Errorf("config: %w", err)
+	}
+	// The problems as weir check-config names them: each with its key.
+	if problems := checkConfig(data); len(problems) > 0 {
+		errs := make([]error, len(problems))
+		for i, p := range problems {
+			errs[i] = errors.New(p)
+		}
+		return fmt.Errorf("%s: %w", s.configPath, errors.Join(errs...))
+	}
+	cfg, err := parseConfig(data)
+	if err != nil {
+		return fmt.Errorf("%s: %w", s.configPath, err)
 	}
 	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
 		return err

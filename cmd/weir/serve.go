@@ -21,6 +21,7 @@ import (
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/storage/sqlite"
 	"github.com/weir-pki/weir/web"
+	"github.com/weir-pki/weir/web/admin"
 )
 
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -54,6 +55,13 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		fmt.Fprintf(stderr, "weir: %v\n", err)
 		return 1
 	}
+	if srv.admin != nil {
+		if srv.adminLn, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
+			ln.Close()
+			fmt.Fprintf(stderr, "weir: admin.listen: %v\n", err)
+			return 1
+		}
+	}
 	srv.printBanner(stdout)
 	if err := srv.Serve(ctx, ln); err != nil {
 		fmt.Fprintf(stderr, "weir: %v\n", err)
@@ -82,6 +90,11 @@ type server struct {
 	root       []byte // PEM of the root, for the banner and /root.pem
 	rootFP     string
 	baseURL    string
+	health     *web.Health // /healthz and /readyz, on the ACME and admin listeners
+	admin      *admin.Server
+	metrics    *admin.Metrics // Prometheus series and the limiter's recent activity
+	adminLn    net.Listener   // the admin listener; nil when admin is off
+	started    time.Time
 }
 
 // newLogger makes the process logger from log.level and log.format; the
@@ -145,16 +158,26 @@ func newServer(ctx context.Context, cfg Config, logw io.Writer) (*server, error)
 		s.root = ca.EncodeCertPEM(h.Root.Raw)
 		s.rootFP = fingerprint(h.Root)
 	}
+	s.health = s.newHealth()
 	s.web, err = web.New(web.Config{
 		BaseURL: base, MaxBodyBytes: cfg.Server.MaxBodyBytes, Website: cfg.ACME.Website,
 		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.ACME.CAAIdentities, RootPEM: s.root,
-		OrdersPerPage: cfg.ACME.OrdersPerPage,
+		OrdersPerPage: cfg.ACME.OrdersPerPage, Health: s.health,
 	}, s.svc, s.nonces, log)
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	s.web.SetEdge(s.limiterNow.edge)
+	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: s.svc.CA})
+	s.svc.SetObserver(s.metrics)
+	s.limits.SetObserver(s.metrics)
+	s.web.SetObserver(s.metrics)
+	s.started = now
+	if err := s.newAdmin(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("admin: %w", err)
+	}
 	return s, nil
 }
 
@@ -227,22 +250,25 @@ func (s *server) Close() error {
 // Serve runs the HTTPS listener and the background work until ctx ends,
 // then shuts down gracefully: in-flight requests and validations finish.
 func (s *server) Serve(ctx context.Context, ln net.Listener) error {
-	hs := &http.Server{
-		Handler:           s.web.Handler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		WriteTimeout:      60 * time.Second,
-		IdleTimeout:       120 * time.Second,
-		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
-		TLSConfig: &tls.Config{
-			Certificates: []tls.Certificate{s.tlsCert},
-			MinVersion:   tls.VersionTLS12,
-			NextProtos:   []string{"h2", "http/1.1"},
-		},
+	hs := s.httpServer(s.web.Handler())
+	hs.TLSConfig = &tls.Config{
+		Certificates: []tls.Certificate{s.tlsCert},
+		MinVersion:   tls.VersionTLS12,
+		NextProtos:   []string{"h2", "http/1.1"},
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
-	bgDone := make(chan error, 2)
+	bgDone := make(chan error, 3)
 	go func() { bgDone <- s.svc.Run(bg) }()
+	go func() {
+		if s.adminLn == nil || s.admin == nil {
+			bgDone <- nil
+			return
+		}
+		if err := s.serveAdmin(bg, s.adminLn); err != nil {
+			s.log.Error("admin listener stopped", "err", err)
+		}
+		bgDone <- nil
+	}()
 	go func() {
 		if s.backend.run == nil {
 			bgDone <- nil
@@ -267,6 +293,7 @@ func (s *server) Serve(ctx context.Context, ln net.Listener) error {
 	stopBG()
 	<-bgDone
 	<-bgDone
+	<-bgDone
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
@@ -283,7 +310,14 @@ func (s *server) printBanner(w io.Writer) {
 		fmt.Fprintf(w, "  root CA:      %s\n", rootPath)
 		fmt.Fprintf(w, "  SHA-256:      %s\n", s.rootFP)
 	}
-	fmt.Fprintf(w, "  data dir:     %s\n\n", s.cfg.DataDir)
+	fmt.Fprintf(w, "  data dir:     %s\n", s.cfg.DataDir)
+	if s.admin != nil {
+		fmt.Fprintf(w, "  admin:        %s/ (dashboard, API, /metrics)\n", adminURL(s.cfg))
+		if adminTokenWanted(s.cfg) {
+			fmt.Fprintf(w, "  admin token:  %s\n", adminTokenPath(s.cfg))
+		}
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Get a certificate with certbot (standalone http-01 listens on port %d, so run it as root):\n\n", s.cfg.Challenges.HTTP01.Port)
 	fmt.Fprintf(w, "  %s\n\n", certbotCommand(rootPath, dir, s.cfg.Challenges.HTTP01.Port))
 }

@@ -107,12 +107,12 @@ go build -o "$BIN/dnsserver" ./test/interop/dnsserver
 # The exec hook is copied so that a lost executable bit cannot break it.
 install -m 0755 test/interop/lego-dns-exec.sh "$BIN/lego-dns-exec.sh"
 
-# Four distinct free loopback ports; the DNS port is free for TCP and UDP.
-read -r WPORT DPORT HPORT TPORT < <(python3 - <<'EOF'
+# Five distinct free loopback ports; the DNS port is free for TCP and UDP.
+read -r WPORT DPORT HPORT TPORT APORT < <(python3 - <<'EOF'
 import socket
 socks, ports = [], []
 for _ in range(200):
-    if len(ports) == 4:
+    if len(ports) == 5:
         break
     t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     t.bind(("127.0.0.1", 0))
@@ -125,13 +125,13 @@ for _ in range(200):
         continue
     socks += [t, u]
     ports.append(p)
-if len(ports) != 4:
-    raise SystemExit("could not find 4 free ports")
+if len(ports) != 5:
+    raise SystemExit("could not find 5 free ports")
 print(*ports)
 EOF
 )
-[ -n "${TPORT:-}" ] || die "could not pick free ports"
-log "ports: weir=$WPORT dns=$DPORT http-01=$HPORT tls-alpn-01=$TPORT"
+[ -n "${APORT:-}" ] || die "could not pick free ports"
+log "ports: weir=$WPORT admin=$APORT dns=$DPORT http-01=$HPORT tls-alpn-01=$TPORT"
 
 DIRECTORY=https://127.0.0.1:$WPORT/directory
 ROOT=$DATA/root.pem
@@ -151,6 +151,8 @@ challenges:
 # shared proxy address would in production.
 rate-limiting:
   whitelist: ["127.0.0.1"]
+admin:
+  listen: "127.0.0.1:$APORT"
 log:
   level: info
 EOF
@@ -426,6 +428,16 @@ certbot_flow() {
 log "certbot"
 if ! certbot_flow; then
 	echo "certbot: remaining certbot steps skipped after the failure above"
+fi
+
+# ---------------------------------------------------------------------------
+# The operator CLI on certbot's account: status, explain, reset.
+
+# shellcheck source=test/interop/admin-flow.sh
+. test/interop/admin-flow.sh
+log "operator CLI"
+if ! admin_flow; then
+	echo "operator CLI: remaining steps skipped after the failure above"
 fi
 
 # ---------------------------------------------------------------------------

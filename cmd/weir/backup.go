@@ -1,0 +1,204 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+)
+
+// sqliteDriver is the database/sql driver that storage/sqlite registers
+// (modernc.org/sqlite, imported there, not here).
+const sqliteDriver = "sqlite"
+
+// cmdBackup copies a data directory, live: the CA files, weir's HTTPS
+// certificate, the admin token, and consistent snapshots of the SQLite
+// databases. The copy is a data directory weir serve can start on.
+func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: weir backup [-config FILE] -out DIR\n\n"+
+			"Copies the data directory to DIR (new, or empty) while weir runs: CA keys and\n"+
+			"certificates, weir's HTTPS certificate, the admin token, and a consistent\n"+
+			"snapshot of each SQLite database (VACUUM INTO). To restore, stop weir and\n"+
+			"start it with data-dir set to DIR (or DIR moved into place).\n\n")
+		fs.PrintDefaults()
+	}
+	configPath := fs.String("config", "", "the server's configuration `file` (default: embedded defaults)")
+	out := fs.String("out", "", "the backup `directory` to create")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *out == "" || fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		fmt.Fprintf(stderr, "weir backup: %v\n", err)
+		return 1
+	}
+	copied, notes, err := backup(ctx, cfg, *out)
+	if err != nil {
+		fmt.Fprintf(stderr, "weir backup: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "backed up %s to %s:\n", cfg.DataDir, *out)
+	for _, c := range copied {
+		fmt.Fprintf(stdout, "  %s\n", c)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(stdout, "note: %s\n", n)
+	}
+	return 0
+}
+
+// backup copies cfg's data directory to out and returns what it copied
+// and what it left to the operator (files outside the data directory).
+func backup(ctx context.Context, cfg Config, out string) (copied, notes []string, err error) {
+	dd, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	if st, err := os.Stat(dd); err != nil || !st.IsDir() {
+		return nil, nil, fmt.Errorf("data-dir %s: not a directory (%v)", dd, err)
+	}
+	if err := emptyDir(out); err != nil {
+		return nil, nil, err
+	}
+	files := []string{fileRootPEM, fileCARoot, fileCARootKey, fileCAIntermediate, fileCAIntKey, fileTLSCert, fileTLSKey}
+	if adminTokenWanted(cfg) {
+		if filepath.IsAbs(cfg.Admin.TokenFile) {
+			notes = append(notes, fmt.Sprintf("admin.token-file %s is outside the data directory: back it up yourself", cfg.Admin.TokenFile))
+		} else {
+			files = append(files, cfg.Admin.TokenFile)
+		}
+	}
+	for _, name := range files {
+		ok, err := copyFile(dataPath(dd, name), dataPath(out, name))
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			copied = append(copied, name)
+		}
+	}
+	dbs := []string{cfg.Storage.Path}
+	if cfg.RateLimiting.Backend == "sqlite" {
+		dbs = append(dbs, fileRateLimitDB)
+	}
+	for _, name := range dbs {
+		src := filepath.Join(dd, name)
+		if !exists(src) {
+			continue
+		}
+		if err := vacuumInto(ctx, src, filepath.Join(out, name)); err != nil {
+			return nil, nil, fmt.Errorf("backing up %s: %w", src, err)
+		}
+		copied = append(copied, name+" (snapshot)")
+	}
+	for key, path := range map[string]string{
+		"ca.intermediate.cert-file": cfg.CA.Intermediate.CertFile, "ca.intermediate.key-file": cfg.CA.Intermediate.KeyFile,
+		"ca.root-file": cfg.CA.RootFile, "server.tls.cert-file": cfg.Server.TLS.CertFile, "server.tls.key-file": cfg.Server.TLS.KeyFile,
+		"rate-limiting.redis.password-file": cfg.RateLimiting.Redis.PasswordFile,
+	} {
+		if path != "" {
+			notes = append(notes, fmt.Sprintf("%s %s is outside the data directory: back it up yourself", key, path))
+		}
+	}
+	slices.Sort(notes)
+	notes = append(notes, "the configuration file is not in the data directory: back it up too")
+	return copied, notes, nil
+}
+
+// emptyDir creates dir (mode 0700), or accepts an empty existing one.
+func emptyDir(dir string) error {
+	entries, err := os.ReadDir(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return os.MkdirAll(dir, 0o700)
+	case err != nil:
+		return err
+	case len(entries) > 0:
+		return fmt.Errorf("%s is not empty", dir)
+	}
+	return nil
+}
+
+// copyFile copies src to dst with src's mode, through a synced temporary
+// file; a missing src is skipped (false).
+func copyFile(src, dst string) (bool, error) {
+	st, err := os.Stat(src)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return false, err
+	}
+	if err := writeFileAtomic(dst, data, st.Mode().Perm()); err != nil {
+		return false, fmt.Errorf("writing %s: %w", dst, err)
+	}
+	return true, nil
+}
+
+// vacuumInto writes a consistent snapshot of the SQLite database at src to
+// the new file dst (mode 0600). It opens src with plain database/sql rather
+// than storage/sqlite, which would migrate the schema: a backup must never
+// write to a live database, whichever weir version runs it. VACUUM INTO
+// reads src in one read transaction, so the server keeps writing meanwhile.
+func vacuumInto(ctx context.Context, src, dst string) error {
+	absSrc, err := filepath.Abs(src)
+	if err != nil {
+		return err
+	}
+	absDst, err := filepath.Abs(dst)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(absDst), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(absDst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(5000)")
+	db, err := sql.Open(sqliteDriver, (&url.URL{Scheme: "file", OmitHost: true, Path: absSrc, RawQuery: q.Encode()}).String())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", absDst); err != nil {
+		os.Remove(absDst)
+		return err
+	}
+	if err := db.Close(); err != nil {
+		return err
+	}
+	g, err := os.OpenFile(absDst, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	if err := g.Sync(); err != nil {
+		g.Close()
+		return err
+	}
+	return g.Close()
+}

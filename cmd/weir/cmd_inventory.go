@@ -1,0 +1,281 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/weir-pki/weir/web/admin"
+)
+
+func cmdAccounts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	verbs := map[string]subcommand{
+		"list":       {"list [-q TEXT] [-status S] [-limit N] [-cursor C] [--json]", accountsList},
+		"show":       {"show ID [--json]", accountsShow},
+		"deactivate": {"deactivate ID", accountsDeactivate},
+	}
+	return runGroup(ctx, "accounts", verbs, []string{"list", "show", "deactivate"}, args, stdout, stderr)
+}
+
+func accountsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("accounts list", "accounts list", "Lists accounts, newest first.", stderr)
+	q := url.Values{}
+	fs.Func("q", "search: an account ID, or text in a contact, key thumbprint or creating IP", setQuery(q, "q"))
+	fs.Func("status", "only accounts in this `status` (valid, deactivated)", setQuery(q, "status"))
+	p, code := listPage[admin.AccountView](ctx, fs, af, args, q, "/api/v1/accounts", stdout, stderr)
+	if p == nil {
+		return code
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tIP\tCONTACT")
+	for _, a := range p.Items {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.CreatedAt.UTC().Format(time.RFC3339), a.CreatedIP, strings.Join(a.Contact, " "))
+	}
+	tw.Flush()
+	printNext(stdout, p.Next)
+	return 0
+}
+
+// setQuery is a flag.Func that stores the flag's value as q[key].
+func setQuery(q url.Values, key string) func(string) error {
+	return func(v string) error { q.Set(key, v); return nil }
+}
+
+// listPage runs a list verb: the paging flags, the request, and --json.
+// It returns the page to print as a table, or nil and the exit code when
+// there is nothing more to do.
+func listPage[T any](ctx context.Context, fs *flag.FlagSet, af *adminFlags, args []string, q url.Values, path string, stdout, stderr io.Writer) (*admin.Page[T], int) {
+	limit := fs.Int("limit", 50, "page size (at most 500)")
+	cursor := fs.String("cursor", "", "the `cursor` of a later page, as printed")
+	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) > 0 {
+		return nil, 2
+	}
+	q.Set("limit", strconv.Itoa(*limit))
+	q.Set("cursor", *cursor)
+	c, err := af.client()
+	if err != nil {
+		return nil, fail(stderr, fs.Name(), err)
+	}
+	var p admin.Page[T]
+	if err := c.get(ctx, path, q, &p); err != nil {
+		return nil, fail(stderr, fs.Name(), err)
+	}
+	if *af.json {
+		printJSON(stdout, p)
+		return nil, 0
+	}
+	return &p, 0
+}
+
+// printNext tells how to get the next page.
+func printNext(w io.Writer, next string) {
+	if next != "" {
+		fmt.Fprintf(w, "\nmore: -cursor %s\n", next)
+	}
+}
+
+func accountsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("accounts show", "accounts show ID", "Shows an account and its limiter buckets.", stderr)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil || len(pos) != 1 {
+		fs.Usage()
+		return 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return fail(stderr, "accounts show", err)
+	}
+	var a admin.AccountView
+	if err := c.get(ctx, "/api/v1/accounts/"+url.PathEscape(pos[0]), nil, &a); err != nil {
+		return fail(stderr, "accounts show", err)
+	}
+	var certs admin.Page[admin.CertView]
+	if err := c.get(ctx, "/api/v1/certs", url.Values{"account": {a.ID}, "limit": {"20"}}, &certs); err != nil {
+		return fail(stderr, "accounts show", err)
+	}
+	if *af.json {
+		printJSON(stdout, map[string]any{"account": a, "certificates": certs.Items})
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "ID\t%s\nSTATUS\t%s\nCREATED\t%s from %s\nCONTACT\t%s\nKEY\t%s\n", a.ID, a.Status,
+		a.CreatedAt.UTC().Format(time.RFC3339), a.CreatedIP, strings.Join(a.Contact, " "), a.KeyThumbprint)
+	tw.Flush()
+	fmt.Fprintf(stdout, "\nlatest certificates:\n")
+	printCerts(stdout, certs.Items)
+	return 0
+}
+
+func accountsDeactivate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("accounts deactivate", "accounts deactivate ID", "Deactivates an account: its requests are refused from then on.", stderr)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil || len(pos) != 1 {
+		fs.Usage()
+		return 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return fail(stderr, "accounts deactivate", err)
+	}
+	var a admin.AccountView
+	if err := c.do(ctx, http.MethodPost, "/api/v1/accounts/"+url.PathEscape(pos[0])+"/deactivate", struct{}{}, &a); err != nil {
+		return fail(stderr, "accounts deactivate", err)
+	}
+	if *af.json {
+		printJSON(stdout, a)
+		return 0
+	}
+	fmt.Fprintf(stdout, "account %s is %s\n", a.ID, a.Status)
+	return 0
+}
+
+func cmdCerts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	verbs := map[string]subcommand{
+		"list":   {"list [-q TEXT] [-account ID] [-state S] [-limit N] [-cursor C] [--json]", certsList},
+		"show":   {"show SERIAL [--json] [--pem]", certsShow},
+		"revoke": {"revoke SERIAL [--reason R]", certsRevoke},
+	}
+	return runGroup(ctx, "certs", verbs, []string{"list", "show", "revoke"}, args, stdout, stderr)
+}
+
+func printCerts(w io.Writer, certs []admin.CertView) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERIAL\tSTATE\tACCOUNT\tNOT AFTER\tNAMES")
+	for _, c := range certs {
+		state := c.State
+		if c.Reason != "" {
+			state += " (" + c.Reason + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", c.Serial, state, c.Account, c.NotAfter.UTC().Format(time.RFC3339), strings.Join(c.Names, ","))
+	}
+	tw.Flush()
+}
+
+func certsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("certs list", "certs list", "Lists certificates, newest first.", stderr)
+	q := url.Values{}
+	fs.Func("q", "search: a serial prefix or part of a name", setQuery(q, "q"))
+	fs.Func("account", "only this account's certificates", setQuery(q, "account"))
+	fs.Func("state", "only certificates in this `state` (active, revoked, expired)", setQuery(q, "state"))
+	p, code := listPage[admin.CertView](ctx, fs, af, args, q, "/api/v1/certs", stdout, stderr)
+	if p == nil {
+		return code
+	}
+	printCerts(stdout, p.Items)
+	printNext(stdout, p.Next)
+	return 0
+}
+
+func certsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("certs show", "certs show SERIAL", "Shows a certificate.", stderr)
+	pemOnly := fs.Bool("pem", false, "print only the certificate PEM")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil || len(pos) != 1 {
+		fs.Usage()
+		return 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return fail(stderr, "certs show", err)
+	}
+	var v admin.CertView
+	if err := c.get(ctx, "/api/v1/certs/"+url.PathEscape(pos[0]), nil, &v); err != nil {
+		return fail(stderr, "certs show", err)
+	}
+	switch {
+	case *af.json:
+		printJSON(stdout, v)
+	case *pemOnly:
+		fmt.Fprint(stdout, v.PEM)
+	default:
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintf(tw, "SERIAL\t%s\nSTATE\t%s\nNAMES\t%s\nACCOUNT\t%s\nORDER\t%s\nSUBJECT\t%s\nISSUER\t%s\nNOT BEFORE\t%s\nNOT AFTER\t%s\nISSUED\t%s\n",
+			v.Serial, v.State, strings.Join(v.Names, ", "), v.Account, v.Order, v.Subject, v.Issuer,
+			v.NotBefore.UTC().Format(time.RFC3339), v.NotAfter.UTC().Format(time.RFC3339), v.IssuedAt.UTC().Format(time.RFC3339))
+		if v.RevokedAt != nil {
+			fmt.Fprintf(tw, "REVOKED\t%s (%s)\n", v.RevokedAt.UTC().Format(time.RFC3339), v.Reason)
+		}
+		tw.Flush()
+	}
+	return 0
+}
+
+func certsRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("certs revoke", "certs revoke SERIAL [--reason R]",
+		"Revokes a certificate and regenerates the CRL. Reasons (RFC 5280): unspecified, keyCompromise,\ncACompromise, affiliationChanged, superseded, cessationOfOperation, privilegeWithdrawn,\naACompromise, or their codes.", stderr)
+	reason := fs.String("reason", "unspecified", "the revocation `reason`")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil || len(pos) != 1 {
+		fs.Usage()
+		return 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return fail(stderr, "certs revoke", err)
+	}
+	var v admin.CertView
+	if err := c.do(ctx, http.MethodPost, "/api/v1/certs/"+url.PathEscape(pos[0])+"/revoke", admin.RevokeRequest{Reason: *reason}, &v); err != nil {
+		return fail(stderr, "certs revoke", err)
+	}
+	if *af.json {
+		printJSON(stdout, v)
+		return 0
+	}
+	fmt.Fprintf(stdout, "revoked %s (%s)\n", v.Serial, v.Reason)
+	return 0
+}
+
+func cmdCRL(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("crl", "crl [-regenerate] [-out FILE] [--json]",
+		"Shows the current CRL: its number, validity and revoked serials.", stderr)
+	regen := fs.Bool("regenerate", false, "sign a new CRL first")
+	out := fs.String("out", "", "also write the DER CRL to this `file`")
+	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) > 0 {
+		return 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return fail(stderr, "crl", err)
+	}
+	var v admin.CRLView
+	if *regen {
+		err = c.do(ctx, http.MethodPost, "/api/v1/crl/regenerate", struct{}{}, &v)
+	} else {
+		err = c.get(ctx, "/api/v1/crl", nil, &v)
+	}
+	if err != nil {
+		return fail(stderr, "crl", err)
+	}
+	if *out != "" {
+		var der []byte
+		if err := c.get(ctx, "/api/v1/crl", url.Values{"format": {"der"}}, &der); err != nil {
+			return fail(stderr, "crl", err)
+		}
+		if err := os.WriteFile(*out, der, 0o644); err != nil {
+			return fail(stderr, "crl", err)
+		}
+	}
+	if *af.json {
+		printJSON(stdout, v)
+		return 0
+	}
+	fmt.Fprintf(stdout, "CRL %s by %s\n  this update: %s\n  next update: %s\n  revoked:     %d\n",
+		v.Number, v.Issuer, v.ThisUpdate.Format(time.RFC3339), v.NextUpdate.Format(time.RFC3339), len(v.Entries))
+	if len(v.Entries) > 0 {
+		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "\nSERIAL\tREVOKED\tREASON")
+		for _, e := range v.Entries {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Serial, e.RevokedAt.Format(time.RFC3339), e.Reason)
+		}
+		tw.Flush()
+	}
+	return 0
+}

@@ -1,0 +1,207 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/weir-pki/weir/web/admin"
+)
+
+// subcommand is one verb of a command group ("ratelimit status").
+type subcommand struct {
+	usage string
+	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+// runGroup dispatches "weir GROUP VERB ...".
+func runGroup(ctx context.Context, group string, verbs map[string]subcommand, order []string, args []string, stdout, stderr io.Writer) int {
+	help := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage:\n")
+		for _, v := range order {
+			fmt.Fprintf(w, "  weir %s %s\n", group, verbs[v].usage)
+		}
+		fmt.Fprintf(w, "\nThese ask a running weir's admin API (see docs/operations.md).\nRun \"weir %s VERB -h\" for the flags of a verb.\n", group)
+	}
+	if len(args) == 0 {
+		help(stderr)
+		return 2
+	}
+	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		help(stdout)
+		return 0
+	}
+	v, ok := verbs[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "weir %s: unknown verb %q\n\n", group, args[0])
+		help(stderr)
+		return 2
+	}
+	return v.run(ctx, args[1:], stdout, stderr)
+}
+
+// newVerbFlags makes the flag set of one verb with the admin flags.
+func newVerbFlags(name, usage, about string, stderr io.Writer) (*flag.FlagSet, *adminFlags) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "Usage: weir %s\n\n%s\n\n", usage, about)
+		fs.PrintDefaults()
+	}
+	return fs, addAdminFlags(fs)
+}
+
+// fail prints a command error and returns exit code 1.
+func fail(stderr io.Writer, cmd string, err error) int {
+	fmt.Fprintf(stderr, "weir %s: %v\n", cmd, err)
+	return 1
+}
+
+func cmdRatelimit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	verbs := map[string]subcommand{
+		"status":  {"status KEY | --account ID | --ip IP [--json]", ratelimitStatus},
+		"explain": {"explain --account ID --names a,b [--json]", ratelimitExplain},
+		"reset":   {"reset KEY", ratelimitReset},
+	}
+	return runGroup(ctx, "ratelimit", verbs, []string{"status", "explain", "reset"}, args, stdout, stderr)
+}
+
+func ratelimitStatus(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("ratelimit status", "ratelimit status KEY | --account ID | --ip IP",
+		"Shows every limiter bucket of a bucket key (limit:key, e.g. order-creation:42), an account\nor a client IP: its capacity, what remains, and when it is full again. Spends nothing.", stderr)
+	account := fs.String("account", "", "an account `ID`")
+	ip := fs.String("ip", "", "a client `IP` address")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	q := url.Values{"account": {*account}, "ip": {*ip}}
+	if len(pos) == 1 {
+		q.Set("key", pos[0])
+	}
+	if n := len(pos) + boolInt(*account != "") + boolInt(*ip != ""); n != 1 || len(pos) > 1 {
+		fs.Usage()
+		return 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return fail(stderr, "ratelimit status", err)
+	}
+	var out struct {
+		Buckets []admin.BucketView `json:"buckets"`
+	}
+	if err := c.get(ctx, "/api/v1/ratelimit/status", q, &out); err != nil {
+		return fail(stderr, "ratelimit status", err)
+	}
+	if *af.json {
+		printJSON(stdout, out)
+		return 0
+	}
+	now := time.Now()
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "BUCKET\tLIMIT\tREMAINING\tNEXT\tFULL AGAIN")
+	for _, b := range out.Buckets {
+		if !b.Enabled {
+			fmt.Fprintf(tw, "%s\tdisabled\t-\t-\t-\n", b.Bucket)
+			continue
+		}
+		lim := b.Describe
+		if b.Override {
+			lim += " (override)"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", b.Bucket, lim, b.Remaining, b.Capacity, fmtTime(b.NextAt, now), fmtTime(b.FullAt, now))
+	}
+	tw.Flush()
+	return 0
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func ratelimitExplain(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("ratelimit explain", "ratelimit explain --account ID --names a,b",
+		"Predicts what a new order of the account for these names would meet now: which limit\nwould refuse it and when it would pass. Spends nothing.", stderr)
+	account := fs.String("account", "", "the account `ID`")
+	names := fs.String("names", "", "comma-separated `names` of the order")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if *account == "" || *names == "" || len(pos) > 0 {
+		fs.Usage()
+		return 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return fail(stderr, "ratelimit explain", err)
+	}
+	var v admin.ExplainView
+	if err := c.do(ctx, http.MethodPost, "/api/v1/ratelimit/explain", admin.ExplainRequest{Account: *account, Names: strings.Split(*names, ",")}, &v); err != nil {
+		return fail(stderr, "ratelimit explain", err)
+	}
+	if *af.json {
+		printJSON(stdout, v)
+		return 0
+	}
+	var ids []string
+	for _, id := range v.Identifiers {
+		ids = append(ids, id.Value)
+	}
+	fmt.Fprintf(stdout, "new order of account %s for %s (%d new authorizations):\n", v.Account, strings.Join(ids, ", "), v.FreshAuthzs)
+	switch {
+	case v.Problem != nil:
+		fmt.Fprintf(stdout, "  refused before the limiter: %s: %s\n", v.Problem.Type, v.Problem.Detail)
+	case v.Allowed:
+		fmt.Fprintln(stdout, "  would pass every limit now")
+	case v.Never:
+		fmt.Fprintf(stdout, "  would be refused by %s:%s, and no wait helps: %s\n", v.Limit, v.Key, v.Detail)
+	default:
+		fmt.Fprintf(stdout, "  would be refused (429) by %s:%s; passes at %s\n", v.Limit, v.Key, fmtTime(v.PassesAt, time.Now()))
+		if len(v.Denied) > 1 {
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "  DENIED BY\tWAIT\tPASSES AT")
+			for _, d := range v.Denied {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Bucket, d.RetryAfter, d.PassesAt.Format(time.RFC3339))
+			}
+			tw.Flush()
+		}
+	}
+	return 0
+}
+
+func ratelimitReset(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("ratelimit reset", "ratelimit reset KEY",
+		"Makes the bucket with this key (limit:key, e.g. order-creation:42) fresh.", stderr)
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return fail(stderr, "ratelimit reset", err)
+	}
+	var out map[string]string
+	if err := c.do(ctx, http.MethodPost, "/api/v1/ratelimit/reset", admin.ResetRequest{Key: pos[0]}, &out); err != nil {
+		return fail(stderr, "ratelimit reset", err)
+	}
+	if *af.json {
+		printJSON(stdout, out)
+		return 0
+	}
+	fmt.Fprintf(stdout, "reset %s\n", pos[0])
+	return 0
+}

@@ -1,0 +1,189 @@
+package main
+
+//go:generate sh -c "go run . init -print-config -config config.example.yaml > ../../config.example.yaml"
+
+import (
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// configTemplate is the commented configuration file: the one source of
+// config.example.yaml (weir init -print-config -config
+// config.example.yaml; a test keeps the two equal) and of the file weir
+// init writes. Every key is shown with its default. Change a key's default
+// in defaultConfig and here together: TestExampleConfig loads the example
+// and compares it with defaultConfig.
+const configTemplate = `# weir configuration. Every key is shown with its default; a key you leave
+# out keeps its default, and an unknown key is an error. Run
+#   weir serve -config {{config-file}}
+# Durations use Go syntax: 90s, 15m, 2160h.
+#
+# Check an edit with "weir check-config {{config-file}}". A running weir
+# applies rate-limiting (but backend and redis), server.trusted-proxies,
+# ca.policy and log.level within two seconds of a save, or on SIGHUP; an
+# invalid edit is refused and logged, and the running configuration stays.
+# Other keys need a restart (docs/operations.md).
+
+# Where weir keeps its CA keys (mode 0600), its database, the admin token
+# and the root certificate to distribute (<data-dir>/root.pem). Created by
+# weir init or on first start.
+data-dir: {{data-dir}}
+
+server:
+  # The ACME listener (HTTPS).
+  listen: "localhost:14000"
+  # The URL clients use; empty means https://<listen>. Set it when weir is
+  # behind a load balancer or reached under another name.
+  external-url: ""
+  # The server's TLS certificate. Empty: weir issues its own from its CA
+  # for localhost, 127.0.0.1, ::1, the host name and the listen host, and
+  # renews it at start when a third of its life is left.
+  tls: { cert-file: "", key-file: "" }
+  # The largest JWS body accepted (bytes); larger ones get 413.
+  max-body-bytes: 65536
+  # Reverse proxies (IPs or CIDRs) whose X-Forwarded-For / Forwarded header
+  # is believed. The client IP is the rightmost address that is not a
+  # trusted proxy. Empty: the TCP peer is the client.
+  trusted-proxies: []
+
+acme:
+  # The directory "meta" object (RFC 8555 §7.1.1). When terms-of-service
+  # is set, new accounts must agree to it.
+  website: ""
+  terms-of-service: ""
+  caa-identities: []
+  # How long a new order may wait to be finalized.
+  order-lifetime: 168h
+  # How long a new authorization stays pending.
+  pending-authz-lifetime: 168h
+  # How long a validated authorization is reused by the same account.
+  valid-authz-lifetime: 720h
+  # The most identifiers one order may have. The SAN budget and
+  # pending-authorizations max must be at least this large.
+  max-identifiers: 30
+  # Concurrent challenge validations.
+  validation-workers: 16
+  # How long a Replay-Nonce stays redeemable.
+  nonce-lifetime: 1h
+  # Page size of an account's orders list (Link rel="next" for more).
+  orders-per-page: 100
+
+ca:
+  # Used in the subject names of a generated root and intermediate.
+  name: weir
+  # An existing intermediate to issue with instead of generating a root and
+  # intermediate. cert-file may hold the chain up to the root; otherwise
+  # root-file names the root to distribute. The key file must be mode 0600.
+  intermediate: { cert-file: "", key-file: "" }
+  root-file: ""
+  # Lifetime of issued certificates, and the most an order's
+  # notBefore/notAfter may ask for. Never beyond the intermediate's expiry.
+  certificate-lifetime: 2160h
+  # Accept Ed25519 certificate keys (RSA >= 2048 and ECDSA P-256/P-384
+  # always are).
+  allow-ed25519: false
+  # How often the CRL is re-signed when nothing is revoked.
+  crl-interval: 1h
+  policy:
+    # When not empty, only these domains and their subdomains are issued.
+    allowed-domains: []
+    # Never issued, with their subdomains; wins over allowed-domains.
+    denied-domains: []
+    # CIDRs (or single addresses) IP identifiers may come from (RFC 8738).
+    # Empty: IP identifiers are refused.
+    allowed-ip-ranges: []
+
+challenges:
+  # The ports weir connects to when validating. Change them only for labs
+  # and tests: real clients answer on 80 and 443.
+  http-01: { enabled: true, port: 80 }
+  dns-01: { enabled: true }
+  tls-alpn-01: { enabled: true, port: 443 }
+  # host:port of the DNS server used for every validation lookup; empty
+  # means the system's resolver (which also reads /etc/hosts).
+  dns-resolver: ""
+  # The time one validation may take.
+  timeout: 10s
+
+storage:
+  # sqlite is the embedded default; path is relative to data-dir.
+  driver: sqlite
+  path: weir.db
+
+# The rate limiter (docs/rate-limits.md). A missing block, or a missing
+# key, gets the default shown. An explicit 0 is an error: turn a limit off
+# with enabled: false.
+rate-limiting:
+  # Where buckets live: sqlite (<data-dir>/ratelimit.db, one replica),
+  # redis (shared by several replicas) or memory (lost on restart).
+  backend: sqlite
+  # For backend redis. addrs with several entries is a Cluster; with
+  # master-name it is Sentinel. The password is read from password-file.
+  redis: { addrs: ["127.0.0.1:6379"], master-name: "", password-file: "", db: 0, tls: false }
+  # What a request gets when the backend cannot decide within
+  # backend-timeout: allow (logged and counted) or deny (503).
+  on-backend-error: allow
+  backend-timeout: 50ms
+  # Linked from every 429 as Link rel="help".
+  help-url: "https://github.com/weir-pki/weir/blob/main/docs/rate-limits.md"
+  # IPs/CIDRs that bypass the IP-keyed limits (global, account-creation)
+  # only. Empty: nobody does.
+  whitelist: []
+  # Per client IP (IPv6 by /64), every ACME endpoint, checked in-process on
+  # each replica before any JWS work.
+  global: { enabled: true, requests-per-minute: 200, burst: 20 }
+  # New accounts per client IP.
+  account-creation: { enabled: true, per-ip-per-hour: 5, burst: 2 }
+  # Per account: one token per order, and one SAN-budget token per name.
+  order-creation: { enabled: true, orders-per-account-per-hour: 20, order-burst: 5, san-budget-per-account-per-hour: 100 }
+  # Non-revoked certificates per (account, exact name set) in a rolling
+  # window; counted exactly.
+  duplicate-certificate: { enabled: true, max-per-window: 5, window: 168h }
+  # Failed validations per (account, hostname); *.x counts apart from x.
+  failed-validation: { enabled: true, max-per-window: 5, window: 1h }
+  # Unexpired pending authorizations per account; counted exactly.
+  pending-authorizations: { enabled: true, max: 30 }
+  # Certificates per registered domain (eTLD+1), across accounts.
+  registered-domain: { enabled: false, max-per-window: 50, window: 168h }
+  # Per-key exceptions, e.g.
+  #   - { limit: order-creation, key: "account:42", orders-per-account-per-hour: 500, order-burst: 50 }
+  #   - { limit: account-creation, key: "ip:10.1.2.3", per-ip-per-hour: 100 }
+  overrides: []
+
+# The administrators' listener: admin API, dashboard, /metrics, /healthz and
+# /readyz. Every path but /healthz and /readyz needs the bearer token.
+admin:
+  enabled: true
+  # Loopback by default. Another address also needs auth: token and tls: true.
+  listen: "127.0.0.1:14001"
+  # The bearer token, relative to data-dir; generated (mode 0600) at first start.
+  token-file: admin-token
+  # token | none (none is only allowed on loopback)
+  auth: token
+  # Serve the admin listener over HTTPS with the server's certificate.
+  tls: false
+
+log:
+  # debug | info | warn | error
+  level: info
+  # text | json
+  format: text
+`
+
+// configExampleName is the name the committed example is rendered for.
+const configExampleName = "config.example.yaml"
+
+// configText renders configTemplate for a file at configFile whose
+// data-dir is dataDir.
+func configText(configFile, dataDir string) []byte {
+	dd, err := yaml.Marshal(dataDir)
+	if err != nil { // a string always marshals
+		panic(err)
+	}
+	name := strings.NewReplacer("\n", " ", "\r", " ").Replace(configFile)
+	return []byte(strings.NewReplacer(
+		"{{config-file}}", name,
+		"{{data-dir}}", strings.TrimSuffix(string(dd), "\n"),
+	).Replace(configTemplate))
+}
