@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -207,13 +208,16 @@ func loadConfiguredIntermediate(c CAConfig) (*ca.Hierarchy, error) {
 }
 
 // serverNames are the names weir's own HTTPS certificate covers.
-func serverNames(listen string) ([]string, []net.IP) {
+func serverNames(listen, externalURL string) ([]string, []net.IP) {
 	dns := []string{"localhost"}
 	ips := []net.IP{net.ParseIP("127.0.0.1"), net.ParseIP("::1")}
 	if h, err := os.Hostname(); err == nil && h != "" && !strings.Contains(h, "_") {
 		dns = append(dns, strings.ToLower(h))
 	}
-	if host, _, err := net.SplitHostPort(listen); err == nil && host != "" {
+	add := func(host string) {
+		if host == "" {
+			return
+		}
 		if ip := net.ParseIP(host); ip != nil {
 			if !ip.IsUnspecified() && !slices.ContainsFunc(ips, ip.Equal) {
 				ips = append(ips, ip)
@@ -221,6 +225,13 @@ func serverNames(listen string) ([]string, []net.IP) {
 		} else if !slices.Contains(dns, strings.ToLower(host)) {
 			dns = append(dns, strings.ToLower(host))
 		}
+	}
+	if host, _, err := net.SplitHostPort(listen); err == nil {
+		add(host)
+	}
+	// Clients reach weir by server.external-url, so its host is a name too.
+	if u, err := url.Parse(externalURL); err == nil {
+		add(u.Hostname())
 	}
 	return dns, ips
 }
@@ -233,7 +244,7 @@ func serverCertificate(cfg Config, issuer *ca.CA, now time.Time) (tls.Certificat
 		return tls.LoadX509KeyPair(cfg.Server.TLS.CertFile, cfg.Server.TLS.KeyFile)
 	}
 	certPath, keyPath := dataPath(cfg.DataDir, fileTLSCert), dataPath(cfg.DataDir, fileTLSKey)
-	dns, ips := serverNames(cfg.Server.Listen)
+	dns, ips := serverNames(cfg.Server.Listen, cfg.Server.ExternalURL)
 	if c, err := tls.LoadX509KeyPair(certPath, keyPath); err == nil && c.Leaf != nil {
 		left := c.Leaf.NotAfter.Sub(now)
 		full := c.Leaf.NotAfter.Sub(c.Leaf.NotBefore)
