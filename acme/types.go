@@ -53,6 +53,9 @@ type Account struct {
 	Status        Status
 	CreatedAt     time.Time
 	CreatedIP     string
+	// EABKeyID is the External Account Binding key the account was
+	// created with (RFC 8555 §7.3.4); "" without one.
+	EABKeyID string
 }
 
 // Order is an ACME order (RFC 8555 §7.1.3). Its stored Status is pending,
@@ -71,6 +74,7 @@ type Order struct {
 	CertSerial  string // hex serial of the issued certificate once valid
 	CreatedAt   time.Time
 	Replaces    string // ARI certID this order replaces (RFC 9773), if any
+	Profile     string // the certificate profile asked for; "" is the default
 }
 
 // Authorization is an ACME authorization (RFC 8555 §7.1.4).
@@ -111,6 +115,11 @@ type Certificate struct {
 	IssuedAt         time.Time
 	RevokedAt        time.Time // zero unless revoked
 	RevocationReason int       // RFC 5280 reason code, meaningful when revoked
+	Profile          string    // the profile it was issued under
+	// RenewalStart and RenewalEnd are the ARI suggested window (RFC 9773
+	// §4.2), set at issuance; zero means the default window.
+	RenewalStart time.Time
+	RenewalEnd   time.Time
 }
 
 // Revoked reports whether the certificate has been revoked.

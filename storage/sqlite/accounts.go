@@ -10,7 +10,7 @@ import (
 )
 
 // accountCols are the columns scanAccount reads, in order.
-const accountCols = "id, key_thumbprint, jwk, contact, status, created_at, created_ip"
+const accountCols = "id, key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id"
 
 // scanAccount reads one row of accountCols.
 func scanAccount(row scanner) (*acme.Account, error) {
@@ -20,7 +20,7 @@ func scanAccount(row scanner) (*acme.Account, error) {
 		contact string
 		created sql.NullInt64
 	)
-	if err := row.Scan(&id, &a.KeyThumbprint, &a.Key, &contact, &a.Status, &created, &a.CreatedIP); err != nil {
+	if err := row.Scan(&id, &a.KeyThumbprint, &a.Key, &contact, &a.Status, &created, &a.CreatedIP, &a.EABKeyID); err != nil {
 		return nil, err
 	}
 	a.ID = formatAccountID(id)
@@ -49,7 +49,7 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	var id int64
 	err = s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wInsertAccount,
-			a.KeyThumbprint, a.Key, contact, string(a.Status), toNanos(a.CreatedAt), a.CreatedIP)
+			a.KeyThumbprint, a.Key, contact, string(a.Status), toNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID)
 		if err != nil {
 			return insertErr("create account", err)
 		}

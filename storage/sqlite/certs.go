@@ -12,7 +12,7 @@ import (
 
 // certCols are the columns scanCert reads, in order.
 const certCols = `serial, account_id, order_id, der, chain_pem, names, not_before, not_after,
-	issued_at, revoked_at, reason`
+	issued_at, revoked_at, reason, profile, renewal_start, renewal_end`
 
 // scanCert reads one row of certCols.
 func scanCert(row scanner) (*acme.Certificate, error) {
@@ -21,11 +21,13 @@ func scanCert(row scanner) (*acme.Certificate, error) {
 		accountID                                int64
 		names                                    string
 		notBefore, notAfter, issuedAt, revokedAt sql.NullInt64
+		renewStart, renewEnd                     sql.NullInt64
 	)
 	if err := row.Scan(&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &names,
-		&notBefore, &notAfter, &issuedAt, &revokedAt, &c.RevocationReason); err != nil {
+		&notBefore, &notAfter, &issuedAt, &revokedAt, &c.RevocationReason, &c.Profile, &renewStart, &renewEnd); err != nil {
 		return nil, err
 	}
+	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
 	c.AccountID = formatAccountID(accountID)
 	c.NotBefore, c.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
 	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
@@ -53,7 +55,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	if !cert.RevokedAt.IsZero() {
 		return fmt.Errorf("sqlite: %s: certificate is already revoked", what)
 	}
-	if err := checkTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt); err != nil {
+	if err := checkTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
 		return err
 	}
 	names, err := stringsJSON(what+": names", cert.Names)
@@ -72,7 +74,8 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		}
 		_, err = w.exec(wInsertCertificate,
 			cert.Serial, accountID, cert.OrderID, cert.DER, cert.ChainPEM, names,
-			nameSet, toNanos(cert.NotBefore), toNanos(cert.NotAfter), toNanos(cert.IssuedAt))
+			nameSet, toNanos(cert.NotBefore), toNanos(cert.NotAfter), toNanos(cert.IssuedAt),
+			cert.Profile, toNanos(cert.RenewalStart), toNanos(cert.RenewalEnd))
 		if err != nil {
 			return insertErr(what, err)
 		}

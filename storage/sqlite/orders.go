@@ -13,7 +13,7 @@ import (
 
 // orderCols are the columns scanOrder reads, in order.
 const orderCols = `id, account_id, status, identifiers, authz_ids, not_before, not_after,
-	expires, error, cert_serial, created_at, replaces`
+	expires, error, cert_serial, created_at, replaces, profile`
 
 // scanOrder reads one row of orderCols.
 func scanOrder(row scanner) (*acme.Order, error) {
@@ -25,7 +25,7 @@ func scanOrder(row scanner) (*acme.Order, error) {
 		problem                                 sql.NullString
 	)
 	if err := row.Scan(&o.ID, &accountID, &o.Status, &idents, &authzIDs, &notBefore, &notAfter,
-		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces); err != nil {
+		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile); err != nil {
 		return nil, err
 	}
 	o.AccountID = formatAccountID(accountID)
@@ -97,7 +97,7 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 	return s.write(ctx, func(w *writeTx) error {
 		_, err := w.exec(wInsertOrder,
 			o.ID, accountID, string(o.Status), idents, authzIDs, toNanos(o.NotBefore), toNanos(o.NotAfter),
-			toNanos(o.Expires), problem, o.CertSerial, toNanos(o.CreatedAt), o.Replaces)
+			toNanos(o.Expires), problem, o.CertSerial, toNanos(o.CreatedAt), o.Replaces, o.Profile)
 		if err != nil {
 			return insertErr(what, err)
 		}

@@ -109,14 +109,14 @@ const (
 
 // writeSQL is the text of each writeStmt.
 var writeSQL = [numWriteStmts]string{
-	wInsertAccount: `INSERT INTO accounts (key_thumbprint, jwk, contact, status, created_at, created_ip)
-		VALUES (?, ?, ?, ?, ?, ?)`,
+	wInsertAccount: `INSERT INTO accounts (key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`,
 	wUpdateAccount:    `UPDATE accounts SET contact = ?, status = ? WHERE id = ? AND status = ?`,
 	wChangeAccountKey: `UPDATE accounts SET key_thumbprint = ?, jwk = ? WHERE id = ? AND key_thumbprint = ?`,
 	wAccountExists:    `SELECT 1 FROM accounts WHERE id = ?`,
 	wInsertOrder: `INSERT INTO orders (id, account_id, status, identifiers, authz_ids, not_before, not_after,
-		    expires, error, cert_serial, created_at, replaces)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		    expires, error, cert_serial, created_at, replaces, profile)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	wUpdateOrder: `UPDATE orders SET status = ?, error = ?, cert_serial = ? WHERE id = ? AND status = ?`,
 	wOrderExists: `SELECT 1 FROM orders WHERE id = ?`,
 	wInsertAuthz: `INSERT INTO authzs (id, account_id, ident_type, ident_value, wildcard, status, expires, created_at)
@@ -133,8 +133,8 @@ var writeSQL = [numWriteStmts]string{
 	wChallengeExists: `SELECT 1 FROM challenges WHERE id = ?`,
 	wFinalizeOrder:   `UPDATE orders SET status = ?, cert_serial = ? WHERE id = ? AND status = ?`,
 	wInsertCertificate: `INSERT INTO certificates (serial, account_id, order_id, der, chain_pem, names, name_set,
-		    not_before, not_after, issued_at, revoked_at, reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
+		    not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, ?, ?, ?)`,
 	wRevokeCertificate: `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
 	wCertificateExists: `SELECT 1 FROM certificates WHERE serial = ?`,
 	wSavepoint:         `SAVEPOINT op`,

@@ -262,7 +262,7 @@ func TestWritePanic(t *testing.T) {
 			}
 		}()
 		return s.write(ctx, func(w *writeTx) error {
-			if _, err := w.exec(wInsertAccount, "p", []byte(`{}`), "[]", "valid", 0, ""); err != nil {
+			if _, err := w.exec(wInsertAccount, "p", []byte(`{}`), "[]", "valid", 0, "", ""); err != nil {
 				return err
 			}
 			panic("boom")

@@ -127,6 +127,7 @@ func (f *fixture) order(t *testing.T, accountID string, authzs []*acme.Authoriza
 		Status:    acme.StatusPending,
 		Expires:   at(7 * 24 * time.Hour),
 		CreatedAt: at(2 * time.Second),
+		Profile:   "tls-server",
 	}
 	for _, a := range authzs {
 		o.Identifiers = append(o.Identifiers, a.Identifier)
@@ -177,6 +178,10 @@ func (f *fixture) cert(o *acme.Order, serial string, notAfter time.Time) *acme.C
 		NotBefore: notAfter.Add(-90 * 24 * time.Hour),
 		NotAfter:  notAfter,
 		IssuedAt:  notAfter.Add(-90*24*time.Hour + time.Minute),
+		Profile:   o.Profile,
+		// A window in the last third of the lifetime, as ARI suggests.
+		RenewalStart: notAfter.Add(-30 * 24 * time.Hour),
+		RenewalEnd:   notAfter.Add(-28 * 24 * time.Hour),
 	}
 }
 
@@ -272,6 +277,7 @@ func checkAccount(t *testing.T, what string, got, want *acme.Account) {
 	add(&d, "Status", got.Status, want.Status)
 	d.addTime("CreatedAt", got.CreatedAt, want.CreatedAt)
 	add(&d, "CreatedIP", got.CreatedIP, want.CreatedIP)
+	add(&d, "EABKeyID", got.EABKeyID, want.EABKeyID)
 	d.report(t, what)
 }
 
@@ -291,6 +297,7 @@ func checkOrder(t *testing.T, what string, got, want *acme.Order) {
 	add(&d, "CertSerial", got.CertSerial, want.CertSerial)
 	d.addTime("CreatedAt", got.CreatedAt, want.CreatedAt)
 	add(&d, "Replaces", got.Replaces, want.Replaces)
+	add(&d, "Profile", got.Profile, want.Profile)
 	d.report(t, what)
 }
 
@@ -346,5 +353,8 @@ func checkCert(t *testing.T, what string, got, want *acme.Certificate) {
 	d.addTime("IssuedAt", got.IssuedAt, want.IssuedAt)
 	d.addTime("RevokedAt", got.RevokedAt, want.RevokedAt)
 	add(&d, "RevocationReason", got.RevocationReason, want.RevocationReason)
+	add(&d, "Profile", got.Profile, want.Profile)
+	d.addTime("RenewalStart", got.RenewalStart, want.RenewalStart)
+	d.addTime("RenewalEnd", got.RenewalEnd, want.RenewalEnd)
 	d.report(t, what)
 }
