@@ -2,6 +2,7 @@ package acme
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/mail"
 	"strings"
@@ -12,6 +13,11 @@ type NewAccountRequest struct {
 	Contact              []string `json:"contact"`
 	TermsOfServiceAgreed bool     `json:"termsOfServiceAgreed"`
 	OnlyReturnExisting   bool     `json:"onlyReturnExisting"`
+	// ExternalAccountBinding is the binding JWS as sent (RFC 8555 §7.3.4).
+	ExternalAccountBinding json.RawMessage `json:"externalAccountBinding,omitempty"`
+	// Binding is ExternalAccountBinding once acme/jws has checked its
+	// form; the front end sets it. nil means no binding.
+	Binding EABBinding `json:"-"`
 }
 
 // maxContacts bounds the contact list of an account.
@@ -43,7 +49,8 @@ func checkContacts(contacts []string) *Problem {
 // NewAccount finds or creates the account of c's key. It reports created
 // true for a new account (201) and false for an existing one (200); RFC 8555
 // §7.3.1 says an existing key returns its account whether or not
-// onlyReturnExisting is set.
+// onlyReturnExisting is set, so an existing account needs no External
+// Account Binding. A new one binds the EAB key of req.Binding, once.
 func (s *Service) NewAccount(ctx context.Context, c Caller, req NewAccountRequest) (*Account, bool, error) {
 	if c.Account != nil || c.Thumbprint == "" {
 		return nil, false, Malformed("new-account must be signed with an embedded JWK, not a kid")
@@ -67,19 +74,26 @@ func (s *Service) NewAccount(ctx context.Context, c Caller, req NewAccountReques
 	if p := checkContacts(req.Contact); p != nil {
 		return nil, false, p
 	}
+	eabKeyID, err := s.checkEAB(ctx, req.Binding)
+	if err != nil {
+		return nil, false, err
+	}
 	refund, err := s.lim().NewAccount(ctx, c.IP)
 	if err != nil {
 		return nil, false, err
 	}
 	a := &Account{
 		Key: c.KeyJSON, KeyThumbprint: c.Thumbprint, Contact: req.Contact,
-		Status: StatusValid, CreatedAt: s.now().UTC(),
+		Status: StatusValid, CreatedAt: s.now().UTC(), EABKeyID: eabKeyID,
 	}
 	if c.IP.IsValid() {
 		a.CreatedIP = c.IP.String()
 	}
 	if err := s.store.CreateAccount(ctx, a); err != nil {
 		refund()
+		if errors.Is(err, ErrEABUnusable) {
+			return nil, false, eabBindFailed(eabKeyID, err)
+		}
 		if errors.Is(err, ErrConflict) {
 			// Lost a race with a concurrent new-account for the same key.
 			existing, gerr := s.store.GetAccountByKey(ctx, c.Thumbprint)

@@ -74,18 +74,21 @@ func (s *Service) AdminDeactivateAccount(ctx context.Context, id string) (*Accou
 // AccountBuckets names the limiter buckets of an account: its own, and
 // those of the names and name sets it used within the longest window.
 func (s *Service) AccountBuckets(ctx context.Context, accountID string) ([]ratelimit.Request, error) {
-	if _, err := s.store.GetAccount(ctx, accountID); err != nil {
+	acct, err := s.store.GetAccount(ctx, accountID)
+	if err != nil {
 		return nil, storeErr(err, "account "+accountID)
 	}
+	// An account bound with an EAB key has the overrides of its label.
+	override := s.eabOverrideKey(ctx, acct)
 	inv, ok := s.Inventory()
 	if !ok {
-		return AccountRequests(accountID, nil, nil), nil
+		return setOverrideKey(AccountRequests(accountID, nil, nil), accountID, override), nil
 	}
 	names, sets, err := inv.RecentNames(ctx, accountID, s.now().Add(-statusWindow), 200)
 	if err != nil {
 		return nil, Internal(err)
 	}
-	return AccountRequests(accountID, names, sets), nil
+	return setOverrideKey(AccountRequests(accountID, names, sets), accountID, override), nil
 }
 
 // Explanation is what a new order would meet now.

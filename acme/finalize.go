@@ -116,6 +116,10 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER
 	if sameKey(csr.PublicKey, c.Key) {
 		return nil, NewProblem(ProbBadCSR, "the CSR's public key is the account key; use a separate key for the certificate")
 	}
+	profile, p := s.orderProfile(o)
+	if p != nil {
+		return nil, p
+	}
 	refund, err := s.lim().Finalize(ctx, c.Account, o)
 	if err != nil {
 		return nil, err
@@ -130,9 +134,19 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER
 		}
 		return nil, Internal(err)
 	}
-	cert, err := s.issue(o, csr)
+	cert, err := s.issue(o, csr, profile)
 	if err == nil {
+		cert.RenewalStart, cert.RenewalEnd = s.renewalWindow(ctx, o.AccountID, len(o.Identifiers), cert.NotBefore, cert.NotAfter)
 		err = s.store.FinalizeOrder(ctx, cert)
+		if errors.Is(err, ErrConflict) && o.Replaces != "" {
+			// Another renewal of the same certificate became valid first.
+			refund()
+			o.Status, o.Error = StatusInvalid, alreadyReplaced(o.Replaces)
+			if uerr := s.store.UpdateOrder(ctx, o, StatusProcessing); uerr != nil {
+				s.log.Error("marking order invalid after a concurrent replacement", "order", o.ID, "err", uerr)
+			}
+			return nil, alreadyReplaced(o.Replaces)
+		}
 	}
 	if err != nil {
 		refund()
@@ -147,8 +161,9 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER
 	return o, nil
 }
 
-// issue signs the certificate of o for the CSR's key.
-func (s *Service) issue(o *Order, csr *x509.CertificateRequest) (*Certificate, error) {
+// issue signs the certificate of o for the CSR's key under profile (nil:
+// the CA's defaults).
+func (s *Service) issue(o *Order, csr *x509.CertificateRequest, profile *Profile) (*Certificate, error) {
 	req := ca.IssueRequest{PublicKey: csr.PublicKey, NotBefore: o.NotBefore, NotAfter: o.NotAfter}
 	for _, id := range o.Identifiers {
 		if id.Type == IdentifierIP {
@@ -157,6 +172,7 @@ func (s *Service) issue(o *Order, csr *x509.CertificateRequest) (*Certificate, e
 			req.DNSNames = append(req.DNSNames, id.Value)
 		}
 	}
+	profileRequest(&req, profile, csr)
 	iss, err := s.ca.Issue(req)
 	if err != nil {
 		return nil, err
@@ -165,6 +181,7 @@ func (s *Service) issue(o *Order, csr *x509.CertificateRequest) (*Certificate, e
 		Serial: ca.SerialHex(iss.Cert.SerialNumber), AccountID: o.AccountID, OrderID: o.ID,
 		DER: iss.DER, ChainPEM: s.ca.ChainPEM(iss.DER), Names: IdentifierValues(o.Identifiers),
 		NotBefore: iss.Cert.NotBefore, NotAfter: iss.Cert.NotAfter, IssuedAt: s.now().UTC(),
+		Profile: profile.name(),
 	}, nil
 }
 

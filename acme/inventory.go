@@ -29,6 +29,17 @@ type Inventory interface {
 	// name sets of its certificates issued since then. Each list holds
 	// distinct values, at most limit of them, newest first.
 	RecentNames(ctx context.Context, accountID string, since time.Time, limit int) (names []string, sets [][]string, err error)
+	// RenewalWindows returns the renewal windows of the unrevoked
+	// certificates whose window ends after after: what the renewal planner
+	// has already promised.
+	RenewalWindows(ctx context.Context, after time.Time) ([]RenewalWindow, error)
+}
+
+// RenewalWindow is one certificate's promised ARI window.
+type RenewalWindow struct {
+	Serial     string
+	AccountID  string
+	Start, End time.Time
 }
 
 // AccountQuery selects accounts.

@@ -69,6 +69,11 @@ type RequestEvent struct {
 	Limiter string
 	// LimiterError is a backend error the policy ignored or turned into a 503.
 	LimiterError string
+	// Quota is the account-level bucket the request's limiter decision
+	// touched, for the RateLimit and RateLimit-Policy response fields
+	// (docs/rate-limits.md); its zero value (Limit 0) means none, and web
+	// then reads the account's order-creation bucket instead.
+	Quota Quota
 }
 
 type requestEventKey struct{}

@@ -29,11 +29,11 @@ func parseOrderTime(field, v string) (time.Time, *Problem) {
 	return t.UTC(), nil
 }
 
-// checkValidity checks a requested validity window against the CA's
-// maximum lifetime.
-func (s *Service) checkValidity(nb, na time.Time) *Problem {
+// checkValidity checks a requested validity window against the maximum
+// lifetime: the profile's, or the CA's when there is no profile.
+func (s *Service) checkValidity(nb, na time.Time, profile *Profile) *Problem {
 	now := s.now()
-	maxLife := s.ca.Config().Lifetime
+	maxLife := s.maxLifetime(profile)
 	start := nb
 	if start.IsZero() {
 		start = now
@@ -77,6 +77,14 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 	if p := Combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
 		return nil, p
 	}
+	// draft-aaron-acme-profiles §4: no profile means the default one.
+	profile, p := s.Profiles().Resolve(req.Profile)
+	if p != nil {
+		return nil, p
+	}
+	if p := profile.checkIdentifiers(idents); p != nil {
+		return nil, p
+	}
 	nb, p := parseOrderTime("notBefore", req.NotBefore)
 	if p != nil {
 		return nil, p
@@ -85,20 +93,24 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 	if p != nil {
 		return nil, p
 	}
-	if p := s.checkValidity(nb, na); p != nil {
+	if p := s.checkValidity(nb, na, profile); p != nil {
 		return nil, p
 	}
+	var (
+		replaces string
+		urgent   bool
+	)
 	if req.Replaces != "" {
-		return nil, Malformed("the replaces field (RFC 9773) is not supported by this server yet")
-	}
-	if req.Profile != "" {
-		return nil, Malformed("profile %q is not offered by this server", req.Profile)
+		if replaces, urgent, p = s.checkReplaces(ctx, c.Account, req.Replaces, idents); p != nil {
+			return nil, p
+		}
 	}
 
 	now := s.now().UTC()
 	o := &Order{
 		ID: newID(), AccountID: c.Account.ID, Status: StatusPending, Identifiers: idents,
-		NotBefore: nb, NotAfter: na, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now,
+		NotBefore: nb, NotAfter: na, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now, Replaces: replaces, Urgent: urgent,
+		Profile: profile.name(),
 	}
 	var fresh []*Authorization
 	for _, id := range idents {

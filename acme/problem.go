@@ -36,6 +36,9 @@ const (
 	ProbUnsupportedIdentifier   ProblemType = "urn:ietf:params:acme:error:unsupportedIdentifier"
 	ProbUserActionRequired      ProblemType = "urn:ietf:params:acme:error:userActionRequired"
 	ProbAlreadyReplaced         ProblemType = "urn:ietf:params:acme:error:alreadyReplaced"
+	// ProbInvalidProfile: the order asks for a profile the server does not
+	// offer (draft-aaron-acme-profiles §5); status 400.
+	ProbInvalidProfile ProblemType = "urn:ietf:params:acme:error:invalidProfile"
 )
 
 // Problem is an RFC 7807 problem document as ACME uses it (RFC 8555 §6.7).
@@ -49,6 +52,10 @@ type Problem struct {
 	// Algorithms lists the acceptable JWS algorithms on a
 	// badSignatureAlgorithm problem (RFC 8555 §6.2).
 	Algorithms []string `json:"algorithms,omitempty"`
+	// RateLimitInfo, on a rateLimited problem, adds the members naming
+	// the bucket that refused (docs/rate-limits.md); its fields are
+	// top-level members of the document.
+	*RateLimitInfo
 
 	// RetryAfter, when positive, is sent as a Retry-After header.
 	RetryAfter time.Duration `json:"-"`
@@ -56,6 +63,24 @@ type Problem struct {
 	HelpURL string `json:"-"`
 	// Cause is the internal error behind the problem; logged, never sent.
 	Cause error `json:"-"`
+}
+
+// RateLimitInfo is the extension members of a rateLimited problem
+// (RFC 7807 §3.2): which bucket refused, what is left in it, the window
+// of its limit and when it frees up.
+type RateLimitInfo struct {
+	// Limit and Key name the bucket ("order-creation", "12").
+	Limit string `json:"limit"`
+	Key   string `json:"key"`
+	// Remaining is the tokens or member slots left in it.
+	Remaining int64 `json:"remaining"`
+	// Window is the limit's window in seconds: the period of a rate
+	// limit's count, the window of an exact count; absent when it has
+	// none (pending-authorizations).
+	Window int64 `json:"window,omitempty"`
+	// FreesAt is when the request would be allowed (Retry-After from the
+	// response, rounded up to the second); absent when no wait helps.
+	FreesAt time.Time `json:"freesAt,omitzero"`
 }
 
 // Error implements error.

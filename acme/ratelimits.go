@@ -46,6 +46,9 @@ type RateLimits struct {
 	log      *slog.Logger
 	// BackendErrors counts decisions the backend failed to make.
 	backendErrors atomic.Uint64
+	// eabLabels finds the EAB label whose overrides an account's own
+	// limits take (SetEABLabels); nil: none.
+	eabLabels atomic.Pointer[EABLabels]
 }
 
 type rateLimitsState struct {
@@ -197,8 +200,9 @@ func joinNote(s, note string) string {
 }
 
 // spend spends reqs within the backend timeout and applies the backend
-// policy to failures.
-func (r *RateLimits) spend(ctx context.Context, action string, reqs ...ratelimit.Request) (func(), error) {
+// policy to failures. sub names what the spend pays for, so that a
+// denial can name its identifiers.
+func (r *RateLimits) spend(ctx context.Context, action string, sub spendSubject, reqs ...ratelimit.Request) (func(), error) {
 	st := r.state.Load()
 	dctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
 	start := time.Now()
@@ -209,8 +213,9 @@ func (r *RateLimits) spend(ctx context.Context, action string, reqs ...ratelimit
 		return r.backendFailed(ctx, st, LimiterEvent{Action: action, Requests: reqs, Err: err, Latency: lat})
 	}
 	r.report(ctx, st, LimiterEvent{Action: action, Requests: reqs, Decision: d, Latency: lat}, "")
+	r.noteQuota(ctx, st, action, reqs, d)
 	if !d.Allowed {
-		return nil, rateLimitedProblem(d, st.cfg.HelpURL)
+		return nil, rateLimitedProblem(d, st.cfg.HelpURL, st.lim.Config(), reqs, sub)
 	}
 	return func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
@@ -246,25 +251,12 @@ func (r *RateLimits) backendFailed(ctx context.Context, st *rateLimitsState, ev 
 	return noRefund, nil
 }
 
-// rateLimitedProblem renders a denial: the strictest bucket names the
-// limit, key and time it frees up; several denied buckets become
-// subproblems.
-func rateLimitedProblem(d ratelimit.Decision, helpURL string) *Problem {
-	p := RateLimited(d.RetryAfter, helpURL, "%s", d.Detail())
-	if len(d.Denied) > 1 {
-		for _, sub := range d.Denied {
-			p.Subproblems = append(p.Subproblems, RateLimited(sub.RetryAfter, "", "%s", sub.Detail()))
-		}
-	}
-	return p
-}
-
 // NewAccount implements Limits: account-creation per client IP.
 func (r *RateLimits) NewAccount(ctx context.Context, ip netip.Addr) (func(), error) {
 	if !ip.IsValid() || r.Whitelisted(ip) {
 		return noRefund, nil
 	}
-	return r.spend(ctx, "new-account", ratelimit.Request{Name: ratelimit.AccountCreation, Key: ratelimit.IPKey(ip)})
+	return r.spend(ctx, "new-account", spendSubject{}, ratelimit.Request{Name: ratelimit.AccountCreation, Key: ratelimit.IPKey(ip)})
 }
 
 // registeredDomains returns the distinct eTLD+1 keys of the DNS
@@ -293,7 +285,7 @@ func registeredDomains(ids []Identifier) []string {
 // pending or expires. An ARI renewal (o.Replaces) is exempt from
 // order-creation and duplicate-certificate.
 func (r *RateLimits) NewOrder(ctx context.Context, acct *Account, o *Order, fresh []*Authorization) (func(), error) {
-	return r.spend(ctx, "new-order", newOrderRequests(acct, o, fresh)...)
+	return r.spend(ctx, "new-order", spendSubject{acct.ID, o.Identifiers}, r.withEABOverride(ctx, acct, newOrderRequests(acct, o, fresh))...)
 }
 
 // Finalize implements Limits: the duplicate-certificate slot and the
@@ -308,7 +300,7 @@ func (r *RateLimits) Finalize(ctx context.Context, acct *Account, o *Order) (fun
 	for _, d := range registeredDomains(o.Identifiers) {
 		reqs = append(reqs, ratelimit.Request{Name: ratelimit.RegisteredDomain, Key: d})
 	}
-	return r.spend(ctx, "finalize", reqs...)
+	return r.spend(ctx, "finalize", spendSubject{acct.ID, o.Identifiers}, reqs...)
 }
 
 // AuthzFinished implements Limits: the authorization frees its

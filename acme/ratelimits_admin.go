@@ -2,6 +2,7 @@ package acme
 
 import (
 	"context"
+	"math"
 	"net/netip"
 	"time"
 
@@ -13,19 +14,30 @@ import (
 // authorization, come last.
 func newOrderRequests(acct *Account, o *Order, fresh []*Authorization) []ratelimit.Request {
 	names := IdentifierValues(o.Identifiers)
+	urgent := o.Replaces != "" && o.Urgent
 	var reqs []ratelimit.Request
+	// An ARI renewal is exempt from order-creation and
+	// duplicate-certificate; it still pays the SAN budget, which the
+	// renewal planner keeps each account's windows within.
 	if o.Replaces == "" {
 		reqs = append(reqs,
 			ratelimit.Request{Name: ratelimit.OrderCreation, Key: acct.ID},
-			ratelimit.Request{Name: ratelimit.SANBudget, Key: acct.ID, Cost: int64(len(names))},
 			ratelimit.Request{Name: ratelimit.DuplicateCertificate, Key: ratelimit.FQDNSetKey(acct.ID, names), CheckOnly: true},
 		)
+	}
+	if !urgent {
+		reqs = append(reqs, ratelimit.Request{Name: ratelimit.SANBudget, Key: acct.ID, Cost: int64(len(names))})
 	}
 	for _, n := range names {
 		reqs = append(reqs, ratelimit.Request{Name: ratelimit.FailedValidation, Key: ratelimit.FailedValidationKey(acct.ID, n), CheckOnly: true})
 	}
 	for _, d := range registeredDomains(o.Identifiers) {
 		reqs = append(reqs, ratelimit.Request{Name: ratelimit.RegisteredDomain, Key: d, CheckOnly: true})
+	}
+	if urgent {
+		// Incident mode reserves capacity for the wave: an urgent
+		// replacement pays no account-level limit (incident.go).
+		return reqs
 	}
 	for _, a := range fresh {
 		reqs = append(reqs, ratelimit.Request{Name: ratelimit.PendingAuthorizations, Key: acct.ID, Member: a.ID, MemberTime: a.Expires})
@@ -38,12 +50,13 @@ func newOrderRequests(acct *Account, o *Order, fresh []*Authorization) []ratelim
 // pending-authorizations bucket, as the real spend would add them.
 func (r *RateLimits) ExplainNewOrder(ctx context.Context, acct *Account, o *Order, fresh []*Authorization) (ratelimit.Decision, error) {
 	lim := r.state.Load().lim
-	reqs := newOrderRequests(acct, o, nil)
+	reqs := r.withEABOverride(ctx, acct, newOrderRequests(acct, o, nil))
 	d, err := lim.Check(ctx, reqs...)
 	if err != nil {
 		return d, err
 	}
-	pd, err := lim.CheckCount(ctx, ratelimit.Request{Name: ratelimit.PendingAuthorizations, Key: acct.ID}, len(fresh))
+	pending := r.withEABOverride(ctx, acct, []ratelimit.Request{{Name: ratelimit.PendingAuthorizations, Key: acct.ID}})
+	pd, err := lim.CheckCount(ctx, pending[0], len(fresh))
 	if err != nil {
 		return d, err
 	}
@@ -128,3 +141,23 @@ func IPRequests(ip netip.Addr) []ratelimit.Request {
 // statusWindow is how far back AccountBuckets looks for names: the longest
 // default window (duplicate-certificate, 168 h).
 const statusWindow = 7 * 24 * time.Hour
+
+// RenewalsPerHour is how many renewals of names identifiers an hour the
+// account can make without a 429 from the limits a renewal pays
+// (san-budget; order-creation and duplicate-certificate exempt renewals):
+// the renewal planner keeps each account's windows within it. +Inf when
+// san-budget is off.
+func (r *RateLimits) RenewalsPerHour(accountID string, names int) float64 {
+	cfg := r.state.Load().lim.Config()
+	if !cfg.Enabled[ratelimit.SANBudget] {
+		return math.Inf(1)
+	}
+	l, ok := cfg.Overrides[ratelimit.BucketKey(ratelimit.SANBudget, accountID)]
+	if !ok {
+		l = cfg.Limits[ratelimit.SANBudget]
+	}
+	if l.Period <= 0 || l.Count <= 0 {
+		return math.Inf(1)
+	}
+	return float64(l.Count) * float64(time.Hour) / float64(l.Period) / float64(max(names, 1))
+}

@@ -80,11 +80,16 @@ type Service struct {
 	store     Store
 	ca        *ca.CA
 	policy    atomic.Pointer[Policy]
+	profiles  atomic.Pointer[Profiles] // nil: no profiles offered
 	validator Validator
 	limits    atomic.Value // limitsBox
 	observer  atomic.Pointer[observerBox]
 	log       *slog.Logger
 	now       func() time.Time
+
+	ari  atomic.Pointer[ARIConfig]
+	eab  atomic.Pointer[EABConfig]
+	plan planner
 
 	jobs     chan string // challenge IDs waiting for validation
 	crl      *crlCache

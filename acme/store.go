@@ -80,6 +80,16 @@ type Store interface {
 	// ListRevoked returns the revoked certificates that have not yet
 	// expired at now (what a CRL must list).
 	ListRevoked(ctx context.Context, now time.Time) ([]*Certificate, error)
+
+	// ReplacingOrder returns the valid order whose Replaces is certID (an
+	// ARI identifier): the renewal that replaced that certificate (RFC 9773
+	// §5). ErrNotFound if none. At most one order replacing a certificate
+	// can be valid: FinalizeOrder of a second fails with ErrConflict.
+	ReplacingOrder(ctx context.Context, certID string) (*Order, error)
+	// SetRenewalWindows moves the ARI windows of the given certificates
+	// and marks them RenewNow (incident mode: a window in the past tells
+	// clients to renew now).
+	SetRenewalWindows(ctx context.Context, serials []string, start, end time.Time) error
 }
 
 // NonceStore issues and redeems anti-replay nonces (RFC 8555 §7.2).

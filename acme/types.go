@@ -74,7 +74,10 @@ type Order struct {
 	CertSerial  string // hex serial of the issued certificate once valid
 	CreatedAt   time.Time
 	Replaces    string // ARI certID this order replaces (RFC 9773), if any
-	Profile     string // the certificate profile asked for; "" is the default
+	// Urgent is set by NewOrder, not stored: the certificate Replaces names
+	// is in an incident (acme/incident.go), so the limits reserve capacity.
+	Urgent  bool
+	Profile string // the certificate profile asked for; "" is the default
 }
 
 // Authorization is an ACME authorization (RFC 8555 §7.1.4).
@@ -120,6 +123,9 @@ type Certificate struct {
 	// §4.2), set at issuance; zero means the default window.
 	RenewalStart time.Time
 	RenewalEnd   time.Time
+	// RenewNow marks a certificate in an incident: its window was moved
+	// into the past and its replacement is exempt from account limits.
+	RenewNow bool
 }
 
 // Revoked reports whether the certificate has been revoked.

@@ -116,6 +116,12 @@ func (s *Service) validate(ctx context.Context, id string) error {
 		Identifier: a.Identifier, Type: ch.Type, Token: ch.Token,
 		KeyAuthorization: ch.Token + "." + acct.KeyThumbprint,
 	})
+	if c, ok := s.validator.(CAAChecker); ok && prob == nil {
+		// CAA is checked once control is shown, as Boulder does (RFC 8659
+		// §3 wants it before issuance): a refusal fails the
+		// authorization like a failed challenge.
+		prob = c.CheckCAA(ctx, CAARequest{Identifier: a.Identifier, Wildcard: a.Wildcard, AccountID: acct.ID, Method: ch.Type})
+	}
 	// Observed before the result is stored, so a client that sees the
 	// outcome also finds it counted.
 	s.obs().Validation(ch.Type, prob == nil, time.Since(start))

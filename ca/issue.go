@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"net"
@@ -23,12 +24,41 @@ type IssueRequest struct {
 	DNSNames    []string
 	IPAddresses []net.IP
 	// NotBefore defaults to the current time truncated to the second, and
-	// NotAfter to NotBefore plus the configured Lifetime. Both are clamped
-	// to the intermediate's validity period.
+	// NotAfter to NotBefore plus the lifetime (Lifetime, or the configured
+	// Config.Lifetime when that is zero). Both are clamped to the
+	// intermediate's validity period.
 	NotBefore, NotAfter time.Time
-	// ClientAuth adds the clientAuth extended key usage besides serverAuth.
-	ClientAuth bool
+	// Lifetime, when positive, is both the default and the longest
+	// validity period of this certificate (a profile's lifetime): a
+	// NotAfter further than Lifetime from NotBefore is pulled in. Zero
+	// means Config.Lifetime, as the default only.
+	Lifetime time.Duration
+	// ExtKeyUsages are the leaf's extended key usages: serverAuth,
+	// clientAuth, or both, in the order given. Empty means serverAuth.
+	ExtKeyUsages []x509.ExtKeyUsage
+	// CommonName decides the subject common name; empty means
+	// CommonNameNone.
+	CommonName CommonNamePolicy
 }
+
+// CommonNamePolicy decides whether a leaf's subject carries a common name.
+type CommonNamePolicy string
+
+// The common-name policies.
+const (
+	// CommonNameNone leaves the subject empty: every name is in the
+	// subjectAltName extension, which is then critical (RFC 5280
+	// §4.2.1.6).
+	CommonNameNone CommonNamePolicy = "none"
+	// CommonNameFirstName sets the subject CN to the first DNS name of
+	// the request that fits the 64 characters RFC 5280 allows
+	// (ub-common-name); without one the subject stays empty. The name
+	// stays in the subjectAltName extension too, where verifiers look.
+	CommonNameFirstName CommonNamePolicy = "first-name"
+)
+
+// maxCommonName is ub-common-name (RFC 5280 Appendix A.1).
+const maxCommonName = 64
 
 // Issued is a signed leaf certificate.
 type Issued struct {
@@ -40,10 +70,11 @@ type Issued struct {
 //
 // The public key is first checked against the KeyPolicy (errors wrap
 // ErrBadKey), and requests without names or with malformed names are
-// rejected. The leaf has an empty subject with all names in the
-// subjectAltName extension (which is then critical), a random 128-bit
-// positive serial, keyUsage digitalSignature (plus keyEncipherment for RSA
-// keys), extKeyUsage serverAuth (plus clientAuth if asked), basicConstraints
+// rejected. The leaf has all names in the subjectAltName extension and an
+// empty subject (the SAN extension is then critical) or, under
+// CommonNameFirstName, a subject CN; a random 128-bit positive serial,
+// keyUsage digitalSignature (plus keyEncipherment for RSA keys),
+// extKeyUsage as asked (serverAuth by default), basicConstraints
 // cA=FALSE, the intermediate's key identifier as authority key identifier,
 // and the configured AIA caIssuers and CRL distribution point URLs. Its
 // NotAfter never exceeds the intermediate's.
@@ -71,7 +102,18 @@ func (c *CA) Issue(req IssueRequest) (*Issued, error) {
 		}
 	}
 
-	notBefore, notAfter, err := c.validity(req.NotBefore, req.NotAfter)
+	extKeyUsage, err := leafExtKeyUsages(req.ExtKeyUsages)
+	if err != nil {
+		return nil, err
+	}
+	subject, err := leafSubject(req.CommonName, req.DNSNames)
+	if err != nil {
+		return nil, err
+	}
+	if req.Lifetime < 0 {
+		return nil, fmt.Errorf("ca: issue: lifetime %v must not be negative", req.Lifetime)
+	}
+	notBefore, notAfter, err := c.validity(req.NotBefore, req.NotAfter, req.Lifetime)
 	if err != nil {
 		return nil, err
 	}
@@ -84,12 +126,9 @@ func (c *CA) Issue(req IssueRequest) (*Issued, error) {
 	if _, ok := req.PublicKey.(*rsa.PublicKey); ok {
 		keyUsage |= x509.KeyUsageKeyEncipherment
 	}
-	extKeyUsage := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-	if req.ClientAuth {
-		extKeyUsage = append(extKeyUsage, x509.ExtKeyUsageClientAuth)
-	}
 	tmpl := &x509.Certificate{
 		SerialNumber:          serial,
+		Subject:               subject,
 		NotBefore:             notBefore,
 		NotAfter:              notAfter,
 		KeyUsage:              keyUsage,
@@ -118,20 +157,27 @@ func (c *CA) Issue(req IssueRequest) (*Issued, error) {
 	return &Issued{DER: der, Cert: cert}, nil
 }
 
-// validity fills in defaults for a leaf's validity period and clamps it to
-// the intermediate's.
-func (c *CA) validity(notBefore, notAfter time.Time) (time.Time, time.Time, error) {
+// validity fills in defaults for a leaf's validity period, keeps it within
+// lifetime when that is set, and clamps it to the intermediate's.
+func (c *CA) validity(notBefore, notAfter time.Time, lifetime time.Duration) (time.Time, time.Time, error) {
 	if notBefore.IsZero() {
 		notBefore = c.now()
 	}
 	notBefore = notBefore.UTC().Truncate(time.Second)
 	if notAfter.IsZero() {
-		notAfter = notBefore.Add(c.cfg.Lifetime)
+		life := lifetime
+		if life == 0 {
+			life = c.cfg.Lifetime
+		}
+		notAfter = notBefore.Add(life)
 	}
 	notAfter = notAfter.UTC().Truncate(time.Second)
 	if !notAfter.After(notBefore) {
 		return time.Time{}, time.Time{}, fmt.Errorf("ca: issue: notAfter %s is not after notBefore %s",
 			notAfter.Format(time.RFC3339), notBefore.Format(time.RFC3339))
+	}
+	if lifetime > 0 && notAfter.Sub(notBefore) > lifetime {
+		notAfter = notBefore.Add(lifetime).Truncate(time.Second)
 	}
 	inter := c.h.Intermediate
 	if notBefore.Before(inter.NotBefore) {
@@ -145,6 +191,44 @@ func (c *CA) validity(notBefore, notAfter time.Time) (time.Time, time.Time, erro
 			inter.NotBefore.Format(time.RFC3339), inter.NotAfter.Format(time.RFC3339))
 	}
 	return notBefore, notAfter, nil
+}
+
+// leafExtKeyUsages checks the requested extended key usages: serverAuth
+// and clientAuth are the only ones a leaf of this CA may carry, each at
+// most once. None means serverAuth.
+func leafExtKeyUsages(req []x509.ExtKeyUsage) ([]x509.ExtKeyUsage, error) {
+	if len(req) == 0 {
+		return []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, nil
+	}
+	out := make([]x509.ExtKeyUsage, 0, len(req))
+	for _, u := range req {
+		if u != x509.ExtKeyUsageServerAuth && u != x509.ExtKeyUsageClientAuth {
+			return nil, fmt.Errorf("ca: issue: extended key usage %d is not offered; only serverAuth and clientAuth are", u)
+		}
+		if slices.Contains(out, u) {
+			return nil, fmt.Errorf("ca: issue: extended key usage %d is listed twice", u)
+		}
+		out = append(out, u)
+	}
+	return out, nil
+}
+
+// leafSubject is the subject the common-name policy gives a leaf for its
+// DNS names.
+func leafSubject(policy CommonNamePolicy, dnsNames []string) (pkix.Name, error) {
+	switch policy {
+	case "", CommonNameNone:
+		return pkix.Name{}, nil
+	case CommonNameFirstName:
+		for _, n := range dnsNames {
+			if len(n) <= maxCommonName {
+				return pkix.Name{CommonName: n}, nil
+			}
+		}
+		return pkix.Name{}, nil
+	default:
+		return pkix.Name{}, fmt.Errorf("ca: issue: common-name policy %q is not one of %q, %q", policy, CommonNameNone, CommonNameFirstName)
+	}
 }
 
 // checkDNSName accepts host names in preferred name syntax (letters, digits

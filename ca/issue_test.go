@@ -125,8 +125,9 @@ func TestIssueOptions(t *testing.T) {
 			wantEKU:       []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		},
 		{
-			name:          "client auth",
-			req:           IssueRequest{IPAddresses: []net.IP{net.IPv4(192, 0, 2, 1)}, ClientAuth: true},
+			name: "client auth",
+			req: IssueRequest{IPAddresses: []net.IP{net.IPv4(192, 0, 2, 1)},
+				ExtKeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}},
 			wantNotBefore: testNow().Add(time.Second),
 			wantNotAfter:  testNow().Add(time.Second + testLifetime),
 			wantEKU:       []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
@@ -229,6 +230,12 @@ func TestIssueRejects(t *testing.T) {
 		{"bad IP", IssueRequest{PublicKey: good, IPAddresses: []net.IP{{1, 2, 3}}}, "invalid IP address", false},
 		{"inverted validity", IssueRequest{PublicKey: good, DNSNames: []string{"a.example"},
 			NotBefore: testNow(), NotAfter: testNow().Add(-time.Hour)}, "is not after", false},
+		{"negative lifetime", IssueRequest{PublicKey: good, DNSNames: []string{"a.example"}, Lifetime: -time.Hour}, "must not be negative", false},
+		{"codeSigning EKU", IssueRequest{PublicKey: good, DNSNames: []string{"a.example"},
+			ExtKeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning}}, "only serverAuth and clientAuth", false},
+		{"EKU twice", IssueRequest{PublicKey: good, DNSNames: []string{"a.example"},
+			ExtKeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth, x509.ExtKeyUsageClientAuth}}, "listed twice", false},
+		{"unknown CN policy", IssueRequest{PublicKey: good, DNSNames: []string{"a.example"}, CommonName: "last-name"}, `"last-name" is not one of`, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -20,7 +20,9 @@ type Config struct {
 	Enabled map[Name]bool
 	// Overrides replaces the limit of single buckets, keyed by [BucketKey]
 	// ("order-creation:acct-42"), for example a large tenant's account. An
-	// override of a disabled limit has no effect.
+	// override of a disabled limit has no effect. A key may also name a
+	// group of buckets, which requests join with [Request.OverrideKey]
+	// ("order-creation:eab:team-x").
 	Overrides map[string]Limit
 }
 
@@ -128,11 +130,24 @@ func (c Config) clone() Config {
 	return Config{Limits: maps.Clone(c.Limits), Enabled: maps.Clone(c.Enabled), Overrides: maps.Clone(c.Overrides)}
 }
 
-// limitFor returns the limit of one bucket: its override, or the default of
-// its name.
-func (c *Config) limitFor(n Name, bucketKey string) Limit {
+// limitFor returns the limit of one bucket: its own override, else the
+// override of its group (overrideKey, see Request.OverrideKey), else the
+// default of its name. The bucket's own override wins because it is the
+// more specific: an operator who singles out one account means it.
+func (c *Config) limitFor(n Name, bucketKey, overrideKey string) Limit {
+	l, _ := c.override(n, bucketKey, overrideKey)
+	return l
+}
+
+// override is limitFor, also reporting whether an override applied.
+func (c *Config) override(n Name, bucketKey, overrideKey string) (Limit, bool) {
 	if l, ok := c.Overrides[bucketKey]; ok {
-		return l
+		return l, true
 	}
-	return c.Limits[n]
+	if overrideKey != "" {
+		if l, ok := c.Overrides[BucketKey(n, overrideKey)]; ok {
+			return l, true
+		}
+	}
+	return c.Limits[n], false
 }

@@ -55,6 +55,12 @@ type Request struct {
 	// nothing here, but a denial still denies the whole request. New-order
 	// checks duplicate-certificate and failed-validation this way.
 	CheckOnly bool
+	// OverrideKey, when set, names a group override for the bucket: the
+	// limit of Config.Overrides[BucketKey(Name, OverrideKey)] applies
+	// unless the bucket has an override of its own. An account bound with
+	// an EAB key of label team-x has "eab:team-x". The bucket itself is
+	// still the one of Key.
+	OverrideKey string
 }
 
 // Spent records what one Spend wrote, so that it can be undone when the
@@ -156,7 +162,7 @@ func (l *Limiter) Remove(ctx context.Context, reqs ...Request) error {
 			continue
 		}
 		key := BucketKey(r.Name, r.Key)
-		ops = append(ops, Op{Kind: OpRemove, Key: key, Limit: l.cfg.limitFor(r.Name, key), Member: r.Member})
+		ops = append(ops, Op{Kind: OpRemove, Key: key, Limit: l.cfg.limitFor(r.Name, key, r.OverrideKey), Member: r.Member})
 	}
 	if len(ops) == 0 {
 		return nil
@@ -183,7 +189,7 @@ func (l *Limiter) batch(reqs []Request, check bool) (ops []Op, names []Name, err
 			return nil, nil, fmt.Errorf("ratelimit: %s: empty key", r.Name)
 		}
 		key := BucketKey(r.Name, r.Key)
-		op := Op{Key: key, Limit: l.cfg.limitFor(r.Name, key)}
+		op := Op{Key: key, Limit: l.cfg.limitFor(r.Name, key, r.OverrideKey)}
 		checkOnly := check || r.CheckOnly
 		switch r.Name.Kind() {
 		case KindRate:

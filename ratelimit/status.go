@@ -58,8 +58,7 @@ func (l *Limiter) Status(ctx context.Context, reqs ...Request) ([]BucketStatus, 
 			continue
 		}
 		key := BucketKey(r.Name, r.Key)
-		lim := l.cfg.limitFor(r.Name, key)
-		_, override := l.cfg.Overrides[key]
+		lim, override := l.cfg.override(r.Name, key, r.OverrideKey)
 		out[i].Enabled, out[i].Limit, out[i].Override = true, lim, override
 		op := Op{Key: key, Limit: lim}
 		if r.Name.Kind() == KindRate {
@@ -183,7 +182,7 @@ func (l *Limiter) CheckCount(ctx context.Context, r Request, n int) (Decision, e
 		return Decision{Allowed: true, At: l.now()}, nil
 	}
 	key := BucketKey(r.Name, r.Key)
-	lim := l.cfg.limitFor(r.Name, key)
+	lim := l.cfg.limitFor(r.Name, key, r.OverrideKey)
 	snap, err := l.src.Get(ctx, []string{key})
 	if err != nil {
 		return Decision{}, fmt.Errorf("ratelimit: check count: %w", err)

@@ -19,9 +19,10 @@ func (s *Server) directory(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, directoryView{
 		NewNonce: s.urls.path(pathNewNonce), NewAccount: s.urls.path(pathNewAccount),
 		NewOrder: s.urls.path(pathNewOrder), RevokeCert: s.urls.path(pathRevoke),
-		KeyChange: s.urls.path(pathKeyChange),
+		KeyChange: s.urls.path(pathKeyChange), RenewalInfo: s.urls.path(pathRenewalInfo),
 		Meta: metaView{TermsOfService: s.cfg.TermsOfService, Website: s.cfg.Website,
-			CAAIdentities: s.cfg.CAAIdentities},
+			CAAIdentities: s.cfg.CAAIdentities, Profiles: s.profiles(),
+			ExternalAccountRequired: s.svc.EAB().Required, Quota: s.quotaURL()},
 	})
 }
 
@@ -59,6 +60,13 @@ func (s *Server) newAccount(w http.ResponseWriter, r *http.Request, req *jws.Req
 	var body acme.NewAccountRequest
 	if err := decode(req, &body); err != nil {
 		return err
+	}
+	if b := body.ExternalAccountBinding; len(b) > 0 && string(b) != "null" {
+		eab, err := jws.ParseEAB(b, req, s.cfg.BaseURL+r.URL.RequestURI())
+		if err != nil {
+			return err
+		}
+		body.Binding = eab
 	}
 	a, created, err := s.svc.NewAccount(r.Context(), s.caller(w, r, req), body)
 	if err != nil {

@@ -1,6 +1,9 @@
 package web
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // The URL paths of the ACME resources.
 const (
@@ -16,6 +19,7 @@ const (
 	pathCert         = "/acme/cert/"
 	pathIntermediate = "/ca/intermediate.der"
 	pathCRL          = "/ca/crl.der"
+	pathRenewalInfo  = "/acme/renewal-info"
 )
 
 // urls builds absolute resource URLs.
@@ -41,3 +45,9 @@ func IntermediateURL(base string) string { return urls{base: base}.intermediate(
 
 // CRLURL is the CRL distribution point for a server at base.
 func CRLURL(base string) string { return urls{base: base}.crl() }
+
+// AccountURL is the URL of account id for a server at base: the kid of
+// its requests, and what a CAA accounturi parameter names (RFC 8657 §3).
+func AccountURL(base, id string) string {
+	return urls{base: strings.TrimSuffix(base, "/")}.account(id)
+}

@@ -10,12 +10,14 @@ import (
 // The JSON representations of RFC 8555 §7.1.
 
 type directoryView struct {
-	NewNonce   string   `json:"newNonce"`
-	NewAccount string   `json:"newAccount"`
-	NewOrder   string   `json:"newOrder"`
-	RevokeCert string   `json:"revokeCert"`
-	KeyChange  string   `json:"keyChange"`
-	Meta       metaView `json:"meta"`
+	NewNonce   string `json:"newNonce"`
+	NewAccount string `json:"newAccount"`
+	NewOrder   string `json:"newOrder"`
+	RevokeCert string `json:"revokeCert"`
+	KeyChange  string `json:"keyChange"`
+	// RenewalInfo is the ARI resource (RFC 9773 §3).
+	RenewalInfo string   `json:"renewalInfo"`
+	Meta        metaView `json:"meta"`
 }
 
 type metaView struct {
@@ -23,6 +25,12 @@ type metaView struct {
 	Website                 string   `json:"website,omitempty"`
 	CAAIdentities           []string `json:"caaIdentities,omitempty"`
 	ExternalAccountRequired bool     `json:"externalAccountRequired"`
+	// Quota is the URL of the quota resource: the signing account's rate
+	// limit buckets, fetched with POST-as-GET (docs/rate-limits.md).
+	Quota string `json:"quota,omitempty"`
+	// Profiles maps each certificate profile offered to its description
+	// (draft-aaron-acme-profiles §3).
+	Profiles map[string]string `json:"profiles,omitempty"`
 }
 
 type accountView struct {
@@ -46,6 +54,12 @@ type orderView struct {
 	Authorizations []string          `json:"authorizations"`
 	Finalize       string            `json:"finalize"`
 	Certificate    string            `json:"certificate,omitempty"`
+	// Profile is the certificate profile the order is issued under
+	// (draft-aaron-acme-profiles §4).
+	Profile string `json:"profile,omitempty"`
+	// Replaces is the ARI identifier of the certificate this order renews
+	// (RFC 9773 §5).
+	Replaces string `json:"replaces,omitempty"`
 }
 
 // timeString formats t as RFC 3339, or "" when zero.
@@ -61,6 +75,8 @@ func (s *Server) orderView(o *acme.Order) orderView {
 		Status: o.Status, Expires: timeString(o.Expires), Identifiers: o.Identifiers,
 		NotBefore: timeString(o.NotBefore), NotAfter: timeString(o.NotAfter), Error: o.Error,
 		Finalize: s.urls.finalize(o.ID), Authorizations: make([]string, len(o.AuthzIDs)),
+		Profile:  o.Profile,
+		Replaces: o.Replaces,
 	}
 	for i, id := range o.AuthzIDs {
 		v.Authorizations[i] = s.urls.authz(id)

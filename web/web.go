@@ -39,6 +39,18 @@ type Config struct {
 	// Health, when set, serves /healthz and /readyz, outside the ACME
 	// wrapper: no nonce, no global limit, no request log line.
 	Health *Health
+	// Profiles, when set, returns the certificate profiles offered, name
+	// to description, for the directory's meta.profiles. It is called on
+	// every directory request, so a reload shows at once.
+	Profiles func() map[string]string
+}
+
+// profiles is the directory's meta.profiles; nil when none are offered.
+func (s *Server) profiles() map[string]string {
+	if s.cfg.Profiles == nil {
+		return nil
+	}
+	return s.cfg.Profiles()
 }
 
 // Server serves the ACME API.
@@ -52,6 +64,7 @@ type Server struct {
 	now      func() time.Time
 	edge     atomic.Pointer[EdgeConfig]
 	observer atomic.Pointer[observerBox]
+	quota    quotaState
 }
 
 // SetObserver installs the observer of every request and of the global
@@ -130,6 +143,9 @@ func (s *Server) Handler() http.Handler {
 	r.Post(pathAuthz+"{id}", s.post("authz", s.authz))
 	r.Post(pathChallenge+"{id}", s.post("challenge", s.challenge))
 	r.Post(pathCert+"{serial}", s.post("certificate", s.certificate))
+	r.Post(pathQuota, s.post("quota", s.quotaResource))
+	// RFC 9773 §4.2: renewalInfo is fetched with a plain GET.
+	r.Get(pathRenewalInfo+"/{id}", s.wrap("renewal-info", s.renewalInfo))
 	r.Get("/root.pem", s.static("root-pem", "application/x-pem-file", func() []byte { return s.cfg.RootPEM }))
 	r.Get(pathIntermediate, s.static("intermediate", "application/pkix-cert", func() []byte { return s.svc.CA().Hierarchy().Intermediate.Raw }))
 	r.Get(pathCRL, s.static("crl", "application/pkix-crl", func() []byte { der, _ := s.svc.CRL(); return der }))
@@ -158,7 +174,7 @@ func (s *Server) wrap(name string, h handler) http.HandlerFunc {
 		}
 		// The client IP is found once: the global layer, the use cases and
 		// the log line all take it from rec.
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, ip: s.clientIP(r)}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, ip: s.clientIP(r), srv: s, req: r}
 		obs := s.obs()
 		err := s.edgeAllow(rec, obs)
 		if err == nil {
@@ -185,6 +201,7 @@ func (s *Server) post(name string, h postHandler) http.HandlerFunc {
 		}
 		if rec, ok := w.(*statusRecorder); ok && req.Account != nil {
 			rec.account = req.Account.ID
+			rec.acct = req.Account // kid-signed: the response carries the RateLimit fields
 		}
 		return h(w, r, req)
 	})
@@ -252,9 +269,25 @@ type statusRecorder struct {
 	ip        netip.Addr
 	ev        acme.RequestEvent
 	globalReq [1]ratelimit.Request
+	// srv and req serve beforeHeader (quota.go); acct is the account of
+	// a kid-signed request, wrote set once the status line is written.
+	srv   *Server
+	req   *http.Request
+	acct  *acme.Account
+	wrote bool
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
+	s.beforeHeader()
 	s.status = code
 	s.ResponseWriter.WriteHeader(code)
+}
+
+// Write writes the status line first if the handler did not, as
+// http.ResponseWriter does, so that beforeHeader runs.
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if !s.wrote {
+		s.WriteHeader(http.StatusOK)
+	}
+	return s.ResponseWriter.Write(b)
 }

@@ -11,7 +11,10 @@
 // unauthorized "No TXT record found" for dns-01). Addresses are tried IPv6
 // first, then IPv4, as Let's Encrypt does; the next address is tried only
 // when connecting to the previous one fails, never after a connection was
-// made. ip identifiers are used as they are.
+// made. ip identifiers are used as they are. CAA records (caa.go), which
+// Go's resolver cannot ask for, go to the same server through a small
+// client of this package (to the first nameserver of /etc/resolv.conf when
+// Config.Resolver is empty).
 //
 // Lab mode. Config.HTTPPort and Config.TLSALPNPort replace ports 80 and 443
 // whenever a connection is dialed, including for http-01 redirects: a
@@ -37,6 +40,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -82,6 +86,9 @@ type Config struct {
 	// DialContext, if set, dials every validation connection (not the
 	// connections to the DNS server). For tests and lab setups.
 	DialContext DialFunc
+	// CAA, when enabled, makes the Validator an acme.CAAChecker that
+	// asks Resolver for CAA records (caa.go).
+	CAA CAAConfig
 }
 
 // knownType reports whether t is a challenge type this package implements.
@@ -131,6 +138,7 @@ func (c Config) Validate() error {
 			errs = append(errs, errors.New("challenge: config: no challenge type enabled"))
 		}
 	}
+	errs = append(errs, c.CAA.validate()...)
 	return errors.Join(errs...)
 }
 
@@ -173,6 +181,7 @@ func (c Config) withDefaults() Config {
 		}
 		c.Enabled = m
 	}
+	c.CAA.Identities = slices.Clone(c.CAA.Identities)
 	return c
 }
 

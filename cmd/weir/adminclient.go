@@ -198,3 +198,22 @@ func fmtTime(t *time.Time, now time.Time) string {
 	}
 	return t.UTC().Format(time.RFC3339) + " (now)"
 }
+
+// oneArgVerb parses a verb that takes exactly one positional argument and
+// builds its admin client. On a usage or client error it reports it and
+// returns a nil client and the exit code.
+func oneArgVerb(fs *flag.FlagSet, af *adminFlags, args []string, stderr io.Writer) ([]string, *adminClient, int) {
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return nil, nil, 2
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return nil, nil, 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return nil, nil, fail(stderr, fs.Name(), err)
+	}
+	return pos, c, 0
+}

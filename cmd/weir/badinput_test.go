@@ -29,7 +29,7 @@ import (
 )
 
 // snapshotTables are every table of the ACME store.
-var snapshotTables = []string{"accounts", "orders", "authzs", "challenges", "certificates"}
+var snapshotTables = []string{"accounts", "orders", "authzs", "challenges", "certificates", "eab_keys"}
 
 // dbSnapshot is the row count and a digest of the contents of each table.
 type dbSnapshot struct {
@@ -229,6 +229,11 @@ func TestBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 	jwkA := publicJWK(t, keyA.Public())
+	// An External Account Binding key (RFC 8555 §7.3.4) for the EAB cases.
+	eabKey, err := e.srv.svc.CreateEABKey(ctx, "bad-input")
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// Builders.
 	postJose := func(url string, body []byte) rawResponse { return e.post(url, "application/jose+json", body) }
@@ -268,6 +273,25 @@ func TestBadInput(t *testing.T) {
 	revoke := func(reason int) func(*testing.T) rawResponse {
 		return func(t *testing.T) rawResponse {
 			return asA(revokeURL, marshalJSON(t, map[string]any{"certificate": revokeDER, "reason": reason}))
+		}
+	}
+	// newAccountEAB sends a new-account of a fresh key with the
+	// externalAccountBinding eab makes from a correct protected header
+	// and the key's JWK.
+	newAccountEAB := func(eab func(t *testing.T, hdr map[string]any, jwk json.RawMessage) json.RawMessage) func(*testing.T) rawResponse {
+		return func(t *testing.T) rawResponse {
+			k := newKey(t)
+			hdr := map[string]any{"alg": "HS256", "kid": eabKey.ID, "url": newAccountURL}
+			payload := marshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "externalAccountBinding": eab(t, hdr, publicJWK(t, k.Public()))})
+			return e.postJWS(k, newAccountURL, payload, signOpts{})
+		}
+	}
+	// eabWith MACs the binding with the key's HMAC key after edit changes
+	// its header.
+	eabWith := func(edit func(hdr map[string]any)) func(*testing.T, map[string]any, json.RawMessage) json.RawMessage {
+		return func(t *testing.T, hdr map[string]any, jwk json.RawMessage) json.RawMessage {
+			edit(hdr)
+			return eabJWS(t, hdr, jwk, eabKey.HMACKey)
 		}
 	}
 	wantAlgorithms := func(t *testing.T, p *acme.Problem) {
@@ -446,6 +470,35 @@ func TestBadInput(t *testing.T) {
 			send: func(*testing.T) rawResponse { return asB(kidA, []byte(`{"contact":[]}`)) }},
 		{name: "account status revoked", status: 400, typ: acme.ProbMalformed, detail: "can only be changed",
 			send: func(*testing.T) rawResponse { return asA(kidA, []byte(`{"status":"revoked"}`)) }},
+
+		// External Account Binding (RFC 8555 §7.3.4).
+		{name: "EAB not a JWS object", status: 400, typ: acme.ProbMalformed, detail: "not a JWS object",
+			send: newAccountEAB(func(*testing.T, map[string]any, json.RawMessage) json.RawMessage { return json.RawMessage(`"x"`) })},
+		{name: "EAB in the general serialization", status: 400, typ: acme.ProbMalformed, detail: "flattened",
+			send: newAccountEAB(func(t *testing.T, hdr map[string]any, jwk json.RawMessage) json.RawMessage {
+				var flat map[string]any
+				_ = json.Unmarshal(eabJWS(t, hdr, jwk, eabKey.HMACKey), &flat)
+				return marshalJSON(t, map[string]any{"payload": flat["payload"], "signatures": []any{
+					map[string]any{"protected": flat["protected"], "signature": flat["signature"]}}})
+			})},
+		{name: "EAB with alg ES256", status: 400, typ: acme.ProbMalformed, detail: `"ES256" is not accepted`,
+			send: newAccountEAB(eabWith(func(h map[string]any) { h["alg"] = "ES256" }))},
+		{name: "EAB with a nonce", status: 400, typ: acme.ProbMalformed, detail: `must not have a "nonce"`,
+			send: newAccountEAB(eabWith(func(h map[string]any) { h["nonce"] = e.nonce() }))},
+		{name: "EAB for another URL", status: 400, typ: acme.ProbMalformed, detail: "must be the new-account URL",
+			send: newAccountEAB(eabWith(func(h map[string]any) { h["url"] = newOrderURL }))},
+		{name: "EAB without kid", status: 400, typ: acme.ProbMalformed, detail: `needs "kid"`,
+			send: newAccountEAB(eabWith(func(h map[string]any) { delete(h, "kid") }))},
+		{name: "EAB over another key", status: 400, typ: acme.ProbMalformed, detail: "not the key that signs",
+			send: newAccountEAB(func(t *testing.T, hdr map[string]any, _ json.RawMessage) json.RawMessage {
+				return eabJWS(t, hdr, jwkA, eabKey.HMACKey)
+			})},
+		{name: "EAB with a wrong MAC", status: 403, typ: acme.ProbUnauthorized, detail: "MAC does not verify",
+			send: newAccountEAB(func(t *testing.T, hdr map[string]any, jwk json.RawMessage) json.RawMessage {
+				return eabJWS(t, hdr, jwk, []byte("not the HMAC key, but 32 bytes.."))
+			})},
+		{name: "EAB of an unknown key", status: 403, typ: acme.ProbUnauthorized, detail: "unknown",
+			send: newAccountEAB(eabWith(func(h map[string]any) { h["kid"] = "no-such-key" }))},
 		{name: "key-change to the same key", status: 400, typ: acme.ProbMalformed, detail: "current key",
 			send: func(t *testing.T) rawResponse {
 				inner := handSignedJWS(t, keyA, map[string]any{"alg": "ES256", "jwk": jwkA, "url": keyChangeURL},

@@ -84,14 +84,9 @@ func printNext(w io.Writer, next string) {
 
 func accountsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("accounts show", "accounts show ID", "Shows an account and its limiter buckets.", stderr)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil || len(pos) != 1 {
-		fs.Usage()
-		return 2
-	}
-	c, err := af.client()
-	if err != nil {
-		return fail(stderr, "accounts show", err)
+	pos, c, code := oneArgVerb(fs, af, args, stderr)
+	if c == nil {
+		return code
 	}
 	var a admin.AccountView
 	if err := c.get(ctx, "/api/v1/accounts/"+url.PathEscape(pos[0]), nil, &a); err != nil {
@@ -116,14 +111,9 @@ func accountsShow(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func accountsDeactivate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("accounts deactivate", "accounts deactivate ID", "Deactivates an account: its requests are refused from then on.", stderr)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil || len(pos) != 1 {
-		fs.Usage()
-		return 2
-	}
-	c, err := af.client()
-	if err != nil {
-		return fail(stderr, "accounts deactivate", err)
+	pos, c, code := oneArgVerb(fs, af, args, stderr)
+	if c == nil {
+		return code
 	}
 	var a admin.AccountView
 	if err := c.do(ctx, http.MethodPost, "/api/v1/accounts/"+url.PathEscape(pos[0])+"/deactivate", struct{}{}, &a); err != nil {
@@ -139,11 +129,12 @@ func accountsDeactivate(ctx context.Context, args []string, stdout, stderr io.Wr
 
 func cmdCerts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbs := map[string]subcommand{
-		"list":   {"list [-q TEXT] [-account ID] [-state S] [-limit N] [-cursor C] [--json]", certsList},
-		"show":   {"show SERIAL [--json] [--pem]", certsShow},
-		"revoke": {"revoke SERIAL [--reason R]", certsRevoke},
+		"list":      {"list [-q TEXT] [-account ID] [-state S] [-limit N] [-cursor C] [--json]", certsList},
+		"show":      {"show SERIAL [--json] [--pem]", certsShow},
+		"revoke":    {"revoke SERIAL | --all-from-account ID [--reason R]", certsRevoke},
+		"renew-now": {"renew-now SERIAL... | --account ID | --all", certsRenewNow},
 	}
-	return runGroup(ctx, "certs", verbs, []string{"list", "show", "revoke"}, args, stdout, stderr)
+	return runGroup(ctx, "certs", verbs, []string{"list", "show", "revoke", "renew-now"}, args, stdout, stderr)
 }
 
 func printCerts(w io.Writer, certs []admin.CertView) {
@@ -177,14 +168,9 @@ func certsList(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func certsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("certs show", "certs show SERIAL", "Shows a certificate.", stderr)
 	pemOnly := fs.Bool("pem", false, "print only the certificate PEM")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil || len(pos) != 1 {
-		fs.Usage()
-		return 2
-	}
-	c, err := af.client()
-	if err != nil {
-		return fail(stderr, "certs show", err)
+	pos, c, code := oneArgVerb(fs, af, args, stderr)
+	if c == nil {
+		return code
 	}
 	var v admin.CertView
 	if err := c.get(ctx, "/api/v1/certs/"+url.PathEscape(pos[0]), nil, &v); err != nil {
@@ -209,17 +195,21 @@ func certsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int
 }
 
 func certsRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs, af := newVerbFlags("certs revoke", "certs revoke SERIAL [--reason R]",
-		"Revokes a certificate and regenerates the CRL. Reasons (RFC 5280): unspecified, keyCompromise,\ncACompromise, affiliationChanged, superseded, cessationOfOperation, privilegeWithdrawn,\naACompromise, or their codes.", stderr)
+	fs, af := newVerbFlags("certs revoke", "certs revoke SERIAL | --all-from-account ID [--reason R]",
+		"Revokes a certificate, or every active certificate of an account (incident mode: their\nARI windows move into the past, so ARI clients renew at once, and those renewals are\nexempt from the account limits), and regenerates the CRL. Reasons (RFC 5280): unspecified,\nkeyCompromise, cACompromise, affiliationChanged, superseded, cessationOfOperation,\nprivilegeWithdrawn, aACompromise, or their codes.", stderr)
 	reason := fs.String("reason", "unspecified", "the revocation `reason`")
+	allOf := fs.String("all-from-account", "", "revoke every active certificate of this account `ID`")
 	pos, err := parseInterspersed(fs, args)
-	if err != nil || len(pos) != 1 {
+	if err != nil || (len(pos) == 1) == (*allOf != "") || len(pos) > 1 {
 		fs.Usage()
 		return 2
 	}
 	c, err := af.client()
 	if err != nil {
 		return fail(stderr, "certs revoke", err)
+	}
+	if *allOf != "" {
+		return incident(ctx, c, af, "/api/v1/certs/revoke-all", admin.IncidentRequest{Account: *allOf, Reason: *reason}, "certs revoke", stdout, stderr)
 	}
 	var v admin.CertView
 	if err := c.do(ctx, http.MethodPost, "/api/v1/certs/"+url.PathEscape(pos[0])+"/revoke", admin.RevokeRequest{Reason: *reason}, &v); err != nil {
@@ -231,6 +221,39 @@ func certsRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	fmt.Fprintf(stdout, "revoked %s (%s)\n", v.Serial, v.Reason)
 	return 0
+}
+
+// incident runs an incident action and prints the certificates it moved.
+func incident(ctx context.Context, c *adminClient, af *adminFlags, path string, req admin.IncidentRequest, cmd string, stdout, stderr io.Writer) int {
+	var v admin.IncidentView
+	if err := c.do(ctx, http.MethodPost, path, req, &v); err != nil {
+		return fail(stderr, cmd, err)
+	}
+	if *af.json {
+		printJSON(stdout, v)
+		return 0
+	}
+	fmt.Fprintf(stdout, "%s: %d certificates; ARI clients renew at their next poll\n", v.Action, len(v.Certificates))
+	printCerts(stdout, v.Certificates)
+	return 0
+}
+
+// certsRenewNow is mass renewal without revocation.
+func certsRenewNow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("certs renew-now", "certs renew-now SERIAL... | --account ID | --all",
+		"Moves the ARI renewal windows of these active certificates into the past, so ARI clients\nrenew at their next poll, and exempts those renewals from the account limits (e.g. before\nretiring an intermediate). Nothing is revoked.", stderr)
+	account := fs.String("account", "", "every active certificate of this account `ID`")
+	all := fs.Bool("all", false, "every active certificate of the CA")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil || boolInt(len(pos) > 0)+boolInt(*account != "")+boolInt(*all) != 1 {
+		fs.Usage()
+		return 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return fail(stderr, "certs renew-now", err)
+	}
+	return incident(ctx, c, af, "/api/v1/certs/renew-now", admin.IncidentRequest{Account: *account, Serials: pos, All: *all}, "certs renew-now", stdout, stderr)
 }
 
 func cmdCRL(ctx context.Context, args []string, stdout, stderr io.Writer) int {

@@ -182,17 +182,9 @@ func ratelimitExplain(ctx context.Context, args []string, stdout, stderr io.Writ
 func ratelimitReset(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("ratelimit reset", "ratelimit reset KEY",
 		"Makes the bucket with this key (limit:key, e.g. order-creation:42) fresh.", stderr)
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return 2
-	}
-	c, err := af.client()
-	if err != nil {
-		return fail(stderr, "ratelimit reset", err)
+	pos, c, code := oneArgVerb(fs, af, args, stderr)
+	if c == nil {
+		return code
 	}
 	var out map[string]string
 	if err := c.do(ctx, http.MethodPost, "/api/v1/ratelimit/reset", admin.ResetRequest{Key: pos[0]}, &out); err != nil {

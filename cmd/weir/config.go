@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -77,6 +78,46 @@ type ACMEConfig struct {
 	ValidationWorkers    int           `yaml:"validation-workers"`
 	NonceLifetime        time.Duration `yaml:"nonce-lifetime"`
 	OrdersPerPage        int           `yaml:"orders-per-page"`
+	RenewalInfo          ARIConfig     `yaml:"renewal-info"`
+	// ExternalAccountBinding requires (or not) an EAB key for new
+	// accounts (RFC 8555 §7.3.4); keys come from weir eab create.
+	ExternalAccountBinding acme.EABConfig `yaml:"external-account-binding"`
+}
+
+// ARIConfig shapes the ARI renewal windows (RFC 9773).
+type ARIConfig struct {
+	WindowStart        float64       `yaml:"window-start"`
+	WindowEnd          float64       `yaml:"window-end"`
+	WindowWidth        time.Duration `yaml:"window-width"`
+	MaxRenewalsPerHour int           `yaml:"max-renewals-per-hour"`
+	ExplanationURL     string        `yaml:"explanation-url"`
+}
+
+// acme converts the block for acme.Service.SetARI.
+func (a ARIConfig) acme() acme.ARIConfig {
+	return acme.ARIConfig{WindowStart: a.WindowStart, WindowEnd: a.WindowEnd, WindowWidth: a.WindowWidth,
+		MaxRenewalsPerHour: a.MaxRenewalsPerHour, ExplanationURL: a.ExplanationURL}
+}
+
+// validate checks the renewal-info block.
+func (a ARIConfig) validate() []error {
+	var errs []error
+	if a.WindowStart <= 0 || a.WindowStart >= 1 {
+		errs = append(errs, fmt.Errorf("acme.renewal-info.window-start: %v must be a fraction of the lifetime between 0 and 1", a.WindowStart))
+	}
+	if a.WindowEnd <= a.WindowStart || a.WindowEnd >= 1 {
+		errs = append(errs, fmt.Errorf("acme.renewal-info.window-end: %v must be after window-start and below 1", a.WindowEnd))
+	}
+	if a.WindowWidth < 0 {
+		errs = append(errs, fmt.Errorf("acme.renewal-info.window-width: must not be negative"))
+	}
+	if a.MaxRenewalsPerHour < 0 {
+		errs = append(errs, fmt.Errorf("acme.renewal-info.max-renewals-per-hour: must not be negative (0 turns planning off)"))
+	}
+	if a.ExplanationURL != "" && !strings.HasPrefix(a.ExplanationURL, "https://") && !strings.HasPrefix(a.ExplanationURL, "http://") {
+		errs = append(errs, fmt.Errorf("acme.renewal-info.explanation-url: %q is not an http(s) URL", a.ExplanationURL))
+	}
+	return errs
 }
 
 // CAConfig is the issuing CA.
@@ -88,6 +129,13 @@ type CAConfig struct {
 	AllowEd25519        bool              `yaml:"allow-ed25519"`
 	CRLInterval         time.Duration     `yaml:"crl-interval"`
 	Policy              acme.PolicyConfig `yaml:"policy"`
+	// DefaultProfile is the certificate profile of orders that ask for
+	// none; "" (with no profiles) offers none.
+	DefaultProfile string `yaml:"default-profile"`
+	// Profiles are the certificate profiles offered
+	// (draft-aaron-acme-profiles); a file that sets them replaces the
+	// defaults.
+	Profiles profileMap `yaml:"profiles"`
 }
 
 // ChallengesConfig selects challenge types and where they are validated.
@@ -97,6 +145,70 @@ type ChallengesConfig struct {
 	TLSALPN01   PortChallenge `yaml:"tls-alpn-01"`
 	DNSResolver string        `yaml:"dns-resolver"`
 	Timeout     time.Duration `yaml:"timeout"`
+	// CAA checks CAA records (RFC 8659, RFC 8657) after each successful
+	// validation; off by default, for internal zones.
+	CAA CAAConfig `yaml:"caa"`
+}
+
+// CAAConfig is the challenges.caa block.
+type CAAConfig struct {
+	Enabled bool `yaml:"enabled"`
+	// Identities are the issuer domain names by which CAA records name
+	// weir; empty means acme.caa-identities.
+	Identities []string `yaml:"identities"`
+}
+
+// caaIdentities are the names by which CAA records name weir:
+// challenges.caa.identities, else acme.caa-identities.
+func (c Config) caaIdentities() []string {
+	if len(c.Challenges.CAA.Identities) > 0 {
+		return c.Challenges.CAA.Identities
+	}
+	return c.ACME.CAAIdentities
+}
+
+// directoryCAAIdentities is the directory's meta.caaIdentities:
+// acme.caa-identities, else challenges.caa.identities.
+func (c Config) directoryCAAIdentities() []string {
+	if len(c.ACME.CAAIdentities) > 0 {
+		return c.ACME.CAAIdentities
+	}
+	return c.Challenges.CAA.Identities
+}
+
+// validateCAA checks the challenges.caa block: every identity a domain
+// name, and at least one when CAA is on.
+func (c Config) validateCAA() []error {
+	var errs []error
+	for _, id := range c.Challenges.CAA.Identities {
+		if !isIssuerDomain(id) {
+			errs = append(errs, fmt.Errorf("challenges.caa.identities: %q is not a domain name", id))
+		}
+	}
+	if c.Challenges.CAA.Enabled && len(c.caaIdentities()) == 0 {
+		errs = append(errs, fmt.Errorf("challenges.caa.identities: CAA checking is on but names no identity of weir's; set it (or acme.caa-identities) to the issuer domain names your CAA records use"))
+	}
+	return errs
+}
+
+// isIssuerDomain reports whether s is a domain name as a CAA issue
+// property names a CA (RFC 8659 §4.2): dot-separated labels of letters,
+// digits and hyphens.
+func isIssuerDomain(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, l := range strings.Split(s, ".") {
+		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
+			return false
+		}
+		for _, r := range l {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // PortChallenge is a challenge type validated on a port.
@@ -132,8 +244,10 @@ func defaultConfig() Config {
 			OrderLifetime: 7 * 24 * time.Hour, PendingAuthzLifetime: 7 * 24 * time.Hour,
 			ValidAuthzLifetime: 30 * 24 * time.Hour, MaxIdentifiers: 30, ValidationWorkers: 16,
 			NonceLifetime: time.Hour, OrdersPerPage: 100,
+			RenewalInfo: ARIConfig{WindowStart: 0.6, WindowEnd: 0.8, MaxRenewalsPerHour: 600},
 		},
-		CA: CAConfig{Name: "weir", CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour},
+		CA: CAConfig{Name: "weir", CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour,
+			DefaultProfile: profileTLSServer, Profiles: defaultProfiles()},
 		Challenges: ChallengesConfig{
 			HTTP01: PortChallenge{Enabled: on(), Port: 80}, DNS01: Toggle{Enabled: on()},
 			TLSALPN01: PortChallenge{Enabled: on(), Port: 443}, Timeout: 10 * time.Second,
@@ -210,6 +324,10 @@ func (c Config) Validate() error {
 	if c.ACME.MaxIdentifiers < 1 {
 		add("acme.max-identifiers: must be at least 1")
 	}
+	errs = append(errs, c.ACME.RenewalInfo.validate()...)
+	if c.ACME.ExternalAccountBinding.Required && !enabled(c.Admin.Enabled) {
+		add("acme.external-account-binding.required: EAB keys are made through the admin API (weir eab create), so it needs admin.enabled: true")
+	}
 	if c.ACME.OrdersPerPage < 1 {
 		add("acme.orders-per-page: must be at least 1")
 	}
@@ -232,6 +350,7 @@ func (c Config) Validate() error {
 	if !enabled(c.Challenges.HTTP01.Enabled) && !enabled(c.Challenges.DNS01.Enabled) && !enabled(c.Challenges.TLSALPN01.Enabled) {
 		add("challenges: at least one challenge type must be enabled")
 	}
+	errs = append(errs, c.validateCAA()...)
 	if c.Storage.Driver != "sqlite" {
 		add("storage.driver: %q is not supported (use sqlite)", c.Storage.Driver)
 	}
@@ -246,6 +365,9 @@ func (c Config) Validate() error {
 		add("log.format: %q must be text or json", c.Log.Format)
 	}
 	if err := c.CA.Policy.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := acme.ValidateProfiles(c.CA.DefaultProfile, c.CA.Profiles); err != nil {
 		errs = append(errs, err)
 	}
 	_, perrs := parsePrefixes("server.trusted-proxies", c.Server.TrustedProxies)

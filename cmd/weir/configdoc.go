@@ -21,9 +21,10 @@ const configTemplate = `# weir configuration. Every key is shown with its defaul
 #
 # Check an edit with "weir check-config {{config-file}}". A running weir
 # applies rate-limiting (but backend and redis), server.trusted-proxies,
-# ca.policy and log.level within two seconds of a save, or on SIGHUP; an
-# invalid edit is refused and logged, and the running configuration stays.
-# Other keys need a restart (docs/operations.md).
+# ca.policy, ca.default-profile, ca.profiles and log.level within two
+# seconds of a save, or on SIGHUP; an invalid edit is refused and logged,
+# and the running configuration stays. Other keys need a restart
+# (docs/operations.md).
 
 # Where weir keeps its CA keys (mode 0600), its database, the admin token
 # and the root certificate to distribute (<data-dir>/root.pem). Created by
@@ -68,6 +69,28 @@ acme:
   nonce-lifetime: 1h
   # Page size of an account's orders list (Link rel="next" for more).
   orders-per-page: 100
+  # ACME Renewal Information (RFC 9773): the window each certificate is
+  # told to renew in. weir places every new certificate's window within
+  # [window-start, window-end] of its lifetime so that the expected renewals
+  # stay under max-renewals-per-hour for the whole CA and within each
+  # account's san-budget, filling each to half before spreading further.
+  # 0 for max-renewals-per-hour turns planning off: every window then starts
+  # at two thirds of the lifetime. window-width 0s means lifetime/45.
+  # explanation-url is sent with windows in the past (incident mode).
+  renewal-info:
+    window-start: 0.6
+    window-end: 0.8
+    window-width: 0s
+    max-renewals-per-hour: 600
+    explanation-url: ""
+  # External Account Binding (RFC 8555 §7.3.4): "weir eab create --label L"
+  # makes a key ID and HMAC key for certbot's --eab-kid/--eab-hmac-key or
+  # lego's --eab --kid/--hmac; each key binds one new account, once. A
+  # binding that is sent is always checked. required: true refuses new
+  # accounts without one (externalAccountRequired) and says so in the
+  # directory's meta. Rate-limit overrides keyed "eab:LABEL" apply to the
+  # accounts bound with that label's keys.
+  external-account-binding: { required: false }
 
 ca:
   # Used in the subject names of a generated root and intermediate.
@@ -77,8 +100,10 @@ ca:
   # root-file names the root to distribute. The key file must be mode 0600.
   intermediate: { cert-file: "", key-file: "" }
   root-file: ""
-  # Lifetime of issued certificates, and the most an order's
-  # notBefore/notAfter may ask for. Never beyond the intermediate's expiry.
+  # The default lifetime of issued certificates: the lifetime of every
+  # profile below that leaves certificate-lifetime out (tls-server, the
+  # default profile, and tls-client-server), and of all certificates when
+  # no profiles are offered. Never beyond the intermediate's expiry.
   certificate-lifetime: 2160h
   # Accept Ed25519 certificate keys (RSA >= 2048 and ECDSA P-256/P-384
   # always are).
@@ -93,6 +118,42 @@ ca:
     # CIDRs (or single addresses) IP identifiers may come from (RFC 8738).
     # Empty: IP identifiers are refused.
     allowed-ip-ranges: []
+  # Certificate profiles (the ACME profiles extension, as Let's Encrypt
+  # serves it). The directory lists them in meta.profiles; a new order may
+  # name one ("profile", e.g. lego run --profile shortlived) and one that
+  # names none gets default-profile. Each profile sets:
+  #   description           shown to clients in meta.profiles
+  #   certificate-lifetime  the validity, and the most an order's notBefore/
+  #                         notAfter may ask for (left out: ca.certificate-lifetime)
+  #   key-usages            serverAuth, clientAuth or both (left out: serverAuth)
+  #   identifier-types      dns, ip or both (left out: both); IP addresses
+  #                         also need ca.policy.allowed-ip-ranges
+  #   common-name           none: no subject CN, the names in the SAN only;
+  #                         first-name: CN = the CSR's common name, else the
+  #                         first DNS name, when it fits 64 characters
+  #                         (left out: none)
+  # A profiles block replaces these three. default-profile: "" with
+  # profiles: {} offers none (ca.certificate-lifetime, serverAuth, no CN).
+  default-profile: tls-server
+  profiles:
+    tls-server:
+      description: "TLS server certificate: serverAuth, DNS names and IP addresses in the SAN only"
+      # certificate-lifetime left out: ca.certificate-lifetime
+      key-usages: [serverAuth]
+      identifier-types: [dns, ip]
+      common-name: none
+    tls-client-server:
+      description: "TLS client and server certificate for mutual TLS: serverAuth and clientAuth, CN = the first DNS name"
+      # certificate-lifetime left out: ca.certificate-lifetime
+      key-usages: [serverAuth, clientAuth]
+      identifier-types: [dns, ip]
+      common-name: first-name
+    shortlived:
+      description: "Short-lived TLS server certificate: 7 days, serverAuth, SAN only"
+      certificate-lifetime: 168h
+      key-usages: [serverAuth]
+      identifier-types: [dns, ip]
+      common-name: none
 
 challenges:
   # The ports weir connects to when validating. Change them only for labs
@@ -105,6 +166,15 @@ challenges:
   dns-resolver: ""
   # The time one validation may take.
   timeout: 10s
+  # CAA (RFC 8659, with RFC 8657 accounturi and validationmethods): after a
+  # challenge passes, weir looks up the CAA records of the name (walking up
+  # to its parents, through dns-resolver or /etc/resolv.conf's first
+  # nameserver) and refuses the authorization with a caa problem unless an
+  # issue (issuewild for *.) property names one of identities. A lookup that
+  # fails refuses too. Off by default: internal zones seldom publish CAA.
+  # identities: the issuer domain names your CAA records use for weir, e.g.
+  # ["weir.internal"]; empty means acme.caa-identities. docs/operations.md.
+  caa: { enabled: false, identities: [] }
 
 storage:
   # sqlite is the embedded default; path is relative to data-dir.
@@ -149,6 +219,7 @@ rate-limiting:
   # Per-key exceptions, e.g.
   #   - { limit: order-creation, key: "account:42", orders-per-account-per-hour: 500, order-burst: 50 }
   #   - { limit: account-creation, key: "ip:10.1.2.3", per-ip-per-hour: 100 }
+  #   - { limit: order-creation, key: "eab:team-x", order-burst: 50 }   # accounts of EAB label team-x
   overrides: []
 
 # The administrators' listener: admin API, dashboard, /metrics, /healthz and

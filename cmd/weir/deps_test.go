@@ -19,7 +19,7 @@ var allowedDeps = map[string][]string{
 	"migrations":           {},
 	"acme":                 {"ca", "ratelimit"},
 	"acme/jws":             {"acme", "github.com/go-jose/go-jose/v4"},
-	"acme/challenge":       {"acme"},
+	"acme/challenge":       {"acme", "golang.org/x/net/dns/dnsmessage"},
 	"storage/sqlite":       {"acme", "ratelimit", "migrations", "modernc.org/sqlite"},
 	"storage/redis":        {"acme", "ratelimit", "github.com/redis/go-redis/v9"},
 	"storage/storagetest":  {"acme", "ratelimit"},

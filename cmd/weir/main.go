@@ -10,6 +10,7 @@
 //	weir accounts list|show|deactivate         accounts, through the admin API
 //	weir certs list|show|revoke                certificates, through the admin API
 //	weir crl [-regenerate] [-out FILE]         the current CRL, through the admin API
+//	weir eab create|list|revoke                External Account Binding keys, through the admin API
 //	weir version                               print the version
 package main
 
@@ -42,6 +43,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"accounts":    cmdAccounts,
 	"certs":       cmdCerts,
 	"crl":         cmdCRL,
+	"eab":         cmdEAB,
 
 	"version": cmdVersion,
 }
@@ -69,6 +71,10 @@ Operating:
   weir accounts list|show ID|deactivate ID
   weir certs list|show SERIAL|revoke SERIAL [--reason R]
   weir crl [-regenerate] [-out FILE]
+  weir eab create --label L|list [--label L]|revoke KEY-ID
+                              External Account Binding keys: create prints
+                              the key ID, the HMAC key (once) and the
+                              certbot and lego flags
                               these ask the running weir's admin API, found
                               from -config (admin.listen, admin.token-file);
                               add --json for scripts

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -75,7 +76,10 @@ type PendingLimit struct {
 
 // OverrideConfig raises or lowers one limit for one key: "account:ID" for
 // the account limits, "ip:ADDR" for account-creation, "domain:NAME" for
-// registered-domain. Only the fields of that limit may be set.
+// registered-domain. "eab:LABEL" overrides order-creation (with the SAN
+// budget) and pending-authorizations for every account bound with an
+// External Account Binding key of that label; an account's own override
+// wins over its label's. Only the fields of that limit may be set.
 type OverrideConfig struct {
 	Limit                      string        `yaml:"limit"`
 	Key                        string        `yaml:"key"`
@@ -243,7 +247,7 @@ func (c RateLimitingConfig) limiterConfig() (ratelimit.Config, error) {
 func (o OverrideConfig) limits(c RateLimitingConfig) ([]string, []ratelimit.Limit, error) {
 	kind, id, ok := strings.Cut(o.Key, ":")
 	if !ok || id == "" {
-		return nil, nil, fmt.Errorf("key %q must be account:ID, ip:ADDRESS or domain:NAME", o.Key)
+		return nil, nil, fmt.Errorf("key %q must be account:ID, eab:LABEL, ip:ADDRESS or domain:NAME", o.Key)
 	}
 	or := func(v, d int64) int64 {
 		if v != 0 {
@@ -259,9 +263,20 @@ func (o OverrideConfig) limits(c RateLimitingConfig) ([]string, []ratelimit.Limi
 	}
 	want := map[string]string{"account-creation": "ip", "order-creation": "account", "duplicate-certificate": "account",
 		"failed-validation": "account", "pending-authorizations": "account", "registered-domain": "domain"}
+	// The limits an EAB label's accounts can have overridden as a group.
+	byLabel := map[string]bool{"order-creation": true, "pending-authorizations": true}
 	if w, known := want[o.Limit]; !known {
 		return nil, nil, fmt.Errorf("limit %q cannot be overridden (one of account-creation, order-creation, duplicate-certificate, failed-validation, pending-authorizations, registered-domain)", o.Limit)
+	} else if kind == "eab" && byLabel[o.Limit] {
+		if err := acme.CheckEABLabel(id); err != nil {
+			return nil, nil, fmt.Errorf("key %q: %w", o.Key, err)
+		}
+		// The group's override key (ratelimit.Request.OverrideKey).
+		id = acme.EABOverrideKey(id)
 	} else if w != kind {
+		if byLabel[o.Limit] {
+			return nil, nil, fmt.Errorf("limit %s takes a key of the form %s:… or eab:…, not %q", o.Limit, w, o.Key)
+		}
 		return nil, nil, fmt.Errorf("limit %s takes a key of the form %s:…, not %q", o.Limit, w, o.Key)
 	}
 	var keys []string

@@ -101,10 +101,13 @@ func restartKeys(old, cur Config) []string {
 	diff("server.external-url", old.Server.ExternalURL, cur.Server.ExternalURL)
 	diff("server.tls", old.Server.TLS, cur.Server.TLS)
 	diff("server.max-body-bytes", old.Server.MaxBodyBytes, cur.Server.MaxBodyBytes)
-	diff("acme", old.ACME, cur.ACME)
+	oldACME, curACME := old.ACME, cur.ACME
+	oldACME.RenewalInfo, curACME.RenewalInfo = ARIConfig{}, ARIConfig{}
+	diff("acme (other than acme.renewal-info)", oldACME, curACME)
 	oldCA, curCA := old.CA, cur.CA
 	oldCA.Policy, curCA.Policy = acme.PolicyConfig{}, acme.PolicyConfig{}
-	diff("ca (other than ca.policy)", oldCA, curCA)
+	oldCA.DefaultProfile, curCA.DefaultProfile, oldCA.Profiles, curCA.Profiles = "", "", nil, nil
+	diff("ca (other than ca.policy, ca.default-profile and ca.profiles)", oldCA, curCA)
 	diff("challenges", old.Challenges, cur.Challenges)
 	diff("storage", old.Storage, cur.Storage)
 	diff("rate-limiting.backend", old.RateLimiting.Backend, cur.RateLimiting.Backend)
@@ -115,8 +118,9 @@ func restartKeys(old, cur Config) []string {
 }
 
 // reload reads the config file again and applies what can change live:
-// the limits, whitelist, trusted proxies, CA policy and log level. An
-// invalid file is refused and the running configuration stays.
+// the limits, whitelist, trusted proxies, CA policy, certificate profiles
+// and log level. An invalid file is refused and the running configuration
+// stays.
 func (s *server) reload(trigger string) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
@@ -164,6 +168,14 @@ func (s *server) reloadLocked() error {
 	if err != nil {
 		return err
 	}
+	// ca.certificate-lifetime needs a restart: profiles that leave their
+	// lifetime out keep the running one.
+	profCA := cfg.CA
+	profCA.CertificateLifetime = s.cfg.CA.CertificateLifetime
+	profiles, err := newProfiles(profCA)
+	if err != nil {
+		return err
+	}
 	level, err := parseLevel(cfg.Log.Level)
 	if err != nil {
 		return fmt.Errorf("log.level: %w", err)
@@ -173,6 +185,9 @@ func (s *server) reloadLocked() error {
 	}
 	s.limiterNow = ls
 	s.svc.SetPolicy(policy)
+	s.svc.SetProfiles(profiles)
+	warnProfiles(s.log, profiles, s.svc.CA().Hierarchy().Intermediate, time.Now())
+	s.svc.SetARI(cfg.ACME.RenewalInfo.acme())
 	s.logLevel.Set(level)
 	// Keep what needs a restart as it runs; take the live parts.
 	backend, redis := s.cfg.RateLimiting.Backend, s.cfg.RateLimiting.Redis
@@ -180,6 +195,8 @@ func (s *server) reloadLocked() error {
 	s.cfg.RateLimiting.Backend, s.cfg.RateLimiting.Redis = backend, redis
 	s.cfg.Server.TrustedProxies = cfg.Server.TrustedProxies
 	s.cfg.CA.Policy = cfg.CA.Policy
+	s.cfg.CA.DefaultProfile, s.cfg.CA.Profiles = cfg.CA.DefaultProfile, cfg.CA.Profiles
+	s.cfg.ACME.RenewalInfo = cfg.ACME.RenewalInfo
 	s.cfg.Log.Level = cfg.Log.Level
 	s.reloaded.restart = restart
 	return nil

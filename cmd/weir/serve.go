@@ -154,6 +154,7 @@ func newServer(ctx context.Context, cfg Config, logw io.Writer) (*server, error)
 		s.Close()
 		return nil, err
 	}
+	warnProfiles(log, s.svc.Profiles(), h.Intermediate, now)
 	if h.Root != nil {
 		s.root = ca.EncodeCertPEM(h.Root.Raw)
 		s.rootFP = fingerprint(h.Root)
@@ -161,14 +162,16 @@ func newServer(ctx context.Context, cfg Config, logw io.Writer) (*server, error)
 	s.health = s.newHealth()
 	s.web, err = web.New(web.Config{
 		BaseURL: base, MaxBodyBytes: cfg.Server.MaxBodyBytes, Website: cfg.ACME.Website,
-		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.ACME.CAAIdentities, RootPEM: s.root,
+		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.directoryCAAIdentities(), RootPEM: s.root,
 		OrdersPerPage: cfg.ACME.OrdersPerPage, Health: s.health,
+		Profiles: func() map[string]string { return s.svc.Profiles().Descriptions() },
 	}, s.svc, s.nonces, log)
 	if err != nil {
 		s.Close()
 		return nil, err
 	}
 	s.web.SetEdge(s.limiterNow.edge)
+	s.web.SetRateLimits(s.limits)
 	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: s.svc.CA})
 	s.svc.SetObserver(s.metrics)
 	s.limits.SetObserver(s.metrics)
@@ -199,12 +202,18 @@ func (s *server) wire(ctx context.Context, issuer *ca.CA) error {
 	}
 	s.limiterNow = ls
 	s.svc, err = newService(s.cfg, s.store, issuer, s.limits, s.log)
+	// Accounts bound with an EAB key take the overrides of its label.
+	s.limits.SetEABLabels(acme.NewEABLabels(s.store))
 	return err
 }
 
 // newService wires the ACME use cases: policy, validator and limits.
 func newService(cfg Config, store acme.Store, issuer *ca.CA, limits acme.Limits, log *slog.Logger) (*acme.Service, error) {
 	policy, err := acme.NewPolicy(cfg.CA.Policy)
+	if err != nil {
+		return nil, err
+	}
+	profiles, err := newProfiles(cfg.CA)
 	if err != nil {
 		return nil, err
 	}
@@ -222,17 +231,26 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, limits acme.Limits,
 	v, err := challenge.New(challenge.Config{
 		HTTPPort: cfg.Challenges.HTTP01.Port, TLSALPNPort: cfg.Challenges.TLSALPN01.Port,
 		Resolver: cfg.Challenges.DNSResolver, Timeout: cfg.Challenges.Timeout, Enabled: types,
+		CAA: challenge.CAAConfig{Enabled: cfg.Challenges.CAA.Enabled, Identities: cfg.caaIdentities(),
+			AccountURIPrefix: web.AccountURL(externalURL(cfg), "")},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("challenges: %w", err)
 	}
-	return acme.New(acme.Config{
+	svc, err := acme.New(acme.Config{
 		MaxIdentifiers: cfg.ACME.MaxIdentifiers, OrderLifetime: cfg.ACME.OrderLifetime,
 		PendingAuthzLifetime: cfg.ACME.PendingAuthzLifetime, ValidAuthzLifetime: cfg.ACME.ValidAuthzLifetime,
 		Challenges: offered, ValidationWorkers: cfg.ACME.ValidationWorkers,
 		ValidationTimeout: cfg.Challenges.Timeout + 5*time.Second,
 		TermsOfService:    cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval,
 	}, store, issuer, policy, v, limits, log, nil)
+	if err != nil {
+		return nil, err
+	}
+	svc.SetARI(cfg.ACME.RenewalInfo.acme())
+	svc.SetProfiles(profiles)
+	svc.SetEAB(cfg.ACME.ExternalAccountBinding)
+	return svc, nil
 }
 
 // Close releases the stores.

@@ -34,7 +34,10 @@ func scanAccount(row scanner) (*acme.Account, error) {
 
 // CreateAccount stores a new account and sets a.ID. It fails with an error
 // wrapping acme.ErrConflict if an account with the same key thumbprint
-// exists.
+// exists. When a.EABKeyID is set it binds that EAB key to the account in
+// the same transaction, or fails with an error wrapping
+// acme.ErrEABUnusable, writing nothing, if the key is unknown, bound or
+// revoked.
 func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	if a.KeyThumbprint == "" {
 		return errors.New("sqlite: create account: empty key thumbprint")
@@ -55,6 +58,9 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 		}
 		if id, err = res.LastInsertId(); err != nil {
 			return fmt.Errorf("sqlite: create account: last insert id: %w", err)
+		}
+		if a.EABKeyID != "" {
+			return bindEABKey(w, a.EABKeyID, id, a.CreatedAt)
 		}
 		return nil
 	})

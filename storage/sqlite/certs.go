@@ -12,7 +12,7 @@ import (
 
 // certCols are the columns scanCert reads, in order.
 const certCols = `serial, account_id, order_id, der, chain_pem, names, not_before, not_after,
-	issued_at, revoked_at, reason, profile, renewal_start, renewal_end`
+	issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now`
 
 // scanCert reads one row of certCols.
 func scanCert(row scanner) (*acme.Certificate, error) {
@@ -24,7 +24,7 @@ func scanCert(row scanner) (*acme.Certificate, error) {
 		renewStart, renewEnd                     sql.NullInt64
 	)
 	if err := row.Scan(&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &names,
-		&notBefore, &notAfter, &issuedAt, &revokedAt, &c.RevocationReason, &c.Profile, &renewStart, &renewEnd); err != nil {
+		&notBefore, &notAfter, &issuedAt, &revokedAt, &c.RevocationReason, &c.Profile, &renewStart, &renewEnd, &c.RenewNow); err != nil {
 		return nil, err
 	}
 	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
@@ -67,7 +67,9 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		res, err := w.exec(wFinalizeOrder,
 			string(acme.StatusValid), cert.Serial, cert.OrderID, string(acme.StatusProcessing))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			// orders_replaces_valid: another order already replaced the
+			// certificate this one replaces.
+			return insertErr(what, err)
 		}
 		if err := checkAffected(w, res, what, "order is not processing", wOrderExists, cert.OrderID); err != nil {
 			return err

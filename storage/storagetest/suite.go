@@ -41,6 +41,9 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"ListCertificates", testListCertificates},
 		{"ListAllOrders", testListAllOrders},
 		{"RecentNames", testRecentNames},
+		{"EAB", testEAB},
+		{"Replacement", testReplacement},
+		{"RenewalWindows", testRenewalWindows},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -110,6 +110,7 @@ func (s *Server) respond(q query, truncated bool) ([]byte, error) {
 	var (
 		key   string
 		addrs []netip.Addr
+		chain []string
 	)
 	switch {
 	case q.header.OpCode != 0:
@@ -118,9 +119,16 @@ func (s *Server) respond(q query, truncated bool) ([]byte, error) {
 		h.RCode = dnsmessage.RCodeFormatError
 	default:
 		key = canonicalName(q.question.Name.String())
+		rc, failed := s.lookupRCode(key, q.question.Type)
+		if chain = s.cnameChain(key, q.question.Type); len(chain) > 0 {
+			key = chain[len(chain)-1]
+		}
 		var exists bool
 		addrs, exists = s.lookupAddrs(key)
-		if !exists {
+		switch {
+		case failed:
+			h.RCode, chain = rc, nil
+		case !exists:
 			h.RCode = dnsmessage.RCodeNameError
 		}
 	}
@@ -139,7 +147,11 @@ func (s *Server) respond(q query, truncated bool) ([]byte, error) {
 		return nil, err
 	}
 	if h.RCode == dnsmessage.RCodeSuccess && !truncated && q.question.Class == dnsmessage.ClassINET {
-		if err := s.addAnswers(&b, q.question, key, addrs); err != nil {
+		owner, err := addCNAMEs(&b, q.question.Name, chain)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.addAnswers(&b, q.question, owner, key, addrs); err != nil {
 			return nil, err
 		}
 	}
@@ -159,10 +171,11 @@ func (s *Server) respond(q query, truncated bool) ([]byte, error) {
 }
 
 // addAnswers appends the records of type q.Type for the canonical name key,
-// whose addresses are addrs. Types other than A, AAAA and TXT (CAA included)
-// have no records.
-func (s *Server) addAnswers(b *dnsmessage.Builder, q dnsmessage.Question, key string, addrs []netip.Addr) error {
-	rh := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: 0}
+// owned by owner (the question's name, or the end of its CNAME chain),
+// whose addresses are addrs. Types other than A, AAAA, TXT and CAA have no
+// records.
+func (s *Server) addAnswers(b *dnsmessage.Builder, q dnsmessage.Question, owner dnsmessage.Name, key string, addrs []netip.Addr) error {
+	rh := dnsmessage.ResourceHeader{Name: owner, Class: dnsmessage.ClassINET, TTL: 0}
 	switch q.Type {
 	case dnsmessage.TypeA, dnsmessage.TypeAAAA:
 		for _, ip := range addrs {
@@ -183,6 +196,8 @@ func (s *Server) addAnswers(b *dnsmessage.Builder, q dnsmessage.Question, key st
 				return err
 			}
 		}
+	case TypeCAA:
+		return s.addCAA(b, owner, key)
 	}
 	return nil
 }

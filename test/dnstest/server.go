@@ -3,7 +3,8 @@
 // The server answers A and AAAA queries for every name with a configurable
 // set of default addresses (127.0.0.1 and ::1 unless changed), per-name
 // address overrides, and TXT records set by the test or read from a
-// directory. It listens on UDP and TCP on the same port so that it can be
+// directory. CAA records, CNAME aliases and failing RCODEs (SERVFAIL) can
+// be set per name too (caa.go). It listens on UDP and TCP on the same port so that it can be
 // used as the sole resolver of a stub client that falls back to TCP when a
 // UDP answer is truncated.
 package dnstest
@@ -17,6 +18,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
 )
 
 const (
@@ -49,6 +52,11 @@ type Server struct {
 	addrs    map[string][]netip.Addr
 	txt      map[string][]string
 	txtDir   string
+	// caa, cname and rcodes are set by SetCAA, SetCNAME and SetRCode
+	// (caa.go); nil until first set.
+	caa    map[string][]CAA
+	cname  map[string]string
+	rcodes map[rcodeKey]dnsmessage.RCode
 }
 
 // Start starts a server listening on addr (for example "127.0.0.1:0") over

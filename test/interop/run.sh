@@ -441,6 +441,16 @@ if ! admin_flow; then
 fi
 
 # ---------------------------------------------------------------------------
+# External Account Binding: certbot and lego register with weir eab keys.
+
+# shellcheck source=test/interop/eab-flow.sh
+. test/interop/eab-flow.sh
+log "External Account Binding"
+if ! eab_flow; then
+	echo "External Account Binding: remaining steps skipped after the failure above"
+fi
+
+# ---------------------------------------------------------------------------
 # lego: dns-01 (wildcard + base name) and tls-alpn-01; renew; revoke.
 
 LG=$TMP/lego
@@ -512,6 +522,19 @@ if ! lego_tls_flow; then
 fi
 
 # ---------------------------------------------------------------------------
+# Certificate profiles with a current lego (built from the module proxy at
+# a pinned version; Debian's lego 4.9 has no --profile).
+
+# shellcheck source=test/interop/lego-new.sh
+. test/interop/lego-new.sh
+# shellcheck source=test/interop/profiles-flow.sh
+. test/interop/profiles-flow.sh
+log "certificate profiles"
+if ! profiles_flow; then
+	echo "certificate profiles: remaining steps skipped after the failure above"
+fi
+
+# ---------------------------------------------------------------------------
 # A new user's first run: `weir serve` with no configuration in an empty
 # directory, then the certbot command it prints, run exactly as printed
 # (standalone http-01 on port 80, certbot's default directories).
@@ -563,6 +586,18 @@ first_run() {
 	kill -TERM "$fpid" 2>/dev/null || true
 	return 0
 }
+# ---------------------------------------------------------------------------
+# ARI (RFC 9773) with a current lego: renewalInfo, renew-now, replaces.
+
+# shellcheck source=test/interop/lego-new.sh
+. test/interop/lego-new.sh
+# shellcheck source=test/interop/ari-flow.sh
+. test/interop/ari-flow.sh
+log "ARI"
+if ! ari_flow; then
+	echo "ARI: remaining steps skipped after the failure above"
+fi
+
 log "first run"
 first_run
 

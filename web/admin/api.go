@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math/big"
 	"net/http"
 	"strconv"
 	"strings"
@@ -77,9 +78,12 @@ func (s *Server) apiRoutes(r chi.Router) {
 	r.Get("/certs", s.apiCerts)
 	r.Get("/certs/{serial}", s.apiCert)
 	r.Post("/certs/{serial}/revoke", s.apiRevoke)
+	r.Post("/certs/revoke-all", s.apiRevokeAll)
+	r.Post("/certs/renew-now", s.apiRenewNow)
 	r.Get("/orders", s.apiOrders)
 	r.Get("/crl", s.apiCRL)
 	r.Post("/crl/regenerate", s.apiCRLRegenerate)
+	s.eabRoutes(r)
 }
 
 func (s *Server) apiOverview(w http.ResponseWriter, r *http.Request) {
@@ -296,7 +300,7 @@ func (s *Server) Certs(r *http.Request) (*Page[CertView], error) {
 }
 
 func (s *Server) apiCert(w http.ResponseWriter, r *http.Request) {
-	serial := strings.ToLower(chi.URLParam(r, "serial"))
+	serial := normalizeSerial(chi.URLParam(r, "serial"))
 	c, err := s.cfg.Service.Store().GetCertificate(r.Context(), serial)
 	if err != nil {
 		s.fail(w, r, notFound(err, "certificate "+serial))
@@ -309,6 +313,19 @@ func (s *Server) apiCert(w http.ResponseWriter, r *http.Request) {
 type RevokeRequest struct {
 	// Reason is an RFC 5280 reason name (keyCompromise) or code.
 	Reason string `json:"reason"`
+}
+
+// normalizeSerial accepts a serial as operators paste it — upper case,
+// with colons (openssl's form), without a leading zero — and returns weir's
+// form (lower-case hex, even length); anything not hex is returned as is
+// and will not be found.
+func normalizeSerial(s string) string {
+	s = strings.ToLower(strings.ReplaceAll(strings.TrimSpace(s), ":", ""))
+	n, ok := new(big.Int).SetString(s, 16)
+	if !ok || n.Sign() <= 0 {
+		return s
+	}
+	return ca.SerialHex(n)
 }
 
 // parseReason reads a reason name or number; "" is unspecified (0).
@@ -349,7 +366,7 @@ func (s *Server) Revoke(r *http.Request, serial, reason string) (*CertView, erro
 	if err != nil {
 		return nil, err
 	}
-	serial = strings.ToLower(strings.TrimSpace(serial))
+	serial = normalizeSerial(serial)
 	c, err := s.cfg.Service.AdminRevoke(r.Context(), serial, code)
 	if err != nil {
 		return nil, err

@@ -611,7 +611,7 @@ func (s *Server) pageCerts(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) pageCert(w http.ResponseWriter, r *http.Request) {
-	serial := strings.ToLower(chi.URLParam(r, "serial"))
+	serial := normalizeSerial(chi.URLParam(r, "serial"))
 	c, err := s.cfg.Service.Store().GetCertificate(r.Context(), serial)
 	if err != nil {
 		s.failPage(w, r, notFound(err, "certificate "+serial))
@@ -621,7 +621,7 @@ func (s *Server) pageCert(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) postRevoke(w http.ResponseWriter, r *http.Request) {
-	serial := strings.ToLower(chi.URLParam(r, "serial"))
+	serial := normalizeSerial(chi.URLParam(r, "serial"))
 	back := "/certs/" + url.PathEscape(serial)
 	if r.PostFormValue("confirm") != "yes" {
 		s.afterPost(w, r, back, "", badRequest("tick the confirmation box to revoke certificate %s", serial))

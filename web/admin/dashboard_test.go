@@ -408,3 +408,17 @@ func TestDashboardErrors(t *testing.T) {
 		}
 	}
 }
+
+func TestNormalizeSerial(t *testing.T) {
+	for in, want := range map[string]string{
+		"aa752632833ec2b6805eef1f0e9511a":  "0aa752632833ec2b6805eef1f0e9511a",
+		"0AA752632833EC2B6805EEF1F0E9511A": "0aa752632833ec2b6805eef1f0e9511a",
+		"0a:a7:52":                         "0aa752",
+		" 01 ":                             "01",
+		"not-hex":                          "not-hex",
+	} {
+		if got := normalizeSerial(in); got != want {
+			t.Errorf("normalizeSerial(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -382,11 +382,13 @@ type OrderView struct {
 	Expires     time.Time         `json:"expires"`
 	Certificate string            `json:"certificate,omitempty"`
 	Error       *ProblemView      `json:"error,omitempty"`
+	// Replaces is the ARI identifier of the certificate the order renews.
+	Replaces string `json:"replaces,omitempty"`
 }
 
 func orderView(o *acme.Order) OrderView {
 	v := OrderView{ID: o.ID, Account: o.AccountID, Status: string(o.Status), Identifiers: o.Identifiers,
-		CreatedAt: o.CreatedAt, Expires: o.Expires, Certificate: o.CertSerial}
+		CreatedAt: o.CreatedAt, Expires: o.Expires, Certificate: o.CertSerial, Replaces: o.Replaces}
 	if o.Error != nil {
 		v.Error = &ProblemView{Type: string(o.Error.Type), Detail: o.Error.Detail}
 	}

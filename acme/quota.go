@@ -1,0 +1,290 @@
+package acme
+
+import (
+	"context"
+	"math"
+	"time"
+
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// What a client is told about its limits: the bucket behind the RateLimit
+// and RateLimit-Policy response fields (web formats them), and the
+// extension members and per-identifier subproblems of a rateLimited
+// problem. docs/rate-limits.md documents both.
+
+// Quota is one limiter bucket as a client sees it in the RateLimit-Policy
+// and RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11): a policy
+// of Capacity units per Window, of which Remaining are left, Reset being
+// the effective window.
+type Quota struct {
+	// Limit and Key name the bucket (Key without the "limit:" prefix);
+	// Limit 0 is no quota.
+	Limit ratelimit.Name
+	Key   string
+	// Capacity is the policy's quota ("q"): a rate limit's burst, an
+	// exact count's maximum.
+	Capacity int64
+	// Window is the policy's window ("w"): for a rate limit, burst ×
+	// emission interval, the time an empty bucket takes to refill, so that
+	// Capacity per Window is the sustained rate; for an exact count, its
+	// window; 0 when it has none (pending-authorizations).
+	Window time.Duration
+	// Remaining is the tokens or member slots left at At ("r").
+	Remaining int64
+	// Reset is the effective window ("t"), exact (web rounds it up): how
+	// long from At until the bucket is whole again (a rate bucket full, a
+	// count bucket empty) when Remaining > 0; until one more request fits
+	// when Remaining is 0; and on a denial, the request's Retry-After.
+	// For a count bucket emptied by a new order it is the time until it
+	// is whole again, an upper bound on the wait for one slot.
+	Reset time.Duration
+	// Denied reports that the request was refused by this bucket (a 429).
+	Denied bool
+	// At is the limiter's clock when the bucket was read.
+	At time.Time
+}
+
+// Valid reports whether q describes a bucket.
+func (q Quota) Valid() bool { return q.Limit.Valid() }
+
+// accountLevel reports whether buckets of n are keyed by the account
+// alone: the ones the RateLimit fields describe.
+func accountLevel(n ratelimit.Name) bool {
+	switch n {
+	case ratelimit.OrderCreation, ratelimit.SANBudget, ratelimit.PendingAuthorizations:
+		return true
+	}
+	return false
+}
+
+// limitOf returns the limit that applied to the bucket of decision d,
+// one of reqs, under conf, as the limiter chose it: the bucket's own
+// override, else that of its request's OverrideKey group (an EAB label),
+// else the default of its name.
+func limitOf(conf ratelimit.Config, reqs []ratelimit.Request, d ratelimit.Decision) ratelimit.Limit {
+	if l, ok := conf.Overrides[ratelimit.BucketKey(d.Limit, d.Key)]; ok {
+		return l
+	}
+	for _, rq := range reqs {
+		if rq.Name != d.Limit || rq.Key != d.Key || rq.OverrideKey == "" {
+			continue
+		}
+		if l, ok := conf.Overrides[ratelimit.BucketKey(d.Limit, rq.OverrideKey)]; ok {
+			return l
+		}
+	}
+	return conf.Limits[d.Limit]
+}
+
+// setPolicy fills in q's Capacity and Window from l.
+func (q *Quota) setPolicy(l ratelimit.Limit) {
+	switch l.Kind() {
+	case ratelimit.KindRate:
+		q.Capacity = l.Burst
+		q.Window = time.Duration(l.Burst*l.Emission()) * time.Microsecond
+	case ratelimit.KindCount:
+		q.Capacity, q.Window = l.Max, l.Window
+	}
+}
+
+// quotaFromDecision is the bucket a limiter decision names, whose limit
+// is l.
+func quotaFromDecision(d ratelimit.Decision, l ratelimit.Limit) Quota {
+	q := Quota{Limit: d.Limit, Key: d.Key, Remaining: d.Remaining, Denied: !d.Allowed, At: d.At}
+	q.setPolicy(l)
+	switch {
+	case !d.Allowed && !d.Never:
+		q.Reset = d.RetryAfter
+	case d.Remaining <= 0 && l.Kind() == ratelimit.KindRate:
+		// One token fits once TAT − now ≤ (burst − 1) × T.
+		next := d.ResetAt.Add(-time.Duration((l.Burst-1)*l.Emission()) * time.Microsecond)
+		q.Reset = max(next.Sub(d.At), 0)
+	default:
+		q.Reset = max(d.ResetAt.Sub(d.At), 0)
+	}
+	return q
+}
+
+// QuotaFromStatus is the Quota of a bucket read with
+// ratelimit.Limiter.Status; false when its limit is disabled.
+func QuotaFromStatus(st ratelimit.BucketStatus) (Quota, bool) {
+	if !st.Enabled {
+		return Quota{}, false
+	}
+	q := Quota{Limit: st.Name, Key: st.Key, Remaining: st.Remaining, At: st.At}
+	q.setPolicy(st.Limit)
+	end := st.FullAt
+	if st.Remaining <= 0 && !st.NextAt.IsZero() {
+		end = st.NextAt
+	}
+	q.Reset = max(end.Sub(st.At), 0)
+	return q, true
+}
+
+// AccountQuota reads the account's order-creation bucket without
+// spending (with the limit of its EAB label, if any), for the RateLimit
+// fields of a request that spent none of the account's buckets; false
+// when order-creation is disabled.
+func (r *RateLimits) AccountQuota(ctx context.Context, acct *Account) (Quota, bool, error) {
+	st := r.state.Load()
+	if !st.enabled[ratelimit.OrderCreation] {
+		return Quota{}, false, nil
+	}
+	reqs := r.withEABOverride(ctx, acct, []ratelimit.Request{{Name: ratelimit.OrderCreation, Key: acct.ID}})
+	ctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
+	defer cancel()
+	sts, err := st.lim.Status(ctx, reqs...)
+	if err != nil {
+		return Quota{}, false, err
+	}
+	q, ok := QuotaFromStatus(sts[0])
+	return q, ok, nil
+}
+
+// spendSubject is what a spend pays for: the account and the identifiers
+// of an order, so that a denial can name the identifiers it is about.
+// The zero value is a spend for no order (new-account).
+type spendSubject struct {
+	accountID string
+	idents    []Identifier
+}
+
+// noteQuota records on the request's RequestEvent the bucket the
+// RateLimit fields describe: the denying bucket of a denial (so that
+// their effective window is the Retry-After), and for an allowed new
+// order the account's own bucket with the least left (order-creation,
+// san-budget or pending-authorizations). When the decision's tightest
+// bucket is an identifier's (a check), the account's buckets the order
+// spent are read back.
+func (r *RateLimits) noteQuota(ctx context.Context, st *rateLimitsState, action string, reqs []ratelimit.Request, d ratelimit.Decision) {
+	re := RequestEventFrom(ctx)
+	if re == nil || !d.Limit.Valid() {
+		return
+	}
+	if !d.Allowed || action == "new-order" && accountLevel(d.Limit) {
+		re.Quota = quotaFromDecision(d, limitOf(st.lim.Config(), reqs, d))
+		return
+	}
+	if action != "new-order" {
+		return
+	}
+	var own []ratelimit.Request
+	seen := map[ratelimit.Name]bool{}
+	for _, rq := range reqs {
+		if !accountLevel(rq.Name) || !st.enabled[rq.Name] || seen[rq.Name] {
+			continue
+		}
+		seen[rq.Name] = true
+		rq.Cost, rq.Member, rq.MemberTime, rq.CheckOnly = 0, "", time.Time{}, false
+		own = append(own, rq)
+	}
+	if len(own) == 0 {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
+	sts, err := st.lim.Status(sctx, own...)
+	cancel()
+	if err != nil {
+		r.log.Debug("rate limits: reading the account's buckets for the RateLimit fields", "err", err)
+		return
+	}
+	best := Quota{}
+	for _, s := range sts {
+		if q, ok := QuotaFromStatus(s); ok && (!best.Valid() || q.Remaining < best.Remaining) {
+			best = q
+		}
+	}
+	re.Quota = best
+}
+
+// rateLimitedProblem renders a denial. The strictest denied bucket names
+// the limit, key and time it frees up, in the detail and in the extension
+// members; a denial about identifiers (failed-validation for a hostname,
+// duplicate-certificate for the name set, registered-domain for the names
+// under it) becomes one subproblem per identifier, carrying it; and when
+// several buckets denied, each of the others is a subproblem too.
+func rateLimitedProblem(d ratelimit.Decision, helpURL string, conf ratelimit.Config, reqs []ratelimit.Request, sub spendSubject) *Problem {
+	p := RateLimited(d.RetryAfter, helpURL, "%s", d.Detail())
+	p.RateLimitInfo = rateLimitInfo(d, limitOf(conf, reqs, d))
+	for _, dd := range d.Denied {
+		one := func() *Problem {
+			q := RateLimited(dd.RetryAfter, "", "%s", dd.Detail())
+			q.RateLimitInfo = rateLimitInfo(dd, limitOf(conf, reqs, dd))
+			return q
+		}
+		ids := sub.offending(dd)
+		if len(ids) == 0 {
+			if len(d.Denied) > 1 {
+				p.Subproblems = append(p.Subproblems, one())
+			}
+			continue
+		}
+		for _, id := range ids {
+			q := one()
+			q.Identifier = &id
+			p.Subproblems = append(p.Subproblems, q)
+		}
+	}
+	return p
+}
+
+// rateLimitInfo is the extension members of the denial d of a bucket
+// whose limit is l.
+func rateLimitInfo(d ratelimit.Decision, l ratelimit.Limit) *RateLimitInfo {
+	info := &RateLimitInfo{Limit: d.Limit.String(), Key: d.Key, Remaining: d.Remaining}
+	switch l.Kind() {
+	case ratelimit.KindRate:
+		info.Window = ceilSeconds(l.Period)
+	case ratelimit.KindCount:
+		info.Window = ceilSeconds(l.Window)
+	}
+	if !d.Never {
+		// Rounded up to the second, as the detail's time is: a client
+		// that waits until then is not refused again.
+		at := d.At.Add(d.RetryAfter).UTC()
+		info.FreesAt = at.Truncate(time.Second)
+		if info.FreesAt.Before(at) {
+			info.FreesAt = info.FreesAt.Add(time.Second)
+		}
+	}
+	return info
+}
+
+// ceilSeconds is d in whole seconds, rounded up.
+func ceilSeconds(d time.Duration) int64 {
+	return int64(math.Ceil(d.Seconds()))
+}
+
+// offending returns the identifiers of the order that the denial dd is
+// about: the hostname of a failed-validation bucket, every identifier of
+// a duplicate-certificate bucket, the names under a registered-domain
+// bucket. None for the account's own buckets.
+func (sub spendSubject) offending(dd ratelimit.Decision) []Identifier {
+	if sub.accountID == "" {
+		return nil
+	}
+	var out []Identifier
+	switch dd.Limit {
+	case ratelimit.FailedValidation:
+		for _, id := range sub.idents {
+			if ratelimit.FailedValidationKey(sub.accountID, id.Value) == dd.Key {
+				out = append(out, id)
+			}
+		}
+	case ratelimit.DuplicateCertificate:
+		if ratelimit.FQDNSetKey(sub.accountID, IdentifierValues(sub.idents)) == dd.Key {
+			out = append(out, sub.idents...)
+		}
+	case ratelimit.RegisteredDomain:
+		for _, id := range sub.idents {
+			if id.Type != IdentifierDNS {
+				continue
+			}
+			if k, err := ratelimit.RegisteredDomainKey(id.Value); err == nil && k == dd.Key {
+				out = append(out, id)
+			}
+		}
+	}
+	return out
+}

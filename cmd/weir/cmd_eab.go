@@ -1,0 +1,118 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"text/tabwriter"
+	"time"
+
+	"github.com/weir-pki/weir/web/admin"
+)
+
+// weir eab: External Account Binding keys (RFC 8555 §7.3.4), through the
+// admin API.
+
+func cmdEAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	verbs := map[string]subcommand{
+		"create": {"create --label LABEL [--json]", eabCreate},
+		"list":   {"list [--label LABEL] [--json]", eabList},
+		"revoke": {"revoke KEY-ID [--json]", eabRevoke},
+	}
+	return runGroup(ctx, "eab", verbs, []string{"create", "list", "revoke"}, args, stdout, stderr)
+}
+
+func eabCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("eab create", "eab create --label LABEL",
+		"Makes an External Account Binding key: a key ID and an HMAC key that let one ACME client\ncreate one account. The HMAC key is shown this once. Rate-limit overrides keyed\n\"eab:LABEL\" apply to the accounts bound with keys of the label.", stderr)
+	label := fs.String("label", "", "the `label` of the key, e.g. a team: letters, digits, '.', '_', '-'")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if *label == "" || len(pos) > 0 {
+		fs.Usage()
+		return 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return fail(stderr, "eab create", err)
+	}
+	var k admin.EABKeyView
+	if err := c.do(ctx, http.MethodPost, "/api/v1/eab", admin.EABCreateRequest{Label: *label}, &k); err != nil {
+		return fail(stderr, "eab create", err)
+	}
+	if *af.json {
+		printJSON(stdout, k)
+		return 0
+	}
+	fmt.Fprintf(stdout, "External Account Binding key for label %s\n\n", k.Label)
+	fmt.Fprintf(stdout, "  key ID:    %s\n", k.KeyID)
+	fmt.Fprintf(stdout, "  HMAC key:  %s\n\n", k.HMACKey)
+	fmt.Fprintf(stdout, "The HMAC key is not shown again. It binds one new account, once.\n\n")
+	fmt.Fprintf(stdout, "certbot:  --eab-kid %s --eab-hmac-key %s\n", k.KeyID, k.HMACKey)
+	fmt.Fprintf(stdout, "lego:     --eab --kid %s --hmac %s\n", k.KeyID, k.HMACKey)
+	return 0
+}
+
+func eabList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("eab list", "eab list [--label LABEL]",
+		"Lists the External Account Binding keys, newest first, with the account each is bound to.\nHMAC keys are never shown.", stderr)
+	label := fs.String("label", "", "only the keys of this `label`")
+	pos, err := parseInterspersed(fs, args)
+	if err != nil {
+		return 2
+	}
+	if len(pos) > 0 {
+		fs.Usage()
+		return 2
+	}
+	c, err := af.client()
+	if err != nil {
+		return fail(stderr, "eab list", err)
+	}
+	var p admin.Page[admin.EABKeyView]
+	if err := c.get(ctx, "/api/v1/eab", url.Values{"label": {*label}}, &p); err != nil {
+		return fail(stderr, "eab list", err)
+	}
+	if *af.json {
+		printJSON(stdout, p)
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "KEY ID\tLABEL\tSTATUS\tCREATED\tACCOUNT\tBOUND")
+	for _, k := range p.Items {
+		acct := k.BoundAccount
+		if acct == "" {
+			acct = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Label, k.Status, k.CreatedAt.UTC().Format(time.RFC3339), acct, fmtTime(k.BoundAt, time.Now()))
+	}
+	tw.Flush()
+	return 0
+}
+
+func eabRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("eab revoke", "eab revoke KEY-ID",
+		"Revokes an External Account Binding key so that it never binds an account. An account\nalready bound with it keeps working; weir accounts deactivate stops it.", stderr)
+	pos, c, code := oneArgVerb(fs, af, args, stderr)
+	if c == nil {
+		return code
+	}
+	var k admin.EABKeyView
+	if err := c.do(ctx, http.MethodPost, "/api/v1/eab/"+url.PathEscape(pos[0])+"/revoke", nil, &k); err != nil {
+		return fail(stderr, "eab revoke", err)
+	}
+	if *af.json {
+		printJSON(stdout, k)
+		return 0
+	}
+	fmt.Fprintf(stdout, "revoked EAB key %s (label %s)", k.KeyID, k.Label)
+	if k.BoundAccount != "" {
+		fmt.Fprintf(stdout, "; account %s, bound with it, keeps working", k.BoundAccount)
+	}
+	fmt.Fprintln(stdout)
+	return 0
+}

@@ -1,0 +1,161 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// External Account Binding keys (migration 0004). They are created and
+// revoked by administrators and read once per new account, so their
+// statements are built per call rather than prepared; the binding is part
+// of CreateAccount's write (bindEABKey).
+
+var _ acme.EABStore = (*Store)(nil)
+
+// eabCols are the columns scanEABKey reads, in order.
+const eabCols = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at"
+
+// scanEABKey reads one row of eabCols.
+func scanEABKey(row scanner) (*acme.EABKey, error) {
+	var (
+		k                         acme.EABKey
+		created, boundAt, revoked sql.NullInt64
+		bound                     sql.NullInt64
+	)
+	if err := row.Scan(&k.ID, &k.Label, &k.HMACKey, &created, &bound, &boundAt, &revoked); err != nil {
+		return nil, err
+	}
+	k.CreatedAt = fromNanos(created)
+	if bound.Valid {
+		k.BoundAccount = formatAccountID(bound.Int64)
+	}
+	k.BoundAt = fromNanos(boundAt)
+	k.RevokedAt = fromNanos(revoked)
+	return &k, nil
+}
+
+// nullNanos is the stored form of an optional time: NULL when zero.
+func nullNanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: toNanos(t), Valid: true}
+}
+
+// CreateEABKey implements acme.EABStore. A key is created unbound and
+// unrevoked whatever k says.
+func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
+	what := fmt.Sprintf("create EAB key %q", k.ID)
+	switch {
+	case k.ID == "":
+		return errors.New("sqlite: create EAB key: empty ID")
+	case len(k.HMACKey) == 0:
+		return fmt.Errorf("sqlite: %s: empty HMAC key", what)
+	}
+	if err := checkTimes(what, k.CreatedAt); err != nil {
+		return err
+	}
+	return s.write(ctx, func(w *writeTx) error {
+		_, err := w.tx.ExecContext(writeCtx,
+			`INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES (?, ?, ?, ?)`,
+			k.ID, k.Label, k.HMACKey, toNanos(k.CreatedAt))
+		if err != nil {
+			return insertErr(what, err)
+		}
+		return nil
+	})
+}
+
+// GetEABKey implements acme.EABStore.
+func (s *Store) GetEABKey(ctx context.Context, id string) (*acme.EABKey, error) {
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	k, err := scanEABKey(s.r.QueryRowContext(ctx, `SELECT `+eabCols+` FROM eab_keys WHERE id = ?`, id))
+	if err != nil {
+		return nil, rowErr(fmt.Sprintf("EAB key %q", id), err)
+	}
+	return k, nil
+}
+
+// ListEABKeys implements acme.EABStore: newest first, then by ID.
+func (s *Store) ListEABKeys(ctx context.Context, label string) ([]*acme.EABKey, error) {
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	q, args := `SELECT `+eabCols+` FROM eab_keys ORDER BY created_at DESC, id`, []any(nil)
+	if label != "" {
+		q = `SELECT ` + eabCols + ` FROM eab_keys WHERE label = ? ORDER BY created_at DESC, id`
+		args = []any{label}
+	}
+	return collect(ctx, s, "list EAB keys", q, args, scanEABKey)
+}
+
+// RevokeEABKey implements acme.EABStore, compare-and-set on the key not
+// being revoked.
+func (s *Store) RevokeEABKey(ctx context.Context, id string, at time.Time) error {
+	what := fmt.Sprintf("revoke EAB key %q", id)
+	if at.IsZero() {
+		return fmt.Errorf("sqlite: %s: zero revocation time", what)
+	}
+	if err := checkTimes(what, at); err != nil {
+		return err
+	}
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.tx.ExecContext(writeCtx,
+			`UPDATE eab_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, toNanos(at), id)
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		if n, err := res.RowsAffected(); err != nil {
+			return fmt.Errorf("sqlite: %s: rows affected: %w", what, err)
+		} else if n > 0 {
+			return nil
+		}
+		return eabMiss(w, what, id, "already revoked", acme.ErrConflict)
+	})
+}
+
+// bindEABKey binds key id to account, compare-and-set on the key being
+// unbound and unrevoked, inside the transaction of CreateAccount: if it
+// fails, the account is not created either.
+func bindEABKey(w *writeTx, id string, account int64, at time.Time) error {
+	what := fmt.Sprintf("bind EAB key %q", id)
+	res, err := w.tx.ExecContext(writeCtx,
+		`UPDATE eab_keys SET bound_account = ?, bound_at = ? WHERE id = ? AND bound_account IS NULL AND revoked_at IS NULL`,
+		account, nullNanos(at), id)
+	if err != nil {
+		return fmt.Errorf("sqlite: %s: %w", what, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("sqlite: %s: rows affected: %w", what, err)
+	} else if n > 0 {
+		return nil
+	}
+	return eabMiss(w, what, id, "bound or revoked", acme.ErrEABUnusable)
+}
+
+// eabMiss explains a compare-and-set on key id that changed nothing: an
+// error wrapping acme.ErrNotFound when the key does not exist (or, for a
+// binding, acme.ErrEABUnusable), and otherwise sentinel, explained by
+// reason.
+func eabMiss(w *writeTx, what, id, reason string, sentinel error) error {
+	var one int
+	switch err := w.tx.QueryRowContext(writeCtx, `SELECT 1 FROM eab_keys WHERE id = ?`, id).Scan(&one); {
+	case errors.Is(err, sql.ErrNoRows):
+		if sentinel == acme.ErrEABUnusable {
+			return fmt.Errorf("sqlite: %s: no such key: %w (%w)", what, sentinel, acme.ErrNotFound)
+		}
+		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("sqlite: %s: %w", what, err)
+	}
+	return fmt.Errorf("sqlite: %s: %s: %w", what, reason, sentinel)
+}

@@ -1,0 +1,61 @@
+package sqlite
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// ReplacingOrder implements acme.Store.
+func (s *Store) ReplacingOrder(ctx context.Context, certID string) (*acme.Order, error) {
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o, err := scanOrder(s.r.QueryRowContext(ctx, `SELECT `+orderCols+` FROM orders
+		WHERE replaces = ? AND status = ?`, certID, string(acme.StatusValid)))
+	if err != nil {
+		return nil, rowErr("order replacing "+certID, err)
+	}
+	return o, nil
+}
+
+// SetRenewalWindows implements acme.Store, in one transaction; it marks the
+// certificates RenewNow.
+func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, end time.Time) error {
+	if err := checkTimes("set renewal windows", start, end); err != nil {
+		return err
+	}
+	return s.write(ctx, func(w *writeTx) error {
+		for _, serial := range serials {
+			if _, err := w.tx.ExecContext(writeCtx, `UPDATE certificates SET renewal_start = ?, renewal_end = ?, renew_now = 1 WHERE serial = ?`,
+				toNanos(start), toNanos(end), serial); err != nil {
+				return fmt.Errorf("sqlite: set renewal window of %s: %w", serial, err)
+			}
+		}
+		return nil
+	})
+}
+
+// RenewalWindows implements acme.Inventory.
+func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.RenewalWindow, error) {
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return collect(ctx, s, "renewal windows", `SELECT serial, account_id, renewal_start, renewal_end FROM certificates
+		WHERE renewal_end > ? AND revoked_at IS NULL ORDER BY renewal_start`, []any{toNanos(after)},
+		func(row scanner) (acme.RenewalWindow, error) {
+			var (
+				w          acme.RenewalWindow
+				acct       int64
+				start, end int64
+			)
+			err := row.Scan(&w.Serial, &acct, &start, &end)
+			w.AccountID = formatAccountID(acct)
+			w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
+			return w, err
+		})
+}

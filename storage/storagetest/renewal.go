@@ -1,0 +1,76 @@
+package storagetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// testReplacement: at most one order replacing a certificate becomes
+// valid, and ReplacingOrder finds it.
+func testReplacement(t *testing.T, f *fixture) {
+	a := f.account(t)
+	const certID = "AKI.AQ"
+	if _, err := f.s.ReplacingOrder(f.ctx, certID); err == nil {
+		t.Fatal("ReplacingOrder before any renewal: no error")
+	} else {
+		wantErr(t, "ReplacingOrder before any renewal", err, acme.ErrNotFound)
+	}
+	renew := func() (*acme.Order, error) {
+		o := f.simpleOrder(t, a.ID, "r.example.com")
+		o.Replaces = certID
+		// simpleOrder stored it without Replaces; store a fresh one with it.
+		o2 := &acme.Order{ID: f.id("order"), AccountID: a.ID, Status: acme.StatusPending, Identifiers: o.Identifiers,
+			AuthzIDs: o.AuthzIDs, Expires: o.Expires, CreatedAt: o.CreatedAt, Replaces: certID}
+		if err := f.s.CreateOrder(f.ctx, o2, nil); err != nil {
+			t.Fatalf("CreateOrder: %v", err)
+		}
+		o2.Status = acme.StatusProcessing
+		if err := f.s.UpdateOrder(f.ctx, o2, acme.StatusPending); err != nil {
+			t.Fatal(err)
+		}
+		return o2, f.s.FinalizeOrder(f.ctx, f.cert(o2, fmt.Sprintf("%040x", f.n+1000), at(90*24*time.Hour)))
+	}
+	first, err := renew()
+	if err != nil {
+		t.Fatalf("first renewal: %v", err)
+	}
+	got, err := f.s.ReplacingOrder(f.ctx, certID)
+	if err != nil || got.ID != first.ID {
+		t.Fatalf("ReplacingOrder = %v, %v; want %s", got, err, first.ID)
+	}
+	_, err = renew()
+	wantErr(t, "second renewal of the same certificate", err, acme.ErrConflict)
+}
+
+// testRenewalWindows: windows set at issuance and moved together.
+func testRenewalWindows(t *testing.T, f *fixture) {
+	inv := f.inventory(t)
+	a := f.account(t)
+	c1 := f.issue(t, a.ID, "w1.example.com", at(90*24*time.Hour))
+	c2 := f.issue(t, a.ID, "w2.example.com", at(90*24*time.Hour))
+	revoked := f.issue(t, a.ID, "w3.example.com", at(90*24*time.Hour))
+	if err := f.s.RevokeCertificate(f.ctx, revoked.Serial, 1, at(0)); err != nil {
+		t.Fatal(err)
+	}
+	ws, err := inv.RenewalWindows(f.ctx, at(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ws) != 2 || ws[0].AccountID != a.ID || !ws[0].Start.Equal(c1.RenewalStart) || !ws[0].End.Equal(c1.RenewalEnd) {
+		t.Fatalf("RenewalWindows = %+v, want the two unrevoked windows", ws)
+	}
+	past := at(-time.Hour)
+	if err := f.s.SetRenewalWindows(f.ctx, []string{c1.Serial, c2.Serial}, past.Add(-time.Hour), past); err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.s.GetCertificate(f.ctx, c2.Serial)
+	if err != nil || !got.RenewalEnd.Equal(past) || !got.RenewNow {
+		t.Fatalf("after SetRenewalWindows: %v, %v; want the window to end at %s", got.RenewalEnd, err, past)
+	}
+	if ws, _ := inv.RenewalWindows(f.ctx, at(0)); len(ws) != 0 {
+		t.Errorf("windows ending after now: %+v, want none", ws)
+	}
+}
