@@ -51,6 +51,15 @@ func (s *Service) Account(ctx context.Context, id string) (*Account, error) {
 	return a, nil
 }
 
+// AccountFresh returns an account by ID from the store, and caches it:
+// for when the cached copy may predate a change made by another replica
+// (acme/jws asks again before refusing a signature, which a key change
+// there would explain).
+func (s *Service) AccountFresh(ctx context.Context, id string) (*Account, error) {
+	s.forgetAccount(id)
+	return s.Account(ctx, id)
+}
+
 // forgetAccount drops an account from the cache after a change.
 func (s *Service) forgetAccount(id string) {
 	s.accounts.mu.Lock()

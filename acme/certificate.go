@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
-	"math/big"
 	"net"
-	"sync"
 	"time"
 
 	"github.com/weir-pki/weir/ca"
@@ -97,47 +95,5 @@ func (s *Service) mayRevoke(ctx context.Context, c Caller, cert *Certificate, le
 			return Unauthorized("account %s did not order certificate %s and holds no valid authorization for %s", c.Account.ID, cert.Serial, name)
 		}
 	}
-	return nil
-}
-
-// crlCache holds the current CRL.
-type crlCache struct {
-	mu  sync.Mutex // serialises regeneration
-	der []byte
-	at  time.Time
-}
-
-// CRL returns the current DER CRL and when it was made.
-func (s *Service) CRL() ([]byte, time.Time) {
-	s.crl.mu.Lock()
-	defer s.crl.mu.Unlock()
-	return s.crl.der, s.crl.at
-}
-
-// RegenerateCRL signs a new CRL listing every revoked, unexpired
-// certificate. Its number is its thisUpdate in nanoseconds, which only
-// grows.
-func (s *Service) RegenerateCRL(ctx context.Context) error {
-	s.crl.mu.Lock()
-	defer s.crl.mu.Unlock()
-	now := s.now().UTC()
-	revoked, err := s.store.ListRevoked(ctx, now)
-	if err != nil {
-		return err
-	}
-	entries := make([]ca.RevokedEntry, 0, len(revoked))
-	for _, r := range revoked {
-		n, ok := new(big.Int).SetString(r.Serial, 16)
-		if !ok {
-			continue
-		}
-		entries = append(entries, ca.RevokedEntry{Serial: n, RevokedAt: r.RevokedAt, Reason: r.RevocationReason})
-	}
-	number := big.NewInt(now.UnixNano())
-	der, err := s.ca.CRL(entries, number, now, now.Add(2*s.cfg.CRLInterval+24*time.Hour))
-	if err != nil {
-		return err
-	}
-	s.crl.der, s.crl.at = der, now
 	return nil
 }

@@ -1,14 +1,13 @@
 package acme_test
 
 import (
-	"context"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/noncetest"
 )
 
 // fakeClock is a settable clock for nonce expiry.
@@ -63,33 +62,6 @@ func TestNewMemoryNoncesArgs(t *testing.T) {
 	}{{0, 10}, {-time.Second, 10}, {time.Hour, 0}, {time.Hour, -1}} {
 		if _, err := acme.NewMemoryNonces(tt.ttl, tt.maxUsed, nil); err == nil {
 			t.Errorf("NewMemoryNonces(%v, %d) = nil error; want one", tt.ttl, tt.maxUsed)
-		}
-	}
-}
-
-func TestNonceSingleUse(t *testing.T) {
-	s := newNonces(t, time.Hour, 100, nil)
-	seen := map[string]bool{}
-	var nonces []string
-	for range 20 {
-		n := issue(t, s)
-		if seen[n] {
-			t.Fatalf("nonce %q issued twice", n)
-		}
-		seen[n] = true
-		// RFC 8555 §6.5.1: base64url, no padding.
-		if n == "" || strings.ContainsAny(n, "=+/") {
-			t.Fatalf("nonce %q is not unpadded base64url", n)
-		}
-		nonces = append(nonces, n)
-	}
-	// Redeem out of order: each works exactly once.
-	for _, i := range []int{5, 0, 19, 7, 1} {
-		if !redeem(t, s, nonces[i]) {
-			t.Errorf("first Redeem(nonce %d) = false; want true", i)
-		}
-		if redeem(t, s, nonces[i]) {
-			t.Errorf("second Redeem(nonce %d) = true; want false", i)
 		}
 	}
 }
@@ -194,63 +166,15 @@ func TestNonceBound(t *testing.T) {
 	}
 }
 
-func TestNonceConcurrentRedeem(t *testing.T) {
-	s := newNonces(t, time.Hour, 1000, nil)
-	for round := range 20 {
-		n := issue(t, s)
-		var (
-			wg    sync.WaitGroup
-			wins  atomic.Int32
-			start = make(chan struct{})
-		)
-		for range 50 {
-			wg.Go(func() {
-				<-start
-				ok, err := s.Redeem(context.Background(), n)
-				if err != nil {
-					t.Error(err)
-				}
-				if ok {
-					wins.Add(1)
-				}
-			})
-		}
-		close(start)
-		wg.Wait()
-		if got := wins.Load(); got != 1 {
-			t.Fatalf("round %d: %d of 50 concurrent redemptions succeeded; want exactly 1", round, got)
-		}
-	}
-}
-
-func TestNonceConcurrentIssue(t *testing.T) {
-	s := newNonces(t, time.Hour, 10000, nil)
-	var (
-		mu   sync.Mutex
-		seen = map[string]bool{}
-		wg   sync.WaitGroup
-	)
-	for range 8 {
-		wg.Go(func() {
-			for range 200 {
-				n, err := s.Nonce(context.Background())
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				mu.Lock()
-				if seen[n] {
-					t.Errorf("nonce %q issued twice", n)
-				}
-				seen[n] = true
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	for n := range seen {
-		if !redeem(t, s, n) {
-			t.Fatalf("Redeem(%q) = false; want true", n)
-		}
-	}
+// TestMemoryNoncesSuite runs the NonceStore suite that every backend
+// passes on the in-process store: each store is its own (not shared), on a
+// fake clock.
+func TestMemoryNoncesSuite(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)}
+	noncetest.Run(t, noncetest.Config{
+		New: func(t *testing.T, lifetime time.Duration) acme.NonceStore {
+			return newNonces(t, lifetime, 1<<16, clock.now)
+		},
+		Elapse: func(_ *testing.T, d time.Duration) { clock.advance(d) },
+	})
 }

@@ -51,16 +51,27 @@ type renewalHeadroom interface {
 // planner places renewal windows. It keeps the expected renewals per hour
 // (each window spreads one renewal evenly over its hours, as clients pick a
 // uniform time within it) for the whole CA and for each account, loaded
-// from the store's promised windows at the first placement and updated as
-// it places. A new window goes where the higher of its two utilizations —
-// against the ceiling and against the account's limiter headroom — stays
-// lowest, the earliest such place on ties.
+// from the store's promised windows at the first placement, updated as it
+// places, and loaded again every planReload, which brings in the windows
+// other replicas placed (and drops the hours that have passed). A new
+// window goes where the higher of its two utilizations — against the
+// ceiling and against the account's limiter headroom — stays lowest, the
+// earliest such place on ties.
 type planner struct {
-	mu     sync.Mutex
-	loaded bool
-	global map[int64]float64            // hour index → expected renewals
-	acct   map[string]map[int64]float64 // account → hour → expected renewals
+	mu       sync.Mutex
+	loaded   bool
+	loadedAt time.Time
+	global   map[int64]float64            // hour index → expected renewals
+	acct     map[string]map[int64]float64 // account → hour → expected renewals
 }
+
+// planReload is how long the planner trusts what it loaded. With N
+// replicas each sees the others' placements this late, so a burst of
+// issuance spread over them can fill an hour past the target by at most
+// what the others placed in planReload; the target (half the ceiling by
+// default) absorbs that, and the limiter, not the plan, is what enforces
+// limits (docs/ARCHITECTURE.md, "Replicas").
+const planReload = 5 * time.Minute
 
 func hourIndex(t time.Time) int64 { return t.Unix() / 3600 }
 
@@ -80,22 +91,25 @@ func (s *Service) SetARI(c ARIConfig) {
 	s.ari.Store(&c)
 }
 
-// load reads the promised windows once.
+// load reads the promised windows at the first placement and again once
+// what it read is planReload old. When reading fails, the plan stays as it
+// was (if there is one) and the next placement tries again.
 func (p *planner) load(ctx context.Context, inv Inventory, now time.Time) error {
-	if p.loaded {
+	if p.loaded && now.Sub(p.loadedAt) < planReload && !now.Before(p.loadedAt) {
 		return nil
 	}
-	p.global, p.acct = map[int64]float64{}, map[string]map[int64]float64{}
+	var ws []RenewalWindow
 	if inv != nil {
-		ws, err := inv.RenewalWindows(ctx, now)
-		if err != nil {
+		var err error
+		if ws, err = inv.RenewalWindows(ctx, now); err != nil {
 			return fmt.Errorf("renewal planner: %w", err)
 		}
-		for _, w := range ws {
-			p.add(w.AccountID, w.Start, w.End)
-		}
 	}
-	p.loaded = true
+	p.global, p.acct = map[int64]float64{}, map[string]map[int64]float64{}
+	for _, w := range ws {
+		p.add(w.AccountID, w.Start, w.End)
+	}
+	p.loaded, p.loadedAt = true, now
 	return nil
 }
 
@@ -172,8 +186,11 @@ func (s *Service) renewalWindow(ctx context.Context, account string, names int, 
 	s.plan.mu.Lock()
 	defer s.plan.mu.Unlock()
 	if err := s.plan.load(ctx, inv, s.now()); err != nil {
-		s.log.Warn("renewal planner: using the default window", "err", err)
-		return defaultWindow(nb, na)
+		if !s.plan.loaded {
+			s.log.Warn("renewal planner: using the default window", "err", err)
+			return defaultWindow(nb, na)
+		}
+		s.log.Warn("renewal planner: placing on the windows loaded before", "loaded_at", s.plan.loadedAt, "err", err)
 	}
 	return s.plan.place(c, account, nb, na, perHour)
 }

@@ -101,7 +101,10 @@ func (s *Service) validate(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	acct, err := s.Account(ctx, a.AccountID)
+	// From the store, not the account cache: the key authorization must
+	// use the account's current key (RFC 8555 §8.1), and a key change made
+	// on another replica seconds ago is not in this replica's cache yet.
+	acct, err := s.store.GetAccount(ctx, a.AccountID)
 	if err != nil {
 		return err
 	}

@@ -27,8 +27,16 @@ func (s *Server) directory(w http.ResponseWriter, r *http.Request) error {
 }
 
 // newNonce answers HEAD with 200 and GET with 204 (RFC 8555 §7.2); wrap
-// has already set Replay-Nonce.
+// has already set Replay-Nonce. When wrap could not issue one, it answers
+// 503 serverInternal with a Retry-After: a success without a nonce would
+// leave the client nothing to sign with, and a nonce of this replica's
+// own would not redeem on the others.
 func (s *Server) newNonce(w http.ResponseWriter, r *http.Request) error {
+	if rec, ok := w.(*statusRecorder); ok && rec.nonceErr != nil {
+		return &acme.Problem{Type: acme.ProbServerInternal, Status: http.StatusServiceUnavailable,
+			Detail:     "no nonce can be issued now (the nonce store is unavailable); retry after the Retry-After",
+			RetryAfter: unavailableRetryAfter, Cause: rec.nonceErr}
+	}
 	if r.Method == http.MethodGet {
 		w.WriteHeader(http.StatusNoContent)
 	} else {

@@ -35,22 +35,20 @@ func retryAfter(d time.Duration) string {
 	return strconv.FormatInt(secs, 10)
 }
 
+// unavailableRetryAfter is the Retry-After of a problem that has none of
+// its own but is sent with a 5xx status or without a fresh nonce: what
+// failed is a backend (the store, the nonce store) that is usually back
+// within seconds, and clients that honour Retry-After retry instead of
+// giving up (x/crypto/acme retries 5xx; every client retries badNonce).
+const unavailableRetryAfter = time.Second
+
 // renderProblem writes err as a problem document (RFC 7807, RFC 8555 §6.7)
 // and returns the problem sent. Anything that is not a Problem becomes a
-// generic serverInternal; its cause goes only to the log.
+// generic serverInternal; its cause goes only to the log. Every 5xx, and
+// every problem sent without a Replay-Nonce, carries a Retry-After.
 func (s *Server) renderProblem(w http.ResponseWriter, err error) *acme.Problem {
 	p := acme.AsProblem(err)
 	hdr := w.Header()
-	if p.RetryAfter > 0 {
-		hdr.Set("Retry-After", retryAfter(p.RetryAfter))
-	}
-	if p.HelpURL != "" {
-		hdr.Add("Link", link(p.HelpURL, "help"))
-	}
-	var inUse *acme.KeyInUse
-	if errors.As(err, &inUse) {
-		hdr.Set("Location", s.urls.account(inUse.AccountID))
-	}
 	status := p.Status
 	if status == 0 {
 		status = http.StatusBadRequest
@@ -58,6 +56,18 @@ func (s *Server) renderProblem(w http.ResponseWriter, err error) *acme.Problem {
 	b, merr := json.MarshalIndent(p, "", "  ")
 	if merr != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"type":"urn:ietf:params:acme:error:serverInternal"}`)
+	}
+	if p.RetryAfter > 0 {
+		hdr.Set("Retry-After", retryAfter(p.RetryAfter))
+	} else if rec, ok := w.(*statusRecorder); status >= 500 || ok && rec.nonceErr != nil {
+		hdr.Set("Retry-After", retryAfter(unavailableRetryAfter))
+	}
+	if p.HelpURL != "" {
+		hdr.Add("Link", link(p.HelpURL, "help"))
+	}
+	var inUse *acme.KeyInUse
+	if errors.As(err, &inUse) {
+		hdr.Set("Location", s.urls.account(inUse.AccountID))
 	}
 	hdr.Set("Content-Type", "application/problem+json")
 	w.WriteHeader(status)
@@ -98,6 +108,11 @@ func (s *Server) logRequest(r *http.Request, endpoint string, rec *statusRecorde
 	}
 	if rec.ev.LimiterError != "" {
 		attrs = append(attrs, slog.String("limiter_error", rec.ev.LimiterError))
+	}
+	if rec.nonceErr != nil {
+		// Sent without a Replay-Nonce: the nonce store failed.
+		attrs = append(attrs, slog.String("nonce_error", rec.nonceErr.Error()))
+		level = max(level, slog.LevelWarn)
 	}
 	attrs = append(attrs, slog.Duration("duration", d))
 	s.log.LogAttrs(r.Context(), level, "request", attrs...)

@@ -106,6 +106,7 @@ func New(cfg Config, svc *acme.Service, nonces acme.NonceStore, log *slog.Logger
 	}
 	s := &Server{cfg: cfg, svc: svc, nonces: nonces, urls: urls{base: cfg.BaseURL}, log: log, now: time.Now}
 	s.verifier = jws.NewVerifier(nonces, svc.Account, s.urls.account(""))
+	s.verifier.SetAccountRefresh(svc.AccountFresh)
 	return s, nil
 }
 
@@ -146,9 +147,9 @@ func (s *Server) Handler() http.Handler {
 	r.Post(pathQuota, s.post("quota", s.quotaResource))
 	// RFC 9773 §4.2: renewalInfo is fetched with a plain GET.
 	r.Get(pathRenewalInfo+"/{id}", s.wrap("renewal-info", s.renewalInfo))
-	r.Get("/root.pem", s.static("root-pem", "application/x-pem-file", func() []byte { return s.cfg.RootPEM }))
-	r.Get(pathIntermediate, s.static("intermediate", "application/pkix-cert", func() []byte { return s.svc.CA().Hierarchy().Intermediate.Raw }))
-	r.Get(pathCRL, s.static("crl", "application/pkix-crl", func() []byte { der, _ := s.svc.CRL(); return der }))
+	r.Get("/root.pem", s.static("root-pem", "application/x-pem-file", func(*http.Request) []byte { return s.cfg.RootPEM }))
+	r.Get(pathIntermediate, s.static("intermediate", "application/pkix-cert", func(*http.Request) []byte { return s.svc.CA().Hierarchy().Intermediate.Raw }))
+	r.Get(pathCRL, s.static("crl", "application/pkix-crl", s.currentCRL))
 	if h := s.cfg.Health; h != nil {
 		for _, p := range []string{PathHealthz, PathReadyz} {
 			r.Get(p, h.ServeHTTP)
@@ -167,14 +168,19 @@ func (s *Server) wrap(name string, h handler) http.HandlerFunc {
 		hdr := w.Header()
 		hdr.Set("Cache-Control", "no-store")
 		hdr.Add("Link", link(s.urls.directory(), "index"))
+		// Every response carries a fresh nonce (RFC 8555 §6.5). When none
+		// can be issued the response still goes out, without one:
+		// new-nonce answers 503 and any problem gets a Retry-After
+		// (docs/ARCHITECTURE.md, "Nonces").
+		var nonceErr error
 		if n, err := s.nonces.Nonce(r.Context()); err == nil {
 			hdr.Set("Replay-Nonce", n)
 		} else {
-			s.log.Error("issuing nonce", "err", err)
+			nonceErr = err
 		}
 		// The client IP is found once: the global layer, the use cases and
 		// the log line all take it from rec.
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, ip: s.clientIP(r), srv: s, req: r}
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK, ip: s.clientIP(r), srv: s, req: r, nonceErr: nonceErr}
 		obs := s.obs()
 		err := s.edgeAllow(rec, obs)
 		if err == nil {
@@ -240,13 +246,26 @@ func (s *Server) caller(w http.ResponseWriter, r *http.Request, req *jws.Request
 	return acme.Caller{Account: req.Account, Key: req.Key, KeyJSON: req.KeyJSON, Thumbprint: req.Thumbprint, IP: ip}
 }
 
+// currentCRL is the CRL to serve: one that lists every revocation stored,
+// by any replica (acme.Service.CurrentCRL); nil when the store cannot say.
+func (s *Server) currentCRL(r *http.Request) []byte {
+	der, _, err := s.svc.CurrentCRL(r.Context())
+	if err != nil {
+		s.log.Error("serving the CRL", "err", err)
+		return nil
+	}
+	return der
+}
+
 // static serves a public CA artefact; it is reported to the observer as
-// endpoint name.
-func (s *Server) static(name, contentType string, body func() []byte) http.HandlerFunc {
+// endpoint name. An artefact that is not available is a 503 with a
+// Retry-After.
+func (s *Server) static(name, contentType string, body func(*http.Request) []byte) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		b := body()
+		b := body(r)
 		if len(b) == 0 {
+			w.Header().Set("Retry-After", retryAfter(unavailableRetryAfter))
 			http.Error(w, "not available", http.StatusServiceUnavailable)
 			s.obs().Request(name, http.StatusServiceUnavailable, "", time.Since(start))
 			return
@@ -275,6 +294,9 @@ type statusRecorder struct {
 	req   *http.Request
 	acct  *acme.Account
 	wrote bool
+	// nonceErr is why the response carries no Replay-Nonce; nil when it
+	// does.
+	nonceErr error
 }
 
 func (s *statusRecorder) WriteHeader(code int) {

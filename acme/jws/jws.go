@@ -19,6 +19,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
 
@@ -70,8 +71,10 @@ type Verifier struct {
 	keys     sync.Map
 	keyCount atomic.Int64
 	nonces   acme.NonceStore
-	// account looks up an account by ID (ErrNotFound when unknown).
+	// account looks up an account by ID (ErrNotFound when unknown); it may
+	// be cached. fresh, when set, reads past the cache.
 	account func(ctx context.Context, id string) (*acme.Account, error)
+	fresh   func(ctx context.Context, id string) (*acme.Account, error)
 	// accountURL is the account URL prefix; kid = accountURL + ID.
 	accountURL string
 }
@@ -81,6 +84,19 @@ type Verifier struct {
 func NewVerifier(nonces acme.NonceStore, account func(ctx context.Context, id string) (*acme.Account, error), accountURL string) *Verifier {
 	return &Verifier{nonces: nonces, account: account, accountURL: accountURL}
 }
+
+// SetAccountRefresh installs the lookup that reads an account from the
+// store past any cache (acme.Service.AccountFresh). Verify uses it once
+// before refusing a kid-signed request for its key or signature, so that
+// a key change made on another replica is honoured at once. Call it
+// before serving.
+func (v *Verifier) SetAccountRefresh(fresh func(ctx context.Context, id string) (*acme.Account, error)) {
+	v.fresh = fresh
+}
+
+// NonceRetryAfter is the Retry-After of the badNonce sent when the nonce
+// store cannot be reached to redeem a nonce.
+const NonceRetryAfter = time.Second
 
 // maxCachedKeys bounds the key cache; past it the cache starts over.
 const maxCachedKeys = 100_000
@@ -279,40 +295,79 @@ func (v *Verifier) Verify(ctx context.Context, body []byte, url string) (*Reques
 		return nil, acme.Malformed("the JWS protected header must have exactly one of \"jwk\" and \"kid\" (RFC 8555 §6.2)")
 	}
 	req := &Request{}
-	var key *jose.JSONWebKey
+	var (
+		key     *jose.JSONWebKey
+		payload []byte
+	)
 	if h.KID != "" {
 		id, ok := strings.CutPrefix(h.KID, v.accountURL)
 		if !ok || id == "" || strings.Contains(id, "/") {
 			return nil, acme.NewProblem(acme.ProbAccountDoesNotExist, "the \"kid\" %q is not an account URL of this server", h.KID)
 		}
-		acct, err := v.account(ctx, id)
-		if err != nil {
-			if errors.Is(err, acme.ErrNotFound) {
-				return nil, acme.NewProblem(acme.ProbAccountDoesNotExist, "account %s does not exist", id)
+		var acct *acme.Account
+		acct, key, payload, prob = v.verifyKID(ctx, p, id, v.account)
+		if prob != nil && acct != nil && v.fresh != nil {
+			// acct may be a cached copy from before a key change made on
+			// another replica (accounts are cached for seconds): before
+			// refusing the key, ask the store.
+			if a2, k2, p2, prob2 := v.verifyKID(ctx, p, id, v.fresh); a2 != nil && a2.KeyThumbprint != acct.KeyThumbprint {
+				acct, key, payload, prob = a2, k2, p2, prob2
 			}
-			return nil, acme.Internal(err)
 		}
-		if acct.Status != acme.StatusValid {
-			return nil, acme.Unauthorized("account %s is %s", id, acct.Status)
-		}
-		key, prob = v.accountKey(acct, p.alg)
 		if prob != nil {
 			return nil, prob
 		}
 		req.Account = acct
-	} else {
-		key, prob = parseKey(h.JWK, p.alg)
-		if prob != nil {
-			return nil, prob
-		}
+		return v.finish(ctx, req, h, key, payload)
 	}
-	payload, prob := verifySig(p, key)
+	key, prob = parseKey(h.JWK, p.alg)
 	if prob != nil {
 		return nil, prob
 	}
+	if payload, prob = verifySig(p, key); prob != nil {
+		return nil, prob
+	}
+	return v.finish(ctx, req, h, key, payload)
+}
+
+// verifyKID looks up account id with lookup and verifies p with its key.
+// The account comes back with a problem when the problem is about the key
+// or the signature (which a newer copy of the account could settle), and
+// nil with any other.
+func (v *Verifier) verifyKID(ctx context.Context, p *parsed, id string, lookup func(context.Context, string) (*acme.Account, error)) (*acme.Account, *jose.JSONWebKey, []byte, *acme.Problem) {
+	acct, err := lookup(ctx, id)
+	if err != nil {
+		if errors.Is(err, acme.ErrNotFound) {
+			return nil, nil, nil, acme.NewProblem(acme.ProbAccountDoesNotExist, "account %s does not exist", id)
+		}
+		return nil, nil, nil, acme.Internal(err)
+	}
+	if acct.Status != acme.StatusValid {
+		return nil, nil, nil, acme.Unauthorized("account %s is %s", id, acct.Status)
+	}
+	key, prob := v.accountKey(acct, p.alg)
+	if prob != nil {
+		return acct, nil, nil, prob
+	}
+	payload, prob := verifySig(p, key)
+	if prob != nil {
+		return acct, nil, nil, prob
+	}
+	return acct, key, payload, nil
+}
+
+// finish redeems the nonce (RFC 8555 §6.5) of a request whose signature
+// verified, so that a forged request cannot spend a client's nonce, and
+// fills in req.
+func (v *Verifier) finish(ctx context.Context, req *Request, h protectedHeader, key *jose.JSONWebKey, payload []byte) (*Request, error) {
 	ok, err := v.nonces.Redeem(ctx, *h.Nonce)
 	if err != nil {
-		bad := acme.NewProblem(acme.ProbBadNonce, "the nonce could not be checked; retry with a fresh one")
+		// The nonce store is unreachable. badNonce, not serverInternal:
+		// every client retries badNonce with a fresh nonce (RFC 8555
+		// §6.5), and Retry-After paces the retries while the store is
+		// back (docs/ARCHITECTURE.md, "Nonces").
+		bad := acme.NewProblem(acme.ProbBadNonce, "the nonce could not be checked (the nonce store is unavailable); retry with a fresh nonce")
+		bad.RetryAfter = NonceRetryAfter
 		bad.Cause = err
 		return nil, bad
 	}

@@ -45,6 +45,7 @@ func (s *server) currentConfig() Config {
 // configInfo describes the running configuration for the admin surface.
 func (s *server) configInfo() admin.ConfigInfo {
 	cfg := s.currentConfig()
+	cfg.Storage = cfg.Storage.redacted()
 	out, err := yaml.Marshal(cfg)
 	text := string(out)
 	if err != nil {

@@ -29,7 +29,8 @@ func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			"Copies the data directory to DIR (new, or empty) while weir runs: CA keys and\n"+
 			"certificates, weir's HTTPS certificate, the admin token, and a consistent\n"+
 			"snapshot of each SQLite database (VACUUM INTO). To restore, stop weir and\n"+
-			"start it with data-dir set to DIR (or DIR moved into place).\n\n")
+			"start it with data-dir set to DIR (or DIR moved into place). With\n"+
+			"storage.driver postgres it refuses: back the database up with pg_dump.\n\n")
 		fs.PrintDefaults()
 	}
 	configPath := fs.String("config", "", "the server's configuration `file` (default: embedded defaults)")
@@ -64,6 +65,13 @@ func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // backup copies cfg's data directory to out and returns what it copied
 // and what it left to the operator (files outside the data directory).
 func backup(ctx context.Context, cfg Config, out string) (copied, notes []string, err error) {
+	if cfg.Storage.Driver == driverPostgres {
+		// A copy of the data directory without the ACME objects would
+		// look like a backup and restore as an empty CA.
+		return nil, nil, errors.New("storage.driver is postgres: weir backup copies SQLite databases only. " +
+			"Back up the PostgreSQL schema with pg_dump (e.g. pg_dump -Fc -n SCHEMA -d DATABASE -f weir.dump; " +
+			"restore with pg_restore) and the data directory's CA keys, TLS files and admin token with your file backups")
+	}
 	dd, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return nil, nil, err

@@ -26,6 +26,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/jws"
+	"github.com/weir-pki/weir/storage/sqlite"
 )
 
 // snapshotTables are every table of the ACME store.
@@ -40,7 +41,7 @@ type dbSnapshot struct {
 // snapshot reads every table through the store's read pool.
 func snapshotDB(t *testing.T, e *testEnv) dbSnapshot {
 	t.Helper()
-	db := e.srv.store.DB()
+	db := e.srv.store.(*sqlite.Store).DB()
 	s := dbSnapshot{counts: map[string]int{}, digests: map[string]string{}}
 	for _, table := range snapshotTables {
 		var n int

@@ -79,6 +79,9 @@ type ACMEConfig struct {
 	NonceLifetime        time.Duration `yaml:"nonce-lifetime"`
 	OrdersPerPage        int           `yaml:"orders-per-page"`
 	RenewalInfo          ARIConfig     `yaml:"renewal-info"`
+	// Nonces says where Replay-Nonces live, so that several replicas
+	// redeem each other's (nonces.go).
+	Nonces NoncesConfig `yaml:"nonces"`
 	// ExternalAccountBinding requires (or not) an EAB key for new
 	// accounts (RFC 8555 §7.3.4); keys come from weir eab create.
 	ExternalAccountBinding acme.EABConfig `yaml:"external-account-binding"`
@@ -222,10 +225,19 @@ type Toggle struct {
 	Enabled *bool `yaml:"enabled"`
 }
 
-// StorageConfig selects the ACME object store.
+// StorageConfig selects the ACME object store (storage.go).
 type StorageConfig struct {
+	// Driver is sqlite (the default) or postgres.
 	Driver string `yaml:"driver"`
-	Path   string `yaml:"path"`
+	// Path is the SQLite database, relative to data-dir.
+	Path string `yaml:"path"`
+	// DSN is the PostgreSQL connection string; DSNFile names a file that
+	// holds it instead, so that its password stays out of the YAML.
+	// Exactly one is set when Driver is postgres.
+	DSN     string `yaml:"dsn"`
+	DSNFile string `yaml:"dsn-file"`
+	// MaxConns caps the PostgreSQL pool; 0 is pgx's default.
+	MaxConns int `yaml:"max-conns"`
 }
 
 // LogConfig sets the log output.
@@ -243,7 +255,7 @@ func defaultConfig() Config {
 		ACME: ACMEConfig{
 			OrderLifetime: 7 * 24 * time.Hour, PendingAuthzLifetime: 7 * 24 * time.Hour,
 			ValidAuthzLifetime: 30 * 24 * time.Hour, MaxIdentifiers: 30, ValidationWorkers: 16,
-			NonceLifetime: time.Hour, OrdersPerPage: 100,
+			NonceLifetime: time.Hour, Nonces: NoncesConfig{Backend: nonceAuto}, OrdersPerPage: 100,
 			RenewalInfo: ARIConfig{WindowStart: 0.6, WindowEnd: 0.8, MaxRenewalsPerHour: 600},
 		},
 		CA: CAConfig{Name: "weir", CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour,
@@ -325,6 +337,7 @@ func (c Config) Validate() error {
 		add("acme.max-identifiers: must be at least 1")
 	}
 	errs = append(errs, c.ACME.RenewalInfo.validate()...)
+	errs = append(errs, c.validateNonces()...)
 	if c.ACME.ExternalAccountBinding.Required && !enabled(c.Admin.Enabled) {
 		add("acme.external-account-binding.required: EAB keys are made through the admin API (weir eab create), so it needs admin.enabled: true")
 	}
@@ -351,12 +364,7 @@ func (c Config) Validate() error {
 		add("challenges: at least one challenge type must be enabled")
 	}
 	errs = append(errs, c.validateCAA()...)
-	if c.Storage.Driver != "sqlite" {
-		add("storage.driver: %q is not supported (use sqlite)", c.Storage.Driver)
-	}
-	if c.Storage.Path == "" {
-		add("storage.path: must not be empty")
-	}
+	errs = append(errs, c.Storage.validate()...)
 	if _, err := parseLevel(c.Log.Level); err != nil {
 		add("log.level: %v", err)
 	}

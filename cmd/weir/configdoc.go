@@ -67,6 +67,14 @@ acme:
   validation-workers: 16
   # How long a Replay-Nonce stays redeemable.
   nonce-lifetime: 1h
+  # Where Replay-Nonces live. Several replicas must share them, or a nonce
+  # from one is refused (badNonce) by the others. memory: in this process
+  # (one replica; a restart forgets them); redis: on the Redis of
+  # rate-limiting.redis; postgres: in the PostgreSQL store. auto: redis
+  # when rate-limiting.backend is redis, else postgres when storage.driver
+  # is postgres, else memory. With a shared store down, signed requests get
+  # badNonce and new-nonce a 503, both with Retry-After, until it is back.
+  nonces: { backend: auto }
   # Page size of an account's orders list (Link rel="next" for more).
   orders-per-page: 100
   # ACME Renewal Information (RFC 9773): the window each certificate is
@@ -177,9 +185,23 @@ challenges:
   caa: { enabled: false, identities: [] }
 
 storage:
-  # sqlite is the embedded default; path is relative to data-dir.
+  # Where the ACME objects live. sqlite: the embedded default, one
+  # replica. postgres: shared by several replicas; weir creates and
+  # migrates its tables at start (weir migrate does it beforehand) in the
+  # first schema of the DSN's search_path. weir backup copies SQLite only:
+  # back up PostgreSQL with pg_dump.
   driver: sqlite
+  # For sqlite: the database file, relative to data-dir.
   path: weir.db
+  # For postgres, exactly one of: dsn, a libpq connection string, e.g.
+  #   "postgres://weir@db.internal:5432/weir?sslmode=verify-full&search_path=weir"
+  # or dsn-file, a file holding it (as given, not relative to data-dir),
+  # so that its password stays out of this file.
+  dsn: ""
+  dsn-file: ""
+  # For postgres: the most connections of this replica; 0 means the
+  # greater of 4 and the number of CPUs.
+  max-conns: 0
 
 # The rate limiter (docs/rate-limits.md). A missing block, or a missing
 # key, gets the default shown. An explicit 0 is an error: turn a limit off

@@ -21,13 +21,15 @@ import (
 const readinessTimeout = time.Second
 
 // newHealth makes the /healthz and /readyz endpoints of s, served on the
-// ACME listener and on the admin listener: ready when the ACME store and
-// the limiter backend answer.
+// ACME listener and on the admin listener: ready when the ACME store, the
+// limiter backend and a shared nonce store answer.
 func (s *server) newHealth() *web.Health {
-	return web.NewHealth(map[string]web.Check{
+	checks := map[string]web.Check{
 		"storage":   s.store.Ping,
 		"ratelimit": sourcePing(s.backend.src),
-	}, readinessTimeout, s.log)
+	}
+	addNoncesCheck(checks, s.nonces)
+	return web.NewHealth(checks, readinessTimeout, s.log)
 }
 
 // sourcePing is the readiness check of a limiter backend: its Ping (SQLite,

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/storage/sqlite"
@@ -18,6 +20,9 @@ type limiterBackend struct {
 	src   ratelimit.Source
 	run   func(ctx context.Context) error // sweeps idle buckets; may be nil
 	close func() error
+	// redis is the client of the redis backend, which the nonces reuse;
+	// nil for the other backends.
+	redis goredis.UniversalClient
 }
 
 // fileRateLimitDB is the limiter's own SQLite file, apart from ACME data.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	goredis "github.com/redis/go-redis/v9"
+
 	"github.com/weir-pki/weir/storage/redis"
 )
 
@@ -15,16 +17,7 @@ import (
 // round trip; an unreachable Redis at start is not fatal, because
 // on-backend-error decides requests until it is back.
 func openRedisBackend(ctx context.Context, c RedisConfig, log func(msg string, args ...any)) (*limiterBackend, error) {
-	rc := redis.Config{Addrs: c.Addrs, MasterName: c.MasterName, DB: c.DB, TLS: c.TLS,
-		DialTimeout: 2 * time.Second, ReadTimeout: time.Second}
-	if c.PasswordFile != "" {
-		pw, err := os.ReadFile(c.PasswordFile)
-		if err != nil {
-			return nil, fmt.Errorf("redis.password-file: %w", err)
-		}
-		rc.Password = strings.TrimRight(string(pw), "\r\n")
-	}
-	client, err := redis.NewClient(rc)
+	client, rc, err := newRedisClient(c)
 	if err != nil {
 		return nil, err
 	}
@@ -34,5 +27,25 @@ func openRedisBackend(ctx context.Context, c RedisConfig, log func(msg string, a
 	if err := src.Load(lctx); err != nil {
 		log("redis is not reachable at start; on-backend-error decides until it is", "redis", rc.String(), "err", err)
 	}
-	return &limiterBackend{src: src, close: client.Close}, nil
+	return &limiterBackend{src: src, close: client.Close, redis: client}, nil
+}
+
+// newRedisClient makes a client for the rate-limiting.redis block, which
+// the limiter and the nonces (acme.nonces.backend: redis) share. It does
+// not connect.
+func newRedisClient(c RedisConfig) (goredis.UniversalClient, redis.Config, error) {
+	rc := redis.Config{Addrs: c.Addrs, MasterName: c.MasterName, DB: c.DB, TLS: c.TLS,
+		DialTimeout: 2 * time.Second, ReadTimeout: time.Second}
+	if c.PasswordFile != "" {
+		pw, err := os.ReadFile(c.PasswordFile)
+		if err != nil {
+			return nil, rc, fmt.Errorf("redis.password-file: %w", err)
+		}
+		rc.Password = strings.TrimRight(string(pw), "\r\n")
+	}
+	client, err := redis.NewClient(rc)
+	if err != nil {
+		return nil, rc, err
+	}
+	return client, rc, nil
 }

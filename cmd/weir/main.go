@@ -4,6 +4,7 @@
 //	weir init [-config FILE] [-data-dir DIR]   write a commented config file and create the CA
 //	weir serve [-config FILE]                  run the CA (creates the data directory on first start)
 //	weir check-config FILE                     check a config file, naming the key of each problem
+//	weir migrate [-config FILE]                apply the ACME store's schema migrations, print its versions
 //	weir healthcheck [-config FILE] [-url URL] exit 0 when a running weir is ready
 //	weir backup [-config FILE] -out DIR        copy the data directory while weir runs
 //	weir ratelimit status|explain|reset        the limiter's buckets, through the admin API
@@ -36,6 +37,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"init":         cmdInit,
 	"serve":        cmdServe,
 	"check-config": cmdCheckConfig,
+	"migrate":      cmdMigrate,
 	// Operating a running weir.
 	"healthcheck": cmdHealthcheck,
 	"backup":      cmdBackup,
@@ -58,6 +60,9 @@ Usage:
                               certificate, admin token
   weir serve [-config FILE]   run the server; with no config, embedded defaults
   weir check-config FILE      check a config file; every problem names its key
+  weir migrate [-config FILE] apply the ACME store's schema migrations (SQLite
+                              or PostgreSQL) and print its versions; serve
+                              does it at start too
 
 Operating:
   weir healthcheck [-config FILE] [-url URL]

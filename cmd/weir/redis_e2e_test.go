@@ -86,6 +86,10 @@ func TestRedisBackendFailure(t *testing.T) {
 				c.RateLimiting.Backend = "redis"
 				c.RateLimiting.Redis.Addrs = []string{rs.addr()}
 				c.RateLimiting.OnBackendError = policy
+				// The nonces stay in memory: this test is about the
+				// limiter's policy (nonce_e2e_test.go stops the nonces'
+				// Redis).
+				c.ACME.Nonces.Backend = nonceMemory
 				c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 			})
 			key := newKey(t)

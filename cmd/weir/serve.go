@@ -19,7 +19,6 @@ import (
 	"github.com/weir-pki/weir/acme/challenge"
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/ratelimit"
-	"github.com/weir-pki/weir/storage/sqlite"
 	"github.com/weir-pki/weir/web"
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -76,13 +75,13 @@ type server struct {
 	configPath string
 	log        *slog.Logger
 	logLevel   *slog.LevelVar
-	store      *sqlite.Store
+	store      acmeStore // SQLite or PostgreSQL (storage.go)
 	backend    *limiterBackend
 	limits     *acme.RateLimits
 	edge       *ratelimit.Edge
 	svc        *acme.Service
 	web        *web.Server
-	nonces     *acme.MemoryNonces
+	nonces     acme.NonceStore
 	limiterNow *limiterSettings
 	reloadMu   sync.Mutex
 	reloaded   reloadState
@@ -95,6 +94,10 @@ type server struct {
 	metrics    *admin.Metrics // Prometheus series and the limiter's recent activity
 	adminLn    net.Listener   // the admin listener; nil when admin is off
 	started    time.Time
+
+	// closeNonces closes a Redis client of the nonces' own; nil when
+	// there is none (nonces.go).
+	closeNonces func() error
 }
 
 // newLogger makes the process logger from log.level and log.format; the
@@ -145,9 +148,9 @@ func newServer(ctx context.Context, cfg Config, logw io.Writer) (*server, error)
 	if err != nil {
 		return nil, fmt.Errorf("server.tls: %w", err)
 	}
-	store, err := sqlite.Open(ctx, filepath.Join(dd, cfg.Storage.Path), nil)
+	store, err := openStore(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("storage: %w", err)
+		return nil, err
 	}
 	s := &server{cfg: cfg, log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base}
 	if err := s.wire(ctx, issuer); err != nil {
@@ -187,11 +190,11 @@ func newServer(ctx context.Context, cfg Config, logw io.Writer) (*server, error)
 // wire opens the limiter backend and builds the ACME service.
 func (s *server) wire(ctx context.Context, issuer *ca.CA) error {
 	var err error
-	if s.nonces, err = acme.NewMemoryNonces(s.cfg.ACME.NonceLifetime, 1<<20, nil); err != nil {
-		return err
-	}
 	if s.backend, err = openLimiterBackend(ctx, s.cfg, s.log); err != nil {
 		return fmt.Errorf("rate-limiting: %w", err)
+	}
+	if s.nonces, err = s.openNonces(s.store); err != nil {
+		return err
 	}
 	ls, err := newLimiterSettings(s.cfg, s.backend.src)
 	if err != nil {
@@ -259,6 +262,11 @@ func (s *server) Close() error {
 	if s.backend != nil {
 		err = s.backend.close()
 	}
+	if s.closeNonces != nil {
+		if cerr := s.closeNonces(); err == nil {
+			err = cerr
+		}
+	}
 	if cerr := s.store.Close(); err == nil {
 		err = cerr
 	}
@@ -275,8 +283,9 @@ func (s *server) Serve(ctx context.Context, ln net.Listener) error {
 		NextProtos:   []string{"h2", "http/1.1"},
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
-	bgDone := make(chan error, 3)
+	bgDone := make(chan error, 4)
 	go func() { bgDone <- s.svc.Run(bg) }()
+	go func() { bgDone <- runNonces(bg, s.nonces) }()
 	go func() {
 		if s.adminLn == nil || s.admin == nil {
 			bgDone <- nil
@@ -309,6 +318,7 @@ func (s *server) Serve(ctx context.Context, ln net.Listener) error {
 		err = serr
 	}
 	stopBG()
+	<-bgDone
 	<-bgDone
 	<-bgDone
 	<-bgDone

@@ -1,7 +1,8 @@
 // Package redis keeps weir's rate-limit buckets in Redis, so that several
 // weir replicas share one set of limits: [RateLimitSource] implements
 // ratelimit.Source and passes the same suite (package ratelimit/sourcetest)
-// as the memory source.
+// as the memory source. [NonceStore] keeps the replicas' Replay-Nonces, so
+// that a nonce from one redeems once on any (package acme/noncetest).
 //
 // # One script per batch
 //
@@ -48,6 +49,15 @@
 // BenchmarkRedisNewOrderBatch), which is the price of correctness.
 // Deployments that need more can run several weir instances with different
 // HashTag values, each limiting its own traffic.
+//
+// # Nonces
+//
+// A nonce is one key, Prefix + "{" + HashTag + "}" + the nonce, by default
+// "weir:nonce:{weir}q3iW2d0tq7w7l8Wc3uI1GQ": issued by SET NX PX (it
+// expires with the nonce, on the Redis server's clock) and redeemed by
+// GETDEL, so one redemption wins, whichever replica it comes from. The
+// same hash tag as the buckets puts them on the limiter's shard of a
+// Cluster; a different NonceOptions.HashTag moves them.
 //
 // # Clients
 //

@@ -36,6 +36,7 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"FinalizeNotProcessing", testFinalizeNotProcessing},
 		{"Revoke", testRevoke},
 		{"ListRevoked", testListRevoked},
+		{"RevokedCount", testRevokedCount},
 		{"NotFound", testNotFound},
 		{"ListAccounts", testListAccounts},
 		{"ListCertificates", testListCertificates},

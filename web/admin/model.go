@@ -412,14 +412,13 @@ type CRLEntry struct {
 	Reason    string    `json:"reason"`
 }
 
-// CRL describes the current CRL, generating one if there is none yet.
+// CRL describes the current CRL, the one the ACME listener serves: made
+// anew when there is none yet or when a certificate was revoked since, by
+// any replica.
 func (s *Server) CRL(ctx context.Context) (*CRLView, []byte, error) {
-	der, _ := s.cfg.Service.CRL()
-	if len(der) == 0 {
-		if err := s.cfg.Service.RegenerateCRL(ctx); err != nil {
-			return nil, nil, err
-		}
-		der, _ = s.cfg.Service.CRL()
+	der, _, err := s.cfg.Service.CurrentCRL(ctx)
+	if err != nil {
+		return nil, nil, err
 	}
 	rl, err := x509.ParseRevocationList(der)
 	if err != nil {

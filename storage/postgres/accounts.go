@@ -1,0 +1,146 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// accountCols are the columns scanAccount reads, in order.
+const accountCols = "id, key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id"
+
+// scanAccount reads one row of accountCols.
+func scanAccount(row scanner) (*acme.Account, error) {
+	var (
+		id      int64
+		a       acme.Account
+		contact string
+		created *int64
+	)
+	if err := row.Scan(&id, &a.KeyThumbprint, &a.Key, &contact, &a.Status, &created, &a.CreatedIP, &a.EABKeyID); err != nil {
+		return nil, err
+	}
+	a.ID = formatAccountID(id)
+	a.CreatedAt = fromNanos(created)
+	var err error
+	if a.Contact, err = stringsFromJSON("account "+a.ID+" contact", contact); err != nil {
+		return nil, err
+	}
+	return &a, nil
+}
+
+// CreateAccount stores a new account and sets a.ID. It fails with an error
+// wrapping acme.ErrConflict if an account with the same key thumbprint
+// exists. When a.EABKeyID is set it binds that EAB key to the account in
+// the same transaction, or fails with an error wrapping
+// acme.ErrEABUnusable, writing nothing, if the key is unknown, bound or
+// revoked.
+func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
+	if a.KeyThumbprint == "" {
+		return errors.New("postgres: create account: empty key thumbprint")
+	}
+	if err := checkTimes("create account", a.CreatedAt); err != nil {
+		return err
+	}
+	contact, err := stringsJSON("create account: contact", a.Contact)
+	if err != nil {
+		return err
+	}
+	const insert = `INSERT INTO accounts (key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id)
+		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`
+	args := []any{a.KeyThumbprint, a.Key, contact, string(a.Status), toNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID}
+	var id int64
+	if a.EABKeyID == "" {
+		// One statement, one round trip.
+		if err := s.pool.QueryRow(ctx, insert, args...).Scan(&id); err != nil {
+			return writeErr("create account", err)
+		}
+	} else {
+		err = s.inTx(ctx, "create account", func(tx pgx.Tx) error {
+			if err := tx.QueryRow(ctx, insert, args...).Scan(&id); err != nil {
+				return writeErr("create account", err)
+			}
+			return bindEABKey(ctx, tx, a.EABKeyID, id, a.CreatedAt)
+		})
+		if err != nil {
+			return err
+		}
+	}
+	a.ID = formatAccountID(id)
+	return nil
+}
+
+// GetAccount returns the account with the given ID.
+func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
+	n, ok := parseAccountID(id)
+	if !ok {
+		return nil, fmt.Errorf("postgres: account %q: %w", id, acme.ErrNotFound)
+	}
+	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, n))
+	if err != nil {
+		return nil, rowErr("account "+id, err)
+	}
+	return a, nil
+}
+
+// GetAccountByKey returns the account whose key has the given thumbprint.
+func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.Account, error) {
+	what := fmt.Sprintf("account with key %q", thumbprint)
+	if !validKey(thumbprint) {
+		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE key_thumbprint = $1`, thumbprint))
+	if err != nil {
+		return nil, rowErr(what, err)
+	}
+	return a, nil
+}
+
+// accountExists is the query missErr asks after a compare-and-set on an
+// account misses.
+const accountExists = `SELECT 1 FROM accounts WHERE id = $1`
+
+// UpdateAccount writes a.Contact and a.Status if the stored status is still
+// from.
+func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.Status) error {
+	what := fmt.Sprintf("update account %q", a.ID)
+	n, ok := parseAccountID(a.ID)
+	if !ok {
+		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	contact, err := stringsJSON(what+": contact", a.Contact)
+	if err != nil {
+		return err
+	}
+	return s.cas(ctx, what, "status is not "+string(from),
+		`UPDATE accounts SET contact = $1, status = $2 WHERE id = $3 AND status = $4`,
+		[]any{contact, string(a.Status), n, string(from)}, accountExists, n)
+}
+
+// ChangeAccountKey replaces the key of account id if its thumbprint is
+// still oldThumbprint. It fails with an error wrapping acme.ErrConflict if
+// newThumbprint belongs to an account or the old key no longer matches.
+func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
+	what := fmt.Sprintf("change key of account %q", id)
+	n, ok := parseAccountID(id)
+	if !ok {
+		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	if newThumbprint == "" {
+		return fmt.Errorf("postgres: %s: empty key thumbprint", what)
+	}
+	if !validKey(oldThumbprint) {
+		oldThumbprint = "" // matches no account: a conflict, or not found
+	}
+	err := s.cas(ctx, what, "old key no longer matches",
+		`UPDATE accounts SET key_thumbprint = $1, jwk = $2 WHERE id = $3 AND key_thumbprint = $4`,
+		[]any{newThumbprint, newKey, n, oldThumbprint}, accountExists, n)
+	if isUniqueViolation(err) {
+		return fmt.Errorf("postgres: %s: key %s is in use: %w", what, newThumbprint, acme.ErrConflict)
+	}
+	return err
+}

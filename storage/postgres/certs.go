@@ -1,0 +1,181 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// certCols are the columns scanCert reads, in order.
+const certCols = `serial, account_id, order_id, der, chain_pem, names, not_before, not_after,
+	issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now`
+
+// scanCert reads one row of certCols.
+func scanCert(row scanner) (*acme.Certificate, error) {
+	var (
+		c                                        acme.Certificate
+		accountID                                int64
+		names                                    string
+		notBefore, notAfter, issuedAt, revokedAt *int64
+		renewStart, renewEnd                     *int64
+	)
+	if err := row.Scan(&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &names,
+		&notBefore, &notAfter, &issuedAt, &revokedAt, &c.RevocationReason, &c.Profile,
+		&renewStart, &renewEnd, &c.RenewNow); err != nil {
+		return nil, err
+	}
+	c.AccountID = formatAccountID(accountID)
+	c.NotBefore, c.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
+	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
+	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
+	var err error
+	if c.Names, err = stringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// FinalizeOrder stores cert and moves order cert.OrderID from processing to
+// valid with CertSerial set to cert.Serial, in one transaction, committed
+// when FinalizeOrder returns. The error wraps acme.ErrConflict, and
+// nothing is stored, if the order is not processing, the serial is taken,
+// or another order replacing the same certificate is already valid.
+func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error {
+	what := fmt.Sprintf("finalize order %q with certificate %q", cert.OrderID, cert.Serial)
+	if cert.Serial == "" {
+		return fmt.Errorf("postgres: %s: empty serial", what)
+	}
+	accountID, ok := parseAccountID(cert.AccountID)
+	if !ok || !validKey(cert.OrderID) {
+		return fmt.Errorf("postgres: %s: account %q or order: %w", what, cert.AccountID, acme.ErrNotFound)
+	}
+	if !cert.RevokedAt.IsZero() {
+		return fmt.Errorf("postgres: %s: certificate is already revoked", what)
+	}
+	if err := checkTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
+		return err
+	}
+	names, err := stringsJSON(what+": names", cert.Names)
+	if err != nil {
+		return err
+	}
+	nameSet := strings.Join(cert.Names, ",")
+	return s.inTx(ctx, what, func(tx pgx.Tx) error {
+		// The row lock this UPDATE takes makes concurrent finalizations of
+		// the order wait for this transaction, then find it valid.
+		tag, err := tx.Exec(ctx, `UPDATE orders SET status = $1, cert_serial = $2 WHERE id = $3 AND status = $4`,
+			string(acme.StatusValid), cert.Serial, cert.OrderID, string(acme.StatusProcessing))
+		if err != nil {
+			// orders_replaces_valid: another order already replaced the
+			// certificate this one replaces.
+			return writeErr(what, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return missErr(ctx, tx, what, "order is not processing", orderExists, cert.OrderID)
+		}
+		_, err = tx.Exec(ctx, `INSERT INTO certificates (serial, account_id, order_id, der, chain_pem, names, name_set,
+			    not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, 0, $11, $12, $13)`,
+			cert.Serial, accountID, cert.OrderID, cert.DER, cert.ChainPEM, names, nameSet,
+			toNanos(cert.NotBefore), toNanos(cert.NotAfter), toNanos(cert.IssuedAt),
+			cert.Profile, toNanos(cert.RenewalStart), toNanos(cert.RenewalEnd))
+		if err != nil {
+			return writeErr(what, err)
+		}
+		return nil
+	})
+}
+
+// GetCertificate returns the certificate with the given serial.
+func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certificate, error) {
+	what := fmt.Sprintf("certificate %q", serial)
+	if !validKey(serial) {
+		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	c, err := scanCert(s.pool.QueryRow(ctx, `SELECT `+certCols+` FROM certificates WHERE serial = $1`, serial))
+	if err != nil {
+		return nil, rowErr(what, err)
+	}
+	return c, nil
+}
+
+// RevokeCertificate marks the certificate revoked at the given time for the
+// given RFC 5280 reason. The error wraps acme.ErrConflict if it already is.
+func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error {
+	what := fmt.Sprintf("revoke certificate %q", serial)
+	if at.IsZero() {
+		return fmt.Errorf("postgres: %s: zero revocation time", what)
+	}
+	if !validKey(serial) {
+		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	if err := checkTimes(what, at); err != nil {
+		return err
+	}
+	return s.cas(ctx, what, "already revoked",
+		`UPDATE certificates SET revoked_at = $1, reason = $2 WHERE serial = $3 AND revoked_at IS NULL`,
+		[]any{toNanos(at), reason, serial}, `SELECT 1 FROM certificates WHERE serial = $1`, serial)
+}
+
+// ListRevoked returns the revoked certificates that have not expired at
+// now (NotAfter is not before now), in order of revocation.
+func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certificate, error) {
+	const what = "list revoked certificates"
+	if err := checkTimes(what, now); err != nil {
+		return nil, err
+	}
+	return collect(ctx, s.pool, what, `SELECT `+certCols+` FROM certificates
+		WHERE revoked_at IS NOT NULL AND not_after >= $1
+		ORDER BY revoked_at, serial`, []any{toNanos(now)}, scanCert)
+}
+
+// SetRenewalWindows implements acme.Store, in one statement; it marks the
+// certificates RenewNow. Serials that name no certificate are skipped.
+func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, end time.Time) error {
+	const what = "set renewal windows"
+	if err := checkTimes(what, start, end); err != nil {
+		return err
+	}
+	keys := make([]string, 0, len(serials))
+	for _, serial := range serials {
+		if validKey(serial) {
+			keys = append(keys, serial)
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	// One statement: every window moves, or none.
+	_, err := s.pool.Exec(ctx, `UPDATE certificates SET renewal_start = $1, renewal_end = $2, renew_now = true
+		WHERE serial = ANY($3)`, toNanos(start), toNanos(end), keys)
+	if err != nil {
+		return fmt.Errorf("postgres: %s: %w", what, err)
+	}
+	return nil
+}
+
+// RenewalWindows implements acme.Inventory.
+func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.RenewalWindow, error) {
+	const what = "renewal windows"
+	if err := checkTimes(what, after); err != nil {
+		return nil, err
+	}
+	return collect(ctx, s.pool, what, `SELECT serial, account_id, renewal_start, renewal_end FROM certificates
+		WHERE renewal_end > $1 AND revoked_at IS NULL ORDER BY renewal_start, serial`, []any{toNanos(after)},
+		func(row scanner) (acme.RenewalWindow, error) {
+			var (
+				w          acme.RenewalWindow
+				acct       int64
+				start, end int64
+			)
+			err := row.Scan(&w.Serial, &acct, &start, &end)
+			w.AccountID = formatAccountID(acct)
+			w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
+			return w, err
+		})
+}

@@ -1,0 +1,80 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// challengeCols are the columns scanChallenge reads, in order.
+const challengeCols = "id, authz_id, type, token, status, validated, error, updated_at"
+
+// scanChallenge reads one row of challengeCols.
+func scanChallenge(row scanner) (*acme.Challenge, error) {
+	var (
+		c                  acme.Challenge
+		validated, updated *int64
+		problem            *string
+	)
+	if err := row.Scan(&c.ID, &c.AuthzID, &c.Type, &c.Token, &c.Status, &validated, &problem, &updated); err != nil {
+		return nil, err
+	}
+	c.Validated, c.UpdatedAt = fromNanos(validated), fromNanos(updated)
+	var err error
+	if c.Error, err = problemFromJSON(fmt.Sprintf("challenge %q error", c.ID), problem); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// GetChallenge returns the challenge with the given ID, AuthzID set.
+func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, error) {
+	what := fmt.Sprintf("challenge %q", id)
+	if !validKey(id) {
+		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	c, err := scanChallenge(s.pool.QueryRow(ctx, `SELECT `+challengeCols+` FROM challenges WHERE id = $1`, id))
+	if err != nil {
+		return nil, rowErr(what, err)
+	}
+	return c, nil
+}
+
+// UpdateChallenge writes c.Status, c.Error, c.Validated and c.UpdatedAt if
+// the stored status is still from.
+func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acme.Status) error {
+	what := fmt.Sprintf("update challenge %q", c.ID)
+	if !validKey(c.ID) {
+		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	if err := checkTimes(what, c.Validated, c.UpdatedAt); err != nil {
+		return err
+	}
+	problem, err := problemJSON(what+": error", c.Error)
+	if err != nil {
+		return err
+	}
+	return s.cas(ctx, what, "status is not "+string(from),
+		`UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4 WHERE id = $5 AND status = $6`,
+		[]any{string(c.Status), problem, toNanos(c.Validated), toNanos(c.UpdatedAt), c.ID, string(from)},
+		`SELECT 1 FROM challenges WHERE id = $1`, c.ID)
+}
+
+// ListChallenges returns up to limit challenges in status whose UpdatedAt
+// is before olderThan, least recently updated first.
+func (s *Store) ListChallenges(ctx context.Context, status acme.Status, olderThan time.Time, limit int) ([]*acme.Challenge, error) {
+	what := fmt.Sprintf("list %s challenges", status)
+	if limit <= 0 {
+		return nil, fmt.Errorf("postgres: %s: limit %d is not positive", what, limit)
+	}
+	if err := checkTimes(what, olderThan); err != nil {
+		return nil, err
+	}
+	if !validKey(string(status)) {
+		return nil, nil
+	}
+	return collect(ctx, s.pool, what, `SELECT `+challengeCols+` FROM challenges WHERE status = $1 AND updated_at < $2
+		ORDER BY updated_at, id LIMIT $3`, []any{string(status), toNanos(olderThan), limit}, scanChallenge)
+}

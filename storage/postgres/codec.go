@@ -1,0 +1,240 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// scanner is what pgx.Row and pgx.Rows have in common.
+type scanner interface {
+	Scan(dest ...any) error
+}
+
+// querier is what a pool and a transaction have in common.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// SQLSTATE codes the store maps to sentinels.
+const (
+	codeUniqueViolation     = "23505"
+	codeForeignKeyViolation = "23503"
+)
+
+// pgCode returns the SQLSTATE of a server error, "" for any other error.
+func pgCode(err error) string {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code
+	}
+	return ""
+}
+
+// isUniqueViolation reports whether err is a UNIQUE or PRIMARY KEY
+// violation (including a unique partial index).
+func isUniqueViolation(err error) bool { return pgCode(err) == codeUniqueViolation }
+
+// writeErr wraps the error of a write of what: a uniqueness failure
+// becomes acme.ErrConflict and a dangling reference acme.ErrNotFound.
+func writeErr(what string, err error) error {
+	switch pgCode(err) {
+	case codeUniqueViolation:
+		return fmt.Errorf("postgres: %s: already exists: %w (%w)", what, acme.ErrConflict, err)
+	case codeForeignKeyViolation:
+		return fmt.Errorf("postgres: %s: references a missing object: %w (%w)", what, acme.ErrNotFound, err)
+	default:
+		return fmt.Errorf("postgres: %s: %w", what, err)
+	}
+}
+
+// rowErr wraps the error of reading one row of what, mapping pgx.ErrNoRows
+// to acme.ErrNotFound.
+func rowErr(what string, err error) error {
+	if errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	return fmt.Errorf("postgres: %s: %w", what, err)
+}
+
+// missErr explains a compare-and-set UPDATE of what that changed no row,
+// by asking in the same transaction whether the row exists (the query
+// exists with arg): an error wrapping acme.ErrNotFound if not, and
+// otherwise one wrapping acme.ErrConflict, explained by reason.
+func missErr(ctx context.Context, q querier, what, reason, exists string, arg any) error {
+	var one int
+	switch err := q.QueryRow(ctx, exists, arg).Scan(&one); {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("postgres: %s: %w", what, err)
+	}
+	return fmt.Errorf("postgres: %s: %s: %w", what, reason, acme.ErrConflict)
+}
+
+// validKey reports whether s can be a stored key. PostgreSQL refuses text
+// that is not UTF-8 or holds NUL, with an error; a lookup of such a key
+// (say, an order ID from a URL) finds nothing instead.
+func validKey(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+}
+
+// parseAccountID parses an account ID, which the store assigns as the
+// canonical decimal form of a positive integer.
+func parseAccountID(id string) (int64, bool) {
+	n, err := strconv.ParseInt(id, 10, 64)
+	if err != nil || n <= 0 || strconv.FormatInt(n, 10) != id {
+		return 0, false
+	}
+	return n, true
+}
+
+// formatAccountID is the inverse of parseAccountID.
+func formatAccountID(n int64) string { return strconv.FormatInt(n, 10) }
+
+// minTime and maxTime are the earliest and latest storable times.
+var (
+	minTime = time.Unix(0, math.MinInt64)
+	maxTime = time.Unix(0, math.MaxInt64)
+)
+
+// timesInRange reports whether every non-zero time of ts is storable.
+func timesInRange(ts ...time.Time) bool {
+	for _, t := range ts {
+		if !t.IsZero() && (t.Before(minTime) || t.After(maxTime)) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkTimes returns an error if a non-zero time is outside the range that
+// Unix nanoseconds in an int64 can represent (about 1678 to 2262).
+func checkTimes(what string, ts ...time.Time) error {
+	if timesInRange(ts...) {
+		return nil
+	}
+	return fmt.Errorf("postgres: %s: a time is outside the storable range %s to %s",
+		what, minTime.UTC().Format(time.RFC3339), maxTime.UTC().Format(time.RFC3339))
+}
+
+// toNanos converts t to stored form: Unix nanoseconds, 0 for the zero time.
+// Callers check the range with checkTimes first.
+func toNanos(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// fromNanos is the inverse of toNanos; NULL (nil) reads as the zero time.
+func fromNanos(n *int64) time.Time {
+	if n == nil || *n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, *n).UTC()
+}
+
+// nullNanos is the stored form of an optional time: NULL when zero.
+func nullNanos(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	n := toNanos(t)
+	return &n
+}
+
+// toJSON encodes v for a JSON column.
+func toJSON(what string, v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", fmt.Errorf("postgres: %s: encoding: %w", what, err)
+	}
+	return string(b), nil
+}
+
+// fromJSON decodes a JSON column into v.
+func fromJSON(what, s string, v any) error {
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		return fmt.Errorf("postgres: %s: decoding: %w", what, err)
+	}
+	return nil
+}
+
+// stringsJSON encodes a string slice, nil as an empty array.
+func stringsJSON(what string, ss []string) (string, error) {
+	if len(ss) == 0 {
+		return "[]", nil
+	}
+	return toJSON(what, ss)
+}
+
+// stringsFromJSON decodes a string slice, an empty array as nil.
+func stringsFromJSON(what, s string) ([]string, error) {
+	var ss []string
+	if err := fromJSON(what, s, &ss); err != nil {
+		return nil, err
+	}
+	if len(ss) == 0 {
+		return nil, nil
+	}
+	return ss, nil
+}
+
+// problemJSON encodes a problem for a nullable JSON column: nil as NULL.
+func problemJSON(what string, p *acme.Problem) (*string, error) {
+	if p == nil {
+		return nil, nil
+	}
+	s, err := toJSON(what, p)
+	if err != nil {
+		return nil, err
+	}
+	return &s, nil
+}
+
+// problemFromJSON decodes a nullable problem column.
+func problemFromJSON(what string, s *string) (*acme.Problem, error) {
+	if s == nil {
+		return nil, nil
+	}
+	p := new(acme.Problem)
+	if err := fromJSON(what, *s, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// collect runs a query and scans every row with scan.
+func collect[T any](ctx context.Context, q querier, what, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+	rows, err := q.Query(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %s: %w", what, err)
+	}
+	defer rows.Close()
+	var out []T
+	for rows.Next() {
+		v, err := scan(rows)
+		if err != nil {
+			return nil, fmt.Errorf("postgres: %s: %w", what, err)
+		}
+		out = append(out, v)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("postgres: %s: %w", what, err)
+	}
+	return out, nil
+}

@@ -1,0 +1,130 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// eabCols are the columns scanEABKey reads, in order.
+const eabCols = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at"
+
+// scanEABKey reads one row of eabCols.
+func scanEABKey(row scanner) (*acme.EABKey, error) {
+	var (
+		k                         acme.EABKey
+		created, boundAt, revoked *int64
+		bound                     *int64
+	)
+	if err := row.Scan(&k.ID, &k.Label, &k.HMACKey, &created, &bound, &boundAt, &revoked); err != nil {
+		return nil, err
+	}
+	k.CreatedAt = fromNanos(created)
+	if bound != nil {
+		k.BoundAccount = formatAccountID(*bound)
+	}
+	k.BoundAt = fromNanos(boundAt)
+	k.RevokedAt = fromNanos(revoked)
+	return &k, nil
+}
+
+// CreateEABKey implements acme.EABStore. A key is created unbound and
+// unrevoked whatever k says.
+func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
+	what := fmt.Sprintf("create EAB key %q", k.ID)
+	switch {
+	case k.ID == "":
+		return errors.New("postgres: create EAB key: empty ID")
+	case len(k.HMACKey) == 0:
+		return fmt.Errorf("postgres: %s: empty HMAC key", what)
+	}
+	if err := checkTimes(what, k.CreatedAt); err != nil {
+		return err
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES ($1, $2, $3, $4)`,
+		k.ID, k.Label, k.HMACKey, toNanos(k.CreatedAt))
+	if err != nil {
+		return writeErr(what, err)
+	}
+	return nil
+}
+
+// GetEABKey implements acme.EABStore.
+func (s *Store) GetEABKey(ctx context.Context, id string) (*acme.EABKey, error) {
+	what := fmt.Sprintf("EAB key %q", id)
+	if !validKey(id) {
+		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	k, err := scanEABKey(s.pool.QueryRow(ctx, `SELECT `+eabCols+` FROM eab_keys WHERE id = $1`, id))
+	if err != nil {
+		return nil, rowErr(what, err)
+	}
+	return k, nil
+}
+
+// ListEABKeys implements acme.EABStore: newest first, then by ID.
+func (s *Store) ListEABKeys(ctx context.Context, label string) ([]*acme.EABKey, error) {
+	if label == "" {
+		return collect(ctx, s.pool, "list EAB keys",
+			`SELECT `+eabCols+` FROM eab_keys ORDER BY created_at DESC, id`, nil, scanEABKey)
+	}
+	if !validKey(label) {
+		return nil, nil
+	}
+	return collect(ctx, s.pool, "list EAB keys",
+		`SELECT `+eabCols+` FROM eab_keys WHERE label = $1 ORDER BY created_at DESC, id`, []any{label}, scanEABKey)
+}
+
+// RevokeEABKey implements acme.EABStore, compare-and-set on the key not
+// being revoked.
+func (s *Store) RevokeEABKey(ctx context.Context, id string, at time.Time) error {
+	what := fmt.Sprintf("revoke EAB key %q", id)
+	if at.IsZero() {
+		return fmt.Errorf("postgres: %s: zero revocation time", what)
+	}
+	if !validKey(id) {
+		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	if err := checkTimes(what, at); err != nil {
+		return err
+	}
+	return s.cas(ctx, what, "already revoked",
+		`UPDATE eab_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`,
+		[]any{toNanos(at), id}, eabKeyExists, id)
+}
+
+// eabKeyExists is the query that tells a missing EAB key from one that
+// failed a compare-and-set.
+const eabKeyExists = `SELECT 1 FROM eab_keys WHERE id = $1`
+
+// bindEABKey binds key id to account, compare-and-set on the key being
+// unbound and unrevoked, inside the transaction of CreateAccount: if it
+// fails, the account is not created either. A concurrent binding of the
+// same key waits for this transaction and then finds the key bound.
+func bindEABKey(ctx context.Context, tx pgx.Tx, id string, account int64, at time.Time) error {
+	what := fmt.Sprintf("bind EAB key %q", id)
+	if !validKey(id) {
+		return fmt.Errorf("postgres: %s: no such key: %w (%w)", what, acme.ErrEABUnusable, acme.ErrNotFound)
+	}
+	tag, err := tx.Exec(ctx, `UPDATE eab_keys SET bound_account = $1, bound_at = $2
+		WHERE id = $3 AND bound_account IS NULL AND revoked_at IS NULL`, account, nullNanos(at), id)
+	if err != nil {
+		return fmt.Errorf("postgres: %s: %w", what, err)
+	}
+	if tag.RowsAffected() > 0 {
+		return nil
+	}
+	var one int
+	switch err := tx.QueryRow(ctx, eabKeyExists, id).Scan(&one); {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("postgres: %s: no such key: %w (%w)", what, acme.ErrEABUnusable, acme.ErrNotFound)
+	case err != nil:
+		return fmt.Errorf("postgres: %s: %w", what, err)
+	}
+	return fmt.Errorf("postgres: %s: bound or revoked: %w", what, acme.ErrEABUnusable)
+}
