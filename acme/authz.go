@@ -66,8 +66,9 @@ func (s *Service) GetChallenge(ctx context.Context, c Caller, id string) (*Chall
 }
 
 // RespondChallenge is the client's "ready for validation" (RFC 8555
-// §7.5.1): it moves a pending challenge to processing and queues its
-// validation. A challenge that is no longer pending is returned as it is.
+// §7.5.1): it moves a pending challenge to processing, claims its
+// validation job and queues it (lease.go). A challenge that is no longer
+// pending is returned as it is.
 func (s *Service) RespondChallenge(ctx context.Context, c Caller, id string) (*Challenge, *Authorization, error) {
 	ch, a, err := s.GetChallenge(ctx, c, id)
 	if err != nil {
@@ -81,23 +82,12 @@ func (s *Service) RespondChallenge(ctx context.Context, c Caller, id string) (*C
 	}
 	ch.Status = StatusProcessing
 	ch.UpdatedAt = s.now().UTC()
-	if err := s.store.UpdateChallenge(ctx, ch, StatusPending); err != nil {
+	if err := s.startValidation(ctx, ch); err != nil {
 		if !errors.Is(err, ErrConflict) {
 			return nil, nil, Internal(err)
 		}
 		// A concurrent POST started it first; show its state.
 		return s.GetChallenge(ctx, c, id)
 	}
-	s.enqueue(ch.ID)
 	return ch, a, nil
-}
-
-// enqueue hands a challenge to the validation workers. When the queue is
-// full the challenge stays processing and the resume sweep picks it up.
-func (s *Service) enqueue(id string) {
-	select {
-	case s.jobs <- id:
-	default:
-		s.log.Warn("validation queue full; challenge waits for the resume sweep", "challenge", id)
-	}
 }

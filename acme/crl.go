@@ -48,8 +48,9 @@ func (s *Service) CRL() ([]byte, time.Time) {
 // CurrentCRL returns a CRL that lists every certificate whose revocation
 // was stored before the call, by this replica or any other, making a new
 // one when the store has seen a revocation since this replica's CRL was
-// made (or when there is none). It fails when the store cannot be asked:
-// a CRL that might miss a revocation is not served.
+// made, when it is older than CRLInterval, or when there is none. It
+// fails when the store cannot be asked: a CRL that might miss a revocation
+// is not served.
 func (s *Service) CurrentCRL(ctx context.Context) ([]byte, time.Time, error) {
 	// Read before the lock, so that concurrent readers do not queue on
 	// it: a mark read now counts every revocation stored before the call,
@@ -60,12 +61,19 @@ func (s *Service) CurrentCRL(ctx context.Context) ([]byte, time.Time, error) {
 	}
 	s.crl.mu.Lock()
 	defer s.crl.mu.Unlock()
-	if len(s.crl.der) == 0 || s.crl.mark != mark {
+	if len(s.crl.der) == 0 || s.crl.mark != mark || s.crlStale() {
 		if err := s.regenerateCRL(ctx); err != nil {
 			return nil, time.Time{}, fmt.Errorf("acme: CRL: %w", err)
 		}
 	}
 	return s.crl.der, s.crl.at, nil
+}
+
+// crlStale reports whether this replica's CRL is older than CRLInterval:
+// only one replica at a time regenerates on the schedule (RunLeased), so
+// the others make theirs anew when it is read. s.crl.mu is held.
+func (s *Service) crlStale() bool {
+	return s.cfg.CRLInterval > 0 && !s.now().Before(s.crl.at.Add(s.cfg.CRLInterval))
 }
 
 // revocationMark is a value that changes whenever a certificate is

@@ -37,6 +37,17 @@ type Config struct {
 	TermsOfService string
 	// CRLInterval is how often the CRL is regenerated without revocations.
 	CRLInterval time.Duration
+	// Owner names this process in the leases it takes in the store
+	// (validation jobs, background work); it must differ between
+	// processes sharing a store. Empty means a random name.
+	Owner string
+	// ValidationLease is how long a claimed validation job is this
+	// process's before any replica may take it over; at least
+	// ValidationTimeout. Zero means twice ValidationTimeout.
+	ValidationLease time.Duration
+	// ClaimInterval is how often Run claims validation jobs whose lease
+	// ended (their process died, or had no room for them). Zero means 5 s.
+	ClaimInterval time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -53,6 +64,13 @@ func (c *Config) setDefaults() {
 	def(&c.ValidAuthzLifetime, 30*24*time.Hour)
 	def(&c.ValidationTimeout, 30*time.Second)
 	def(&c.CRLInterval, time.Hour)
+	if c.ValidationLease < c.ValidationTimeout {
+		c.ValidationLease = 2 * c.ValidationTimeout
+	}
+	def(&c.ClaimInterval, 5*time.Second)
+	if c.Owner == "" {
+		c.Owner = "weir-" + randomString(9)
+	}
 	if c.Challenges == nil {
 		c.Challenges = []ChallengeType{ChallengeHTTP01, ChallengeDNS01, ChallengeTLSALPN01}
 	}
@@ -91,7 +109,7 @@ type Service struct {
 	eab  atomic.Pointer[EABConfig]
 	plan planner
 
-	jobs     chan string // challenge IDs waiting for validation
+	jobs     chan validationJob // claimed challenges waiting for a worker (lease.go)
 	crl      *crlCache
 	accounts accountCache
 }
@@ -112,7 +130,7 @@ func New(cfg Config, store Store, issuer *ca.CA, policy *Policy, v Validator, li
 		now = time.Now
 	}
 	s := &Service{cfg: cfg, store: store, ca: issuer, validator: v,
-		log: log, now: now, jobs: make(chan string, cfg.ValidationQueue)}
+		log: log, now: now, jobs: make(chan validationJob, cfg.ValidationQueue)}
 	s.policy.Store(policy)
 	s.limits.Store(limitsBox{limits})
 	s.crl = &crlCache{}

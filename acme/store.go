@@ -65,8 +65,40 @@ type Store interface {
 	// compare-and-set on from.
 	UpdateChallenge(ctx context.Context, c *Challenge, from Status) error
 	// ListChallenges returns the challenges in status whose UpdatedAt is
-	// before olderThan, at most limit of them (used to resume validations).
+	// before olderThan, at most limit of them (for inspection; validations
+	// are resumed by ClaimChallenges).
 	ListChallenges(ctx context.Context, status Status, olderThan time.Time, limit int) ([]*Challenge, error)
+
+	// Leases (see lease.go). A lease is live while now is before its
+	// end; owner names one process (Config.Owner). The times are the
+	// callers', so replicas' clocks must agree to well within a lease.
+
+	// ClaimChallenges atomically leases to owner, until now+lease, up to
+	// limit challenges in processing whose lease is free or ended, and
+	// returns them, least recently updated first. Concurrent calls, from
+	// any process, never return the same challenge while its lease is
+	// live.
+	ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*Challenge, error)
+	// StartChallenge moves challenge id from pending to processing, with
+	// UpdatedAt now, and leases it to owner until now+lease, in one
+	// compare-and-set: ErrConflict unless it is pending.
+	StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error
+	// ClaimChallenge leases challenge id to owner until now+lease if it
+	// is processing and its lease is free, ended or owner's (a renewal).
+	// ErrConflict if it is not processing or another owner's lease is
+	// live.
+	ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error
+	// ReleaseChallenge frees owner's lease of challenge id, so that the
+	// next claim of any process may take it. Nothing happens if owner
+	// does not hold it.
+	ReleaseChallenge(ctx context.Context, id, owner string) error
+	// TryLease takes or renews the lease called name for owner until
+	// now+ttl if it is free, ended or owner's already, and reports
+	// whether owner holds it: background work that one process at a
+	// time should do.
+	TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error)
+	// ReleaseLease ends the lease called name if owner holds it.
+	ReleaseLease(ctx context.Context, name, owner string) error
 
 	// FinalizeOrder stores cert and moves order cert.OrderID from processing
 	// to valid with CertSerial = cert.Serial, in one transaction; the

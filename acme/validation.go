@@ -7,14 +7,12 @@ import (
 	"time"
 )
 
-// resumeAfter is how long a challenge may sit in processing before the
-// sweep queues it again (a lost job, a full queue or a restart).
-const resumeAfter = 30 * time.Second
-
-// Run starts the validation workers, the resume sweep and the CRL
-// schedule, and blocks until ctx ends. Validations already running finish
-// (each bounded by ValidationTimeout); queued ones stay processing in the
-// store and are resumed by the next start.
+// Run starts the validation workers, the claims of validation jobs whose
+// lease ended (lease.go), and the CRL schedule, which one replica at a
+// time runs (RunLeased; the others refresh their CRL when it is read), and
+// blocks until ctx ends. Validations already running finish (each bounded
+// by ValidationTimeout); the leases of queued ones are released, so that
+// any replica, or this one after a restart, claims them at once.
 func (s *Service) Run(ctx context.Context) error {
 	if err := s.RegenerateCRL(ctx); err != nil {
 		s.log.Error("initial CRL generation failed", "err", err)
@@ -23,62 +21,34 @@ func (s *Service) Run(ctx context.Context) error {
 	for range s.cfg.ValidationWorkers {
 		wg.Go(func() { s.worker(ctx) })
 	}
-	s.resume(ctx, time.Time{}) // everything processing at start is from a previous run
-	sweep := time.NewTicker(resumeAfter / 2)
-	crl := time.NewTicker(s.cfg.CRLInterval)
-	defer sweep.Stop()
-	defer crl.Stop()
+	wg.Go(func() { _ = s.RunLeased(ctx, "crl", s.cfg.CRLInterval, s.RegenerateCRL) })
+	s.claimJobs(ctx) // what a previous run, or a replica that died, left
+	claim := time.NewTicker(s.cfg.ClaimInterval)
+	defer claim.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			wg.Wait()
+			s.releaseQueued()
 			return nil
-		case <-sweep.C:
-			s.resume(ctx, s.now().Add(-resumeAfter))
-		case <-crl.C:
-			if err := s.RegenerateCRL(ctx); err != nil {
-				s.log.Error("scheduled CRL generation failed", "err", err)
-			}
+		case <-claim.C:
+			s.claimJobs(ctx)
 		}
-	}
-}
-
-// resume queues the challenges left processing since before cutoff (zero:
-// all of them).
-func (s *Service) resume(ctx context.Context, cutoff time.Time) {
-	if cutoff.IsZero() {
-		cutoff = s.now().Add(time.Hour)
-	}
-	chs, err := s.store.ListChallenges(ctx, StatusProcessing, cutoff, 1000)
-	if err != nil {
-		if ctx.Err() == nil {
-			s.log.Error("listing challenges to resume", "err", err)
-		}
-		return
-	}
-	for _, ch := range chs {
-		// Touch it so the next sweep does not queue it twice.
-		ch.UpdatedAt = s.now().UTC()
-		if err := s.store.UpdateChallenge(ctx, ch, StatusProcessing); err != nil {
-			continue
-		}
-		s.enqueue(ch.ID)
-	}
-	if len(chs) > 0 {
-		s.log.Info("resumed validations", "count", len(chs))
 	}
 }
 
 func (s *Service) worker(ctx context.Context) {
-	for {
+	for ctx.Err() == nil { // once stopping, the queued jobs are handed over (releaseQueued)
 		select {
 		case <-ctx.Done():
 			return
-		case id := <-s.jobs:
+		case j := <-s.jobs:
 			// A validation in progress finishes even during shutdown.
 			vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ValidationTimeout)
-			if err := s.validate(vctx, id); err != nil {
-				s.log.Error("validation", "challenge", id, "err", err)
+			if s.holdJob(vctx, j) {
+				if err := s.validate(vctx, j.id); err != nil {
+					s.log.Error("validation", "challenge", j.id, "err", err)
+				}
 			}
 			cancel()
 		}

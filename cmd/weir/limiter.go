@@ -17,9 +17,13 @@ import (
 
 // limiterBackend is an opened ratelimit.Source with its housekeeping.
 type limiterBackend struct {
-	src   ratelimit.Source
-	run   func(ctx context.Context) error // sweeps idle buckets; may be nil
-	close func() error
+	src ratelimit.Source
+	run func(ctx context.Context) error // sweeps idle buckets; may be nil
+	// sweep, when set, sweeps the idle buckets of a backend that several
+	// processes may share, under the store's lease sweepLease (leases.go).
+	sweep      func(ctx context.Context) error
+	sweepLease string
+	close      func() error
 	// redis is the client of the redis backend, which the nonces reuse;
 	// nil for the other backends.
 	redis goredis.UniversalClient
@@ -35,11 +39,13 @@ func openLimiterBackend(ctx context.Context, cfg Config, log *slog.Logger) (*lim
 		m := ratelimit.NewMemorySource(nil)
 		return &limiterBackend{src: m, run: func(ctx context.Context) error { return m.Run(ctx, time.Minute) }, close: func() error { return nil }}, nil
 	case "sqlite":
-		s, err := sqlite.OpenRateLimit(ctx, filepath.Join(cfg.DataDir, fileRateLimitDB), nil)
+		path := filepath.Join(cfg.DataDir, fileRateLimitDB)
+		s, err := sqlite.OpenRateLimit(ctx, path, nil)
 		if err != nil {
 			return nil, err
 		}
-		return &limiterBackend{src: s, run: func(ctx context.Context) error { return s.Run(ctx, time.Minute) }, close: s.Close}, nil
+		sweep := func(ctx context.Context) error { _, err := s.Sweep(ctx); return err }
+		return &limiterBackend{src: s, sweep: sweep, sweepLease: limiterSweepLease(path), close: s.Close}, nil
 	case "redis":
 		return openRedisBackend(ctx, cfg.RateLimiting.Redis, log.Warn)
 	}

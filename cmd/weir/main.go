@@ -5,6 +5,8 @@
 //	weir serve [-config FILE]                  run the CA (creates the data directory on first start)
 //	weir check-config FILE                     check a config file, naming the key of each problem
 //	weir migrate [-config FILE]                apply the ACME store's schema migrations, print its versions
+//	weir migrate-storage --from sqlite --to postgres --to-dsn DSN
+//	                                           copy a stopped weir's ACME state from SQLite to PostgreSQL
 //	weir healthcheck [-config FILE] [-url URL] exit 0 when a running weir is ready
 //	weir backup [-config FILE] -out DIR        copy the data directory while weir runs
 //	weir ratelimit status|explain|reset        the limiter's buckets, through the admin API
@@ -34,10 +36,11 @@ func main() {
 // commands maps a subcommand to its entry point.
 var commands = map[string]func(ctx context.Context, args []string, stdout, stderr io.Writer) int{
 	// Setting up and running.
-	"init":         cmdInit,
-	"serve":        cmdServe,
-	"check-config": cmdCheckConfig,
-	"migrate":      cmdMigrate,
+	"init":            cmdInit,
+	"serve":           cmdServe,
+	"check-config":    cmdCheckConfig,
+	"migrate":         cmdMigrate,
+	"migrate-storage": cmdMigrateStorage,
 	// Operating a running weir.
 	"healthcheck": cmdHealthcheck,
 	"backup":      cmdBackup,
@@ -63,6 +66,11 @@ Usage:
   weir migrate [-config FILE] apply the ACME store's schema migrations (SQLite
                               or PostgreSQL) and print its versions; serve
                               does it at start too
+  weir migrate-storage [-config FILE] --from sqlite --to postgres
+         --to-dsn DSN | --to-dsn-file FILE [-force]
+                              copy a stopped weir's ACME state (accounts,
+                              orders, certificates, revocations) from its
+                              SQLite file to PostgreSQL, keeping every ID
 
 Operating:
   weir healthcheck [-config FILE] [-url URL]

@@ -118,13 +118,3 @@ func addNoncesCheck(checks map[string]web.Check, ns acme.NonceStore) {
 		checks["nonces"] = p.Ping
 	}
 }
-
-// runNonces runs the housekeeping of a nonce store that has some (the
-// PostgreSQL store's sweep of expired nonces) until ctx ends; Redis and
-// the in-process store have none.
-func runNonces(ctx context.Context, ns acme.NonceStore) error {
-	if r, ok := ns.(interface{ Run(context.Context) error }); ok {
-		return r.Run(ctx)
-	}
-	return nil
-}

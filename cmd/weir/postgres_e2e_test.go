@@ -3,68 +3,24 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/storage/postgres"
+	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
 
-// postgresSchema creates a new schema on the server of
-// WEIR_TEST_POSTGRES_DSN, dropped with its tables when the test ends, and
-// returns a DSN whose search_path is it. Without the variable the test is
-// skipped, except in CI, where it fails.
+// postgresSchema returns a DSN on a fresh schema of the test server.
 func postgresSchema(t *testing.T) string {
 	t.Helper()
-	base := os.Getenv("WEIR_TEST_POSTGRES_DSN")
-	if base == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("WEIR_TEST_POSTGRES_DSN must be set in CI")
-		}
-		t.Skip("set WEIR_TEST_POSTGRES_DSN=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run the PostgreSQL tests")
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connecting to WEIR_TEST_POSTGRES_DSN: %v", err)
-	}
-	var b [6]byte
-	rand.Read(b[:])
-	schema := "weir_e2e_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := admin.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("DROP SCHEMA %s: %v", schema, err)
-		}
-		admin.Close(ctx)
-	})
-	params := map[string]string{"search_path": schema, "application_name": schema}
-	if u, err := url.Parse(base); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		q := u.Query()
-		for k, v := range params {
-			q.Set(k, v)
-		}
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	for k, v := range params {
-		base += " " + k + "=" + v
-	}
-	return base
+	_, dsn := pgtest.Schema(t, "weir_e2e_")
+	return dsn
 }
 
 // TestPostgresEndToEnd: weir on PostgreSQL issues a certificate to an
@@ -136,15 +92,15 @@ func TestMigratePostgres(t *testing.T) {
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	for i, wantNow := range []int{2, 0} { // versions applied by this run
+	for i, wantNow := range []int{3, 0} { // versions applied by this run
 		var stdout, stderr bytes.Buffer
 		if code := run([]string{"migrate", "-config", cfgFile}, &stdout, &stderr); code != 0 {
 			t.Fatalf("migrate %d: exit %d: %s", i, code, stderr.String())
 		}
 		out := stdout.String()
-		if !strings.HasPrefix(out, "storage postgres (PostgreSQL): schema version 2\n") ||
-			!strings.Contains(out, "  0001 init") || !strings.Contains(out, "  0002 nonces") {
-			t.Errorf("migrate %d: output\n%s\nwant schema version 2 with 0001 init and 0002 nonces", i, out)
+		if !strings.HasPrefix(out, "storage postgres (PostgreSQL): schema version 3\n") ||
+			!strings.Contains(out, "  0001 init") || !strings.Contains(out, "  0002 nonces") || !strings.Contains(out, "  0003 leases") {
+			t.Errorf("migrate %d: output\n%s\nwant schema version 3 with 0001 init, 0002 nonces and 0003 leases", i, out)
 		}
 		if got := strings.Count(out, "(applied now)"); got != wantNow {
 			t.Errorf("migrate %d: %d versions applied now, want %d:\n%s", i, got, wantNow, out)

@@ -246,6 +246,7 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, limits acme.Limits,
 		Challenges: offered, ValidationWorkers: cfg.ACME.ValidationWorkers,
 		ValidationTimeout: cfg.Challenges.Timeout + 5*time.Second,
 		TermsOfService:    cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval,
+		Owner: newOwner(), // leases.go
 	}, store, issuer, policy, v, limits, log, nil)
 	if err != nil {
 		return nil, err
@@ -285,7 +286,7 @@ func (s *server) Serve(ctx context.Context, ln net.Listener) error {
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	bgDone := make(chan error, 4)
 	go func() { bgDone <- s.svc.Run(bg) }()
-	go func() { bgDone <- runNonces(bg, s.nonces) }()
+	go func() { bgDone <- runNonces(bg, s.nonces, s.svc) }()
 	go func() {
 		if s.adminLn == nil || s.admin == nil {
 			bgDone <- nil
@@ -296,13 +297,7 @@ func (s *server) Serve(ctx context.Context, ln net.Listener) error {
 		}
 		bgDone <- nil
 	}()
-	go func() {
-		if s.backend.run == nil {
-			bgDone <- nil
-			return
-		}
-		bgDone <- s.backend.run(bg)
-	}()
+	go func() { bgDone <- s.runLimiterHousekeeping(bg) }()
 	go s.watchConfig(bg)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()

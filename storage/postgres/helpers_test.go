@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/url"
-	"os"
-	"strings"
+	"github.com/weir-pki/weir/storage/postgres/pgtest"
 	"testing"
 	"time"
 
@@ -19,40 +17,12 @@ const dsnEnv = "WEIR_TEST_POSTGRES_DSN"
 // fixedNow is the clock of the stores under test.
 func fixedNow() time.Time { return time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC) }
 
-// baseDSN returns the DSN of the test server. Without it the test is
-// skipped, except in CI, where it fails.
-func baseDSN(tb testing.TB) string {
-	tb.Helper()
-	dsn := os.Getenv(dsnEnv)
-	if dsn == "" {
-		if os.Getenv("CI") == "true" {
-			tb.Fatal(dsnEnv + " must be set in CI")
-		}
-		tb.Skip("set " + dsnEnv + "=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run the PostgreSQL tests")
-	}
-	return dsn
-}
+// baseDSN returns the DSN of the test server (pgtest.BaseDSN).
+func baseDSN(tb testing.TB) string { return pgtest.BaseDSN(tb) }
 
-// withParams returns dsn with the given run-time parameters added (URL or
-// key=value form).
-func withParams(tb testing.TB, dsn string, params map[string]string) string {
-	tb.Helper()
-	if strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://") {
-		u, err := url.Parse(dsn)
-		if err != nil {
-			tb.Fatalf("%s: %v", dsnEnv, err)
-		}
-		q := u.Query()
-		for k, v := range params {
-			q.Set(k, v)
-		}
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	for k, v := range params {
-		dsn += " " + k + "=" + v
-	}
-	return dsn
+// withParams returns dsn with the given run-time parameters added.
+func withParams(_ testing.TB, dsn string, params map[string]string) string {
+	return pgtest.WithParams(dsn, params)
 }
 
 // adminConn connects to the test server as the DSN says, closed when the

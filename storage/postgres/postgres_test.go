@@ -126,10 +126,10 @@ func TestConcurrentOpen(t *testing.T) {
 		`SELECT count(*) FROM information_schema.tables WHERE table_schema = $1`, schema).Scan(&tables); err != nil {
 		t.Fatal(err)
 	}
-	// accounts, orders, authzs, challenges, certificates, eab_keys, nonces
-	// and schema_migrations.
-	if tables != 8 {
-		t.Errorf("schema %s has %d tables, want 8", schema, tables)
+	// accounts, orders, authzs, challenges, certificates, eab_keys, nonces,
+	// leases and schema_migrations.
+	if tables != 9 {
+		t.Errorf("schema %s has %d tables, want 9", schema, tables)
 	}
 	// Every replica works on the shared schema.
 	a, _ := seed(t, stores[1])

@@ -101,6 +101,12 @@ const (
 	wInsertCertificate
 	wRevokeCertificate
 	wCertificateExists
+	wStartChallenge // leases.go
+	wClaimChallenge
+	wClaimChallenges
+	wReleaseChallenge
+	wTryLease
+	wReleaseLease
 	wSavepoint
 	wRelease
 	wRollbackTo
@@ -137,6 +143,12 @@ var writeSQL = [numWriteStmts]string{
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, ?, ?, ?)`,
 	wRevokeCertificate: `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
 	wCertificateExists: `SELECT 1 FROM certificates WHERE serial = ?`,
+	wStartChallenge:    startChallengeSQL,
+	wClaimChallenge:    claimChallengeSQL,
+	wClaimChallenges:   claimChallengesSQL,
+	wReleaseChallenge:  releaseChallengeSQL,
+	wTryLease:          tryLeaseSQL,
+	wReleaseLease:      releaseLeaseSQL,
 	wSavepoint:         `SAVEPOINT op`,
 	wRelease:           `RELEASE op`,
 	wRollbackTo:        `ROLLBACK TO op`,

@@ -45,6 +45,7 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"EAB", testEAB},
 		{"Replacement", testReplacement},
 		{"RenewalWindows", testRenewalWindows},
+		{"Leases", testLeases},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

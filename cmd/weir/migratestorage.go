@@ -1,0 +1,206 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weir-pki/weir/storage/postgres"
+	"github.com/weir-pki/weir/storage/sqlite"
+	"github.com/weir-pki/weir/storage/transfer"
+)
+
+// migrateStorageOpts are the flags of weir migrate-storage.
+type migrateStorageOpts struct {
+	configPath string
+	from, to   string
+	dsn        string
+	dsnFile    string
+	force      bool
+	batch      int
+}
+
+// cmdMigrateStorage copies the ACME state of a stopped weir from its
+// SQLite file to PostgreSQL: accounts (with their IDs, so clients' account
+// URLs stay valid), EAB keys, orders, authorizations, challenges and
+// certificates with their revocations and ARI windows. The CA files, the
+// admin token, the HTTPS certificate and the limiter's database stay in
+// the data directory; nonces are not copied (clients retry badNonce).
+func cmdMigrateStorage(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("migrate-storage", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: weir migrate-storage [-config FILE] --from sqlite --to postgres\n"+
+			"                           [--to-dsn DSN | --to-dsn-file FILE] [-force]\n\n"+
+			"Copies the ACME state (accounts, EAB keys, orders, authorizations, challenges,\n"+
+			"certificates and revocations) from the SQLite file of -config (data-dir and\n"+
+			"storage.path) to a PostgreSQL schema, keeping every ID, and checks the row\n"+
+			"count of every table. Stop weir first: the SQLite file is locked for the\n"+
+			"copy, and the command refuses while a weir has it open. The target is\n"+
+			"--to-dsn or --to-dsn-file, or else the config's storage block if it already\n"+
+			"says driver postgres; its schema must hold no ACME state (-force empties it).\n"+
+			"The CA files, admin token and limiter stay in the data directory.\n\n")
+		fs.PrintDefaults()
+	}
+	var o migrateStorageOpts
+	fs.StringVar(&o.configPath, "config", "", "the configuration `file` of the weir being moved (default: embedded defaults)")
+	fs.StringVar(&o.from, "from", driverSQLite, "the `driver` to copy from: sqlite")
+	fs.StringVar(&o.to, "to", driverPostgres, "the `driver` to copy to: postgres")
+	fs.StringVar(&o.dsn, "to-dsn", "", "the target PostgreSQL `DSN` (its search_path picks the schema)")
+	fs.StringVar(&o.dsnFile, "to-dsn-file", "", "a `file` holding the target DSN")
+	fs.BoolVar(&o.force, "force", false, "empty the target's ACME tables first (their rows are lost): to run a failed copy again")
+	fs.IntVar(&o.batch, "batch", sqlite.DefaultExportBatch, "rows per transaction of the target")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return 2
+	}
+	if err := migrateStorage(ctx, o, stdout); err != nil {
+		fmt.Fprintf(stderr, "weir migrate-storage: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// migrateStorage runs weir migrate-storage.
+func migrateStorage(ctx context.Context, o migrateStorageOpts, w io.Writer) error {
+	if o.from != driverSQLite || o.to != driverPostgres {
+		return fmt.Errorf("--from %q --to %q: only --from sqlite --to postgres is supported", o.from, o.to)
+	}
+	if o.batch <= 0 {
+		return fmt.Errorf("-batch %d: must be positive", o.batch)
+	}
+	cfg, err := loadConfig(o.configPath)
+	if err != nil {
+		return err
+	}
+	target, err := migrateTarget(cfg, o)
+	if err != nil {
+		return err
+	}
+	pc, err := target.postgresConfig()
+	if err != nil {
+		return fmt.Errorf("the target: %w", err)
+	}
+	dd, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	src := filepath.Join(dd, cfg.Storage.Path)
+
+	// The source first: a running weir is refused before the target is
+	// touched.
+	exp, err := sqlite.OpenExporter(ctx, src, nil)
+	if errors.Is(err, sqlite.ErrInUse) {
+		return fmt.Errorf("%s is in use: stop weir (every process using data-dir %s) and run this again", src, dd)
+	}
+	if err != nil {
+		return fmt.Errorf("the source (data-dir and storage.path of the config): %w", err)
+	}
+	defer exp.Close()
+
+	dst, err := postgres.Open(ctx, pc, nil)
+	if err != nil {
+		return fmt.Errorf("the target: %w", err)
+	}
+	defer dst.Close()
+	im, err := dst.BeginImport(ctx, o.force)
+	var ne *postgres.NotEmptyError
+	if errors.As(err, &ne) {
+		return fmt.Errorf("%w; point --to-dsn at an empty schema (search_path), or add -force to empty it first", err)
+	}
+	if err != nil {
+		return fmt.Errorf("the target: %w", err)
+	}
+	defer im.Close()
+	fmt.Fprintf(w, "copying %s (SQLite) to %s\n", src, describeTarget(pc.DSN, im.Schema()))
+	if emptied := im.Emptied(); len(emptied) > 0 {
+		fmt.Fprintf(w, "-force: emptied the target's tables first (%s)\n", countsLine(emptied))
+	}
+
+	sum, err := exp.Export(ctx, im, o.batch)
+	if err != nil {
+		return fmt.Errorf("%w\nthe target may hold part of the copy: run this again with -force to empty it first", err)
+	}
+	got, err := im.Finish(ctx, sum)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "  %-14s %10s\n", "table", "rows")
+	for _, t := range transfer.Tables() {
+		fmt.Fprintf(w, "  %-14s %10d\n", t, got[t])
+	}
+	fmt.Fprintf(w, "verified: every table in PostgreSQL holds as many rows as in SQLite\n")
+	fmt.Fprintf(w, "new accounts will be numbered from %d, new orders after sequence number %d\n\n", sum.AccountSeq+1, sum.OrderSeq)
+	printNextSteps(w, o, target, dd)
+	return nil
+}
+
+// migrateTarget returns the storage block weir should run with after the
+// move: the target of the flags, or the config's own when it says
+// postgres already.
+func migrateTarget(cfg Config, o migrateStorageOpts) (StorageConfig, error) {
+	target := StorageConfig{Driver: driverPostgres, DSN: o.dsn, DSNFile: o.dsnFile, MaxConns: cfg.Storage.MaxConns}
+	switch {
+	case o.dsn != "" && o.dsnFile != "":
+		return target, errors.New("give --to-dsn or --to-dsn-file, not both")
+	case o.dsn != "" || o.dsnFile != "":
+		return target, nil
+	case cfg.Storage.Driver == driverPostgres:
+		return cfg.Storage, nil
+	}
+	return target, errors.New("no target: give --to-dsn or --to-dsn-file (or a config whose storage.driver is postgres)")
+}
+
+// describeTarget names the database and schema of dsn, without its
+// password.
+func describeTarget(dsn, schema string) string {
+	c, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return fmt.Sprintf("PostgreSQL (schema %q)", schema)
+	}
+	return fmt.Sprintf("PostgreSQL (database %q on %s:%d, schema %q)", c.Database, c.Host, c.Port, schema)
+}
+
+// countsLine formats counts as "accounts 2, orders 5".
+func countsLine(c transfer.Counts) string {
+	var parts []string
+	for _, t := range transfer.Tables() {
+		if c[t] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %d", t, c[t]))
+		}
+	}
+	if len(parts) == 0 {
+		return "no rows"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// printNextSteps tells the operator what to change in the config.
+func printNextSteps(w io.Writer, o migrateStorageOpts, target StorageConfig, dataDir string) {
+	where := "the config"
+	if o.configPath != "" {
+		where = o.configPath
+	}
+	fmt.Fprintf(w, "Next:\n  1. In %s, set\n       storage:\n         driver: postgres\n", where)
+	if target.DSNFile != "" {
+		fmt.Fprintf(w, "         dsn-file: %s\n", target.DSNFile)
+	} else {
+		fmt.Fprintf(w, "         dsn: %q\n"+
+			"     (or dsn-file: a file holding the DSN, to keep its password out of the YAML)\n", target.redacted().DSN)
+	}
+	fmt.Fprintf(w, "     storage.path is then unused.\n"+
+		"  2. Keep data-dir %s as it is: the CA files, the HTTPS certificate, the admin\n"+
+		"     token and the limiter's database stay there; every replica needs the same CA files.\n"+
+		"  3. Start weir. For several replicas, move the limiter to Redis (rate-limiting.backend:\n"+
+		"     redis); nonces are then shared there, or in PostgreSQL.\n"+
+		"The SQLite file is left as it is, a fallback: weir no longer writes to it.\n", dataDir)
+}

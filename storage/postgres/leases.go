@@ -1,0 +1,152 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// Leases (acme/lease.go, migration 0003), each one statement at READ
+// COMMITTED. A lease is live while now < until. The claim of many locks
+// the rows it takes with FOR UPDATE SKIP LOCKED, so concurrent claims on
+// any replicas take different rows without waiting for each other; a row
+// that another claim changed and committed meanwhile is tested again on
+// its new version, whose lease is then live, and skipped. The claim of
+// one and TryLease wait for a concurrent writer of their row and test the
+// row it left.
+
+// leaseArgs checks the arguments of a claim and returns the lease's end.
+func leaseArgs(what, owner string, now time.Time, lease time.Duration) (time.Time, error) {
+	switch {
+	case owner == "":
+		return time.Time{}, fmt.Errorf("postgres: %s: empty owner", what)
+	case !validKey(owner):
+		return time.Time{}, fmt.Errorf("postgres: %s: the owner is not valid UTF-8 text", what)
+	case lease <= 0:
+		return time.Time{}, fmt.Errorf("postgres: %s: lease %s is not positive", what, lease)
+	case now.IsZero():
+		return time.Time{}, fmt.Errorf("postgres: %s: the time is zero", what)
+	}
+	until := now.Add(lease)
+	return until, checkTimes(what, now, until)
+}
+
+// ClaimChallenges implements acme.Store.
+func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Challenge, error) {
+	const what = "claim challenges"
+	if limit <= 0 {
+		return nil, fmt.Errorf("postgres: %s: limit %d is not positive", what, limit)
+	}
+	until, err := leaseArgs(what, owner, now, lease)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := collect(ctx, s.pool, what, `UPDATE challenges AS c SET lease_owner = $1, lease_until = $2
+		FROM (SELECT id FROM challenges
+		      WHERE status = $3 AND (lease_until IS NULL OR lease_until <= $4)
+		      ORDER BY updated_at, id LIMIT $5
+		      FOR UPDATE SKIP LOCKED) AS free
+		WHERE c.id = free.id
+		RETURNING c.id, c.authz_id, c.type, c.token, c.status, c.validated, c.error, c.updated_at`,
+		[]any{owner, toNanos(until), string(acme.StatusProcessing), toNanos(now), limit}, scanChallenge)
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING gives the rows in no particular order.
+	slices.SortFunc(cs, func(a, b *acme.Challenge) int {
+		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID) // bytewise, as COLLATE "C"
+	})
+	return cs, nil
+}
+
+// StartChallenge implements acme.Store.
+func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
+	what := fmt.Sprintf("start challenge %q", id)
+	if !validKey(id) {
+		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	until, err := leaseArgs(what, owner, now, lease)
+	if err != nil {
+		return err
+	}
+	return s.cas(ctx, what, "status is not pending",
+		`UPDATE challenges SET status = $1, updated_at = $2, lease_owner = $3, lease_until = $4
+		WHERE id = $5 AND status = $6`,
+		[]any{string(acme.StatusProcessing), toNanos(now), owner, toNanos(until), id, string(acme.StatusPending)},
+		`SELECT 1 FROM challenges WHERE id = $1`, id)
+}
+
+// ClaimChallenge implements acme.Store.
+func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
+	what := fmt.Sprintf("claim challenge %q", id)
+	if !validKey(id) {
+		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	until, err := leaseArgs(what, owner, now, lease)
+	if err != nil {
+		return err
+	}
+	return s.cas(ctx, what, "not processing, or leased to another owner",
+		`UPDATE challenges SET lease_owner = $1, lease_until = $2
+		WHERE id = $3 AND status = $4 AND (lease_until IS NULL OR lease_until <= $5 OR lease_owner = $1)`,
+		[]any{owner, toNanos(until), id, string(acme.StatusProcessing), toNanos(now)},
+		`SELECT 1 FROM challenges WHERE id = $1`, id)
+}
+
+// ReleaseChallenge implements acme.Store.
+func (s *Store) ReleaseChallenge(ctx context.Context, id, owner string) error {
+	if !validKey(id) || !validKey(owner) {
+		return nil
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE challenges SET lease_owner = NULL, lease_until = NULL
+		WHERE id = $1 AND lease_owner = $2`, id, owner)
+	if err != nil {
+		return writeErr(fmt.Sprintf("release challenge %q", id), err)
+	}
+	return nil
+}
+
+// TryLease implements acme.Store.
+func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
+	what := fmt.Sprintf("lease %q", name)
+	if !validKey(name) {
+		return false, fmt.Errorf("postgres: %s: the name is not valid UTF-8 text", what)
+	}
+	until, err := leaseArgs(what, owner, now, ttl)
+	if err != nil {
+		return false, err
+	}
+	var one int
+	err = s.pool.QueryRow(ctx, `INSERT INTO leases (name, owner, until) VALUES ($1, $2, $3)
+		ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, until = EXCLUDED.until
+		WHERE leases.until <= $4 OR leases.owner = EXCLUDED.owner
+		RETURNING 1`, name, owner, toNanos(until), toNanos(now)).Scan(&one)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil // another owner's lease is live
+	case err != nil:
+		return false, writeErr(what, err)
+	}
+	return true, nil
+}
+
+// ReleaseLease implements acme.Store.
+func (s *Store) ReleaseLease(ctx context.Context, name, owner string) error {
+	if !validKey(name) || !validKey(owner) {
+		return nil
+	}
+	if _, err := s.pool.Exec(ctx, `DELETE FROM leases WHERE name = $1 AND owner = $2`, name, owner); err != nil {
+		return writeErr(fmt.Sprintf("release lease %q", name), err)
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+// Package pgtest gives tests a PostgreSQL schema of their own on the server
+// named by WEIR_TEST_POSTGRES_DSN, so that parallel tests and the shared
+// server never collide.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// EnvDSN is the variable naming the test server.
+const EnvDSN = "WEIR_TEST_POSTGRES_DSN"
+
+// BaseDSN returns the DSN of WEIR_TEST_POSTGRES_DSN. Without it the test is
+// skipped with a message saying how to run it, except under CI=true, where
+// it fails.
+func BaseDSN(tb testing.TB) string {
+	tb.Helper()
+	base := os.Getenv(EnvDSN)
+	if base == "" {
+		if os.Getenv("CI") == "true" {
+			tb.Fatal(EnvDSN + " must be set in CI")
+		}
+		tb.Skip("set " + EnvDSN + "=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run the PostgreSQL tests")
+	}
+	return base
+}
+
+// Schema creates a new schema named prefix plus random hex, dropped with its
+// tables when the test ends, and returns it with a DSN whose search_path is
+// it and whose application_name is the schema (so a test can find its own
+// connections in pg_stat_activity).
+func Schema(tb testing.TB, prefix string) (schema, dsn string) {
+	tb.Helper()
+	base := BaseDSN(tb)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		tb.Fatalf("connecting to %s: %v", EnvDSN, err)
+	}
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema = prefix + hex.EncodeToString(b[:])
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := admin.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			tb.Errorf("DROP SCHEMA %s: %v", schema, err)
+		}
+		admin.Close(ctx)
+	})
+	return schema, WithParams(base, map[string]string{"search_path": schema, "application_name": schema})
+}
+
+// WithParams sets connection parameters on a URL or keyword/value DSN.
+func WithParams(dsn string, params map[string]string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		for k, v := range params {
+			q.Set(k, v)
+		}
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	for k, v := range params {
+		dsn += " " + k + "=" + v
+	}
+	return dsn
+}

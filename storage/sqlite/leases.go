@@ -1,0 +1,187 @@
+package sqlite
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// Leases (acme/lease.go, migration 0006). Every write runs on the single
+// writer connection, in the writer's transaction, so an UPDATE that tests
+// a lease and takes it is atomic against every other write of the store,
+// and SQLite's file lock (BEGIN IMMEDIATE) extends that to other processes
+// on the same file. A lease is live while now < until.
+
+// startChallengeSQL moves a challenge from ?5 (pending) to ?1
+// (processing) at ?2, leased to ?3 until ?4.
+const startChallengeSQL = `UPDATE challenges SET status = ?1, updated_at = ?2, lease_owner = ?3, lease_until = ?4
+	WHERE id = ?6 AND status = ?5`
+
+// claimChallengeSQL leases one processing challenge to ?1 until ?2 unless
+// another owner's lease is live at ?4.
+const claimChallengeSQL = `UPDATE challenges SET lease_owner = ?1, lease_until = ?2
+	WHERE id = ?3 AND status = ?5 AND (lease_until IS NULL OR lease_until <= ?4 OR lease_owner = ?1)`
+
+// claimChallengesSQL leases to ?1 until ?2 up to ?5 processing challenges
+// whose lease is free or ended at ?4, least recently updated first (by the
+// index challenges_status), and returns them.
+const claimChallengesSQL = `UPDATE challenges SET lease_owner = ?1, lease_until = ?2
+	WHERE id IN (SELECT id FROM challenges
+	             WHERE status = ?3 AND (lease_until IS NULL OR lease_until <= ?4)
+	             ORDER BY updated_at, id LIMIT ?5)
+	RETURNING ` + challengeCols
+
+// releaseChallengeSQL frees the lease of a challenge if ?2 holds it.
+const releaseChallengeSQL = `UPDATE challenges SET lease_owner = NULL, lease_until = NULL
+	WHERE id = ?1 AND lease_owner = ?2`
+
+// tryLeaseSQL takes or renews the named lease ?1 for ?2 until ?3 if it is
+// absent, ended at ?4 or already ?2's; it changes no row otherwise.
+const tryLeaseSQL = `INSERT INTO leases (name, owner, until) VALUES (?1, ?2, ?3)
+	ON CONFLICT (name) DO UPDATE SET owner = excluded.owner, until = excluded.until
+	WHERE leases.until <= ?4 OR leases.owner = excluded.owner`
+
+// releaseLeaseSQL ends the named lease ?1 if ?2 holds it.
+const releaseLeaseSQL = `DELETE FROM leases WHERE name = ?1 AND owner = ?2`
+
+// leaseArgs checks the arguments of a claim and returns the lease's end.
+func leaseArgs(what, owner string, now time.Time, lease time.Duration) (time.Time, error) {
+	if owner == "" {
+		return time.Time{}, fmt.Errorf("sqlite: %s: empty owner", what)
+	}
+	if lease <= 0 {
+		return time.Time{}, fmt.Errorf("sqlite: %s: lease %s is not positive", what, lease)
+	}
+	if now.IsZero() {
+		return time.Time{}, fmt.Errorf("sqlite: %s: the time is zero", what)
+	}
+	until := now.Add(lease)
+	return until, checkTimes(what, now, until)
+}
+
+// ClaimChallenges implements acme.Store.
+func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Challenge, error) {
+	const what = "claim challenges"
+	if limit <= 0 {
+		return nil, fmt.Errorf("sqlite: %s: limit %d is not positive", what, limit)
+	}
+	until, err := leaseArgs(what, owner, now, lease)
+	if err != nil {
+		return nil, err
+	}
+	var cs []*acme.Challenge
+	err = s.write(ctx, func(w *writeTx) error {
+		cs = cs[:0] // the operation may run again in a new transaction
+		rows, err := w.stmt(wClaimChallenges).QueryContext(writeCtx,
+			owner, toNanos(until), string(acme.StatusProcessing), toNanos(now), limit)
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			c, err := scanChallenge(rows)
+			if err != nil {
+				return fmt.Errorf("sqlite: %s: %w", what, err)
+			}
+			cs = append(cs, c)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING gives the rows in no particular order.
+	slices.SortFunc(cs, func(a, b *acme.Challenge) int {
+		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.ID, b.ID) // bytewise, as SQLite's BINARY collation
+	})
+	return cs, nil
+}
+
+// StartChallenge implements acme.Store.
+func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
+	what := fmt.Sprintf("start challenge %q", id)
+	until, err := leaseArgs(what, owner, now, lease)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wStartChallenge, string(acme.StatusProcessing), toNanos(now), owner, toNanos(until),
+			string(acme.StatusPending), id)
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		return checkAffected(w, res, what, "status is not pending", wChallengeExists, id)
+	})
+}
+
+// ClaimChallenge implements acme.Store.
+func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
+	what := fmt.Sprintf("claim challenge %q", id)
+	until, err := leaseArgs(what, owner, now, lease)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wClaimChallenge, owner, toNanos(until), id, toNanos(now), string(acme.StatusProcessing))
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		return checkAffected(w, res, what, "not processing, or leased to another owner", wChallengeExists, id)
+	})
+}
+
+// ReleaseChallenge implements acme.Store.
+func (s *Store) ReleaseChallenge(ctx context.Context, id, owner string) error {
+	return s.write(ctx, func(w *writeTx) error {
+		if _, err := w.exec(wReleaseChallenge, id, owner); err != nil {
+			return fmt.Errorf("sqlite: release challenge %q: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// TryLease implements acme.Store.
+func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
+	what := fmt.Sprintf("lease %q", name)
+	until, err := leaseArgs(what, owner, now, ttl)
+	if err != nil {
+		return false, err
+	}
+	var held bool
+	err = s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wTryLease, name, owner, toNanos(until), toNanos(now))
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: rows affected: %w", what, err)
+		}
+		held = n > 0
+		return nil
+	})
+	if err != nil {
+		return false, err
+	}
+	return held, nil
+}
+
+// ReleaseLease implements acme.Store.
+func (s *Store) ReleaseLease(ctx context.Context, name, owner string) error {
+	return s.write(ctx, func(w *writeTx) error {
+		if _, err := w.exec(wReleaseLease, name, owner); err != nil {
+			return fmt.Errorf("sqlite: release lease %q: %w", name, err)
+		}
+		return nil
+	})
+}

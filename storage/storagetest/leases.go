@@ -1,0 +1,338 @@
+package storagetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// testLeases runs the lease checks on one store: those of validation
+// jobs and those of background work.
+func testLeases(t *testing.T, f *fixture) {
+	t.Run("TryLease", func(t *testing.T) { testTryLease(t, f) })
+	t.Run("StartChallenge", func(t *testing.T) { testStartChallenge(t, f) })
+	t.Run("ClaimChallenges", func(t *testing.T) { testClaimChallenges(t, f) })
+	t.Run("ClaimConcurrent", func(t *testing.T) { testClaimConcurrent(t, f) })
+}
+
+// isConflict reports whether err wraps acme.ErrConflict.
+func isConflict(err error) bool { return errors.Is(err, acme.ErrConflict) }
+
+// processing stores an order of a new account with authorizations for n
+// names and moves the first challenge of each to processing, updated at
+// at(i minutes) for the i-th; it returns those challenges, as stored.
+func (f *fixture) processing(t *testing.T, n int) []*acme.Challenge {
+	t.Helper()
+	acct := f.account(t)
+	var authzs []*acme.Authorization
+	for i := range n {
+		authzs = append(authzs, f.authz(acct.ID, fmt.Sprintf("n%d.example.com", i), false, acme.StatusPending, at(24*time.Hour)))
+	}
+	f.order(t, acct.ID, authzs)
+	var out []*acme.Challenge
+	for i, a := range authzs {
+		c := a.Challenges[0]
+		c.Status, c.UpdatedAt = acme.StatusProcessing, at(time.Duration(i)*time.Minute)
+		if err := f.s.UpdateChallenge(f.ctx, c, acme.StatusPending); err != nil {
+			t.Fatalf("UpdateChallenge(%s, pending->processing): %v", c.ID, err)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// claim calls ClaimChallenges and returns the IDs it claimed.
+func (f *fixture) claim(t *testing.T, owner string, now time.Time, lease time.Duration, limit int) []string {
+	t.Helper()
+	cs, err := f.s.ClaimChallenges(f.ctx, owner, now, lease, limit)
+	if err != nil {
+		t.Fatalf("ClaimChallenges(%s, %v): %v", owner, now, err)
+	}
+	ids := make([]string, len(cs))
+	for i, c := range cs {
+		ids[i] = c.ID
+	}
+	return ids
+}
+
+// ids returns the IDs of cs.
+func ids(cs ...*acme.Challenge) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.ID
+	}
+	return out
+}
+
+// testStartChallenge: the POST of a challenge moves it from pending to
+// processing and leases it to the replica that took it, in one
+// compare-and-set; nobody else claims it while the lease lives, and
+// anybody may once it has ended.
+func testStartChallenge(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	a := f.authz(acct.ID, "start.example.com", false, acme.StatusPending, at(time.Hour))
+	f.order(t, acct.ID, []*acme.Authorization{a})
+	c := a.Challenges[1]
+	t0 := at(3 * time.Hour) // after the tests before (one store): no other lease lives then
+	const lease = time.Minute
+
+	if err := f.s.StartChallenge(f.ctx, c.ID, "a", t0, lease); err != nil {
+		t.Fatalf("StartChallenge: %v", err)
+	}
+	c.Status, c.UpdatedAt = acme.StatusProcessing, t0
+	got, err := f.s.GetChallenge(f.ctx, c.ID)
+	if err != nil {
+		t.Fatalf("GetChallenge: %v", err)
+	}
+	checkChallenge(t, "GetChallenge after StartChallenge", got, c)
+	wantErr(t, "StartChallenge(again)", f.s.StartChallenge(f.ctx, c.ID, "b", t0, lease), acme.ErrConflict)
+	wantErr(t, "StartChallenge(unknown)", f.s.StartChallenge(f.ctx, "no-such-challenge", "b", t0, lease), acme.ErrNotFound)
+	wantErr(t, "ClaimChallenge(b, a's live lease)", f.s.ClaimChallenge(f.ctx, c.ID, "b", t0.Add(59*time.Second), lease), acme.ErrConflict)
+	if got := f.claim(t, "b", t0.Add(59*time.Second), lease, 10); slices.Contains(got, c.ID) {
+		t.Errorf("ClaimChallenges(b) while a's lease lives: got %v, which holds %s", got, c.ID)
+	}
+	if got := f.claim(t, "b", t0.Add(lease), lease, 10); !slices.Contains(got, c.ID) {
+		t.Errorf("ClaimChallenges(b) when a's lease ended: got %v, want %s among them", got, c.ID)
+	}
+	authz, err := f.s.GetAuthz(f.ctx, a.ID)
+	if err != nil {
+		t.Fatalf("GetAuthz: %v", err)
+	}
+	checkAuthz(t, "GetAuthz after StartChallenge", authz, a)
+	// Leave nothing claimable for the tests after.
+	c.Status, c.UpdatedAt = acme.StatusInvalid, t0.Add(lease)
+	if err := f.s.UpdateChallenge(f.ctx, c, acme.StatusProcessing); err != nil {
+		t.Fatalf("UpdateChallenge(processing->invalid): %v", err)
+	}
+}
+
+// testClaimChallenges checks the leases of validation jobs: a claim takes
+// processing challenges whose lease is free or ended, oldest first, and
+// returns them whole; a live lease is nobody else's to take (nor its
+// holder's to take twice) until it ends or is released; the claim of one
+// challenge renews its holder's lease and refuses anyone else's; pending
+// and settled challenges are never claimed.
+func testClaimChallenges(t *testing.T, f *fixture) {
+	cs := f.processing(t, 3)
+	const lease = time.Minute
+	t0 := at(10 * time.Minute)
+
+	got, err := f.s.ClaimChallenges(f.ctx, "a", t0, lease, 2)
+	if err != nil {
+		t.Fatalf("ClaimChallenges: %v", err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("ClaimChallenges(limit 2): got %v, want %v", ids(got...), ids(cs[:2]...))
+	}
+	for i, c := range got {
+		checkChallenge(t, fmt.Sprintf("ClaimChallenges: challenge %d", i), c, cs[i])
+	}
+	if got := f.claim(t, "b", t0.Add(30*time.Second), lease, 10); !slices.Equal(got, ids(cs[2])) {
+		t.Errorf("ClaimChallenges(b) while a's leases are live: got %v, want only the free %v", got, ids(cs[2]))
+	}
+	if got := f.claim(t, "a", t0.Add(30*time.Second), lease, 10); len(got) != 0 {
+		t.Errorf("ClaimChallenges(a) again while every lease is live: got %v, want none", got)
+	}
+
+	// The claim of one: a renewal by the holder, a conflict for others.
+	wantErr(t, "ClaimChallenge(b, a's live lease)", f.s.ClaimChallenge(f.ctx, cs[0].ID, "b", t0.Add(30*time.Second), lease), acme.ErrConflict)
+	if err := f.s.ClaimChallenge(f.ctx, cs[0].ID, "a", t0.Add(30*time.Second), lease); err != nil {
+		t.Fatalf("ClaimChallenge(a renews): %v", err)
+	}
+	// At t0+lease a's unrenewed lease of cs[1] has ended (a lease is live
+	// while now is before its end); the renewed one of cs[0] has not.
+	if got := f.claim(t, "b", t0.Add(lease), lease, 10); !slices.Equal(got, ids(cs[1])) {
+		t.Errorf("ClaimChallenges(b) when a's lease of %s ended: got %v, want %v", cs[1].ID, got, ids(cs[1]))
+	}
+	wantErr(t, "ClaimChallenge(a, its lease taken over)", f.s.ClaimChallenge(f.ctx, cs[1].ID, "a", t0.Add(lease), lease), acme.ErrConflict)
+	if err := f.s.ClaimChallenge(f.ctx, cs[0].ID, "c", t0.Add(90*time.Second), lease); err != nil {
+		t.Errorf("ClaimChallenge(c) when a's renewed lease ended: %v", err)
+	}
+
+	// Release: only the holder's frees it, and then anyone may claim it.
+	if err := f.s.ReleaseChallenge(f.ctx, cs[1].ID, "a"); err != nil {
+		t.Fatalf("ReleaseChallenge(not the holder): %v", err)
+	}
+	wantErr(t, "ClaimChallenge(a) after a release by a non-holder", f.s.ClaimChallenge(f.ctx, cs[1].ID, "a", t0.Add(lease), lease), acme.ErrConflict)
+	if err := f.s.ReleaseChallenge(f.ctx, cs[1].ID, "b"); err != nil {
+		t.Fatalf("ReleaseChallenge(holder): %v", err)
+	}
+	if got := f.claim(t, "a", t0.Add(lease), lease, 10); !slices.Equal(got, ids(cs[1])) {
+		t.Errorf("ClaimChallenges(a) after b released %s: got %v, want it", cs[1].ID, got)
+	}
+
+	// A lease changes nothing a reader sees.
+	for _, c := range cs {
+		got, err := f.s.GetChallenge(f.ctx, c.ID)
+		if err != nil {
+			t.Fatalf("GetChallenge: %v", err)
+		}
+		checkChallenge(t, "GetChallenge of a leased challenge", got, c)
+	}
+
+	// Settled challenges are not jobs, whatever their lease.
+	cs[2].Status, cs[2].Validated, cs[2].UpdatedAt = acme.StatusValid, at(time.Hour), at(time.Hour)
+	if err := f.s.UpdateChallenge(f.ctx, cs[2], acme.StatusProcessing); err != nil {
+		t.Fatalf("UpdateChallenge(processing->valid): %v", err)
+	}
+	if got := f.claim(t, "d", t0.Add(time.Hour), lease, 10); !slices.Equal(got, ids(cs[0], cs[1])) {
+		t.Errorf("ClaimChallenges when every lease ended: got %v, want the processing %v", got, ids(cs[0], cs[1]))
+	}
+	wantErr(t, "ClaimChallenge(valid)", f.s.ClaimChallenge(f.ctx, cs[2].ID, "d", t0.Add(2*time.Hour), lease), acme.ErrConflict)
+	acct := f.account(t)
+	pending := f.authz(acct.ID, "pending.example.com", false, acme.StatusPending, at(time.Hour))
+	f.order(t, acct.ID, []*acme.Authorization{pending})
+	wantErr(t, "ClaimChallenge(pending)", f.s.ClaimChallenge(f.ctx, pending.Challenges[0].ID, "d", t0, lease), acme.ErrConflict)
+	wantErr(t, "ClaimChallenge(unknown)", f.s.ClaimChallenge(f.ctx, "no-such-challenge", "d", t0, lease), acme.ErrNotFound)
+	if err := f.s.ReleaseChallenge(f.ctx, "no-such-challenge", "d"); err != nil {
+		t.Errorf("ReleaseChallenge(unknown): %v", err)
+	}
+
+	// Arguments that make no lease.
+	if _, err := f.s.ClaimChallenges(f.ctx, "", t0, lease, 1); err == nil {
+		t.Error("ClaimChallenges(empty owner) succeeded")
+	}
+	if _, err := f.s.ClaimChallenges(f.ctx, "a", t0, 0, 1); err == nil {
+		t.Error("ClaimChallenges(zero lease) succeeded")
+	}
+	if _, err := f.s.ClaimChallenges(f.ctx, "a", t0, lease, 0); err == nil {
+		t.Error("ClaimChallenges(limit 0) succeeded")
+	}
+}
+
+// testClaimConcurrent: owners claiming at once, on any connections, never
+// get the same challenge; together they get each of this test's exactly
+// once (the store may hold others, leased by the tests before). Of owners
+// claiming one challenge at once, exactly one gets it.
+func testClaimConcurrent(t *testing.T, f *fixture) {
+	const jobs, owners = 40, 8
+	cs := f.processing(t, jobs)
+	now := at(time.Hour)
+	var (
+		mu      sync.Mutex
+		claimed = map[string][]string{} // challenge -> owners
+		wg      sync.WaitGroup
+	)
+	for o := range owners {
+		owner := fmt.Sprintf("owner-%d", o)
+		wg.Go(func() {
+			for range jobs { // bounded: each round claims one at least, or stops
+				got, err := f.s.ClaimChallenges(f.ctx, owner, now, time.Minute, 3)
+				if err != nil {
+					t.Errorf("ClaimChallenges(%s): %v", owner, err)
+					return
+				}
+				if len(got) == 0 {
+					return
+				}
+				mu.Lock()
+				for _, c := range got {
+					claimed[c.ID] = append(claimed[c.ID], owner)
+				}
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	for _, c := range cs {
+		if got := claimed[c.ID]; len(got) != 1 {
+			t.Errorf("challenge %s was claimed by %v, want exactly one owner", c.ID, got)
+		}
+	}
+
+	// One challenge whose lease ended, claimed by every owner at once.
+	later := now.Add(time.Hour)
+	var wins sync.Map
+	for o := range owners {
+		owner := fmt.Sprintf("late-%d", o)
+		wg.Go(func() {
+			switch err := f.s.ClaimChallenge(f.ctx, cs[0].ID, owner, later, time.Minute); {
+			case err == nil:
+				wins.Store(owner, true)
+			case !isConflict(err):
+				t.Errorf("ClaimChallenge(%s): %v", owner, err)
+			}
+		})
+	}
+	wg.Wait()
+	n := 0
+	wins.Range(func(any, any) bool { n++; return true })
+	if n != 1 {
+		t.Errorf("%d of %d concurrent ClaimChallenge calls won, want exactly 1", n, owners)
+	}
+}
+
+// testTryLease checks the named leases of background work: free, it is
+// taken; live, it is its holder's to renew and nobody else's; ended, it is
+// anyone's; released by its holder, it is free at once; names are
+// independent; of owners trying at once, exactly one gets it.
+func testTryLease(t *testing.T, f *fixture) {
+	const ttl = time.Minute
+	t0 := at(0)
+	try := func(name, owner string, now time.Time, want bool) {
+		t.Helper()
+		got, err := f.s.TryLease(f.ctx, name, owner, now, ttl)
+		if err != nil {
+			t.Fatalf("TryLease(%s, %s, %v): %v", name, owner, now.Sub(t0), err)
+		}
+		if got != want {
+			t.Errorf("TryLease(%s, %s, t0+%v) = %v, want %v", name, owner, now.Sub(t0), got, want)
+		}
+	}
+	try("crl", "a", t0, true)
+	try("crl", "b", t0.Add(30*time.Second), false)
+	try("sweep", "b", t0.Add(30*time.Second), true) // another name
+	try("crl", "a", t0.Add(30*time.Second), true)   // renewed until t0+90s
+	try("crl", "b", t0.Add(time.Minute), false)
+	try("crl", "b", t0.Add(90*time.Second), true) // ended: taken over
+	try("crl", "a", t0.Add(100*time.Second), false)
+
+	if err := f.s.ReleaseLease(f.ctx, "crl", "a"); err != nil {
+		t.Fatalf("ReleaseLease(not the holder): %v", err)
+	}
+	try("crl", "a", t0.Add(100*time.Second), false)
+	if err := f.s.ReleaseLease(f.ctx, "crl", "b"); err != nil {
+		t.Fatalf("ReleaseLease(holder): %v", err)
+	}
+	try("crl", "a", t0.Add(100*time.Second), true)
+	if err := f.s.ReleaseLease(f.ctx, "never-taken", "a"); err != nil {
+		t.Errorf("ReleaseLease(unknown): %v", err)
+	}
+	if _, err := f.s.TryLease(f.ctx, "crl", "", t0, ttl); err == nil {
+		t.Error("TryLease(empty owner) succeeded")
+	}
+	if _, err := f.s.TryLease(f.ctx, "crl", "a", t0, 0); err == nil {
+		t.Error("TryLease(zero ttl) succeeded")
+	}
+
+	const owners = 8
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		wins []string
+	)
+	for o := range owners {
+		owner := fmt.Sprintf("owner-%d", o)
+		wg.Go(func() {
+			ok, err := f.s.TryLease(f.ctx, "race", owner, t0, ttl)
+			if err != nil {
+				t.Errorf("TryLease(%s): %v", owner, err)
+				return
+			}
+			if ok {
+				mu.Lock()
+				wins = append(wins, owner)
+				mu.Unlock()
+			}
+		})
+	}
+	wg.Wait()
+	if len(wins) != 1 {
+		t.Errorf("concurrent TryLease: %v won, want exactly one owner", wins)
+	}
+}
