@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,7 +25,7 @@ func scanAccount(row scanner) (*acme.Account, error) {
 	if err := row.Scan(&id, &a.KeyThumbprint, &a.Key, &contact, &a.Status, &created, &a.CreatedIP, &a.EABKeyID); err != nil {
 		return nil, err
 	}
-	a.ID = formatAccountID(id)
+	a.ID = transfer.FormatAccountID(id)
 	a.CreatedAt = fromNanos(created)
 	var err error
 	if a.Contact, err = stringsFromJSON("account "+a.ID+" contact", contact); err != nil {
@@ -52,7 +53,7 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	}
 	const insert = `INSERT INTO accounts (key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`
-	args := []any{a.KeyThumbprint, a.Key, contact, string(a.Status), toNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID}
+	args := []any{a.KeyThumbprint, a.Key, contact, string(a.Status), transfer.ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID}
 	var id int64
 	if a.EABKeyID == "" {
 		// One statement, one round trip.
@@ -70,13 +71,13 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 			return err
 		}
 	}
-	a.ID = formatAccountID(id)
+	a.ID = transfer.FormatAccountID(id)
 	return nil
 }
 
 // GetAccount returns the account with the given ID.
 func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
-	n, ok := parseAccountID(id)
+	n, ok := transfer.ParseAccountID(id)
 	if !ok {
 		return nil, fmt.Errorf("postgres: account %q: %w", id, acme.ErrNotFound)
 	}
@@ -108,7 +109,7 @@ const accountExists = `SELECT 1 FROM accounts WHERE id = $1`
 // from.
 func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.Status) error {
 	what := fmt.Sprintf("update account %q", a.ID)
-	n, ok := parseAccountID(a.ID)
+	n, ok := transfer.ParseAccountID(a.ID)
 	if !ok {
 		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
 	}
@@ -126,7 +127,7 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 // newThumbprint belongs to an account or the old key no longer matches.
 func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
 	what := fmt.Sprintf("change key of account %q", id)
-	n, ok := parseAccountID(id)
+	n, ok := transfer.ParseAccountID(id)
 	if !ok {
 		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -35,7 +36,7 @@ func authzArgs(a *acme.Authorization) (*authzInsert, error) {
 	if a.ID == "" {
 		return nil, fmt.Errorf("postgres: %s: empty id", what)
 	}
-	accountID, ok := parseAccountID(a.AccountID)
+	accountID, ok := transfer.ParseAccountID(a.AccountID)
 	if !ok {
 		return nil, fmt.Errorf("postgres: %s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
 	}
@@ -66,15 +67,15 @@ func insertAuthz(ctx context.Context, tx pgx.Tx, a *acme.Authorization, args *au
 	_, err := tx.Exec(ctx, `INSERT INTO authzs (id, account_id, ident_type, ident_value, wildcard, status, expires, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		a.ID, args.accountID, string(a.Identifier.Type), a.Identifier.Value, a.Wildcard,
-		string(a.Status), toNanos(a.Expires), toNanos(a.CreatedAt))
+		string(a.Status), transfer.ToNanos(a.Expires), transfer.ToNanos(a.CreatedAt))
 	if err != nil {
 		return writeErr(args.what, err)
 	}
 	for i, c := range a.Challenges {
 		_, err := tx.Exec(ctx, `INSERT INTO challenges (id, authz_id, position, type, token, status, validated, error, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			c.ID, a.ID, i, string(c.Type), c.Token, string(c.Status), toNanos(c.Validated),
-			args.problems[i], toNanos(c.UpdatedAt))
+			c.ID, a.ID, i, string(c.Type), c.Token, string(c.Status), transfer.ToNanos(c.Validated),
+			args.problems[i], transfer.ToNanos(c.UpdatedAt))
 		if err != nil {
 			return writeErr(fmt.Sprintf("create challenge %q of authorization %q", c.ID, a.ID), err)
 		}
@@ -104,7 +105,7 @@ func scanAuthzRows(rows pgx.Rows) (*acme.Authorization, error) {
 			return nil, err
 		}
 		if a == nil {
-			x.AccountID = formatAccountID(accountID)
+			x.AccountID = transfer.FormatAccountID(accountID)
 			x.Expires, x.CreatedAt = fromNanos(expires), fromNanos(createdAt)
 			a = &x
 		}
@@ -172,7 +173,7 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
 	what := fmt.Sprintf("valid authorization of account %q for %s %q (wildcard %t)",
 		accountID, ident.Type, ident.Value, wildcard)
-	acct, ok := parseAccountID(accountID)
+	acct, ok := transfer.ParseAccountID(accountID)
 	if !ok || !validKey(string(ident.Type)) || !validKey(ident.Value) {
 		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
 	}
@@ -186,7 +187,7 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 		      ORDER BY expires DESC, id DESC LIMIT 1) AS a
 		LEFT JOIN challenges AS c ON c.authz_id = a.id
 		ORDER BY c.position`,
-		acct, string(ident.Type), ident.Value, wildcard, string(acme.StatusValid), toNanos(notBefore))
+		acct, string(ident.Type), ident.Value, wildcard, string(acme.StatusValid), transfer.ToNanos(notBefore))
 }
 
 // authzExists is the query missErr asks after a compare-and-set on an
@@ -225,11 +226,11 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		if err != nil {
 			return err
 		}
-		chs[i] = chArgs{c.ID, string(c.Status), problem, toNanos(c.Validated), toNanos(c.UpdatedAt)}
+		chs[i] = chArgs{c.ID, string(c.Status), problem, transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt)}
 	}
 	return s.inTx(ctx, what, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE authzs SET status = $1, expires = $2 WHERE id = $3 AND status = $4`,
-			string(a.Status), toNanos(a.Expires), a.ID, string(from))
+			string(a.Status), transfer.ToNanos(a.Expires), a.ID, string(from))
 		if err != nil {
 			return writeErr(what, err)
 		}
@@ -255,7 +256,7 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 // expire after now.
 func (s *Store) CountPendingAuthzs(ctx context.Context, accountID string, now time.Time) (int, error) {
 	what := fmt.Sprintf("count pending authorizations of account %q", accountID)
-	acct, ok := parseAccountID(accountID)
+	acct, ok := transfer.ParseAccountID(accountID)
 	if !ok {
 		return 0, nil
 	}
@@ -264,7 +265,7 @@ func (s *Store) CountPendingAuthzs(ctx context.Context, accountID string, now ti
 	}
 	var n int
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM authzs WHERE account_id = $1 AND status = $2 AND expires > $3`,
-		acct, string(acme.StatusPending), toNanos(now)).Scan(&n)
+		acct, string(acme.StatusPending), transfer.ToNanos(now)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("postgres: %s: %w", what, err)
 	}

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 	"strings"
 	"time"
 
@@ -29,7 +30,7 @@ func scanCert(row scanner) (*acme.Certificate, error) {
 		&renewStart, &renewEnd, &c.RenewNow); err != nil {
 		return nil, err
 	}
-	c.AccountID = formatAccountID(accountID)
+	c.AccountID = transfer.FormatAccountID(accountID)
 	c.NotBefore, c.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
 	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
 	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
@@ -50,7 +51,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	if cert.Serial == "" {
 		return fmt.Errorf("postgres: %s: empty serial", what)
 	}
-	accountID, ok := parseAccountID(cert.AccountID)
+	accountID, ok := transfer.ParseAccountID(cert.AccountID)
 	if !ok || !validKey(cert.OrderID) {
 		return fmt.Errorf("postgres: %s: account %q or order: %w", what, cert.AccountID, acme.ErrNotFound)
 	}
@@ -82,8 +83,8 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 			    not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, 0, $11, $12, $13)`,
 			cert.Serial, accountID, cert.OrderID, cert.DER, cert.ChainPEM, names, nameSet,
-			toNanos(cert.NotBefore), toNanos(cert.NotAfter), toNanos(cert.IssuedAt),
-			cert.Profile, toNanos(cert.RenewalStart), toNanos(cert.RenewalEnd))
+			transfer.ToNanos(cert.NotBefore), transfer.ToNanos(cert.NotAfter), transfer.ToNanos(cert.IssuedAt),
+			cert.Profile, transfer.ToNanos(cert.RenewalStart), transfer.ToNanos(cert.RenewalEnd))
 		if err != nil {
 			return writeErr(what, err)
 		}
@@ -119,7 +120,7 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 	}
 	return s.cas(ctx, what, "already revoked",
 		`UPDATE certificates SET revoked_at = $1, reason = $2 WHERE serial = $3 AND revoked_at IS NULL`,
-		[]any{toNanos(at), reason, serial}, `SELECT 1 FROM certificates WHERE serial = $1`, serial)
+		[]any{transfer.ToNanos(at), reason, serial}, `SELECT 1 FROM certificates WHERE serial = $1`, serial)
 }
 
 // ListRevoked returns the revoked certificates that have not expired at
@@ -131,7 +132,7 @@ func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certifi
 	}
 	return collect(ctx, s.pool, what, `SELECT `+certCols+` FROM certificates
 		WHERE revoked_at IS NOT NULL AND not_after >= $1
-		ORDER BY revoked_at, serial`, []any{toNanos(now)}, scanCert)
+		ORDER BY revoked_at, serial`, []any{transfer.ToNanos(now)}, scanCert)
 }
 
 // SetRenewalWindows implements acme.Store, in one statement; it marks the
@@ -152,7 +153,7 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 	}
 	// One statement: every window moves, or none.
 	_, err := s.pool.Exec(ctx, `UPDATE certificates SET renewal_start = $1, renewal_end = $2, renew_now = true
-		WHERE serial = ANY($3)`, toNanos(start), toNanos(end), keys)
+		WHERE serial = ANY($3)`, transfer.ToNanos(start), transfer.ToNanos(end), keys)
 	if err != nil {
 		return fmt.Errorf("postgres: %s: %w", what, err)
 	}
@@ -166,7 +167,7 @@ func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.Ren
 		return nil, err
 	}
 	return collect(ctx, s.pool, what, `SELECT serial, account_id, renewal_start, renewal_end FROM certificates
-		WHERE renewal_end > $1 AND revoked_at IS NULL ORDER BY renewal_start, serial`, []any{toNanos(after)},
+		WHERE renewal_end > $1 AND revoked_at IS NULL ORDER BY renewal_start, serial`, []any{transfer.ToNanos(after)},
 		func(row scanner) (acme.RenewalWindow, error) {
 			var (
 				w          acme.RenewalWindow
@@ -174,7 +175,7 @@ func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.Ren
 				start, end int64
 			)
 			err := row.Scan(&w.Serial, &acct, &start, &end)
-			w.AccountID = formatAccountID(acct)
+			w.AccountID = transfer.FormatAccountID(acct)
 			w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
 			return w, err
 		})

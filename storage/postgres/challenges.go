@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -58,7 +59,7 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 	}
 	return s.cas(ctx, what, "status is not "+string(from),
 		`UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4 WHERE id = $5 AND status = $6`,
-		[]any{string(c.Status), problem, toNanos(c.Validated), toNanos(c.UpdatedAt), c.ID, string(from)},
+		[]any{string(c.Status), problem, transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt), c.ID, string(from)},
 		`SELECT 1 FROM challenges WHERE id = $1`, c.ID)
 }
 
@@ -76,5 +77,5 @@ func (s *Store) ListChallenges(ctx context.Context, status acme.Status, olderTha
 		return nil, nil
 	}
 	return collect(ctx, s.pool, what, `SELECT `+challengeCols+` FROM challenges WHERE status = $1 AND updated_at < $2
-		ORDER BY updated_at, id LIMIT $3`, []any{string(status), toNanos(olderThan), limit}, scanChallenge)
+		ORDER BY updated_at, id LIMIT $3`, []any{string(status), transfer.ToNanos(olderThan), limit}, scanChallenge)
 }

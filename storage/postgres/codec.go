@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
+	"github.com/weir-pki/weir/storage/transfer"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -92,52 +91,14 @@ func validKey(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
-// parseAccountID parses an account ID, which the store assigns as the
-// canonical decimal form of a positive integer.
-func parseAccountID(id string) (int64, bool) {
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil || n <= 0 || strconv.FormatInt(n, 10) != id {
-		return 0, false
-	}
-	return n, true
-}
-
-// formatAccountID is the inverse of parseAccountID.
-func formatAccountID(n int64) string { return strconv.FormatInt(n, 10) }
-
-// minTime and maxTime are the earliest and latest storable times.
-var (
-	minTime = time.Unix(0, math.MinInt64)
-	maxTime = time.Unix(0, math.MaxInt64)
-)
-
-// timesInRange reports whether every non-zero time of ts is storable.
-func timesInRange(ts ...time.Time) bool {
-	for _, t := range ts {
-		if !t.IsZero() && (t.Before(minTime) || t.After(maxTime)) {
-			return false
-		}
-	}
-	return true
-}
-
 // checkTimes returns an error if a non-zero time is outside the range that
 // Unix nanoseconds in an int64 can represent (about 1678 to 2262).
 func checkTimes(what string, ts ...time.Time) error {
-	if timesInRange(ts...) {
+	if transfer.TimesInRange(ts...) {
 		return nil
 	}
 	return fmt.Errorf("postgres: %s: a time is outside the storable range %s to %s",
-		what, minTime.UTC().Format(time.RFC3339), maxTime.UTC().Format(time.RFC3339))
-}
-
-// toNanos converts t to stored form: Unix nanoseconds, 0 for the zero time.
-// Callers check the range with checkTimes first.
-func toNanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
+		what, transfer.MinTime.UTC().Format(time.RFC3339), transfer.MaxTime.UTC().Format(time.RFC3339))
 }
 
 // fromNanos is the inverse of toNanos; NULL (nil) reads as the zero time.
@@ -153,7 +114,7 @@ func nullNanos(t time.Time) *int64 {
 	if t.IsZero() {
 		return nil
 	}
-	n := toNanos(t)
+	n := transfer.ToNanos(t)
 	return &n
 }
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 	"slices"
 	"time"
 
@@ -55,7 +56,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 		      FOR UPDATE SKIP LOCKED) AS free
 		WHERE c.id = free.id
 		RETURNING c.id, c.authz_id, c.type, c.token, c.status, c.validated, c.error, c.updated_at`,
-		[]any{owner, toNanos(until), string(acme.StatusProcessing), toNanos(now), limit}, scanChallenge)
+		[]any{owner, transfer.ToNanos(until), string(acme.StatusProcessing), transfer.ToNanos(now), limit}, scanChallenge)
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 	return s.cas(ctx, what, "status is not pending",
 		`UPDATE challenges SET status = $1, updated_at = $2, lease_owner = $3, lease_until = $4
 		WHERE id = $5 AND status = $6`,
-		[]any{string(acme.StatusProcessing), toNanos(now), owner, toNanos(until), id, string(acme.StatusPending)},
+		[]any{string(acme.StatusProcessing), transfer.ToNanos(now), owner, transfer.ToNanos(until), id, string(acme.StatusPending)},
 		`SELECT 1 FROM challenges WHERE id = $1`, id)
 }
 
@@ -99,7 +100,7 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 	return s.cas(ctx, what, "not processing, or leased to another owner",
 		`UPDATE challenges SET lease_owner = $1, lease_until = $2
 		WHERE id = $3 AND status = $4 AND (lease_until IS NULL OR lease_until <= $5 OR lease_owner = $1)`,
-		[]any{owner, toNanos(until), id, string(acme.StatusProcessing), toNanos(now)},
+		[]any{owner, transfer.ToNanos(until), id, string(acme.StatusProcessing), transfer.ToNanos(now)},
 		`SELECT 1 FROM challenges WHERE id = $1`, id)
 }
 
@@ -130,7 +131,7 @@ func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time,
 	err = s.pool.QueryRow(ctx, `INSERT INTO leases (name, owner, until) VALUES ($1, $2, $3)
 		ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, until = EXCLUDED.until
 		WHERE leases.until <= $4 OR leases.owner = EXCLUDED.owner
-		RETURNING 1`, name, owner, toNanos(until), toNanos(now)).Scan(&one)
+		RETURNING 1`, name, owner, transfer.ToNanos(until), transfer.ToNanos(now)).Scan(&one)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return false, nil // another owner's lease is live

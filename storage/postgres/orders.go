@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 	"slices"
 	"strconv"
 
@@ -29,7 +30,7 @@ func scanOrder(row scanner) (*acme.Order, error) {
 		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile); err != nil {
 		return nil, err
 	}
-	o.AccountID = formatAccountID(accountID)
+	o.AccountID = transfer.FormatAccountID(accountID)
 	o.NotBefore, o.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
 	o.Expires, o.CreatedAt = fromNanos(expires), fromNanos(createdAt)
 	what := "order " + o.ID
@@ -58,7 +59,7 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 	if o.ID == "" {
 		return fmt.Errorf("postgres: %s: empty id", what)
 	}
-	accountID, ok := parseAccountID(o.AccountID)
+	accountID, ok := transfer.ParseAccountID(o.AccountID)
 	if !ok {
 		return fmt.Errorf("postgres: %s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
 	}
@@ -104,8 +105,8 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 		_, err := tx.Exec(ctx, `INSERT INTO orders (id, account_id, status, identifiers, authz_ids, not_before, not_after,
 			    expires, error, cert_serial, created_at, replaces, profile)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			o.ID, accountID, string(o.Status), idents, authzIDs, toNanos(o.NotBefore), toNanos(o.NotAfter),
-			toNanos(o.Expires), problem, o.CertSerial, toNanos(o.CreatedAt), o.Replaces, o.Profile)
+			o.ID, accountID, string(o.Status), idents, authzIDs, transfer.ToNanos(o.NotBefore), transfer.ToNanos(o.NotAfter),
+			transfer.ToNanos(o.Expires), problem, o.CertSerial, transfer.ToNanos(o.CreatedAt), o.Replaces, o.Profile)
 		if err != nil {
 			return writeErr(what, err)
 		}
@@ -156,7 +157,7 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 			return nil, "", fmt.Errorf("postgres: list orders: malformed cursor %q", cursor)
 		}
 	}
-	acct, ok := parseAccountID(accountID)
+	acct, ok := transfer.ParseAccountID(accountID)
 	if !ok {
 		return nil, "", nil
 	}

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 
 	"github.com/weir-pki/weir/acme"
 )
@@ -23,7 +24,7 @@ func scanAccount(row scanner) (*acme.Account, error) {
 	if err := row.Scan(&id, &a.KeyThumbprint, &a.Key, &contact, &a.Status, &created, &a.CreatedIP, &a.EABKeyID); err != nil {
 		return nil, err
 	}
-	a.ID = formatAccountID(id)
+	a.ID = transfer.FormatAccountID(id)
 	a.CreatedAt = fromNanos(created)
 	var err error
 	if a.Contact, err = stringsFromJSON("account "+a.ID+" contact", contact); err != nil {
@@ -52,7 +53,7 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	var id int64
 	err = s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wInsertAccount,
-			a.KeyThumbprint, a.Key, contact, string(a.Status), toNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID)
+			a.KeyThumbprint, a.Key, contact, string(a.Status), transfer.ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID)
 		if err != nil {
 			return insertErr("create account", err)
 		}
@@ -67,13 +68,13 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	if err != nil {
 		return err
 	}
-	a.ID = formatAccountID(id)
+	a.ID = transfer.FormatAccountID(id)
 	return nil
 }
 
 // GetAccount returns the account with the given ID.
 func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
-	n, ok := parseAccountID(id)
+	n, ok := transfer.ParseAccountID(id)
 	if !ok {
 		return nil, fmt.Errorf("sqlite: account %q: %w", id, acme.ErrNotFound)
 	}
@@ -105,7 +106,7 @@ func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.A
 // from.
 func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.Status) error {
 	what := fmt.Sprintf("update account %q", a.ID)
-	n, ok := parseAccountID(a.ID)
+	n, ok := transfer.ParseAccountID(a.ID)
 	if !ok {
 		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
 	}
@@ -128,7 +129,7 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 // newThumbprint belongs to an account or the old key no longer matches.
 func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
 	what := fmt.Sprintf("change key of account %q", id)
-	n, ok := parseAccountID(id)
+	n, ok := transfer.ParseAccountID(id)
 	if !ok {
 		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
 	}

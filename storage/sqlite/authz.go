@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -19,7 +20,7 @@ const authzCols = "id, account_id, ident_type, ident_value, wildcard, status, ex
 func insertAuthz(w *writeTx, a *acme.Authorization, args *authzInsert) error {
 	_, err := w.exec(wInsertAuthz,
 		a.ID, args.accountID, string(a.Identifier.Type), a.Identifier.Value, boolInt(a.Wildcard),
-		string(a.Status), toNanos(a.Expires), toNanos(a.CreatedAt))
+		string(a.Status), transfer.ToNanos(a.Expires), transfer.ToNanos(a.CreatedAt))
 	if err != nil {
 		return insertErr(args.what, err)
 	}
@@ -46,7 +47,7 @@ func authzArgs(a *acme.Authorization) (*authzInsert, error) {
 	if a.ID == "" {
 		return nil, fmt.Errorf("sqlite: %s: empty id", what)
 	}
-	accountID, ok := parseAccountID(a.AccountID)
+	accountID, ok := transfer.ParseAccountID(a.AccountID)
 	if !ok {
 		return nil, fmt.Errorf("sqlite: %s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
 	}
@@ -86,7 +87,7 @@ func scanAuthzRows(rows *sql.Rows) (*acme.Authorization, error) {
 			return nil, err
 		}
 		if a == nil {
-			x.AccountID = formatAccountID(accountID)
+			x.AccountID = transfer.FormatAccountID(accountID)
 			x.Wildcard = wildcard != 0
 			x.Expires, x.CreatedAt = fromNanos(expires), fromNanos(createdAt)
 			a = &x
@@ -138,11 +139,11 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 // wildcard that expires after notBefore, the latest-expiring one if there
 // are several. The error wraps acme.ErrNotFound if there is none.
 func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
-	acct, ok := parseAccountID(accountID)
+	acct, ok := transfer.ParseAccountID(accountID)
 	if !ok {
 		return nil, fmt.Errorf("sqlite: %s: %w", validAuthzWhat(accountID, ident, wildcard), acme.ErrNotFound)
 	}
-	if !timesInRange(notBefore) {
+	if !transfer.TimesInRange(notBefore) {
 		return nil, checkTimes(validAuthzWhat(accountID, ident, wildcard), notBefore)
 	}
 	ctx, err := readCtx(ctx)
@@ -154,7 +155,7 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 		stmt = rFindValidAuthzWildcard
 	}
 	rows, err := s.query(ctx, stmt,
-		acct, string(ident.Type), ident.Value, string(acme.StatusValid), toNanos(notBefore))
+		acct, string(ident.Type), ident.Value, string(acme.StatusValid), transfer.ToNanos(notBefore))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", validAuthzWhat(accountID, ident, wildcard), err)
 	}
@@ -198,9 +199,9 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		if err != nil {
 			return err
 		}
-		chs[i] = chArgs{c.ID, string(c.Status), problem, toNanos(c.Validated), toNanos(c.UpdatedAt)}
+		chs[i] = chArgs{c.ID, string(c.Status), problem, transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt)}
 	}
-	id, status, expires := a.ID, string(a.Status), toNanos(a.Expires)
+	id, status, expires := a.ID, string(a.Status), transfer.ToNanos(a.Expires)
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wUpdateAuthz, status, expires, id, string(from))
 		if err != nil {
@@ -231,11 +232,11 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 // expire after now.
 func (s *Store) CountPendingAuthzs(ctx context.Context, accountID string, now time.Time) (int, error) {
 	what := func() string { return fmt.Sprintf("count pending authorizations of account %q", accountID) }
-	acct, ok := parseAccountID(accountID)
+	acct, ok := transfer.ParseAccountID(accountID)
 	if !ok {
 		return 0, nil
 	}
-	if !timesInRange(now) {
+	if !transfer.TimesInRange(now) {
 		return 0, checkTimes(what(), now)
 	}
 	ctx, err := readCtx(ctx)
@@ -243,7 +244,7 @@ func (s *Store) CountPendingAuthzs(ctx context.Context, accountID string, now ti
 		return 0, err
 	}
 	var n int
-	err = s.queryRow(ctx, rCountPendingAuthzs, acct, string(acme.StatusPending), toNanos(now)).Scan(&n)
+	err = s.queryRow(ctx, rCountPendingAuthzs, acct, string(acme.StatusPending), transfer.ToNanos(now)).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: %s: %w", what(), err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 	"strings"
 	"time"
 
@@ -28,7 +29,7 @@ func scanCert(row scanner) (*acme.Certificate, error) {
 		return nil, err
 	}
 	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
-	c.AccountID = formatAccountID(accountID)
+	c.AccountID = transfer.FormatAccountID(accountID)
 	c.NotBefore, c.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
 	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
 	var err error
@@ -48,7 +49,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	if cert.Serial == "" {
 		return fmt.Errorf("sqlite: %s: empty serial", what)
 	}
-	accountID, ok := parseAccountID(cert.AccountID)
+	accountID, ok := transfer.ParseAccountID(cert.AccountID)
 	if !ok {
 		return fmt.Errorf("sqlite: %s: account %q: %w", what, cert.AccountID, acme.ErrNotFound)
 	}
@@ -76,8 +77,8 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		}
 		_, err = w.exec(wInsertCertificate,
 			cert.Serial, accountID, cert.OrderID, cert.DER, cert.ChainPEM, names,
-			nameSet, toNanos(cert.NotBefore), toNanos(cert.NotAfter), toNanos(cert.IssuedAt),
-			cert.Profile, toNanos(cert.RenewalStart), toNanos(cert.RenewalEnd))
+			nameSet, transfer.ToNanos(cert.NotBefore), transfer.ToNanos(cert.NotAfter), transfer.ToNanos(cert.IssuedAt),
+			cert.Profile, transfer.ToNanos(cert.RenewalStart), transfer.ToNanos(cert.RenewalEnd))
 		if err != nil {
 			return insertErr(what, err)
 		}
@@ -109,7 +110,7 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wRevokeCertificate, toNanos(at), reason, serial)
+		res, err := w.exec(wRevokeCertificate, transfer.ToNanos(at), reason, serial)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
@@ -123,7 +124,7 @@ func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certifi
 	if err := checkTimes("list revoked certificates", now); err != nil {
 		return nil, err
 	}
-	rows, err := s.query(ctx, rListRevoked, toNanos(now))
+	rows, err := s.query(ctx, rListRevoked, transfer.ToNanos(now))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -38,7 +39,7 @@ func challengeArgs(authzID string, c *acme.Challenge) (sql.NullString, error) {
 	if c.ID == "" {
 		return sql.NullString{}, fmt.Errorf("sqlite: %s: empty id", createChallengeWhat(authzID, c))
 	}
-	if !timesInRange(c.Validated, c.UpdatedAt) {
+	if !transfer.TimesInRange(c.Validated, c.UpdatedAt) {
 		return sql.NullString{}, checkTimes(createChallengeWhat(authzID, c), c.Validated, c.UpdatedAt)
 	}
 	if c.Error == nil {
@@ -57,8 +58,8 @@ func createChallengeWhat(authzID string, c *acme.Challenge) string {
 // ignored.
 func insertChallenge(w *writeTx, authzID string, pos int, c *acme.Challenge, problem sql.NullString) error {
 	_, err := w.exec(wInsertChallenge,
-		c.ID, authzID, pos, string(c.Type), c.Token, string(c.Status), toNanos(c.Validated),
-		problem, toNanos(c.UpdatedAt))
+		c.ID, authzID, pos, string(c.Type), c.Token, string(c.Status), transfer.ToNanos(c.Validated),
+		problem, transfer.ToNanos(c.UpdatedAt))
 	if err != nil {
 		return insertErr(createChallengeWhat(authzID, c), err)
 	}
@@ -89,7 +90,7 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 	if err != nil {
 		return err
 	}
-	id, status, validated, updated := c.ID, string(c.Status), toNanos(c.Validated), toNanos(c.UpdatedAt)
+	id, status, validated, updated := c.ID, string(c.Status), transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt)
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wUpdateChallenge, status, problem, validated, updated, id, string(from))
 		if err != nil {
@@ -109,7 +110,7 @@ func (s *Store) ListChallenges(ctx context.Context, status acme.Status, olderTha
 	if err := checkTimes(what, olderThan); err != nil {
 		return nil, err
 	}
-	rows, err := s.query(ctx, rListChallenges, string(status), toNanos(olderThan), limit)
+	rows, err := s.query(ctx, rListChallenges, string(status), transfer.ToNanos(olderThan), limit)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
 	}

@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
-	"strconv"
+	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -83,23 +82,10 @@ func rowErr(what string, err error) error {
 	return fmt.Errorf("sqlite: %s: %w", what, err)
 }
 
-// parseAccountID parses an account ID, which the store assigns as the
-// canonical decimal form of a positive integer.
-func parseAccountID(id string) (int64, bool) {
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil || n <= 0 || strconv.FormatInt(n, 10) != id {
-		return 0, false
-	}
-	return n, true
-}
-
-// formatAccountID is the inverse of parseAccountID.
-func formatAccountID(n int64) string { return strconv.FormatInt(n, 10) }
-
 // checkTimes returns an error if a non-zero time is outside the range that
 // Unix nanoseconds in an int64 can represent (about 1678 to 2262).
 func checkTimes(what string, ts ...time.Time) error {
-	lo, hi := minTime, maxTime
+	lo, hi := transfer.MinTime, transfer.MaxTime
 	for _, t := range ts {
 		if !t.IsZero() && (t.Before(lo) || t.After(hi)) {
 			return fmt.Errorf("sqlite: %s: time %s is outside the storable range %s to %s",
@@ -107,31 +93,6 @@ func checkTimes(what string, ts ...time.Time) error {
 		}
 	}
 	return nil
-}
-
-// timesInRange reports whether checkTimes accepts ts.
-func timesInRange(ts ...time.Time) bool {
-	for _, t := range ts {
-		if !t.IsZero() && (t.Before(minTime) || t.After(maxTime)) {
-			return false
-		}
-	}
-	return true
-}
-
-// minTime and maxTime are the earliest and latest storable times.
-var (
-	minTime = time.Unix(0, math.MinInt64)
-	maxTime = time.Unix(0, math.MaxInt64)
-)
-
-// toNanos converts t to stored form: Unix nanoseconds, 0 for the zero time.
-// Callers check the range with checkTimes first.
-func toNanos(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
-	}
-	return t.UnixNano()
 }
 
 // fromNanos is the inverse of toNanos. A NULL reads as the zero time.

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 	"slices"
 	"time"
 
@@ -77,7 +78,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 	err = s.write(ctx, func(w *writeTx) error {
 		cs = cs[:0] // the operation may run again in a new transaction
 		rows, err := w.stmt(wClaimChallenges).QueryContext(writeCtx,
-			owner, toNanos(until), string(acme.StatusProcessing), toNanos(now), limit)
+			owner, transfer.ToNanos(until), string(acme.StatusProcessing), transfer.ToNanos(now), limit)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
@@ -115,7 +116,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wStartChallenge, string(acme.StatusProcessing), toNanos(now), owner, toNanos(until),
+		res, err := w.exec(wStartChallenge, string(acme.StatusProcessing), transfer.ToNanos(now), owner, transfer.ToNanos(until),
 			string(acme.StatusPending), id)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
@@ -132,7 +133,7 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wClaimChallenge, owner, toNanos(until), id, toNanos(now), string(acme.StatusProcessing))
+		res, err := w.exec(wClaimChallenge, owner, transfer.ToNanos(until), id, transfer.ToNanos(now), string(acme.StatusProcessing))
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
@@ -159,7 +160,7 @@ func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time,
 	}
 	var held bool
 	err = s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wTryLease, name, owner, toNanos(until), toNanos(now))
+		res, err := w.exec(wTryLease, name, owner, transfer.ToNanos(until), transfer.ToNanos(now))
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}

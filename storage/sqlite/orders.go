@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/weir-pki/weir/storage/transfer"
 	"slices"
 	"strconv"
 
@@ -28,7 +29,7 @@ func scanOrder(row scanner) (*acme.Order, error) {
 		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile); err != nil {
 		return nil, err
 	}
-	o.AccountID = formatAccountID(accountID)
+	o.AccountID = transfer.FormatAccountID(accountID)
 	o.NotBefore, o.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
 	o.Expires, o.CreatedAt = fromNanos(expires), fromNanos(createdAt)
 	what := "order " + o.ID
@@ -57,7 +58,7 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 	if o.ID == "" {
 		return fmt.Errorf("sqlite: %s: empty id", what)
 	}
-	accountID, ok := parseAccountID(o.AccountID)
+	accountID, ok := transfer.ParseAccountID(o.AccountID)
 	if !ok {
 		return fmt.Errorf("sqlite: %s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
 	}
@@ -96,8 +97,8 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 
 	return s.write(ctx, func(w *writeTx) error {
 		_, err := w.exec(wInsertOrder,
-			o.ID, accountID, string(o.Status), idents, authzIDs, toNanos(o.NotBefore), toNanos(o.NotAfter),
-			toNanos(o.Expires), problem, o.CertSerial, toNanos(o.CreatedAt), o.Replaces, o.Profile)
+			o.ID, accountID, string(o.Status), idents, authzIDs, transfer.ToNanos(o.NotBefore), transfer.ToNanos(o.NotAfter),
+			transfer.ToNanos(o.Expires), problem, o.CertSerial, transfer.ToNanos(o.CreatedAt), o.Replaces, o.Profile)
 		if err != nil {
 			return insertErr(what, err)
 		}
@@ -148,7 +149,7 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 			return nil, "", fmt.Errorf("sqlite: list orders: malformed cursor %q", cursor)
 		}
 	}
-	acct, ok := parseAccountID(accountID)
+	acct, ok := transfer.ParseAccountID(accountID)
 	if !ok {
 		return nil, "", nil
 	}
