@@ -1,6 +1,7 @@
 package acme
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/x509"
@@ -88,11 +89,21 @@ func diffIdentifiers(want, got []Identifier) string {
 // Finalize checks the CSR of a ready order, issues the certificate and
 // stores it before returning the now-valid order (RFC 8555 §7.4). The
 // order's move from pending to processing is compare-and-set, so of many
-// concurrent finalize calls exactly one issues.
+// concurrent finalize calls exactly one issues. The move stores the CSR
+// and leases the issuance to this replica (acme/lease.go): if it dies
+// before the certificate is stored, another replica issues from the stored
+// CSR once the lease ends. A repeat of the finalize request that moved the
+// order (the same CSR), such as a client's retry after a lost response or
+// a 5xx, gets the order as it now is instead of orderNotReady.
 func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER []byte) (*Order, error) {
 	o, err := s.GetOrder(ctx, c, orderID)
 	if err != nil {
 		return nil, err
+	}
+	if o.Status == StatusProcessing || o.Status == StatusValid {
+		if len(o.CSR) > 0 && bytes.Equal(o.CSR, csrDER) {
+			return o, nil
+		}
 	}
 	if o.Status != StatusReady {
 		p := NewProblem(ProbOrderNotReady, "order %s is %s, not ready; it cannot be finalized", o.ID, o.Status)
@@ -124,8 +135,7 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER
 	if err != nil {
 		return nil, err
 	}
-	o.Status = StatusProcessing
-	if err := s.store.UpdateOrder(ctx, o, StatusPending); err != nil {
+	if err := s.store.StartFinalize(ctx, o.ID, s.cfg.Owner, csrDER, s.now().UTC(), s.cfg.ValidationLease); err != nil {
 		refund()
 		if errors.Is(err, ErrConflict) {
 			p := NewProblem(ProbOrderNotReady, "order %s is already being finalized", o.ID)
@@ -134,31 +144,86 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER
 		}
 		return nil, Internal(err)
 	}
+	o.Status, o.CSR = StatusProcessing, csrDER
+	return s.completeFinalize(ctx, o, csr, profile, refund)
+}
+
+// completeFinalize issues the certificate of o, in processing and leased
+// to this replica, for csr under profile, and stores it with the order
+// made valid. A CA that cannot sign makes the order invalid and refunds
+// what its finalization spent. A store that cannot be written leaves the
+// order processing: its lease ends and a replica issues it again (the
+// certificate signed here was never stored nor sent, so it does not
+// exist for anyone). When another replica stored a certificate first, its
+// order is returned.
+func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.CertificateRequest, profile *Profile, refund func()) (*Order, error) {
 	cert, err := s.issue(o, csr, profile)
-	if err == nil {
-		cert.RenewalStart, cert.RenewalEnd = s.renewalWindow(ctx, o.AccountID, len(o.Identifiers), cert.NotBefore, cert.NotAfter)
-		err = s.store.FinalizeOrder(ctx, cert)
-		if errors.Is(err, ErrConflict) && o.Replaces != "" {
+	if err != nil {
+		refund()
+		s.failOrder(ctx, o, Internal(err), "marking order invalid after failed issuance")
+		return nil, Internal(fmt.Errorf("finalize order %s: %w", o.ID, err))
+	}
+	cert.RenewalStart, cert.RenewalEnd = s.renewalWindow(ctx, o.AccountID, len(o.Identifiers), cert.NotBefore, cert.NotAfter)
+	err = s.store.FinalizeOrder(ctx, cert)
+	if errors.Is(err, ErrConflict) {
+		cur, gerr := s.store.GetOrder(ctx, o.ID)
+		switch {
+		case gerr != nil:
+			return nil, Internal(fmt.Errorf("finalize order %s: %w; reading it again: %w", o.ID, err, gerr))
+		case cur.Status == StatusValid:
+			// A replica that took the finalization over stored its
+			// certificate first.
+			return cur, nil
+		case cur.Status == StatusProcessing && o.Replaces != "":
 			// Another renewal of the same certificate became valid first.
 			refund()
-			o.Status, o.Error = StatusInvalid, alreadyReplaced(o.Replaces)
-			if uerr := s.store.UpdateOrder(ctx, o, StatusProcessing); uerr != nil {
-				s.log.Error("marking order invalid after a concurrent replacement", "order", o.ID, "err", uerr)
-			}
+			s.failOrder(ctx, o, alreadyReplaced(o.Replaces), "marking order invalid after a concurrent replacement")
 			return nil, alreadyReplaced(o.Replaces)
+		case cur.Status == StatusInvalid && cur.Error != nil:
+			return nil, cur.Error
 		}
 	}
 	if err != nil {
-		refund()
-		o.Status, o.Error = StatusInvalid, Internal(err)
-		if uerr := s.store.UpdateOrder(ctx, o, StatusProcessing); uerr != nil {
-			s.log.Error("marking order invalid after failed issuance", "order", o.ID, "err", uerr)
-		}
-		return nil, Internal(fmt.Errorf("finalize order %s: %w", o.ID, err))
+		return nil, Internal(fmt.Errorf("finalize order %s: storing the certificate: %w", o.ID, err))
 	}
 	o.Status, o.CertSerial = StatusValid, cert.Serial
 	s.obs().Issued(cert, cert.IssuedAt.Sub(o.CreatedAt))
 	return o, nil
+}
+
+// failOrder moves o from processing to invalid with problem p, logging
+// what failed under msg.
+func (s *Service) failOrder(ctx context.Context, o *Order, p *Problem, msg string) {
+	o.Status, o.Error = StatusInvalid, p
+	if err := s.store.UpdateOrder(ctx, o, StatusProcessing); err != nil {
+		s.log.Error(msg, "order", o.ID, "err", err)
+	}
+}
+
+// resumeFinalize completes the finalization of o, a processing order this
+// replica claimed because the replica finalizing it stopped before storing
+// the certificate: it issues from the stored CSR, with the order's
+// profile, as Finalize would have. An order without a usable CSR, or
+// whose profile no longer allows it, becomes invalid.
+func (s *Service) resumeFinalize(ctx context.Context, o *Order) {
+	nothing := func() {}
+	csr, err := x509.ParseCertificateRequest(o.CSR)
+	if err != nil {
+		s.failOrder(ctx, o, NewProblem(ProbServerInternal, "the finalization of this order was interrupted and cannot be resumed; create a new order"),
+			"marking an interrupted finalization invalid")
+		s.log.Warn("an interrupted finalization has no usable CSR; the order is invalid", "order", o.ID, "err", err)
+		return
+	}
+	profile, p := s.orderProfile(o)
+	if p != nil {
+		s.failOrder(ctx, o, p, "marking an interrupted finalization invalid")
+		return
+	}
+	if _, err := s.completeFinalize(ctx, o, csr, profile, nothing); err != nil {
+		s.log.Error("resuming an interrupted finalization", "order", o.ID, "err", err)
+		return
+	}
+	s.log.Info("issued the certificate of a finalization a stopped replica left", "order", o.ID)
 }
 
 // issue signs the certificate of o for the CSR's key under profile (nil:

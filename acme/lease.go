@@ -23,6 +23,16 @@ import (
 // result is stored compare-and-set all the same, so a replica whose clock
 // runs ahead can at worst validate twice, never record two outcomes.
 //
+// A finalization is a job too: the replica that moves an order to
+// processing stores the CSR and leases the order in the same write
+// (Store.StartFinalize) and issues at once; every ClaimInterval each
+// replica claims the processing orders whose lease ended
+// (Store.ClaimOrders) and issues them from the stored CSR, so an order
+// whose replica died mid-issuance is valid within a lease and a claim
+// interval. FinalizeOrder is compare-and-set on processing, so of two
+// replicas that both issued (the first's lease ended while it was
+// stalled) exactly one stores its certificate.
+//
 // Periodic work that one replica at a time should do (the CRL schedule,
 // the sweeps) runs under RunLeased: a named lease (Store.TryLease) that
 // the holder renews at each tick and another replica takes once it ends.
@@ -75,6 +85,32 @@ func (s *Service) claimJobs(ctx context.Context) {
 	}
 	if len(chs) > 0 {
 		s.log.Info("claimed validations left by a stopped replica or a full queue", "count", len(chs))
+	}
+}
+
+// maxClaimOrders bounds the interrupted finalizations one claim takes:
+// they are issued in the claiming loop, one after the other.
+const maxClaimOrders = 100
+
+// claimFinalizations claims the processing orders whose lease ended (the
+// replica finalizing them stopped before storing the certificate, or
+// could not write it) and completes them.
+func (s *Service) claimFinalizations(ctx context.Context) {
+	orders, err := s.store.ClaimOrders(ctx, s.cfg.Owner, s.now().UTC(), s.cfg.ValidationLease, maxClaimOrders)
+	if err != nil {
+		if ctx.Err() == nil {
+			s.log.Error("claiming interrupted finalizations", "err", err)
+		}
+		return
+	}
+	if len(orders) > 0 {
+		s.log.Info("claimed finalizations left by a stopped replica", "count", len(orders))
+	}
+	for _, o := range orders {
+		if ctx.Err() != nil {
+			return // the leases end and another replica, or this one restarted, claims them
+		}
+		s.resumeFinalize(ctx, o)
 	}
 }
 

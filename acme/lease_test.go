@@ -2,7 +2,10 @@ package acme_test
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"os"
@@ -315,6 +318,110 @@ func TestValidationHandOver(t *testing.T) {
 		}
 		if s := authzStatus(t, st, authzs[0].ID); s != acme.StatusValid {
 			t.Errorf("the first authorization is %s, want valid (validated by A as it stopped)", s)
+		}
+	})
+}
+
+// seedReadyOrder stores a valid account and a ready order of it for one
+// name, n0.example.com (its authorization already valid), and returns a
+// CSR for the name.
+func seedReadyOrder(t *testing.T, st acme.Store, now time.Time) (acme.Caller, *acme.Order, []byte) {
+	t.Helper()
+	caller, authzs := seedAuthzs(t, st, now, 1)
+	a := authzs[0]
+	a.Status = acme.StatusValid
+	a.Challenges[0].Status, a.Challenges[0].Validated = acme.StatusValid, now
+	if err := st.UpdateAuthz(t.Context(), a, acme.StatusPending); err != nil {
+		t.Fatal(err)
+	}
+	ids, _, err := st.ListOrders(t.Context(), caller.Account.ID, "", 10)
+	if err != nil || len(ids) != 1 {
+		t.Fatalf("ListOrders: %v, %v", ids, err)
+	}
+	o, err := st.GetOrder(t.Context(), ids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csr, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{DNSNames: []string{a.Identifier.Value}}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return caller, o, csr
+}
+
+// orderStatus reads the stored status of order id.
+func orderStatus(t *testing.T, st acme.Store, id string) acme.Status {
+	t.Helper()
+	o, err := st.GetOrder(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return o.Status
+}
+
+// TestFinalizeTakeover: replica A moves a ready order to processing (its
+// finalize stored the CSR and took the lease) and dies before storing the
+// certificate. Replica B leaves the order alone while A's lease lives,
+// answers the client's retry of the same finalize with the order as it
+// is (processing) and a different CSR with orderNotReady, then issues the
+// certificate from the stored CSR, once, when the lease has ended.
+func TestFinalizeTakeover(t *testing.T) {
+	forEachStore(t, func(t *testing.T, open func(*testing.T) acme.Store) {
+		st := open(t)
+		clock := newFakeClock()
+		b := replica(t, st, "replica-b", clock.now, &recorder{})
+		caller, o, csr := seedReadyOrder(t, st, clock.now())
+		lease := b.Config().ValidationLease
+		if err := st.StartFinalize(t.Context(), o.ID, "replica-a", csr, clock.now(), lease); err != nil {
+			t.Fatalf("StartFinalize as A: %v", err)
+		}
+
+		start(t, b)
+		got, err := b.Finalize(t.Context(), caller, o.ID, csr)
+		if err != nil {
+			t.Fatalf("the retried finalize on B: %v", err)
+		}
+		if got.Status != acme.StatusProcessing {
+			t.Errorf("the retried finalize on B returned a %s order, want processing", got.Status)
+		}
+		_, _, other := seedReadyOrder(t, st, clock.now())
+		_, err = b.Finalize(t.Context(), caller, o.ID, other)
+		if p := acme.AsProblem(err); p.Type != acme.ProbOrderNotReady {
+			t.Errorf("a finalize with another CSR on the processing order: %v, want orderNotReady", err)
+		}
+		time.Sleep(50 * time.Millisecond) // B claims ten times meanwhile
+		if s := orderStatus(t, st, o.ID); s != acme.StatusProcessing {
+			t.Fatalf("the order is %s while A's lease lives, want processing", s)
+		}
+
+		clock.advance(lease) // A's lease ends now
+		waitFor(t, "B to issue the order A left", func() bool { return orderStatus(t, st, o.ID) == acme.StatusValid })
+		done, err := st.GetOrder(t.Context(), o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cert, err := st.GetCertificate(t.Context(), done.CertSerial)
+		if err != nil {
+			t.Fatalf("the certificate of the order B completed: %v", err)
+		}
+		leaf, err := x509.ParseCertificate(cert.DER)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := x509.ParseCertificateRequest(csr)
+		if !leaf.PublicKey.(*ecdsa.PublicKey).Equal(req.PublicKey) || len(leaf.DNSNames) != 1 || leaf.DNSNames[0] != "n0.example.com" {
+			t.Errorf("B issued for key %v and names %v, want the CSR's key and [n0.example.com]", leaf.PublicKey, leaf.DNSNames)
+		}
+		got, err = b.Finalize(t.Context(), caller, o.ID, csr)
+		if err != nil || got.Status != acme.StatusValid || got.CertSerial != done.CertSerial {
+			t.Errorf("the retried finalize after B issued: %+v, %v; want the valid order with serial %s", got, err, done.CertSerial)
+		}
+		if n, err := st.ClaimOrders(t.Context(), "replica-c", clock.now().Add(24*time.Hour), lease, 10); err != nil || len(n) != 0 {
+			t.Errorf("ClaimOrders after B issued: %v, %v; want nothing left to claim", n, err)
 		}
 	})
 }

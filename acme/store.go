@@ -42,7 +42,8 @@ type Store interface {
 	// starting after cursor ("" = from the start), and the cursor of the next
 	// page ("" when there is none).
 	ListOrders(ctx context.Context, accountID, cursor string, limit int) (ids []string, next string, err error)
-	// UpdateOrder writes Status, Error and CertSerial, compare-and-set on from.
+	// UpdateOrder writes Status, Error and CertSerial, compare-and-set on
+	// from, and frees the order's finalization lease.
 	UpdateOrder(ctx context.Context, o *Order, from Status) error
 
 	// GetAuthz returns an authorization with its challenges.
@@ -100,10 +101,20 @@ type Store interface {
 	// ReleaseLease ends the lease called name if owner holds it.
 	ReleaseLease(ctx context.Context, name, owner string) error
 
+	// StartFinalize moves order id from pending to processing, stores csr
+	// (DER) as its CSR and leases the finalization to owner until
+	// now+lease, in one compare-and-set: ErrConflict unless it is pending.
+	StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error
+	// ClaimOrders atomically leases to owner, until now+lease, up to
+	// limit orders in processing whose lease is free or ended, and
+	// returns them (with their CSR), oldest first. Concurrent calls, from
+	// any process, never return the same order while its lease is live.
+	ClaimOrders(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*Order, error)
+
 	// FinalizeOrder stores cert and moves order cert.OrderID from processing
-	// to valid with CertSerial = cert.Serial, in one transaction; the
-	// certificate is durable before this returns. ErrConflict if the order
-	// is not processing.
+	// to valid with CertSerial = cert.Serial, and frees its lease, in one
+	// transaction; the certificate is durable before this returns.
+	// ErrConflict if the order is not processing.
 	FinalizeOrder(ctx context.Context, cert *Certificate) error
 	GetCertificate(ctx context.Context, serial string) (*Certificate, error)
 	// RevokeCertificate marks a certificate revoked. ErrConflict if it

@@ -78,6 +78,10 @@ type Order struct {
 	// is in an incident (acme/incident.go), so the limits reserve capacity.
 	Urgent  bool
 	Profile string // the certificate profile asked for; "" is the default
+	// CSR is the DER of the CSR the order was finalized with, stored when
+	// it moves to processing, so that any replica can complete a
+	// finalization whose replica stopped (acme/lease.go).
+	CSR []byte
 }
 
 // Authorization is an ACME authorization (RFC 8555 §7.1.4).

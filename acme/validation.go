@@ -23,6 +23,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { _ = s.RunLeased(ctx, "crl", s.cfg.CRLInterval, s.RegenerateCRL) })
 	s.claimJobs(ctx) // what a previous run, or a replica that died, left
+	s.claimFinalizations(ctx)
 	claim := time.NewTicker(s.cfg.ClaimInterval)
 	defer claim.Stop()
 	for {
@@ -33,6 +34,7 @@ func (s *Service) Run(ctx context.Context) error {
 			return nil
 		case <-claim.C:
 			s.claimJobs(ctx)
+			s.claimFinalizations(ctx)
 		}
 	}
 }

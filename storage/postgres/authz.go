@@ -238,7 +238,7 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 			return missErr(ctx, tx, what, "status is not "+string(from), authzExists, a.ID)
 		}
 		for _, c := range chs {
-			tag, err := tx.Exec(ctx, `UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4
+			tag, err := tx.Exec(ctx, `UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4, `+keepLease+`
 				WHERE id = $5 AND authz_id = $6`,
 				c.status, c.problem, c.validated, c.updated, c.id, a.ID)
 			if err != nil {

@@ -69,7 +69,8 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	return s.inTx(ctx, what, func(tx pgx.Tx) error {
 		// The row lock this UPDATE takes makes concurrent finalizations of
 		// the order wait for this transaction, then find it valid.
-		tag, err := tx.Exec(ctx, `UPDATE orders SET status = $1, cert_serial = $2 WHERE id = $3 AND status = $4`,
+		tag, err := tx.Exec(ctx, `UPDATE orders SET status = $1, cert_serial = $2, lease_owner = NULL, lease_until = NULL
+			WHERE id = $3 AND status = $4`,
 			string(acme.StatusValid), cert.Serial, cert.OrderID, string(acme.StatusProcessing))
 		if err != nil {
 			// orders_replaces_valid: another order already replaced the

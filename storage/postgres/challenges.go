@@ -58,7 +58,8 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 		return err
 	}
 	return s.cas(ctx, what, "status is not "+string(from),
-		`UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4 WHERE id = $5 AND status = $6`,
+		`UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4, `+keepLease+`
+		WHERE id = $5 AND status = $6`,
 		[]any{string(c.Status), problem, transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt), c.ID, string(from)},
 		`SELECT 1 FROM challenges WHERE id = $1`, c.ID)
 }

@@ -198,11 +198,11 @@ func (im *Import) Challenges(ctx context.Context, rows []transfer.Challenge) err
 // Orders implements transfer.Sink.
 func (im *Import) Orders(ctx context.Context, rows []transfer.Order) error {
 	cols := []string{"seq", "id", "account_id", "status", "identifiers", "authz_ids", "not_before", "not_after",
-		"expires", "error", "cert_serial", "created_at", "replaces", "profile"}
+		"expires", "error", "cert_serial", "created_at", "replaces", "profile", "csr"}
 	return im.copyRows(ctx, transfer.Orders, cols, len(rows), func(i int) []any {
 		r := rows[i]
 		return []any{r.Seq, r.ID, r.AccountID, r.Status, r.Identifiers, r.AuthzIDs, r.NotBefore, r.NotAfter,
-			r.Expires, r.Error, r.CertSerial, r.CreatedAt, r.Replaces, r.Profile}
+			r.Expires, r.Error, r.CertSerial, r.CreatedAt, r.Replaces, r.Profile, r.CSR}
 	})
 }
 

@@ -23,6 +23,12 @@ import (
 // one and TryLease wait for a concurrent writer of their row and test the
 // row it left.
 
+// keepLease, in an UPDATE of challenges whose new status is $1, keeps
+// the lease of a challenge that stays processing and frees that of one
+// leaving it: a settled challenge is nobody's job.
+const keepLease = `lease_owner = CASE WHEN $1 = 'processing' THEN lease_owner END,
+	lease_until = CASE WHEN $1 = 'processing' THEN lease_until END`
+
 // leaseArgs checks the arguments of a claim and returns the lease's end.
 func leaseArgs(what, owner string, now time.Time, lease time.Duration) (time.Time, error) {
 	switch {
@@ -102,6 +108,66 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 		WHERE id = $3 AND status = $4 AND (lease_until IS NULL OR lease_until <= $5 OR lease_owner = $1)`,
 		[]any{owner, transfer.ToNanos(until), id, string(acme.StatusProcessing), transfer.ToNanos(now)},
 		`SELECT 1 FROM challenges WHERE id = $1`, id)
+}
+
+// StartFinalize implements acme.Store.
+func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error {
+	what := fmt.Sprintf("start finalizing order %q", id)
+	if !validKey(id) {
+		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+	}
+	if len(csr) == 0 {
+		return fmt.Errorf("postgres: %s: empty CSR", what)
+	}
+	until, err := leaseArgs(what, owner, now, lease)
+	if err != nil {
+		return err
+	}
+	return s.cas(ctx, what, "status is not pending",
+		`UPDATE orders SET status = $1, csr = $2, lease_owner = $3, lease_until = $4
+		WHERE id = $5 AND status = $6`,
+		[]any{string(acme.StatusProcessing), csr, owner, transfer.ToNanos(until), id, string(acme.StatusPending)},
+		orderExists, id)
+}
+
+// ClaimOrders implements acme.Store.
+func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Order, error) {
+	const what = "claim orders"
+	if limit <= 0 {
+		return nil, fmt.Errorf("postgres: %s: limit %d is not positive", what, limit)
+	}
+	until, err := leaseArgs(what, owner, now, lease)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		seq int64
+		o   *acme.Order
+	}
+	rows, err := collect(ctx, s.pool, what, `UPDATE orders AS o SET lease_owner = $1, lease_until = $2
+		FROM (SELECT seq FROM orders
+		      WHERE status = $3 AND (lease_until IS NULL OR lease_until <= $4)
+		      ORDER BY seq LIMIT $5
+		      FOR UPDATE SKIP LOCKED) AS free
+		WHERE o.seq = free.seq
+		RETURNING o.seq, `+orderCols,
+		[]any{owner, transfer.ToNanos(until), string(acme.StatusProcessing), transfer.ToNanos(now), limit},
+		func(sc scanner) (row, error) {
+			var r row
+			var err error
+			r.o, err = scanOrder(seqScanner{sc, &r.seq})
+			return r, err
+		})
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING gives the rows in no particular order.
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]*acme.Order, len(rows))
+	for i, r := range rows {
+		out[i] = r.o
+	}
+	return out, nil
 }
 
 // ReleaseChallenge implements acme.Store.

@@ -15,7 +15,7 @@ import (
 
 // orderCols are the columns scanOrder reads, in order.
 const orderCols = `id, account_id, status, identifiers, authz_ids, not_before, not_after,
-	expires, error, cert_serial, created_at, replaces, profile`
+	expires, error, cert_serial, created_at, replaces, profile, csr`
 
 // scanOrder reads one row of orderCols.
 func scanOrder(row scanner) (*acme.Order, error) {
@@ -27,7 +27,7 @@ func scanOrder(row scanner) (*acme.Order, error) {
 		problem                                 *string
 	)
 	if err := row.Scan(&o.ID, &accountID, &o.Status, &idents, &authzIDs, &notBefore, &notAfter,
-		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile); err != nil {
+		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile, &o.CSR); err != nil {
 		return nil, err
 	}
 	o.AccountID = transfer.FormatAccountID(accountID)
@@ -203,7 +203,8 @@ func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status
 	// A unique violation (orders_replaces_valid: another order replacing
 	// the same certificate is already valid) is a conflict too.
 	return s.cas(ctx, what, "status is not "+string(from),
-		`UPDATE orders SET status = $1, error = $2, cert_serial = $3 WHERE id = $4 AND status = $5`,
+		`UPDATE orders SET status = $1, error = $2, cert_serial = $3, lease_owner = NULL, lease_until = NULL
+		WHERE id = $4 AND status = $5`,
 		[]any{string(o.Status), problem, o.CertSerial, o.ID, string(from)}, orderExists, o.ID)
 }
 

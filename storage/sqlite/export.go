@@ -131,7 +131,7 @@ const (
 	exportAuthzCols     = "id, account_id, ident_type, ident_value, wildcard, status, expires, created_at"
 	exportChallengeCols = "id, authz_id, position, type, token, status, validated, error, updated_at"
 	exportOrderCols     = "seq, id, account_id, status, identifiers, authz_ids, not_before, not_after, expires, " +
-		"error, cert_serial, created_at, replaces, profile"
+		"error, cert_serial, created_at, replaces, profile, csr"
 	exportCertCols = "serial, account_id, order_id, der, chain_pem, names, name_set, not_before, not_after, " +
 		"issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now"
 )
@@ -169,6 +169,8 @@ func notExported() map[string]string {
 		"leases":                 leases,
 		"challenges.lease_owner": leases,
 		"challenges.lease_until": leases,
+		"orders.lease_owner":     leases,
+		"orders.lease_until":     leases,
 	}
 }
 
@@ -381,7 +383,7 @@ func scanOrderRow(row scanner) (transfer.Order, error) {
 		problem sql.NullString
 	)
 	err := row.Scan(&o.Seq, &o.ID, &o.AccountID, &o.Status, &o.Identifiers, &o.AuthzIDs, &o.NotBefore, &o.NotAfter,
-		&o.Expires, &problem, &o.CertSerial, &o.CreatedAt, &o.Replaces, &o.Profile)
+		&o.Expires, &problem, &o.CertSerial, &o.CreatedAt, &o.Replaces, &o.Profile, &o.CSR)
 	o.Error = nullStr(problem)
 	return o, err
 }

@@ -17,6 +17,12 @@ import (
 // and SQLite's file lock (BEGIN IMMEDIATE) extends that to other processes
 // on the same file. A lease is live while now < until.
 
+// keepLeaseSQL, in an UPDATE of challenges whose new status is ?1,
+// keeps the lease of a challenge that stays processing and frees that of
+// one leaving it: a settled challenge is nobody's job.
+const keepLeaseSQL = `lease_owner = CASE WHEN ?1 = 'processing' THEN lease_owner END,
+	lease_until = CASE WHEN ?1 = 'processing' THEN lease_until END`
+
 // startChallengeSQL moves a challenge from ?5 (pending) to ?1
 // (processing) at ?2, leased to ?3 until ?4.
 const startChallengeSQL = `UPDATE challenges SET status = ?1, updated_at = ?2, lease_owner = ?3, lease_until = ?4
@@ -39,6 +45,20 @@ const claimChallengesSQL = `UPDATE challenges SET lease_owner = ?1, lease_until 
 // releaseChallengeSQL frees the lease of a challenge if ?2 holds it.
 const releaseChallengeSQL = `UPDATE challenges SET lease_owner = NULL, lease_until = NULL
 	WHERE id = ?1 AND lease_owner = ?2`
+
+// startFinalizeSQL moves an order from ?6 (pending) to ?1 (processing)
+// with the CSR ?2, leased to ?3 until ?4.
+const startFinalizeSQL = `UPDATE orders SET status = ?1, csr = ?2, lease_owner = ?3, lease_until = ?4
+	WHERE id = ?5 AND status = ?6`
+
+// claimOrdersSQL leases to ?1 until ?2 up to ?5 processing orders whose
+// lease is free or ended at ?4, oldest first (by the index
+// orders_processing), and returns them after their seq.
+const claimOrdersSQL = `UPDATE orders SET lease_owner = ?1, lease_until = ?2
+	WHERE seq IN (SELECT seq FROM orders
+	              WHERE status = ?3 AND (lease_until IS NULL OR lease_until <= ?4)
+	              ORDER BY seq LIMIT ?5)
+	RETURNING seq, ` + orderCols
 
 // tryLeaseSQL takes or renews the named lease ?1 for ?2 until ?3 if it is
 // absent, ended at ?4 or already ?2's; it changes no row otherwise.
@@ -139,6 +159,73 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 		}
 		return checkAffected(w, res, what, "not processing, or leased to another owner", wChallengeExists, id)
 	})
+}
+
+// StartFinalize implements acme.Store.
+func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error {
+	what := fmt.Sprintf("start finalizing order %q", id)
+	if len(csr) == 0 {
+		return fmt.Errorf("sqlite: %s: empty CSR", what)
+	}
+	until, err := leaseArgs(what, owner, now, lease)
+	if err != nil {
+		return err
+	}
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.exec(wStartFinalize, string(acme.StatusProcessing), csr, owner, transfer.ToNanos(until), id,
+			string(acme.StatusPending))
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		return checkAffected(w, res, what, "status is not pending", wOrderExists, id)
+	})
+}
+
+// ClaimOrders implements acme.Store.
+func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Order, error) {
+	const what = "claim orders"
+	if limit <= 0 {
+		return nil, fmt.Errorf("sqlite: %s: limit %d is not positive", what, limit)
+	}
+	until, err := leaseArgs(what, owner, now, lease)
+	if err != nil {
+		return nil, err
+	}
+	type row struct {
+		seq int64
+		o   *acme.Order
+	}
+	var rows []row
+	err = s.write(ctx, func(w *writeTx) error {
+		rows = rows[:0] // the operation may run again in a new transaction
+		rs, err := w.stmt(wClaimOrders).QueryContext(writeCtx,
+			owner, transfer.ToNanos(until), string(acme.StatusProcessing), transfer.ToNanos(now), limit)
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		defer rs.Close()
+		for rs.Next() {
+			var r row
+			if r.o, err = scanOrder(seqScanner{rs, &r.seq}); err != nil {
+				return fmt.Errorf("sqlite: %s: %w", what, err)
+			}
+			rows = append(rows, r)
+		}
+		if err := rs.Err(); err != nil {
+			return fmt.Errorf("sqlite: %s: %w", what, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING gives the rows in no particular order.
+	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.seq, b.seq) })
+	out := make([]*acme.Order, len(rows))
+	for i, r := range rows {
+		out[i] = r.o
+	}
+	return out, nil
 }
 
 // ReleaseChallenge implements acme.Store.

@@ -14,7 +14,7 @@ import (
 
 // orderCols are the columns scanOrder reads, in order.
 const orderCols = `id, account_id, status, identifiers, authz_ids, not_before, not_after,
-	expires, error, cert_serial, created_at, replaces, profile`
+	expires, error, cert_serial, created_at, replaces, profile, csr`
 
 // scanOrder reads one row of orderCols.
 func scanOrder(row scanner) (*acme.Order, error) {
@@ -26,7 +26,7 @@ func scanOrder(row scanner) (*acme.Order, error) {
 		problem                                 sql.NullString
 	)
 	if err := row.Scan(&o.ID, &accountID, &o.Status, &idents, &authzIDs, &notBefore, &notAfter,
-		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile); err != nil {
+		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile, &o.CSR); err != nil {
 		return nil, err
 	}
 	o.AccountID = transfer.FormatAccountID(accountID)

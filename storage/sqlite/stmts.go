@@ -105,6 +105,8 @@ const (
 	wClaimChallenge
 	wClaimChallenges
 	wReleaseChallenge
+	wStartFinalize
+	wClaimOrders
 	wTryLease
 	wReleaseLease
 	wSavepoint
@@ -123,7 +125,8 @@ var writeSQL = [numWriteStmts]string{
 	wInsertOrder: `INSERT INTO orders (id, account_id, status, identifiers, authz_ids, not_before, not_after,
 		    expires, error, cert_serial, created_at, replaces, profile)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	wUpdateOrder: `UPDATE orders SET status = ?, error = ?, cert_serial = ? WHERE id = ? AND status = ?`,
+	wUpdateOrder: `UPDATE orders SET status = ?, error = ?, cert_serial = ?, lease_owner = NULL, lease_until = NULL
+		WHERE id = ? AND status = ?`,
 	wOrderExists: `SELECT 1 FROM orders WHERE id = ?`,
 	wInsertAuthz: `INSERT INTO authzs (id, account_id, ident_type, ident_value, wildcard, status, expires, created_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -132,12 +135,13 @@ var writeSQL = [numWriteStmts]string{
 	wAuthzExists: `SELECT 1 FROM authzs WHERE id = ?`,
 	wInsertChallenge: `INSERT INTO challenges (id, authz_id, position, type, token, status, validated, error, updated_at)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-	wUpdateAuthzChallenge: `UPDATE challenges SET status = ?, error = ?, validated = ?, updated_at = ?
-		WHERE id = ? AND authz_id = ?`,
-	wUpdateChallenge: `UPDATE challenges SET status = ?, error = ?, validated = ?, updated_at = ?
-		WHERE id = ? AND status = ?`,
+	wUpdateAuthzChallenge: `UPDATE challenges SET status = ?1, error = ?2, validated = ?3, updated_at = ?4, ` + keepLeaseSQL + `
+		WHERE id = ?5 AND authz_id = ?6`,
+	wUpdateChallenge: `UPDATE challenges SET status = ?1, error = ?2, validated = ?3, updated_at = ?4, ` + keepLeaseSQL + `
+		WHERE id = ?5 AND status = ?6`,
 	wChallengeExists: `SELECT 1 FROM challenges WHERE id = ?`,
-	wFinalizeOrder:   `UPDATE orders SET status = ?, cert_serial = ? WHERE id = ? AND status = ?`,
+	wFinalizeOrder: `UPDATE orders SET status = ?, cert_serial = ?, lease_owner = NULL, lease_until = NULL
+		WHERE id = ? AND status = ?`,
 	wInsertCertificate: `INSERT INTO certificates (serial, account_id, order_id, der, chain_pem, names, name_set,
 		    not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, ?, ?, ?)`,
@@ -147,6 +151,8 @@ var writeSQL = [numWriteStmts]string{
 	wClaimChallenge:    claimChallengeSQL,
 	wClaimChallenges:   claimChallengesSQL,
 	wReleaseChallenge:  releaseChallengeSQL,
+	wStartFinalize:     startFinalizeSQL,
+	wClaimOrders:       claimOrdersSQL,
 	wTryLease:          tryLeaseSQL,
 	wReleaseLease:      releaseLeaseSQL,
 	wSavepoint:         `SAVEPOINT op`,

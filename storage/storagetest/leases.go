@@ -12,12 +12,13 @@ import (
 )
 
 // testLeases runs the lease checks on one store: those of validation
-// jobs and those of background work.
+// jobs, of finalizations and of background work.
 func testLeases(t *testing.T, f *fixture) {
 	t.Run("TryLease", func(t *testing.T) { testTryLease(t, f) })
 	t.Run("StartChallenge", func(t *testing.T) { testStartChallenge(t, f) })
 	t.Run("ClaimChallenges", func(t *testing.T) { testClaimChallenges(t, f) })
 	t.Run("ClaimConcurrent", func(t *testing.T) { testClaimConcurrent(t, f) })
+	t.Run("FinalizeLeases", func(t *testing.T) { testFinalizeLeases(t, f) })
 }
 
 // isConflict reports whether err wraps acme.ErrConflict.
@@ -334,5 +335,161 @@ func testTryLease(t *testing.T, f *fixture) {
 	wg.Wait()
 	if len(wins) != 1 {
 		t.Errorf("concurrent TryLease: %v won, want exactly one owner", wins)
+	}
+}
+
+// claimOrders calls ClaimOrders and returns the IDs it claimed among
+// mine, in the order returned.
+func (f *fixture) claimOrders(t *testing.T, owner string, now time.Time, lease time.Duration, mine []*acme.Order) []string {
+	t.Helper()
+	os, err := f.s.ClaimOrders(f.ctx, owner, now, lease, 1000)
+	if err != nil {
+		t.Fatalf("ClaimOrders(%s, %v): %v", owner, now, err)
+	}
+	var out []string
+	for _, o := range os {
+		if slices.ContainsFunc(mine, func(m *acme.Order) bool { return m.ID == o.ID }) {
+			out = append(out, o.ID)
+		}
+	}
+	return out
+}
+
+// orderIDs returns the IDs of os.
+func orderIDs(os ...*acme.Order) []string {
+	out := make([]string, len(os))
+	for i, o := range os {
+		out[i] = o.ID
+	}
+	return out
+}
+
+// testFinalizeLeases checks the leases of finalizations: StartFinalize
+// moves a pending order to processing with its CSR, leased, in one
+// compare-and-set; nobody claims it while the lease lives, and one
+// claimer takes it, CSR included, once the lease has ended; a claim of
+// several returns them oldest first; concurrent claims never take one
+// order twice; an order that left processing (valid or invalid) is never
+// claimed again.
+func testFinalizeLeases(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	t0 := at(5 * time.Hour) // after the other lease tests: none of their leases lives then
+	const lease = time.Minute
+	start := func(o *acme.Order, owner string, now time.Time) {
+		t.Helper()
+		csr := []byte("CSR of " + o.ID)
+		if err := f.s.StartFinalize(f.ctx, o.ID, owner, csr, now, lease); err != nil {
+			t.Fatalf("StartFinalize(%s): %v", o.ID, err)
+		}
+		o.Status, o.CSR = acme.StatusProcessing, csr
+	}
+
+	o := f.simpleOrder(t, acct.ID, "finalize.example.com")
+	start(o, "a", t0)
+	got, err := f.s.GetOrder(f.ctx, o.ID)
+	if err != nil {
+		t.Fatalf("GetOrder: %v", err)
+	}
+	checkOrder(t, "GetOrder after StartFinalize", got, o)
+	if string(got.CSR) != string(o.CSR) {
+		t.Errorf("GetOrder after StartFinalize: CSR %q, want %q", got.CSR, o.CSR)
+	}
+	wantErr(t, "StartFinalize(again)", f.s.StartFinalize(f.ctx, o.ID, "b", []byte("other"), t0, lease), acme.ErrConflict)
+	wantErr(t, "StartFinalize(unknown)", f.s.StartFinalize(f.ctx, "no-such-order", "b", []byte("csr"), t0, lease), acme.ErrNotFound)
+	other := f.simpleOrder(t, acct.ID, "other.example.com")
+	for name, call := range map[string]func() error{
+		"empty CSR":   func() error { return f.s.StartFinalize(f.ctx, other.ID, "b", nil, t0, lease) },
+		"empty owner": func() error { return f.s.StartFinalize(f.ctx, other.ID, "", []byte("csr"), t0, lease) },
+		"zero lease":  func() error { return f.s.StartFinalize(f.ctx, other.ID, "b", []byte("csr"), t0, 0) },
+	} {
+		if err := call(); err == nil {
+			t.Errorf("StartFinalize(%s) succeeded", name)
+		}
+	}
+	if got, err := f.s.GetOrder(f.ctx, other.ID); err != nil || got.Status != acme.StatusPending || got.CSR != nil {
+		t.Errorf("order after refused StartFinalize calls: %+v, %v; want pending without CSR", got, err)
+	}
+
+	mine := []*acme.Order{o}
+	if got := f.claimOrders(t, "b", t0.Add(59*time.Second), lease, mine); len(got) != 0 {
+		t.Errorf("ClaimOrders(b) while a's lease lives: claimed %v", got)
+	}
+	claimed, err := f.s.ClaimOrders(f.ctx, "b", t0.Add(lease), lease, 1000)
+	if err != nil {
+		t.Fatalf("ClaimOrders(b) when a's lease ended: %v", err)
+	}
+	i := slices.IndexFunc(claimed, func(c *acme.Order) bool { return c.ID == o.ID })
+	if i < 0 {
+		t.Fatalf("ClaimOrders(b) when a's lease ended: got %v, want %s among them", orderIDs(claimed...), o.ID)
+	}
+	checkOrder(t, "ClaimOrders", claimed[i], o)
+	if string(claimed[i].CSR) != string(o.CSR) {
+		t.Errorf("ClaimOrders: CSR %q, want %q", claimed[i].CSR, o.CSR)
+	}
+	if got := f.claimOrders(t, "c", t0.Add(lease+time.Second), lease, mine); len(got) != 0 {
+		t.Errorf("ClaimOrders(c) while b's lease lives: claimed %v", got)
+	}
+
+	// Settled orders are never claimed again.
+	if err := f.s.FinalizeOrder(f.ctx, f.cert(o, "0f1a2b3c4d5e6f70", at(90*24*time.Hour))); err != nil {
+		t.Fatalf("FinalizeOrder of a claimed order: %v", err)
+	}
+	failed := f.simpleOrder(t, acct.ID, "failed.example.com")
+	start(failed, "a", t0)
+	failed.Status, failed.Error = acme.StatusInvalid, acme.NewProblem(acme.ProbServerInternal, "issuance failed")
+	if err := f.s.UpdateOrder(f.ctx, failed, acme.StatusProcessing); err != nil {
+		t.Fatalf("UpdateOrder(processing->invalid): %v", err)
+	}
+	if got := f.claimOrders(t, "d", t0.Add(24*time.Hour), lease, []*acme.Order{o, failed}); len(got) != 0 {
+		t.Errorf("ClaimOrders claimed settled orders %v", got)
+	}
+
+	// Oldest first, and concurrent claimers take each order once.
+	var batch []*acme.Order
+	for i := range 6 {
+		b := f.simpleOrder(t, acct.ID, fmt.Sprintf("batch%d.example.com", i))
+		start(b, "a", t0)
+		batch = append(batch, b)
+	}
+	t1 := t0.Add(2 * time.Hour)
+	if got := f.claimOrders(t, "x", t1, lease, batch[:3]); !slices.Equal(got, orderIDs(batch[:3]...)) {
+		t.Errorf("ClaimOrders(x): claimed %v of the first three, want %v (oldest first)", got, orderIDs(batch[:3]...))
+	}
+	t2 := t1.Add(lease)
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		taken = map[string]string{}
+	)
+	for c := range 8 {
+		owner := fmt.Sprintf("claimer-%d", c)
+		wg.Go(func() {
+			os, err := f.s.ClaimOrders(f.ctx, owner, t2, lease, 1000)
+			if err != nil {
+				t.Errorf("ClaimOrders(%s): %v", owner, err)
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, o := range os {
+				if prev, ok := taken[o.ID]; ok {
+					t.Errorf("order %s claimed by %s and %s at once", o.ID, prev, owner)
+				}
+				taken[o.ID] = owner
+			}
+		})
+	}
+	wg.Wait()
+	for _, b := range batch {
+		if _, ok := taken[b.ID]; !ok {
+			t.Errorf("no concurrent claimer took order %s, whose lease had ended", b.ID)
+		}
+	}
+	// Leave nothing claimable for the tests after.
+	for _, b := range batch {
+		b.Status, b.Error = acme.StatusInvalid, acme.NewProblem(acme.ProbServerInternal, "test")
+		if err := f.s.UpdateOrder(f.ctx, b, acme.StatusProcessing); err != nil {
+			t.Fatalf("UpdateOrder(%s, processing->invalid): %v", b.ID, err)
+		}
 	}
 }

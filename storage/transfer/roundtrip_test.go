@@ -78,8 +78,7 @@ func populate(t *testing.T, s store) []string {
 				if err := s.UpdateAuthz(ctx, authz, acme.StatusPending); err != nil {
 					t.Fatal(err)
 				}
-				o.Status = acme.StatusProcessing
-				if err := s.UpdateOrder(ctx, o, acme.StatusPending); err != nil {
+				if err := s.StartFinalize(ctx, o.ID, "weir-test", []byte("CSR "+name), t0, time.Minute); err != nil {
 					t.Fatal(err)
 				}
 				c := &acme.Certificate{Serial: fmt.Sprintf("%032x", i+1), AccountID: a.ID, OrderID: o.ID, DER: []byte("DER " + name),

@@ -137,6 +137,7 @@ type Order struct {
 	CreatedAt   int64
 	Replaces    string // the ARI identifier of the certificate it replaces
 	Profile     string
+	CSR         []byte // the CSR it was finalized with; nil is NULL
 }
 
 // Certificate is a row of certificates.
