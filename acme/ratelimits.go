@@ -94,7 +94,7 @@ func NewRateLimits(lim *ratelimit.Limiter, cfg RateLimitsConfig, log *slog.Logge
 // the limiter's Source, so what was spent stays spent.
 func (r *RateLimits) Update(lim *ratelimit.Limiter, cfg RateLimitsConfig) {
 	if cfg.BackendTimeout <= 0 {
-		cfg.BackendTimeout = 50 * time.Millisecond
+		cfg.BackendTimeout = 500 * time.Millisecond
 	}
 	if cfg.OnBackendError == "" {
 		cfg.OnBackendError = BackendAllow

@@ -214,9 +214,11 @@ rate-limiting:
   # master-name it is Sentinel. The password is read from password-file.
   redis: { addrs: ["127.0.0.1:6379"], master-name: "", password-file: "", db: 0, tls: false }
   # What a request gets when the backend cannot decide within
-  # backend-timeout: allow (logged and counted) or deny (503).
+  # backend-timeout: allow (logged and counted; a request let through
+  # this way spends nothing, so limits can be exceeded while the backend
+  # fails) or deny (503, never exceeded).
   on-backend-error: allow
-  backend-timeout: 50ms
+  backend-timeout: 500ms
   # Linked from every 429 as Link rel="help".
   help-url: "https://github.com/weir-pki/weir/blob/main/docs/rate-limits.md"
   # IPs/CIDRs that bypass the IP-keyed limits (global, account-creation)

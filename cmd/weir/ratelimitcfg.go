@@ -101,7 +101,7 @@ func defaultRateLimiting() RateLimitingConfig {
 		Backend:         "sqlite",
 		Redis:           RedisConfig{Addrs: []string{"127.0.0.1:6379"}},
 		OnBackendError:  "allow",
-		BackendTimeout:  50 * time.Millisecond,
+		BackendTimeout:  500 * time.Millisecond,
 		HelpURL:         defaultHelpURL,
 		Global:          GlobalLimit{Enabled: true, RequestsPerMinute: 200, Burst: 20},
 		AccountCreation: AccountLimit{Enabled: true, PerIPPerHour: 5, Burst: 2},
