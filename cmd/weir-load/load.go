@@ -100,11 +100,17 @@ func (t *countingTransport) protocols() map[string]int64 {
 }
 
 // newHTTPClient is the one client every worker shares: keep-alive, enough
-// idle connections per host for every worker, HTTP/2 only when asked.
-func newHTTPClient(roots *x509.CertPool, maxConns int, h2 bool) (*http.Client, *countingTransport) {
+// idle connections per host for every worker, HTTP/2 only when asked. A
+// non-nil dial replaces the dialer (weirproc.RoundRobin with several
+// replicas: the URLs name replica 1, each new connection goes to the next
+// replica).
+func newHTTPClient(roots *x509.CertPool, maxConns int, h2 bool, dial func(ctx context.Context, network, addr string) (net.Conn, error)) (*http.Client, *countingTransport) {
+	if dial == nil {
+		dial = (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	}
 	tr := &http.Transport{
 		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dial,
 		TLSClientConfig:     &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout: 10 * time.Second,
 		MaxIdleConns:        maxConns + 16,

@@ -1,18 +1,36 @@
 // Command weir-load measures weir's full-flow issuance throughput.
 //
-// It builds (or takes) a weir binary, runs it as a separate process on a
-// loopback port with a fresh data directory, an in-process http-01
-// responder and an in-process DNS server (test/dnstest) that resolves every
-// name to 127.0.0.1, and drives it with golang.org/x/crypto/acme: each
-// worker has its own account and loops new-order, authz, http-01, accept,
-// poll, finalize with a fresh P-256 CSR, and the chain download.
+// It builds (or takes) a weir binary, runs it as separate processes
+// (test/weirproc) on loopback ports with fresh data directories, an
+// in-process http-01 responder and an in-process DNS server (test/dnstest)
+// that resolves every name to 127.0.0.1, and drives it with
+// golang.org/x/crypto/acme: each worker has its own account and loops
+// new-order, authz, http-01, accept, poll, finalize with a fresh P-256 CSR,
+// and the chain download.
+//
+// By default one weir runs on SQLite in its data directory. -storage
+// postgres puts the ACME objects on the PostgreSQL server of -postgres-dsn
+// (default $WEIR_TEST_POSTGRES_DSN), in a schema the tool creates and drops
+// at the end. -replicas N (N > 1 needs postgres) runs N weir servers as
+// docs/high-availability.md describes: replica 1 starts first and makes the
+// CA, the others get a copy of it (weirproc.SeedCA) and all share replica
+// 1's server.external-url; the client dials the replicas in turn
+// (weirproc.RoundRobin), so with keep-alive (one connection per worker) the
+// workers spread over the replicas. With several replicas -redis auto starts
+// a private redis-server on a free loopback port (when installed) and puts
+// the limiter (rate-limiting.backend: redis) and the nonces
+// (acme.nonces.backend: redis) on it; without a Redis, nonces are in
+// PostgreSQL and each replica has its own limiter.
 //
 // For each concurrency level it reports the median over -runs of:
-// certificates per second (wall clock), server CPU per certificate (from
-// /proc/PID/stat), client CPU per certificate, server RSS (sampled VmRSS
-// and VmHWM), p50/p99 latency of a whole issuance and the error count. A
-// level where no certificate completes for -stall is a stall: the tool
-// saves the server's goroutines and exits with status 3.
+// certificates per second (wall clock), server CPU per certificate (the sum
+// over the replicas, from /proc/PID/stat), store CPU per certificate (the
+// PostgreSQL server processes and the private redis-server; SQLite's is in
+// the server's), client CPU per certificate, server RSS (the sum over the
+// replicas of sampled VmRSS and of VmHWM), p50/p99 latency of a whole
+// issuance and the error count. A level where no certificate completes for
+// -stall is a stall: the tool saves the servers' goroutines and exits with
+// status 3.
 //
 // weir's rate limits are switched off by default (-ratelimits off): its
 // defaults refuse a load test within seconds. -ratelimits high enables every
@@ -25,8 +43,11 @@
 //	go run ./cmd/weir-load -c 8,32,64 -d 10s -runs 3
 //	go run ./cmd/weir-load -c 32 -n 2000 -json
 //	go run ./cmd/weir-load -c 32 -d 5s -runs 1 -cpuprofile cpu.pprof
+//	go run ./cmd/weir-load -c 8,32,64 -storage postgres
+//	go run ./cmd/weir-load -c 8,32,64 -storage postgres -replicas 3
 //
-// Only 127.0.0.1 is ever contacted; every loop is bounded by count and time.
+// Only 127.0.0.1 (and the PostgreSQL server of -postgres-dsn) is ever
+// contacted; every loop is bounded by count and time.
 package main
 
 import (
@@ -36,6 +57,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/netip"
 	"os"
@@ -43,12 +65,14 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/weir-pki/weir/test/dnstest"
+	"github.com/weir-pki/weir/test/weirproc"
 )
 
 func main() {
@@ -84,6 +108,10 @@ type options struct {
 	traceFile    string
 	profileC     int
 	profileD     time.Duration
+	replicas     int
+	storage      string
+	postgresDSN  string
+	redis        string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -95,8 +123,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.count, "n", 0, "issuances started per level and run (0: use -d); failed ones are not repeated")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each level and run when -n is 0")
 	fs.IntVar(&o.runs, "runs", 3, "runs of each level; the median is reported")
-	fs.StringVar(&o.dataDir, "data", "", "weir data `dir` (default: a temp dir, removed at the end)")
-	fs.BoolVar(&o.keep, "keep", false, "keep the temp data dir (server log, database)")
+	fs.StringVar(&o.dataDir, "data", "", "weir data `dir` (default: a temp dir, removed at the end); replica N > 1 uses dir-rN")
+	fs.BoolVar(&o.keep, "keep", false, "keep the temp data dir (server logs, database) and the PostgreSQL schema")
 	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
 	fs.BoolVar(&o.h2, "h2", false, "let the client negotiate HTTP/2 (default: HTTP/1.1 keep-alive, one connection per worker)")
 	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up at the highest concurrency (0: none)")
@@ -109,7 +137,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.budget, "budget", 12*time.Minute, "after this long, stop waiting for quiet and stop re-running disturbed runs")
 	fs.StringVar(&o.rateLimits, "ratelimits", "off", "weir's rate limits: off (all disabled), high (all enabled, never reached: measures the limiter), server (weir's defaults)")
 	fs.IntVar(&o.workers, "validation-workers", 0, "set acme.validation-workers in the server config (0: weir's default)")
-	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "after the measured runs, run one more level with the server's -pprof on and save its CPU profile to `file`")
+	fs.IntVar(&o.replicas, "replicas", 1, "weir replicas, dialled in turn by the client (more than 1 needs -storage postgres)")
+	fs.StringVar(&o.storage, "storage", "sqlite", "weir's ACME store: sqlite (in the data dir) or postgres (-postgres-dsn)")
+	fs.StringVar(&o.postgresDSN, "postgres-dsn", os.Getenv("WEIR_TEST_POSTGRES_DSN"), "PostgreSQL server `DSN` for -storage postgres (default $WEIR_TEST_POSTGRES_DSN); the tool creates a schema there and drops it at the end (kept with -keep and after a stall)")
+	fs.StringVar(&o.redis, "redis", "auto", "Redis for the limiter and the nonces: auto (a private redis-server when -replicas > 1 and one is installed, else none), private (always a private redis-server), none, or the host:port of a running Redis (its CPU then counts as other processes')")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "after the measured runs, run one more level with the server's -pprof on and save its CPU profile to `file` (with -replicas > 1: replica 1's profile only)")
 	fs.StringVar(&o.allocProfile, "allocprofile", "", "with -cpuprofile, also save the server's allocs profile to `file`")
 	fs.StringVar(&o.traceFile, "trace", "", "with -cpuprofile, also save a 5 s execution trace of the server to `file` (go tool trace -pprof=sync)")
 	fs.IntVar(&o.profileC, "profile-c", 0, "concurrency of the profiled level (default: the highest of -c)")
@@ -141,6 +173,23 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	if (o.allocProfile != "" || o.traceFile != "") && o.cpuProfile == "" {
 		return nil, errors.New("-allocprofile and -trace need -cpuprofile")
 	}
+	switch {
+	case o.replicas < 1 || o.replicas > 16:
+		return nil, errors.New("-replicas: between 1 and 16")
+	case o.storage != "sqlite" && o.storage != "postgres":
+		return nil, fmt.Errorf("-storage: %q is not sqlite or postgres", o.storage)
+	case o.replicas > 1 && o.storage != "postgres":
+		return nil, errors.New("-replicas: more than one replica needs a shared store: -storage postgres")
+	case o.storage == "postgres" && o.postgresDSN == "":
+		return nil, errors.New("-storage postgres needs -postgres-dsn or WEIR_TEST_POSTGRES_DSN")
+	}
+	switch o.redis {
+	case "auto", "private", "none":
+	default:
+		if _, _, err := net.SplitHostPort(o.redis); err != nil {
+			return nil, fmt.Errorf("-redis: %q is not auto, private, none or host:port", o.redis)
+		}
+	}
 	if _, ok := rateLimitBlocks[o.rateLimits]; !ok {
 		return nil, fmt.Errorf("-ratelimits: %q is not off, high or server", o.rateLimits)
 	}
@@ -161,6 +210,8 @@ type runResult struct {
 	CertsPerSec        float64        `json:"certs_per_s"`
 	ServerCPUSec       float64        `json:"server_cpu_s"`
 	ServerCPUMsPerCert float64        `json:"server_cpu_ms_per_cert"`
+	StoreCPUSec        float64        `json:"store_cpu_s"`
+	StoreCPUMsPerCert  float64        `json:"store_cpu_ms_per_cert"`
 	ClientCPUMsPerCert float64        `json:"client_cpu_ms_per_cert"`
 	MachineBusyPct     float64        `json:"machine_busy_pct"`
 	OtherCPUCores      float64        `json:"other_cpu_cores"`
@@ -185,19 +236,32 @@ type levelResult struct {
 }
 
 type report struct {
-	Weir       string           `json:"weir"`
-	WeirRev    string           `json:"weir_rev,omitempty"`
-	GoVersion  string           `json:"go"`
-	CPUs       int              `json:"cpus"`
-	ClkTck     int64            `json:"clk_tck"`
-	Mode       string           `json:"mode"`
-	RateLimits string           `json:"ratelimits"`
-	Protocols  map[string]int64 `json:"protocols"`
-	Levels     []levelResult    `json:"levels"`
-	Stalled    bool             `json:"stalled"`
-	StallDump  string           `json:"stall_dump,omitempty"`
-	CPUProfile string           `json:"cpu_profile,omitempty"`
-	ServerLog  string           `json:"server_log,omitempty"`
+	Weir        string           `json:"weir"`
+	WeirRev     string           `json:"weir_rev,omitempty"`
+	GoVersion   string           `json:"go"`
+	CPUs        int              `json:"cpus"`
+	ClkTck      int64            `json:"clk_tck"`
+	Mode        string           `json:"mode"`
+	Replicas    int              `json:"replicas"`
+	Storage     string           `json:"storage"`
+	Redis       string           `json:"redis"`
+	RateLimits  string           `json:"ratelimits"`
+	Protocols   map[string]int64 `json:"protocols"`
+	Levels      []levelResult    `json:"levels"`
+	Stalled     bool             `json:"stalled"`
+	StallDump   string           `json:"stall_dump,omitempty"`
+	CPUProfile  string           `json:"cpu_profile,omitempty"`
+	ServerLog   string           `json:"server_log,omitempty"` // replica 1's
+	ReplicaList []replicaReport  `json:"replica_list"`
+}
+
+// replicaReport is one replica in the report.
+type replicaReport struct {
+	PID         int    `json:"pid"`
+	Listen      string `json:"listen"`
+	DataDir     string `json:"data_dir"`
+	Log         string `json:"log"`
+	Connections int64  `json:"connections,omitempty"` // the client's, with several replicas
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -239,7 +303,8 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 	if err != nil {
 		return nil, 1, err
 	}
-	keep := o.keep // a stall keeps the temp dir (server log, database) too
+	keep := o.keep // a stall keeps the temp dir (server logs, database) too
+	cl := &cluster{storage: o.storage}
 	defer func() {
 		if !keep {
 			os.RemoveAll(tmp)
@@ -250,10 +315,10 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 	bin, rev := o.weir, ""
 	if bin == "" {
 		logf(stderr, "building weir")
-		if bin, err = buildWeir(ctx, tmp); err != nil {
+		if bin, err = weirproc.Build(ctx, tmp); err != nil {
 			return nil, 1, err
 		}
-		rev = gitRev(ctx)
+		rev = weirproc.GitRev(ctx)
 	}
 	dataDir := o.dataDir
 	if dataDir == "" {
@@ -272,39 +337,79 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 	}
 	defer resp.close()
 
-	srv, err := startServer(ctx, serverOptions{
-		bin: bin, dataDir: dataDir, dnsAddr: dns.Addr(), httpPort: resp.port,
+	so := serverOptions{
+		bin: bin, dnsAddr: dns.Addr(), httpPort: resp.port,
 		pprof: o.cpuProfile != "", validationWorkers: o.workers, rateLimits: o.rateLimits,
-	})
-	if err != nil {
-		return nil, 1, err
+	}
+	if o.storage == "postgres" {
+		pgCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		cl.pg, err = weirproc.CreatePGSchema(pgCtx, o.postgresDSN, "weir_load_")
+		cancel()
+		if err != nil {
+			return nil, 1, err
+		}
+		cl.storage = "postgres (schema " + cl.pg.Name + ")"
+		so.postgresDSN = cl.pg.DSN
+		logf(stderr, "PostgreSQL schema %s", cl.pg.Name)
+		// Registered before the servers' stop, so it runs after it.
+		defer func() {
+			if keep { // -keep, or a stall
+				logf(stderr, "kept PostgreSQL schema %s (drop it with DROP SCHEMA %s CASCADE)", cl.pg.Name, cl.pg.Name)
+				return
+			}
+			dctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if err := cl.pg.Drop(dctx); err != nil {
+				logf(stderr, "%v", err)
+			}
+		}()
 	}
 	stopped := false
 	defer func() {
 		if !stopped {
-			srv.stop(40 * time.Second)
+			if err := cl.stop(40 * time.Second); err != nil {
+				logf(stderr, "stopping: %v", err)
+			}
 		}
 	}()
-	logf(stderr, "weir pid %d at %s (data %s, http-01 :%d, dns %s)", srv.pid, srv.base, dataDir, resp.port, dns.Addr())
+	if so.redisAddr, err = startRedis(ctx, cl, o.redis, o.replicas, tmp+"/redis", stderr); err != nil {
+		return nil, 1, err
+	}
+	err = startCluster(ctx, cl, clusterOptions{server: so, replicas: o.replicas, dataDirs: replicaDataDirs(dataDir, o.replicas)}, stderr)
+	if err != nil {
+		return nil, 1, err
+	}
+	srv := cl.first()
+	logf(stderr, "%d replica(s) at %s, storage %s, redis %s (http-01 :%d, dns %s)", len(cl.replicas), srv.Base, cl.storage, cl.redisMode, resp.port, dns.Addr())
 
 	maxC := slices.Max(append(slices.Clone(o.levels), o.profileC))
-	hc, ct := newHTTPClient(srv.roots, maxC, o.h2)
+	var dial func(context.Context, string, string) (net.Conn, error)
+	if cl.rr != nil {
+		dial = cl.rr.DialContext
+	}
+	hc, ct := newHTTPClient(srv.Roots, maxC, o.h2, dial)
 	regCtx, regCancel := context.WithTimeout(ctx, 2*time.Minute)
-	clients, err := newAccounts(regCtx, maxC, srv.base+"/directory", hc)
+	clients, err := newAccounts(regCtx, maxC, srv.Base+"/directory", hc)
 	regCancel()
 	if err != nil {
 		return nil, 1, err
 	}
 	logf(stderr, "registered %d accounts", len(clients))
-	l := &loader{clients: clients, resp: resp, verify: srv.roots}
+	l := &loader{clients: clients, resp: resp, verify: srv.Roots}
 
-	rep := &report{Weir: bin, WeirRev: rev, RateLimits: srv.rateLimits, GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), ClkTck: clockTicks()}
+	rep := &report{
+		Weir: bin, WeirRev: rev, RateLimits: cl.rateLimits, GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), ClkTck: weirproc.ClockTicks(),
+		Replicas: len(cl.replicas), Storage: cl.storage, Redis: cl.redisMode, ServerLog: srv.LogPath,
+	}
 	if o.count > 0 {
 		rep.Mode = fmt.Sprintf("%d certificates per run", o.count)
 	} else {
 		rep.Mode = fmt.Sprintf("%s per run", o.duration)
 	}
-	rep.ServerLog = srv.logPath
+	finish := func() {
+		rep.Protocols = ct.protocols()
+		rep.ReplicaList = cl.replicaReports()
+	}
 	budgetEnd := time.Now().Add(o.budget)
 	seq := 0
 	spec := func(c int) levelSpec {
@@ -318,7 +423,8 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 		logf(stderr, "warm-up: %s at concurrency %d", o.warmup, maxC)
 		if out := l.runLevel(ctx, s); out.stalled {
 			keep = true
-			return rep, exitStall, stallError(srv, rep, tmp, out.stallNote)
+			finish()
+			return rep, exitStall, stallError(cl, rep, tmp, out.stallNote)
 		}
 	}
 
@@ -326,17 +432,18 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 		lr := levelResult{Concurrency: c}
 		for r := 1; r <= o.runs; r++ {
 			if ctx.Err() != nil {
+				finish()
 				return rep, 1, ctx.Err()
 			}
 			var res runResult
 			for attempt := 0; ; attempt++ {
 				if time.Now().Before(budgetEnd) {
-					waitQuiet(ctx, o, srv.pid, rep.ClkTck, stderr)
+					waitQuiet(ctx, o, cl, rep.ClkTck, stderr)
 				}
-				a := measure(ctx, l, srv, ct, rep.ClkTck, spec(c))
+				a := measure(ctx, l, cl, ct, rep.ClkTck, spec(c))
 				a.Run, a.Attempts = r, attempt+1
-				logf(stderr, "c=%d run %d: %d certs in %.1fs = %.1f/s, server CPU %.2f ms/cert, client CPU %.2f ms/cert, p50 %.1f ms, p99 %.1f ms, errors %d, other processes %.2f cores",
-					c, r, a.Certs, a.ElapsedSec, a.CertsPerSec, a.ServerCPUMsPerCert, a.ClientCPUMsPerCert, a.P50Ms, a.P99Ms, a.Errors, a.OtherCPUCores)
+				logf(stderr, "c=%d run %d: %d certs in %.1fs = %.1f/s, server CPU %.2f ms/cert, store CPU %.2f ms/cert, client CPU %.2f ms/cert, p50 %.1f ms, p99 %.1f ms, errors %d, other processes %.2f cores",
+					c, r, a.Certs, a.ElapsedSec, a.CertsPerSec, a.ServerCPUMsPerCert, a.StoreCPUMsPerCert, a.ClientCPUMsPerCert, a.P50Ms, a.P99Ms, a.Errors, a.OtherCPUCores)
 				if attempt == 0 || a.OtherCPUCores < res.OtherCPUCores || a.Stalled {
 					a.Attempts = attempt + 1
 					res = a
@@ -360,59 +467,73 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 			if res.Stalled {
 				lr.Median = medianOf(lr.Runs)
 				rep.Levels = append(rep.Levels, lr)
-				rep.Protocols = ct.protocols()
 				keep = true
-				return rep, exitStall, stallError(srv, rep, tmp, res.StallNote)
+				finish()
+				return rep, exitStall, stallError(cl, rep, tmp, res.StallNote)
 			}
 		}
 		lr.Median = medianOf(lr.Runs)
 		rep.Levels = append(rep.Levels, lr)
 	}
-	rep.Protocols = ct.protocols()
+	finish()
 
 	if o.cpuProfile != "" {
 		if time.Now().Before(budgetEnd) {
-			waitQuiet(ctx, o, srv.pid, rep.ClkTck, stderr)
+			waitQuiet(ctx, o, cl, rep.ClkTck, stderr)
 		}
 		if err := profile(ctx, o, l, srv, spec(o.profileC), stderr); err != nil {
 			if errors.Is(err, errStall) {
 				keep = true
-				return rep, exitStall, errors.Join(err, stallError(srv, rep, tmp, "during the profiled level"))
+				return rep, exitStall, errors.Join(err, stallError(cl, rep, tmp, "during the profiled level"))
 			}
 			return rep, 1, err
 		}
 		rep.CPUProfile = o.cpuProfile
 	}
 
+	rep.ReplicaList = cl.replicaReports()
 	stopped = true
-	if err := srv.stop(40 * time.Second); err != nil {
-		logf(stderr, "stopping weir: %v", err)
+	if err := cl.stop(40 * time.Second); err != nil {
+		logf(stderr, "stopping: %v", err)
 	}
 	return rep, 0, nil
 }
 
-// waitQuiet waits, at most o.quietWait, until processes other than weir
-// and this tool use less than o.quiet cores over a second.
-func waitQuiet(ctx context.Context, o *options, pid int, tck int64, stderr io.Writer) {
+// replicaReports describes the replicas and the client's connections to
+// each.
+func (cl *cluster) replicaReports() []replicaReport {
+	var dials map[string]int64
+	if cl.rr != nil {
+		dials = cl.rr.Dials()
+	}
+	out := make([]replicaReport, len(cl.replicas))
+	for i, r := range cl.replicas {
+		out[i] = replicaReport{PID: r.PID, Listen: r.Listen, DataDir: r.DataDir, Log: r.LogPath, Connections: dials[r.Listen]}
+	}
+	return out
+}
+
+// waitQuiet waits, at most o.quietWait, until processes other than weir,
+// its stores and this tool use less than o.quiet cores over a second.
+func waitQuiet(ctx context.Context, o *options, cl *cluster, tck int64, stderr io.Writer) {
 	if o.quiet <= 0 {
 		return
 	}
-	p := strconv.Itoa(pid)
 	deadline := time.Now().Add(o.quietWait)
 	for warned := false; ; {
-		b0, _ := machineCPU()
-		s0, _ := procCPU(p)
-		c0, _ := procCPU("self")
+		b0, _ := weirproc.MachineCPU()
+		s0, st0 := cl.serverTicks(), cl.storeTicks(ctx)
+		c0, _ := weirproc.ProcCPU("self")
 		t0 := time.Now()
 		select {
 		case <-ctx.Done():
 			return
 		case <-time.After(time.Second):
 		}
-		b1, _ := machineCPU()
-		s1, _ := procCPU(p)
-		c1, _ := procCPU("self")
-		other := float64((b1-b0)-(s1-s0)-(c1-c0)) / float64(tck) / time.Since(t0).Seconds()
+		b1, _ := weirproc.MachineCPU()
+		s1, st1 := cl.serverTicks(), cl.storeTicks(ctx)
+		c1, _ := weirproc.ProcCPU("self")
+		other := float64((b1-b0)-(s1-s0)-ticksBetween(st0, st1)-(c1-c0)) / float64(tck) / time.Since(t0).Seconds()
 		if other < o.quiet {
 			return
 		}
@@ -427,21 +548,20 @@ func waitQuiet(ctx context.Context, o *options, pid int, tck int64, stderr io.Wr
 	}
 }
 
-// stallError saves the server's goroutines and describes the stall.
-func stallError(srv *serverProc, rep *report, tmp, note string) error {
+// stallError saves the servers' goroutines and describes the stall.
+func stallError(cl *cluster, rep *report, tmp, note string) error {
 	rep.Stalled = true
 	dest := tmp + "/goroutines-at-stall.txt"
 	if wd, err := os.Getwd(); err == nil {
 		dest = wd + "/weir-load-stall-goroutines.txt"
 	}
-	rep.StallDump = srv.dumpGoroutines(dest)
+	rep.StallDump = strings.Join(cl.stallDumps(dest), ", ")
 	return fmt.Errorf("STALL: %s; server goroutines in %s", note, rep.StallDump)
 }
 
-// measure runs one level and takes the server's and the client's CPU and
-// memory around it.
-func measure(ctx context.Context, l *loader, srv *serverProc, ct *countingTransport, tck int64, s levelSpec) runResult {
-	pid := strconv.Itoa(srv.pid)
+// measure runs one level and takes the CPU and memory of the servers (the
+// sum over the replicas), of their stores and of the client around it.
+func measure(ctx context.Context, l *loader, cl *cluster, ct *countingTransport, tck int64, s levelSpec) runResult {
 	var rssMax atomic.Int64
 	sampleDone := make(chan struct{})
 	sampled := make(chan struct{})
@@ -450,7 +570,7 @@ func measure(ctx context.Context, l *loader, srv *serverProc, ct *countingTransp
 		t := time.NewTicker(100 * time.Millisecond)
 		defer t.Stop()
 		for {
-			if kb, err := procStatusKB(pid, "VmRSS"); err == nil && kb > rssMax.Load() {
+			if kb := cl.serverKB("VmRSS"); kb > rssMax.Load() {
 				rssMax.Store(kb)
 			}
 			select {
@@ -460,25 +580,28 @@ func measure(ctx context.Context, l *loader, srv *serverProc, ct *countingTransp
 			}
 		}
 	}()
-	srv0, _ := procCPU(pid)
-	cli0, _ := procCPU("self")
-	busy0, total0 := machineCPU()
+	store0 := cl.storeTicks(ctx)
+	srv0 := cl.serverTicks()
+	cli0, _ := weirproc.ProcCPU("self")
+	busy0, total0 := weirproc.MachineCPU()
 	req0 := ct.requests.Load()
 
 	out := l.runLevel(ctx, s)
 
-	srv1, _ := procCPU(pid)
-	cli1, _ := procCPU("self")
-	busy1, total1 := machineCPU()
+	srv1 := cl.serverTicks()
+	cli1, _ := weirproc.ProcCPU("self")
+	busy1, total1 := weirproc.MachineCPU()
 	req1 := ct.requests.Load()
+	store := ticksBetween(store0, cl.storeTicks(ctx))
 	close(sampleDone)
 	<-sampled
-	hwm, _ := procStatusKB(pid, "VmHWM")
+	hwm := cl.serverKB("VmHWM")
 
 	slices.Sort(out.latencies)
 	r := runResult{
 		Concurrency: s.concurrency, Certs: out.certs, Errors: out.errors, ElapsedSec: out.elapsed.Seconds(),
 		ServerCPUSec: float64(srv1-srv0) / float64(tck),
+		StoreCPUSec:  float64(store) / float64(tck),
 		P50Ms:        percentile(out.latencies, 50), P99Ms: percentile(out.latencies, 99), MaxMs: percentile(out.latencies, 100),
 		ServerRSSMaxMiB: float64(rssMax.Load()) / 1024, ServerHWMMiB: float64(hwm) / 1024,
 		Stalled: out.stalled, StallNote: out.stallNote,
@@ -491,14 +614,15 @@ func measure(ctx context.Context, l *loader, srv *serverProc, ct *countingTransp
 	}
 	if total1 > total0 {
 		r.MachineBusyPct = 100 * float64(busy1-busy0) / float64(total1-total0)
-		// CPU used by neither weir nor this tool: other processes (and
-		// kernel work charged to no process). Anything much above zero
-		// means the numbers are disturbed.
-		other := float64((busy1-busy0)-(srv1-srv0)-(cli1-cli0)) / float64(tck) / out.elapsed.Seconds()
+		// CPU used by neither weir, its stores nor this tool: other
+		// processes (and kernel work charged to no process). Anything
+		// much above zero means the numbers are disturbed.
+		other := float64((busy1-busy0)-(srv1-srv0)-store-(cli1-cli0)) / float64(tck) / out.elapsed.Seconds()
 		r.OtherCPUCores = max(0, other)
 	}
 	if out.certs > 0 {
 		r.ServerCPUMsPerCert = 1000 * r.ServerCPUSec / float64(out.certs)
+		r.StoreCPUMsPerCert = 1000 * r.StoreCPUSec / float64(out.certs)
 		r.ClientCPUMsPerCert = 1000 * float64(cli1-cli0) / float64(tck) / float64(out.certs)
 		r.RequestsPerCert = float64(req1-req0) / float64(out.certs)
 	}
@@ -525,6 +649,8 @@ func medianOf(runs []runResult) runResult {
 	m.CertsPerSec = med(func(r runResult) float64 { return r.CertsPerSec })
 	m.ServerCPUSec = med(func(r runResult) float64 { return r.ServerCPUSec })
 	m.ServerCPUMsPerCert = med(func(r runResult) float64 { return r.ServerCPUMsPerCert })
+	m.StoreCPUSec = med(func(r runResult) float64 { return r.StoreCPUSec })
+	m.StoreCPUMsPerCert = med(func(r runResult) float64 { return r.StoreCPUMsPerCert })
 	m.ClientCPUMsPerCert = med(func(r runResult) float64 { return r.ClientCPUMsPerCert })
 	m.MachineBusyPct = med(func(r runResult) float64 { return r.MachineBusyPct })
 	m.OtherCPUCores = med(func(r runResult) float64 { return r.OtherCPUCores })
@@ -552,7 +678,7 @@ func cmpF(a, b float64) int {
 }
 
 // profile runs one more level with the server's CPU profile being taken.
-func profile(ctx context.Context, o *options, l *loader, srv *serverProc, s levelSpec, stderr io.Writer) error {
+func profile(ctx context.Context, o *options, l *loader, srv *replica, s levelSpec, stderr io.Writer) error {
 	secs := int(o.profileD / time.Second)
 	s.count, s.duration = 0, time.Duration(secs)*time.Second+time.Second
 	logf(stderr, "profiling the server: %ds at concurrency %d", secs, s.concurrency)
@@ -623,16 +749,26 @@ func fetch(ctx context.Context, hc *http.Client, url, dest string) error {
 
 func printTable(w io.Writer, rep *report) {
 	fmt.Fprintf(w, "weir-load: %s %s, %s, rate limits %s, %d CPUs, %s; client protocols %v\n", rep.Weir, rep.WeirRev, rep.Mode, rep.RateLimits, rep.CPUs, rep.GoVersion, rep.Protocols)
+	fmt.Fprintf(w, "replicas %d, storage %s, redis %s", rep.Replicas, rep.Storage, rep.Redis)
+	if rep.Replicas > 1 {
+		conns := make([]string, len(rep.ReplicaList))
+		for i, r := range rep.ReplicaList {
+			conns[i] = strconv.FormatInt(r.Connections, 10)
+		}
+		fmt.Fprintf(w, "; client connections per replica %s", strings.Join(conns, "/"))
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "c\tcerts/s\tsrv CPU ms/cert\tcli CPU ms/cert\tbusy %\tother cores\tp50 ms\tp99 ms\terrors\tRSS max MiB\tVmHWM MiB\treq/cert\truns\t")
+	fmt.Fprintln(tw, "c\tcerts/s\tsrv CPU ms/cert\tstore CPU ms/cert\tcli CPU ms/cert\tbusy %\tother cores\tp50 ms\tp99 ms\terrors\tRSS max MiB\tVmHWM MiB\treq/cert\truns\t")
 	for _, l := range rep.Levels {
 		m := l.Median
-		fmt.Fprintf(tw, "%d\t%.1f\t%.2f\t%.2f\t%.0f\t%.2f\t%.1f\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%d\t\n",
-			l.Concurrency, m.CertsPerSec, m.ServerCPUMsPerCert, m.ClientCPUMsPerCert, m.MachineBusyPct, m.OtherCPUCores,
+		fmt.Fprintf(tw, "%d\t%.1f\t%.2f\t%.2f\t%.2f\t%.0f\t%.2f\t%.1f\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%d\t\n",
+			l.Concurrency, m.CertsPerSec, m.ServerCPUMsPerCert, m.StoreCPUMsPerCert, m.ClientCPUMsPerCert, m.MachineBusyPct, m.OtherCPUCores,
 			m.P50Ms, m.P99Ms, l.ErrorsTotal, m.ServerRSSMaxMiB, m.ServerHWMMiB, m.RequestsPerCert, len(l.Runs))
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "(medians over the runs; errors is the total; VmHWM is the largest seen; other cores: CPU of other processes during the runs)")
+	fmt.Fprintln(w, "(medians over the runs; errors is the total; VmHWM is the largest seen; srv CPU, RSS and VmHWM are summed over the replicas;")
+	fmt.Fprintln(w, " store CPU: PostgreSQL's processes and a private redis-server, 0 for SQLite (in weir's); other cores: CPU of other processes during the runs)")
 	for _, l := range rep.Levels {
 		if l.Median.Disturbed {
 			fmt.Fprintf(w, "WARNING: c=%d has runs disturbed by other processes (see -json)\n", l.Concurrency)

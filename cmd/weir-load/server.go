@@ -1,80 +1,30 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"crypto/tls"
-	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
+	"sync"
 	"time"
+
+	"github.com/weir-pki/weir/test/weirproc"
 )
 
-// buildWeir compiles ./cmd/weir of the enclosing module into dir.
-func buildWeir(ctx context.Context, dir string) (string, error) {
-	bin := filepath.Join(dir, "weir")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", bin, "github.com/weir-pki/weir/cmd/weir")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("building weir (run from inside the weir module, or pass -weir): %w", err)
-	}
-	return bin, nil
-}
-
-// gitRev describes the checkout weir was built from ("" outside git):
-// the short commit, with "+dirty" when the work tree has changes.
-func gitRev(ctx context.Context) string {
-	out, err := exec.CommandContext(ctx, "git", "rev-parse", "--short", "HEAD").Output()
-	if err != nil {
-		return ""
-	}
-	rev := strings.TrimSpace(string(out))
-	if st, err := exec.CommandContext(ctx, "git", "status", "--porcelain", "--untracked-files=no").Output(); err == nil && len(bytes.TrimSpace(st)) > 0 {
-		rev += "+dirty"
-	}
-	return rev
-}
-
-// freePort returns a loopback TCP port that was free a moment ago.
-func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
-}
-
-// serverProc is a weir server running as a child process.
-type serverProc struct {
-	cmd        *exec.Cmd
-	pid        int
-	base       string // https://127.0.0.1:port
-	pprofAddr  string // "" unless started with -pprof
-	rateLimits string // the -ratelimits mode in effect
-	logPath    string
-	roots      *x509.CertPool
-	exited     chan struct{}
-	waitErr    error
-}
-
-// serverOptions are what the load tool puts into the weir config.
+// serverOptions are what the load tool puts into one replica's config.
 type serverOptions struct {
 	bin, dataDir, dnsAddr string
 	httpPort              int
 	pprof                 bool
 	validationWorkers     int
 	rateLimits            string // off, high or server
+	externalURL           string // server.external-url; "" for replica 1
+	postgresDSN           string // storage driver postgres with this DSN; "": SQLite
+	redisAddr             string // limiter and nonces on this Redis; "": neither
 }
 
 // rateLimitBlocks are the rate-limiting: config blocks of -ratelimits.
@@ -103,253 +53,288 @@ var rateLimitBlocks = map[string]string{
 	"server": "",
 }
 
-// startServer starts weir; a weir that predates the rate-limiting: block
-// (its strict config parser refuses the key) is started again without it
-// when -ratelimits is off, since it has no limits to switch off.
-func startServer(ctx context.Context, o serverOptions) (*serverProc, error) {
-	p, err := startServerOnce(ctx, o)
-	if err != nil && o.rateLimits == "off" && strings.Contains(err.Error(), "field rate-limiting not found") {
-		o.rateLimits = "server"
-		if p, err = startServerOnce(ctx, o); err == nil {
-			p.rateLimits = "none (this weir has no rate limiting)"
-		}
-	}
-	return p, err
-}
-
-// startServerOnce writes a config into dataDir, starts weir serve and
-// waits until its directory answers over HTTPS with the root it generated.
-func startServerOnce(ctx context.Context, o serverOptions) (*serverProc, error) {
-	port, err := freePort()
-	if err != nil {
-		return nil, err
-	}
-	listen := fmt.Sprintf("127.0.0.1:%d", port)
+// serverConfig is the YAML of one replica listening on listen, with its
+// admin listener on admin (a free port: several replicas, or another weir
+// on the machine, must not collide on the default 127.0.0.1:14001).
+func serverConfig(o serverOptions, listen, admin string) string {
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "data-dir: %q\n", o.dataDir)
 	fmt.Fprintf(&cfg, "server:\n  listen: %q\n", listen)
-	if o.validationWorkers > 0 {
-		fmt.Fprintf(&cfg, "acme:\n  validation-workers: %d\n", o.validationWorkers)
+	if o.externalURL != "" {
+		fmt.Fprintf(&cfg, "  external-url: %q\n", o.externalURL)
+	}
+	fmt.Fprintf(&cfg, "admin:\n  listen: %q\n", admin)
+	if o.validationWorkers > 0 || o.redisAddr != "" {
+		cfg.WriteString("acme:\n")
+		if o.validationWorkers > 0 {
+			fmt.Fprintf(&cfg, "  validation-workers: %d\n", o.validationWorkers)
+		}
+		if o.redisAddr != "" {
+			cfg.WriteString("  nonces: { backend: redis }\n")
+		}
 	}
 	fmt.Fprintf(&cfg, "challenges:\n  http-01:\n    port: %d\n  dns-resolver: %q\n", o.httpPort, o.dnsAddr)
+	if o.postgresDSN != "" {
+		fmt.Fprintf(&cfg, "storage:\n  driver: postgres\n  dsn: %q\n", o.postgresDSN)
+	}
 	fmt.Fprintf(&cfg, "log:\n  level: warn\n")
-	cfg.WriteString(rateLimitBlocks[o.rateLimits])
-	cfgPath := filepath.Join(o.dataDir, "weir-load.yaml")
-	if err := os.MkdirAll(o.dataDir, 0o700); err != nil {
+	rl := rateLimitBlocks[o.rateLimits]
+	if o.redisAddr != "" {
+		if rl == "" {
+			rl = "rate-limiting:\n"
+		}
+		rl += fmt.Sprintf("  backend: redis\n  redis: { addrs: [%q] }\n", o.redisAddr)
+	}
+	cfg.WriteString(rl)
+	return cfg.String()
+}
+
+// replica is one weir server of the cluster.
+type replica struct {
+	*weirproc.Proc
+	pprofAddr string // "" unless started with -pprof
+}
+
+// startServer starts one replica; a weir that predates the rate-limiting:
+// block (its strict config parser refuses the key) is started again
+// without it when -ratelimits is off, since it has no limits to switch
+// off. It returns the -ratelimits mode in effect.
+func startServer(ctx context.Context, o serverOptions) (*replica, string, error) {
+	r, err := startServerOnce(ctx, o)
+	if err != nil && o.rateLimits == "off" && o.redisAddr == "" && strings.Contains(err.Error(), "field rate-limiting not found") {
+		o.rateLimits = "server"
+		if r, err = startServerOnce(ctx, o); err == nil {
+			return r, "none (this weir has no rate limiting)", nil
+		}
+	}
+	return r, o.rateLimits, err
+}
+
+// startServerOnce writes the config into the data dir, starts weir serve
+// and waits until its directory answers over HTTPS with its root.
+func startServerOnce(ctx context.Context, o serverOptions) (*replica, error) {
+	listen, err := weirproc.FreeAddr()
+	if err != nil {
 		return nil, err
 	}
-	if err := os.WriteFile(cfgPath, []byte(cfg.String()), 0o600); err != nil {
+	admin, err := weirproc.FreeAddr()
+	if err != nil {
 		return nil, err
 	}
-	args := []string{"serve", "-config", cfgPath}
-	var pprofAddr string
+	r := &replica{}
+	var args []string
 	if o.pprof {
-		pp, err := freePort()
-		if err != nil {
+		if r.pprofAddr, err = weirproc.FreeAddr(); err != nil {
 			return nil, err
 		}
-		pprofAddr = fmt.Sprintf("127.0.0.1:%d", pp)
-		args = append(args, "-pprof", pprofAddr)
+		args = append(args, "-pprof", r.pprofAddr)
 	}
-	logPath := filepath.Join(o.dataDir, "weir-server.log")
-	logf, err := os.Create(logPath)
+	r.Proc, err = weirproc.Start(ctx, weirproc.Options{
+		Bin: o.bin, DataDir: o.dataDir, Listen: listen, Args: args,
+		Config: serverConfig(o, listen, admin),
+	})
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(o.bin, args...)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// If the load tool dies, the kernel stops the server too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("starting %s: %w", o.bin, err)
-	}
-	p := &serverProc{rateLimits: o.rateLimits, cmd: cmd, pid: cmd.Process.Pid, base: "https://" + listen, pprofAddr: pprofAddr, logPath: logPath, exited: make(chan struct{})}
-	go func() {
-		p.waitErr = cmd.Wait()
-		logf.Close()
-		close(p.exited)
-	}()
-	if err := p.waitReady(ctx, filepath.Join(o.dataDir, "root.pem")); err != nil {
-		p.stop(5 * time.Second)
-		return nil, fmt.Errorf("%w (server log: %s)\n%s", err, logPath, tail(logPath, 20))
-	}
-	return p, nil
+	return r, nil
 }
 
-// waitReady waits (at most 60 s) for root.pem and then for the directory.
-func (p *serverProc) waitReady(ctx context.Context, rootPath string) error {
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		select {
-		case <-p.exited:
-			return fmt.Errorf("weir exited during start-up: %v", p.waitErr)
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
+// cluster is the weir replicas under load and the stores they share.
+type cluster struct {
+	replicas   []*replica
+	rateLimits string               // the -ratelimits mode in effect
+	storage    string               // sqlite, or postgres with the schema's name
+	redisMode  string               // what -redis came to
+	rr         *weirproc.RoundRobin // the client's balancer; nil for one replica
+	pg         *weirproc.PGSchema   // nil for SQLite
+	redis      *weirproc.Redis      // a private redis-server, or nil
+}
+
+// clusterOptions are the flags that shape the cluster.
+type clusterOptions struct {
+	server   serverOptions // the first replica's; the others' derive from it
+	replicas int
+	dataDirs []string // one per replica
+}
+
+// startCluster starts replica 1 (which makes the CA), gives the others
+// its CA and starts them with its external URL, one after the other (the
+// first runs the database migrations alone).
+func startCluster(ctx context.Context, cl *cluster, o clusterOptions, stderr io.Writer) error {
+	so := o.server
+	so.dataDir = o.dataDirs[0]
+	first, mode, err := startServer(ctx, so)
+	if err != nil {
+		return fmt.Errorf("replica 1: %w", err)
+	}
+	cl.replicas = append(cl.replicas, first)
+	cl.rateLimits = mode
+	logf(stderr, "replica 1: weir pid %d at %s (data %s)", first.PID, first.Base, first.DataDir)
+	for i := 2; i <= o.replicas; i++ {
+		so := o.server
+		so.dataDir, so.externalURL, so.pprof = o.dataDirs[i-1], first.Base, false
+		if strings.HasPrefix(mode, "none") {
+			so.rateLimits = "server"
 		}
-		if time.Now().After(deadline) {
-			return errors.New("weir did not become ready within 60s")
+		if err := weirproc.SeedCA(first.DataDir, so.dataDir); err != nil {
+			return err
 		}
-		if p.roots == nil {
-			if pem, err := os.ReadFile(rootPath); err == nil {
-				pool := x509.NewCertPool()
-				if pool.AppendCertsFromPEM(pem) {
-					p.roots = pool
-				}
+		r, _, err := startServer(ctx, so)
+		if err != nil {
+			return fmt.Errorf("replica %d: %w", i, err)
+		}
+		cl.replicas = append(cl.replicas, r)
+		logf(stderr, "replica %d: weir pid %d at %s (data %s)", i, r.PID, r.Listen, r.DataDir)
+	}
+	if o.replicas > 1 {
+		addrs := make([]string, len(cl.replicas))
+		for i, r := range cl.replicas {
+			addrs[i] = r.Listen
+		}
+		cl.rr = &weirproc.RoundRobin{Addrs: addrs}
+	}
+	return nil
+}
+
+// stop stops every replica (in parallel, SIGTERM then SIGKILL after
+// grace), then the private Redis.
+func (cl *cluster) stop(grace time.Duration) error {
+	errs := make([]error, len(cl.replicas))
+	var wg sync.WaitGroup
+	for i, r := range cl.replicas {
+		wg.Go(func() {
+			if err := r.Stop(grace); err != nil {
+				errs[i] = fmt.Errorf("replica %d (pid %d): %w", i+1, r.PID, err)
 			}
-		}
-		if p.roots != nil {
-			c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: p.roots}}}
-			res, err := c.Get(p.base + "/directory")
-			if err == nil {
-				io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				c.CloseIdleConnections()
-				if res.StatusCode == http.StatusOK {
-					return nil
-				}
-			}
-		}
-		time.Sleep(50 * time.Millisecond)
+		})
 	}
+	wg.Wait()
+	cl.replicas = nil
+	if cl.redis != nil {
+		errs = append(errs, cl.redis.Stop(10*time.Second))
+		cl.redis = nil
+	}
+	return errors.Join(errs...)
 }
 
-// stop sends SIGTERM to the server's PID and waits; after grace it kills.
-func (p *serverProc) stop(grace time.Duration) error {
-	select {
-	case <-p.exited:
-		return p.waitErr
-	default:
+// first is replica 1: its base is every replica's external URL, its
+// root.pem every replica's root, and only it runs pprof.
+func (cl *cluster) first() *replica { return cl.replicas[0] }
+
+// serverTicks is the CPU time of every replica, in clock ticks.
+func (cl *cluster) serverTicks() int64 {
+	var sum int64
+	for _, r := range cl.replicas {
+		if n, err := r.CPUTicks(); err == nil {
+			sum += n
+		}
 	}
-	_ = syscall.Kill(p.pid, syscall.SIGTERM)
-	select {
-	case <-p.exited:
-		return p.waitErr
-	case <-time.After(grace):
-		_ = syscall.Kill(p.pid, syscall.SIGKILL)
-		<-p.exited
-		return fmt.Errorf("weir (pid %d) did not stop within %s of SIGTERM; killed", p.pid, grace)
-	}
+	return sum
 }
 
-// dumpGoroutines saves the server's goroutines after a stall: through
-// pprof when it is on, otherwise by SIGQUIT (which also ends the server;
-// the Go runtime writes the dump to the server log).
-func (p *serverProc) dumpGoroutines(dest string) string {
-	if p.pprofAddr != "" {
-		c := &http.Client{Timeout: 10 * time.Second}
-		res, err := c.Get("http://" + p.pprofAddr + "/debug/pprof/goroutine?debug=2")
+// serverKB sums a /proc status value (VmRSS, VmHWM) over the replicas.
+func (cl *cluster) serverKB(key string) int64 {
+	var sum int64
+	for _, r := range cl.replicas {
+		if n, err := r.StatusKB(key); err == nil {
+			sum += n
+		}
+	}
+	return sum
+}
+
+// storeTicks is the CPU time, per PID, of the store processes working for
+// the replicas: the PostgreSQL backends of the schema, PostgreSQL's own
+// processes (WAL writer, checkpointer, ...: shared with the server's other
+// users) and the private redis-server. SQLite runs inside weir: nothing.
+func (cl *cluster) storeTicks(ctx context.Context) map[int]int64 {
+	out := map[int]int64{}
+	if cl.pg != nil {
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		ours, aux, err := cl.pg.BackendPIDs(qctx)
+		cancel()
 		if err == nil {
-			defer res.Body.Close()
-			b, _ := io.ReadAll(res.Body)
-			if os.WriteFile(dest, b, 0o644) == nil {
-				return dest
+			for _, pid := range append(ours, aux...) {
+				if n, err := weirproc.ProcCPU(strconv.Itoa(pid)); err == nil {
+					out[pid] = n
+				}
 			}
 		}
 	}
-	_ = syscall.Kill(p.pid, syscall.SIGQUIT)
-	select {
-	case <-p.exited:
-	case <-time.After(10 * time.Second):
-	}
-	// The log is in the data dir, which may be temporary: copy it out.
-	if b, err := os.ReadFile(p.logPath); err == nil && os.WriteFile(dest, b, 0o644) == nil {
-		return dest
-	}
-	return p.logPath
-}
-
-// procCPU returns a process's user+system CPU time in clock ticks
-// (/proc/PID/stat fields 14 and 15).
-func procCPU(pid string) (int64, error) {
-	b, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	// The command name (field 2) may contain spaces: parse after its ')'.
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("malformed /proc stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state): utime is field 14 = f[11], stime f[12].
-	if len(f) < 13 {
-		return 0, errors.New("short /proc stat")
-	}
-	u, err1 := strconv.ParseInt(f[11], 10, 64)
-	s, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, errors.New("malformed /proc stat times")
-	}
-	return u + s, nil
-}
-
-// procStatusKB reads a "Key:   N kB" line of /proc/PID/status.
-func procStatusKB(pid, key string) (int64, error) {
-	f, err := os.Open("/proc/" + pid + "/status")
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, key+":"); ok {
-			fs := strings.Fields(rest)
-			if len(fs) == 0 {
-				break
-			}
-			return strconv.ParseInt(fs[0], 10, 64)
+	if cl.redis != nil {
+		if n, err := cl.redis.CPUTicks(); err == nil {
+			out[cl.redis.PID] = n
 		}
 	}
-	return 0, fmt.Errorf("%s not in /proc/%s/status", key, pid)
+	return out
 }
 
-// machineCPU returns the busy and total jiffies of all CPUs (/proc/stat).
-func machineCPU() (busy, total int64) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	fs := strings.Fields(line)
-	if len(fs) < 5 || fs[0] != "cpu" {
-		return 0, 0
-	}
-	for i, v := range fs[1:] {
-		n, _ := strconv.ParseInt(v, 10, 64)
-		if i >= 8 { // guest times are already counted in user/nice
-			break
-		}
-		total += n
-		if i != 3 && i != 4 { // idle, iowait
-			busy += n
+// ticksBetween is the CPU the store processes used between two
+// storeTicks: a process that appeared counts whole, one that ended is
+// lost.
+func ticksBetween(before, after map[int]int64) int64 {
+	var sum int64
+	for pid, n := range after {
+		if d := n - before[pid]; d > 0 {
+			sum += d
 		}
 	}
-	return busy, total
+	return sum
 }
 
-// clockTicks is getconf CLK_TCK (100 when getconf is missing).
-func clockTicks() int64 {
-	out, err := exec.Command("getconf", "CLK_TCK").Output()
-	if err == nil {
-		if n, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64); err == nil && n > 0 {
-			return n
+// startRedis resolves -redis: auto starts a private redis-server when
+// there are several replicas and the binary exists, private always starts
+// one, none uses none, anything else is the address of a running Redis.
+// It returns the address ("" for none) and sets cl.redis and cl.redisMode.
+func startRedis(ctx context.Context, cl *cluster, mode string, replicas int, dir string, stderr io.Writer) (string, error) {
+	switch mode {
+	case "none":
+		cl.redisMode = "none"
+		return "", nil
+	case "auto", "private":
+		if mode == "auto" && replicas < 2 {
+			cl.redisMode = "none (auto, one replica)"
+			return "", nil
 		}
+		r, err := weirproc.StartRedis(ctx, dir)
+		if errors.Is(err, exec.ErrNotFound) && mode == "auto" {
+			cl.redisMode = "none (auto: no redis-server on PATH)"
+			logf(stderr, "no redis-server on PATH: the limiter stays per replica and nonces go to the store")
+			return "", nil
+		}
+		if err != nil {
+			return "", err
+		}
+		cl.redis = r
+		cl.redisMode = fmt.Sprintf("private redis-server %s", r.Addr)
+		logf(stderr, "redis-server pid %d at %s", r.PID, r.Addr)
+		return r.Addr, nil
 	}
-	return 100
+	cl.redisMode = mode
+	return mode, nil
 }
 
-// tail returns the last n lines of a file.
-func tail(path string, n int) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return ""
+// replicaDataDirs names the data directories: base for replica 1 and
+// base-rN for replica N.
+func replicaDataDirs(base string, n int) []string {
+	dirs := []string{base}
+	for i := 2; i <= n; i++ {
+		dirs = append(dirs, base+"-r"+strconv.Itoa(i))
 	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
+	return dirs
+}
+
+// stallDumps saves every replica's goroutines; replica 1's goes to dest,
+// replica N's to dest with -rN before the extension.
+func (cl *cluster) stallDumps(dest string) []string {
+	var out []string
+	ext := filepath.Ext(dest)
+	for i, r := range cl.replicas {
+		d := dest
+		if i > 0 {
+			d = strings.TrimSuffix(dest, ext) + "-r" + strconv.Itoa(i+1) + ext
+		}
+		out = append(out, r.DumpGoroutines(d, r.pprofAddr))
 	}
-	return strings.Join(lines, "\n")
+	return out
 }

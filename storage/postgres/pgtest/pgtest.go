@@ -7,12 +7,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"net/url"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/weir-pki/weir/storage/postgres/pgdsn"
 )
 
 // EnvDSN is the variable naming the test server.
@@ -60,21 +61,9 @@ func Schema(tb testing.TB, prefix string) (schema, dsn string) {
 		}
 		admin.Close(ctx)
 	})
-	return schema, WithParams(base, map[string]string{"search_path": schema, "application_name": schema})
+	return schema, pgdsn.WithParams(base, map[string]string{"search_path": schema, "application_name": schema})
 }
 
-// WithParams sets connection parameters on a URL or keyword/value DSN.
-func WithParams(dsn string, params map[string]string) string {
-	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
-		q := u.Query()
-		for k, v := range params {
-			q.Set(k, v)
-		}
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	for k, v := range params {
-		dsn += " " + k + "=" + v
-	}
-	return dsn
-}
+// WithParams sets connection parameters on a URL or keyword/value DSN
+// (pgdsn.WithParams).
+func WithParams(dsn string, params map[string]string) string { return pgdsn.WithParams(dsn, params) }

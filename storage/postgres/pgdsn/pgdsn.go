@@ -1,0 +1,25 @@
+// Package pgdsn edits PostgreSQL connection strings, for the tools and
+// tests that point weir at a schema of their own.
+package pgdsn
+
+import "net/url"
+
+// WithParams returns dsn, a URL (postgres:// or postgresql://) or a
+// keyword/value connection string, with the connection parameters params
+// set: replacing the URL's query parameters of the same names, or
+// appended as keyword=value pairs (libpq takes the last of a repeated
+// keyword). Values are not quoted, so they must not hold spaces.
+func WithParams(dsn string, params map[string]string) string {
+	if u, err := url.Parse(dsn); err == nil && (u.Scheme == "postgres" || u.Scheme == "postgresql") {
+		q := u.Query()
+		for k, v := range params {
+			q.Set(k, v)
+		}
+		u.RawQuery = q.Encode()
+		return u.String()
+	}
+	for k, v := range params {
+		dsn += " " + k + "=" + v
+	}
+	return dsn
+}
