@@ -1,0 +1,16 @@
+// Package ha holds the acceptance tests of weir's high availability
+// (docs/high-availability.md): three weir processes sharing one PostgreSQL
+// schema and one Redis, reached by x/crypto/acme clients through a
+// round-robin dialer that sends every request to the next replica.
+//
+//	WEIR_TEST_POSTGRES_DSN=postgres://postgres@127.0.0.1:5432/test?sslmode=disable go test -count=1 -v ./test/ha/
+//
+// The tests need WEIR_TEST_POSTGRES_DSN (a fresh schema per test) and
+// redis-server (private servers on free loopback ports);
+// TestRestartPostgresUnderLoad runs only when WEIR_TEST_POSTGRES_DSN is
+// set too, but stores in a private cluster it makes with the PostgreSQL
+// server binaries (initdb, pg_ctl under /usr/lib/postgresql/*/bin, run as
+// the postgres OS user when the test runs as root).
+// Without them the tests skip, saying how to run them, except under
+// CI=true, where they fail.
+package ha
