@@ -16,45 +16,23 @@
 # fails. The schema is dropped at exit (kept with KEEP=1).
 # It uses run.sh's variables and helpers (BIN, TMP, LOGS, DATA, ROOT,
 # DIRECTORY, CB_DIRS, CB_LIVE, HPORT, WEIR_PID, WEIR_LOG, PIDS, pass,
-# fail, client, check_leaf, check_renewed, check_revoked) and admin-flow's
-# weir_cli and json_field; it sets WEIR_PID to the restarted weir.
+# fail, client, check_leaf, check_renewed, check_revoked, pg_ready,
+# pg_psql, pg_dsn, pg_drop_schema) and admin-flow's weir_cli and
+# json_field; it sets WEIR_PID to the restarted weir.
 
 MIGRATE_LOG=$LOGS/migrate-storage.log
 MIGRATE_SCHEMA=""
-
-# migrate_pg_ready reports whether PostgreSQL answers as
-# WEIR_TEST_POSTGRES_DSN through psql.
-migrate_pg_ready() {
-	[ -n "${WEIR_TEST_POSTGRES_DSN:-}" ] && command -v psql >/dev/null 2>&1 &&
-		timeout 10 psql "$WEIR_TEST_POSTGRES_DSN" -Atqc 'select 1' >/dev/null 2>&1
-}
-
-# migrate_psql SQL runs one statement on WEIR_TEST_POSTGRES_DSN and prints
-# its result unaligned.
-migrate_psql() {
-	timeout 30 psql "$WEIR_TEST_POSTGRES_DSN" -v ON_ERROR_STOP=1 -Atqc "$1" 2>>"$MIGRATE_LOG"
-}
-
-# migrate_dsn SCHEMA prints WEIR_TEST_POSTGRES_DSN with search_path SCHEMA.
-migrate_dsn() {
-	case $WEIR_TEST_POSTGRES_DSN in
-	postgres://*\?* | postgresql://*\?*) printf '%s&search_path=%s\n' "$WEIR_TEST_POSTGRES_DSN" "$1" ;;
-	postgres://* | postgresql://*) printf '%s?search_path=%s\n' "$WEIR_TEST_POSTGRES_DSN" "$1" ;;
-	*) printf '%s search_path=%s\n' "$WEIR_TEST_POSTGRES_DSN" "$1" ;;
-	esac
-}
 
 # migrate_cleanup drops the schema; run.sh's cleanup calls it once the
 # servers are stopped.
 migrate_cleanup() {
 	[ -n "$MIGRATE_SCHEMA" ] || return 0
-	if [ "${KEEP:-}" = "1" ]; then
-		echo "KEEP=1: kept PostgreSQL schema $MIGRATE_SCHEMA"
-		return 0
-	fi
-	migrate_psql "DROP SCHEMA IF EXISTS $MIGRATE_SCHEMA CASCADE" >/dev/null || echo "note: could not drop schema $MIGRATE_SCHEMA"
+	pg_drop_schema "$MIGRATE_SCHEMA" "$MIGRATE_LOG"
 	MIGRATE_SCHEMA=""
 }
+
+# migrate_psql SQL runs one statement (pg_psql) logging to MIGRATE_LOG.
+migrate_psql() { pg_psql "$MIGRATE_LOG" "$1"; }
 
 # migrate_stop_weir stops the interop weir (SIGTERM to WEIR_PID, then up
 # to 30 s for it to exit) and takes it out of PIDS.
@@ -95,7 +73,7 @@ migrate_flow() {
 	local live=$TMP/certbot/config/live/c.weir.test old=$TMP/migrate-c-before.pem
 	local out=$TMP/migrate-storage.out st=$TMP/migrate-status.json dsn before after certs
 	CLIENT_LOG=$MIGRATE_LOG
-	if ! migrate_pg_ready; then
+	if ! pg_ready; then
 		if [ "${CI:-}" = "true" ]; then
 			fail "migrate-storage: PostgreSQL answers as WEIR_TEST_POSTGRES_DSN (with psql)" "WEIR_TEST_POSTGRES_DSN=${WEIR_TEST_POSTGRES_DSN:-unset}"
 			return 1
@@ -115,7 +93,7 @@ migrate_flow() {
 		fail "migrate-storage: create a PostgreSQL schema" "see $MIGRATE_LOG"
 		return 1
 	fi
-	dsn=$(migrate_dsn "$MIGRATE_SCHEMA")
+	dsn=$(pg_dsn "$MIGRATE_SCHEMA")
 
 	# While weir runs, the SQLite file is in use: refused.
 	if timeout 60 "$BIN/weir" migrate-storage -config "$TMP/weir.yaml" --from sqlite --to postgres --to-dsn "$dsn" >"$out" 2>&1; then

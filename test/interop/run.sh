@@ -82,9 +82,13 @@ cleanup() {
 		fi
 		wait "$pid" 2>/dev/null || true
 	done
-	# The PostgreSQL schema of migrate-flow.sh, once its weir is stopped.
+	# The PostgreSQL schemas of migrate-flow.sh and ha-flow.sh, once their
+	# weir processes are stopped.
 	if declare -F migrate_cleanup >/dev/null; then
 		migrate_cleanup || true
+	fi
+	if declare -F ha_cleanup >/dev/null; then
+		ha_cleanup || true
 	fi
 	if [ "${KEEP:-}" = "1" ]; then
 		echo "KEEP=1: kept $TMP"
@@ -602,6 +606,41 @@ if ! ari_flow; then
 	echo "ARI: remaining steps skipped after the failure above"
 fi
 
+# PostgreSQL helpers of the flows that need WEIR_TEST_POSTGRES_DSN
+# (migrate-flow.sh, ha-flow.sh).
+
+# pg_ready reports whether PostgreSQL answers as WEIR_TEST_POSTGRES_DSN
+# through psql.
+pg_ready() {
+	[ -n "${WEIR_TEST_POSTGRES_DSN:-}" ] && command -v psql >/dev/null 2>&1 &&
+		timeout 10 psql "$WEIR_TEST_POSTGRES_DSN" -Atqc 'select 1' >/dev/null 2>&1
+}
+
+# pg_psql LOG SQL runs one statement on WEIR_TEST_POSTGRES_DSN, prints its
+# result unaligned and appends psql's errors to LOG.
+pg_psql() {
+	timeout 30 psql "$WEIR_TEST_POSTGRES_DSN" -v ON_ERROR_STOP=1 -Atqc "$2" 2>>"$1"
+}
+
+# pg_dsn SCHEMA prints WEIR_TEST_POSTGRES_DSN with search_path SCHEMA.
+pg_dsn() {
+	case $WEIR_TEST_POSTGRES_DSN in
+	postgres://*\?* | postgresql://*\?*) printf '%s&search_path=%s\n' "$WEIR_TEST_POSTGRES_DSN" "$1" ;;
+	postgres://* | postgresql://*) printf '%s?search_path=%s\n' "$WEIR_TEST_POSTGRES_DSN" "$1" ;;
+	*) printf '%s search_path=%s\n' "$WEIR_TEST_POSTGRES_DSN" "$1" ;;
+	esac
+}
+
+# pg_drop_schema SCHEMA LOG drops SCHEMA with its tables (kept with
+# KEEP=1).
+pg_drop_schema() {
+	if [ "${KEEP:-}" = "1" ]; then
+		echo "KEEP=1: kept PostgreSQL schema $1"
+		return 0
+	fi
+	pg_psql "$2" "DROP SCHEMA IF EXISTS $1 CASCADE" >/dev/null || echo "note: could not drop schema $1"
+}
+
 # ---------------------------------------------------------------------------
 # Moving to PostgreSQL (weir migrate-storage): certbot renews and revokes a
 # certificate issued before the move. Needs WEIR_TEST_POSTGRES_DSN.
@@ -611,6 +650,18 @@ fi
 log "migrate-storage to PostgreSQL"
 if ! migrate_flow; then
 	echo "migrate-storage: remaining steps skipped after the failure above"
+fi
+
+# ---------------------------------------------------------------------------
+# High availability: three weir replicas on one PostgreSQL schema and one
+# Redis behind HAProxy (TCP, round robin); certbot and lego issue, renew and
+# revoke through it. Needs WEIR_TEST_POSTGRES_DSN, haproxy and redis-server.
+
+# shellcheck source=test/interop/ha-flow.sh
+. test/interop/ha-flow.sh
+log "three replicas behind HAProxy"
+if ! ha_flow; then
+	echo "HA: remaining steps skipped after the failure above"
 fi
 
 log "first run"
