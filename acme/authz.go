@@ -3,6 +3,7 @@ package acme
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // GetAuthz returns the caller's authorization with its current status.
@@ -82,12 +83,47 @@ func (s *Service) RespondChallenge(ctx context.Context, c Caller, id string) (*C
 	}
 	ch.Status = StatusProcessing
 	ch.UpdatedAt = s.now().UTC()
-	if err := s.startValidation(ctx, ch); err != nil {
+	var done chan *Authorization
+	if s.cfg.ChallengeWait > 0 && s.running.Load() {
+		done = make(chan *Authorization, 1)
+		s.waiters.Store(ch.ID, done)
+		defer s.waiters.Delete(ch.ID)
+	}
+	queued, err := s.startValidation(ctx, ch)
+	if err != nil {
 		if !errors.Is(err, ErrConflict) {
 			return nil, nil, Internal(err)
 		}
 		// A concurrent POST started it first; show its state.
 		return s.GetChallenge(ctx, c, id)
 	}
+	if done == nil || !queued {
+		return ch, a, nil
+	}
+	// This replica's workers validate it: answer with the outcome if it
+	// comes within ChallengeWait, which spares the client its polls.
+	t := time.NewTimer(s.cfg.ChallengeWait)
+	defer t.Stop()
+	select {
+	case settled := <-done:
+		for _, sc := range settled.Challenges {
+			if sc.ID == ch.ID {
+				return sc, settled, nil
+			}
+		}
+	case <-t.C:
+	case <-ctx.Done():
+	}
 	return ch, a, nil
+}
+
+// settled hands the authorization a, whose challenge id a worker has just
+// validated and stored, to the POST of that challenge if it still waits.
+func (s *Service) settled(id string, a *Authorization) {
+	if w, ok := s.waiters.Load(id); ok {
+		select {
+		case w.(chan *Authorization) <- a:
+		default:
+		}
+	}
 }

@@ -51,18 +51,18 @@ type validationJob struct {
 
 // startValidation moves ch, still pending, to processing at ch.UpdatedAt
 // (compare-and-set: ErrConflict if it is not pending), claimed by this
-// replica, and queues it for the workers. Without room in the queue it
-// stays unclaimed, and the next claim of any replica takes it.
-func (s *Service) startValidation(ctx context.Context, ch *Challenge) error {
+// replica, and queues it for the workers, reporting whether it did.
+// Without room in the queue it stays unclaimed, and the next claim of any
+// replica takes it.
+func (s *Service) startValidation(ctx context.Context, ch *Challenge) (queued bool, err error) {
 	if len(s.jobs) >= cap(s.jobs) {
 		s.log.Warn("validation queue full; the challenge waits for a replica to claim it", "challenge", ch.ID)
-		return s.store.UpdateChallenge(ctx, ch, StatusPending)
+		return false, s.store.UpdateChallenge(ctx, ch, StatusPending)
 	}
 	if err := s.store.StartChallenge(ctx, ch.ID, s.cfg.Owner, ch.UpdatedAt, s.cfg.ValidationLease); err != nil {
-		return err
+		return false, err
 	}
-	s.queue(validationJob{id: ch.ID, until: ch.UpdatedAt.Add(s.cfg.ValidationLease)})
-	return nil
+	return s.queue(validationJob{id: ch.ID, until: ch.UpdatedAt.Add(s.cfg.ValidationLease)}), nil
 }
 
 // claimJobs claims as many free or expired validation jobs as the queue
@@ -115,15 +115,17 @@ func (s *Service) claimFinalizations(ctx context.Context) {
 }
 
 // queue hands a claimed job to the workers, or gives its lease up when
-// the queue is full.
-func (s *Service) queue(j validationJob) {
+// the queue is full; it reports whether the workers have it.
+func (s *Service) queue(j validationJob) bool {
 	select {
 	case s.jobs <- j:
+		return true
 	default:
 		s.log.Warn("validation queue full; the challenge waits for a replica to claim it", "challenge", j.id)
 		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 		defer cancel()
 		s.releaseJob(ctx, j.id)
+		return false
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -48,6 +49,12 @@ type Config struct {
 	// ClaimInterval is how often Run claims validation jobs whose lease
 	// ended (their process died, or had no room for them). Zero means 5 s.
 	ClaimInterval time.Duration
+	// ChallengeWait is how long the POST of a challenge waits for its
+	// validation, run by this process, to finish, so that the response
+	// already shows the outcome and the client need not poll for it; a
+	// validation that takes longer is answered as processing. Zero means
+	// 1 s; negative, no wait.
+	ChallengeWait time.Duration
 }
 
 func (c *Config) setDefaults() {
@@ -68,6 +75,9 @@ func (c *Config) setDefaults() {
 		c.ValidationLease = 2 * c.ValidationTimeout
 	}
 	def(&c.ClaimInterval, 5*time.Second)
+	if c.ChallengeWait == 0 {
+		c.ChallengeWait = time.Second
+	}
 	if c.Owner == "" {
 		c.Owner = "weir-" + randomString(9)
 	}
@@ -110,6 +120,8 @@ type Service struct {
 	plan planner
 
 	jobs     chan validationJob // claimed challenges waiting for a worker (lease.go)
+	running  atomic.Bool        // Run's workers are running
+	waiters  sync.Map           // challenge ID -> chan *Authorization: POSTs waiting for the outcome
 	crl      *crlCache
 	accounts accountCache
 }

@@ -18,6 +18,8 @@ func (s *Service) Run(ctx context.Context) error {
 		s.log.Error("initial CRL generation failed", "err", err)
 	}
 	var wg sync.WaitGroup
+	s.running.Store(true)
+	defer s.running.Store(false)
 	for range s.cfg.ValidationWorkers {
 		wg.Go(func() { s.worker(ctx) })
 	}
@@ -84,7 +86,16 @@ func (s *Service) validate(ctx context.Context, id string) error {
 		// Settled some other way (another challenge, deactivation, expiry):
 		// close this challenge without touching the authorization.
 		ch.Status, ch.Error, ch.UpdatedAt = StatusInvalid, Unauthorized("the authorization is %s", st).WithIdentifier(a.Identifier), s.now().UTC()
-		return s.store.UpdateChallenge(ctx, ch, StatusProcessing)
+		if err := s.store.UpdateChallenge(ctx, ch, StatusProcessing); err != nil {
+			return err
+		}
+		for i, c := range a.Challenges {
+			if c.ID == ch.ID {
+				a.Challenges[i] = ch
+			}
+		}
+		s.settled(ch.ID, a)
+		return nil
 	}
 	start := time.Now()
 	prob := s.validator.Validate(ctx, ValidationRequest{
@@ -128,5 +139,6 @@ func (s *Service) validate(ctx context.Context, id string) error {
 		return err
 	}
 	s.lim().AuthzFinished(ctx, a)
+	s.settled(ch.ID, a)
 	return nil
 }
