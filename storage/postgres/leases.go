@@ -140,10 +140,6 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 	if err != nil {
 		return nil, err
 	}
-	type row struct {
-		seq int64
-		o   *acme.Order
-	}
 	rows, err := collect(ctx, s.pool, what, `UPDATE orders AS o SET lease_owner = $1, lease_until = $2
 		FROM (SELECT seq FROM orders
 		      WHERE status = $3 AND (lease_until IS NULL OR lease_until <= $4)
@@ -152,22 +148,16 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 		WHERE o.seq = free.seq
 		RETURNING o.seq, `+orderCols,
 		[]any{owner, transfer.ToNanos(until), string(acme.StatusProcessing), transfer.ToNanos(now), limit},
-		func(sc scanner) (row, error) {
-			var r row
+		func(sc scanner) (transfer.Seq[*acme.Order], error) {
+			var r transfer.Seq[*acme.Order]
 			var err error
-			r.o, err = scanOrder(seqScanner{sc, &r.seq})
+			r.Row, err = scanOrder(seqScanner{sc, &r.Seq})
 			return r, err
 		})
 	if err != nil {
 		return nil, err
 	}
-	// RETURNING gives the rows in no particular order.
-	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.seq, b.seq) })
-	out := make([]*acme.Order, len(rows))
-	for i, r := range rows {
-		out[i] = r.o
-	}
-	return out, nil
+	return transfer.BySeq(rows), nil // RETURNING gives the rows in no particular order
 }
 
 // ReleaseChallenge implements acme.Store.

@@ -191,11 +191,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 	if err != nil {
 		return nil, err
 	}
-	type row struct {
-		seq int64
-		o   *acme.Order
-	}
-	var rows []row
+	var rows []transfer.Seq[*acme.Order]
 	err = s.write(ctx, func(w *writeTx) error {
 		rows = rows[:0] // the operation may run again in a new transaction
 		rs, err := w.stmt(wClaimOrders).QueryContext(writeCtx,
@@ -205,8 +201,8 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 		}
 		defer rs.Close()
 		for rs.Next() {
-			var r row
-			if r.o, err = scanOrder(seqScanner{rs, &r.seq}); err != nil {
+			var r transfer.Seq[*acme.Order]
+			if r.Row, err = scanOrder(seqScanner{rs, &r.Seq}); err != nil {
 				return fmt.Errorf("sqlite: %s: %w", what, err)
 			}
 			rows = append(rows, r)
@@ -219,13 +215,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 	if err != nil {
 		return nil, err
 	}
-	// RETURNING gives the rows in no particular order.
-	slices.SortFunc(rows, func(a, b row) int { return cmp.Compare(a.seq, b.seq) })
-	out := make([]*acme.Order, len(rows))
-	for i, r := range rows {
-		out[i] = r.o
-	}
-	return out, nil
+	return transfer.BySeq(rows), nil // RETURNING gives the rows in no particular order
 }
 
 // ReleaseChallenge implements acme.Store.

@@ -1,7 +1,9 @@
 package transfer
 
 import (
+	"cmp"
 	"math"
+	"slices"
 	"strconv"
 	"time"
 )
@@ -45,4 +47,22 @@ func ToNanos(t time.Time) int64 {
 		return 0
 	}
 	return t.UnixNano()
+}
+
+// Seq is a row read with its sequence number (orders.seq), for a
+// statement whose rows come back in no particular order (UPDATE …
+// RETURNING).
+type Seq[T any] struct {
+	Seq int64
+	Row T
+}
+
+// BySeq returns the rows of rs in ascending sequence order.
+func BySeq[T any](rs []Seq[T]) []T {
+	slices.SortFunc(rs, func(a, b Seq[T]) int { return cmp.Compare(a.Seq, b.Seq) })
+	out := make([]T, len(rs))
+	for i, r := range rs {
+		out[i] = r.Row
+	}
+	return out
 }
