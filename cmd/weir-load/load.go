@@ -358,8 +358,18 @@ func (l *loader) solve(ctx context.Context, c *xacme.Client, authzURL string) er
 	}
 	l.resp.keyAuths.Store(chal.Token, ka)
 	defer l.resp.keyAuths.Delete(chal.Token)
-	if _, err := c.Accept(ctx, chal); err != nil {
+	accepted, err := c.Accept(ctx, chal)
+	if err != nil {
 		return fmt.Errorf("accept: %w", err)
+	}
+	// weir answers the POST with the outcome of a quick validation (as
+	// lego reads it, the load reads it): a valid challenge makes its
+	// authorization valid, so there is nothing to poll.
+	switch accepted.Status {
+	case xacme.StatusValid:
+		return nil
+	case xacme.StatusInvalid:
+		return fmt.Errorf("challenge became invalid: %v", accepted.Error)
 	}
 	backoff := 5 * time.Millisecond
 	for {

@@ -5,8 +5,9 @@
 // in-process http-01 responder and an in-process DNS server (test/dnstest)
 // that resolves every name to 127.0.0.1, and drives it with
 // golang.org/x/crypto/acme: each worker has its own account and loops
-// new-order, authz, http-01, accept, poll, finalize with a fresh P-256 CSR,
-// and the chain download.
+// new-order, authz, http-01, accept, poll (unless accept already answered
+// valid, as lego reads it), finalize with a fresh P-256 CSR, and the
+// chain download.
 //
 // By default one weir runs on SQLite in its data directory. -storage
 // postgres puts the ACME objects on the PostgreSQL server of -postgres-dsn
