@@ -53,7 +53,7 @@ func authzArgs(a *acme.Authorization) (*authzInsert, error) {
 			return nil, err
 		}
 		var err error
-		if args.problems[i], err = problemJSON(cwhat+": error", c.Error); err != nil {
+		if args.problems[i], err = transfer.NullableJSON(cwhat+": error", c.Error); err != nil {
 			return nil, err
 		}
 	}
@@ -118,7 +118,7 @@ func scanAuthzRows(rows pgx.Rows) (*acme.Authorization, error) {
 			Validated: fromNanos(cValidated), UpdatedAt: fromNanos(cUpd),
 		}
 		var err error
-		if c.Error, err = problemFromJSON(fmt.Sprintf("challenge %q error", c.ID), cProblem); err != nil {
+		if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), cProblem); err != nil {
 			return nil, err
 		}
 		a.Challenges = append(a.Challenges, c)
@@ -222,7 +222,7 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		if err := checkTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
 			return err
 		}
-		problem, err := problemJSON(cwhat+": error", c.Error)
+		problem, err := transfer.NullableJSON(cwhat+": error", c.Error)
 		if err != nil {
 			return err
 		}

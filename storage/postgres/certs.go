@@ -35,7 +35,7 @@ func scanCert(row scanner) (*acme.Certificate, error) {
 	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
 	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
 	var err error
-	if c.Names, err = stringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
+	if c.Names, err = transfer.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -61,7 +61,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	if err := checkTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
 		return err
 	}
-	names, err := stringsJSON(what+": names", cert.Names)
+	names, err := transfer.StringsJSON(what+": names", cert.Names)
 	if err != nil {
 		return err
 	}

@@ -24,7 +24,7 @@ func scanChallenge(row scanner) (*acme.Challenge, error) {
 	}
 	c.Validated, c.UpdatedAt = fromNanos(validated), fromNanos(updated)
 	var err error
-	if c.Error, err = problemFromJSON(fmt.Sprintf("challenge %q error", c.ID), problem); err != nil {
+	if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), problem); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -53,7 +53,7 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 	if err := checkTimes(what, c.Validated, c.UpdatedAt); err != nil {
 		return err
 	}
-	problem, err := problemJSON(what+": error", c.Error)
+	problem, err := transfer.NullableJSON(what+": error", c.Error)
 	if err != nil {
 		return err
 	}

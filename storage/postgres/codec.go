@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/weir-pki/weir/storage/transfer"
@@ -116,67 +115,6 @@ func nullNanos(t time.Time) *int64 {
 	}
 	n := transfer.ToNanos(t)
 	return &n
-}
-
-// toJSON encodes v for a JSON column.
-func toJSON(what string, v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("postgres: %s: encoding: %w", what, err)
-	}
-	return string(b), nil
-}
-
-// fromJSON decodes a JSON column into v.
-func fromJSON(what, s string, v any) error {
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		return fmt.Errorf("postgres: %s: decoding: %w", what, err)
-	}
-	return nil
-}
-
-// stringsJSON encodes a string slice, nil as an empty array.
-func stringsJSON(what string, ss []string) (string, error) {
-	if len(ss) == 0 {
-		return "[]", nil
-	}
-	return toJSON(what, ss)
-}
-
-// stringsFromJSON decodes a string slice, an empty array as nil.
-func stringsFromJSON(what, s string) ([]string, error) {
-	var ss []string
-	if err := fromJSON(what, s, &ss); err != nil {
-		return nil, err
-	}
-	if len(ss) == 0 {
-		return nil, nil
-	}
-	return ss, nil
-}
-
-// problemJSON encodes a problem for a nullable JSON column: nil as NULL.
-func problemJSON(what string, p *acme.Problem) (*string, error) {
-	if p == nil {
-		return nil, nil
-	}
-	s, err := toJSON(what, p)
-	if err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
-
-// problemFromJSON decodes a nullable problem column.
-func problemFromJSON(what string, s *string) (*acme.Problem, error) {
-	if s == nil {
-		return nil, nil
-	}
-	p := new(acme.Problem)
-	if err := fromJSON(what, *s, p); err != nil {
-		return nil, err
-	}
-	return p, nil
 }
 
 // collect runs a query and scans every row with scan.

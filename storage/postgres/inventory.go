@@ -311,7 +311,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 		if err := row.Scan(&js); err != nil {
 			return nil, err
 		}
-		return stringsFromJSON("certificate names", js)
+		return transfer.StringsFromJSON("certificate names", js)
 	})
 	if err != nil {
 		return nil, nil, err

@@ -27,7 +27,7 @@ func scanAccount(row scanner) (*acme.Account, error) {
 	a.ID = transfer.FormatAccountID(id)
 	a.CreatedAt = fromNanos(created)
 	var err error
-	if a.Contact, err = stringsFromJSON("account "+a.ID+" contact", contact); err != nil {
+	if a.Contact, err = transfer.StringsFromJSON("account "+a.ID+" contact", contact); err != nil {
 		return nil, err
 	}
 	return &a, nil
@@ -46,7 +46,7 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	if err := checkTimes("create account", a.CreatedAt); err != nil {
 		return err
 	}
-	contact, err := stringsJSON("create account: contact", a.Contact)
+	contact, err := transfer.StringsJSON("create account: contact", a.Contact)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 	if !ok {
 		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
 	}
-	contact, err := stringsJSON(what+": contact", a.Contact)
+	contact, err := transfer.StringsJSON(what+": contact", a.Contact)
 	if err != nil {
 		return err
 	}

@@ -37,7 +37,7 @@ func insertAuthz(w *writeTx, a *acme.Authorization, args *authzInsert) error {
 type authzInsert struct {
 	what      string
 	accountID int64
-	problems  []sql.NullString // the encoded Error of each challenge
+	problems  []*string // the encoded Error of each challenge, nil for none
 }
 
 // authzArgs checks a new authorization and its challenges and encodes what
@@ -54,7 +54,7 @@ func authzArgs(a *acme.Authorization) (*authzInsert, error) {
 	if err := checkTimes(what, a.Expires, a.CreatedAt); err != nil {
 		return nil, err
 	}
-	args := &authzInsert{what: what, accountID: accountID, problems: make([]sql.NullString, len(a.Challenges))}
+	args := &authzInsert{what: what, accountID: accountID, problems: make([]*string, len(a.Challenges))}
 	for i, c := range a.Challenges {
 		var err error
 		if args.problems[i], err = challengeArgs(a.ID, c); err != nil {
@@ -102,7 +102,7 @@ func scanAuthzRows(rows *sql.Rows) (*acme.Authorization, error) {
 		}
 		if cProblem.Valid {
 			var err error
-			if c.Error, err = problemFromJSON(fmt.Sprintf("challenge %q error", c.ID), cProblem); err != nil {
+			if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), nullStr(cProblem)); err != nil {
 				return nil, err
 			}
 		}
@@ -185,7 +185,7 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 	type chArgs struct {
 		id        string
 		status    string
-		problem   sql.NullString
+		problem   *string
 		validated int64
 		updated   int64
 	}
@@ -195,7 +195,7 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		if err := checkTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
 			return err
 		}
-		problem, err := problemJSON(cwhat+": error", c.Error)
+		problem, err := transfer.NullableJSON(cwhat+": error", c.Error)
 		if err != nil {
 			return err
 		}

@@ -26,7 +26,7 @@ func scanChallenge(row scanner) (*acme.Challenge, error) {
 	c.Validated, c.UpdatedAt = fromNanos(validated), fromNanos(updated)
 	if problem.Valid {
 		var err error
-		if c.Error, err = problemFromJSON(fmt.Sprintf("challenge %q error", c.ID), problem); err != nil {
+		if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), nullStr(problem)); err != nil {
 			return nil, err
 		}
 	}
@@ -35,17 +35,14 @@ func scanChallenge(row scanner) (*acme.Challenge, error) {
 
 // challengeArgs checks challenge c of authorization authzID for insertion
 // and returns its encoded Error.
-func challengeArgs(authzID string, c *acme.Challenge) (sql.NullString, error) {
+func challengeArgs(authzID string, c *acme.Challenge) (*string, error) {
 	if c.ID == "" {
-		return sql.NullString{}, fmt.Errorf("sqlite: %s: empty id", createChallengeWhat(authzID, c))
+		return nil, fmt.Errorf("sqlite: %s: empty id", createChallengeWhat(authzID, c))
 	}
 	if !transfer.TimesInRange(c.Validated, c.UpdatedAt) {
-		return sql.NullString{}, checkTimes(createChallengeWhat(authzID, c), c.Validated, c.UpdatedAt)
+		return nil, checkTimes(createChallengeWhat(authzID, c), c.Validated, c.UpdatedAt)
 	}
-	if c.Error == nil {
-		return sql.NullString{}, nil
-	}
-	return problemJSON(createChallengeWhat(authzID, c)+": error", c.Error)
+	return transfer.NullableJSON(createChallengeWhat(authzID, c)+": error", c.Error)
 }
 
 // createChallengeWhat names the creation of a challenge in errors.
@@ -56,7 +53,7 @@ func createChallengeWhat(authzID string, c *acme.Challenge) string {
 // insertChallenge inserts challenge c of authorization authzID at position
 // pos, with problem its Error encoded by challengeArgs. c.AuthzID is
 // ignored.
-func insertChallenge(w *writeTx, authzID string, pos int, c *acme.Challenge, problem sql.NullString) error {
+func insertChallenge(w *writeTx, authzID string, pos int, c *acme.Challenge, problem *string) error {
 	_, err := w.exec(wInsertChallenge,
 		c.ID, authzID, pos, string(c.Type), c.Token, string(c.Status), transfer.ToNanos(c.Validated),
 		problem, transfer.ToNanos(c.UpdatedAt))
@@ -86,7 +83,7 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 	if err := checkTimes(what, c.Validated, c.UpdatedAt); err != nil {
 		return err
 	}
-	problem, err := problemJSON(what+": error", c.Error)
+	problem, err := transfer.NullableJSON(what+": error", c.Error)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"github.com/weir-pki/weir/storage/transfer"
@@ -103,68 +102,19 @@ func fromNanos(n sql.NullInt64) time.Time {
 	return time.Unix(0, n.Int64).UTC()
 }
 
-// toJSON encodes v for a JSON column.
-func toJSON(what string, v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("sqlite: %s: encoding: %w", what, err)
-	}
-	return string(b), nil
-}
-
-// fromJSON decodes a JSON column into v.
-func fromJSON(what, s string, v any) error {
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		return fmt.Errorf("sqlite: %s: decoding: %w", what, err)
-	}
-	return nil
-}
-
-// stringsJSON encodes a string slice, nil as an empty array.
-func stringsJSON(what string, ss []string) (string, error) {
-	if len(ss) == 0 {
-		return "[]", nil
-	}
-	return toJSON(what, ss)
-}
-
-// stringsFromJSON decodes a string slice, an empty array as nil.
-func stringsFromJSON(what, s string) ([]string, error) {
-	var ss []string
-	if err := fromJSON(what, s, &ss); err != nil {
-		return nil, err
-	}
-	if len(ss) == 0 {
-		return nil, nil
-	}
-	return ss, nil
-}
-
-// problemJSON encodes a problem for a nullable JSON column: nil as NULL.
-func problemJSON(what string, p *acme.Problem) (sql.NullString, error) {
-	if p == nil {
-		return sql.NullString{}, nil
-	}
-	s, err := toJSON(what, p)
-	return sql.NullString{String: s, Valid: err == nil}, err
-}
-
-// problemFromJSON decodes a nullable problem column.
-func problemFromJSON(what string, s sql.NullString) (*acme.Problem, error) {
-	if !s.Valid {
-		return nil, nil
-	}
-	p := new(acme.Problem)
-	if err := fromJSON(what, s.String, p); err != nil {
-		return nil, err
-	}
-	return p, nil
-}
-
 // boolInt is the stored form of a boolean.
 func boolInt(b bool) int64 {
 	if b {
 		return 1
 	}
 	return 0
+}
+
+// nullStr is the *string form (nil for NULL) of a nullable text column.
+func nullStr(s sql.NullString) *string {
+	if !s.Valid {
+		return nil
+	}
+	v := s.String
+	return &v
 }

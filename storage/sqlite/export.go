@@ -330,15 +330,6 @@ func nullPtr(n sql.NullInt64) *int64 {
 	return &v
 }
 
-// nullStr is the record form of a nullable text column.
-func nullStr(s sql.NullString) *string {
-	if !s.Valid {
-		return nil
-	}
-	v := s.String
-	return &v
-}
-
 // The scanners of the rows of exportColumns, one per table.
 
 func scanAccountRow(row scanner) (transfer.Account, error) {

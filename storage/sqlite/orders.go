@@ -33,17 +33,17 @@ func scanOrder(row scanner) (*acme.Order, error) {
 	o.NotBefore, o.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
 	o.Expires, o.CreatedAt = fromNanos(expires), fromNanos(createdAt)
 	what := "order " + o.ID
-	if err := fromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
+	if err := transfer.FromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
 		return nil, err
 	}
 	if len(o.Identifiers) == 0 {
 		o.Identifiers = nil
 	}
 	var err error
-	if o.AuthzIDs, err = stringsFromJSON(what+" authorization ids", authzIDs); err != nil {
+	if o.AuthzIDs, err = transfer.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
 		return nil, err
 	}
-	if o.Error, err = problemFromJSON(what+" error", problem); err != nil {
+	if o.Error, err = transfer.FromNullableJSON[acme.Problem](what+" error", nullStr(problem)); err != nil {
 		return nil, err
 	}
 	return &o, nil
@@ -68,15 +68,15 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 	idents := "[]"
 	if len(o.Identifiers) > 0 {
 		var err error
-		if idents, err = toJSON(what+": identifiers", o.Identifiers); err != nil {
+		if idents, err = transfer.ToJSON(what+": identifiers", o.Identifiers); err != nil {
 			return err
 		}
 	}
-	authzIDs, err := stringsJSON(what+": authorization ids", o.AuthzIDs)
+	authzIDs, err := transfer.StringsJSON(what+": authorization ids", o.AuthzIDs)
 	if err != nil {
 		return err
 	}
-	problem, err := problemJSON(what+": error", o.Error)
+	problem, err := transfer.NullableJSON(what+": error", o.Error)
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 // status is still from.
 func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status) error {
 	what := fmt.Sprintf("update order %q", o.ID)
-	problem, err := problemJSON(what+": error", o.Error)
+	problem, err := transfer.NullableJSON(what+": error", o.Error)
 	if err != nil {
 		return err
 	}
