@@ -3,7 +3,9 @@ package acme
 import (
 	"crypto"
 	"crypto/rand"
+	"encoding/base32"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -199,8 +201,30 @@ func (s *Service) CA() *ca.CA { return s.ca }
 // Store returns the store (for the admin surfaces).
 func (s *Service) Store() Store { return s.store }
 
-// newID returns a random URL-safe object ID (128 bits).
-func newID() string { return randomString(16) }
+// newID returns an object ID of 26 characters: the creation time in
+// milliseconds (48 bits) then 80 random bits, in lowercase Crockford
+// base32 (sortedIDs), so that IDs sort by creation time. The stores key
+// orders, authorizations and challenges by ID: new rows then go to the
+// end of those B-trees, where the rows of the other objects being worked
+// on are too, instead of to a random page each, so a commit writes fewer
+// pages and a read finds them in fewer. The 80 random bits keep IDs
+// unguessable; IDs grant nothing anyway, as every resource is checked
+// against the account that asks for it.
+func newID() string {
+	var b [16]byte
+	ms := uint64(time.Now().UnixMilli())
+	binary.BigEndian.PutUint16(b[0:2], uint16(ms>>32))
+	binary.BigEndian.PutUint32(b[2:6], uint32(ms))
+	if _, err := rand.Read(b[6:]); err != nil {
+		panic(fmt.Sprintf("acme: crypto/rand failed: %v", err))
+	}
+	return sortedIDs.EncodeToString(b[:])
+}
+
+// sortedIDs is lowercase Crockford base32, whose alphabet is in ASCII
+// order: the encodings of two byte strings of the same length compare as
+// the byte strings do.
+var sortedIDs = base32.NewEncoding("0123456789abcdefghjkmnpqrstvwxyz").WithPadding(base32.NoPadding)
 
 // newToken returns a challenge token: 256 bits, base64url without padding,
 // 43 characters (RFC 8555 §8.3 wants at least 128 bits).
