@@ -64,6 +64,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,6 +114,7 @@ type options struct {
 	storage      string
 	postgresDSN  string
 	redis        string
+	clientGOGC   int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -142,6 +144,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.storage, "storage", "sqlite", "weir's ACME store: sqlite (in the data dir) or postgres (-postgres-dsn)")
 	fs.StringVar(&o.postgresDSN, "postgres-dsn", os.Getenv("WEIR_TEST_POSTGRES_DSN"), "PostgreSQL server `DSN` for -storage postgres (default $WEIR_TEST_POSTGRES_DSN); the tool creates a schema there and drops it at the end (kept with -keep and after a stall)")
 	fs.StringVar(&o.redis, "redis", "auto", "Redis for the limiter and the nonces: auto (a private redis-server when -replicas > 1 and one is installed, else none), private (always a private redis-server), none, or the host:port of a running Redis (its CPU then counts as other processes')")
+	fs.IntVar(&o.clientGOGC, "client-gogc", 400, "the load tool's own garbage collector target, as GOGC (0: Go's default, or GOGC from the environment); weir serve sets 400 for itself the same way")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "after the measured runs, run one more level with the server's -pprof on and save its CPU profile to `file` (with -replicas > 1: replica 1's profile only)")
 	fs.StringVar(&o.allocProfile, "allocprofile", "", "with -cpuprofile, also save the server's allocs profile to `file`")
 	fs.StringVar(&o.traceFile, "trace", "", "with -cpuprofile, also save a 5 s execution trace of the server to `file` (go tool trace -pprof=sync)")
@@ -193,6 +196,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if _, ok := rateLimitBlocks[o.rateLimits]; !ok {
 		return nil, fmt.Errorf("-ratelimits: %q is not off, high or server", o.rateLimits)
+	}
+	if o.clientGOGC < 0 {
+		return nil, errors.New("-client-gogc: 0 or more")
 	}
 	if o.profileC == 0 {
 		o.profileC = slices.Max(o.levels)
@@ -273,6 +279,11 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stderr, "weir-load: %v\n", err)
 		return 2
+	}
+	if _, set := os.LookupEnv("GOGC"); o.clientGOGC > 0 && !set {
+		// The client shares the machine's cores with the server: like
+		// weir serve, it collects less often than Go's default.
+		debug.SetGCPercent(o.clientGOGC)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -31,6 +31,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
+	tuneGC()
 	if *pprofAddr != "" {
 		if err := startPprof(*pprofAddr); err != nil {
 			fmt.Fprintf(stderr, "weir: -pprof: %v\n", err)
