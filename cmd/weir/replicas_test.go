@@ -29,14 +29,18 @@ func (rr *roundRobin) dial(ctx context.Context, network, _ string) (net.Conn, er
 }
 
 // startReplicas starts two weir servers that share everything that is
-// shared in production: one data directory (the CA, the SQLite store and
-// the limiter's file), one external URL, the challenge responders and
-// DNS of the first, and nonces on a Redis of the test's own. It returns
-// them and a client HTTP transport that spreads requests over both.
+// shared in production: the ACME store on one PostgreSQL schema (a SQLite
+// database is one process's: sqlite.Open locks it), one data directory
+// (the CA and the limiter's file), one external URL, the challenge
+// responders and DNS of the first, and nonces on a Redis of the test's
+// own. It returns them and a client HTTP transport that spreads requests
+// over both.
 func startReplicas(t *testing.T) (a, b *testEnv, lb *http.Client) {
 	t.Helper()
 	rs := startRedis(t)
+	dsn := postgresSchema(t)
 	shared := func(c *Config) {
+		c.Storage = StorageConfig{Driver: driverPostgres, DSN: dsn, MaxConns: 8}
 		c.ACME.Nonces.Backend = nonceRedis
 		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
 	}

@@ -118,12 +118,16 @@ func scanAuthzRows(rows *sql.Rows) (*acme.Authorization, error) {
 }
 
 // GetAuthz returns the authorization with the given ID and its challenges,
-// in creation order, read in one query.
+// in creation order, from the cache (cache.go) or else read in one query.
 func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if a := s.cache.authz(id); a != nil {
+		return a, nil
+	}
+	gen := s.cache.generation()
 	rows, err := s.query(ctx, rGetAuthz, id)
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: authorization %q: %w", id, err)
@@ -132,6 +136,7 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 	if err != nil {
 		return nil, rowErr(fmt.Sprintf("authorization %q", id), err)
 	}
+	s.cache.fillAuthz(a, gen)
 	return a, nil
 }
 
@@ -210,7 +215,9 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		if err := checkAffected(w, res, what, "status is not "+string(from), wAuthzExists, id); err != nil {
 			return err
 		}
+		w.edit(editAuthz(id, acme.Status(status), expires))
 		for _, c := range chs {
+			w.edit(editChallenge(c.id, acme.Status(c.status), c.problem, c.validated, c.updated))
 			res, err := w.exec(wUpdateAuthzChallenge,
 				c.status, c.problem, c.validated, c.updated, c.id, id)
 			if err != nil {

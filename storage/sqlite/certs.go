@@ -82,6 +82,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		if err != nil {
 			return insertErr(what, err)
 		}
+		w.edit(editFinalizeOrder(cert.OrderID, cert.Serial))
 		return nil
 	})
 }

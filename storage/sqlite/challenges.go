@@ -63,11 +63,15 @@ func insertChallenge(w *writeTx, authzID string, pos int, c *acme.Challenge, pro
 	return nil
 }
 
-// GetChallenge returns the challenge with the given ID, AuthzID set.
+// GetChallenge returns the challenge with the given ID, AuthzID set, from
+// the cache (cache.go) if its authorization is there.
 func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if c := s.cache.challenge(id); c != nil {
+		return c, nil
 	}
 	c, err := scanChallenge(s.queryRow(ctx, rGetChallenge, id))
 	if err != nil {
@@ -93,7 +97,11 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(w, res, what, "status is not "+string(from), wChallengeExists, id)
+		if err := checkAffected(w, res, what, "status is not "+string(from), wChallengeExists, id); err != nil {
+			return err
+		}
+		w.edit(editChallenge(id, acme.Status(status), problem, validated, updated))
+		return nil
 	})
 }
 

@@ -19,6 +19,13 @@
 // it fails, every write of the group fails. The writer never waits for more
 // writes to arrive: a lone write commits at once.
 //
+// Orders and authorizations (with their challenges) are also kept in an
+// in-memory object cache that the writer updates as its transactions
+// commit (cache.go), because under load WAL's readers refetch every page
+// after each commit. Open therefore takes an exclusive lock (the file
+// DB.lock, flock(2)) held until Close: one process at a time opens a
+// database with Open.
+//
 // Every statement is prepared once, at Open. A read checks its context
 // before it starts but is not interrupted once running (each is a single
 // indexed lookup), and GetAuthz and FindValidAuthz read an authorization

@@ -1,6 +1,7 @@
 package sqlite
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"fmt"
@@ -141,7 +142,11 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(w, res, what, "status is not pending", wChallengeExists, id)
+		if err := checkAffected(w, res, what, "status is not pending", wChallengeExists, id); err != nil {
+			return err
+		}
+		w.edit(editStartChallenge(id, transfer.ToNanos(now)))
+		return nil
 	})
 }
 
@@ -177,7 +182,11 @@ func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte,
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(w, res, what, "status is not pending", wOrderExists, id)
+		if err := checkAffected(w, res, what, "status is not pending", wOrderExists, id); err != nil {
+			return err
+		}
+		w.edit(editStartFinalize(id, bytes.Clone(csr)))
+		return nil
 	})
 }
 

@@ -117,20 +117,49 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 				return fmt.Errorf("sqlite: %s: reused authorization %q: %w", what, id, err)
 			}
 		}
+		w.edit(readBack(w, o.ID, newAuthzs))
 		return nil
 	})
 }
 
-// GetOrder returns the order with the given ID.
+// readBack reads the order id and the authorizations a just inserted, as a
+// read would return them, and returns the edit that caches them; an edit
+// that does nothing if they cannot be read (the reads after the commit
+// then go to the database).
+func readBack(w *writeTx, id string, authzs []*acme.Authorization) cacheEdit {
+	o, err := scanOrder(w.queryRow(wGetOrder, id))
+	if err != nil {
+		return func(*objCache) {}
+	}
+	as := make([]*acme.Authorization, len(authzs))
+	for i, a := range authzs {
+		rows, err := w.stmt(wGetAuthz).QueryContext(writeCtx, a.ID)
+		if err != nil {
+			return func(*objCache) {}
+		}
+		if as[i], err = scanAuthzRows(rows); err != nil {
+			return func(*objCache) {}
+		}
+	}
+	return editPutOrder(o, as)
+}
+
+// GetOrder returns the order with the given ID, from the cache (cache.go)
+// or else read.
 func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
+	if o := s.cache.order(id); o != nil {
+		return o, nil
+	}
+	gen := s.cache.generation()
 	o, err := scanOrder(s.queryRow(ctx, rGetOrder, id))
 	if err != nil {
 		return nil, rowErr(fmt.Sprintf("order %q", id), err)
 	}
+	s.cache.fillOrder(o, gen)
 	return o, nil
 }
 
@@ -195,6 +224,10 @@ func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(w, res, what, "status is not "+string(from), wOrderExists, id)
+		if err := checkAffected(w, res, what, "status is not "+string(from), wOrderExists, id); err != nil {
+			return err
+		}
+		w.edit(editOrder(id, acme.Status(status), problem, serial))
+		return nil
 	})
 }

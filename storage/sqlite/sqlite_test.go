@@ -3,10 +3,9 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -101,6 +100,9 @@ func TestReopenIsIdempotent(t *testing.T) {
 		if _, err := s.GetCertificate(t.Context(), c.Serial); err != nil {
 			t.Errorf("reopen %d: GetCertificate: %v", i, err)
 		}
+		if err := s.Close(); err != nil { // releases the lock for the next Open
+			t.Fatalf("reopen %d: Close: %v", i, err)
+		}
 	}
 }
 
@@ -108,7 +110,7 @@ func TestFileMode(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "weir.db")
 	s := openAt(t, path)
 	seed(t, s)
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+	for _, p := range []string{path, path + "-wal", path + "-shm", path + ".lock"} {
 		fi, err := os.Stat(p)
 		if err != nil {
 			t.Fatalf("Stat: %v", err)
@@ -287,57 +289,33 @@ func TestZeroTimeIsNull(t *testing.T) {
 	}
 }
 
-// TestTwoStoresOneFile checks that two stores on one file (two processes,
-// say weir and operations tooling) serialize their writes through SQLite's
-// locks: of concurrent finalizations from both, exactly one issues.
-func TestTwoStoresOneFile(t *testing.T) {
+// TestOneStorePerFile: while a store has the file open, a second Open of
+// it (another process, in production) is refused, writing nothing, since
+// the object cache is only true while its writer is the only one; once
+// the first is closed, the file opens again with what was written.
+func TestOneStorePerFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "weir.db")
-	s1 := openAt(t, path)
-	s2 := openAt(t, path)
-	ctx := t.Context()
-	a, _ := seed(t, s1)
-	o := &acme.Order{ID: "order-2", AccountID: a.ID, Status: acme.StatusProcessing, Expires: fixedNow(), CreatedAt: fixedNow()}
-	if err := s2.CreateOrder(ctx, o, nil); err != nil {
-		t.Fatalf("CreateOrder on the second store: %v", err)
-	}
-
-	const n = 20
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for i := range n {
-		s := []*Store{s1, s2}[i%2]
-		wg.Go(func() {
-			errs[i] = s.FinalizeOrder(ctx, &acme.Certificate{
-				Serial: fmt.Sprintf("%04x", 0x100+i), AccountID: a.ID, OrderID: o.ID,
-				NotBefore: fixedNow(), NotAfter: fixedNow().Add(time.Hour), IssuedAt: fixedNow(),
-			})
-		})
-	}
-	wg.Wait()
-	ok := 0
-	for i, err := range errs {
-		switch {
-		case err == nil:
-			ok++
-		case !errors.Is(err, acme.ErrConflict):
-			t.Errorf("FinalizeOrder(call %d): got %v, want nil or an error wrapping %v", i, err, acme.ErrConflict)
-		}
-	}
-	if ok != 1 {
-		t.Errorf("FinalizeOrder: %d calls succeeded, want 1", ok)
-	}
-	got, err := s1.GetOrder(ctx, o.ID)
+	s1, err := Open(t.Context(), path, fixedNow)
 	if err != nil {
-		t.Fatalf("GetOrder: %v", err)
+		t.Fatalf("Open: %v", err)
 	}
-	if got.Status != acme.StatusValid {
-		t.Errorf("order status: got %s, want valid", got.Status)
+	a, c := seed(t, s1)
+	s2, err := Open(t.Context(), path, fixedNow)
+	if err == nil {
+		s2.Close()
+		t.Fatal("a second Open of an open database succeeded")
 	}
-	var certs int
-	if err := s2.DB().QueryRowContext(ctx, `SELECT count(*) FROM certificates WHERE order_id = ?`, o.ID).Scan(&certs); err != nil {
-		t.Fatalf("counting certificates: %v", err)
+	if !strings.Contains(err.Error(), "in use by another process") {
+		t.Errorf("second Open: got %v, want an error saying the database is in use", err)
 	}
-	if certs != 1 {
-		t.Errorf("certificates of the order: got %d, want 1", certs)
+	if _, err := s1.GetAccount(t.Context(), a.ID); err != nil {
+		t.Errorf("the first store after the refused Open: GetAccount: %v", err)
+	}
+	if err := s1.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	s3 := openAt(t, path)
+	if _, err := s3.GetCertificate(t.Context(), c.Serial); err != nil {
+		t.Errorf("reopened after Close: GetCertificate: %v", err)
 	}
 }

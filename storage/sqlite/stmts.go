@@ -112,6 +112,10 @@ const (
 	wSavepoint
 	wRelease
 	wRollbackTo
+	// wGetOrder and wGetAuthz read back, in the transaction that created
+	// them, the objects CreateOrder puts in the cache.
+	wGetOrder
+	wGetAuthz
 	numWriteStmts
 )
 
@@ -158,6 +162,8 @@ var writeSQL = [numWriteStmts]string{
 	wSavepoint:         `SAVEPOINT op`,
 	wRelease:           `RELEASE op`,
 	wRollbackTo:        `ROLLBACK TO op`,
+	wGetOrder:          readSQL[rGetOrder],
+	wGetAuthz:          readSQL[rGetAuthz],
 }
 
 // prepareStmts prepares the reader and writer statements.

@@ -48,6 +48,8 @@ type Store struct {
 	closed     bool          // guarded by closeMu
 	closeOnce  func() error  // closes the store once
 	commits    atomic.Int64  // transactions the writer committed, for tests
+	cache      *objCache     // orders and authorizations (cache.go)
+	lock       *os.File      // the lock file, held until Close (lock.go); nil where unsupported
 }
 
 // Compile-time check that Store implements acme.Store.
@@ -67,23 +69,36 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Store, error
 	if err := createFile(abs); err != nil {
 		return nil, err
 	}
+	lock, err := lockDB(abs)
+	if err != nil {
+		return nil, err
+	}
+	unlock := func() {
+		if lock != nil {
+			lock.Close()
+		}
+	}
 
-	s := &Store{path: abs}
+	s := &Store{path: abs, cache: newObjCache(cacheEntries), lock: lock}
 	if s.w, err = openWriter(ctx, abs); err != nil {
+		unlock()
 		return nil, err
 	}
 	if err := migrate(ctx, s.w, abs, now); err != nil {
 		s.w.Close()
+		unlock()
 		return nil, err
 	}
 	if s.r, err = openReaders(ctx, abs); err != nil {
 		s.w.Close()
+		unlock()
 		return nil, err
 	}
 	if err := s.prepareStmts(ctx); err != nil {
 		s.closeStmts()
 		s.r.Close()
 		s.w.Close()
+		unlock()
 		return nil, err
 	}
 	s.ops = make(chan *writeOp, writeQueueLen)
@@ -203,7 +218,11 @@ func (s *Store) doClose() error {
 	errS := s.closeStmts()
 	errR := s.r.Close()
 	errW := s.w.Close()
-	if err := errors.Join(errS, errR, errW); err != nil {
+	var errL error
+	if s.lock != nil {
+		errL = s.lock.Close() // releases the flock
+	}
+	if err := errors.Join(errS, errR, errW, errL); err != nil {
 		return fmt.Errorf("sqlite: closing %s: %w", s.path, err)
 	}
 	return nil

@@ -59,6 +59,9 @@ type writeOp struct {
 	err   error
 	panic any
 	done  chan struct{} // receives one value per use when err is final
+	// edits are the changes of the object cache (cache.go) that fn
+	// recorded in its last run, applied if the transaction commits.
+	edits []cacheEdit
 }
 
 // writeOps recycles writeOps with their done channels.
@@ -100,6 +103,8 @@ func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 // reset clears op for reuse and returns it.
 func (op *writeOp) reset() *writeOp {
 	op.ctx, op.fn, op.err, op.panic = nil, nil, nil, nil
+	clear(op.edits)
+	op.edits = op.edits[:0]
 	return op
 }
 
@@ -125,7 +130,13 @@ type writeTx struct {
 	// ran are the operations run in tx, in order, whose results are
 	// reported when it ends: failed if their err or panic is set.
 	ran []*writeOp
+	// cur is the operation running, whose edits edit records.
+	cur *writeOp
 }
+
+// edit records e, a change of the object cache that the running
+// operation's writes make, to be applied if they commit.
+func (w *writeTx) edit(e cacheEdit) { w.cur.edits = append(w.cur.edits, e) }
 
 // writeCtx is the context of the writer's statements: never canceled.
 var writeCtx = context.Background()
@@ -240,6 +251,7 @@ func (w *writeTx) runTx(ops []*writeOp) (again []*writeOp) {
 		return nil
 	}
 	if err := tx.Commit(); err != nil {
+		w.s.cache.reset()
 		err = fmt.Errorf("sqlite: commit: %w", err)
 		for _, op := range w.ran {
 			op.finish(err)
@@ -247,6 +259,8 @@ func (w *writeTx) runTx(ops []*writeOp) (again []*writeOp) {
 		return nil
 	}
 	w.s.commits.Add(1)
+	// Before any caller hears of the commit, the cache shows it.
+	w.s.cache.apply(w.ran)
 	for _, op := range w.ran {
 		op.finish(op.err)
 	}
@@ -304,7 +318,11 @@ func (op *writeOp) failure(err error) error {
 // op.panic says why.
 func (w *writeTx) run(op *writeOp) (ok bool) {
 	op.err, op.panic = nil, nil
+	clear(op.edits)
+	op.edits = op.edits[:0]
+	w.cur = op
 	defer func() {
+		w.cur = nil
 		if p := recover(); p != nil {
 			op.panic = p
 			ok = false

@@ -1,0 +1,346 @@
+package sqlite
+
+import (
+	"database/sql"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/transfer"
+)
+
+// The object cache.
+//
+// In WAL mode every commit makes each reader connection drop its whole
+// page cache at its next read, so under load every read of an order or an
+// authorization fetched each page again with a system call. The store
+// keeps, in memory, the orders and authorizations (with their challenges)
+// it has read or created recently, exactly as a read from the database
+// would return them, and serves GetOrder, GetAuthz and GetChallenge from
+// there.
+//
+// The cache is kept true by the writer, the one goroutine that writes the
+// database (writer.go), and by Open's lock (lock.go): no other process
+// writes the database while the store is open. A write that changes a
+// cached object records, while it runs in the transaction, how the object
+// changes (an edit: the same change its SQL makes, with values normalised
+// as a read returns them). Once the transaction commits, and before any
+// caller of the group hears of it, the writer applies the edits of the
+// operations that succeeded. A failed COMMIT empties the cache.
+//
+// A read that misses fills the cache with what it read only if no edit was
+// applied since it started (gen is unchanged): otherwise what it read may
+// be older than an edit it would overwrite. Reads return copies, which
+// their callers may change.
+type objCache struct {
+	mu      sync.Mutex
+	gen     uint64 // bumped by every application of edits
+	max     int    // entries per map, beyond which one is evicted
+	authzs  map[string]*acme.Authorization
+	orders  map[string]*acme.Order
+	chAuthz map[string]string // challenge ID → its authorization's ID
+}
+
+// cacheEntries bounds each map of the cache: orders and authorizations in
+// flight, which is what is read again and again, are far fewer.
+const cacheEntries = 8192
+
+func newObjCache(max int) *objCache {
+	return &objCache{
+		max:     max,
+		authzs:  make(map[string]*acme.Authorization),
+		orders:  make(map[string]*acme.Order),
+		chAuthz: make(map[string]string),
+	}
+}
+
+// cacheEdit changes the cache after a commit; it runs with c.mu held.
+type cacheEdit func(c *objCache)
+
+// generation returns the generation a read that may fill the cache
+// starts in.
+func (c *objCache) generation() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.gen
+}
+
+// apply runs the edits of the committed operations, in order.
+func (c *objCache) apply(ops []*writeOp) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	for _, op := range ops {
+		if op.err != nil || op.panic != nil {
+			continue // rolled back to its savepoint: it changed nothing
+		}
+		for _, e := range op.edits {
+			e(c)
+		}
+	}
+}
+
+// reset empties the cache: a COMMIT failed, so what the database holds is
+// not known here.
+func (c *objCache) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	clear(c.authzs)
+	clear(c.orders)
+	clear(c.chAuthz)
+}
+
+// authz returns a copy of the cached authorization id, or nil.
+func (c *objCache) authz(id string) *acme.Authorization {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, ok := c.authzs[id]; ok {
+		return cloneAuthz(a)
+	}
+	return nil
+}
+
+// challenge returns a copy of the cached challenge id, or nil.
+func (c *objCache) challenge(id string) *acme.Challenge {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	a, ok := c.authzs[c.chAuthz[id]]
+	if !ok {
+		return nil
+	}
+	for _, ch := range a.Challenges {
+		if ch.ID == id {
+			return cloneChallenge(ch)
+		}
+	}
+	return nil
+}
+
+// order returns a copy of the cached order id, or nil.
+func (c *objCache) order(id string) *acme.Order {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if o, ok := c.orders[id]; ok {
+		return cloneOrder(o)
+	}
+	return nil
+}
+
+// fillAuthz caches a, as read by a read that started in generation gen.
+func (c *objCache) fillAuthz(a *acme.Authorization, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen {
+		c.putAuthz(cloneAuthz(a))
+	}
+}
+
+// fillOrder caches o, as read by a read that started in generation gen.
+func (c *objCache) fillOrder(o *acme.Order, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen {
+		c.putOrder(cloneOrder(o))
+	}
+}
+
+// putAuthz caches a, which the cache owns from now on; c.mu is held.
+func (c *objCache) putAuthz(a *acme.Authorization) {
+	if _, ok := c.authzs[a.ID]; !ok && len(c.authzs) >= c.max {
+		for id, old := range c.authzs { // an arbitrary one
+			for _, ch := range old.Challenges {
+				delete(c.chAuthz, ch.ID)
+			}
+			delete(c.authzs, id)
+			break
+		}
+	}
+	c.authzs[a.ID] = a
+	for _, ch := range a.Challenges {
+		c.chAuthz[ch.ID] = a.ID
+	}
+}
+
+// putOrder caches o, which the cache owns from now on; c.mu is held.
+func (c *objCache) putOrder(o *acme.Order) {
+	if _, ok := c.orders[o.ID]; !ok && len(c.orders) >= c.max {
+		for id := range c.orders { // an arbitrary one
+			delete(c.orders, id)
+			break
+		}
+	}
+	c.orders[o.ID] = o
+}
+
+// cachedChallenge returns the cached challenge id, to be edited in place,
+// or nil; c.mu is held.
+func (c *objCache) cachedChallenge(id string) *acme.Challenge {
+	a, ok := c.authzs[c.chAuthz[id]]
+	if !ok {
+		return nil
+	}
+	for _, ch := range a.Challenges {
+		if ch.ID == id {
+			return ch
+		}
+	}
+	return nil
+}
+
+// dropChallengeAuthz forgets the authorization of challenge id; c.mu is
+// held.
+func (c *objCache) dropChallengeAuthz(id string) {
+	if aid, ok := c.chAuthz[id]; ok {
+		delete(c.authzs, aid)
+	}
+}
+
+// The edits of the writes. Each makes the change its statement makes, and
+// forgets the object when it cannot.
+
+// editChallenge sets challenge id's status, error (encoded as stored, nil
+// for NULL), validation time and update time.
+func editChallenge(id string, status acme.Status, problem *string, validated, updated int64) cacheEdit {
+	return func(c *objCache) {
+		ch := c.cachedChallenge(id)
+		if ch == nil {
+			return
+		}
+		prob, err := decodeProblem(problem)
+		if err != nil {
+			c.dropChallengeAuthz(id)
+			return
+		}
+		ch.Status, ch.Error = status, prob
+		ch.Validated, ch.UpdatedAt = nanosTime(validated), nanosTime(updated)
+	}
+}
+
+// editStartChallenge moves challenge id to processing at updated.
+func editStartChallenge(id string, updated int64) cacheEdit {
+	return func(c *objCache) {
+		if ch := c.cachedChallenge(id); ch != nil {
+			ch.Status, ch.UpdatedAt = acme.StatusProcessing, nanosTime(updated)
+		}
+	}
+}
+
+// editAuthz sets authorization id's status and expiry.
+func editAuthz(id string, status acme.Status, expires int64) cacheEdit {
+	return func(c *objCache) {
+		if a, ok := c.authzs[id]; ok {
+			a.Status, a.Expires = status, nanosTime(expires)
+		}
+	}
+}
+
+// editOrder sets order id's status, error (encoded as stored) and
+// certificate serial.
+func editOrder(id string, status acme.Status, problem *string, serial string) cacheEdit {
+	return func(c *objCache) {
+		o, ok := c.orders[id]
+		if !ok {
+			return
+		}
+		prob, err := decodeProblem(problem)
+		if err != nil {
+			delete(c.orders, id)
+			return
+		}
+		o.Status, o.Error, o.CertSerial = status, prob, serial
+	}
+}
+
+// editFinalizeOrder makes order id valid with the certificate serial.
+func editFinalizeOrder(id, serial string) cacheEdit {
+	return func(c *objCache) {
+		if o, ok := c.orders[id]; ok {
+			o.Status, o.CertSerial = acme.StatusValid, serial
+		}
+	}
+}
+
+// editStartFinalize moves order id to processing with csr, which the
+// edit owns.
+func editStartFinalize(id string, csr []byte) cacheEdit {
+	return func(c *objCache) {
+		if o, ok := c.orders[id]; ok {
+			o.Status, o.CSR = acme.StatusProcessing, csr
+		}
+	}
+}
+
+// editPutOrder caches o and authzs, as read back in the transaction that
+// created them; the edit owns them.
+func editPutOrder(o *acme.Order, authzs []*acme.Authorization) cacheEdit {
+	return func(c *objCache) {
+		c.putOrder(o)
+		for _, a := range authzs {
+			c.putAuthz(a)
+		}
+	}
+}
+
+// decodeProblem decodes a problem document as a read does.
+func decodeProblem(doc *string) (*acme.Problem, error) {
+	return transfer.FromNullableJSON[acme.Problem]("cached problem", doc)
+}
+
+// nanosTime is the time a read returns for n stored Unix nanoseconds.
+func nanosTime(n int64) time.Time { return fromNanos(sql.NullInt64{Int64: n, Valid: true}) }
+
+// cloneProblem copies p deeply enough that changing the copy, its
+// identifier or its subproblems leaves p alone.
+func cloneProblem(p *acme.Problem) *acme.Problem {
+	if p == nil {
+		return nil
+	}
+	q := *p
+	if p.Identifier != nil {
+		id := *p.Identifier
+		q.Identifier = &id
+	}
+	if p.RateLimitInfo != nil {
+		info := *p.RateLimitInfo
+		q.RateLimitInfo = &info
+	}
+	q.Algorithms = slices.Clone(p.Algorithms)
+	q.Subproblems = cloneEach(p.Subproblems, cloneProblem)
+	return &q
+}
+
+// cloneEach returns the copies that clone makes of the elements of s, nil
+// for nil.
+func cloneEach[T any](s []*T, clone func(*T) *T) []*T {
+	if s == nil {
+		return nil
+	}
+	out := make([]*T, len(s))
+	for i, x := range s {
+		out[i] = clone(x)
+	}
+	return out
+}
+
+func cloneChallenge(ch *acme.Challenge) *acme.Challenge {
+	x := *ch
+	x.Error = cloneProblem(ch.Error)
+	return &x
+}
+
+func cloneAuthz(a *acme.Authorization) *acme.Authorization {
+	x := *a
+	x.Challenges = cloneEach(a.Challenges, cloneChallenge)
+	return &x
+}
+
+func cloneOrder(o *acme.Order) *acme.Order {
+	x := *o
+	x.Identifiers = slices.Clone(o.Identifiers)
+	x.AuthzIDs = slices.Clone(o.AuthzIDs)
+	x.Error = cloneProblem(o.Error)
+	x.CSR = slices.Clone(o.CSR)
+	return &x
+}
