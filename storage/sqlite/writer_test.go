@@ -392,3 +392,28 @@ func TestConcurrentWritesGroup(t *testing.T) {
 	}
 	t.Logf("%d writes in %d commits", 3*n, s.commits.Load()-commits)
 }
+
+// TestShouldLinger: the writer waits for more writes only when the group
+// is small and the last group finished less than lingerBusy ago; never on
+// the first group, nor with lingerGroup or more queued.
+func TestShouldLinger(t *testing.T) {
+	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name   string
+		queued int
+		last   time.Time
+		want   bool
+	}{
+		{"first group ever", 1, time.Time{}, false},
+		{"busy, one queued", 1, now.Add(-time.Millisecond), true},
+		{"busy, just under the group size", lingerGroup - 1, now.Add(-time.Millisecond), true},
+		{"busy, a full group", lingerGroup, now.Add(-time.Millisecond), false},
+		{"idle since lingerBusy", 1, now.Add(-lingerBusy), false},
+		{"idle for a second", 1, now.Add(-time.Second), false},
+	}
+	for _, c := range cases {
+		if got := shouldLinger(c.queued, c.last, now); got != c.want {
+			t.Errorf("%s: shouldLinger(%d, now-%s) = %v, want %v", c.name, c.queued, now.Sub(c.last), got, c.want)
+		}
+	}
+}
