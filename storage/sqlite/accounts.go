@@ -72,7 +72,8 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	return nil
 }
 
-// GetAccount returns the account with the given ID.
+// GetAccount returns the account with the given ID, from the cache
+// (cache.go) or else read.
 func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
 	n, ok := transfer.ParseAccountID(id)
 	if !ok {
@@ -82,10 +83,16 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error
 	if err != nil {
 		return nil, err
 	}
+	key := transfer.FormatAccountID(n)
+	if a := s.cache.account(key); a != nil {
+		return a, nil
+	}
+	gen := s.cache.generation()
 	a, err := scanAccount(s.queryRow(ctx, rGetAccount, n))
 	if err != nil {
 		return nil, rowErr("account "+id, err)
 	}
+	s.cache.fillAccount(a, gen)
 	return a, nil
 }
 
@@ -120,7 +127,11 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(w, res, what, "status is not "+string(from), wAccountExists, n)
+		if err := checkAffected(w, res, what, "status is not "+string(from), wAccountExists, n); err != nil {
+			return err
+		}
+		w.edit(editDropAccount(transfer.FormatAccountID(n)))
+		return nil
 	})
 }
 
@@ -144,6 +155,10 @@ func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThum
 			}
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(w, res, what, "old key no longer matches", wAccountExists, n)
+		if err := checkAffected(w, res, what, "old key no longer matches", wAccountExists, n); err != nil {
+			return err
+		}
+		w.edit(editDropAccount(transfer.FormatAccountID(n)))
+		return nil
 	})
 }

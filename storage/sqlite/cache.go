@@ -34,24 +34,36 @@ import (
 // be older than an edit it would overwrite. Reads return copies, which
 // their callers may change.
 type objCache struct {
-	mu      sync.Mutex
-	gen     uint64 // bumped by every application of edits
-	max     int    // entries per map, beyond which one is evicted
-	authzs  map[string]*acme.Authorization
-	orders  map[string]*acme.Order
-	chAuthz map[string]string // challenge ID → its authorization's ID
+	mu       sync.Mutex
+	gen      uint64 // bumped by every application of edits
+	max      int    // entries per map but certs, beyond which one is evicted
+	maxCerts int    // entries of certs
+	authzs   map[string]*acme.Authorization
+	orders   map[string]*acme.Order
+	chAuthz  map[string]string // challenge ID → its authorization's ID
+	// certs are the certificates issued lately (FinalizeOrder), which
+	// their clients download next; accounts are filled by reads.
+	certs    map[string]*acme.Certificate
+	accounts map[string]*acme.Account
 }
 
 // cacheEntries bounds each map of the cache: orders and authorizations in
 // flight, which is what is read again and again, are far fewer.
-const cacheEntries = 8192
+// cacheCerts bounds the certificates, a few KiB each with their chains.
+const (
+	cacheEntries = 8192
+	cacheCerts   = 1024
+)
 
-func newObjCache(max int) *objCache {
+func newObjCache(max, maxCerts int) *objCache {
 	return &objCache{
-		max:     max,
-		authzs:  make(map[string]*acme.Authorization),
-		orders:  make(map[string]*acme.Order),
-		chAuthz: make(map[string]string),
+		max:      max,
+		maxCerts: maxCerts,
+		authzs:   make(map[string]*acme.Authorization),
+		orders:   make(map[string]*acme.Order),
+		chAuthz:  make(map[string]string),
+		certs:    make(map[string]*acme.Certificate),
+		accounts: make(map[string]*acme.Account),
 	}
 }
 
@@ -90,6 +102,8 @@ func (c *objCache) reset() {
 	clear(c.authzs)
 	clear(c.orders)
 	clear(c.chAuthz)
+	clear(c.certs)
+	clear(c.accounts)
 }
 
 // authz returns a copy of the cached authorization id, or nil.
@@ -128,6 +142,35 @@ func (c *objCache) order(id string) *acme.Order {
 	return nil
 }
 
+// cert returns a copy of the cached certificate serial, or nil.
+func (c *objCache) cert(serial string) *acme.Certificate {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if x, ok := c.certs[serial]; ok {
+		return cloneCert(x)
+	}
+	return nil
+}
+
+// account returns a copy of the cached account id, or nil.
+func (c *objCache) account(id string) *acme.Account {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if a, ok := c.accounts[id]; ok {
+		return cloneAccount(a)
+	}
+	return nil
+}
+
+// fillAccount caches a, as read by a read that started in generation gen.
+func (c *objCache) fillAccount(a *acme.Account, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen {
+		putBounded(c.accounts, a.ID, cloneAccount(a), c.max)
+	}
+}
+
 // fillAuthz caches a, as read by a read that started in generation gen.
 func (c *objCache) fillAuthz(a *acme.Authorization, gen uint64) {
 	c.mu.Lock()
@@ -164,14 +207,18 @@ func (c *objCache) putAuthz(a *acme.Authorization) {
 }
 
 // putOrder caches o, which the cache owns from now on; c.mu is held.
-func (c *objCache) putOrder(o *acme.Order) {
-	if _, ok := c.orders[o.ID]; !ok && len(c.orders) >= c.max {
-		for id := range c.orders { // an arbitrary one
-			delete(c.orders, id)
+func (c *objCache) putOrder(o *acme.Order) { putBounded(c.orders, o.ID, o, c.max) }
+
+// putBounded sets m[k] to v, first evicting an arbitrary entry if k is
+// new and m holds max entries.
+func putBounded[V any](m map[string]V, k string, v V, max int) {
+	if _, ok := m[k]; !ok && len(m) >= max {
+		for old := range m {
+			delete(m, old)
 			break
 		}
 	}
-	c.orders[o.ID] = o
+	m[k] = v
 }
 
 // cachedChallenge returns the cached challenge id, to be edited in place,
@@ -262,6 +309,24 @@ func editFinalizeOrder(id, serial string) cacheEdit {
 	}
 }
 
+// editPutCert caches x, as read back in the transaction that stored it;
+// the edit owns it.
+func editPutCert(x *acme.Certificate) cacheEdit {
+	return func(c *objCache) { putBounded(c.certs, x.Serial, x, c.maxCerts) }
+}
+
+// editDropCert forgets certificate serial, whose revocation or renewal
+// window a write changed.
+func editDropCert(serial string) cacheEdit {
+	return func(c *objCache) { delete(c.certs, serial) }
+}
+
+// editDropAccount forgets account id, whose contact, status or key a
+// write changed.
+func editDropAccount(id string) cacheEdit {
+	return func(c *objCache) { delete(c.accounts, id) }
+}
+
 // editStartFinalize moves order id to processing with csr, which the
 // edit owns.
 func editStartFinalize(id string, csr []byte) cacheEdit {
@@ -342,5 +407,20 @@ func cloneOrder(o *acme.Order) *acme.Order {
 	x.AuthzIDs = slices.Clone(o.AuthzIDs)
 	x.Error = cloneProblem(o.Error)
 	x.CSR = slices.Clone(o.CSR)
+	return &x
+}
+
+func cloneCert(x *acme.Certificate) *acme.Certificate {
+	y := *x
+	y.DER = slices.Clone(x.DER)
+	y.ChainPEM = slices.Clone(x.ChainPEM)
+	y.Names = slices.Clone(x.Names)
+	return &y
+}
+
+func cloneAccount(a *acme.Account) *acme.Account {
+	x := *a
+	x.Key = slices.Clone(a.Key)
+	x.Contact = slices.Clone(a.Contact)
 	return &x
 }

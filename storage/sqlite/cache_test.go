@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -279,5 +280,126 @@ func TestCacheConcurrentReadsAndWrites(t *testing.T) {
 	checkCached(t, s, "after concurrent reads and writes", o.ID, a.ID)
 	if got, want := dbAuthz(t, s, a.ID).Expires, base.Add(50*time.Minute).Truncate(0).UTC(); !got.Equal(want) {
 		t.Errorf("stored expiry: got %v, want the last write's %v", got, want)
+	}
+}
+
+// TestCacheCertificates: FinalizeOrder caches the certificate as a read
+// returns it, and a revocation or a renewal window makes the next read
+// show the change.
+func TestCacheCertificates(t *testing.T) {
+	s := openTemp(t)
+	ctx := t.Context()
+	o, _ := cacheFixture(t, s)
+	now := time.Now()
+	if err := s.StartFinalize(ctx, o.ID, "replica-1", []byte("csr"), now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	cert := &acme.Certificate{Serial: "0b", AccountID: o.AccountID, OrderID: o.ID, DER: []byte("der"), ChainPEM: []byte("pem"),
+		Names: []string{"example.com"}, NotBefore: now, NotAfter: now.Add(time.Hour), IssuedAt: now,
+		Profile: "classic", RenewalStart: now.Add(30 * time.Minute), RenewalEnd: now.Add(40 * time.Minute)}
+	if err := s.FinalizeOrder(ctx, cert); err != nil {
+		t.Fatal(err)
+	}
+	if s.cache.cert(cert.Serial) == nil {
+		t.Fatal("FinalizeOrder did not cache the certificate")
+	}
+	check := func(step string) {
+		t.Helper()
+		got, err := s.GetCertificate(ctx, cert.Serial)
+		if err != nil {
+			t.Fatalf("%s: GetCertificate: %v", step, err)
+		}
+		want, err := scanCert(s.queryRow(ctx, rGetCertificate, cert.Serial))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: GetCertificate:\n got %+v\nwant %+v (the database's)", step, got, want)
+		}
+	}
+	check("after FinalizeOrder")
+	got, _ := s.GetCertificate(ctx, cert.Serial)
+	got.DER[0] = 'X'
+	check("after changing a returned certificate")
+
+	if err := s.RevokeCertificate(ctx, cert.Serial, 1, now); err != nil {
+		t.Fatal(err)
+	}
+	check("after RevokeCertificate")
+	if c, _ := s.GetCertificate(ctx, cert.Serial); !c.Revoked() {
+		t.Error("after RevokeCertificate: the certificate reads as not revoked")
+	}
+
+	// A second certificate, cached by its FinalizeOrder, gets a renewal
+	// window.
+	o2 := &acme.Order{ID: "order-2", AccountID: o.AccountID, Status: acme.StatusPending,
+		Identifiers: o.Identifiers, AuthzIDs: o.AuthzIDs, Expires: now.Add(time.Hour), CreatedAt: now}
+	if err := s.CreateOrder(ctx, o2, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartFinalize(ctx, o2.ID, "replica-1", []byte("csr"), now, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	cert.Serial, cert.OrderID = "0c", o2.ID
+	if err := s.FinalizeOrder(ctx, cert); err != nil {
+		t.Fatal(err)
+	}
+	if s.cache.cert(cert.Serial) == nil {
+		t.Fatal("FinalizeOrder did not cache the second certificate")
+	}
+	if err := s.SetRenewalWindows(ctx, []string{cert.Serial}, now.Add(-time.Hour), now); err != nil {
+		t.Fatal(err)
+	}
+	check("after SetRenewalWindows")
+	if c, _ := s.GetCertificate(ctx, cert.Serial); !c.RenewNow {
+		t.Error("after SetRenewalWindows: RenewNow is false")
+	}
+}
+
+// TestCacheAccounts: GetAccount caches what it reads; a status change or a
+// key change shows at the next read.
+func TestCacheAccounts(t *testing.T) {
+	s := openTemp(t)
+	ctx := t.Context()
+	a := &acme.Account{Key: []byte(`{"kty":"EC","x":"1"}`), KeyThumbprint: "thumb-1", Contact: []string{"mailto:a@example.com"},
+		Status: acme.StatusValid, CreatedAt: time.Now()}
+	if err := s.CreateAccount(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	check := func(step string) *acme.Account {
+		t.Helper()
+		got, err := s.GetAccount(ctx, a.ID)
+		if err != nil {
+			t.Fatalf("%s: GetAccount: %v", step, err)
+		}
+		if s.cache.account(a.ID) == nil {
+			t.Errorf("%s: the account is not in the cache after a read", step)
+		}
+		n, _ := strconv.ParseInt(a.ID, 10, 64)
+		want, err := scanAccount(s.queryRow(ctx, rGetAccount, n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: GetAccount:\n got %+v\nwant %+v (the database's)", step, got, want)
+		}
+		return got
+	}
+	got := check("first read")
+	got.Contact[0] = "mailto:changed@example.com"
+	check("after changing a returned account")
+
+	got.Status = acme.StatusDeactivated
+	if err := s.UpdateAccount(ctx, got, acme.StatusValid); err != nil {
+		t.Fatal(err)
+	}
+	if check("after UpdateAccount").Status != acme.StatusDeactivated {
+		t.Error("after UpdateAccount: the account reads as not deactivated")
+	}
+	if err := s.ChangeAccountKey(ctx, a.ID, "thumb-1", "thumb-2", []byte(`{"kty":"EC","x":"2"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if check("after ChangeAccountKey").KeyThumbprint != "thumb-2" {
+		t.Error("after ChangeAccountKey: the account reads with its old key")
 	}
 }

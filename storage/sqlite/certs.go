@@ -83,15 +83,23 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 			return insertErr(what, err)
 		}
 		w.edit(editFinalizeOrder(cert.OrderID, cert.Serial))
+		// Its client downloads it next: cache it as a read returns it.
+		if stored, err := scanCert(w.queryRow(wGetCertificate, cert.Serial)); err == nil {
+			w.edit(editPutCert(stored))
+		}
 		return nil
 	})
 }
 
-// GetCertificate returns the certificate with the given serial.
+// GetCertificate returns the certificate with the given serial, from the
+// cache (cache.go) if it was issued lately, or else read.
 func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certificate, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if c := s.cache.cert(serial); c != nil {
+		return c, nil
 	}
 	c, err := scanCert(s.queryRow(ctx, rGetCertificate, serial))
 	if err != nil {
@@ -115,7 +123,11 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
-		return checkAffected(w, res, what, "already revoked", wCertificateExists, serial)
+		if err := checkAffected(w, res, what, "already revoked", wCertificateExists, serial); err != nil {
+			return err
+		}
+		w.edit(editDropCert(serial))
+		return nil
 	})
 }
 

@@ -35,6 +35,7 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 				transfer.ToNanos(start), transfer.ToNanos(end), serial); err != nil {
 				return fmt.Errorf("sqlite: set renewal window of %s: %w", serial, err)
 			}
+			w.edit(editDropCert(serial))
 		}
 		return nil
 	})

@@ -116,6 +116,8 @@ const (
 	// them, the objects CreateOrder puts in the cache.
 	wGetOrder
 	wGetAuthz
+	// wGetCertificate reads back what FinalizeOrder stored, for the cache.
+	wGetCertificate
 	numWriteStmts
 )
 
@@ -164,6 +166,7 @@ var writeSQL = [numWriteStmts]string{
 	wRollbackTo:        `ROLLBACK TO op`,
 	wGetOrder:          readSQL[rGetOrder],
 	wGetAuthz:          readSQL[rGetAuthz],
+	wGetCertificate:    readSQL[rGetCertificate],
 }
 
 // prepareStmts prepares the reader and writer statements.

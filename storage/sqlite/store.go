@@ -79,7 +79,7 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Store, error
 		}
 	}
 
-	s := &Store{path: abs, cache: newObjCache(cacheEntries), lock: lock}
+	s := &Store{path: abs, cache: newObjCache(cacheEntries, cacheCerts), lock: lock}
 	if s.w, err = openWriter(ctx, abs); err != nil {
 		unlock()
 		return nil, err
