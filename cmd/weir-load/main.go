@@ -65,6 +65,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,6 +116,7 @@ type options struct {
 	postgresDSN  string
 	redis        string
 	clientGOGC   int
+	clientProf   string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -145,6 +147,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.postgresDSN, "postgres-dsn", os.Getenv("WEIR_TEST_POSTGRES_DSN"), "PostgreSQL server `DSN` for -storage postgres (default $WEIR_TEST_POSTGRES_DSN); the tool creates a schema there and drops it at the end (kept with -keep and after a stall)")
 	fs.StringVar(&o.redis, "redis", "auto", "Redis for the limiter and the nonces: auto (a private redis-server when -replicas > 1 and one is installed, else none), private (always a private redis-server), none, or the host:port of a running Redis (its CPU then counts as other processes')")
 	fs.IntVar(&o.clientGOGC, "client-gogc", 400, "the load tool's own garbage collector target, as GOGC (0: Go's default, or GOGC from the environment); weir serve sets 400 for itself the same way")
+	fs.StringVar(&o.clientProf, "client-cpuprofile", "", "save the load tool's own CPU profile (the client side: x/crypto/acme, the http-01 responder, the DNS server) over the whole run to `file`")
 	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "after the measured runs, run one more level with the server's -pprof on and save its CPU profile to `file` (with -replicas > 1: replica 1's profile only)")
 	fs.StringVar(&o.allocProfile, "allocprofile", "", "with -cpuprofile, also save the server's allocs profile to `file`")
 	fs.StringVar(&o.traceFile, "trace", "", "with -cpuprofile, also save a 5 s execution trace of the server to `file` (go tool trace -pprof=sync)")
@@ -284,6 +287,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 		// The client shares the machine's cores with the server: like
 		// weir serve, it collects less often than Go's default.
 		debug.SetGCPercent(o.clientGOGC)
+	}
+	if o.clientProf != "" {
+		f, err := os.Create(o.clientProf)
+		if err != nil {
+			fmt.Fprintf(stderr, "weir-load: -client-cpuprofile: %v\n", err)
+			return 2
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintf(stderr, "weir-load: -client-cpuprofile: %v\n", err)
+			return 2
+		}
+		defer pprof.StopCPUProfile()
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
