@@ -142,9 +142,13 @@ type protectedHeader struct {
 
 // parsed is a syntactically checked JWS, not yet verified.
 type parsed struct {
-	raw    string
-	header protectedHeader
-	alg    jose.SignatureAlgorithm
+	// compact is the JWS in the compact serialization: "protected",
+	// "payload" and "signature" joined by dots. With no unprotected
+	// header and one signature (parse refuses anything else), it is the
+	// same JWS, and go-jose parses it without decoding the JSON again.
+	compact string
+	header  protectedHeader
+	alg     jose.SignatureAlgorithm
 }
 
 // parse checks the serialization and the algorithm (RFC 8555 §6.2).
@@ -169,7 +173,7 @@ func parse(body []byte) (*parsed, *acme.Problem) {
 	if err != nil {
 		return nil, acme.Malformed("the JWS protected header is not base64url: %v", err)
 	}
-	p := &parsed{raw: string(body)}
+	p := &parsed{}
 	if err := json.Unmarshal(hdr, &p.header); err != nil {
 		return nil, acme.Malformed("the JWS protected header is not a JSON object: %v", err)
 	}
@@ -188,6 +192,7 @@ func parse(body []byte) (*parsed, *acme.Problem) {
 	if f.Payload == nil || f.Signature == "" {
 		return nil, acme.Malformed("the JWS needs \"protected\", \"payload\" and \"signature\" members")
 	}
+	p.compact = f.Protected + "." + *f.Payload + "." + f.Signature
 	return p, nil
 }
 
@@ -249,7 +254,7 @@ func algMismatch(alg jose.SignatureAlgorithm, kind string) *acme.Problem {
 
 // verifySig checks the signature of p with key and returns the payload.
 func verifySig(p *parsed, key *jose.JSONWebKey) ([]byte, *acme.Problem) {
-	sig, err := jose.ParseSignedJSON(p.raw, []jose.SignatureAlgorithm{p.alg})
+	sig, err := jose.ParseSignedCompact(p.compact, []jose.SignatureAlgorithm{p.alg})
 	if err != nil {
 		return nil, acme.Malformed("the JWS cannot be parsed: %v", err)
 	}
