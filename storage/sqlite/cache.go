@@ -106,14 +106,19 @@ func (c *objCache) reset() {
 	clear(c.accounts)
 }
 
-// authz returns a copy of the cached authorization id, or nil.
-func (c *objCache) authz(id string) *acme.Authorization {
+// cachedCopy returns clone's copy of m[k], or nil; it takes c.mu.
+func cachedCopy[T any](c *objCache, m map[string]*T, k string, clone func(*T) *T) *T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if a, ok := c.authzs[id]; ok {
-		return cloneAuthz(a)
+	if v, ok := m[k]; ok {
+		return clone(v)
 	}
 	return nil
+}
+
+// authz returns a copy of the cached authorization id, or nil.
+func (c *objCache) authz(id string) *acme.Authorization {
+	return cachedCopy(c, c.authzs, id, cloneAuthz)
 }
 
 // challenge returns a copy of the cached challenge id, or nil.
@@ -133,33 +138,16 @@ func (c *objCache) challenge(id string) *acme.Challenge {
 }
 
 // order returns a copy of the cached order id, or nil.
-func (c *objCache) order(id string) *acme.Order {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if o, ok := c.orders[id]; ok {
-		return cloneOrder(o)
-	}
-	return nil
-}
+func (c *objCache) order(id string) *acme.Order { return cachedCopy(c, c.orders, id, cloneOrder) }
 
 // cert returns a copy of the cached certificate serial, or nil.
 func (c *objCache) cert(serial string) *acme.Certificate {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if x, ok := c.certs[serial]; ok {
-		return cloneCert(x)
-	}
-	return nil
+	return cachedCopy(c, c.certs, serial, cloneCert)
 }
 
 // account returns a copy of the cached account id, or nil.
 func (c *objCache) account(id string) *acme.Account {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if a, ok := c.accounts[id]; ok {
-		return cloneAccount(a)
-	}
-	return nil
+	return cachedCopy(c, c.accounts, id, cloneAccount)
 }
 
 // fillAccount caches a, as read by a read that started in generation gen.
