@@ -20,6 +20,8 @@ func TestParseFlagsReplicas(t *testing.T) {
 		{[]string{"-replicas", "0"}, "between 1 and 16"},
 		{[]string{"-redis", "127.0.0.1:6379"}, ""},
 		{[]string{"-redis", "somewhere"}, "not auto, private, none or host:port"},
+		{[]string{"-client-gogc", "-1"}, "-client-gogc: 0 or more"},
+		{[]string{"-client-gogc", "0"}, ""},
 	} {
 		_, err := parseFlags(tc.args, io.Discard)
 		if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
