@@ -125,14 +125,8 @@ func (c *objCache) authz(id string) *acme.Authorization {
 func (c *objCache) challenge(id string) *acme.Challenge {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	a, ok := c.authzs[c.chAuthz[id]]
-	if !ok {
-		return nil
-	}
-	for _, ch := range a.Challenges {
-		if ch.ID == id {
-			return cloneChallenge(ch)
-		}
+	if ch := c.cachedChallenge(id); ch != nil {
+		return cloneChallenge(ch)
 	}
 	return nil
 }
@@ -152,10 +146,17 @@ func (c *objCache) account(id string) *acme.Account {
 
 // fillAccount caches a, as read by a read that started in generation gen.
 func (c *objCache) fillAccount(a *acme.Account, gen uint64) {
+	fillCopy(c, c.accounts, a.ID, a, gen, cloneAccount)
+}
+
+// fillCopy sets m[k] to clone's copy of v, as read by a read that
+// started in generation gen, unless an edit was applied since; it takes
+// c.mu.
+func fillCopy[T any](c *objCache, m map[string]*T, k string, v *T, gen uint64, clone func(*T) *T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == gen {
-		putBounded(c.accounts, a.ID, cloneAccount(a), c.max)
+		putBounded(m, k, clone(v), c.max)
 	}
 }
 
@@ -170,11 +171,7 @@ func (c *objCache) fillAuthz(a *acme.Authorization, gen uint64) {
 
 // fillOrder caches o, as read by a read that started in generation gen.
 func (c *objCache) fillOrder(o *acme.Order, gen uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.gen == gen {
-		c.putOrder(cloneOrder(o))
-	}
+	fillCopy(c, c.orders, o.ID, o, gen, cloneOrder)
 }
 
 // putAuthz caches a, which the cache owns from now on; c.mu is held.
