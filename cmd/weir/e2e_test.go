@@ -125,19 +125,27 @@ func (e *testEnv) verifyChain(chain [][]byte, names ...string) *x509.Certificate
 
 // crlSerials fetches the CRL from the leaf's distribution point.
 func (e *testEnv) crlSerials(leaf *x509.Certificate) map[string]int {
+	return e.crlAt(leaf.CRLDistributionPoints[0])
+}
+
+// crlAt fetches the CRL at url with e.http, checks the intermediate's
+// signature and returns its entries, serial → reason.
+func (e *testEnv) crlAt(url string) map[string]int {
 	e.t.Helper()
-	res, err := e.http.Get(leaf.CRLDistributionPoints[0])
+	res, err := e.http.Get(url)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	defer res.Body.Close()
 	der, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		e.t.Fatalf("CRL: %d %s", res.StatusCode, der)
+	}
 	crl, err := x509.ParseRevocationList(der)
 	if err != nil {
 		e.t.Fatalf("CRL: %v", err)
 	}
-	h := e.srv.svc.CA().Hierarchy()
-	if err := crl.CheckSignatureFrom(h.Intermediate); err != nil {
+	if err := crl.CheckSignatureFrom(e.srv.svc.CA().Hierarchy().Intermediate); err != nil {
 		e.t.Fatalf("CRL signature: %v", err)
 	}
 	out := map[string]int{}

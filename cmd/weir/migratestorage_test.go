@@ -6,7 +6,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/x509"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -125,25 +124,7 @@ func (e *testEnv) onBase(old string) string {
 // crlOn fetches e's CRL (at the path of the leaf's distribution point)
 // and returns its entries, serial → reason.
 func (e *testEnv) crlOn(leaf *x509.Certificate) map[string]int {
-	e.t.Helper()
-	res, err := e.http.Get(e.onBase(leaf.CRLDistributionPoints[0]))
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	der, _ := io.ReadAll(res.Body)
-	crl, err := x509.ParseRevocationList(der)
-	if err != nil {
-		e.t.Fatalf("CRL: %v", err)
-	}
-	if err := crl.CheckSignatureFrom(e.srv.svc.CA().Hierarchy().Intermediate); err != nil {
-		e.t.Fatalf("CRL signature: %v", err)
-	}
-	out := map[string]int{}
-	for _, r := range crl.RevokedCertificateEntries {
-		out[r.SerialNumber.String()] = r.ReasonCode
-	}
-	return out
+	return e.crlAt(e.onBase(leaf.CRLDistributionPoints[0]))
 }
 
 // issueOrder issues a certificate for name (http-01) and returns its
