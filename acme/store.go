@@ -56,19 +56,12 @@ type Store interface {
 	// of its challenges' Status, Error, Validated and UpdatedAt, in one
 	// transaction, compare-and-set on the authorization's status from.
 	UpdateAuthz(ctx context.Context, a *Authorization, from Status) error
-	// CountPendingAuthzs counts the account's pending authorizations that
-	// expire after now.
-	CountPendingAuthzs(ctx context.Context, accountID string, now time.Time) (int, error)
 
 	// GetChallenge returns one challenge (with AuthzID set).
 	GetChallenge(ctx context.Context, id string) (*Challenge, error)
 	// UpdateChallenge writes Status, Error, Validated and UpdatedAt,
 	// compare-and-set on from.
 	UpdateChallenge(ctx context.Context, c *Challenge, from Status) error
-	// ListChallenges returns the challenges in status whose UpdatedAt is
-	// before olderThan, at most limit of them (for inspection; validations
-	// are resumed by ClaimChallenges).
-	ListChallenges(ctx context.Context, status Status, olderThan time.Time, limit int) ([]*Challenge, error)
 
 	// Leases (see lease.go). A lease is live while now is before its
 	// end; owner names one process (Config.Owner). The times are the

@@ -183,11 +183,11 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 	return s.queryAuthz(ctx, what, `SELECT `+authzChallengeCols+`
 		FROM (SELECT `+authzCols+` FROM authzs
 		      WHERE account_id = $1 AND ident_type = $2 AND ident_value = $3 AND wildcard = $4
-		        AND status = $5 AND expires > $6
+		        AND status = 'valid' AND expires > $5
 		      ORDER BY expires DESC, id DESC LIMIT 1) AS a
 		LEFT JOIN challenges AS c ON c.authz_id = a.id
 		ORDER BY c.position`,
-		acct, string(ident.Type), ident.Value, wildcard, string(acme.StatusValid), transfer.ToNanos(notBefore))
+		acct, string(ident.Type), ident.Value, wildcard, transfer.ToNanos(notBefore))
 }
 
 // authzExists is the query missErr asks after a compare-and-set on an
@@ -250,24 +250,4 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		}
 		return nil
 	})
-}
-
-// CountPendingAuthzs counts the account's pending authorizations that
-// expire after now.
-func (s *Store) CountPendingAuthzs(ctx context.Context, accountID string, now time.Time) (int, error) {
-	what := fmt.Sprintf("count pending authorizations of account %q", accountID)
-	acct, ok := transfer.ParseAccountID(accountID)
-	if !ok {
-		return 0, nil
-	}
-	if err := checkTimes(what, now); err != nil {
-		return 0, err
-	}
-	var n int
-	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM authzs WHERE account_id = $1 AND status = $2 AND expires > $3`,
-		acct, string(acme.StatusPending), transfer.ToNanos(now)).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("postgres: %s: %w", what, err)
-	}
-	return n, nil
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"github.com/weir-pki/weir/storage/transfer"
-	"time"
 
 	"github.com/weir-pki/weir/acme"
 )
@@ -62,21 +61,4 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 		WHERE id = $5 AND status = $6`,
 		[]any{string(c.Status), problem, transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt), c.ID, string(from)},
 		`SELECT 1 FROM challenges WHERE id = $1`, c.ID)
-}
-
-// ListChallenges returns up to limit challenges in status whose UpdatedAt
-// is before olderThan, least recently updated first.
-func (s *Store) ListChallenges(ctx context.Context, status acme.Status, olderThan time.Time, limit int) ([]*acme.Challenge, error) {
-	what := fmt.Sprintf("list %s challenges", status)
-	if limit <= 0 {
-		return nil, fmt.Errorf("postgres: %s: limit %d is not positive", what, limit)
-	}
-	if err := checkTimes(what, olderThan); err != nil {
-		return nil, err
-	}
-	if !validKey(string(status)) {
-		return nil, nil
-	}
-	return collect(ctx, s.pool, what, `SELECT `+challengeCols+` FROM challenges WHERE status = $1 AND updated_at < $2
-		ORDER BY updated_at, id LIMIT $3`, []any{string(status), transfer.ToNanos(olderThan), limit}, scanChallenge)
 }

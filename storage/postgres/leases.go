@@ -57,12 +57,12 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 	}
 	cs, err := collect(ctx, s.pool, what, `UPDATE challenges AS c SET lease_owner = $1, lease_until = $2
 		FROM (SELECT id FROM challenges
-		      WHERE status = $3 AND (lease_until IS NULL OR lease_until <= $4)
-		      ORDER BY updated_at, id LIMIT $5
+		      WHERE status = 'processing' AND (lease_until IS NULL OR lease_until <= $3)
+		      ORDER BY updated_at, id LIMIT $4
 		      FOR UPDATE SKIP LOCKED) AS free
 		WHERE c.id = free.id
 		RETURNING c.id, c.authz_id, c.type, c.token, c.status, c.validated, c.error, c.updated_at`,
-		[]any{owner, transfer.ToNanos(until), string(acme.StatusProcessing), transfer.ToNanos(now), limit}, scanChallenge)
+		[]any{owner, transfer.ToNanos(until), transfer.ToNanos(now), limit}, scanChallenge)
 	if err != nil {
 		return nil, err
 	}
@@ -142,12 +142,12 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 	}
 	rows, err := collect(ctx, s.pool, what, `UPDATE orders AS o SET lease_owner = $1, lease_until = $2
 		FROM (SELECT seq FROM orders
-		      WHERE status = $3 AND (lease_until IS NULL OR lease_until <= $4)
-		      ORDER BY seq LIMIT $5
+		      WHERE status = 'processing' AND (lease_until IS NULL OR lease_until <= $3)
+		      ORDER BY seq LIMIT $4
 		      FOR UPDATE SKIP LOCKED) AS free
 		WHERE o.seq = free.seq
 		RETURNING o.seq, `+orderCols,
-		[]any{owner, transfer.ToNanos(until), string(acme.StatusProcessing), transfer.ToNanos(now), limit},
+		[]any{owner, transfer.ToNanos(until), transfer.ToNanos(now), limit},
 		func(sc scanner) (transfer.Seq[*acme.Order], error) {
 			var r transfer.Seq[*acme.Order]
 			var err error

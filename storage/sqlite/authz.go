@@ -160,7 +160,7 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 		stmt = rFindValidAuthzWildcard
 	}
 	rows, err := s.query(ctx, stmt,
-		acct, string(ident.Type), ident.Value, string(acme.StatusValid), transfer.ToNanos(notBefore))
+		acct, string(ident.Type), ident.Value, transfer.ToNanos(notBefore))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", validAuthzWhat(accountID, ident, wildcard), err)
 	}
@@ -233,27 +233,4 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		}
 		return nil
 	})
-}
-
-// CountPendingAuthzs counts the account's pending authorizations that
-// expire after now.
-func (s *Store) CountPendingAuthzs(ctx context.Context, accountID string, now time.Time) (int, error) {
-	what := func() string { return fmt.Sprintf("count pending authorizations of account %q", accountID) }
-	acct, ok := transfer.ParseAccountID(accountID)
-	if !ok {
-		return 0, nil
-	}
-	if !transfer.TimesInRange(now) {
-		return 0, checkTimes(what(), now)
-	}
-	ctx, err := readCtx(ctx)
-	if err != nil {
-		return 0, err
-	}
-	var n int
-	err = s.queryRow(ctx, rCountPendingAuthzs, acct, string(acme.StatusPending), transfer.ToNanos(now)).Scan(&n)
-	if err != nil {
-		return 0, fmt.Errorf("sqlite: %s: %w", what(), err)
-	}
-	return n, nil
 }

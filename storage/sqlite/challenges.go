@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"github.com/weir-pki/weir/storage/transfer"
-	"time"
 
 	"github.com/weir-pki/weir/acme"
 )
@@ -103,33 +102,4 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 		w.edit(editChallenge(id, acme.Status(status), problem, validated, updated))
 		return nil
 	})
-}
-
-// ListChallenges returns up to limit challenges in status whose UpdatedAt
-// is before olderThan, least recently updated first.
-func (s *Store) ListChallenges(ctx context.Context, status acme.Status, olderThan time.Time, limit int) ([]*acme.Challenge, error) {
-	what := fmt.Sprintf("list %s challenges", status)
-	if limit <= 0 {
-		return nil, fmt.Errorf("sqlite: %s: limit %d is not positive", what, limit)
-	}
-	if err := checkTimes(what, olderThan); err != nil {
-		return nil, err
-	}
-	rows, err := s.query(ctx, rListChallenges, string(status), transfer.ToNanos(olderThan), limit)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
-	}
-	defer rows.Close()
-	var cs []*acme.Challenge
-	for rows.Next() {
-		c, err := scanChallenge(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: %s: %w", what, err)
-		}
-		cs = append(cs, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
-	}
-	return cs, nil
 }

@@ -34,13 +34,17 @@ const startChallengeSQL = `UPDATE challenges SET status = ?1, updated_at = ?2, l
 const claimChallengeSQL = `UPDATE challenges SET lease_owner = ?1, lease_until = ?2
 	WHERE id = ?3 AND status = ?5 AND (lease_until IS NULL OR lease_until <= ?4 OR lease_owner = ?1)`
 
-// claimChallengesSQL leases to ?1 until ?2 up to ?5 processing challenges
-// whose lease is free or ended at ?4, least recently updated first (by the
-// index challenges_status), and returns them.
+// claimChallengesSQL leases to ?1 until ?2 up to ?4 processing challenges
+// whose lease is free or ended at ?3, least recently updated first (by the
+// partial index challenges_processing), and returns them.
+//
+// The status is a literal, as in every query served by a partial index: a
+// parameter there would make SQLite prepare the statement again whenever
+// it is bound.
 const claimChallengesSQL = `UPDATE challenges SET lease_owner = ?1, lease_until = ?2
 	WHERE id IN (SELECT id FROM challenges
-	             WHERE status = ?3 AND (lease_until IS NULL OR lease_until <= ?4)
-	             ORDER BY updated_at, id LIMIT ?5)
+	             WHERE status = 'processing' AND (lease_until IS NULL OR lease_until <= ?3)
+	             ORDER BY updated_at, id LIMIT ?4)
 	RETURNING ` + challengeCols
 
 // releaseChallengeSQL frees the lease of a challenge if ?2 holds it.
@@ -52,13 +56,13 @@ const releaseChallengeSQL = `UPDATE challenges SET lease_owner = NULL, lease_unt
 const startFinalizeSQL = `UPDATE orders SET status = ?1, csr = ?2, lease_owner = ?3, lease_until = ?4
 	WHERE id = ?5 AND status = ?6`
 
-// claimOrdersSQL leases to ?1 until ?2 up to ?5 processing orders whose
-// lease is free or ended at ?4, oldest first (by the index
+// claimOrdersSQL leases to ?1 until ?2 up to ?4 processing orders whose
+// lease is free or ended at ?3, oldest first (by the partial index
 // orders_processing), and returns them after their seq.
 const claimOrdersSQL = `UPDATE orders SET lease_owner = ?1, lease_until = ?2
 	WHERE seq IN (SELECT seq FROM orders
-	              WHERE status = ?3 AND (lease_until IS NULL OR lease_until <= ?4)
-	              ORDER BY seq LIMIT ?5)
+	              WHERE status = 'processing' AND (lease_until IS NULL OR lease_until <= ?3)
+	              ORDER BY seq LIMIT ?4)
 	RETURNING seq, ` + orderCols
 
 // tryLeaseSQL takes or renews the named lease ?1 for ?2 until ?3 if it is
@@ -99,7 +103,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 	err = s.write(ctx, func(w *writeTx) error {
 		cs = cs[:0] // the operation may run again in a new transaction
 		rows, err := w.stmt(wClaimChallenges).QueryContext(writeCtx,
-			owner, transfer.ToNanos(until), string(acme.StatusProcessing), transfer.ToNanos(now), limit)
+			owner, transfer.ToNanos(until), transfer.ToNanos(now), limit)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
@@ -204,7 +208,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 	err = s.write(ctx, func(w *writeTx) error {
 		rows = rows[:0] // the operation may run again in a new transaction
 		rs, err := w.stmt(wClaimOrders).QueryContext(writeCtx,
-			owner, transfer.ToNanos(until), string(acme.StatusProcessing), transfer.ToNanos(now), limit)
+			owner, transfer.ToNanos(until), transfer.ToNanos(now), limit)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}

@@ -28,9 +28,7 @@ const (
 	rGetAuthz
 	rFindValidAuthz         // wildcard = 0
 	rFindValidAuthzWildcard // wildcard = 1
-	rCountPendingAuthzs
 	rGetChallenge
-	rListChallenges
 	rGetCertificate
 	rListRevoked
 	numReadStmts
@@ -46,12 +44,13 @@ const authzChallengeCols = `a.id, a.account_id, a.ident_type, a.ident_value, a.w
 // account for an identifier, with its challenges in order. wildcard is a
 // literal, 0 or 1, not a parameter: SQLite plans a column = ? term of an
 // ORDER BY query differently for the values 0 and 1, and rebinding between
-// them would make it compile the statement again.
+// them would make it compile the statement again. So is the status, which
+// the partial index authzs_valid requires for the same reason.
 func findValidAuthzSQL(wildcard string) string {
 	return `SELECT ` + authzChallengeCols + `
 		FROM (SELECT ` + authzCols + ` FROM authzs
 		      WHERE account_id = ? AND ident_type = ? AND ident_value = ? AND wildcard = ` + wildcard + `
-		        AND status = ? AND expires > ?
+		        AND status = 'valid' AND expires > ?
 		      ORDER BY expires DESC, id DESC LIMIT 1) AS a
 		LEFT JOIN challenges AS c ON c.authz_id = a.id
 		ORDER BY c.position`
@@ -68,11 +67,8 @@ var readSQL = [numReadStmts]string{
 		WHERE a.id = ? ORDER BY c.position`,
 	rFindValidAuthz:         findValidAuthzSQL("0"),
 	rFindValidAuthzWildcard: findValidAuthzSQL("1"),
-	rCountPendingAuthzs:     `SELECT count(*) FROM authzs WHERE account_id = ? AND status = ? AND expires > ?`,
 	rGetChallenge:           `SELECT ` + challengeCols + ` FROM challenges WHERE id = ?`,
-	rListChallenges: `SELECT ` + challengeCols + ` FROM challenges WHERE status = ? AND updated_at < ?
-		ORDER BY updated_at, id LIMIT ?`,
-	rGetCertificate: `SELECT ` + certCols + ` FROM certificates WHERE serial = ?`,
+	rGetCertificate:         `SELECT ` + certCols + ` FROM certificates WHERE serial = ?`,
 	rListRevoked: `SELECT ` + certCols + ` FROM certificates
 		WHERE revoked_at IS NOT NULL AND not_after >= ?
 		ORDER BY revoked_at, serial`,

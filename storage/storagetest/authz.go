@@ -153,43 +153,6 @@ func testAuthzUpdate(t *testing.T, f *fixture) {
 	wantErr(t, "UpdateAuthz(unknown)", f.s.UpdateAuthz(f.ctx, &missing, acme.StatusValid), acme.ErrNotFound)
 }
 
-// testCountPendingAuthzs checks what CountPendingAuthzs counts.
-func testCountPendingAuthzs(t *testing.T, f *fixture) {
-	acct := f.account(t)
-	other := f.account(t)
-	f.order(t, acct.ID, []*acme.Authorization{
-		f.authz(acct.ID, "a.example.com", false, acme.StatusPending, at(time.Hour)),
-		f.authz(acct.ID, "b.example.com", false, acme.StatusPending, at(2*time.Hour)),
-		f.authz(acct.ID, "c.example.com", true, acme.StatusPending, at(3*time.Hour)),
-		f.authz(acct.ID, "expired.example.com", false, acme.StatusPending, at(-time.Hour)),
-		f.authz(acct.ID, "valid.example.com", false, acme.StatusValid, at(time.Hour)),
-		f.authz(acct.ID, "invalid.example.com", false, acme.StatusInvalid, at(time.Hour)),
-	})
-	f.order(t, other.ID, []*acme.Authorization{
-		f.authz(other.ID, "a.example.com", false, acme.StatusPending, at(time.Hour)),
-	})
-
-	for _, tc := range []struct {
-		name    string
-		account string
-		now     time.Time
-		want    int
-	}{
-		{"now", acct.ID, at(0), 3},
-		{"after the first expiry", acct.ID, at(time.Hour), 2},
-		{"after all expired", acct.ID, at(3 * time.Hour), 0},
-		{"other account", other.ID, at(0), 1},
-	} {
-		got, err := f.s.CountPendingAuthzs(f.ctx, tc.account, tc.now)
-		if err != nil {
-			t.Fatalf("CountPendingAuthzs(%s): %v", tc.name, err)
-		}
-		if got != tc.want {
-			t.Errorf("CountPendingAuthzs(%s): got %d, want %d", tc.name, got, tc.want)
-		}
-	}
-}
-
 // testChallenges checks GetChallenge and the compare-and-set of
 // UpdateChallenge.
 func testChallenges(t *testing.T, f *fixture) {
@@ -235,67 +198,4 @@ func testChallenges(t *testing.T, f *fixture) {
 	missing := *c
 	missing.ID = "no-such-challenge"
 	wantErr(t, "UpdateChallenge(unknown)", f.s.UpdateChallenge(f.ctx, &missing, acme.StatusValid), acme.ErrNotFound)
-}
-
-// testListChallenges checks which challenges ListChallenges returns.
-func testListChallenges(t *testing.T, f *fixture) {
-	acct := f.account(t)
-	var authzs []*acme.Authorization
-	for range 3 {
-		authzs = append(authzs, f.authz(acct.ID, "example.com", false, acme.StatusPending, at(time.Hour)))
-	}
-	f.order(t, acct.ID, authzs)
-
-	// Move five challenges to processing at different times.
-	want := map[string]bool{}
-	for i, c := range []*acme.Challenge{
-		authzs[0].Challenges[0], authzs[0].Challenges[1], authzs[1].Challenges[2],
-		authzs[2].Challenges[0], authzs[2].Challenges[1],
-	} {
-		c.Status = acme.StatusProcessing
-		c.UpdatedAt = at(time.Duration(i) * time.Minute)
-		if err := f.s.UpdateChallenge(f.ctx, c, acme.StatusPending); err != nil {
-			t.Fatalf("UpdateChallenge: %v", err)
-		}
-		if i < 4 {
-			want[c.ID] = true
-		}
-	}
-
-	got, err := f.s.ListChallenges(f.ctx, acme.StatusProcessing, at(4*time.Minute), 100)
-	if err != nil {
-		t.Fatalf("ListChallenges: %v", err)
-	}
-	if len(got) != len(want) {
-		t.Errorf("ListChallenges: got %d challenges, want %d", len(got), len(want))
-	}
-	for _, c := range got {
-		if !want[c.ID] {
-			t.Errorf("ListChallenges: got unexpected challenge %s (status %s, updated %v)", c.ID, c.Status, c.UpdatedAt)
-		}
-		if c.AuthzID == "" {
-			t.Errorf("ListChallenges: challenge %s has no AuthzID", c.ID)
-		}
-	}
-
-	got, err = f.s.ListChallenges(f.ctx, acme.StatusProcessing, at(4*time.Minute), 2)
-	if err != nil {
-		t.Fatalf("ListChallenges(limit 2): %v", err)
-	}
-	if len(got) != 2 {
-		t.Errorf("ListChallenges(limit 2): got %d challenges, want 2", len(got))
-	}
-	for _, c := range got {
-		if !want[c.ID] {
-			t.Errorf("ListChallenges(limit 2): got unexpected challenge %s", c.ID)
-		}
-	}
-
-	got, err = f.s.ListChallenges(f.ctx, acme.StatusPending, at(time.Hour), 100)
-	if err != nil {
-		t.Fatalf("ListChallenges(pending): %v", err)
-	}
-	if len(got) != 4 {
-		t.Errorf("ListChallenges(pending): got %d challenges, want 4", len(got))
-	}
 }

@@ -6,7 +6,7 @@
 // errors wrapping acme.ErrNotFound and acme.ErrConflict, compare-and-set
 // status updates (including fifty concurrent finalizations of one order,
 // exactly one of which may issue), pagination, the selection rules of
-// FindValidAuthz, CountPendingAuthzs and ListRevoked, fresh copies, and the
+// FindValidAuthz and ListRevoked, fresh copies, and the
 // round-trip of times and problem documents. Times are compared with
 // time.Equal and built with microsecond precision, the least a backend
 // must keep.

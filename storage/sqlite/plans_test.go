@@ -1,0 +1,70 @@
+package sqlite
+
+import (
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestQueryPlans: the queries served by partial indexes use them, so that
+// the rows those indexes leave out (unrevoked certificates, pending
+// authorizations, challenges no one validates) are never read or
+// maintained for them.
+func TestQueryPlans(t *testing.T) {
+	s := openTemp(t)
+	for _, tc := range []struct {
+		name, query, index string
+	}{
+		{"RevokedCount", revokedCountQuery, "certificates_revoked"},
+		{"FindValidAuthz", findValidAuthzSQL("0"), "authzs_valid"},
+		{"FindValidAuthz wildcard", findValidAuthzSQL("1"), "authzs_valid"},
+		{"ClaimChallenges", claimChallengesSQL, "challenges_processing"},
+		{"ClaimOrders", claimOrdersSQL, "orders_processing"},
+	} {
+		got := queryPlan(t, s, tc.query)
+		if !strings.Contains(got, "USING INDEX "+tc.index) && !strings.Contains(got, "USING COVERING INDEX "+tc.index) {
+			t.Errorf("%s: plan %q, want the partial index %s", tc.name, got, tc.index)
+		}
+	}
+	if _, err := s.RevokedCount(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// param matches a parameter of a query, ? or ?NNN.
+var param = regexp.MustCompile(`\?(\d*)`)
+
+// queryPlan returns the EXPLAIN QUERY PLAN of query, its steps joined by
+// "; ".
+func queryPlan(t *testing.T, s *Store, query string) string {
+	t.Helper()
+	// Every parameter is bound to NULL: the plan must not depend on the
+	// values.
+	n := 0
+	for _, m := range param.FindAllStringSubmatch(query, -1) {
+		if m[1] == "" {
+			n++
+		} else if i, _ := strconv.Atoi(m[1]); i > n {
+			n = i
+		}
+	}
+	rows, err := s.r.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, make([]any, n)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "; ")
+}
