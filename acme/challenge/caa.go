@@ -56,9 +56,9 @@ func (c CAAConfig) validate() []error {
 
 // The limits of the CAA client.
 const (
-	// caaQueryTimeout bounds one DNS exchange within the validation's
-	// own timeout.
-	caaQueryTimeout = 5 * time.Second
+	// queryTimeout bounds one DNS exchange (a CAA question, or the address
+	// questions of addrs.go) within the validation's own timeout.
+	queryTimeout = 5 * time.Second
 	// maxCNAMEHops bounds a CNAME chain the resolver left to follow.
 	maxCNAMEHops = 8
 	// ednsSize is the UDP payload size advertised (the DNS flag day 2020
@@ -211,15 +211,22 @@ type rcodeError struct {
 }
 
 func (e *rcodeError) Error() string {
-	names := map[dnsmessage.RCode]string{
-		dnsmessage.RCodeFormatError: "FORMERR", dnsmessage.RCodeServerFailure: "SERVFAIL",
-		dnsmessage.RCodeNotImplemented: "NOTIMP", dnsmessage.RCodeRefused: "REFUSED",
+	return fmt.Sprintf("%s for the CAA query of %s", rcodeName(e.rcode), e.name)
+}
+
+// rcodeName names the error RCODEs a resolver sends.
+func rcodeName(rc dnsmessage.RCode) string {
+	switch rc {
+	case dnsmessage.RCodeFormatError:
+		return "FORMERR"
+	case dnsmessage.RCodeServerFailure:
+		return "SERVFAIL"
+	case dnsmessage.RCodeNotImplemented:
+		return "NOTIMP"
+	case dnsmessage.RCodeRefused:
+		return "REFUSED"
 	}
-	rc, ok := names[e.rcode]
-	if !ok {
-		rc = fmt.Sprintf("RCODE %d", int(e.rcode))
-	}
-	return fmt.Sprintf("%s for the CAA query of %s", rc, e.name)
+	return fmt.Sprintf("RCODE %d", int(rc))
 }
 
 // lookupCAA returns the CAA records of name, following CNAMEs: those the
@@ -440,7 +447,7 @@ func exchange(ctx context.Context, server, name string, qtype dnsmessage.Type) (
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, caaQueryTimeout)
+	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
 	resp, err := exchangeUDP(ctx, server, q, id, name, qtype)
 	if err == nil && resp.Truncated {
@@ -448,12 +455,23 @@ func exchange(ctx context.Context, server, name string, qtype dnsmessage.Type) (
 	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
-			return nil, fmt.Errorf("timeout asking %s for the CAA records of %s", server, name)
+			return nil, &timeoutError{fmt.Sprintf("timeout asking %s for the %s records of %s", server, typeName(qtype), name)}
 		}
-		return nil, fmt.Errorf("asking %s for the CAA records of %s: %w", server, name, err)
+		return nil, fmt.Errorf("asking %s for the %s records of %s: %w", server, typeName(qtype), name, err)
 	}
 	return resp, nil
 }
+
+// timeoutError is an exchange that got no answer in time.
+type timeoutError struct{ msg string }
+
+func (e *timeoutError) Error() string { return e.msg }
+
+// Timeout makes it a net.Error that isTimeout recognises.
+func (e *timeoutError) Timeout() bool { return true }
+
+// Temporary implements net.Error.
+func (e *timeoutError) Temporary() bool { return true }
 
 // buildQuery packs a recursive query for (name, qtype) with an EDNS(0)
 // OPT record.

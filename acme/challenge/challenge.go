@@ -218,7 +218,10 @@ func New(cfg Config) (*Validator, error) {
 // with.
 func (v *Validator) SetDialContext(f func(ctx context.Context, network, addr string) (net.Conn, error)) {
 	if f == nil {
-		var d net.Dialer
+		// A validation connection carries one request: TCP keep-alive
+		// probes would never fire, and turning them on costs four
+		// setsockopt calls per connection.
+		d := net.Dialer{KeepAlive: -1}
 		f = d.DialContext
 	}
 	df := DialFunc(f)
@@ -355,31 +358,30 @@ func isDNSName(s string) bool {
 	return true
 }
 
-// resolve returns the addresses to try for host, IPv6 first, looking up A
-// and AAAA through the configured resolver. An IP literal is returned as
-// is. A failure is a dns problem.
+// resolve returns the addresses to try for host, IPv6 first, looking up
+// AAAA and A through the configured resolver (lookupAddrs), or the
+// system's when none is configured. An IP literal is returned as is. A
+// failure is a dns problem.
 func (v *Validator) resolve(ctx context.Context, host string) ([]netip.Addr, *acme.Problem) {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{ip.Unmap()}, nil
 	}
-	fqdn := host + "." // rooted: no search domains
-	if v.cfg.Resolver == "" {
+	var v6, v4 []netip.Addr
+	var err6, err4 error
+	if v.cfg.Resolver != "" {
+		v6, v4, err6, err4 = lookupAddrs(ctx, v.cfg.Resolver, host)
+	} else {
 		// The system's resolver also answers from /etc/hosts, which Go
 		// consults only for names that are not rooted (so "localhost"
 		// works as it does for every other program on the host).
-		fqdn = host
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			v4, err4 = v.resolver.LookupNetIP(ctx, "ip4", host)
+		}()
+		v6, err6 = v.resolver.LookupNetIP(ctx, "ip6", host)
+		<-done
 	}
-	var (
-		v4   []netip.Addr
-		err4 error
-		done = make(chan struct{})
-	)
-	go func() {
-		defer close(done)
-		v4, err4 = v.resolver.LookupNetIP(ctx, "ip4", fqdn)
-	}()
-	v6, err6 := v.resolver.LookupNetIP(ctx, "ip6", fqdn)
-	<-done
 
 	var addrs []netip.Addr
 	seen := make(map[netip.Addr]bool)
