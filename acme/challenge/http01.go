@@ -1,19 +1,19 @@
 package challenge
 
 import (
+	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
+	"time"
 
 	"github.com/weir-pki/weir/acme"
 )
@@ -36,95 +36,158 @@ type httpFetch struct {
 	dial DialFunc
 	// connected is set once any connection has been made, to tell the
 	// two kinds of timeout apart.
-	connected atomic.Bool
-
-	mu sync.Mutex
-	// resolving is the host being resolved, if any, so that a timeout
-	// that strikes then is reported as a DNS timeout: the HTTP client
-	// returns on the deadline without waiting for its dialer.
-	resolving string
+	connected bool
 }
 
-// setResolving records the host being resolved ("" when done).
-func (f *httpFetch) setResolving(host string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.resolving = host
-}
-
-// resolvingHost returns the host being resolved, or "".
-func (f *httpFetch) resolvingHost() string {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.resolving
-}
+// maxInformational bounds the 1xx responses skipped before the final one,
+// as net/http's Transport does.
+const maxInformational = 5
 
 // validateHTTP01 fetches http://<identifier>/.well-known/acme-challenge/<token>
 // and compares the body with the key authorization (RFC 8555 §8.3; RFC 8738
 // §4 for IP addresses). Redirects are followed under the policy of
 // checkRedirect.
+//
+// Each URL is fetched over a connection of its own, closed after the
+// response, so the fetch does not go through net/http's Client and
+// Transport, whose connection pool and per-connection goroutines were a
+// large part of a validation's cost for nothing. The request is written by
+// net/http's Request.Write and the response read by its ReadResponse, the
+// same HTTP/1.1 code the Transport uses.
 func (v *Validator) validateHTTP01(ctx context.Context, t target, req acme.ValidationRequest) *acme.Problem {
 	u := "http://" + t.urlHost() + "/.well-known/acme-challenge/" + req.Token
 	f := &httpFetch{v: v, dial: v.dialer()}
-	tr := &http.Transport{
-		Proxy:       nil, // never go through a proxy
-		DialContext: f.dialContext,
-		// Like Let's Encrypt, an https redirect target's certificate is
-		// not verified: http-01 proves control of the name via the
-		// content, not via the certificate.
-		TLSClientConfig: &tls.Config{
+	var via []*http.Request
+	for {
+		hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+		if err != nil {
+			return acme.Internal(fmt.Errorf("challenge: http-01 request for %q: %w", u, err))
+		}
+		// The Host header is the identifier (from the URL): no port, IPv6
+		// bracketed.
+		hreq.Header.Set("User-Agent", userAgent)
+		hreq.Header.Set("Accept", "*/*")
+		hreq.Close = true // Connection: close
+		if len(via) > 0 {
+			if err := v.checkRedirect(hreq, via); err != nil {
+				return connProblem("Fetching "+shortURL(u), err, f.connected)
+			}
+		}
+		resp, body, err := f.get(ctx, hreq)
+		if err != nil {
+			return connProblem("Fetching "+shortURL(u), err, f.connected)
+		}
+		if loc := resp.Header.Get("Location"); loc != "" && isRedirect(resp.StatusCode) {
+			next, err := hreq.URL.Parse(loc)
+			if err != nil {
+				return connProblem("Fetching "+shortURL(u), fmt.Errorf("failed to parse Location header %q: %v", loc, err), true)
+			}
+			via = append(via, hreq)
+			u = next.String()
+			continue
+		}
+		if resp.StatusCode != http.StatusOK {
+			return acme.Unauthorized("Invalid response from %s: %d", u, resp.StatusCode)
+		}
+		if int64(len(body)) > v.cfg.MaxBodyBytes {
+			return acme.Unauthorized("Invalid response from %s: body longer than %d bytes, starting %s",
+				u, v.cfg.MaxBodyBytes, excerpt(body))
+		}
+		// RFC 8555 §8.3: "The server SHOULD ignore whitespace characters
+		// at the end of the body." Surrounding whitespace is trimmed, as
+		// Let's Encrypt does.
+		if strings.TrimSpace(string(body)) != req.KeyAuthorization {
+			return acme.Unauthorized("Invalid response from %s: the body %s is not the key authorization",
+				u, excerpt(body))
+		}
+		return nil
+	}
+}
+
+// isRedirect reports whether code is a redirect that is followed, as
+// net/http's Client follows them.
+func isRedirect(code int) bool {
+	switch code {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		return true
+	}
+	return false
+}
+
+// get sends req over a new connection (TLS for https, without verifying
+// the certificate: like Let's Encrypt, http-01 proves control of the name
+// by the content, not the certificate) and reads the response: headers of
+// at most maxHeaderBytes and, for a 200, at most MaxBodyBytes+1 bytes of
+// body. The connection is closed before get returns, and the deadline of
+// ctx bounds every step.
+func (f *httpFetch) get(ctx context.Context, req *http.Request) (*http.Response, []byte, error) {
+	port := req.URL.Port()
+	if port == "" {
+		port = "80"
+		if req.URL.Scheme == "https" {
+			port = "443"
+		}
+	}
+	conn, err := f.dialContext(ctx, req.URL.Hostname(), port)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer conn.Close()
+	if dl, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(dl)
+	}
+	// Cancellation interrupts any read or write in progress.
+	defer context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })()
+	if req.URL.Scheme == "https" {
+		tc := tls.Client(conn, &tls.Config{
 			InsecureSkipVerify: true,
 			MinVersion:         tls.VersionTLS12,
-		},
-		DisableKeepAlives:      true,
-		DisableCompression:     true,
-		MaxResponseHeaderBytes: maxHeaderBytes,
-	}
-	defer tr.CloseIdleConnections()
-	client := &http.Client{Transport: tr, CheckRedirect: v.checkRedirect}
-
-	hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
-	if err != nil {
-		return acme.Internal(fmt.Errorf("challenge: http-01 request for %q: %w", u, err))
-	}
-	// The Host header is the identifier (from the URL): no port, IPv6
-	// bracketed.
-	hreq.Header.Set("User-Agent", userAgent)
-	hreq.Header.Set("Accept", "*/*")
-	resp, err := client.Do(hreq)
-	if err != nil {
-		// The URL of a url.Error is the one that failed, which may be
-		// a redirect target.
-		var ue *url.Error
-		if errors.As(err, &ue) && ue.URL != "" {
-			u = shortURL(ue.URL)
+			ServerName:         req.URL.Hostname(),
+		})
+		if err := tc.HandshakeContext(ctx); err != nil {
+			var rh tls.RecordHeaderError
+			if errors.As(err, &rh) && string(rh.RecordHeader[:]) == "HTTP/" {
+				return nil, nil, errors.New("server gave HTTP response to HTTPS client")
+			}
+			return nil, nil, err
 		}
-		if host := f.resolvingHost(); host != "" && isTimeout(err) {
-			return dnsProblem("A/AAAA", host, err)
-		}
-		return connProblem("Fetching "+u, err, f.connected.Load())
+		conn = tc
 	}
-	defer resp.Body.Close()
-	final := resp.Request.URL.String()
+	if err := req.Write(conn); err != nil {
+		return nil, nil, err
+	}
+	// The headers are read through a budget of maxHeaderBytes, lifted for
+	// the body, which has its own bound.
+	lr := &io.LimitedReader{R: conn, N: maxHeaderBytes}
+	br := bufio.NewReader(lr)
+	var resp *http.Response
+	for i := 0; ; i++ {
+		resp, err = http.ReadResponse(br, req)
+		if err != nil {
+			if lr.N <= 0 {
+				return nil, nil, fmt.Errorf("response headers longer than %d bytes", maxHeaderBytes)
+			}
+			return nil, nil, err
+		}
+		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
+			break
+		}
+		if i == maxInformational {
+			return nil, nil, fmt.Errorf("more than %d informational (1xx) responses", maxInformational)
+		}
+	}
+	lr.N = math.MaxInt64
+	// The body is not closed: closing a response body drains it, and the
+	// connection is closed instead.
 	if resp.StatusCode != http.StatusOK {
-		return acme.Unauthorized("Invalid response from %s: %d", final, resp.StatusCode)
+		return resp, nil, nil
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, v.cfg.MaxBodyBytes+1))
+	body, err := io.ReadAll(io.LimitReader(resp.Body, f.v.cfg.MaxBodyBytes+1))
 	if err != nil {
-		return connProblem("Reading the response from "+final, err, true)
+		return nil, nil, fmt.Errorf("reading the response: %w", err)
 	}
-	if int64(len(body)) > v.cfg.MaxBodyBytes {
-		return acme.Unauthorized("Invalid response from %s: body longer than %d bytes, starting %s",
-			final, v.cfg.MaxBodyBytes, excerpt(body))
-	}
-	// RFC 8555 §8.3: "The server SHOULD ignore whitespace characters at
-	// the end of the body." Surrounding whitespace is trimmed, as Let's
-	// Encrypt does.
-	if strings.TrimSpace(string(body)) != req.KeyAuthorization {
-		return acme.Unauthorized("Invalid response from %s: the body %s is not the key authorization",
-			final, excerpt(body))
-	}
-	return nil
+	return resp, body, nil
 }
 
 // checkRedirect is the redirect policy of http-01: at most maxRedirects
@@ -180,21 +243,15 @@ func (v *Validator) dialPort(port string) (int, error) {
 	return n, nil
 }
 
-// dialContext is the HTTP transport's dialer: it resolves the host through
-// the configured resolver (a failure is a dns problem) and tries its
+// dialContext resolves host through the configured resolver (a failure is
+// a dns problem) and connects to port (mapped by dialPort) on its
 // addresses in order.
-func (f *httpFetch) dialContext(ctx context.Context, network, addr string) (net.Conn, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return nil, err
-	}
+func (f *httpFetch) dialContext(ctx context.Context, host, port string) (net.Conn, error) {
 	n, err := f.v.dialPort(port)
 	if err != nil {
 		return nil, err
 	}
-	f.setResolving(host)
 	addrs, p := f.v.resolve(ctx, host)
-	f.setResolving("")
 	if p != nil {
 		return nil, &problemError{p}
 	}
@@ -202,7 +259,7 @@ func (f *httpFetch) dialContext(ctx context.Context, network, addr string) (net.
 	if err != nil {
 		return nil, err
 	}
-	f.connected.Store(true)
+	f.connected = true
 	return conn, nil
 }
 

@@ -123,6 +123,43 @@ func TestHTTP01(t *testing.T) {
 		{name: "timeout", handler: func(_ http.ResponseWriter, r *http.Request) {
 			<-r.Context().Done()
 		}, timeout: 300 * time.Millisecond, want: acme.ProbConnection, detail: "Timeout after connect"},
+		{name: "asks to close the connection", handler: func(w http.ResponseWriter, r *http.Request) {
+			if !r.Close || r.Header.Get("User-Agent") != userAgent || r.Header.Get("Accept") != "*/*" {
+				http.Error(w, fmt.Sprintf("close %t, headers %v", r.Close, r.Header), http.StatusBadRequest)
+				return
+			}
+			serveKeyAuth(w, r)
+		}},
+		{name: "chunked body", handler: func(w http.ResponseWriter, _ *http.Request) {
+			fmt.Fprint(w, testKeyAuth[:10])
+			w.(http.Flusher).Flush()
+			fmt.Fprint(w, testKeyAuth[10:])
+		}},
+		{name: "informational responses first", handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Link", "</style.css>; rel=preload")
+			w.WriteHeader(http.StatusEarlyHints)
+			w.WriteHeader(http.StatusEarlyHints)
+			w.Header().Del("Link")
+			serveKeyAuth(w, r)
+		}},
+		{name: "too many informational responses", handler: func(w http.ResponseWriter, r *http.Request) {
+			for range 6 {
+				w.WriteHeader(http.StatusEarlyHints)
+			}
+			serveKeyAuth(w, r)
+		}, want: acme.ProbConnection, detail: "more than 5 informational (1xx) responses"},
+		{name: "oversized headers", handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Filler", strings.Repeat("x", maxHeaderBytes))
+			serveKeyAuth(w, r)
+		}, want: acme.ProbConnection, detail: "Fetching " + url + ": Error getting validation data: response headers longer than 16384 bytes"},
+		{name: "headers just under the limit", handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("X-Filler", strings.Repeat("x", maxHeaderBytes-200))
+			serveKeyAuth(w, r)
+		}},
+		{name: "redirect with an unparsable location", handler: func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", "http://[::1/x")
+			w.WriteHeader(http.StatusFound)
+		}, want: acme.ProbConnection, detail: `failed to parse Location header "http://[::1/x"`},
 		{name: "ip identifier", handler: func(w http.ResponseWriter, r *http.Request) {
 			if r.Host != "127.0.0.1" {
 				http.Error(w, "bad host "+r.Host, http.StatusBadRequest)
