@@ -64,6 +64,9 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		return err
 	}
 	nameSet := strings.Join(cert.Names, ",")
+	// Its client downloads it next: cache it as a read returns it, built
+	// from what is inserted (stored.go) or else read back.
+	cached, cacheErr := storedCert(cert, accountID, names)
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wFinalizeOrder,
 			string(acme.StatusValid), cert.Serial, cert.OrderID, string(acme.StatusProcessing))
@@ -83,8 +86,9 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 			return insertErr(what, err)
 		}
 		w.edit(editFinalizeOrder(cert.OrderID, cert.Serial))
-		// Its client downloads it next: cache it as a read returns it.
-		if stored, err := scanCert(w.queryRow(wGetCertificate, cert.Serial)); err == nil {
+		if cacheErr == nil {
+			w.edit(editPutCert(cached))
+		} else if stored, err := scanCert(w.queryRow(wGetCertificate, cert.Serial)); err == nil {
 			w.edit(editPutCert(stored))
 		}
 		return nil

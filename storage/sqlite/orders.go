@@ -86,6 +86,9 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 			return err
 		}
 	}
+	// What reads will return, for the cache; if it cannot be built, the
+	// write reads it back instead.
+	cached, cachedAuthzs := storedOrderAuthzs(o, accountID, idents, authzIDs, problem, newAuthzs, newArgs)
 	// The authorizations the order reuses: those of o.AuthzIDs not created
 	// with it.
 	var reused []string
@@ -117,15 +120,36 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 				return fmt.Errorf("sqlite: %s: reused authorization %q: %w", what, id, err)
 			}
 		}
-		w.edit(readBack(w, o.ID, newAuthzs))
+		if cached != nil {
+			w.edit(editPutOrder(cached, cachedAuthzs))
+		} else {
+			w.edit(readBack(w, o.ID, newAuthzs))
+		}
 		return nil
 	})
+}
+
+// storedOrderAuthzs builds the order and authorizations CreateOrder
+// inserts as reads will return them (stored.go); nil if it cannot.
+func storedOrderAuthzs(o *acme.Order, accountID int64, idents, authzIDs string, problem *string,
+	newAuthzs []*acme.Authorization, newArgs []*authzInsert) (*acme.Order, []*acme.Authorization) {
+	so, err := storedOrder(o, accountID, idents, authzIDs, problem)
+	if err != nil {
+		return nil, nil
+	}
+	as := make([]*acme.Authorization, len(newAuthzs))
+	for i, a := range newAuthzs {
+		if as[i], err = storedAuthz(a, newArgs[i]); err != nil {
+			return nil, nil
+		}
+	}
+	return so, as
 }
 
 // readBack reads the order id and the authorizations a just inserted, as a
 // read would return them, and returns the edit that caches them; an edit
 // that does nothing if they cannot be read (the reads after the commit
-// then go to the database).
+// then go to the database). It is the fallback of storedOrderAuthzs.
 func readBack(w *writeTx, id string, authzs []*acme.Authorization) cacheEdit {
 	o, err := scanOrder(w.queryRow(wGetOrder, id))
 	if err != nil {

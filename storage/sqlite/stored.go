@@ -1,0 +1,98 @@
+package sqlite
+
+import (
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/transfer"
+)
+
+// The objects a write has just inserted, built as a read of them returns
+// them, for the object cache (cache.go), so that the writer does not read
+// back what it has just written: from the values bound to the INSERT, with
+// the JSON columns decoded again (the very strings stored), times as
+// fromNanos makes them, byte columns as database/sql scans them, and the
+// columns the INSERT leaves to their defaults at those defaults. Every
+// field a scan sets is set here and no other. TestStoredAsRead and
+// TestCacheFollowsWrites compare them with reads, field for field.
+
+// storedTime returns t as a read of it returns it.
+func storedTime(t time.Time) time.Time {
+	return fromNanos(sql.NullInt64{Int64: transfer.ToNanos(t), Valid: true})
+}
+
+// storedBytes returns b as a read of the BLOB column it was bound to
+// returns it: a copy, and nil when empty (TestStoredAsRead).
+func storedBytes(b []byte) []byte {
+	if len(b) == 0 {
+		return nil
+	}
+	return append([]byte(nil), b...)
+}
+
+// storedOrder is scanOrder's result for the row CreateOrder inserts from
+// o, with idents, authzIDs and problem the encoded columns. csr is left
+// NULL by the insert.
+func storedOrder(o *acme.Order, accountID int64, idents, authzIDs string, problem *string) (*acme.Order, error) {
+	s := &acme.Order{
+		ID: o.ID, AccountID: transfer.FormatAccountID(accountID), Status: o.Status,
+		NotBefore: storedTime(o.NotBefore), NotAfter: storedTime(o.NotAfter),
+		Expires: storedTime(o.Expires), CertSerial: o.CertSerial, CreatedAt: storedTime(o.CreatedAt),
+		Replaces: o.Replaces, Profile: o.Profile,
+	}
+	what := "order " + o.ID
+	if err := transfer.FromJSON(what+" identifiers", idents, &s.Identifiers); err != nil {
+		return nil, err
+	}
+	if len(s.Identifiers) == 0 {
+		s.Identifiers = nil
+	}
+	var err error
+	if s.AuthzIDs, err = transfer.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
+		return nil, err
+	}
+	if s.Error, err = transfer.FromNullableJSON[acme.Problem](what+" error", problem); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// storedAuthz is scanAuthzRows's result for the rows insertAuthz inserts
+// from a and args.
+func storedAuthz(a *acme.Authorization, args *authzInsert) (*acme.Authorization, error) {
+	s := &acme.Authorization{
+		ID: a.ID, AccountID: transfer.FormatAccountID(args.accountID), Identifier: a.Identifier,
+		Wildcard: a.Wildcard, Status: a.Status, Expires: storedTime(a.Expires), CreatedAt: storedTime(a.CreatedAt),
+	}
+	for i, c := range a.Challenges {
+		sc := &acme.Challenge{
+			ID: c.ID, AuthzID: a.ID, Type: c.Type, Token: c.Token, Status: c.Status,
+			Validated: storedTime(c.Validated), UpdatedAt: storedTime(c.UpdatedAt),
+		}
+		var err error
+		if sc.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), args.problems[i]); err != nil {
+			return nil, err
+		}
+		s.Challenges = append(s.Challenges, sc)
+	}
+	return s, nil
+}
+
+// storedCert is scanCert's result for the row FinalizeOrder inserts from
+// c, with names the encoded column: not revoked, reason 0, renew_now at
+// its default (false).
+func storedCert(c *acme.Certificate, accountID int64, names string) (*acme.Certificate, error) {
+	s := &acme.Certificate{
+		Serial: c.Serial, AccountID: transfer.FormatAccountID(accountID), OrderID: c.OrderID,
+		DER: storedBytes(c.DER), ChainPEM: storedBytes(c.ChainPEM),
+		NotBefore: storedTime(c.NotBefore), NotAfter: storedTime(c.NotAfter), IssuedAt: storedTime(c.IssuedAt),
+		Profile: c.Profile, RenewalStart: storedTime(c.RenewalStart), RenewalEnd: storedTime(c.RenewalEnd),
+	}
+	var err error
+	if s.Names, err = transfer.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
