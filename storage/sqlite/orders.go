@@ -32,21 +32,28 @@ func scanOrder(row scanner) (*acme.Order, error) {
 	o.AccountID = transfer.FormatAccountID(accountID)
 	o.NotBefore, o.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
 	o.Expires, o.CreatedAt = fromNanos(expires), fromNanos(createdAt)
+	if err := decodeOrderJSON(&o, idents, authzIDs, nullStr(problem)); err != nil {
+		return nil, err
+	}
+	return &o, nil
+}
+
+// decodeOrderJSON sets the fields of o stored as JSON, from their columns:
+// empty lists as nil, a NULL error as none.
+func decodeOrderJSON(o *acme.Order, idents, authzIDs string, problem *string) error {
 	what := "order " + o.ID
 	if err := transfer.FromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
-		return nil, err
+		return err
 	}
 	if len(o.Identifiers) == 0 {
 		o.Identifiers = nil
 	}
 	var err error
 	if o.AuthzIDs, err = transfer.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
-		return nil, err
+		return err
 	}
-	if o.Error, err = transfer.FromNullableJSON[acme.Problem](what+" error", nullStr(problem)); err != nil {
-		return nil, err
-	}
-	return &o, nil
+	o.Error, err = transfer.FromNullableJSON[acme.Problem](what+" error", problem)
+	return err
 }
 
 // CreateOrder stores o and newAuthzs, with their challenges, in one

@@ -42,18 +42,7 @@ func storedOrder(o *acme.Order, accountID int64, idents, authzIDs string, proble
 		Expires: storedTime(o.Expires), CertSerial: o.CertSerial, CreatedAt: storedTime(o.CreatedAt),
 		Replaces: o.Replaces, Profile: o.Profile,
 	}
-	what := "order " + o.ID
-	if err := transfer.FromJSON(what+" identifiers", idents, &s.Identifiers); err != nil {
-		return nil, err
-	}
-	if len(s.Identifiers) == 0 {
-		s.Identifiers = nil
-	}
-	var err error
-	if s.AuthzIDs, err = transfer.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
-		return nil, err
-	}
-	if s.Error, err = transfer.FromNullableJSON[acme.Problem](what+" error", problem); err != nil {
+	if err := decodeOrderJSON(s, idents, authzIDs, problem); err != nil {
 		return nil, err
 	}
 	return s, nil
