@@ -52,8 +52,9 @@ type Store interface {
 	// identifier (and wildcard flag) that is valid and expires after
 	// notBefore, the latest-expiring one if several. ErrNotFound if none.
 	FindValidAuthz(ctx context.Context, accountID string, ident Identifier, wildcard bool, notBefore time.Time) (*Authorization, error)
-	// UpdateAuthz writes the authorization's Status and Expires and every one
-	// of its challenges' Status, Error, Validated and UpdatedAt, in one
+	// UpdateAuthz writes the authorization's Status and Expires and the
+	// Status, Error, Validated and UpdatedAt of each challenge in
+	// a.Challenges (which may list only those that changed), in one
 	// transaction, compare-and-set on the authorization's status from.
 	UpdateAuthz(ctx context.Context, a *Authorization, from Status) error
 

@@ -112,10 +112,12 @@ func (s *Service) validate(ctx context.Context, id string) error {
 	// outcome also finds it counted.
 	s.obs().Validation(ch.Type, prob == nil, time.Since(start))
 	now := s.now().UTC()
+	var done *Challenge
 	for _, c := range a.Challenges {
 		if c.ID != ch.ID {
 			continue
 		}
+		done = c
 		c.UpdatedAt = now
 		if prob == nil {
 			c.Status, c.Validated = StatusValid, now
@@ -132,7 +134,15 @@ func (s *Service) validate(ctx context.Context, id string) error {
 	} else {
 		a.Status = StatusInvalid
 	}
-	if err := s.store.UpdateAuthz(ctx, a, from); err != nil {
+	// Only the validated challenge changed: the store writes the
+	// challenges listed, so the others are left out.
+	upd := a
+	if done != nil {
+		only := *a
+		only.Challenges = []*Challenge{done}
+		upd = &only
+	}
+	if err := s.store.UpdateAuthz(ctx, upd, from); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return nil // deactivated meanwhile; nothing to record
 		}

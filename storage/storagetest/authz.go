@@ -151,6 +151,23 @@ func testAuthzUpdate(t *testing.T, f *fixture) {
 	missing.ID = "no-such-authz"
 	missing.Challenges = nil
 	wantErr(t, "UpdateAuthz(unknown)", f.s.UpdateAuthz(f.ctx, &missing, acme.StatusValid), acme.ErrNotFound)
+
+	// An update that lists only the challenge that changed leaves the
+	// others as they are.
+	b := f.authz(acct.ID, "b.example.com", false, acme.StatusPending, at(time.Hour))
+	f.order(t, acct.ID, []*acme.Authorization{b})
+	b.Status = acme.StatusValid
+	b.Challenges[2].Status, b.Challenges[2].Validated, b.Challenges[2].UpdatedAt = acme.StatusValid, at(3*time.Minute), at(3*time.Minute)
+	only := *b
+	only.Challenges = []*acme.Challenge{b.Challenges[2]}
+	if err := f.s.UpdateAuthz(f.ctx, &only, acme.StatusPending); err != nil {
+		t.Fatalf("UpdateAuthz(one challenge): %v", err)
+	}
+	got, err = f.s.GetAuthz(f.ctx, b.ID)
+	if err != nil {
+		t.Fatalf("GetAuthz: %v", err)
+	}
+	checkAuthz(t, "GetAuthz after UpdateAuthz of one challenge", got, b)
 }
 
 // testChallenges checks GetChallenge and the compare-and-set of
