@@ -18,10 +18,15 @@ import (
 // transaction, together with those queued while it runs them, up to
 // maxWriteGroup in all. When writes are frequent (the last group committed
 // less than lingerBusy ago) and fewer than lingerGroup are queued, it
-// first waits up to lingerMax for more (see shouldLinger): each commit
+// first waits up to lingerMax for more (see lingerPlan): each commit
 // costs an fsync and writes the pages it changed, so a few writes more per
 // group save more CPU than the wait costs in latency. A lone write on an
-// idle store commits at once. Each operation but the first
+// idle store commits at once. When the last transaction held more than
+// lingerGroup operations, the load is high enough to fill larger groups, and
+// the writer waits for twice as many, twice as long: at high concurrency
+// the commits it saves outweigh the wait, while at low concurrency, where
+// such groups never form, a longer wait would only add latency. Each
+// operation but the first
 // runs inside a SAVEPOINT of its own: one that fails (a compare-and-set
 // conflict, a constraint) is rolled back to its savepoint and leaves the
 // others alone; if the first fails, the transaction holds nothing else and
@@ -49,18 +54,29 @@ import (
 // group holds the write lock for a few milliseconds at most.
 const maxWriteGroup = 64
 
-// Lingering for more writes before a group runs (shouldLinger).
+// Lingering for more writes before a group runs (lingerPlan).
 const (
 	lingerGroup = 8                      // a group this large runs at once
 	lingerMax   = 500 * time.Microsecond // the longest wait for more
 	lingerBusy  = 5 * time.Millisecond   // only if the last group committed less than this ago
 )
 
-// shouldLinger reports whether the writer, holding queued operations and
-// having finished its last group at last, waits for more before running
-// them: when the group is small and writes are frequent.
-func shouldLinger(queued int, last, now time.Time) bool {
-	return queued < lingerGroup && !last.IsZero() && now.Sub(last) < lingerBusy
+// lingerPlan returns how many operations the writer, holding queued ones,
+// waits for before running them, and for how long at most; 0 means it
+// runs them at once. last is when its last group finished, lastOps how
+// many operations that group's last transaction committed.
+func lingerPlan(queued, lastOps int, last, now time.Time) (group int, wait time.Duration) {
+	if last.IsZero() || now.Sub(last) >= lingerBusy {
+		return 0, 0
+	}
+	group, wait = lingerGroup, lingerMax
+	if lastOps > lingerGroup {
+		group, wait = 2*lingerGroup, 2*lingerMax
+	}
+	if queued >= group {
+		return 0, 0
+	}
+	return group, wait
 }
 
 // writeQueueLen is the capacity of the writer's queue; callers beyond it
@@ -139,8 +155,8 @@ func (s *Store) runWriter() {
 	var last time.Time // when the last group finished
 	for op := range s.ops {
 		group = w.takeQueued(append(group[:0], op))
-		if shouldLinger(len(group), last, time.Now()) {
-			group = w.linger(group, timer)
+		if n, wait := lingerPlan(len(group), w.committed, last, time.Now()); n > 0 {
+			group = w.linger(group, timer, n, wait)
 		}
 		w.runGroup(group)
 		last = time.Now()
@@ -148,13 +164,13 @@ func (s *Store) runWriter() {
 	}
 }
 
-// linger adds to group the operations that arrive within lingerMax, until
-// it holds lingerGroup or the queue is closed, and returns it. timer is
-// stopped and is left stopped.
-func (w *writeTx) linger(group []*writeOp, timer *time.Timer) []*writeOp {
-	timer.Reset(lingerMax)
+// linger adds to group the operations that arrive within wait, until it
+// holds n or the queue is closed, and returns it. timer is stopped and is
+// left stopped.
+func (w *writeTx) linger(group []*writeOp, timer *time.Timer, n int, wait time.Duration) []*writeOp {
+	timer.Reset(wait)
 	defer timer.Stop()
-	for len(group) < lingerGroup {
+	for len(group) < n {
 		select {
 		case op, ok := <-w.s.ops:
 			if !ok {
@@ -179,6 +195,8 @@ type writeTx struct {
 	ran []*writeOp
 	// cur is the operation running, whose edits edit records.
 	cur *writeOp
+	// committed is how many operations the last transaction committed.
+	committed int
 }
 
 // edit records e, a change of the object cache that the running
@@ -306,6 +324,7 @@ func (w *writeTx) runTx(ops []*writeOp) (again []*writeOp) {
 		return nil
 	}
 	w.s.commits.Add(1)
+	w.committed = len(w.ran)
 	// Before any caller hears of the commit, the cache shows it.
 	w.s.cache.apply(w.ran)
 	for _, op := range w.ran {

@@ -393,27 +393,36 @@ func TestConcurrentWritesGroup(t *testing.T) {
 	t.Logf("%d writes in %d commits", 3*n, s.commits.Load()-commits)
 }
 
-// TestShouldLinger: the writer waits for more writes only when the group
-// is small and the last group finished less than lingerBusy ago; never on
-// the first group, nor with lingerGroup or more queued.
-func TestShouldLinger(t *testing.T) {
+// TestLingerPlan: the writer waits for more writes only when the group is
+// small and the last group finished less than lingerBusy ago; never on the
+// first group, nor with a full group queued. After a transaction of more
+// than lingerGroup operations, it waits for twice as many, twice as long.
+func TestLingerPlan(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
+	busy := now.Add(-time.Millisecond)
 	cases := []struct {
-		name   string
-		queued int
-		last   time.Time
-		want   bool
+		name      string
+		queued    int
+		lastOps   int
+		last      time.Time
+		wantGroup int
+		wantWait  time.Duration
 	}{
-		{"first group ever", 1, time.Time{}, false},
-		{"busy, one queued", 1, now.Add(-time.Millisecond), true},
-		{"busy, just under the group size", lingerGroup - 1, now.Add(-time.Millisecond), true},
-		{"busy, a full group", lingerGroup, now.Add(-time.Millisecond), false},
-		{"idle since lingerBusy", 1, now.Add(-lingerBusy), false},
-		{"idle for a second", 1, now.Add(-time.Second), false},
+		{"first group ever", 1, 0, time.Time{}, 0, 0},
+		{"busy, one queued", 1, 1, busy, lingerGroup, lingerMax},
+		{"busy, just under the group size", lingerGroup - 1, 3, busy, lingerGroup, lingerMax},
+		{"busy, a full group", lingerGroup, 3, busy, 0, 0},
+		{"busy after a large transaction", lingerGroup, lingerGroup + 1, busy, 2 * lingerGroup, 2 * lingerMax},
+		{"busy after a transaction of lingerGroup", 1, lingerGroup, busy, lingerGroup, lingerMax},
+		{"busy after a large transaction, just under", 2*lingerGroup - 1, 40, busy, 2 * lingerGroup, 2 * lingerMax},
+		{"busy after a large transaction, a full group", 2 * lingerGroup, 40, busy, 0, 0},
+		{"idle since lingerBusy", 1, 40, now.Add(-lingerBusy), 0, 0},
+		{"idle for a second", 1, 1, now.Add(-time.Second), 0, 0},
 	}
 	for _, c := range cases {
-		if got := shouldLinger(c.queued, c.last, now); got != c.want {
-			t.Errorf("%s: shouldLinger(%d, now-%s) = %v, want %v", c.name, c.queued, now.Sub(c.last), got, c.want)
+		if group, wait := lingerPlan(c.queued, c.lastOps, c.last, now); group != c.wantGroup || wait != c.wantWait {
+			t.Errorf("%s: lingerPlan(%d, %d, now-%s) = %d, %s; want %d, %s",
+				c.name, c.queued, c.lastOps, now.Sub(c.last), group, wait, c.wantGroup, c.wantWait)
 		}
 	}
 }
