@@ -113,20 +113,15 @@ func startServer(ctx context.Context, o serverOptions) (*replica, string, error)
 // startServerOnce writes the config into the data dir, starts weir serve
 // and waits until its directory answers over HTTPS with its root.
 func startServerOnce(ctx context.Context, o serverOptions) (*replica, error) {
-	listen, err := weirproc.FreeAddr()
+	addrs, err := weirproc.FreeAddrs(3) // distinct: ACME, admin, pprof
 	if err != nil {
 		return nil, err
 	}
-	admin, err := weirproc.FreeAddr()
-	if err != nil {
-		return nil, err
-	}
+	listen, admin := addrs[0], addrs[1]
 	r := &replica{}
 	var args []string
 	if o.pprof {
-		if r.pprofAddr, err = weirproc.FreeAddr(); err != nil {
-			return nil, err
-		}
+		r.pprofAddr = addrs[2]
 		args = append(args, "-pprof", r.pprofAddr)
 	}
 	r.Proc, err = weirproc.Start(ctx, weirproc.Options{

@@ -121,12 +121,10 @@ func startCluster(t *testing.T, o clusterOpts) *cluster {
 	httpPort := httpLn.Addr().(*net.TCPAddr).Port
 
 	root := t.TempDir()
+	if cl.listens, err = weirproc.FreeAddrs(3); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 3 {
-		addr, err := freeAddr()
-		if err != nil {
-			t.Fatal(err)
-		}
-		cl.listens = append(cl.listens, addr)
 		cl.dataDirs = append(cl.dataDirs, filepath.Join(root, fmt.Sprintf("replica%d", i+1)))
 	}
 	cl.base = "https://" + cl.listens[0]
@@ -291,14 +289,6 @@ func contains(list []int, v int) bool {
 		}
 	}
 	return false
-}
-
-func freeAddr() (string, error) {
-	p, err := weirproc.FreePort()
-	if err != nil {
-		return "", err
-	}
-	return fmt.Sprintf("127.0.0.1:%d", p), nil
 }
 
 // responder answers http-01 challenges from tokens. While held names an

@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -183,5 +184,26 @@ func TestTwoReplicas(t *testing.T) {
 	}
 	if b.Err() == nil {
 		t.Error("Err is nil after SIGKILL")
+	}
+}
+
+// TestFreeAddrs: the addresses are distinct, and free once returned.
+func TestFreeAddrs(t *testing.T) {
+	addrs, err := FreeAddrs(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, a := range addrs {
+		if seen[a] {
+			t.Errorf("%s returned twice in %v", a, addrs)
+		}
+		seen[a] = true
+		ln, err := net.Listen("tcp", a)
+		if err != nil {
+			t.Errorf("listening on %s: %v", a, err)
+			continue
+		}
+		ln.Close()
 	}
 }

@@ -75,6 +75,23 @@ func FreePort() (int, error) {
 	return ln.Addr().(*net.TCPAddr).Port, nil
 }
 
+// FreeAddrs returns n distinct free loopback addresses "127.0.0.1:PORT".
+// The listeners that found them stay open until all n are found, so that
+// the kernel cannot hand the same port out twice, as calling FreeAddr n
+// times can.
+func FreeAddrs(n int) ([]string, error) {
+	addrs := make([]string, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		addrs = append(addrs, ln.Addr().String())
+	}
+	return addrs, nil
+}
+
 // FreeAddr is FreePort as "127.0.0.1:PORT".
 func FreeAddr() (string, error) {
 	p, err := FreePort()
