@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net"
 	"net/netip"
 
@@ -24,30 +23,19 @@ import (
 // of the type, IsTimeout when no answer came in time, and the RCODE's name
 // (SERVFAIL, REFUSED, ...) in Err for other failures.
 
-// addrQuery is one question of lookupAddrs and what came of it.
-type addrQuery struct {
-	qtype dnsmessage.Type
-	id    uint16
-	msg   []byte
-	resp  *dnsmessage.Message
-	err   error
-}
-
 // lookupAddrs returns the IPv6 and IPv4 addresses of name (no trailing
 // dot) from server, with the error of each lookup.
 func lookupAddrs(ctx context.Context, server, name string) (v6, v4 []netip.Addr, err6, err4 error) {
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	qs := [2]*addrQuery{{qtype: dnsmessage.TypeAAAA}, {qtype: dnsmessage.TypeA}}
-	for _, q := range qs {
-		q.id = uint16(rand.UintN(1 << 16))
-		msg, err := buildQuery(q.id, name, q.qtype)
-		if err != nil {
+	var qs [2]*dnsQuery
+	for i, t := range []dnsmessage.Type{dnsmessage.TypeAAAA, dnsmessage.TypeA} {
+		var err error
+		if qs[i], err = newQuery(name, t); err != nil {
 			return nil, nil, addrError(name, server, err), addrError(name, server, err)
 		}
-		q.msg = msg
 	}
-	if err := exchangeUDPAll(ctx, server, name, qs[:]); err != nil {
+	if err := exchangeUDP(ctx, server, name, qs[:]...); err != nil {
 		for _, q := range qs {
 			if q.resp == nil && q.err == nil {
 				q.err = err
@@ -64,53 +52,10 @@ func lookupAddrs(ctx context.Context, server, name string) (v6, v4 []netip.Addr,
 	return v6, v4, err6, err4
 }
 
-// exchangeUDPAll sends every query of qs over one UDP socket and reads
-// datagrams until each has its answer (resp), skipping those that answer
-// none (stray or spoofed ones). The error is the socket's, for the
-// queries still unanswered.
-func exchangeUDPAll(ctx context.Context, server, name string, qs []*addrQuery) error {
-	var d net.Dialer
-	c, err := d.DialContext(ctx, "udp", server)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if dl, ok := ctx.Deadline(); ok {
-		_ = c.SetDeadline(dl)
-	}
-	for _, q := range qs {
-		if _, err := c.Write(q.msg); err != nil {
-			return err
-		}
-	}
-	buf := make([]byte, ednsSize)
-	open := len(qs)
-	for range maxUDPReads * len(qs) {
-		n, err := c.Read(buf)
-		if err != nil {
-			return err
-		}
-		for _, q := range qs {
-			if q.resp != nil {
-				continue
-			}
-			if m, ok := answers(buf[:n], q.id, name, q.qtype); ok {
-				q.resp = m
-				open--
-				break
-			}
-		}
-		if open == 0 {
-			return nil
-		}
-	}
-	return errors.New("no matching answer")
-}
-
 // addrsOf returns the addresses in the answer to q, following CNAMEs: those
 // the resolver followed in its answer, and, when it left the chain
 // unfinished, by asking again for the target.
-func addrsOf(ctx context.Context, server, name string, q *addrQuery) ([]netip.Addr, error) {
+func addrsOf(ctx context.Context, server, name string, q *dnsQuery) ([]netip.Addr, error) {
 	resp, err := q.resp, q.err
 	target := name
 	for range maxCNAMEHops {

@@ -12,6 +12,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
@@ -442,16 +443,16 @@ func validParamValue(v string) bool {
 // exchange asks server one question over UDP, and over TCP when the
 // answer is truncated.
 func exchange(ctx context.Context, server, name string, qtype dnsmessage.Type) (*dnsmessage.Message, error) {
-	id := uint16(rand.UintN(1 << 16))
-	q, err := buildQuery(id, name, qtype)
+	q, err := newQuery(name, qtype)
 	if err != nil {
 		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, queryTimeout)
 	defer cancel()
-	resp, err := exchangeUDP(ctx, server, q, id, name, qtype)
+	err = exchangeUDP(ctx, server, name, q)
+	resp := q.resp
 	if err == nil && resp.Truncated {
-		resp, err = exchangeTCP(ctx, server, q, id, name, qtype)
+		resp, err = exchangeTCP(ctx, server, q.msg, q.id, name, qtype)
 	}
 	if err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || isTimeout(err) {
@@ -508,31 +509,69 @@ func answers(b []byte, id uint16, name string, qtype dnsmessage.Type) (*dnsmessa
 	return &m, true
 }
 
-// exchangeUDP sends q in one datagram and waits for its answer.
-func exchangeUDP(ctx context.Context, server string, q []byte, id uint16, name string, qtype dnsmessage.Type) (*dnsmessage.Message, error) {
+// dnsQuery is one question asked by exchangeUDP, and its answer.
+type dnsQuery struct {
+	qtype dnsmessage.Type
+	id    uint16
+	msg   []byte
+	resp  *dnsmessage.Message
+	err   error // set by the caller when it gives up on the question
+}
+
+// newQuery packs a question for (name, qtype) with a random ID.
+func newQuery(name string, qtype dnsmessage.Type) (*dnsQuery, error) {
+	q := &dnsQuery{qtype: qtype, id: uint16(rand.UintN(1 << 16))}
+	var err error
+	q.msg, err = buildQuery(q.id, name, qtype)
+	return q, err
+}
+
+// udpBufs recycles exchangeUDP's read buffers, large enough for any
+// datagram.
+var udpBufs = sync.Pool{New: func() any { b := make([]byte, 65535); return &b }}
+
+// exchangeUDP sends every question of qs, about name, over one UDP socket
+// and reads datagrams until each has its answer (resp), skipping those
+// that answer none (stray or spoofed ones). The error is the socket's, or
+// no matching answer, for the questions still unanswered.
+func exchangeUDP(ctx context.Context, server, name string, qs ...*dnsQuery) error {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "udp", server)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer c.Close()
 	if dl, ok := ctx.Deadline(); ok {
 		_ = c.SetDeadline(dl)
 	}
-	if _, err := c.Write(q); err != nil {
-		return nil, err
+	for _, q := range qs {
+		if _, err := c.Write(q.msg); err != nil {
+			return err
+		}
 	}
-	buf := make([]byte, 65535)
-	for range maxUDPReads {
+	bp := udpBufs.Get().(*[]byte)
+	defer udpBufs.Put(bp)
+	buf := *bp
+	open := len(qs)
+	for range maxUDPReads * len(qs) {
 		n, err := c.Read(buf)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if m, ok := answers(buf[:n], id, name, qtype); ok {
-			return m, nil
+		for _, q := range qs {
+			if q.resp == nil {
+				if m, ok := answers(buf[:n], q.id, name, q.qtype); ok {
+					q.resp = m
+					open--
+					break
+				}
+			}
+		}
+		if open == 0 {
+			return nil
 		}
 	}
-	return nil, errors.New("no matching answer")
+	return errors.New("no matching answer")
 }
 
 // exchangeTCP sends q over TCP (RFC 1035 §4.2.2 framing) and reads its
