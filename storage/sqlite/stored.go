@@ -25,12 +25,7 @@ func storedTime(t time.Time) time.Time {
 
 // storedBytes returns b as a read of the BLOB column it was bound to
 // returns it: a copy, and nil when empty (TestStoredAsRead).
-func storedBytes(b []byte) []byte {
-	if len(b) == 0 {
-		return nil
-	}
-	return append([]byte(nil), b...)
-}
+func storedBytes(b []byte) []byte { return append([]byte(nil), b...) }
 
 // storedOrder is scanOrder's result for the row CreateOrder inserts from
 // o, with idents, authzIDs and problem the encoded columns. csr is left
