@@ -13,12 +13,15 @@ import (
 // maintained for them.
 func TestQueryPlans(t *testing.T) {
 	s := openTemp(t)
+	// FindValidAuthz's search must use every equality of the index (its
+	// account_id = +? too) and the expiry range.
+	const validSearch = "authzs_valid (account_id=? AND ident_type=? AND ident_value=? AND wildcard=? AND expires>?)"
 	for _, tc := range []struct {
 		name, query, index string
 	}{
 		{"RevokedCount", revokedCountQuery, "certificates_revoked"},
-		{"FindValidAuthz", findValidAuthzSQL("0"), "authzs_valid"},
-		{"FindValidAuthz wildcard", findValidAuthzSQL("1"), "authzs_valid"},
+		{"FindValidAuthz", findValidAuthzSQL("0"), validSearch},
+		{"FindValidAuthz wildcard", findValidAuthzSQL("1"), validSearch},
 		{"ClaimChallenges", claimChallengesSQL, "challenges_processing"},
 		{"ClaimOrders", claimOrdersSQL, "orders_processing"},
 	} {

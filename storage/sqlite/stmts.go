@@ -45,11 +45,14 @@ const authzChallengeCols = `a.id, a.account_id, a.ident_type, a.ident_value, a.w
 // literal, 0 or 1, not a parameter: SQLite plans a column = ? term of an
 // ORDER BY query differently for the values 0 and 1, and rebinding between
 // them would make it compile the statement again. So is the status, which
-// the partial index authzs_valid requires for the same reason.
+// the partial index authzs_valid requires for the same reason. The account
+// ID is a parameter that can be 1 (the first account), so its term is
+// account_id = +?: SQLite does not look at the value of a parameter under
+// a unary plus, and the term still selects on the index.
 func findValidAuthzSQL(wildcard string) string {
 	return `SELECT ` + authzChallengeCols + `
 		FROM (SELECT ` + authzCols + ` FROM authzs
-		      WHERE account_id = ? AND ident_type = ? AND ident_value = ? AND wildcard = ` + wildcard + `
+		      WHERE account_id = +? AND ident_type = ? AND ident_value = ? AND wildcard = ` + wildcard + `
 		        AND status = 'valid' AND expires > ?
 		      ORDER BY expires DESC, id DESC LIMIT 1) AS a
 		LEFT JOIN challenges AS c ON c.authz_id = a.id
