@@ -1,8 +1,10 @@
 // Package jws authenticates ACME requests (RFC 8555 §6.2–§6.5): flattened
 // JWS only, an algorithm allow-list, exactly one of "jwk" and "kid", the
 // "url" header equal to the request URL, single-use nonces, and the inner
-// JWS of an account key rollover (§7.3.5). Signatures are checked with
-// go-jose.
+// JWS of an account key rollover (§7.3.5). Keys are go-jose JWKs;
+// signatures are checked over the signing input as received (RFC 7515
+// §5.2) with the standard library's ECDSA, RSA and Ed25519, as go-jose
+// checks them (verify.go).
 package jws
 
 import (
@@ -138,18 +140,40 @@ type protectedHeader struct {
 	URL   *string         `json:"url"`
 	KID   string          `json:"kid"`
 	JWK   json.RawMessage `json:"jwk"`
+	// Crit and B64 are only looked for, to be refused.
+	Crit json.RawMessage `json:"crit"`
+	B64  json.RawMessage `json:"b64"`
 }
 
 // parsed is a syntactically checked JWS, not yet verified.
 type parsed struct {
-	// compact is the JWS in the compact serialization: "protected",
-	// "payload" and "signature" joined by dots. With no unprotected
-	// header and one signature (parse refuses anything else), it is the
-	// same JWS, and go-jose parses it without decoding the JSON again.
-	compact string
-	header  protectedHeader
-	alg     jose.SignatureAlgorithm
+	// signingInput is "protected" and "payload" as received, joined by a
+	// dot: what the signature signs (RFC 7515 §5.2). Both are canonical
+	// base64url (decodeB64), so it is also what go-jose would rebuild
+	// from the decoded parts.
+	signingInput string
+	payload      []byte
+	sig          []byte
+	header       protectedHeader
+	alg          jose.SignatureAlgorithm
 }
+
+// decodeB64 decodes one part of a JWS: unpadded base64url (RFC 7515 §2),
+// in its one canonical spelling. Go's decoder skips CR and LF and, unless
+// strict, ignores set bits past the data; a part spelled another way
+// decodes to the same bytes but is not the text that was signed.
+func decodeB64(part, s string) ([]byte, *acme.Problem) {
+	if strings.ContainsAny(s, "\r\n") {
+		return nil, acme.Malformed("the JWS %s is not base64url: line breaks", part)
+	}
+	b, err := strictB64.DecodeString(s)
+	if err != nil {
+		return nil, acme.Malformed("the JWS %s is not base64url: %v", part, err)
+	}
+	return b, nil
+}
+
+var strictB64 = base64.RawURLEncoding.Strict()
 
 // parse checks the serialization and the algorithm (RFC 8555 §6.2).
 func parse(body []byte) (*parsed, *acme.Problem) {
@@ -169,9 +193,9 @@ func parse(body []byte) (*parsed, *acme.Problem) {
 	case f.Protected == "":
 		return nil, acme.Malformed("the JWS needs \"protected\", \"payload\" and \"signature\" members")
 	}
-	hdr, err := base64.RawURLEncoding.DecodeString(f.Protected)
-	if err != nil {
-		return nil, acme.Malformed("the JWS protected header is not base64url: %v", err)
+	hdr, prob := decodeB64("protected header", f.Protected)
+	if prob != nil {
+		return nil, prob
 	}
 	p := &parsed{}
 	if err := json.Unmarshal(hdr, &p.header); err != nil {
@@ -192,7 +216,18 @@ func parse(body []byte) (*parsed, *acme.Problem) {
 	if f.Payload == nil || f.Signature == "" {
 		return nil, acme.Malformed("the JWS needs \"protected\", \"payload\" and \"signature\" members")
 	}
-	p.compact = f.Protected + "." + *f.Payload + "." + f.Signature
+	// No extension is understood, so none may be critical (RFC 7515
+	// §4.1.11); "b64" (RFC 7797) would change what is signed.
+	if p.header.Crit != nil || p.header.B64 != nil {
+		return nil, acme.Malformed("the JWS protected header must not have \"crit\" or \"b64\"")
+	}
+	if p.payload, prob = decodeB64("payload", *f.Payload); prob != nil {
+		return nil, prob
+	}
+	if p.sig, prob = decodeB64("signature", f.Signature); prob != nil {
+		return nil, prob
+	}
+	p.signingInput = f.Protected + "." + *f.Payload
 	return p, nil
 }
 
@@ -254,15 +289,10 @@ func algMismatch(alg jose.SignatureAlgorithm, kind string) *acme.Problem {
 
 // verifySig checks the signature of p with key and returns the payload.
 func verifySig(p *parsed, key *jose.JSONWebKey) ([]byte, *acme.Problem) {
-	sig, err := jose.ParseSignedCompact(p.compact, []jose.SignatureAlgorithm{p.alg})
-	if err != nil {
-		return nil, acme.Malformed("the JWS cannot be parsed: %v", err)
-	}
-	payload, err := sig.Verify(key)
-	if err != nil {
+	if !verifySignature(key.Key, p.alg, p.signingInput, p.sig) {
 		return nil, acme.Malformed("the JWS signature does not verify with the key it names")
 	}
-	return payload, nil
+	return p.payload, nil
 }
 
 // keyInfo returns the canonical JWK JSON and thumbprint of a public key.

@@ -362,6 +362,13 @@ func TestBadInput(t *testing.T) {
 			send: func(*testing.T) rawResponse {
 				return postJose(newAccountURL, []byte(`{"protected":"e30=","payload":"","signature":"AAAA"}`))
 			}},
+		{name: "payload in a non-canonical base64url spelling", status: 400, typ: acme.ProbMalformed, detail: "payload is not base64url",
+			send: func(t *testing.T) rawResponse {
+				var flat map[string]any
+				_ = json.Unmarshal(e.sign(newKey(t), newAccountURL, []byte(`{}`), signOpts{}), &flat)
+				flat["payload"] = "e31" // "{}" is e30; the set bit past the data is not what was signed
+				return postJose(newAccountURL, marshalJSON(t, flat))
+			}},
 		{name: "payload not JSON", status: 400, typ: acme.ProbMalformed, detail: "payload is not valid JSON",
 			send: func(*testing.T) rawResponse { return asA(newOrderURL, []byte(`identifiers`)) }},
 		{name: "payload of the wrong shape", status: 400, typ: acme.ProbMalformed, detail: "payload is not valid JSON",
