@@ -4,6 +4,7 @@
 package web
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -221,7 +222,7 @@ func (s *Server) authenticate(r *http.Request) (*jws.Request, error) {
 		p.Status = http.StatusUnsupportedMediaType
 		return nil, p
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes))
+	body, err := readBody(http.MaxBytesReader(nil, r.Body, s.cfg.MaxBodyBytes), r.ContentLength, s.cfg.MaxBodyBytes)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -232,6 +233,23 @@ func (s *Server) authenticate(r *http.Request) (*jws.Request, error) {
 		return nil, acme.Malformed("reading the request body: %v", err)
 	}
 	return s.verifier.Verify(r.Context(), body, s.cfg.BaseURL+r.URL.RequestURI())
+}
+
+// readBody reads a request body of at most limit bytes from r, which
+// enforces the limit. A body that announced its length (as ACME clients'
+// do) is read into one buffer of that size; io.ReadAll would start small
+// and grow through several.
+func readBody(r io.Reader, contentLength, limit int64) ([]byte, error) {
+	if contentLength <= 0 || contentLength > limit {
+		return io.ReadAll(r)
+	}
+	// bytes.Buffer.ReadFrom keeps MinRead bytes free for each read,
+	// including the last one, which finds the end.
+	b := bytes.NewBuffer(make([]byte, 0, contentLength+bytes.MinRead))
+	if _, err := b.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // caller turns an authenticated request into an acme.Caller; w is the
