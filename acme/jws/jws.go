@@ -178,12 +178,8 @@ var strictB64 = base64.RawURLEncoding.Strict()
 // parse checks the serialization and the algorithm (RFC 8555 §6.2).
 func parse(body []byte) (*parsed, *acme.Problem) {
 	var f flattened
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&f); err != nil {
-		return nil, acme.Malformed("the request body is not a JSON object: %v", err)
-	}
-	if dec.More() {
-		return nil, acme.Malformed("the request body has data after the JWS object")
+	if err := json.Unmarshal(body, &f); err != nil {
+		return nil, bodyProblem(body)
 	}
 	switch {
 	case f.Signatures != nil:
@@ -229,6 +225,26 @@ func parse(body []byte) (*parsed, *acme.Problem) {
 	}
 	p.signingInput = f.Protected + "." + *f.Payload
 	return p, nil
+}
+
+// bodyProblem says what is wrong with a request body that json.Unmarshal
+// refused as a flattened JWS: not one JSON object, or data after it.
+func bodyProblem(body []byte) *acme.Problem {
+	var f flattened
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if err := dec.Decode(&f); err != nil {
+		return acme.Malformed("the request body is not a JSON object: %v", err)
+	}
+	if dec.More() {
+		return acme.Malformed("the request body has data after the JWS object")
+	}
+	// Decode accepts what Unmarshal refused: a valid object followed by
+	// something that is not (a stray token).
+	var extra json.RawMessage
+	if err := dec.Decode(&extra); err != nil {
+		return acme.Malformed("the request body has data after the JWS object: %v", err)
+	}
+	return acme.Malformed("the request body is not a JSON object")
 }
 
 // parseAnyKey reads a public JWK of any accepted kind.

@@ -150,3 +150,22 @@ func TestDecodeB64(t *testing.T) {
 		}
 	}
 }
+
+// TestParseBody: parse refuses a body that is not exactly one JSON object,
+// saying which way it is not.
+func TestParseBody(t *testing.T) {
+	for _, tc := range []struct{ body, detail string }{
+		{`{"protected":"e30"`, "not a JSON object"},
+		{`[]`, "not a JSON object"},
+		{`{"protected":5}`, "not a JSON object"},
+		{`{"protected":"e30"} {}`, "data after the JWS object"},
+		{`{"protected":"e30"}]`, "data after the JWS object"},
+		{`{"protected":"e30"} x`, "data after the JWS object"},
+		{``, "not a JSON object"},
+	} {
+		_, prob := parse([]byte(tc.body))
+		if prob == nil || prob.Type != "urn:ietf:params:acme:error:malformed" || !strings.Contains(prob.Detail, tc.detail) {
+			t.Errorf("parse(%q) = %v; want malformed: %s", tc.body, prob, tc.detail)
+		}
+	}
+}
