@@ -4,7 +4,6 @@
 package web
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -237,19 +236,26 @@ func (s *Server) authenticate(r *http.Request) (*jws.Request, error) {
 
 // readBody reads a request body of at most limit bytes from r, which
 // enforces the limit. A body that announced its length (as ACME clients'
-// do) is read into one buffer of that size; io.ReadAll would start small
-// and grow through several.
+// do) is read into one buffer of that size, and one byte more to see it
+// end; io.ReadAll would start at 512 bytes and grow through several.
 func readBody(r io.Reader, contentLength, limit int64) ([]byte, error) {
 	if contentLength <= 0 || contentLength > limit {
 		return io.ReadAll(r)
 	}
-	// bytes.Buffer.ReadFrom keeps MinRead bytes free for each read,
-	// including the last one, which finds the end.
-	b := bytes.NewBuffer(make([]byte, 0, contentLength+bytes.MinRead))
-	if _, err := b.ReadFrom(r); err != nil {
+	buf := make([]byte, contentLength+1)
+	n, err := io.ReadFull(r, buf)
+	switch err {
+	case io.EOF, io.ErrUnexpectedEOF: // the body ended within the buffer
+		return buf[:n], nil
+	case nil: // longer than announced
+		rest, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		return append(buf, rest...), nil
+	default:
 		return nil, err
 	}
-	return b.Bytes(), nil
 }
 
 // caller turns an authenticated request into an acme.Caller; w is the
