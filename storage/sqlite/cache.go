@@ -294,7 +294,7 @@ func editFinalizeOrder(id, serial string) cacheEdit {
 	}
 }
 
-// editPutCert caches x, as read back in the transaction that stored it;
+// editPutCert caches x, built as a read of the row just stored returns it;
 // the edit owns it.
 func editPutCert(x *acme.Certificate) cacheEdit {
 	return func(c *objCache) { putBounded(c.certs, x.Serial, x, c.maxCerts) }
@@ -322,8 +322,8 @@ func editStartFinalize(id string, csr []byte) cacheEdit {
 	}
 }
 
-// editPutOrder caches o and authzs, as read back in the transaction that
-// created them; the edit owns them.
+// editPutOrder caches o and authzs, built as reads of the rows just
+// inserted return them; the edit owns them.
 func editPutOrder(o *acme.Order, authzs []*acme.Authorization) cacheEdit {
 	return func(c *objCache) {
 		c.putOrder(o)

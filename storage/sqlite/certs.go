@@ -65,7 +65,8 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	}
 	nameSet := strings.Join(cert.Names, ",")
 	// Its client downloads it next: cache it as a read returns it, built
-	// from what is inserted (stored.go) or else read back.
+	// from what is inserted (stored.go); if that cannot be built, it is not
+	// cached, and the reads after the commit go to the database.
 	cached, cacheErr := storedCert(cert, accountID, names)
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wFinalizeOrder,
@@ -88,8 +89,6 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		w.edit(editFinalizeOrder(cert.OrderID, cert.Serial))
 		if cacheErr == nil {
 			w.edit(editPutCert(cached))
-		} else if stored, err := scanCert(w.queryRow(wGetCertificate, cert.Serial)); err == nil {
-			w.edit(editPutCert(stored))
 		}
 		return nil
 	})

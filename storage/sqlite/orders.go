@@ -93,8 +93,8 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 			return err
 		}
 	}
-	// What reads will return, for the cache; if it cannot be built, the
-	// write reads it back instead.
+	// What reads will return, for the cache; if it cannot be built, it is
+	// not cached, and the reads after the commit go to the database.
 	cached, cachedAuthzs := storedOrderAuthzs(o, accountID, idents, authzIDs, problem, newAuthzs, newArgs)
 	// The authorizations the order reuses: those of o.AuthzIDs not created
 	// with it.
@@ -129,8 +129,6 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 		}
 		if cached != nil {
 			w.edit(editPutOrder(cached, cachedAuthzs))
-		} else {
-			w.edit(readBack(w, o.ID, newAuthzs))
 		}
 		return nil
 	})
@@ -151,28 +149,6 @@ func storedOrderAuthzs(o *acme.Order, accountID int64, idents, authzIDs string, 
 		}
 	}
 	return so, as
-}
-
-// readBack reads the order id and the authorizations a just inserted, as a
-// read would return them, and returns the edit that caches them; an edit
-// that does nothing if they cannot be read (the reads after the commit
-// then go to the database). It is the fallback of storedOrderAuthzs.
-func readBack(w *writeTx, id string, authzs []*acme.Authorization) cacheEdit {
-	o, err := scanOrder(w.queryRow(wGetOrder, id))
-	if err != nil {
-		return func(*objCache) {}
-	}
-	as := make([]*acme.Authorization, len(authzs))
-	for i, a := range authzs {
-		rows, err := w.stmt(wGetAuthz).QueryContext(writeCtx, a.ID)
-		if err != nil {
-			return func(*objCache) {}
-		}
-		if as[i], err = scanAuthzRows(rows); err != nil {
-			return func(*objCache) {}
-		}
-	}
-	return editPutOrder(o, as)
 }
 
 // GetOrder returns the order with the given ID, from the cache (cache.go)

@@ -111,12 +111,6 @@ const (
 	wSavepoint
 	wRelease
 	wRollbackTo
-	// wGetOrder and wGetAuthz read back, in the transaction that created
-	// them, the objects CreateOrder puts in the cache.
-	wGetOrder
-	wGetAuthz
-	// wGetCertificate reads back what FinalizeOrder stored, for the cache.
-	wGetCertificate
 	numWriteStmts
 )
 
@@ -163,9 +157,6 @@ var writeSQL = [numWriteStmts]string{
 	wSavepoint:         `SAVEPOINT op`,
 	wRelease:           `RELEASE op`,
 	wRollbackTo:        `ROLLBACK TO op`,
-	wGetOrder:          readSQL[rGetOrder],
-	wGetAuthz:          readSQL[rGetAuthz],
-	wGetCertificate:    readSQL[rGetCertificate],
 }
 
 // prepareStmts prepares the reader and writer statements.
