@@ -88,3 +88,42 @@ func RequestEventFrom(ctx context.Context) *RequestEvent {
 	ev, _ := ctx.Value(requestEventKey{}).(*RequestEvent)
 	return ev
 }
+
+// StoreObserver receives the commits of a store that reports them (a
+// CommitReporter), for metrics. The store's writer calls StoreCommit after
+// each COMMIT, so it must be fast and must not block.
+type StoreObserver interface {
+	// StoreCommit is one write transaction committed: it held writes
+	// writes (more than one where the store groups concurrent writes
+	// into one transaction), and its COMMIT took d.
+	StoreCommit(writes int, d time.Duration)
+}
+
+// CommitReporter is a store that reports its commits: the SQLite store,
+// whose single writer commits every write, grouped.
+type CommitReporter interface {
+	// ReportCommits sends every later commit to o (nil stops the reports).
+	ReportCommits(o StoreObserver)
+}
+
+// StatsReporter is a store that reports its writer queue and connection
+// pool, read at every metrics scrape.
+type StatsReporter interface {
+	StoreStats() StoreStats
+}
+
+// StoreStats is the state of a store's writer and connection pool at one
+// moment. The counters run from the store's Open.
+type StoreStats struct {
+	// QueuedWrites is how many writes wait for the store's writer now
+	// (SQLite); 0 for a store without one.
+	QueuedWrites int
+	// Conns is how many connections the pool has open (for SQLite, its
+	// readers), ConnsInUse how many of them run a query now, MaxConns
+	// the most it opens.
+	Conns, ConnsInUse, MaxConns int
+	// ConnWaits counts the queries that found every connection busy and
+	// waited for one, ConnWait is how long they waited in all.
+	ConnWaits uint64
+	ConnWait  time.Duration
+}

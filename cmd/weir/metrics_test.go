@@ -286,3 +286,41 @@ func TestMetricsGlobalDenial(t *testing.T) {
 		t.Errorf("429 logged limiter=%q, want \"denied global:127.0.0.1 retry-after=...\"", lim)
 	}
 }
+
+// TestStoreMetrics checks the store's series on a whole server with the
+// default SQLite store: an issuance's writes are committed, counted and
+// timed, and the reader pool is reported.
+func TestStoreMetrics(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx := t.Context()
+	before := scrapeServer(t, e.srv)
+	if got := before.get("weir_store_connections_max"); got < 1 {
+		t.Errorf("weir_store_connections_max = %v, want the reader pool's size", got)
+	}
+	key := newKey(t)
+	c := e.client(key)
+	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
+		t.Fatal(err)
+	}
+	e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("store-metrics.weir.test")...)
+	after := scrapeServer(t, e.srv)
+
+	commits := after.get("weir_store_commits_total") - before.get("weir_store_commits_total")
+	writes := after.get("weir_store_committed_writes_total") - before.get("weir_store_committed_writes_total")
+	timed := after.get("weir_store_commit_duration_seconds") - before.get("weir_store_commit_duration_seconds")
+	// New account, new order, the challenge started and validated, the
+	// order finalizing and then valid with its certificate: six writes
+	// at least, in one commit each or fewer.
+	if writes < 6 {
+		t.Errorf("committed writes = %v, want at least 6 for an account and an issuance", writes)
+	}
+	if commits < 1 || commits > writes {
+		t.Errorf("commits = %v, want between 1 and the %v writes", commits, writes)
+	}
+	if timed != commits {
+		t.Errorf("commit durations observed = %v, want one per commit (%v)", timed, commits)
+	}
+	if q := after.get("weir_store_write_queue"); q != 0 {
+		t.Errorf("weir_store_write_queue = %v with nothing in flight, want 0", q)
+	}
+}

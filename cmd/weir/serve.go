@@ -176,7 +176,7 @@ func newServer(ctx context.Context, cfg Config, logw io.Writer) (*server, error)
 	}
 	s.web.SetEdge(s.limiterNow.edge)
 	s.web.SetRateLimits(s.limits)
-	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: s.svc.CA})
+	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: s.svc.CA, Store: s.store})
 	s.svc.SetObserver(s.metrics)
 	s.limits.SetObserver(s.metrics)
 	s.web.SetObserver(s.metrics)

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/migrations"
 	"github.com/weir-pki/weir/storage/storagetest"
@@ -337,4 +339,51 @@ func TestPingFailsWhenClosed(t *testing.T) {
 	if _, err := s.GetAccount(t.Context(), "1"); err == nil || errors.Is(err, acme.ErrNotFound) {
 		t.Errorf("GetAccount after Close: %v, want a plain error", err)
 	}
+}
+
+// TestStoreStats: the pool's figures as the metrics read them. MaxConns is
+// the configured cap; a connection held by a transaction is in use, and a
+// query that finds all of them busy waits and is counted.
+func TestStoreStats(t *testing.T) {
+	s := openFresh(t)
+	ctx := t.Context()
+	if st := s.StoreStats(); st.MaxConns != 8 || st.ConnsInUse != 0 || st.QueuedWrites != 0 {
+		t.Fatalf("StoreStats of an idle store = %+v, want MaxConns 8 and nothing in use", st)
+	}
+	// A ping waits while every connection is held; how soon it gets to
+	// wait is up to the scheduler, so a few tries give it longer.
+	for try, pause := range []time.Duration{20 * time.Millisecond, 200 * time.Millisecond, time.Second} {
+		var held []pgx.Tx
+		for range 8 {
+			tx, err := s.pool.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			held = append(held, tx)
+		}
+		st := s.StoreStats()
+		if st.ConnsInUse != 8 || st.Conns != 8 {
+			t.Errorf("StoreStats with 8 transactions open = %+v, want 8 connections, all in use", st)
+		}
+		done := make(chan error, 1)
+		go func() { done <- s.Ping(ctx) }()
+		time.Sleep(pause)
+		for _, tx := range held {
+			if err := tx.Rollback(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("Ping: %v", err)
+		}
+		after := s.StoreStats()
+		if after.ConnsInUse != 0 {
+			t.Errorf("StoreStats after the transactions ended = %+v, want nothing in use", after)
+		}
+		if after.ConnWaits == st.ConnWaits+1 && after.ConnWait > st.ConnWait {
+			return
+		}
+		t.Logf("try %d: the ping did not wait (ConnWaits %d, then %d)", try+1, st.ConnWaits, after.ConnWaits)
+	}
+	t.Error("a ping made while every connection was held was never counted as waiting")
 }

@@ -175,3 +175,19 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(tx pgx.Tx) error)
 	}
 	return nil
 }
+
+var _ acme.StatsReporter = (*Store)(nil)
+
+// StoreStats implements acme.StatsReporter: the connection pool. Every
+// write runs on a pool connection, so there is no writer queue; a query
+// waited when it found no idle connection.
+func (s *Store) StoreStats() acme.StoreStats {
+	st := s.pool.Stat()
+	return acme.StoreStats{
+		Conns:      int(st.TotalConns()),
+		ConnsInUse: int(st.AcquiredConns()),
+		MaxConns:   int(st.MaxConns()),
+		ConnWaits:  uint64(st.EmptyAcquireCount()),
+		ConnWait:   st.EmptyAcquireWaitTime(),
+	}
+}

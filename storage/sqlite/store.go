@@ -50,6 +50,8 @@ type Store struct {
 	commits    atomic.Int64  // transactions the writer committed, for tests
 	cache      *objCache     // orders and authorizations (cache.go)
 	lock       *os.File      // the lock file, held until Close (lock.go); nil where unsupported
+
+	commitObs atomic.Pointer[acme.StoreObserver] // where the writer reports its commits (ReportCommits)
 }
 
 // Compile-time check that Store implements acme.Store.
@@ -198,6 +200,37 @@ func openReaders(ctx context.Context, path string) (*sql.DB, error) {
 		return nil, fmt.Errorf("sqlite: opening readers of %s: %w", path, err)
 	}
 	return db, nil
+}
+
+// Compile-time checks of the optional reporting interfaces.
+var (
+	_ acme.CommitReporter = (*Store)(nil)
+	_ acme.StatsReporter  = (*Store)(nil)
+)
+
+// ReportCommits implements acme.CommitReporter: the writer sends o every
+// transaction it commits from now on.
+func (s *Store) ReportCommits(o acme.StoreObserver) {
+	if o == nil {
+		s.commitObs.Store(nil)
+		return
+	}
+	s.commitObs.Store(&o)
+}
+
+// StoreStats implements acme.StatsReporter: the writer's queue and the
+// reader pool. The writer's own connection is not counted: it is always
+// open and only the writer uses it.
+func (s *Store) StoreStats() acme.StoreStats {
+	st := s.r.Stats()
+	return acme.StoreStats{
+		QueuedWrites: len(s.ops),
+		Conns:        st.OpenConnections,
+		ConnsInUse:   st.InUse,
+		MaxConns:     st.MaxOpenConnections,
+		ConnWaits:    uint64(st.WaitCount),
+		ConnWait:     st.WaitDuration,
+	}
 }
 
 // Close stops the writer goroutine, once it has run every write already

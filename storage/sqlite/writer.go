@@ -315,6 +315,7 @@ func (w *writeTx) runTx(ops []*writeOp) (again []*writeOp) {
 		}
 		return nil
 	}
+	start := time.Now()
 	if err := tx.Commit(); err != nil {
 		w.s.cache.reset()
 		err = fmt.Errorf("sqlite: commit: %w", err)
@@ -323,12 +324,16 @@ func (w *writeTx) runTx(ops []*writeOp) (again []*writeOp) {
 		}
 		return nil
 	}
+	took := time.Since(start)
 	w.s.commits.Add(1)
 	w.committed = len(w.ran)
 	// Before any caller hears of the commit, the cache shows it.
 	w.s.cache.apply(w.ran)
 	for _, op := range w.ran {
 		op.finish(op.err)
+	}
+	if o := w.s.commitObs.Load(); o != nil {
+		(*o).StoreCommit(ok, took)
 	}
 	return nil
 }

@@ -107,6 +107,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		"weir_http_requests_total", "weir_ratelimit_decisions_total", "weir_ratelimit_backend_duration_seconds_bucket",
 		"weir_ratelimit_backend_errors_total", "weir_validations_total", "weir_certificates_issued_total",
 		"weir_order_issue_duration_seconds_bucket", "weir_ca_certificate_expiry_timestamp_seconds", "weir_config_reloads_total",
+		"weir_store_commit_duration_seconds_bucket", "weir_store_commits_total", "weir_store_write_queue",
 	} {
 		if !used[n] {
 			t.Errorf("no panel queries %s", n)
@@ -138,7 +139,8 @@ func exportedFamilies(t *testing.T) map[string]bool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := NewMetrics(MetricsOptions{CA: func() *ca.CA { return c }})
+	m := NewMetrics(MetricsOptions{CA: func() *ca.CA { return c }, Store: &fakeStore{}})
+	m.StoreCommit(2, time.Millisecond)
 	m.Request("new-order", 201, "", time.Millisecond)
 	reqs := []ratelimit.Request{{Name: ratelimit.OrderCreation, Key: "a"}}
 	m.Limiter(acme.LimiterEvent{Action: "new-order", Requests: reqs, Decision: ratelimit.Decision{Allowed: true, Limit: ratelimit.OrderCreation, Key: "a"}})

@@ -22,6 +22,11 @@ type MetricsOptions struct {
 	// Now is the clock of the limiter activity when a decision carries no
 	// time of its own (nil means time.Now).
 	Now func() time.Time
+	// Store is the ACME store. If it reports its commits
+	// (acme.CommitReporter), NewMetrics subscribes to them; if it reports
+	// its queue and pool (acme.StatsReporter), they are read at every
+	// scrape. nil, or a store that does neither, leaves those series out.
+	Store any
 }
 
 // Metrics is weir's Prometheus instrumentation and the dashboard's view of
@@ -49,6 +54,8 @@ type Metrics struct {
 
 	reloads    *prometheus.CounterVec
 	lastReload prometheus.Gauge
+
+	store *storeCommits // nil unless the store reports its commits
 
 	activity activity
 }
@@ -137,6 +144,14 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	)
+	if sr, ok := opts.Store.(acme.StatsReporter); ok {
+		m.reg.MustRegister(newStoreStats(sr))
+	}
+	if cr, ok := opts.Store.(acme.CommitReporter); ok {
+		m.store = newStoreCommits()
+		m.reg.MustRegister(m.store.commits, m.store.writes, m.store.duration)
+		cr.ReportCommits(m)
+	}
 	return m
 }
 

@@ -355,3 +355,71 @@ func processMetricsSupported() bool {
 	_, err := os.Stat("/proc/self/stat")
 	return err == nil
 }
+
+// fakeStore reports fixed stats and remembers the observer of its commits.
+type fakeStore struct {
+	stats acme.StoreStats
+	obs   acme.StoreObserver
+}
+
+func (f *fakeStore) StoreStats() acme.StoreStats        { return f.stats }
+func (f *fakeStore) ReportCommits(o acme.StoreObserver) { f.obs = o }
+
+// statsOnly reports stats but not commits, as the PostgreSQL store does.
+type statsOnly struct{ stats acme.StoreStats }
+
+func (s statsOnly) StoreStats() acme.StoreStats { return s.stats }
+
+func TestMetricsStore(t *testing.T) {
+	st := &fakeStore{stats: acme.StoreStats{QueuedWrites: 3, Conns: 5, ConnsInUse: 2, MaxConns: 8, ConnWaits: 4, ConnWait: 1500 * time.Millisecond}}
+	m := NewMetrics(MetricsOptions{Store: st})
+	if st.obs != m {
+		t.Fatalf("NewMetrics did not subscribe to the store's commits (observer %v)", st.obs)
+	}
+	st.obs.StoreCommit(3, 2*time.Millisecond)
+	st.obs.StoreCommit(1, 30*time.Millisecond)
+	s := scrapeMetrics(t, m)
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"weir_store_commits_total", nil, 2},
+		{"weir_store_committed_writes_total", nil, 4},
+		{"weir_store_commit_duration_seconds", nil, 2},
+		{"weir_store_write_queue", nil, 3},
+		{"weir_store_connections", []string{"state", "in_use"}, 2},
+		{"weir_store_connections", []string{"state", "idle"}, 3},
+		{"weir_store_connections_max", nil, 8},
+		{"weir_store_connection_waits_total", nil, 4},
+		{"weir_store_connection_wait_seconds_total", nil, 1.5},
+	} {
+		if got := s.value(c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	if got := s.histSum("weir_store_commit_duration_seconds"); got < 0.0319 || got > 0.0321 {
+		t.Errorf("commit duration sum = %v, want 0.032", got)
+	}
+	// The scrape reads the store afresh.
+	st.stats.QueuedWrites = 0
+	if got := scrapeMetrics(t, m).value("weir_store_write_queue"); got != 0 {
+		t.Errorf("weir_store_write_queue after the queue drained = %v, want 0", got)
+	}
+
+	// A store that reports no commits has no commit series; one that
+	// reports nothing has no store series at all.
+	s = scrapeMetrics(t, NewMetrics(MetricsOptions{Store: statsOnly{acme.StoreStats{MaxConns: 4}}}))
+	if s["weir_store_commits_total"] != nil || s["weir_store_commit_duration_seconds"] != nil {
+		t.Error("commit series exported for a store that does not report commits")
+	}
+	if got := s.value("weir_store_connections_max"); got != 4 {
+		t.Errorf("weir_store_connections_max = %v, want 4", got)
+	}
+	s = scrapeMetrics(t, NewMetrics(MetricsOptions{Store: struct{}{}}))
+	for name := range s {
+		if strings.HasPrefix(name, "weir_store_") {
+			t.Errorf("%s exported for a store that reports nothing", name)
+		}
+	}
+}
