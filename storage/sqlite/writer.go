@@ -18,16 +18,17 @@ import (
 // transaction, together with those queued while it runs them, up to
 // maxWriteGroup in all. When writes are frequent (the last group committed
 // less than lingerBusy ago) and fewer than lingerGroup are queued, it
-// first waits up to lingerMax for more (see lingerPlan): each commit
-// costs an fsync and writes the pages it changed, so a few writes more per
-// group save more CPU than the wait costs in latency. A lone write on an
-// idle store commits at once. When the last transaction held more than
-// lingerGroup operations, the load is high enough to fill larger groups, and
-// the writer waits for twice as many, twice as long: at high concurrency
-// the commits it saves outweigh the wait, while at low concurrency, where
-// such groups never form, a longer wait would only add latency. Each
-// operation but the first
-// runs inside a SAVEPOINT of its own: one that fails (a compare-and-set
+// first waits for more (see lingerPlan): each commit costs an fsync and
+// writes the pages it changed, so a few writes more per group save more
+// CPU than the wait costs in latency. How long it waits follows the last
+// transaction. One of a single operation means a lone client, whose next
+// write no other joins: the writer waits only lingerLone. One of several
+// means concurrent clients, whose writes arrive a fraction of a
+// millisecond apart: it waits up to lingerMax. One of more than
+// lingerGroup means a load high enough to fill larger groups: it waits for
+// twice as many, twice as long. Waiting ends as soon as the group is
+// full. A lone write on an idle store commits at once. Each operation but
+// the first runs inside a SAVEPOINT of its own: one that fails (a compare-and-set
 // conflict, a constraint) is rolled back to its savepoint and leaves the
 // others alone; if the first fails, the transaction holds nothing else and
 // is rolled back, and the others go on in a new one. The group commits
@@ -57,7 +58,8 @@ const maxWriteGroup = 64
 // Lingering for more writes before a group runs (lingerPlan).
 const (
 	lingerGroup = 8                      // a group this large runs at once
-	lingerMax   = 500 * time.Microsecond // the longest wait for more
+	lingerLone  = 500 * time.Microsecond // the longest wait after a transaction of one operation
+	lingerMax   = 2 * time.Millisecond   // the longest wait after one of several
 	lingerBusy  = 5 * time.Millisecond   // only if the last group committed less than this ago
 )
 
@@ -69,9 +71,13 @@ func lingerPlan(queued, lastOps int, last, now time.Time) (group int, wait time.
 	if last.IsZero() || now.Sub(last) >= lingerBusy {
 		return 0, 0
 	}
-	group, wait = lingerGroup, lingerMax
-	if lastOps > lingerGroup {
+	switch {
+	case lastOps > lingerGroup:
 		group, wait = 2*lingerGroup, 2*lingerMax
+	case lastOps > 1:
+		group, wait = lingerGroup, lingerMax
+	default:
+		group, wait = lingerGroup, lingerLone
 	}
 	if queued >= group {
 		return 0, 0

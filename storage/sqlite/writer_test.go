@@ -395,8 +395,9 @@ func TestConcurrentWritesGroup(t *testing.T) {
 
 // TestLingerPlan: the writer waits for more writes only when the group is
 // small and the last group finished less than lingerBusy ago; never on the
-// first group, nor with a full group queued. After a transaction of more
-// than lingerGroup operations, it waits for twice as many, twice as long.
+// first group, nor with a full group queued. After a transaction of one
+// operation it waits lingerLone, after one of several lingerMax, and after
+// one of more than lingerGroup operations for twice as many, twice as long.
 func TestLingerPlan(t *testing.T) {
 	now := time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC)
 	busy := now.Add(-time.Millisecond)
@@ -409,7 +410,9 @@ func TestLingerPlan(t *testing.T) {
 		wantWait  time.Duration
 	}{
 		{"first group ever", 1, 0, time.Time{}, 0, 0},
-		{"busy, one queued", 1, 1, busy, lingerGroup, lingerMax},
+		{"busy after a lone operation", 1, 1, busy, lingerGroup, lingerLone},
+		{"busy after a lone operation, several queued", 3, 1, busy, lingerGroup, lingerLone},
+		{"busy after a transaction of two", 1, 2, busy, lingerGroup, lingerMax},
 		{"busy, just under the group size", lingerGroup - 1, 3, busy, lingerGroup, lingerMax},
 		{"busy, a full group", lingerGroup, 3, busy, 0, 0},
 		{"busy after a large transaction", lingerGroup, lingerGroup + 1, busy, 2 * lingerGroup, 2 * lingerMax},
