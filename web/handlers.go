@@ -1,8 +1,10 @@
 package web
 
 import (
+	"bytes"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"net/http"
 	"time"
 
@@ -258,24 +260,55 @@ func (s *Server) challenge(w http.ResponseWriter, r *http.Request, req *jws.Requ
 }
 
 func (s *Server) certificate(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
-	if err := requirePostAsGet(req); err != nil {
-		return err
-	}
-	if accept := r.Header.Get("Accept"); accept != "" && !acceptsPEMChain(accept) {
-		p := acme.Malformed("certificates are served as application/pem-certificate-chain only")
-		p.Status = http.StatusNotAcceptable
-		return p
-	}
-	c, err := s.svc.GetCertificate(r.Context(), s.caller(w, r, req), chi.URLParam(r, "serial"))
+	c, err := s.certificateFor(w, r, req)
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	h.Add("Link", link(s.urls.intermediate(), "up"))
+	h.Add("Link", link(s.urls.certIssuer(c.Serial), "up"))
 	h.Set("Content-Type", "application/pem-certificate-chain")
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(c.ChainPEM)
 	return nil
+}
+
+// certificateIssuer serves the chain of a certificate without the
+// certificate itself: its issuer (and any CA certificate above it that the
+// chain holds), as application/pem-certificate-chain. It is the target of
+// the certificate resource's Link rel="up" (RFC 8555 §7.4.2). Clients
+// that follow "up" fetch it as they fetch the certificate, with
+// POST-as-GET, and accept only that media type (acmez, and so Caddy,
+// appends what it gets to the chain). It is cut from the stored chain, so
+// it names the intermediate that signed this certificate even after the
+// intermediate was rotated. The AIA caIssuers URL in certificates stays
+// the DER file at pathIntermediate (RFC 5280 §4.2.2.1).
+func (s *Server) certificateIssuer(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+	c, err := s.certificateFor(w, r, req)
+	if err != nil {
+		return err
+	}
+	_, rest := pem.Decode(c.ChainPEM)
+	if b, _ := pem.Decode(rest); b == nil || b.Type != "CERTIFICATE" {
+		return acme.NotFound("certificate %s is stored without its issuer", c.Serial)
+	}
+	w.Header().Set("Content-Type", "application/pem-certificate-chain")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(bytes.TrimLeft(rest, "\r\n"))
+	return nil
+}
+
+// certificateFor checks a POST-as-GET for a certificate resource and
+// returns the certificate.
+func (s *Server) certificateFor(w http.ResponseWriter, r *http.Request, req *jws.Request) (*acme.Certificate, error) {
+	if err := requirePostAsGet(req); err != nil {
+		return nil, err
+	}
+	if accept := r.Header.Get("Accept"); accept != "" && !acceptsPEMChain(accept) {
+		p := acme.Malformed("certificates are served as application/pem-certificate-chain only")
+		p.Status = http.StatusNotAcceptable
+		return nil, p
+	}
+	return s.svc.GetCertificate(r.Context(), s.caller(w, r, req), chi.URLParam(r, "serial"))
 }
 
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request, req *jws.Request) error {

@@ -33,6 +33,7 @@ func (u urls) finalize(id string) string   { return u.base + pathOrder + id + "/
 func (u urls) authz(id string) string      { return u.base + pathAuthz + id }
 func (u urls) challenge(id string) string  { return u.base + pathChallenge + id }
 func (u urls) certificate(s string) string { return u.base + pathCert + s }
+func (u urls) certIssuer(s string) string  { return u.base + pathCert + s + "/issuer" }
 func (u urls) intermediate() string        { return u.base + pathIntermediate }
 func (u urls) crl() string                 { return u.base + pathCRL }
 func (u urls) path(p string) string        { return u.base + p }

@@ -144,6 +144,7 @@ func (s *Server) Handler() http.Handler {
 	r.Post(pathAuthz+"{id}", s.post("authz", s.authz))
 	r.Post(pathChallenge+"{id}", s.post("challenge", s.challenge))
 	r.Post(pathCert+"{serial}", s.post("certificate", s.certificate))
+	r.Post(pathCert+"{serial}/issuer", s.post("certificate-issuer", s.certificateIssuer))
 	r.Post(pathQuota, s.post("quota", s.quotaResource))
 	// RFC 9773 §4.2: renewalInfo is fetched with a plain GET.
 	r.Get(pathRenewalInfo+"/{id}", s.wrap("renewal-info", s.renewalInfo))

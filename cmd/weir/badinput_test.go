@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -209,7 +210,7 @@ func TestBadInput(t *testing.T) {
 			wildAuthz.Wildcard, wildAuthz.Identifier.Value, wildTypes)
 	}
 	dnsChallURL := wildAuthz.Challenges[0].URI
-	revokeChain, _ := e.issue(ctx, clientA, newKey(t), "http-01", xacme.DomainIDs("revoke.weir.test")...)
+	revokeChain, revokeCertURL := e.issue(ctx, clientA, newKey(t), "http-01", xacme.DomainIDs("revoke.weir.test")...)
 	revokeDER := base64.RawURLEncoding.EncodeToString(revokeChain[0])
 
 	// A certificate this CA never issued.
@@ -244,6 +245,22 @@ func TestBadInput(t *testing.T) {
 	}
 	asB := func(url string, payload []byte) rawResponse {
 		return e.postJWS(keyB, url, payload, signOpts{kid: kidB})
+	}
+	// asAAccept sends A's POST-as-GET of url with an Accept header.
+	asAAccept := func(t *testing.T, url, accept string) rawResponse {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(e.sign(keyA, url, []byte{}, signOpts{kid: kidA})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/jose+json")
+		req.Header.Set("Accept", accept)
+		res, err := e.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return rawResponse{status: res.StatusCode, header: res.Header, body: b}
 	}
 	newOrder := func(ids ...acme.Identifier) func(*testing.T) rawResponse {
 		return func(t *testing.T) rawResponse {
@@ -377,6 +394,12 @@ func TestBadInput(t *testing.T) {
 			send: func(*testing.T) rawResponse { return asA(newOrderURL, []byte{}) }},
 		{name: "payload on a POST-as-GET resource", status: 400, typ: acme.ProbMalformed, detail: "POST-as-GET",
 			send: func(*testing.T) rawResponse { return asA(pending.URI, []byte(`{}`)) }},
+		{name: "payload on a certificate's issuer", status: 400, typ: acme.ProbMalformed, detail: "POST-as-GET",
+			send: func(*testing.T) rawResponse { return asA(revokeCertURL+"/issuer", []byte(`{}`)) }},
+		{name: "certificate in another format", status: http.StatusNotAcceptable, typ: acme.ProbMalformed, detail: "application/pem-certificate-chain only",
+			send: func(t *testing.T) rawResponse { return asAAccept(t, revokeCertURL, "application/pkix-cert") }},
+		{name: "certificate's issuer in another format", status: http.StatusNotAcceptable, typ: acme.ProbMalformed, detail: "application/pem-certificate-chain only",
+			send: func(t *testing.T) rawResponse { return asAAccept(t, revokeCertURL+"/issuer", "application/pkix-cert") }},
 		{name: "oversized body", status: http.StatusRequestEntityTooLarge, typ: acme.ProbMalformed, detail: "larger than",
 			send: func(t *testing.T) rawResponse {
 				big := strings.Repeat("a", int(e.cfg.Server.MaxBodyBytes))

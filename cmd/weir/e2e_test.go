@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/ecdsa"
@@ -9,6 +10,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"io"
 	"net"
@@ -203,6 +205,24 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("fetch cert: %d certs, %v", len(fetched), err)
 	}
 
+	// Its Link rel="up" names its issuer, served to POST-as-GET (as acmez,
+	// thus Caddy, follows "up") as a one-certificate PEM chain.
+	res := e.postJWS(acctKey, certURL, []byte{}, signOpts{kid: acct.URI})
+	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pem-certificate-chain" {
+		t.Fatalf("certificate POST-as-GET: %d %q", res.status, res.header.Get("Content-Type"))
+	}
+	up := linkRel(res.header, "up")
+	if up == "" {
+		t.Fatalf("certificate response has no Link rel=up: %v", res.header.Values("Link"))
+	}
+	res = e.postJWS(acctKey, up, []byte{}, signOpts{kid: acct.URI})
+	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pem-certificate-chain" {
+		t.Fatalf("issuer %s: %d %q %s", up, res.status, res.header.Get("Content-Type"), res.body)
+	}
+	if b, rest := pem.Decode(res.body); b == nil || b.Type != "CERTIFICATE" || !bytes.Equal(b.Bytes, chain[1]) || len(bytes.TrimSpace(rest)) != 0 {
+		t.Fatalf("issuer %s does not serve exactly the chain's intermediate: %q", up, res.body)
+	}
+
 	// Authorization reuse: a second order for a.weir.test is ready at once.
 	o, err := c.AuthorizeOrder(ctx, xacme.DomainIDs("a.weir.test"))
 	if err != nil || o.Status != xacme.StatusReady {
@@ -249,7 +269,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	// (x/crypto/acme hides alreadyRevoked, so this one is sent by hand.)
 	payload, _ := json.Marshal(map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(chain[0]), "reason": 1})
-	res := e.postJWS(acctKey, dir.RevokeURL, payload, signOpts{kid: acct.URI})
+	res = e.postJWS(acctKey, dir.RevokeURL, payload, signOpts{kid: acct.URI})
 	if typ, _ := res.problem(); res.status != http.StatusBadRequest || typ != "urn:ietf:params:acme:error:alreadyRevoked" {
 		t.Fatalf("second revoke: %d %s, want 400 alreadyRevoked", res.status, res.body)
 	}
