@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Interoperability test: runs weir on loopback and gets, renews and revokes
-# certificates with the stock certbot and lego clients, then checks every
-# certificate and the CRL with openssl.
+# certificates with the stock certbot and lego clients (and dehydrated,
+# uacme and Caddy, clients-flow.sh), then checks every certificate and the
+# CRL with openssl.
 #
 # Usage (from anywhere in the repository):
 #   bash test/interop/run.sh
@@ -30,13 +31,15 @@ die() {
 # Prerequisites.
 
 REQUIRED_CMDS=(certbot lego openssl curl python3 flock timeout)
-missing_cmds() {
+# missing_of CMD... prints the commands that are not installed.
+missing_of() {
 	local c out=()
-	for c in "${REQUIRED_CMDS[@]}"; do
+	for c in "$@"; do
 		command -v "$c" >/dev/null 2>&1 || out+=("$c")
 	done
 	echo "${out[*]:-}"
 }
+missing_cmds() { missing_of "${REQUIRED_CMDS[@]}"; }
 
 missing=$(missing_cmds)
 if [ -n "$missing" ]; then
@@ -58,9 +61,25 @@ EOF
 fi
 command -v go >/dev/null 2>&1 || die "go is not on PATH"
 
+# The clients of clients-flow.sh (dehydrated, uacme, Caddy): installed under
+# CI; elsewhere their flows are skipped with a message when missing.
+# shellcheck source=test/interop/clients-flow.sh
+. test/interop/clients-flow.sh
+missing=$(clients_missing)
+if [ -n "$missing" ] && [ "${CI:-}" = "true" ]; then
+	log "missing: $missing; installing with apt-get"
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y dehydrated uacme caddy util-linux ca-certificates
+	missing=$(clients_missing)
+	[ -z "$missing" ] || die "still missing after apt-get install: $missing"
+fi
+
 log "certbot: $(certbot --version 2>&1 | head -n1)"
 log "lego: $(lego --version 2>&1 | head -n1)"
 log "openssl: $(openssl version)"
+if [ -z "$(clients_missing)" ]; then
+	log "dehydrated: $(dehydrated --version 2>/dev/null | grep -m1 -i version || echo unknown); $(uacme --version 2>&1 | head -n1); caddy: $(caddy version 2>&1 | head -n1)"
+fi
 
 # ---------------------------------------------------------------------------
 # Temporary directory, processes and cleanup.
@@ -114,6 +133,7 @@ go build -o "$BIN/weir" ./cmd/weir
 go build -o "$BIN/dnsserver" ./test/interop/dnsserver
 # The exec hook is copied so that a lost executable bit cannot break it.
 install -m 0755 test/interop/lego-dns-exec.sh "$BIN/lego-dns-exec.sh"
+install -m 0755 test/interop/uacme-hook.sh "$BIN/uacme-hook.sh"
 
 # Five distinct free loopback ports; the DNS port is free for TCP and UDP.
 read -r WPORT DPORT HPORT TPORT APORT < <(python3 - <<'EOF'
@@ -244,6 +264,12 @@ norm_serial() {
 serial_of() { norm_serial "$(openssl x509 -noout -serial -in "$1")"; }
 
 fingerprint_of() { openssl x509 -noout -fingerprint -sha256 -in "$1" | sed 's/.*=//'; }
+
+# port_free PORT reports whether nothing listens on 127.0.0.1:PORT (with
+# SO_REUSEADDR, as servers bind, so connections in TIME_WAIT do not count).
+port_free() {
+	python3 -c 'import socket,sys; s=socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); s.bind(("127.0.0.1", int(sys.argv[1])))' "$1" 2>/dev/null
+}
 
 # check_leaf LABEL LEAF CHAIN NAME... checks the SANs of LEAF and that it
 # verifies to the weir root through the intermediates in CHAIN (a file whose
@@ -530,6 +556,20 @@ if ! lego_tls_flow; then
 fi
 
 # ---------------------------------------------------------------------------
+# dehydrated, uacme and Caddy (clients-flow.sh, sourced above).
+
+if [ -n "$(clients_missing)" ]; then
+	echo "dehydrated, uacme, Caddy: skipped (missing: $(clients_missing); apt-get install -y dehydrated uacme caddy, or run with CI=true as root)"
+else
+	for flow in dehydrated uacme caddy; do
+		log "$flow"
+		if ! "${flow}_flow"; then
+			echo "$flow: remaining $flow steps skipped after the failure above"
+		fi
+	done
+fi
+
+# ---------------------------------------------------------------------------
 # Certificate profiles with a current lego (built from the module proxy at
 # a pinned version; Debian's lego 4.9 has no --profile).
 
@@ -547,7 +587,6 @@ fi
 # directory, then the certbot command it prints, run exactly as printed
 # (standalone http-01 on port 80, certbot's default directories).
 
-port_free() { python3 -c 'import socket,sys; s=socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1])))' "$1" 2>/dev/null; }
 
 first_run() {
 	if [ "$(id -u)" != 0 ] || ! port_free 80 || ! port_free 14000; then
