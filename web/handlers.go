@@ -259,56 +259,71 @@ func (s *Server) challenge(w http.ResponseWriter, r *http.Request, req *jws.Requ
 	return writeJSON(w, http.StatusOK, s.challengeView(c))
 }
 
+// certificate serves a certificate (RFC 8555 §7.4.2): by default as
+// application/pem-certificate-chain, the leaf then its issuer; on request
+// (Accept) as application/pkix-cert, the leaf alone, with a Link rel="up"
+// to its issuer, as §7.4.2 asks of a format that holds one certificate.
+// The PEM chain carries no rel="up": it already holds the issuer, and
+// acmez (Caddy) follows "up" wherever it appears, appending the issuer to
+// the chain a second time and asking renewalInfo about the intermediate
+// (Boulder and Pebble send no "up" with it either).
 func (s *Server) certificate(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
-	c, err := s.certificateFor(w, r, req)
+	c, format, err := s.certificateFor(w, r, req)
 	if err != nil {
 		return err
 	}
 	h := w.Header()
-	h.Add("Link", link(s.urls.certIssuer(c.Serial), "up"))
-	h.Set("Content-Type", "application/pem-certificate-chain")
+	body := c.ChainPEM
+	if format == mediaPKIXCert {
+		h.Add("Link", link(s.urls.certIssuer(c.Serial), "up"))
+		body = c.DER
+	}
+	h.Set("Content-Type", format)
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(c.ChainPEM)
+	_, _ = w.Write(body)
 	return nil
 }
 
-// certificateIssuer serves the chain of a certificate without the
-// certificate itself: its issuer (and any CA certificate above it that the
-// chain holds), as application/pem-certificate-chain. It is the target of
-// the certificate resource's Link rel="up" (RFC 8555 §7.4.2). Clients
-// that follow "up" fetch it as they fetch the certificate, with
-// POST-as-GET, and accept only that media type (acmez, and so Caddy,
-// appends what it gets to the chain). It is cut from the stored chain, so
-// it names the intermediate that signed this certificate even after the
-// intermediate was rotated. The AIA caIssuers URL in certificates stays
-// the DER file at pathIntermediate (RFC 5280 §4.2.2.1).
+// certificateIssuer serves the issuer of a certificate, the target of
+// the rel="up" of its DER form: cut from the stored chain, so that it
+// names the intermediate that signed this certificate even after the
+// intermediate was rotated. By default it is a PEM chain, on request one
+// DER certificate. The AIA caIssuers URL in certificates stays the DER
+// file at pathIntermediate (RFC 5280 §4.2.2.1).
 func (s *Server) certificateIssuer(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
-	c, err := s.certificateFor(w, r, req)
+	c, format, err := s.certificateFor(w, r, req)
 	if err != nil {
 		return err
 	}
 	_, rest := pem.Decode(c.ChainPEM)
-	if b, _ := pem.Decode(rest); b == nil || b.Type != "CERTIFICATE" {
+	issuer, _ := pem.Decode(rest)
+	if issuer == nil || issuer.Type != "CERTIFICATE" {
 		return acme.NotFound("certificate %s is stored without its issuer", c.Serial)
 	}
-	w.Header().Set("Content-Type", "application/pem-certificate-chain")
+	body := bytes.TrimLeft(rest, "\r\n")
+	if format == mediaPKIXCert {
+		body = issuer.Bytes
+	}
+	w.Header().Set("Content-Type", format)
 	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(bytes.TrimLeft(rest, "\r\n"))
+	_, _ = w.Write(body)
 	return nil
 }
 
 // certificateFor checks a POST-as-GET for a certificate resource and
-// returns the certificate.
-func (s *Server) certificateFor(w http.ResponseWriter, r *http.Request, req *jws.Request) (*acme.Certificate, error) {
+// returns the certificate and the format to serve it in.
+func (s *Server) certificateFor(w http.ResponseWriter, r *http.Request, req *jws.Request) (*acme.Certificate, string, error) {
 	if err := requirePostAsGet(req); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	if accept := r.Header.Get("Accept"); accept != "" && !acceptsPEMChain(accept) {
-		p := acme.Malformed("certificates are served as application/pem-certificate-chain only")
+	format := certFormat(r.Header.Get("Accept"))
+	if format == "" {
+		p := acme.Malformed("certificates are served as %s or %s", mediaPEMChain, mediaPKIXCert)
 		p.Status = http.StatusNotAcceptable
-		return nil, p
+		return nil, "", p
 	}
-	return s.svc.GetCertificate(r.Context(), s.caller(w, r, req), chi.URLParam(r, "serial"))
+	c, err := s.svc.GetCertificate(r.Context(), s.caller(w, r, req), chi.URLParam(r, "serial"))
+	return c, format, err
 }
 
 func (s *Server) revoke(w http.ResponseWriter, r *http.Request, req *jws.Request) error {

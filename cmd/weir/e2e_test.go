@@ -205,15 +205,18 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("fetch cert: %d certs, %v", len(fetched), err)
 	}
 
-	// Its Link rel="up" names its issuer, served to POST-as-GET (as acmez,
-	// thus Caddy, follows "up") as a one-certificate PEM chain.
+	// The PEM chain names no "up" (it holds the issuer already). Asked
+	// for application/pkix-cert, the resource serves the leaf alone with
+	// a Link rel="up" to its issuer, which serves the intermediate as a
+	// PEM chain by default and as DER on request.
 	res := e.postJWS(acctKey, certURL, []byte{}, signOpts{kid: acct.URI})
-	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pem-certificate-chain" {
-		t.Fatalf("certificate POST-as-GET: %d %q", res.status, res.header.Get("Content-Type"))
+	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pem-certificate-chain" || linkRel(res.header, "up") != "" {
+		t.Fatalf("certificate POST-as-GET: %d %q, Link %v", res.status, res.header.Get("Content-Type"), res.header.Values("Link"))
 	}
+	res = e.postJWSAccept(acctKey, certURL, []byte{}, signOpts{kid: acct.URI}, "application/pkix-cert")
 	up := linkRel(res.header, "up")
-	if up == "" {
-		t.Fatalf("certificate response has no Link rel=up: %v", res.header.Values("Link"))
+	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.body, chain[0]) || up == "" {
+		t.Fatalf("certificate as application/pkix-cert: %d %q, Link %v", res.status, res.header.Get("Content-Type"), res.header.Values("Link"))
 	}
 	res = e.postJWS(acctKey, up, []byte{}, signOpts{kid: acct.URI})
 	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pem-certificate-chain" {
@@ -221,6 +224,10 @@ func TestEndToEnd(t *testing.T) {
 	}
 	if b, rest := pem.Decode(res.body); b == nil || b.Type != "CERTIFICATE" || !bytes.Equal(b.Bytes, chain[1]) || len(bytes.TrimSpace(rest)) != 0 {
 		t.Fatalf("issuer %s does not serve exactly the chain's intermediate: %q", up, res.body)
+	}
+	res = e.postJWSAccept(acctKey, up, []byte{}, signOpts{kid: acct.URI}, "application/pkix-cert")
+	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.body, chain[1]) {
+		t.Fatalf("issuer %s as application/pkix-cert: %d %q", up, res.status, res.header.Get("Content-Type"))
 	}
 
 	// Authorization reuse: a second order for a.weir.test is ready at once.

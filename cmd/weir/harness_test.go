@@ -313,4 +313,22 @@ func (e *testEnv) postJWS(key crypto.Signer, url string, payload []byte, o signO
 	return e.post(url, "application/jose+json", e.sign(key, url, payload, o))
 }
 
+// postJWSAccept is postJWS with an Accept header.
+func (e *testEnv) postJWSAccept(key crypto.Signer, url string, payload []byte, o signOpts, accept string) rawResponse {
+	e.t.Helper()
+	req, err := http.NewRequestWithContext(e.t.Context(), http.MethodPost, url, bytes.NewReader(e.sign(key, url, payload, o)))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/jose+json")
+	req.Header.Set("Accept", accept)
+	res, err := e.http.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return rawResponse{status: res.StatusCode, header: res.Header, body: b}
+}
+
 func netipMust(s string) netip.Addr { return netip.MustParseAddr(s) }
