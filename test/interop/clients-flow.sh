@@ -9,9 +9,12 @@
 #   server; revocation (keyCompromise). uacme trusts only the system's CA
 #   bundle, so it runs in a private mount namespace where that bundle is
 #   weir's root (unshare -m, as root); nothing outside it changes.
-# - Caddy (acmez): obtains certificates for two sites on its own, one by
-#   http-01 and one by tls-alpn-01, and serves them; each served chain
-#   verifies to weir's root.
+# - Caddy (acmez), Debian's 2.6.2 and a current one built from the module
+#   proxy (caddy-new.sh): obtains certificates for two sites on its own,
+#   one by http-01 and one by tls-alpn-01, and serves them; each served
+#   chain is the leaf and the intermediate and verifies to weir's root. The
+#   current Caddy also asks renewalInfo (ARI) about each certificate and
+#   gets an answer.
 #
 # Every server a flow starts (the webroot, ualpn, Caddy) listens on
 # 127.0.0.1 only and is stopped by PID before the next flow, which waits
@@ -183,8 +186,11 @@ uacme_steps() {
 # ---------------------------------------------------------------------------
 # Caddy
 
+# caddy_flow BINARY LABEL runs one Caddy; LABEL names its directory, log
+# and sites.
 caddy_flow() {
-	local dir=$TMP/caddy log=$LOGS/caddy.log
+	local bin=$1 label=$2
+	local dir=$TMP/$label log=$LOGS/$label.log
 	mkdir -p "$dir"
 	# One site per challenge type; http_port and https_port are weir's
 	# validation ports, so Caddy answers the challenges itself.
@@ -199,7 +205,7 @@ caddy_flow() {
 	email $EMAIL
 }
 EOF
-	for site in caddy-http.weir.test:disable_tlsalpn_challenge caddy-alpn.weir.test:disable_http_challenge; do
+	for site in "$label-http.weir.test:disable_tlsalpn_challenge" "$label-alpn.weir.test:disable_http_challenge"; do
 		cat >>"$dir/Caddyfile" <<EOF
 ${site%%:*}:$TPORT {
 	tls {
@@ -214,18 +220,18 @@ ${site%%:*}:$TPORT {
 EOF
 	done
 	env HOME="$dir" XDG_DATA_HOME="$dir/data" XDG_CONFIG_HOME="$dir/config" \
-		caddy run --config "$dir/Caddyfile" --adapter caddyfile >"$log" 2>&1 &
+		"$bin" run --config "$dir/Caddyfile" --adapter caddyfile >"$log" 2>&1 &
 	local caddy_pid=$!
 	PIDS+=("$caddy_pid")
-	then_stop "$caddy_pid" "$HPORT $TPORT" caddy_checks "$caddy_pid" "$log"
+	then_stop "$caddy_pid" "$HPORT $TPORT" caddy_checks "$caddy_pid" "$log" "$label"
 }
 
-# caddy_checks PID LOG waits (90 s at most) for each site to answer over
-# HTTPS with a certificate that verifies to weir's root, then checks the
-# chain it serves and that Caddy solved the challenge type meant.
+# caddy_checks PID LOG LABEL waits (90 s at most) for each site to answer
+# over HTTPS with a certificate that verifies to weir's root, then checks
+# the chain it serves and that Caddy solved the challenge type meant.
 caddy_checks() {
-	local pid=$1 log=$2 pair name typ i body ok=0
-	for pair in caddy-http.weir.test:http-01 caddy-alpn.weir.test:tls-alpn-01; do
+	local pid=$1 log=$2 label=$3 pair name typ i n body ok=0
+	for pair in "$label-http.weir.test:http-01" "$label-alpn.weir.test:tls-alpn-01"; do
 		name=${pair%%:*} typ=${pair#*:}
 		CLIENT_LOG=$log
 		body=""
@@ -236,23 +242,51 @@ caddy_checks() {
 			sleep 0.5
 		done
 		if [ "$body" != "weir interop $name" ]; then
-			fail "Caddy serves $name over HTTPS with a certificate from weir" "got: ${body:-no answer}"
+			fail "$label serves $name over HTTPS with a certificate from weir" "got: ${body:-no answer}"
 			ok=1
 			continue
 		fi
-		pass "Caddy serves $name over HTTPS with a certificate from weir"
+		pass "$label serves $name over HTTPS with a certificate from weir"
 		local served=$TMP/caddy-$name.pem
 		openssl s_client -connect "127.0.0.1:$TPORT" -servername "$name" -showcerts </dev/null 2>/dev/null |
 			sed -n '/-----BEGIN CERTIFICATE-----/,/-----END CERTIFICATE-----/p' >"$served"
-		split_chain "$served" "$TMP/caddy-$name" >/dev/null
-		check_leaf "Caddy $name" "$TMP/caddy-$name.leaf.pem" "$TMP/caddy-$name.rest.pem" "$name" || ok=1
+		n=$(split_chain "$served" "$TMP/caddy-$name")
+		if [ "$n" = 2 ]; then
+			pass "$label serves $name with the leaf and the intermediate, once each"
+		else
+			fail "$label serves $name with the leaf and the intermediate, once each" "it serves $n certificates"
+			ok=1
+		fi
+		check_leaf "$label $name" "$TMP/caddy-$name.leaf.pem" "$TMP/caddy-$name.rest.pem" "$name" || ok=1
 		CLIENT_LOG=$log
 		if grep -q "\"identifier\":\"$name\",\"challenge_type\":\"$typ\"" "$log"; then
-			pass "Caddy solved $typ for $name"
+			pass "$label solved $typ for $name"
 		else
-			fail "Caddy solved $typ for $name" "no such \"trying to solve challenge\" line in $(basename "$log")"
+			fail "$label solved $typ for $name" "no such \"trying to solve challenge\" line in $(basename "$log")"
 			ok=1
 		fi
 	done
+	return "$ok"
+}
+
+# caddy_new_flow builds the current Caddy and runs caddy_flow with it, then
+# checks that it asked weir's renewalInfo about its certificates and never
+# failed to get an answer.
+caddy_new_flow() {
+	ensure_caddy_new || {
+		CLIENT_LOG=""
+		fail "build caddy $CADDY_NEW_VERSION from the module proxy" "see $LOGS/caddy-new-build.log"
+		return 1
+	}
+	local ok=0 log=$LOGS/caddy-new.log
+	caddy_flow "$CADDY_NEW" caddy-new || ok=1
+	CLIENT_LOG=$log
+	if [ "$(grep -c '"msg":"got renewal info"' "$log")" -ge 2 ] && ! grep -q 'error getting ARI response\|failed getting renewal information' "$log"; then
+		pass "caddy $CADDY_NEW_VERSION got renewalInfo (ARI) for both certificates, with no error"
+	else
+		fail "caddy $CADDY_NEW_VERSION got renewalInfo (ARI) for both certificates, with no error" \
+			"$(grep -E 'renewal info|ARI' "$log" | tail -n 5)"
+		ok=1
+	fi
 	return "$ok"
 }

@@ -78,7 +78,8 @@ log "certbot: $(certbot --version 2>&1 | head -n1)"
 log "lego: $(lego --version 2>&1 | head -n1)"
 log "openssl: $(openssl version)"
 if [ -z "$(clients_missing)" ]; then
-	log "dehydrated: $(dehydrated --version 2>/dev/null | grep -m1 -i version || echo unknown); $(uacme --version 2>&1 | head -n1); caddy: $(caddy version 2>&1 | head -n1)"
+	# awk reads all of each output, so no writer dies of SIGPIPE (pipefail).
+	log "dehydrated: $(dehydrated --version 2>&1 | awk 'tolower($0) ~ /version/ && !n++'); $(uacme --version 2>&1 | awk 'NR == 1'); caddy: $(caddy version 2>&1 | awk 'NR == 1')"
 fi
 
 # ---------------------------------------------------------------------------
@@ -561,12 +562,21 @@ fi
 if [ -n "$(clients_missing)" ]; then
 	echo "dehydrated, uacme, Caddy: skipped (missing: $(clients_missing); apt-get install -y dehydrated uacme caddy, or run with CI=true as root)"
 else
-	for flow in dehydrated uacme caddy; do
-		log "$flow"
-		if ! "${flow}_flow"; then
-			echo "$flow: remaining $flow steps skipped after the failure above"
+	# shellcheck source=test/interop/caddy-new.sh
+	. test/interop/caddy-new.sh
+	# run_flow NAME CMD... runs one flow; a failure ends that flow only.
+	run_flow() {
+		local name=$1
+		shift
+		log "$name"
+		if ! "$@"; then
+			echo "$name: remaining steps skipped after the failure above"
 		fi
-	done
+	}
+	run_flow dehydrated dehydrated_flow
+	run_flow uacme uacme_flow
+	run_flow "caddy (Debian's)" caddy_flow caddy caddy
+	run_flow "caddy $CADDY_NEW_VERSION" caddy_new_flow
 fi
 
 # ---------------------------------------------------------------------------
