@@ -266,7 +266,7 @@ func (s *Server) challenge(w http.ResponseWriter, r *http.Request, req *jws.Requ
 // The PEM chain carries no rel="up": it already holds the issuer, and
 // acmez (Caddy) follows "up" wherever it appears, appending the issuer to
 // the chain a second time and asking renewalInfo about the intermediate
-// (Boulder and Pebble send no "up" with it either).
+// (Pebble and step-ca send no "up" with it either).
 func (s *Server) certificate(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
 	c, format, err := s.certificateFor(w, r, req)
 	if err != nil {
