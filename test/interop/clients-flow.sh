@@ -2,13 +2,14 @@
 #
 # - dehydrated (a bash client that parses weir's JSON with grep and sed):
 #   http-01 through a webroot, served on the http-01 port by
-#   python3 -m http.server, for two names; a forced renewal; revocation with
-#   the account key.
-# - uacme (C, libcurl): tls-alpn-01 answered by its ualpn responder; a forced
-#   renewal; dns-01 for a wildcard and its base name through the test DNS
-#   server; revocation (keyCompromise). uacme trusts only the system's CA
-#   bundle, so it runs in a private mount namespace where that bundle is
-#   weir's root (unshare -m, as root); nothing outside it changes.
+#   python3 -m http.server, for two names and an RSA 2048 key; a forced
+#   renewal; revocation with the account key.
+# - uacme (C, libcurl), with P-384 keys: tls-alpn-01 answered by its ualpn
+#   responder; a forced renewal; dns-01 for a wildcard and its base name
+#   through the test DNS server; revocation (keyCompromise). uacme trusts
+#   only the system's CA bundle, so it runs in a private mount namespace
+#   where that bundle is weir's root (unshare -m, as root); nothing outside
+#   it changes.
 # - Caddy (acmez), Debian's 2.6.2 and a current one built from the module
 #   proxy (caddy-new.sh): obtains certificates for two sites on its own,
 #   one by http-01 and one by tls-alpn-01, and serves them; each served
@@ -67,6 +68,22 @@ wait_ports_free() {
 	done
 }
 
+# check_key LABEL LEAF ALGORITHM BITS checks the leaf's public key as
+# openssl names it ("rsaEncryption 2048", "id-ecPublicKey 384").
+check_key() {
+	local text alg bits
+	CLIENT_LOG=""
+	text=$(openssl x509 -noout -text -in "$2" 2>&1)
+	alg=$(printf '%s\n' "$text" | sed -n 's/^ *Public Key Algorithm: *//p' | head -n1)
+	bits=$(printf '%s\n' "$text" | sed -n 's/^ *Public-Key: *(\([0-9]*\) bit)/\1/p' | head -n1)
+	if [ "$alg $bits" = "$3 $4" ]; then
+		pass "$1: the key is $3 $4"
+	else
+		fail "$1: the key is $3 $4" "got: $alg $bits"
+		return 1
+	fi
+}
+
 # ---------------------------------------------------------------------------
 # dehydrated
 
@@ -78,7 +95,8 @@ CA="$DIRECTORY"
 CHALLENGETYPE="http-01"
 BASEDIR="$dir"
 WELLKNOWN="$web/.well-known/acme-challenge"
-KEY_ALGO="prime256v1"
+KEY_ALGO="rsa"
+KEYSIZE="2048"
 CONTACT_EMAIL="$EMAIL"
 CURL_OPTS="--cacert $ROOT"
 EOF
@@ -102,6 +120,7 @@ dehydrated_steps() {
 	client "dehydrated: issue dh1.weir.test dh2.weir.test (http-01)" "$log" \
 		"${dh[@]}" --cron --domain dh1.weir.test --domain dh2.weir.test || return 1
 	check_leaf "dehydrated first" "$live/cert.pem" "$live/chain.pem" dh1.weir.test dh2.weir.test || return 1
+	check_key "dehydrated first" "$live/cert.pem" rsaEncryption 2048 || return 1
 	cp "$live/cert.pem" "$first"
 
 	client "dehydrated: --cron --force (renewal)" "$log" \
@@ -157,7 +176,7 @@ uacme_steps() {
 	local dir=$1 bundle=$2 log=$LOGS/uacme.log conf=$1/conf
 	# uacme, in a mount namespace of its own where BUNDLE is weir's root.
 	local ua=(unshare --mount sh -c 'mount --bind "$1" "$2" && shift 2 && exec uacme "$@"' uacme-ns
-		"$dir/bundle.pem" "$bundle" --verbose --confdir "$conf" --acme-url "$DIRECTORY" --type EC)
+		"$dir/bundle.pem" "$bundle" --verbose --confdir "$conf" --acme-url "$DIRECTORY" --type EC --bits 384)
 	local hook=(env UACME_TEST_UALPN_SOCK="$dir/ualpn.sock" UACME_TEST_DNS_EXEC="$BIN/lego-dns-exec.sh"
 		WEIR_INTEROP_TXT_DIR="$TXT_DIR")
 	local crt=$conf/ua.weir.test/cert.pem first=$TMP/uacme-first.pem renewed=$TMP/uacme-renewed
@@ -166,6 +185,7 @@ uacme_steps() {
 		"${hook[@]}" UACME_TEST_TYPE=tls-alpn-01 "${ua[@]}" --hook "$BIN/uacme-hook.sh" issue ua.weir.test || return 1
 	split_chain "$crt" "$TMP/uacme-first" >/dev/null
 	check_leaf "uacme first" "$TMP/uacme-first.leaf.pem" "$TMP/uacme-first.rest.pem" ua.weir.test || return 1
+	check_key "uacme first" "$TMP/uacme-first.leaf.pem" id-ecPublicKey 384 || return 1
 	cp "$TMP/uacme-first.leaf.pem" "$first"
 
 	client "uacme: issue --force ua.weir.test (renewal)" "$log" \
