@@ -91,7 +91,8 @@ func RequestEventFrom(ctx context.Context) *RequestEvent {
 
 // StoreObserver receives the commits of a store that reports them (a
 // CommitReporter), for metrics. The store's writer calls StoreCommit after
-// each COMMIT, so it must be fast and must not block.
+// each COMMIT and before it answers the writes' callers, so it must be
+// fast and must not block.
 type StoreObserver interface {
 	// StoreCommit is one write transaction committed: it held writes
 	// writes (more than one where the store groups concurrent writes

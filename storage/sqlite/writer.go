@@ -333,13 +333,15 @@ func (w *writeTx) runTx(ops []*writeOp) (again []*writeOp) {
 	took := time.Since(start)
 	w.s.commits.Add(1)
 	w.committed = len(w.ran)
-	// Before any caller hears of the commit, the cache shows it.
+	// Before any caller hears of the commit, the cache shows it and the
+	// observer has counted it, so that a caller that then reads the
+	// metrics finds its commit there.
 	w.s.cache.apply(w.ran)
-	for _, op := range w.ran {
-		op.finish(op.err)
-	}
 	if o := w.s.commitObs.Load(); o != nil {
 		(*o).StoreCommit(ok, took)
+	}
+	for _, op := range w.ran {
+		op.finish(op.err)
 	}
 	return nil
 }
