@@ -26,21 +26,9 @@ CLIENTS_CMDS=(dehydrated uacme ualpn caddy unshare)
 # clients_missing prints the commands of these flows that are not installed.
 clients_missing() { missing_of "${CLIENTS_CMDS[@]}"; }
 
-# stop_pid PID stops a process this script started and waits for it.
-stop_pid() {
-	local i
-	kill -TERM "$1" 2>/dev/null || true
-	for ((i = 0; i < 50; i++)); do
-		kill -0 "$1" 2>/dev/null || break
-		sleep 0.1
-	done
-	kill -KILL "$1" 2>/dev/null || true
-	wait "$1" 2>/dev/null || true
-}
-
-# then_stop PID PORTS CMD... runs CMD, then stops the server PID and waits
-# until the (space-separated) loopback PORTS are free; it fails when either
-# did.
+# then_stop PID PORTS CMD... runs CMD, then stops the server PID (stop_pid,
+# in run.sh) and waits until the (space-separated) loopback PORTS are free;
+# it fails when either did.
 then_stop() {
 	local pid=$1 ports=$2 rc=0
 	shift 2

@@ -87,20 +87,28 @@ fi
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/weir-interop.XXXXXX")
 PIDS=()
+# stop_pid PID stops a process this script started: SIGTERM, up to 5 s
+# for it to exit, then SIGKILL; and reaps it.
+stop_pid() {
+	local i
+	kill -TERM "$1" 2>/dev/null || true
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$1" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$1" 2>/dev/null; then
+		kill -KILL "$1" 2>/dev/null || true
+	fi
+	wait "$1" 2>/dev/null || true
+}
 cleanup() {
-	local rc=$? pid i
+	local rc=$? pid
+	# All are told to stop first, so that their 5 s run side by side.
 	for pid in "${PIDS[@]}"; do
 		kill -TERM "$pid" 2>/dev/null || true
 	done
 	for pid in "${PIDS[@]}"; do
-		for ((i = 0; i < 50; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.1
-		done
-		if kill -0 "$pid" 2>/dev/null; then
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-		wait "$pid" 2>/dev/null || true
+		stop_pid "$pid"
 	done
 	# The PostgreSQL schemas of migrate-flow.sh and ha-flow.sh, once their
 	# weir processes are stopped.
