@@ -1,32 +1,40 @@
 package sqlite
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/pem"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"strings"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/transfer"
 )
 
-// certCols are the columns scanCert reads, in order.
-const certCols = `serial, account_id, order_id, der, chain_pem, names, not_before, not_after,
-	issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now`
+// certCols are the columns scanCert reads, in order, from certificates:
+// the issuer chain a row names (migration 0010) comes with it.
+const certCols = `serial, account_id, order_id, der, chain_pem,
+	(SELECT pem FROM issuer_chains WHERE issuer_chains.id = certificates.issuer_chain),
+	names, not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now`
 
 // scanCert reads one row of certCols.
 func scanCert(row scanner) (*acme.Certificate, error) {
 	var (
 		c                                        acme.Certificate
 		accountID                                int64
+		issuerChain                              []byte
 		names                                    string
 		notBefore, notAfter, issuedAt, revokedAt sql.NullInt64
 		renewStart, renewEnd                     sql.NullInt64
 	)
-	if err := row.Scan(&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &names,
+	if err := row.Scan(&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &issuerChain, &names,
 		&notBefore, &notAfter, &issuedAt, &revokedAt, &c.RevocationReason, &c.Profile, &renewStart, &renewEnd, &c.RenewNow); err != nil {
 		return nil, err
+	}
+	if c.ChainPEM == nil && issuerChain != nil {
+		c.ChainPEM = joinChain(c.DER, issuerChain)
 	}
 	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
 	c.AccountID = transfer.FormatAccountID(accountID)
@@ -68,6 +76,10 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	// from what is inserted (stored.go); if that cannot be built, it is not
 	// cached, and the reads after the commit go to the database.
 	cached, cacheErr := storedCert(cert, accountID, names)
+	chain, issuer, split := cert.ChainPEM, []byte(nil), false
+	if issuer, split = splitChain(cert.DER, cert.ChainPEM); split {
+		chain = nil
+	}
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wFinalizeOrder,
 			string(acme.StatusValid), cert.Serial, cert.OrderID, string(acme.StatusProcessing))
@@ -79,10 +91,18 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		if err := checkAffected(w, res, what, "order is not processing", wOrderExists, cert.OrderID); err != nil {
 			return err
 		}
+		var issuerID any // NULL unless the chain was split
+		if split {
+			id, err := w.issuerChainID(issuer)
+			if err != nil {
+				return fmt.Errorf("sqlite: %s: %w", what, err)
+			}
+			issuerID = id
+		}
 		_, err = w.exec(wInsertCertificate,
-			cert.Serial, accountID, cert.OrderID, cert.DER, cert.ChainPEM, names,
+			cert.Serial, accountID, cert.OrderID, cert.DER, chain, names,
 			nameSet, transfer.ToNanos(cert.NotBefore), transfer.ToNanos(cert.NotAfter), transfer.ToNanos(cert.IssuedAt),
-			cert.Profile, transfer.ToNanos(cert.RenewalStart), transfer.ToNanos(cert.RenewalEnd))
+			cert.Profile, transfer.ToNanos(cert.RenewalStart), transfer.ToNanos(cert.RenewalEnd), issuerID)
 		if err != nil {
 			return insertErr(what, err)
 		}
@@ -157,4 +177,41 @@ func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certifi
 		return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
 	}
 	return cs, nil
+}
+
+// splitChain returns the issuer chain of chainPEM, the served chain of
+// the certificate der, if chainPEM is the PEM encoding of der followed by
+// a non-empty rest (the form ca.CA.ChainPEM gives), so that
+// joinChain(der, issuer) is chainPEM again, byte for byte. Otherwise ok
+// is false, and the row keeps chainPEM whole.
+func splitChain(der, chainPEM []byte) (issuer []byte, ok bool) {
+	if len(der) == 0 {
+		return nil, false
+	}
+	leaf := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	if len(chainPEM) <= len(leaf) || !bytes.HasPrefix(chainPEM, leaf) {
+		return nil, false
+	}
+	return chainPEM[len(leaf):], true
+}
+
+// joinChain rebuilds the served chain of a certificate stored with its
+// issuer chain named (splitChain).
+func joinChain(der, issuer []byte) []byte {
+	leaf := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	return append(leaf, issuer...)
+}
+
+// issuerChainID returns the ID of issuer in issuer_chains, inserting it
+// if it is new: once per intermediate, so the insert that conflicts (every
+// later one) writes nothing.
+func (w *writeTx) issuerChainID(issuer []byte) (int64, error) {
+	if _, err := w.exec(wInsertIssuerChain, issuer); err != nil {
+		return 0, fmt.Errorf("storing issuer chain: %w", err)
+	}
+	var id int64
+	if err := w.queryRow(wIssuerChainID, issuer).Scan(&id); err != nil {
+		return 0, fmt.Errorf("reading issuer chain: %w", err)
+	}
+	return id, nil
 }

@@ -132,8 +132,8 @@ const (
 	exportChallengeCols = "id, authz_id, position, type, token, status, validated, error, updated_at"
 	exportOrderCols     = "seq, id, account_id, status, identifiers, authz_ids, not_before, not_after, expires, " +
 		"error, cert_serial, created_at, replaces, profile, csr"
-	exportCertCols = "serial, account_id, order_id, der, chain_pem, names, name_set, not_before, not_after, " +
-		"issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now"
+	exportCertCols = "serial, account_id, order_id, der, chain_pem, issuer_chain, names, name_set, not_before, " +
+		"not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now"
 )
 
 // exportColumns returns the columns Export reads of table t.
@@ -171,6 +171,8 @@ func notExported() map[string]string {
 		"challenges.lease_until": leases,
 		"orders.lease_owner":     leases,
 		"orders.lease_until":     leases,
+		"issuer_chains": "each certificate's issuer chain (certificates.issuer_chain): " +
+			"the exported certificate carries its whole chain in ChainPEM",
 	}
 }
 
@@ -201,6 +203,11 @@ func (e *Exporter) Export(ctx context.Context, sink transfer.Sink, batch int) (t
 	if sum.AccountSeq, sum.OrderSeq, err = sequences(ctx, tx); err != nil {
 		return sum, err
 	}
+	issuers, err := issuerChains(ctx, tx)
+	if err != nil {
+		return sum, err
+	}
+	scanCert := func(row scanner) (transfer.Certificate, error) { return scanCertRow(row, issuers) }
 
 	steps := []func() (int64, error){
 		func() (int64, error) {
@@ -219,7 +226,7 @@ func (e *Exporter) Export(ctx context.Context, sink transfer.Sink, batch int) (t
 			return exportTable(ctx, tx, transfer.Orders, "seq", batch, scanOrderRow, sink.Orders)
 		},
 		func() (int64, error) {
-			return exportTable(ctx, tx, transfer.Certificates, "serial", batch, scanCertRow, sink.Certificates)
+			return exportTable(ctx, tx, transfer.Certificates, "serial", batch, scanCert, sink.Certificates)
 		},
 	}
 	for i, t := range transfer.Tables() {
@@ -379,14 +386,53 @@ func scanOrderRow(row scanner) (transfer.Order, error) {
 	return o, err
 }
 
-func scanCertRow(row scanner) (transfer.Certificate, error) {
+// scanCertRow reads a certificate with its whole chain in ChainPEM, joined
+// from issuers (issuerChains) if the row names its issuer chain.
+func scanCertRow(row scanner, issuers map[int64][]byte) (transfer.Certificate, error) {
 	var (
 		c        transfer.Certificate
+		issuer   sql.NullInt64
 		revoked  sql.NullInt64
 		renewNow int64
 	)
-	err := row.Scan(&c.Serial, &c.AccountID, &c.OrderID, &c.DER, &c.ChainPEM, &c.Names, &c.NameSet, &c.NotBefore,
-		&c.NotAfter, &c.IssuedAt, &revoked, &c.Reason, &c.Profile, &c.RenewalStart, &c.RenewalEnd, &renewNow)
+	err := row.Scan(&c.Serial, &c.AccountID, &c.OrderID, &c.DER, &c.ChainPEM, &issuer, &c.Names, &c.NameSet,
+		&c.NotBefore, &c.NotAfter, &c.IssuedAt, &revoked, &c.Reason, &c.Profile, &c.RenewalStart, &c.RenewalEnd,
+		&renewNow)
+	if err != nil {
+		return c, err
+	}
 	c.RevokedAt, c.RenewNow = nullPtr(revoked), renewNow != 0
-	return c, err
+	if issuer.Valid && c.ChainPEM == nil {
+		chain, ok := issuers[issuer.Int64]
+		if !ok {
+			return c, fmt.Errorf("certificate %q names issuer chain %d, which is not stored", c.Serial, issuer.Int64)
+		}
+		c.ChainPEM = joinChain(c.DER, chain)
+	}
+	return c, nil
+}
+
+// issuerChains reads every row of issuer_chains: one per intermediate
+// that signed certificates since migration 0010.
+func issuerChains(ctx context.Context, tx *sql.Tx) (map[int64][]byte, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT id, pem FROM issuer_chains`)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: export: reading issuer_chains: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64][]byte{}
+	for rows.Next() {
+		var (
+			id    int64
+			chain []byte
+		)
+		if err := rows.Scan(&id, &chain); err != nil {
+			return nil, fmt.Errorf("sqlite: export: reading issuer_chains: %w", err)
+		}
+		out[id] = chain
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("sqlite: export: reading issuer_chains: %w", err)
+	}
+	return out, nil
 }

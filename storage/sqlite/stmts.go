@@ -100,6 +100,8 @@ const (
 	wInsertCertificate
 	wRevokeCertificate
 	wCertificateExists
+	wInsertIssuerChain
+	wIssuerChainID
 	wStartChallenge // leases.go
 	wClaimChallenge
 	wClaimChallenges
@@ -142,10 +144,12 @@ var writeSQL = [numWriteStmts]string{
 	wFinalizeOrder: `UPDATE orders SET status = ?, cert_serial = ?, lease_owner = NULL, lease_until = NULL
 		WHERE id = ? AND status = ?`,
 	wInsertCertificate: `INSERT INTO certificates (serial, account_id, order_id, der, chain_pem, names, name_set,
-		    not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, ?, ?, ?)`,
+		    not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end, issuer_chain)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, ?, ?, ?, ?)`,
 	wRevokeCertificate: `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
 	wCertificateExists: `SELECT 1 FROM certificates WHERE serial = ?`,
+	wInsertIssuerChain: `INSERT INTO issuer_chains (pem) VALUES (?) ON CONFLICT (pem) DO NOTHING`,
+	wIssuerChainID:     `SELECT id FROM issuer_chains WHERE pem = ?`,
 	wStartChallenge:    startChallengeSQL,
 	wClaimChallenge:    claimChallengeSQL,
 	wClaimChallenges:   claimChallengesSQL,
