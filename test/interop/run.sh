@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Interoperability test: runs weir on loopback and gets, renews and revokes
 # certificates with the stock certbot and lego clients (and dehydrated,
-# uacme and Caddy, clients-flow.sh), then checks every certificate and the
-# CRL with openssl.
+# uacme and Caddy, clients-flow.sh, and cert-manager's ACME client,
+# certmanager-flow.sh), then checks every certificate and the CRL with
+# openssl.
 #
 # Usage (from anywhere in the repository):
 #   bash test/interop/run.sh
@@ -598,6 +599,17 @@ fi
 log "certificate profiles"
 if ! profiles_flow; then
 	echo "certificate profiles: remaining steps skipped after the failure above"
+fi
+
+# ---------------------------------------------------------------------------
+# cert-manager's ACME client (certmanager-flow.sh), built from the module
+# proxy at the release test/interop/certmanager/go.mod pins.
+
+# shellcheck source=test/interop/certmanager-flow.sh
+. test/interop/certmanager-flow.sh
+log "cert-manager's ACME client"
+if ! certmanager_flow; then
+	echo "cert-manager client: remaining steps skipped after the failure above"
 fi
 
 # ---------------------------------------------------------------------------
