@@ -6,7 +6,10 @@
 #   - an RSA 2048 account, registered twice with the same key (the second
 #     time finds the account), and its contact updated;
 #   - a Certificate of two names with a duration of 30 days (notAfter),
-#     solved by http-01 on the http-01 port;
+#     solved by http-01 on the http-01 port; then finalized again, as when
+#     cert-manager lost its record of the finalize: with the same CSR it
+#     gets the same certificate, with another a 403, after which the order
+#     reads as valid with that certificate;
 #   - renewalInfo (ARI) for it, then a renewal that replaces it (its
 #     authorizations reused), then one more order naming the same
 #     predecessor, refused as alreadyReplaced and retried without replaces,
@@ -29,7 +32,7 @@ certmanager_flow() {
 		return 1
 	fi
 	log "built the cert-manager client program in $((SECONDS - started))s"
-	client "cert-manager client: account, http-01 with a duration, ARI, renewal with replaces, dns-01 wildcard" "$CM_LOG" \
+	client "cert-manager client: account, http-01 with a duration, finalize again, ARI, renewal with replaces, dns-01 wildcard" "$CM_LOG" \
 		"$BIN/cmflow" -directory "$DIRECTORY" -ca-bundle "$ROOT" -http01 "127.0.0.1:$HPORT" \
 		-txt-dir "$TXT_DIR" -out "$out" || return 1
 	local f names rc=0

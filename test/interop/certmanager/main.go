@@ -11,7 +11,9 @@
 //     the Certificate's duration, and replaces (RFC 9773) when renewing,
 //     retried without it when the server rejects it; GetAuthorization for
 //     each authorization; GetOrder; CreateOrderCert with the CSR's DER;
-//     ListCertAlternates and FetchCert;
+//     ListCertAlternates and FetchCert; and, as after an update of the
+//     Order resource that was lost, CreateOrderCert again (with another
+//     CSR too, whose 403 sends cert-manager to GetOrder and FetchCert);
 //   - challenge (pkg/controller/acmechallenges): GetAuthorization, Accept
 //     of a challenge built from its URL and token alone, WaitAuthorization
 //     within 2 minutes; http-01 served on -http01, dns-01 written into the
@@ -133,7 +135,7 @@ func run(ctx context.Context, dirURL, rootsFile, http01Addr, txtDir, out string)
 	// A Certificate with a duration of 30 days, solved by http-01.
 	names := []string{"cm1.weir.test", "cm2.weir.test"}
 	duration := 720 * time.Hour
-	first, err := issue(ctx, cl, order{names: names, duration: duration, solver: "http-01"}, responder, txtDir)
+	first, err := issue(ctx, cl, order{names: names, duration: duration, solver: "http-01", refinalize: true}, responder, txtDir)
 	if err != nil {
 		return err
 	}
@@ -206,6 +208,7 @@ type order struct {
 	solver               string        // http-01 or dns-01
 	replaces             string        // the ARI certificate ID renewed, or ""
 	wantReplacesRejected bool          // replaces must be refused as already replaced
+	refinalize           bool          // then finalize again, as after a lost update
 }
 
 // issue runs one Order through the order and challenge controllers' calls
@@ -298,7 +301,57 @@ func issue(ctx context.Context, cl *acme.Client, o order, http01 *http01Server, 
 		return nil, fmt.Errorf("certificate names %v, want %v", got, want)
 	}
 	step("certificate %x for %v (%d alternate chains)", chain[0].SerialNumber, o.names, len(alts))
+	if o.refinalize {
+		if err := refinalize(ctx, cl, ao.URI, cur.FinalizeURL, o.names, csr, der); err != nil {
+			return nil, err
+		}
+	}
 	return chain, nil
+}
+
+// refinalize is finalizeOrder's recovery when cert-manager lost track of
+// a finalize it made. Finalizing again with the Order's CSR, what
+// cert-manager does, returns the order's certificate (weir treats it as a
+// retry). Finalizing with another CSR is refused with 403, and cert-manager
+// then reads the order, valid, and fetches the certificate it names.
+func refinalize(ctx context.Context, cl *acme.Client, orderURL, finalizeURL string, names []string, csr []byte, want [][]byte) error {
+	same := func(got [][]byte) bool {
+		return slices.EqualFunc(got, want, func(a, b []byte) bool { return string(a) == string(b) })
+	}
+	again, _, err := cl.CreateOrderCert(ctx, finalizeURL, csr, true)
+	if err != nil {
+		return fmt.Errorf("finalizing a valid order again with its CSR: %w", err)
+	}
+	if !same(again) {
+		return errors.New("finalizing a valid order again with its CSR returned another certificate")
+	}
+	step("finalizing again with the same CSR: the same certificate")
+
+	other, err := newCSR(names) // a new key
+	if err != nil {
+		return err
+	}
+	_, _, err = cl.CreateOrderCert(ctx, finalizeURL, other, true)
+	var ae *acme.Error
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusForbidden {
+		return fmt.Errorf("finalizing a valid order with another CSR: error %v, want a 403", err)
+	}
+	o, err := cl.GetOrder(ctx, orderURL)
+	if err != nil {
+		return fmt.Errorf("GetOrder after the refused finalize: %w", err)
+	}
+	if o.Status != acme.StatusValid || o.CertURL == "" {
+		return fmt.Errorf("order after the refused finalize: %s, certificate %q; want valid with a certificate", o.Status, o.CertURL)
+	}
+	got, err := cl.FetchCert(ctx, o.CertURL, true)
+	if err != nil {
+		return fmt.Errorf("FetchCert after the refused finalize: %w", err)
+	}
+	if !same(got) {
+		return errors.New("the order's certificate after the refused finalize is not the one issued")
+	}
+	step("finalizing again with another CSR: %d %s; the order is valid with the same certificate", ae.StatusCode, ae.ProblemType)
+	return nil
 }
 
 // solve presents the challenge of type typ and accepts it as the
