@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Interoperability test: runs weir on loopback and gets, renews and revokes
 # certificates with the stock certbot and lego clients (and dehydrated,
-# uacme and Caddy, clients-flow.sh, and cert-manager's ACME client,
-# certmanager-flow.sh), then checks every certificate and the CRL with
-# openssl.
+# uacme and Caddy, clients-flow.sh; cert-manager's ACME client,
+# certmanager-flow.sh; and the Node.js acme-client, nodeacme-flow.sh), then
+# checks every certificate and the CRL with openssl.
 #
 # Usage (from anywhere in the repository):
 #   bash test/interop/run.sh
@@ -610,6 +610,27 @@ fi
 log "cert-manager's ACME client"
 if ! certmanager_flow; then
 	echo "cert-manager client: remaining steps skipped after the failure above"
+fi
+
+# ---------------------------------------------------------------------------
+# acme-client, the Node.js ACME client (nodeacme-flow.sh): node and npm are
+# installed under CI; elsewhere the flow is skipped when they are missing.
+
+# shellcheck source=test/interop/nodeacme-flow.sh
+. test/interop/nodeacme-flow.sh
+if [ -n "$(nodeacme_missing)" ] && [ "${CI:-}" = "true" ]; then
+	log "missing: $(nodeacme_missing); installing with apt-get"
+	apt-get update
+	DEBIAN_FRONTEND=noninteractive apt-get install -y nodejs npm
+	[ -z "$(nodeacme_missing)" ] || die "still missing after apt-get install: $(nodeacme_missing)"
+fi
+if [ -n "$(nodeacme_missing)" ]; then
+	echo "acme-client: skipped (missing: $(nodeacme_missing); apt-get install -y nodejs npm, or run with CI=true as root)"
+else
+	log "acme-client (Node.js)"
+	if ! nodeacme_flow; then
+		echo "acme-client: remaining steps skipped after the failure above"
+	fi
 fi
 
 # ---------------------------------------------------------------------------
