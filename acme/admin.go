@@ -133,7 +133,7 @@ func (s *Service) ExplainNewOrder(ctx context.Context, accountID string, idents 
 	ex.Identifiers = canon
 	var probs []*Problem
 	for _, id := range canon {
-		if p := s.policy.Load().Check(id); p != nil {
+		if p := s.checkIdentifier(s.policy.Load(), id); p != nil {
 			probs = append(probs, p)
 		}
 	}

@@ -70,7 +70,7 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 	policy := s.policy.Load()
 	var probs []*Problem
 	for _, id := range idents {
-		if p := policy.Check(id); p != nil {
+		if p := s.checkIdentifier(policy, id); p != nil {
 			probs = append(probs, p)
 		}
 	}

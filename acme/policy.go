@@ -3,6 +3,7 @@ package acme
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/netip"
 	"strings"
 )
@@ -132,4 +133,25 @@ func (p *Policy) Check(id Identifier) *Problem {
 		return NewProblem(ProbRejectedIdentifier, "policy forbids issuing for %q: it is not under any of ca.policy.allowed-domains", id.Value).WithIdentifier(id)
 	}
 	return NewProblem(ProbUnsupportedIdentifier, "identifier type %q is not supported", id.Type).WithIdentifier(id)
+}
+
+// checkIdentifier is policy.Check, then the name constraints of the CA
+// (ca.Hierarchy.PermitsDNS, PermitsIP): relying parties would refuse a
+// certificate for a name they do not permit.
+func (s *Service) checkIdentifier(policy *Policy, id Identifier) *Problem {
+	if p := policy.Check(id); p != nil {
+		return p
+	}
+	h := s.ca.Hierarchy()
+	var ok bool
+	switch id.Type {
+	case IdentifierDNS:
+		ok = h.PermitsDNS(id.Value)
+	case IdentifierIP:
+		ok = h.PermitsIP(net.ParseIP(id.Value))
+	}
+	if !ok {
+		return NewProblem(ProbRejectedIdentifier, "the CA's name constraints do not permit %q: certificates for it would not verify", id.Value).WithIdentifier(id)
+	}
+	return nil
 }

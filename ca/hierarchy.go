@@ -44,8 +44,18 @@ type Hierarchy struct {
 // clientAuth extended key usages. Both carry 128-bit random serials and
 // subject key identifiers.
 func GenerateHierarchy(name string, now time.Time) (*Hierarchy, error) {
+	return GenerateConstrainedHierarchy(name, now, NameConstraints{})
+}
+
+// GenerateConstrainedHierarchy is GenerateHierarchy with the name
+// constraints nc on both the root and the intermediate (none when nc is
+// the zero value).
+func GenerateConstrainedHierarchy(name string, now time.Time, nc NameConstraints) (*Hierarchy, error) {
 	if name == "" {
 		return nil, errors.New("ca: generating hierarchy: name is empty")
+	}
+	if err := nc.Validate(); err != nil {
+		return nil, err
 	}
 	if now.IsZero() {
 		now = time.Now()
@@ -63,6 +73,7 @@ func GenerateHierarchy(name string, now time.Time) (*Hierarchy, error) {
 	}
 	rootTmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign
 	rootTmpl.MaxPathLen = 1
+	nc.apply(rootTmpl)
 	rootDER, err := x509.CreateCertificate(rand.Reader, rootTmpl, rootTmpl, &rootKey.PublicKey, rootKey)
 	if err != nil {
 		return nil, fmt.Errorf("ca: signing root certificate: %w", err)
@@ -85,6 +96,7 @@ func GenerateHierarchy(name string, now time.Time) (*Hierarchy, error) {
 	intTmpl.MaxPathLenZero = true
 	intTmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 	intTmpl.AuthorityKeyId = root.SubjectKeyId
+	nc.apply(intTmpl)
 	intDER, err := x509.CreateCertificate(rand.Reader, intTmpl, root, &intKey.PublicKey, rootKey)
 	if err != nil {
 		return nil, fmt.Errorf("ca: signing intermediate certificate: %w", err)

@@ -81,7 +81,7 @@ func loadOrCreateHierarchy(cfg Config, now time.Time) (h *ca.Hierarchy, created 
 	case exists(dataPath(dd, fileCAIntermediate)):
 		h, err = loadDataHierarchy(dd)
 	default:
-		h, err = ca.GenerateHierarchy(cfg.CA.Name, now)
+		h, err = ca.GenerateConstrainedHierarchy(cfg.CA.Name, now, nameConstraints(cfg))
 		if err != nil {
 			return nil, false, err
 		}
@@ -207,6 +207,79 @@ func loadConfiguredIntermediate(c CAConfig) (*ca.Hierarchy, error) {
 	return ca.LoadHierarchy(root, chain[0], key)
 }
 
+// nameConstraints are the name constraints of a generated hierarchy under
+// ca.name-constraints (none without it): the policy's allowed domains and
+// IP ranges, and its denied domains excluded, plus weir's own HTTPS names
+// other than the host name (localhost, the loopback addresses, and the
+// hosts of server.listen and server.external-url).
+func nameConstraints(cfg Config) ca.NameConstraints {
+	if !cfg.CA.NameConstraints {
+		return ca.NameConstraints{}
+	}
+	var nc ca.NameConstraints
+	addDNS := func(list *[]string, d string) {
+		d = strings.ToLower(strings.Trim(d, "."))
+		if d != "" && !slices.Contains(*list, d) {
+			*list = append(*list, d)
+		}
+	}
+	addIP := func(n *net.IPNet) {
+		for _, have := range nc.PermittedIPs {
+			if have.String() == n.String() {
+				return
+			}
+		}
+		nc.PermittedIPs = append(nc.PermittedIPs, n)
+	}
+	for _, d := range cfg.CA.Policy.AllowedDomains {
+		addDNS(&nc.PermittedDNS, d)
+	}
+	for _, d := range cfg.CA.Policy.DeniedDomains {
+		addDNS(&nc.ExcludedDNS, d)
+	}
+	for _, r := range cfg.CA.Policy.AllowedIPRanges {
+		if n := ipRange(r); n != nil {
+			addIP(n)
+		}
+	}
+	addDNS(&nc.PermittedDNS, "localhost")
+	addIP(ipRange("127.0.0.0/8"))
+	addIP(ipRange("::1"))
+	hosts := []string{}
+	if host, _, err := net.SplitHostPort(cfg.Server.Listen); err == nil {
+		hosts = append(hosts, host)
+	}
+	if u, err := url.Parse(cfg.Server.ExternalURL); err == nil {
+		hosts = append(hosts, u.Hostname())
+	}
+	for _, host := range hosts {
+		if ip := net.ParseIP(host); ip != nil {
+			if !ip.IsUnspecified() {
+				addIP(ipRange(host))
+			}
+		} else if host != "" {
+			addDNS(&nc.PermittedDNS, host)
+		}
+	}
+	return nc
+}
+
+// ipRange parses a CIDR or a single address (as one /32 or /128) of
+// ca.policy.allowed-ip-ranges; nil if it is neither.
+func ipRange(s string) *net.IPNet {
+	if _, n, err := net.ParseCIDR(s); err == nil {
+		return n
+	}
+	ip := net.ParseIP(s)
+	if ip == nil {
+		return nil
+	}
+	if v4 := ip.To4(); v4 != nil {
+		return &net.IPNet{IP: v4, Mask: net.CIDRMask(32, 32)}
+	}
+	return &net.IPNet{IP: ip, Mask: net.CIDRMask(128, 128)}
+}
+
 // serverNames are the names weir's own HTTPS certificate covers.
 func serverNames(listen, externalURL string) ([]string, []net.IP) {
 	dns := []string{"localhost"}
@@ -245,6 +318,14 @@ func serverCertificate(cfg Config, issuer *ca.CA, now time.Time) (tls.Certificat
 	}
 	certPath, keyPath := dataPath(cfg.DataDir, fileTLSCert), dataPath(cfg.DataDir, fileTLSKey)
 	dns, ips := serverNames(cfg.Server.Listen, cfg.Server.ExternalURL)
+	// Under name constraints, a name they do not permit (the host name,
+	// say) would make the whole certificate fail to verify: leave it out.
+	h := issuer.Hierarchy()
+	dns = slices.DeleteFunc(dns, func(n string) bool { return !h.PermitsDNS(n) })
+	ips = slices.DeleteFunc(ips, func(ip net.IP) bool { return !h.PermitsIP(ip) })
+	if len(dns) == 0 && len(ips) == 0 {
+		return tls.Certificate{}, errors.New("the CA's name constraints permit none of weir's own HTTPS names; configure server.tls")
+	}
 	if c, err := tls.LoadX509KeyPair(certPath, keyPath); err == nil && c.Leaf != nil {
 		left := c.Leaf.NotAfter.Sub(now)
 		full := c.Leaf.NotAfter.Sub(c.Leaf.NotBefore)

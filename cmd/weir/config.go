@@ -132,6 +132,9 @@ type CAConfig struct {
 	AllowEd25519        bool              `yaml:"allow-ed25519"`
 	CRLInterval         time.Duration     `yaml:"crl-interval"`
 	Policy              acme.PolicyConfig `yaml:"policy"`
+	// NameConstraints puts the policy into a generated root and
+	// intermediate as X.509 name constraints (nameConstraints).
+	NameConstraints bool `yaml:"name-constraints"`
 	// DefaultProfile is the certificate profile of orders that ask for
 	// none; "" (with no profiles) offers none.
 	DefaultProfile string `yaml:"default-profile"`
@@ -374,6 +377,14 @@ func (c Config) Validate() error {
 	}
 	if err := c.CA.Policy.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.CA.NameConstraints {
+		if len(c.CA.Policy.AllowedDomains) == 0 && len(c.CA.Policy.AllowedIPRanges) == 0 {
+			add("ca.name-constraints: needs ca.policy.allowed-domains or ca.policy.allowed-ip-ranges to constrain the CA to")
+		}
+		if c.CA.Intermediate.CertFile != "" {
+			add("ca.name-constraints: applies to a root and intermediate weir generates, not to ca.intermediate")
+		}
 	}
 	if err := acme.ValidateProfiles(c.CA.DefaultProfile, c.CA.Profiles); err != nil {
 		errs = append(errs, err)

@@ -65,6 +65,9 @@ func TestParseConfig(t *testing.T) {
 		{name: "bad policy", yaml: "ca:\n  policy:\n    allowed-ip-ranges: [10.0.0.0/33]\n    denied-domains: ['bad domain']\n", wantErr: []string{"allowed-ip-ranges[0]", "denied-domains[0]"}},
 		{name: "all challenges off", yaml: "challenges:\n  http-01: { enabled: false }\n  dns-01: { enabled: false }\n  tls-alpn-01: { enabled: false }\n", wantErr: []string{"at least one challenge"}},
 		{name: "bad resolver", yaml: "challenges:\n  dns-resolver: 127.0.0.1\n", wantErr: []string{"challenges.dns-resolver"}},
+		{name: "name constraints without a policy", yaml: "ca:\n  name-constraints: true\n", wantErr: []string{"ca.name-constraints: needs ca.policy.allowed-domains"}},
+		{name: "name constraints on a configured intermediate", yaml: "ca:\n  name-constraints: true\n  intermediate: { cert-file: i.pem, key-file: i.key }\n  policy: { allowed-domains: [corp.example] }\n",
+			wantErr: []string{"ca.name-constraints: applies to a root and intermediate weir generates"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

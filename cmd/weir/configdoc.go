@@ -126,6 +126,16 @@ ca:
     # CIDRs (or single addresses) IP identifiers may come from (RFC 8738).
     # Empty: IP identifiers are refused.
     allowed-ip-ranges: []
+  # Put the policy into the root and intermediate weir generates (on first
+  # start) as X.509 name constraints (RFC 5280): relying parties then refuse
+  # any certificate under weir's root for a name outside allowed-domains and
+  # allowed-ip-ranges, or under denied-domains, even one made with a stolen
+  # CA key. weir's own HTTPS names (localhost, 127.0.0.0/8, ::1 and the
+  # hosts of server.listen and server.external-url) are permitted too. Needs
+  # allowed-domains or allowed-ip-ranges; has no effect on a configured or
+  # already generated CA, and the constraints stay as generated when the
+  # policy changes (orders for names they do not permit are refused).
+  name-constraints: false
   # Certificate profiles (the ACME profiles extension, as Let's Encrypt
   # serves it). The directory lists them in meta.profiles; a new order may
   # name one ("profile", e.g. lego run --profile shortlived) and one that

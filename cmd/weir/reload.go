@@ -187,6 +187,7 @@ func (s *server) reloadLocked() error {
 	s.svc.SetPolicy(policy)
 	s.svc.SetProfiles(profiles)
 	warnProfiles(s.log, profiles, s.svc.CA().Hierarchy().Intermediate, time.Now())
+	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)
 	s.svc.SetARI(cfg.ACME.RenewalInfo.acme())
 	s.logLevel.Set(level)
 	// Keep what needs a restart as it runs; take the live parts.

@@ -159,6 +159,7 @@ func newServer(ctx context.Context, cfg Config, logw io.Writer) (*server, error)
 		return nil, err
 	}
 	warnProfiles(log, s.svc.Profiles(), h.Intermediate, now)
+	warnConstraints(log, cfg.CA, h, created)
 	if h.Root != nil {
 		s.root = ca.EncodeCertPEM(h.Root.Raw)
 		s.rootFP = fingerprint(h.Root)
