@@ -754,6 +754,17 @@ if ! ha_flow; then
 	echo "HA: remaining steps skipped after the failure above"
 fi
 
+# ---------------------------------------------------------------------------
+# Name constraints: a second weir whose generated CA is constrained
+# (constraints-flow.sh).
+
+# shellcheck source=test/interop/constraints-flow.sh
+. test/interop/constraints-flow.sh
+log "name constraints"
+if ! nc_flow; then
+	echo "name constraints: remaining steps skipped after the failure above"
+fi
+
 log "first run"
 first_run
 
