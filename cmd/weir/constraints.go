@@ -19,6 +19,9 @@ func warnConstraints(log *slog.Logger, c CAConfig, h *ca.Hierarchy, created bool
 	if !h.Constrained() {
 		return
 	}
+	if len(c.Policy.AllowedDomains) == 0 && !h.PermitsDNS("any-name.invalid") {
+		log.Warn("ca.policy.allowed-domains is empty (every domain) but the CA's name constraints permit only some; orders for the others are refused")
+	}
 	for i, d := range c.Policy.AllowedDomains {
 		if !h.PermitsDNS(strings.ToLower(strings.Trim(d, "."))) {
 			log.Warn("ca.policy.allowed-domains names a domain the CA's name constraints do not permit; orders for it are refused",

@@ -109,6 +109,13 @@ func TestNameConstraintsServe(t *testing.T) {
 		t.Errorf("start-up warnings:\n%s\nwant one for other.example only", out)
 	}
 	logs.Reset()
+	every := cfg.CA
+	every.Policy.AllowedDomains = nil
+	warnConstraints(slog.New(slog.NewTextHandler(&logs, nil)), every, h, false)
+	if !strings.Contains(logs.String(), "allowed-domains is empty") {
+		t.Errorf("a policy allowing every domain under constraints: warnings %q, want one about the empty allowed-domains", logs.String())
+	}
+	logs.Reset()
 	warnConstraints(slog.New(slog.NewTextHandler(&logs, nil)), wider, newUnconstrained(t), false)
 	if !strings.Contains(logs.String(), "has no effect") {
 		t.Errorf("ca.name-constraints on a CA without constraints: warnings %q, want one saying it has no effect", logs.String())
