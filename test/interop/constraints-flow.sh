@@ -14,33 +14,19 @@
 #     logs a warning for that domain), lego's order for x.wide.weir.test is
 #     refused: the constraints do not permit it.
 # It uses run.sh's variables and helpers (BIN, TMP, LOGS, EMAIL, HPORT,
-# TPORT, DPORT, pass, fail, client, stop_pid, check_leaf, split_chain) and
+# TPORT, DPORT, pass, fail, client, stop_pid, check_leaf, split_chain,
+# weir_yaml) and
 # ha_free_ports.
 
 NC_LOG=$LOGS/name-constraints.log
 
-# nc_config DIR WPORT APORT DOMAINS writes the second weir's config.
+# nc_config DIR WPORT APORT DOMAINS writes the second weir's config
+# (weir_yaml, in run.sh).
 nc_config() {
-	cat >"$1/weir.yaml" <<EOC
-data-dir: $1/data
-server:
-  listen: "127.0.0.1:$2"
-ca:
-  name-constraints: true
+	weir_yaml "$1/data" "$2" "$3" "  name-constraints: true
   policy:
     allowed-domains: [$4]
-    denied-domains: [hr.nc.weir.test]
-challenges:
-  http-01: { port: $HPORT }
-  tls-alpn-01: { port: $TPORT }
-  dns-resolver: "127.0.0.1:$DPORT"
-rate-limiting:
-  whitelist: ["127.0.0.1"]
-admin:
-  listen: "127.0.0.1:$3"
-log:
-  level: info
-EOC
+    denied-domains: [hr.nc.weir.test]" >"$1/weir.yaml"
 }
 
 # nc_sign DIR NAME signs a leaf for NAME with the intermediate's key,

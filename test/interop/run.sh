@@ -174,12 +174,16 @@ log "ports: weir=$WPORT admin=$APORT dns=$DPORT http-01=$HPORT tls-alpn-01=$TPOR
 DIRECTORY=https://127.0.0.1:$WPORT/directory
 ROOT=$DATA/root.pem
 
-cat >"$TMP/weir.yaml" <<EOF
-data-dir: $DATA
+# weir_yaml DATA_DIR WPORT APORT CA_BODY prints a weir config that listens
+# on WPORT (admin APORT) and validates through this run's DNS server and
+# http-01 and tls-alpn-01 ports; CA_BODY is the body of its ca: block.
+weir_yaml() {
+	cat <<EOF
+data-dir: $1
 server:
-  listen: "127.0.0.1:$WPORT"
+  listen: "127.0.0.1:$2"
 ca:
-  crl-interval: 1h
+$4
 challenges:
   http-01: { port: $HPORT }
   tls-alpn-01: { port: $TPORT }
@@ -190,10 +194,13 @@ challenges:
 rate-limiting:
   whitelist: ["127.0.0.1"]
 admin:
-  listen: "127.0.0.1:$APORT"
+  listen: "127.0.0.1:$3"
 log:
   level: info
 EOF
+}
+
+weir_yaml "$DATA" "$WPORT" "$APORT" "  crl-interval: 1h" >"$TMP/weir.yaml"
 
 # ---------------------------------------------------------------------------
 # Results.
