@@ -223,13 +223,12 @@ func nameConstraints(cfg Config) ca.NameConstraints {
 			*list = append(*list, d)
 		}
 	}
-	addIP := func(n *net.IPNet) {
-		for _, have := range nc.PermittedIPs {
-			if have.String() == n.String() {
-				return
+	addIPs := func(ns []*net.IPNet) {
+		for _, n := range ns {
+			if !slices.ContainsFunc(nc.PermittedIPs, func(have *net.IPNet) bool { return have.String() == n.String() }) {
+				nc.PermittedIPs = append(nc.PermittedIPs, n)
 			}
 		}
-		nc.PermittedIPs = append(nc.PermittedIPs, n)
 	}
 	for _, d := range cfg.CA.Policy.AllowedDomains {
 		addDNS(&nc.PermittedDNS, d)
@@ -237,47 +236,29 @@ func nameConstraints(cfg Config) ca.NameConstraints {
 	for _, d := range cfg.CA.Policy.DeniedDomains {
 		addDNS(&nc.ExcludedDNS, d)
 	}
-	for _, r := range cfg.CA.Policy.AllowedIPRanges {
-		if n := ipRange(r); n != nil {
-			addIP(n)
-		}
-	}
+	addIPs(ipNets(cfg.CA.Policy.AllowedIPRanges...))
 	addDNS(&nc.PermittedDNS, "localhost")
-	addIP(ipRange("127.0.0.0/8"))
-	addIP(ipRange("::1"))
-	hosts := []string{}
-	if host, _, err := net.SplitHostPort(cfg.Server.Listen); err == nil {
-		hosts = append(hosts, host)
-	}
-	if u, err := url.Parse(cfg.Server.ExternalURL); err == nil {
-		hosts = append(hosts, u.Hostname())
-	}
-	for _, host := range hosts {
-		if ip := net.ParseIP(host); ip != nil {
-			if !ip.IsUnspecified() {
-				addIP(ipRange(host))
-			}
-		} else if host != "" {
+	addIPs(ipNets("127.0.0.0/8", "::1"))
+	for _, host := range configuredHosts(cfg.Server.Listen, cfg.Server.ExternalURL) {
+		if ip := net.ParseIP(host); ip == nil {
 			addDNS(&nc.PermittedDNS, host)
+		} else if !ip.IsUnspecified() {
+			addIPs(ipNets(host))
 		}
 	}
 	return nc
 }
 
-// ipRange parses a CIDR or a single address (as one /32 or /128) of
-// ca.policy.allowed-ip-ranges; nil if it is neither.
-func ipRange(s string) *net.IPNet {
-	if _, n, err := net.ParseCIDR(s); err == nil {
-		return n
+// ipNets are the CIDRs or single addresses of list, read as the config's
+// IP lists are (parsePrefixes; entries it refuses are left out, as config
+// validation has refused them already), in the form name constraints take.
+func ipNets(list ...string) []*net.IPNet {
+	ps, _ := parsePrefixes("", list)
+	out := make([]*net.IPNet, len(ps))
+	for i, p := range ps {
+		out[i] = &net.IPNet{IP: net.IP(p.Addr().AsSlice()), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}
 	}
-	ip := net.ParseIP(s)
-	if ip == nil {
-		return nil
-	}
-	if v4 := ip.To4(); v4 != nil {
-		return &net.IPNet{IP: v4, Mask: net.CIDRMask(32, 32)}
-	}
-	return &net.IPNet{IP: ip, Mask: net.CIDRMask(128, 128)}
+	return out
 }
 
 // serverNames are the names weir's own HTTPS certificate covers.
@@ -299,14 +280,23 @@ func serverNames(listen, externalURL string) ([]string, []net.IP) {
 			dns = append(dns, strings.ToLower(host))
 		}
 	}
-	if host, _, err := net.SplitHostPort(listen); err == nil {
+	for _, host := range configuredHosts(listen, externalURL) {
 		add(host)
 	}
-	// Clients reach weir by server.external-url, so its host is a name too.
-	if u, err := url.Parse(externalURL); err == nil {
-		add(u.Hostname())
-	}
 	return dns, ips
+}
+
+// configuredHosts are the hosts of server.listen and server.external-url
+// (clients reach weir by the latter, so its host is one of weir's names).
+func configuredHosts(listen, externalURL string) []string {
+	var hosts []string
+	if host, _, err := net.SplitHostPort(listen); err == nil && host != "" {
+		hosts = append(hosts, host)
+	}
+	if u, err := url.Parse(externalURL); err == nil && u.Hostname() != "" {
+		hosts = append(hosts, u.Hostname())
+	}
+	return hosts
 }
 
 // serverCertificate loads server.tls, or reuses or issues weir's own HTTPS

@@ -29,7 +29,7 @@ func warnConstraints(log *slog.Logger, c CAConfig, h *ca.Hierarchy, created bool
 		}
 	}
 	for i, r := range c.Policy.AllowedIPRanges {
-		if n := ipRange(r); n != nil && !h.PermitsIP(n.IP) {
+		if n := ipNets(r); len(n) == 1 && !h.PermitsIP(n[0].IP) {
 			log.Warn("ca.policy.allowed-ip-ranges names a range the CA's name constraints do not permit; orders for it are refused",
 				"index", i, "range", r)
 		}

@@ -188,7 +188,7 @@ func splitChain(der, chainPEM []byte) (issuer []byte, ok bool) {
 	if len(der) == 0 {
 		return nil, false
 	}
-	leaf := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	leaf := leafPEM(der)
 	if len(chainPEM) <= len(leaf) || !bytes.HasPrefix(chainPEM, leaf) {
 		return nil, false
 	}
@@ -198,8 +198,13 @@ func splitChain(der, chainPEM []byte) (issuer []byte, ok bool) {
 // joinChain rebuilds the served chain of a certificate stored with its
 // issuer chain named (splitChain).
 func joinChain(der, issuer []byte) []byte {
-	leaf := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-	return append(leaf, issuer...)
+	return append(leafPEM(der), issuer...)
+}
+
+// leafPEM is the first block of a served chain: der as one CERTIFICATE
+// block, as ca.EncodeCertPEM writes it.
+func leafPEM(der []byte) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
 }
 
 // issuerChainID returns the ID of issuer in issuer_chains, inserting it

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"bytes"
-	"encoding/pem"
 	"fmt"
 	"path/filepath"
 	"testing"
@@ -10,11 +9,6 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 )
-
-// leafPEM is what ca.CA.ChainPEM puts first: der as one CERTIFICATE block.
-func leafPEM(der []byte) []byte {
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
-}
 
 // TestIssuerChains: a certificate whose chain is its leaf then an issuer
 // chain is stored with that issuer chain named, once per distinct chain;

@@ -30,6 +30,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
@@ -281,7 +282,7 @@ func issue(ctx context.Context, cl *acme.Client, o order, http01 *http01Server, 
 	if err != nil {
 		return nil, fmt.Errorf("FetchCert: %w", err)
 	}
-	if !slices.EqualFunc(der, fetched, func(a, b []byte) bool { return string(a) == string(b) }) {
+	if !sameChain(der, fetched) {
 		return nil, errors.New("FetchCert returned another chain than CreateOrderCert")
 	}
 	chain := make([]*x509.Certificate, len(der))
@@ -315,14 +316,11 @@ func issue(ctx context.Context, cl *acme.Client, o order, http01 *http01Server, 
 // retry). Finalizing with another CSR is refused with 403, and cert-manager
 // then reads the order, valid, and fetches the certificate it names.
 func refinalize(ctx context.Context, cl *acme.Client, orderURL, finalizeURL string, names []string, csr []byte, want [][]byte) error {
-	same := func(got [][]byte) bool {
-		return slices.EqualFunc(got, want, func(a, b []byte) bool { return string(a) == string(b) })
-	}
 	again, _, err := cl.CreateOrderCert(ctx, finalizeURL, csr, true)
 	if err != nil {
 		return fmt.Errorf("finalizing a valid order again with its CSR: %w", err)
 	}
-	if !same(again) {
+	if !sameChain(again, want) {
 		return errors.New("finalizing a valid order again with its CSR returned another certificate")
 	}
 	step("finalizing again with the same CSR: the same certificate")
@@ -347,7 +345,7 @@ func refinalize(ctx context.Context, cl *acme.Client, orderURL, finalizeURL stri
 	if err != nil {
 		return fmt.Errorf("FetchCert after the refused finalize: %w", err)
 	}
-	if !same(got) {
+	if !sameChain(got, want) {
 		return errors.New("the order's certificate after the refused finalize is not the one issued")
 	}
 	step("finalizing again with another CSR: %d %s; the order is valid with the same certificate", ae.StatusCode, ae.ProblemType)
@@ -398,6 +396,9 @@ func solve(ctx context.Context, cl *acme.Client, authz *acme.Authorization, typ 
 	step("authorization for %s (wildcard %t) %s by %s", authz.Identifier.Value, authz.Wildcard, got.Status, typ)
 	return nil
 }
+
+// sameChain reports whether two DER chains are the same certificates.
+func sameChain(a, b [][]byte) bool { return slices.EqualFunc(a, b, bytes.Equal) }
 
 // newCSR is the request cert-manager's default Certificate makes: a new
 // RSA 2048 key and the names as SANs, without a common name.
