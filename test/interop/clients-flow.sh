@@ -33,7 +33,7 @@ then_stop() {
 	local pid=$1 ports=$2 rc=0
 	shift 2
 	"$@" || rc=1
-	stop_pid "$pid"
+	stop_pid "$pid" || true
 	# shellcheck disable=SC2086 # PORTS is a list
 	wait_ports_free $ports || rc=1
 	return "$rc"

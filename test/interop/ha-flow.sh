@@ -63,19 +63,11 @@ ha_start() {
 # ha_stop stops the flow's processes (SIGTERM, up to 15 s each, then
 # SIGKILL), newest first, and takes them out of PIDS.
 ha_stop() {
-	local i j pid p keep=()
+	local j pid p keep=()
 	for ((j = ${#HA_PIDS[@]} - 1; j >= 0; j--)); do
 		pid=${HA_PIDS[$j]}
-		kill -TERM "$pid" 2>/dev/null || true
-		for ((i = 0; i < 75; i++)); do
-			kill -0 "$pid" 2>/dev/null || break
-			sleep 0.2
-		done
-		if kill -0 "$pid" 2>/dev/null; then
+		stop_pid "$pid" 15 ||
 			echo "note: PID $pid did not exit within 15 s of SIGTERM; killed" >>"$HA_LOG"
-			kill -KILL "$pid" 2>/dev/null || true
-		fi
-		wait "$pid" 2>/dev/null || true
 	done
 	for p in "${PIDS[@]}"; do
 		[[ " ${HA_PIDS[*]} " == *" $p "* ]] || keep+=("$p")

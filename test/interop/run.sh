@@ -88,19 +88,22 @@ fi
 
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/weir-interop.XXXXXX")
 PIDS=()
-# stop_pid PID stops a process this script started: SIGTERM, up to 5 s
-# for it to exit, then SIGKILL; and reaps it.
+# stop_pid PID [SECONDS] stops a process this script started: SIGTERM, up
+# to SECONDS (default 5) for it to exit, then SIGKILL; and reaps it. It
+# returns 0, or 1 if the process had to be killed.
 stop_pid() {
-	local i
+	local i rc=0
 	kill -TERM "$1" 2>/dev/null || true
-	for ((i = 0; i < 50; i++)); do
+	for ((i = 0; i < ${2:-5} * 10; i++)); do
 		kill -0 "$1" 2>/dev/null || break
 		sleep 0.1
 	done
 	if kill -0 "$1" 2>/dev/null; then
 		kill -KILL "$1" 2>/dev/null || true
+		rc=1
 	fi
 	wait "$1" 2>/dev/null || true
+	return "$rc"
 }
 cleanup() {
 	local rc=$? pid
@@ -109,7 +112,7 @@ cleanup() {
 		kill -TERM "$pid" 2>/dev/null || true
 	done
 	for pid in "${PIDS[@]}"; do
-		stop_pid "$pid"
+		stop_pid "$pid" || true
 	done
 	# The PostgreSQL schemas of migrate-flow.sh and ha-flow.sh, once their
 	# weir processes are stopped.
