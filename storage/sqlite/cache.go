@@ -45,6 +45,10 @@ type objCache struct {
 	// their clients download next; accounts are filled by reads.
 	certs    map[string]*acme.Certificate
 	accounts map[string]*acme.Account
+	// chains maps an issuer chain's PEM to its issuer_chains id, for the
+	// chains committed since Open: rows of issuer_chains are never changed
+	// or deleted, so an entry stays true; there is one per intermediate.
+	chains map[string]int64
 }
 
 // cacheEntries bounds each map of the cache: orders and authorizations in
@@ -64,6 +68,7 @@ func newObjCache(max, maxCerts int) *objCache {
 		chAuthz:  make(map[string]string),
 		certs:    make(map[string]*acme.Certificate),
 		accounts: make(map[string]*acme.Account),
+		chains:   make(map[string]int64),
 	}
 }
 
@@ -104,6 +109,21 @@ func (c *objCache) reset() {
 	clear(c.chAuthz)
 	clear(c.certs)
 	clear(c.accounts)
+	clear(c.chains)
+}
+
+// chainID returns the issuer_chains id of the issuer chain pem, if known.
+func (c *objCache) chainID(pem []byte) (int64, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	id, ok := c.chains[string(pem)]
+	return id, ok
+}
+
+// editChainID records the id of the issuer chain pem.
+func editChainID(pem []byte, id int64) cacheEdit {
+	key := string(pem)
+	return func(c *objCache) { c.chains[key] = id }
 }
 
 // cachedCopy returns clone's copy of m[k], or nil; it takes c.mu.

@@ -208,9 +208,13 @@ func leafPEM(der []byte) []byte {
 }
 
 // issuerChainID returns the ID of issuer in issuer_chains, inserting it
-// if it is new: once per intermediate, so the insert that conflicts (every
-// later one) writes nothing.
+// if it is new: once per intermediate. The ID is remembered once the
+// transaction commits (objCache.chains), so later certificates of the same
+// intermediate run neither statement.
 func (w *writeTx) issuerChainID(issuer []byte) (int64, error) {
+	if id, ok := w.s.cache.chainID(issuer); ok {
+		return id, nil
+	}
 	if _, err := w.exec(wInsertIssuerChain, issuer); err != nil {
 		return 0, fmt.Errorf("storing issuer chain: %w", err)
 	}
@@ -218,5 +222,6 @@ func (w *writeTx) issuerChainID(issuer []byte) (int64, error) {
 	if err := w.queryRow(wIssuerChainID, issuer).Scan(&id); err != nil {
 		return 0, fmt.Errorf("reading issuer chain: %w", err)
 	}
+	w.edit(editChainID(issuer, id))
 	return id, nil
 }

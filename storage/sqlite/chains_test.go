@@ -143,3 +143,68 @@ func TestIssuerChains(t *testing.T) {
 		}
 	}
 }
+
+// TestIssuerChainIDRolledBack: the writer remembers an issuer chain's ID
+// only once the transaction that stored it commits. A finalize that
+// inserts a new chain and then fails (a serial already taken) leaves no
+// ID behind; the chain that takes the same row ID next must not be
+// confused with it, and the first chain, stored again, reads back as
+// itself.
+func TestIssuerChainIDRolledBack(t *testing.T) {
+	s := openAt(t, filepath.Join(t.TempDir(), "weir.db"))
+	ctx := t.Context()
+	a := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: "thumb", Status: acme.StatusValid, CreatedAt: fixedNow()}
+	if err := s.CreateAccount(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	issuer := func(name string) []byte {
+		return []byte("-----BEGIN CERTIFICATE-----\n" + name + "\n-----END CERTIFICATE-----\n")
+	}
+	finalize := func(i int, serial string, chain []byte) (*acme.Certificate, error) {
+		o := &acme.Order{ID: fmt.Sprintf("order-%d", i), AccountID: a.ID, Status: acme.StatusProcessing,
+			Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: "example.com"}},
+			Expires:     fixedNow().Add(time.Hour), CreatedAt: fixedNow()}
+		if err := s.CreateOrder(ctx, o, nil); err != nil {
+			t.Fatal(err)
+		}
+		der := []byte(fmt.Sprintf("leaf %d", i))
+		c := &acme.Certificate{Serial: serial, AccountID: a.ID, OrderID: o.ID, DER: der,
+			ChainPEM: append(leafPEM(der), chain...), Names: []string{"example.com"}, NotBefore: fixedNow(),
+			NotAfter: fixedNow().Add(time.Hour), IssuedAt: fixedNow()}
+		return c, s.FinalizeOrder(ctx, c)
+	}
+	if _, err := finalize(0, "01", issuer("WQ==")); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := s.cache.chainID(issuer("WQ==")); !ok {
+		t.Fatal("the committed issuer chain's ID is not remembered")
+	}
+	if _, err := finalize(1, "01", issuer("WA==")); err == nil {
+		t.Fatal("FinalizeOrder with a serial already taken succeeded")
+	}
+	if _, ok := s.cache.chainID(issuer("WA==")); ok {
+		t.Fatal("the ID of an issuer chain whose insert was rolled back is remembered")
+	}
+	if _, err := finalize(2, "02", issuer("Wg==")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := finalize(3, "03", issuer("WA=="))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var whole []byte
+	if err := s.DB().QueryRowContext(ctx, `SELECT (SELECT pem FROM issuer_chains WHERE id = issuer_chain)
+		FROM certificates WHERE serial = '03'`).Scan(&whole); err != nil {
+		t.Fatal(err)
+	}
+	if want := issuer("WA=="); !bytes.Equal(whole, want) {
+		t.Errorf("certificate 03 names the issuer chain %q in the database, want %q", whole, want)
+	}
+	got, err := s.GetCertificate(ctx, "03")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.ChainPEM, c.ChainPEM) {
+		t.Errorf("certificate 03 reads back with chain %q, want %q", got.ChainPEM, c.ChainPEM)
+	}
+}
