@@ -159,7 +159,7 @@ func (p *planner) place(c ARIConfig, account string, nb, na time.Time, perHour f
 		}
 		// Good enough: under target everywhere; take the earliest.
 		if u <= 1 {
-			best, bestU = start, u
+			best = start
 			break
 		}
 		if u < bestU {

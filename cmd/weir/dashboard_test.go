@@ -144,15 +144,6 @@ func (e *testEnv) adminToken(t *testing.T) string {
 	return strings.TrimSpace(string(b))
 }
 
-// login logs d in with token and checks the session cookie.
-func (d *dashClient) login(token string) {
-	d.t.Helper()
-	p := d.post("/login", url.Values{"token": {token}})
-	if p.status != http.StatusSeeOther || p.header.Get("Location") != "/" {
-		d.t.Fatalf("login: status %d to %q, want 303 to /:\n%s", p.status, p.header.Get("Location"), p.body)
-	}
-}
-
 // TestDashboardPages drives the dashboard over HTTP against a running
 // weir: login, every page with real data, the forms (reset, explain,
 // status, revoke, deactivate), CSRF, errors and logout.
