@@ -38,14 +38,16 @@ func (c PolicyConfig) Validate() error {
 		}
 	}
 	for i, r := range c.AllowedIPRanges {
-		if _, err := parsePrefix(r); err != nil {
+		if _, err := ParseIPRange(r); err != nil {
 			errs = append(errs, fmt.Errorf("ca.policy.allowed-ip-ranges[%d]: %v", i, err))
 		}
 	}
 	return errors.Join(errs...)
 }
 
-func parsePrefix(s string) (netip.Prefix, error) {
+// ParseIPRange parses an IP range as configured: a CIDR, or a single
+// address (a /32 or /128), unmapped and masked.
+func ParseIPRange(s string) (netip.Prefix, error) {
 	if p, err := netip.ParsePrefix(s); err == nil {
 		// IP identifiers are compared unmapped, so unmap a 4in6 range too.
 		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
@@ -81,7 +83,7 @@ func NewPolicy(c PolicyConfig) (*Policy, error) {
 	}
 	p.allowed, p.denied = norm(c.AllowedDomains), norm(c.DeniedDomains)
 	for _, r := range c.AllowedIPRanges {
-		pfx, _ := parsePrefix(r)
+		pfx, _ := ParseIPRange(r)
 		p.ipRanges = append(p.ipRanges, pfx)
 	}
 	return p, nil

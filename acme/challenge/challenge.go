@@ -89,6 +89,12 @@ type Config struct {
 	// CAA, when enabled, makes the Validator an acme.CAAChecker that
 	// asks Resolver for CAA records (caa.go).
 	CAA CAAConfig
+	// Egress says which addresses validations may connect to
+	// (egress.go); SetEgress replaces it while running.
+	Egress EgressConfig
+	// Own are weir's own listeners, which validations never connect to
+	// (NewEgress).
+	Own []netip.AddrPort
 }
 
 // knownType reports whether t is a challenge type this package implements.
@@ -139,6 +145,7 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.CAA.validate()...)
+	errs = append(errs, c.Egress.Validate())
 	return errors.Join(errs...)
 }
 
@@ -191,6 +198,7 @@ type Validator struct {
 	cfg      Config
 	resolver *net.Resolver
 	dial     atomic.Pointer[DialFunc]
+	egress   atomic.Pointer[Egress]
 }
 
 // New returns a Validator for cfg after applying the defaults, or the
@@ -209,7 +217,18 @@ func New(cfg Config) (*Validator, error) {
 		}
 	}
 	v.SetDialContext(cfg.DialContext)
+	eg, err := NewEgress(cfg.Egress, cfg.Own...)
+	if err != nil {
+		return nil, err
+	}
+	v.SetEgress(eg)
 	return v, nil
+}
+
+// SetEgress replaces the egress policy, which must not be nil. It may be
+// called at any time; a validation keeps the policy it started with.
+func (v *Validator) SetEgress(e *Egress) {
+	v.egress.Store(e)
 }
 
 // SetDialContext replaces the function that dials validation connections
@@ -318,6 +337,15 @@ func (t target) urlHost() string {
 	return t.host()
 }
 
+// isHost reports whether host, the host of a URL, is t itself.
+func (t target) isHost(host string) bool {
+	if t.ip.IsValid() {
+		ip, err := netip.ParseAddr(host)
+		return err == nil && ip.Unmap() == t.ip
+	}
+	return strings.EqualFold(strings.TrimSuffix(host, "."), t.name)
+}
+
 // parseIdentifier checks ident and returns it as a target.
 func parseIdentifier(ident acme.Identifier) (target, *acme.Problem) {
 	switch ident.Type {
@@ -360,9 +388,11 @@ func isDNSName(s string) bool {
 
 // resolve returns the addresses to try for host, IPv6 first, looking up
 // AAAA and A through the configured resolver (lookupAddrs), or the
-// system's when none is configured. An IP literal is returned as is. A
-// failure is a dns problem.
-func (v *Validator) resolve(ctx context.Context, host string) ([]netip.Addr, *acme.Problem) {
+// system's when none is configured, and keeping only the answers the
+// egress policy eg allows. An IP literal is returned as is: the dialer
+// checks it (guardedDial). A failed lookup, or one whose every answer the
+// policy refuses, is a dns problem.
+func (v *Validator) resolve(ctx context.Context, eg *Egress, host string) ([]netip.Addr, *acme.Problem) {
 	if ip, err := netip.ParseAddr(host); err == nil {
 		return []netip.Addr{ip.Unmap()}, nil
 	}
@@ -384,16 +414,27 @@ func (v *Validator) resolve(ctx context.Context, host string) ([]netip.Addr, *ac
 	}
 
 	var addrs []netip.Addr
+	var refused []error
 	seen := make(map[netip.Addr]bool)
 	for _, a := range append(v6, v4...) {
 		a = a.Unmap()
-		if a.IsValid() && !seen[a] {
-			seen[a] = true
-			addrs = append(addrs, a)
+		if !a.IsValid() || seen[a] {
+			continue
 		}
+		seen[a] = true
+		if err := eg.CheckAddr(a); err != nil {
+			refused = append(refused, err)
+			continue
+		}
+		addrs = append(addrs, a)
 	}
 	if len(addrs) > 0 {
 		return addrs, nil
+	}
+	if len(refused) > 0 {
+		p := acme.NewProblem(acme.ProbDNS, "DNS problem: no valid IP addresses found for %s: %s", host, refusedList(refused))
+		p.Cause = errors.Join(refused...)
+		return nil, p
 	}
 	if err4 != nil && !isNotFound(err4) {
 		return nil, dnsProblem("A", host, err4)
@@ -404,6 +445,22 @@ func (v *Validator) resolve(ctx context.Context, host string) ([]netip.Addr, *ac
 	return nil, acme.NewProblem(acme.ProbDNS, "DNS problem: no A/AAAA records for %s (the name does not exist or has no addresses)", host)
 }
 
+// maxRefusedInDetail bounds the refused addresses a problem detail names.
+const maxRefusedInDetail = 4
+
+// refusedList describes the answers the egress policy refused.
+func refusedList(errs []error) string {
+	var parts []string
+	for i, err := range errs {
+		if i == maxRefusedInDetail {
+			parts = append(parts, fmt.Sprintf("and %d more", len(errs)-i))
+			break
+		}
+		parts = append(parts, err.Error())
+	}
+	return strings.Join(parts, "; ")
+}
+
 // isNotFound reports whether err is a lookup that found no such name or no
 // records of the type asked for.
 func isNotFound(err error) bool {
@@ -411,9 +468,12 @@ func isNotFound(err error) bool {
 	return errors.As(err, &de) && de.IsNotFound
 }
 
-// dialer returns the current dial function.
-func (v *Validator) dialer() DialFunc {
-	return *v.dial.Load()
+// egressDialer returns the egress policy in force and the dial function
+// behind it (guardedDial). Every validation connection is made through
+// what it returns, so a validation keeps the policy it started with.
+func (v *Validator) egressDialer() (*Egress, DialFunc) {
+	eg := v.egress.Load()
+	return eg, guardedDial(eg, *v.dial.Load())
 }
 
 // dialAny connects to port on the first of addrs that accepts, giving each

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -33,8 +34,9 @@ const (
 
 // httpFetch is the state of one http-01 validation.
 type httpFetch struct {
-	v    *Validator
-	dial DialFunc
+	v      *Validator
+	egress *Egress
+	dial   DialFunc
 	// connected is set once any connection has been made, to tell the
 	// two kinds of timeout apart.
 	connected bool
@@ -57,7 +59,8 @@ const maxInformational = 5
 // same HTTP/1.1 code the Transport uses.
 func (v *Validator) validateHTTP01(ctx context.Context, t target, req acme.ValidationRequest) *acme.Problem {
 	u := "http://" + t.urlHost() + "/.well-known/acme-challenge/" + req.Token
-	f := &httpFetch{v: v, dial: v.dialer()}
+	eg, dial := v.egressDialer()
+	f := &httpFetch{v: v, egress: eg, dial: dial}
 	var via []*http.Request
 	for {
 		hreq, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
@@ -74,14 +77,22 @@ func (v *Validator) validateHTTP01(ctx context.Context, t target, req acme.Valid
 				return connProblem("Fetching "+shortURL(u), err, f.connected)
 			}
 		}
+		own := t.isHost(hreq.URL.Hostname())
 		resp, body, err := f.get(ctx, hreq)
 		if err != nil {
+			if !own {
+				err = withoutContent(err)
+			}
 			return connProblem("Fetching "+shortURL(u), err, f.connected)
 		}
 		if loc := resp.Header.Get("Location"); loc != "" && isRedirect(resp.StatusCode) {
 			next, err := hreq.URL.Parse(loc)
 			if err != nil {
-				return connProblem("Fetching "+shortURL(u), fmt.Errorf("failed to parse Location header %q: %v", loc, err), true)
+				err = fmt.Errorf("failed to parse Location header %q: %v", loc, err)
+				if !own {
+					err = fmt.Errorf("failed to parse the Location header (%d bytes, not shown: the host is not the identifier)", len(loc))
+				}
+				return connProblem("Fetching "+shortURL(u), err, true)
 			}
 			via = append(via, hreq)
 			u = next.String()
@@ -90,20 +101,70 @@ func (v *Validator) validateHTTP01(ctx context.Context, t target, req acme.Valid
 		if resp.StatusCode != http.StatusOK {
 			return acme.Unauthorized("Invalid response from %s: %d", u, resp.StatusCode)
 		}
-		if int64(len(body)) > v.cfg.MaxBodyBytes {
-			return acme.Unauthorized("Invalid response from %s: body longer than %d bytes, starting %s",
-				u, v.cfg.MaxBodyBytes, excerpt(body))
-		}
-		// RFC 8555 §8.3: "The server SHOULD ignore whitespace characters
-		// at the end of the body." Surrounding whitespace is trimmed, as
-		// Let's Encrypt does.
-		if strings.TrimSpace(string(body)) != req.KeyAuthorization {
-			return acme.Unauthorized("Invalid response from %s: the body %s is not the key authorization",
-				u, excerpt(body))
-		}
-		return nil
+		return checkHTTP01Body(u, t, own, body, v.cfg.MaxBodyBytes, req.KeyAuthorization)
 	}
 }
+
+// checkHTTP01Body compares the body of the final response, fetched from
+// u, with the key authorization. own says whether u's host is the
+// identifier itself: only then does a problem quote the body. A body from
+// another host, reached by a redirect the applicant chose, may be a reply
+// of a service inside weir's network, so a problem says only its size.
+func checkHTTP01Body(u string, t target, own bool, body []byte, maxBytes int64, keyAuth string) *acme.Problem {
+	if int64(len(body)) > maxBytes {
+		if !own {
+			return acme.Unauthorized("Invalid response from %s: the body is longer than %d bytes (not shown: %s is not %s)",
+				u, maxBytes, hostOf(u), t.host())
+		}
+		return acme.Unauthorized("Invalid response from %s: body longer than %d bytes, starting %s",
+			u, maxBytes, excerpt(body))
+	}
+	// RFC 8555 §8.3: "The server SHOULD ignore whitespace characters at
+	// the end of the body." Surrounding whitespace is trimmed, as Let's
+	// Encrypt does.
+	if strings.TrimSpace(string(body)) == keyAuth {
+		return nil
+	}
+	if !own {
+		return acme.Unauthorized("Invalid response from %s: the body (%d bytes) is not the key authorization (not shown: %s is not %s)",
+			u, len(body), hostOf(u), t.host())
+	}
+	return acme.Unauthorized("Invalid response from %s: the body %s is not the key authorization", u, excerpt(body))
+}
+
+// hostOf returns the host of URL u for a problem detail, or "the host"
+// when u does not parse.
+func hostOf(u string) string {
+	if pu, err := url.Parse(u); err == nil && pu.Hostname() != "" {
+		return pu.Hostname()
+	}
+	return "the host"
+}
+
+// errContent replaces an error that quoted what a peer sent (a malformed
+// status line, say). It wraps nothing: connProblem describes an error by
+// the innermost of its chain.
+var errContent = errors.New("the response is not valid HTTP/1.x (what was received is not shown: the host is not the identifier)")
+
+// withoutContent returns err, or, when it may quote the peer's bytes
+// (net/http's parse errors do, up to a whole line), an error that does
+// not. Network errors, timeouts and TLS errors carry no content.
+func withoutContent(err error) error {
+	var re *responseError
+	if errors.As(err, &re) {
+		return errContent
+	}
+	return err
+}
+
+// responseError is a response that could not be parsed.
+type responseError struct{ err error }
+
+// Error implements error.
+func (e *responseError) Error() string { return e.err.Error() }
+
+// Unwrap returns the parse error.
+func (e *responseError) Unwrap() error { return e.err }
 
 // isRedirect reports whether code is a redirect that is followed, as
 // net/http's Client follows them.
@@ -176,7 +237,10 @@ func (f *httpFetch) get(ctx context.Context, req *http.Request) (*http.Response,
 			if lr.N <= 0 {
 				return nil, nil, fmt.Errorf("response headers longer than %d bytes", maxHeaderBytes)
 			}
-			return nil, nil, err
+			if isTimeout(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+				return nil, nil, err
+			}
+			return nil, nil, &responseError{err}
 		}
 		if resp.StatusCode >= 200 || resp.StatusCode == http.StatusSwitchingProtocols {
 			break
@@ -282,7 +346,7 @@ func (f *httpFetch) dialContext(ctx context.Context, host, port string) (net.Con
 	if err != nil {
 		return nil, err
 	}
-	addrs, p := f.v.resolve(ctx, host)
+	addrs, p := f.v.resolve(ctx, f.egress, host)
 	if p != nil {
 		return nil, &problemError{p}
 	}

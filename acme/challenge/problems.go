@@ -66,7 +66,10 @@ func connProblem(what string, err error, connected bool) *acme.Problem {
 		return pe.p
 	}
 	typ, reason := acme.ProbConnection, ""
+	var ee *EgressError
 	switch {
+	case errors.As(err, &ee):
+		reason = ee.Error()
 	case isTimeout(err):
 		if connected {
 			reason = "Timeout after connect (the server may be slow or overloaded)"

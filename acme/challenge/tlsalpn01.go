@@ -35,13 +35,14 @@ func oidACMEIdentifier() asn1.ObjectIdentifier {
 // checks the certificate presented (RFC 8737 §3; RFC 8738 §6 for IP
 // addresses). Only the leaf certificate is examined.
 func (v *Validator) validateTLSALPN01(ctx context.Context, t target, req acme.ValidationRequest) *acme.Problem {
-	addrs, p := v.resolve(ctx, t.host())
+	eg, dial := v.egressDialer()
+	addrs, p := v.resolve(ctx, eg, t.host())
 	if p != nil {
 		return p
 	}
 	port := v.cfg.TLSALPNPort
 	what := fmt.Sprintf("Connecting to %s for tls-alpn-01", net.JoinHostPort(t.host(), strconv.Itoa(port)))
-	conn, err := dialAny(ctx, v.dialer(), addrs, port)
+	conn, err := dialAny(ctx, dial, addrs, port)
 	if err != nil {
 		return connProblem(what, err, false)
 	}

@@ -16,6 +16,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/challenge"
 )
 
 // Config is the whole YAML file; config.example.yaml documents every key.
@@ -154,6 +155,9 @@ type ChallengesConfig struct {
 	// CAA checks CAA records (RFC 8659, RFC 8657) after each successful
 	// validation; off by default, for internal zones.
 	CAA CAAConfig `yaml:"caa"`
+	// Egress says which addresses validations may connect to; it
+	// reloads live.
+	Egress challenge.EgressConfig `yaml:"egress"`
 }
 
 // CAAConfig is the challenges.caa block.
@@ -266,6 +270,7 @@ func defaultConfig() Config {
 		Challenges: ChallengesConfig{
 			HTTP01: PortChallenge{Enabled: on(), Port: 80}, DNS01: Toggle{Enabled: on()},
 			TLSALPN01: PortChallenge{Enabled: on(), Port: 443}, Timeout: 10 * time.Second,
+			Egress: challenge.EgressConfig{Default: "allow"},
 		},
 		Storage:      StorageConfig{Driver: "sqlite", Path: "weir.db"},
 		RateLimiting: defaultRateLimiting(),
@@ -367,6 +372,9 @@ func (c Config) Validate() error {
 		add("challenges: at least one challenge type must be enabled")
 	}
 	errs = append(errs, c.validateCAA()...)
+	if err := c.Challenges.Egress.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	errs = append(errs, c.Storage.validate()...)
 	if _, err := parseLevel(c.Log.Level); err != nil {
 		add("log.level: %v", err)

@@ -21,10 +21,10 @@ const configTemplate = `# weir configuration. Every key is shown with its defaul
 #
 # Check an edit with "weir check-config {{config-file}}". A running weir
 # applies rate-limiting (but backend and redis), server.trusted-proxies,
-# ca.policy, ca.default-profile, ca.profiles and log.level within two
-# seconds of a save, or on SIGHUP; an invalid edit is refused and logged,
-# and the running configuration stays. Other keys need a restart
-# (docs/operations.md).
+# ca.policy, ca.default-profile, ca.profiles, challenges.egress and
+# log.level within two seconds of a save, or on SIGHUP; an invalid edit is
+# refused and logged, and the running configuration stays. Other keys need
+# a restart (docs/operations.md).
 
 # Where weir keeps its CA keys (mode 0600), its database, the admin token
 # and the root certificate to distribute (<data-dir>/root.pem). Created by
@@ -193,6 +193,19 @@ challenges:
   # identities: the issuer domain names your CAA records use for weir, e.g.
   # ["weir.internal"]; empty means acme.caa-identities. docs/operations.md.
   caa: { enabled: false, identities: [] }
+  # Where validations may connect (http-01 with every redirect, tls-alpn-01),
+  # checked on the address of every connection and on every address a
+  # lookup returns; applied live on reload. Built in and always denied
+  # unless a range below says otherwise: 0.0.0.0/8, link-local
+  # (169.254.0.0/16, fe80::/10), the cloud metadata services
+  # (fd00:ec2::254, 100.100.100.200, 168.63.129.16, 192.0.0.192), multicast
+  # and 240.0.0.0/4 (broadcast), and ::. The admin listener is never
+  # connected to. Loopback and private ranges are allowed. The most
+  # specific range decides; at equal length denied-cidrs beats
+  # allowed-cidrs, which beats the built-in list. default decides addresses
+  # no range covers: allow, or deny to allow only allowed-cidrs.
+  # docs/security.md.
+  egress: { default: allow, allowed-cidrs: [], denied-cidrs: [] }
 
 storage:
   # Where the ACME objects live. sqlite: the embedded default, one

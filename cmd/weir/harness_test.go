@@ -41,6 +41,7 @@ type testEnv struct {
 	adminURL string
 
 	tokens   sync.Map // http-01 token -> key authorization
+	redirect sync.Map // http-01 token -> the URL its challenge path redirects to
 	alpnMu   sync.Mutex
 	alpnCert map[string]*tls.Certificate // SNI -> challenge cert
 }
@@ -162,6 +163,10 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 
 func (e *testEnv) serveHTTP01(w http.ResponseWriter, r *http.Request) {
 	token := strings.TrimPrefix(r.URL.Path, "/.well-known/acme-challenge/")
+	if to, ok := e.redirect.Load(token); ok {
+		http.Redirect(w, r, to.(string), http.StatusFound)
+		return
+	}
 	if v, ok := e.tokens.Load(token); ok {
 		io.WriteString(w, v.(string))
 		return

@@ -8,18 +8,19 @@ import (
 	"time"
 )
 
-// startPprof serves the Go profiler on a loopback address only.
-func startPprof(addr string) error {
+// startPprof serves the Go profiler on a loopback address only, and
+// returns the address it listens on.
+func startPprof(addr string) (net.Addr, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("%q is not a loopback address", addr)
+		return nil, fmt.Errorf("%q is not a loopback address", addr)
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -28,5 +29,5 @@ func startPprof(addr string) error {
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
-	return nil
+	return ln.Addr(), nil
 }

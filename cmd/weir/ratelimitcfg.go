@@ -114,22 +114,18 @@ func defaultRateLimiting() RateLimitingConfig {
 	}
 }
 
-// parsePrefixes reads IPs and CIDRs, naming the key of a bad entry.
+// parsePrefixes reads IPs and CIDRs (acme.ParseIPRange), naming the key of
+// a bad entry.
 func parsePrefixes(key string, list []string) ([]netip.Prefix, []error) {
 	var out []netip.Prefix
 	var errs []error
 	for i, s := range list {
-		if p, err := netip.ParsePrefix(s); err == nil {
-			out = append(out, p.Masked())
-			continue
-		}
-		a, err := netip.ParseAddr(s)
+		p, err := acme.ParseIPRange(s)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s[%d]: %q is not an IP address or CIDR", key, i, s))
+			errs = append(errs, fmt.Errorf("%s[%d]: %v", key, i, err))
 			continue
 		}
-		a = a.Unmap()
-		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+		out = append(out, p)
 	}
 	return out, errs
 }

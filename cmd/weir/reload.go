@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"errors"
@@ -8,12 +9,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"reflect"
 	"sync"
 	"syscall"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/challenge"
 )
 
 // reloadState remembers the outcome of the last reload, for operators.
@@ -91,8 +94,11 @@ func fileDigest(path string) [sha256.Size]byte {
 // change with a restart.
 func restartKeys(old, cur Config) []string {
 	var keys []string
+	// Compared as YAML, as the file says them: an empty list is no list.
 	diff := func(key string, a, b any) {
-		if !reflect.DeepEqual(a, b) {
+		ya, erra := yaml.Marshal(a)
+		yb, errb := yaml.Marshal(b)
+		if erra != nil || errb != nil || !bytes.Equal(ya, yb) {
 			keys = append(keys, key)
 		}
 	}
@@ -108,7 +114,9 @@ func restartKeys(old, cur Config) []string {
 	oldCA.Policy, curCA.Policy = acme.PolicyConfig{}, acme.PolicyConfig{}
 	oldCA.DefaultProfile, curCA.DefaultProfile, oldCA.Profiles, curCA.Profiles = "", "", nil, nil
 	diff("ca (other than ca.policy, ca.default-profile and ca.profiles)", oldCA, curCA)
-	diff("challenges", old.Challenges, cur.Challenges)
+	oldCh, curCh := old.Challenges, cur.Challenges
+	oldCh.Egress, curCh.Egress = challenge.EgressConfig{}, challenge.EgressConfig{}
+	diff("challenges (other than challenges.egress)", oldCh, curCh)
 	diff("storage", old.Storage, cur.Storage)
 	diff("rate-limiting.backend", old.RateLimiting.Backend, cur.RateLimiting.Backend)
 	diff("rate-limiting.redis", old.RateLimiting.Redis, cur.RateLimiting.Redis)
@@ -118,8 +126,8 @@ func restartKeys(old, cur Config) []string {
 }
 
 // reload reads the config file again and applies what can change live:
-// the limits, whitelist, trusted proxies, CA policy, certificate profiles
-// and log level. An invalid file is refused and the running configuration
+// the limits, whitelist, trusted proxies, CA policy, certificate profiles,
+// validation egress policy and log level. An invalid file is refused and the running configuration
 // stays.
 func (s *server) reload(trigger string) error {
 	s.reloadMu.Lock()
@@ -180,6 +188,10 @@ func (s *server) reloadLocked() error {
 	if err != nil {
 		return fmt.Errorf("log.level: %w", err)
 	}
+	egress, err := s.newEgress(cfg.Challenges.Egress)
+	if err != nil {
+		return err
+	}
 	if err := s.applyLimiter(ls, cfg.RateLimiting.Global.Enabled); err != nil {
 		return err
 	}
@@ -189,6 +201,7 @@ func (s *server) reloadLocked() error {
 	warnProfiles(s.log, profiles, s.svc.CA().Hierarchy().Intermediate, time.Now())
 	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)
 	s.svc.SetARI(cfg.ACME.RenewalInfo.acme())
+	s.validator.SetEgress(egress)
 	s.logLevel.Set(level)
 	// Keep what needs a restart as it runs; take the live parts.
 	backend, redis := s.cfg.RateLimiting.Backend, s.cfg.RateLimiting.Redis
@@ -198,6 +211,7 @@ func (s *server) reloadLocked() error {
 	s.cfg.CA.Policy = cfg.CA.Policy
 	s.cfg.CA.DefaultProfile, s.cfg.CA.Profiles = cfg.CA.DefaultProfile, cfg.CA.Profiles
 	s.cfg.ACME.RenewalInfo = cfg.ACME.RenewalInfo
+	s.cfg.Challenges.Egress = cfg.Challenges.Egress
 	s.cfg.Log.Level = cfg.Log.Level
 	s.reloaded.restart = restart
 	return nil

@@ -32,8 +32,10 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	tuneGC()
+	var pprofLn net.Addr
 	if *pprofAddr != "" {
-		if err := startPprof(*pprofAddr); err != nil {
+		var err error
+		if pprofLn, err = startPprof(*pprofAddr); err != nil {
 			fmt.Fprintf(stderr, "weir: -pprof: %v\n", err)
 			return 1
 		}
@@ -49,6 +51,9 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 1
 	}
 	srv.configPath = *configPath
+	if pprofLn != nil {
+		srv.ownListeners = append(srv.ownListeners, pprofLn)
+	}
 	defer srv.Close()
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
@@ -81,6 +86,7 @@ type server struct {
 	limits     *acme.RateLimits
 	edge       *ratelimit.Edge
 	svc        *acme.Service
+	validator  *challenge.Validator
 	web        *web.Server
 	nonces     acme.NonceStore
 	limiterNow *limiterSettings
@@ -95,6 +101,9 @@ type server struct {
 	metrics    *admin.Metrics // Prometheus series and the limiter's recent activity
 	adminLn    net.Listener   // the admin listener; nil when admin is off
 	started    time.Time
+	// ownListeners are weir's listeners besides the admin listener that
+	// validations must never connect to (the -pprof one); egress.go.
+	ownListeners []net.Addr
 
 	// closeNonces closes a Redis client of the nonces' own; nil when
 	// there is none (nonces.go).
@@ -206,14 +215,43 @@ func (s *server) wire(ctx context.Context, issuer *ca.CA) error {
 		return err
 	}
 	s.limiterNow = ls
-	s.svc, err = newService(s.cfg, s.store, issuer, s.limits, s.log)
+	if s.validator, err = newValidator(s.cfg); err != nil {
+		return err
+	}
+	s.svc, err = newService(s.cfg, s.store, issuer, s.validator, s.limits, s.log)
 	// Accounts bound with an EAB key take the overrides of its label.
 	s.limits.SetEABLabels(acme.NewEABLabels(s.store))
 	return err
 }
 
+// newValidator makes the challenge validator of cfg. Its egress policy
+// does not know weir's own listeners until Serve binds them
+// (applyEgress), before any validation runs.
+func newValidator(cfg Config) (*challenge.Validator, error) {
+	v, err := challenge.New(challenge.Config{
+		HTTPPort: cfg.Challenges.HTTP01.Port, TLSALPNPort: cfg.Challenges.TLSALPN01.Port,
+		Resolver: cfg.Challenges.DNSResolver, Timeout: cfg.Challenges.Timeout, Enabled: challengeTypes(cfg),
+		CAA: challenge.CAAConfig{Enabled: cfg.Challenges.CAA.Enabled, Identities: cfg.caaIdentities(),
+			AccountURIPrefix: web.AccountURL(externalURL(cfg), "")},
+		Egress: cfg.Challenges.Egress,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("challenges: %w", err)
+	}
+	return v, nil
+}
+
+// challengeTypes says which challenge types cfg enables.
+func challengeTypes(cfg Config) map[acme.ChallengeType]bool {
+	return map[acme.ChallengeType]bool{
+		acme.ChallengeHTTP01:    enabled(cfg.Challenges.HTTP01.Enabled),
+		acme.ChallengeDNS01:     enabled(cfg.Challenges.DNS01.Enabled),
+		acme.ChallengeTLSALPN01: enabled(cfg.Challenges.TLSALPN01.Enabled),
+	}
+}
+
 // newService wires the ACME use cases: policy, validator and limits.
-func newService(cfg Config, store acme.Store, issuer *ca.CA, limits acme.Limits, log *slog.Logger) (*acme.Service, error) {
+func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, limits acme.Limits, log *slog.Logger) (*acme.Service, error) {
 	policy, err := acme.NewPolicy(cfg.CA.Policy)
 	if err != nil {
 		return nil, err
@@ -222,25 +260,12 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, limits acme.Limits,
 	if err != nil {
 		return nil, err
 	}
-	types := map[acme.ChallengeType]bool{
-		acme.ChallengeHTTP01:    enabled(cfg.Challenges.HTTP01.Enabled),
-		acme.ChallengeDNS01:     enabled(cfg.Challenges.DNS01.Enabled),
-		acme.ChallengeTLSALPN01: enabled(cfg.Challenges.TLSALPN01.Enabled),
-	}
+	types := challengeTypes(cfg)
 	var offered []acme.ChallengeType
 	for _, t := range []acme.ChallengeType{acme.ChallengeHTTP01, acme.ChallengeDNS01, acme.ChallengeTLSALPN01} {
 		if types[t] {
 			offered = append(offered, t)
 		}
-	}
-	v, err := challenge.New(challenge.Config{
-		HTTPPort: cfg.Challenges.HTTP01.Port, TLSALPNPort: cfg.Challenges.TLSALPN01.Port,
-		Resolver: cfg.Challenges.DNSResolver, Timeout: cfg.Challenges.Timeout, Enabled: types,
-		CAA: challenge.CAAConfig{Enabled: cfg.Challenges.CAA.Enabled, Identities: cfg.caaIdentities(),
-			AccountURIPrefix: web.AccountURL(externalURL(cfg), "")},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("challenges: %w", err)
 	}
 	svc, err := acme.New(acme.Config{
 		MaxIdentifiers: cfg.ACME.MaxIdentifiers, OrderLifetime: cfg.ACME.OrderLifetime,
@@ -284,6 +309,10 @@ func (s *server) Serve(ctx context.Context, ln net.Listener) error {
 		Certificates: []tls.Certificate{s.tlsCert},
 		MinVersion:   tls.VersionTLS12,
 		NextProtos:   []string{"h2", "http/1.1"},
+	}
+	// Before any validation runs: the policy now knows the listeners.
+	if err := s.applyEgress(s.cfg.Challenges.Egress); err != nil {
+		return err
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
 	bgDone := make(chan error, 4)
