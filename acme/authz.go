@@ -89,7 +89,7 @@ func (s *Service) RespondChallenge(ctx context.Context, c Caller, id string) (*C
 		s.waiters.Store(ch.ID, done)
 		defer s.waiters.Delete(ch.ID)
 	}
-	queued, err := s.startValidation(ctx, ch)
+	queued, err := s.startValidation(ctx, ch, a.AccountID)
 	if err != nil {
 		if !errors.Is(err, ErrConflict) {
 			return nil, nil, Internal(err)

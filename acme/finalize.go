@@ -94,7 +94,10 @@ func diffIdentifiers(want, got []Identifier) string {
 // before the certificate is stored, another replica issues from the stored
 // CSR once the lease ends. A repeat of the finalize request that moved the
 // order (the same CSR), such as a client's retry after a lost response or
-// a 5xx, gets the order as it now is instead of orderNotReady.
+// a 5xx, gets the order as it now is instead of orderNotReady. The order
+// is admitted again under the CA's policy and profiles in force
+// (readmitOrder): one they no longer admit gets new-order's problem and
+// becomes invalid, and nothing is spent or issued.
 func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER []byte) (*Order, error) {
 	o, err := s.GetOrder(ctx, c, orderID)
 	if err != nil {
@@ -127,8 +130,13 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER
 	if sameKey(csr.PublicKey, c.Key) {
 		return nil, NewProblem(ProbBadCSR, "the CSR's public key is the account key; use a separate key for the certificate")
 	}
-	profile, p := s.orderProfile(o)
+	// A finalize with a good CSR, before anything is spent or leased: an
+	// order the rules in force no longer admit can never be finalized, so
+	// it becomes invalid (RFC 8555 §7.1.6) rather than stay ready until it
+	// expires.
+	profile, p := s.readmitOrder(o)
 	if p != nil {
+		s.failOrder(ctx, o, StatusPending, p, "marking an order the CA's policy no longer admits invalid")
 		return nil, p
 	}
 	refund, err := s.lim().Finalize(ctx, c.Account, o)
@@ -160,7 +168,7 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 	cert, err := s.issue(o, csr, profile)
 	if err != nil {
 		refund()
-		s.failOrder(ctx, o, Internal(err), "marking order invalid after failed issuance")
+		s.failOrder(ctx, o, StatusProcessing, Internal(err), "marking order invalid after failed issuance")
 		return nil, Internal(fmt.Errorf("finalize order %s: %w", o.ID, err))
 	}
 	cert.RenewalStart, cert.RenewalEnd = s.renewalWindow(ctx, o.AccountID, len(o.Identifiers), cert.NotBefore, cert.NotAfter)
@@ -177,7 +185,7 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 		case cur.Status == StatusProcessing && o.Replaces != "":
 			// Another renewal of the same certificate became valid first.
 			refund()
-			s.failOrder(ctx, o, alreadyReplaced(o.Replaces), "marking order invalid after a concurrent replacement")
+			s.failOrder(ctx, o, StatusProcessing, alreadyReplaced(o.Replaces), "marking order invalid after a concurrent replacement")
 			return nil, alreadyReplaced(o.Replaces)
 		case cur.Status == StatusInvalid && cur.Error != nil:
 			return nil, cur.Error
@@ -191,32 +199,35 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 	return o, nil
 }
 
-// failOrder moves o from processing to invalid with problem p, logging
-// what failed under msg.
-func (s *Service) failOrder(ctx context.Context, o *Order, p *Problem, msg string) {
+// failOrder moves o from its stored status from (pending or processing)
+// to invalid with problem p, logging what failed under msg.
+func (s *Service) failOrder(ctx context.Context, o *Order, from Status, p *Problem, msg string) {
 	o.Status, o.Error = StatusInvalid, p
-	if err := s.store.UpdateOrder(ctx, o, StatusProcessing); err != nil {
+	if err := s.store.UpdateOrder(ctx, o, from); err != nil {
 		s.log.Error(msg, "order", o.ID, "err", err)
 	}
 }
 
 // resumeFinalize completes the finalization of o, a processing order this
 // replica claimed because the replica finalizing it stopped before storing
-// the certificate: it issues from the stored CSR, with the order's
-// profile, as Finalize would have. An order without a usable CSR, or
-// whose profile no longer allows it, becomes invalid.
+// the certificate: it issues from the stored CSR, as Finalize would have,
+// once the rules in force now admit the order again (the CA's policy or
+// profiles may have changed since). An order without a usable CSR, or
+// that they no longer admit, becomes invalid and nothing is issued.
 func (s *Service) resumeFinalize(ctx context.Context, o *Order) {
 	nothing := func() {}
 	csr, err := x509.ParseCertificateRequest(o.CSR)
 	if err != nil {
-		s.failOrder(ctx, o, NewProblem(ProbServerInternal, "the finalization of this order was interrupted and cannot be resumed; create a new order"),
+		s.failOrder(ctx, o, StatusProcessing, NewProblem(ProbServerInternal, "the finalization of this order was interrupted and cannot be resumed; create a new order"),
 			"marking an interrupted finalization invalid")
 		s.log.Warn("an interrupted finalization has no usable CSR; the order is invalid", "order", o.ID, "err", err)
 		return
 	}
-	profile, p := s.orderProfile(o)
+	profile, p := s.readmitOrder(o)
 	if p != nil {
-		s.failOrder(ctx, o, p, "marking an interrupted finalization invalid")
+		s.failOrder(ctx, o, StatusProcessing, p, "marking an interrupted finalization invalid")
+		s.log.Warn("the CA's policy no longer admits an interrupted finalization; the order is invalid and nothing is issued",
+			"order", o.ID, "problem", p.Detail)
 		return
 	}
 	if _, err := s.completeFinalize(ctx, o, csr, profile, nothing); err != nil {

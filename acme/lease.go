@@ -45,30 +45,31 @@ const releaseTimeout = 5 * time.Second
 
 // validationJob is a claimed challenge waiting for a worker.
 type validationJob struct {
-	id    string
-	until time.Time // when this replica's lease ends, unless renewed
+	id      string
+	account string    // the account of the challenge, whose share of the workers it uses (validationqueue.go)
+	until   time.Time // when this replica's lease ends, unless renewed
 }
 
 // startValidation moves ch, still pending, to processing at ch.UpdatedAt
 // (compare-and-set: ErrConflict if it is not pending), claimed by this
-// replica, and queues it for the workers, reporting whether it did.
-// Without room in the queue it stays unclaimed, and the next claim of any
-// replica takes it.
-func (s *Service) startValidation(ctx context.Context, ch *Challenge) (queued bool, err error) {
-	if len(s.jobs) >= cap(s.jobs) {
+// replica, and queues it for the workers as a job of account, reporting
+// whether it did. Without room in the queue it stays unclaimed, and the
+// next claim of any replica takes it.
+func (s *Service) startValidation(ctx context.Context, ch *Challenge, account string) (queued bool, err error) {
+	if s.jobs.room() <= 0 {
 		s.log.Warn("validation queue full; the challenge waits for a replica to claim it", "challenge", ch.ID)
 		return false, s.store.UpdateChallenge(ctx, ch, StatusPending)
 	}
 	if err := s.store.StartChallenge(ctx, ch.ID, s.cfg.Owner, ch.UpdatedAt, s.cfg.ValidationLease); err != nil {
 		return false, err
 	}
-	return s.queue(validationJob{id: ch.ID, until: ch.UpdatedAt.Add(s.cfg.ValidationLease)}), nil
+	return s.queue(validationJob{id: ch.ID, account: account, until: ch.UpdatedAt.Add(s.cfg.ValidationLease)}), nil
 }
 
 // claimJobs claims as many free or expired validation jobs as the queue
 // has room for, and queues them.
 func (s *Service) claimJobs(ctx context.Context) {
-	room := min(cap(s.jobs)-len(s.jobs), maxClaim)
+	room := min(s.jobs.room(), maxClaim)
 	if room <= 0 {
 		return
 	}
@@ -81,7 +82,15 @@ func (s *Service) claimJobs(ctx context.Context) {
 		return
 	}
 	for _, ch := range chs {
-		s.queue(validationJob{id: ch.ID, until: now.Add(s.cfg.ValidationLease)})
+		// The queue shares the workers out by account, which a claimed
+		// challenge names only through its authorization.
+		a, err := s.store.GetAuthz(ctx, ch.AuthzID)
+		if err != nil {
+			s.log.Error("reading the authorization of a claimed validation; releasing it", "challenge", ch.ID, "err", err)
+			s.releaseJob(ctx, ch.ID)
+			continue
+		}
+		s.queue(validationJob{id: ch.ID, account: a.AccountID, until: now.Add(s.cfg.ValidationLease)})
 	}
 	if len(chs) > 0 {
 		s.log.Info("claimed validations left by a stopped replica or a full queue", "count", len(chs))
@@ -117,16 +126,14 @@ func (s *Service) claimFinalizations(ctx context.Context) {
 // queue hands a claimed job to the workers, or gives its lease up when
 // the queue is full; it reports whether the workers have it.
 func (s *Service) queue(j validationJob) bool {
-	select {
-	case s.jobs <- j:
+	if s.jobs.push(j) {
 		return true
-	default:
-		s.log.Warn("validation queue full; the challenge waits for a replica to claim it", "challenge", j.id)
-		ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
-		defer cancel()
-		s.releaseJob(ctx, j.id)
-		return false
 	}
+	s.log.Warn("validation queue full; the challenge waits for a replica to claim it", "challenge", j.id)
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	s.releaseJob(ctx, j.id)
+	return false
 }
 
 // holdJob reports whether this replica may validate j now: its lease
@@ -156,13 +163,8 @@ func (s *Service) holdJob(ctx context.Context, j validationJob) bool {
 func (s *Service) releaseQueued() {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	for {
-		select {
-		case j := <-s.jobs:
-			s.releaseJob(ctx, j.id)
-		default:
-			return
-		}
+	for _, j := range s.jobs.drain() {
+		s.releaseJob(ctx, j.id)
 	}
 }
 

@@ -29,11 +29,12 @@ func parseOrderTime(field, v string) (time.Time, *Problem) {
 	return t.UTC(), nil
 }
 
-// checkValidity checks a requested validity window against the maximum
-// lifetime: the profile's, or the CA's when there is no profile.
-func (s *Service) checkValidity(nb, na time.Time, profile *Profile) *Problem {
+// checkWindow checks the form of a requested validity window: a
+// notBefore at most an hour in the past and at most OrderLifetime ahead,
+// and a notAfter after it. Its length is a rule of the profile
+// (checkLifetime, in admitOrder).
+func (s *Service) checkWindow(nb, na time.Time) *Problem {
 	now := s.now()
-	maxLife := s.maxLifetime(profile)
 	start := nb
 	if start.IsZero() {
 		start = now
@@ -45,8 +46,6 @@ func (s *Service) checkValidity(nb, na time.Time, profile *Profile) *Problem {
 		return Malformed("notBefore %s is too far in the future: at most %s from now", nb.Format(time.RFC3339), s.cfg.OrderLifetime)
 	case !na.IsZero() && !na.After(start):
 		return Malformed("notAfter %s is not after notBefore %s", na.Format(time.RFC3339), start.Format(time.RFC3339))
-	case !na.IsZero() && na.Sub(start) > maxLife:
-		return Malformed("the requested validity of %s exceeds the maximum certificate lifetime of %s", na.Sub(start), maxLife)
 	}
 	return nil
 }
@@ -67,24 +66,6 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 	if p != nil {
 		return nil, p
 	}
-	policy := s.policy.Load()
-	var probs []*Problem
-	for _, id := range idents {
-		if p := s.checkIdentifier(policy, id); p != nil {
-			probs = append(probs, p)
-		}
-	}
-	if p := Combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
-		return nil, p
-	}
-	// draft-aaron-acme-profiles §4: no profile means the default one.
-	profile, p := s.Profiles().Resolve(req.Profile)
-	if p != nil {
-		return nil, p
-	}
-	if p := profile.checkIdentifiers(idents); p != nil {
-		return nil, p
-	}
 	nb, p := parseOrderTime("notBefore", req.NotBefore)
 	if p != nil {
 		return nil, p
@@ -93,7 +74,11 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 	if p != nil {
 		return nil, p
 	}
-	if p := s.checkValidity(nb, na, profile); p != nil {
+	profile, p := s.admitOrder(idents, req.Profile, nb, na)
+	if p != nil {
+		return nil, p
+	}
+	if p := s.checkWindow(nb, na); p != nil {
 		return nil, p
 	}
 	var (

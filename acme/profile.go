@@ -311,28 +311,13 @@ func (ps *Profiles) Resolve(name string) (*Profile, *Problem) {
 }
 
 // SetProfiles swaps the certificate profiles (live reload); nil offers
-// none. Orders already created keep their profile's name and are issued
-// under the profile of that name at finalize.
+// none. Orders already created keep their profile's name; at finalize
+// they are admitted again, and issued, under the profile of that name in
+// force then (readmitOrder).
 func (s *Service) SetProfiles(p *Profiles) { s.profiles.Store(p) }
 
 // Profiles returns the certificate profiles in force.
 func (s *Service) Profiles() *Profiles { return s.profiles.Load() }
-
-// orderProfile is the profile an existing order is finalized under: the
-// one it was created with, or the default for an order created before
-// profiles were configured. A profile removed since is invalidProfile, as
-// is one that no longer allows the order's identifiers.
-func (s *Service) orderProfile(o *Order) (*Profile, *Problem) {
-	p, prob := s.Profiles().Resolve(o.Profile)
-	if prob != nil {
-		prob.Detail += "; the order's profile was withdrawn, so create a new order"
-		return nil, prob
-	}
-	if prob := p.checkIdentifiers(o.Identifiers); prob != nil {
-		return nil, NewProblem(ProbInvalidProfile, "profile %q no longer allows this order's identifiers; create a new order", p.Name)
-	}
-	return p, nil
-}
 
 // maxLifetime is the longest validity an order under p may ask for.
 func (s *Service) maxLifetime(p *Profile) time.Duration {

@@ -32,6 +32,12 @@ type Config struct {
 	Challenges []ChallengeType
 	// ValidationWorkers bounds concurrent validations.
 	ValidationWorkers int
+	// ValidationWorkersPerAccount bounds the validations of one account
+	// that the workers run at once, so that one account's slow or hung
+	// validations leave the other workers to the other accounts
+	// (validationqueue.go). Zero means a quarter of ValidationWorkers,
+	// at least 1.
+	ValidationWorkersPerAccount int
 	// ValidationQueue bounds validations waiting for a worker.
 	ValidationQueue int
 	// ValidationTimeout bounds one validation.
@@ -89,6 +95,12 @@ func (c *Config) setDefaults() {
 	if c.ValidationWorkers <= 0 {
 		c.ValidationWorkers = 16
 	}
+	if c.ValidationWorkersPerAccount <= 0 {
+		// One account then holds at most 4 of the default 16 workers: it
+		// takes four accounts stalling at once to fill the pool, and one
+		// account's order of many names still validates 4 at a time.
+		c.ValidationWorkersPerAccount = max(1, c.ValidationWorkers/4)
+	}
 	if c.ValidationQueue <= 0 {
 		c.ValidationQueue = 4096
 	}
@@ -121,9 +133,9 @@ type Service struct {
 	eab  atomic.Pointer[EABConfig]
 	plan planner
 
-	jobs     chan validationJob // claimed challenges waiting for a worker (lease.go)
-	running  atomic.Bool        // Run's workers are running
-	waiters  sync.Map           // challenge ID -> chan *Authorization: POSTs waiting for the outcome
+	jobs     *validationQueue // claimed challenges waiting for a worker (lease.go)
+	running  atomic.Bool      // Run's workers are running
+	waiters  sync.Map         // challenge ID -> chan *Authorization: POSTs waiting for the outcome
 	crl      *crlCache
 	accounts accountCache
 }
@@ -144,7 +156,7 @@ func New(cfg Config, store Store, issuer *ca.CA, policy *Policy, v Validator, li
 		now = time.Now
 	}
 	s := &Service{cfg: cfg, store: store, ca: issuer, validator: v,
-		log: log, now: now, jobs: make(chan validationJob, cfg.ValidationQueue)}
+		log: log, now: now, jobs: newValidationQueue(cfg.ValidationQueue, cfg.ValidationWorkersPerAccount)}
 	s.policy.Store(policy)
 	s.limits.Store(limitsBox{limits})
 	s.crl = &crlCache{}

@@ -42,20 +42,21 @@ func (s *Service) Run(ctx context.Context) error {
 }
 
 func (s *Service) worker(ctx context.Context) {
-	for ctx.Err() == nil { // once stopping, the queued jobs are handed over (releaseQueued)
-		select {
-		case <-ctx.Done():
+	for {
+		// Once stopping, the queued jobs are handed over (releaseQueued).
+		j, ok := s.jobs.take(ctx)
+		if !ok {
 			return
-		case j := <-s.jobs:
-			// A validation in progress finishes even during shutdown.
-			vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ValidationTimeout)
-			if s.holdJob(vctx, j) {
-				if err := s.validate(vctx, j.id); err != nil {
-					s.log.Error("validation", "challenge", j.id, "err", err)
-				}
-			}
-			cancel()
 		}
+		// A validation in progress finishes even during shutdown.
+		vctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ValidationTimeout)
+		if s.holdJob(vctx, j) {
+			if err := s.validate(vctx, j.id); err != nil {
+				s.log.Error("validation", "challenge", j.id, "err", err)
+			}
+		}
+		cancel()
+		s.jobs.done(j)
 	}
 }
 

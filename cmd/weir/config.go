@@ -77,9 +77,12 @@ type ACMEConfig struct {
 	ValidAuthzLifetime   time.Duration `yaml:"valid-authz-lifetime"`
 	MaxIdentifiers       int           `yaml:"max-identifiers"`
 	ValidationWorkers    int           `yaml:"validation-workers"`
-	NonceLifetime        time.Duration `yaml:"nonce-lifetime"`
-	OrdersPerPage        int           `yaml:"orders-per-page"`
-	RenewalInfo          ARIConfig     `yaml:"renewal-info"`
+	// ValidationWorkersPerAccount caps one account's share of the
+	// validation workers; 0 lets acme.Config choose.
+	ValidationWorkersPerAccount int           `yaml:"validation-workers-per-account"`
+	NonceLifetime               time.Duration `yaml:"nonce-lifetime"`
+	OrdersPerPage               int           `yaml:"orders-per-page"`
+	RenewalInfo                 ARIConfig     `yaml:"renewal-info"`
 	// Nonces says where Replay-Nonces live, so that several replicas
 	// redeem each other's (nonces.go).
 	Nonces NoncesConfig `yaml:"nonces"`
@@ -354,6 +357,9 @@ func (c Config) Validate() error {
 	}
 	if c.ACME.ValidationWorkers < 1 {
 		add("acme.validation-workers: must be at least 1")
+	}
+	if n := c.ACME.ValidationWorkersPerAccount; n < 0 || n > max(c.ACME.ValidationWorkers, 1) {
+		add("acme.validation-workers-per-account: %d must be between 1 and acme.validation-workers (%d), or 0 for the default", n, c.ACME.ValidationWorkers)
 	}
 	ports := map[string]int{"challenges.http-01.port": c.Challenges.HTTP01.Port, "challenges.tls-alpn-01.port": c.Challenges.TLSALPN01.Port}
 	for _, key := range sortedKeys(ports) {

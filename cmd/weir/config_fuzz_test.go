@@ -21,6 +21,7 @@ func FuzzParseConfig(f *testing.F) {
 		"server:\n  listen: localhost:1\n  tls: {cert-file: a.pem}\n",
 		"acme:\n  order-lifetime: 1h\n  nonce-lifetime: -1s\n  max-identifiers: 0\n",
 		"acme: {order-lifetime: 1.5h, orders-per-page: 1}\n",
+		"acme: {validation-workers: 3, validation-workers-per-account: 4}\n",
 		"ca:\n  certificate-lifetime: 24h\n  policy:\n    allowed-domains: [example.com, .example.org]\n    denied-domains: [\"*.x\"]\n    allowed-ip-ranges: [10.0.0.0/8, \"::1\", bogus]\n",
 		"challenges:\n  http-01: {enabled: false, port: 0}\n  dns-01: {enabled: false}\n  tls-alpn-01: {enabled: false}\n  dns-resolver: 127.0.0.1:x\n",
 		"storage: {driver: postgres, path: \"\"}\nlog: {level: trace, format: xml}\n",

@@ -65,6 +65,12 @@ acme:
   max-identifiers: 30
   # Concurrent challenge validations.
   validation-workers: 16
+  # The most of them one account's validations may hold at once; its
+  # others wait, and the accounts take turns, so an account whose
+  # responders hang (each validation up to challenges.timeout) leaves the
+  # other workers to everyone else. 0: a quarter of validation-workers, at
+  # least 1. At most validation-workers.
+  validation-workers-per-account: 0
   # How long a Replay-Nonce stays redeemable.
   nonce-lifetime: 1h
   # Where Replay-Nonces live. Several replicas must share them, or a nonce

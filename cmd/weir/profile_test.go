@@ -155,12 +155,14 @@ func TestProfileConfig(t *testing.T) {
 	}
 }
 
-// orderJSON is the part of an order resource the profile tests read.
+// orderJSON is the part of an order resource the tests read.
 type orderJSON struct {
-	Status         string   `json:"status"`
-	Profile        string   `json:"profile"`
-	Authorizations []string `json:"authorizations"`
-	Finalize       string   `json:"finalize"`
+	Status         string        `json:"status"`
+	Profile        string        `json:"profile"`
+	Authorizations []string      `json:"authorizations"`
+	Finalize       string        `json:"finalize"`
+	Error          *acme.Problem `json:"error"`
+	Certificate    string        `json:"certificate"`
 }
 
 // profileOrder sends a hand-made new-order with a profile (x/crypto/acme
@@ -409,11 +411,12 @@ func TestProfiles(t *testing.T) {
 		}
 		_, _, err := c.CreateOrderCert(ctx, o.Finalize, csrWithCN(t, newKey(t), "", "gone.weir.test"), true)
 		var ae *xacme.Error
-		if !errors.As(err, &ae) || ae.ProblemType != string(acme.ProbInvalidProfile) || !strings.Contains(ae.Detail, "withdrawn") {
+		if !errors.As(err, &ae) || ae.ProblemType != string(acme.ProbInvalidProfile) || !strings.Contains(ae.Detail, "create a new order") {
 			t.Errorf("finalize under a withdrawn profile: got %v, want invalidProfile", err)
 		}
-		if got := e.getOrder(c.Key, kid, url); got.Status != "ready" {
-			t.Errorf("order after the refused finalize: status %q, want still ready", got.Status)
+		// It can never be finalized now (acme.Service.Finalize).
+		if got := e.getOrder(c.Key, kid, url); got.Status != "invalid" {
+			t.Errorf("order after the refused finalize: status %q, want invalid", got.Status)
 		}
 
 		// An invalid edit is refused and the profiles in force stay.

@@ -271,8 +271,9 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, l
 		MaxIdentifiers: cfg.ACME.MaxIdentifiers, OrderLifetime: cfg.ACME.OrderLifetime,
 		PendingAuthzLifetime: cfg.ACME.PendingAuthzLifetime, ValidAuthzLifetime: cfg.ACME.ValidAuthzLifetime,
 		Challenges: offered, ValidationWorkers: cfg.ACME.ValidationWorkers,
-		ValidationTimeout: cfg.Challenges.Timeout + 5*time.Second,
-		TermsOfService:    cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval,
+		ValidationWorkersPerAccount: cfg.ACME.ValidationWorkersPerAccount,
+		ValidationTimeout:           cfg.Challenges.Timeout + 5*time.Second,
+		TermsOfService:              cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval,
 		Owner: newOwner(), // leases.go
 	}, store, issuer, policy, v, limits, log, nil)
 	if err != nil {
