@@ -26,7 +26,8 @@ func (s *server) newAdmin() error {
 		return err
 	}
 	s.admin, err = admin.New(admin.Config{
-		Token: token, Service: s.svc, Limits: s.limits, Edge: s.edge,
+		Token: token, Hosts: adminHosts(s.cfg.Admin, s.tlsCert.Leaf),
+		Service: s.svc, Limits: s.limits, Edge: s.edge,
 		GlobalEnabled: func() bool { return s.currentConfig().RateLimiting.Global.Enabled },
 		Metrics:       s.metrics, Config: s.configInfo,
 		Health: http.HandlerFunc(s.health.Live), Ready: http.HandlerFunc(s.health.Ready),

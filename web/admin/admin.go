@@ -42,6 +42,10 @@ type Config struct {
 	// Token is the bearer token every request but /healthz and /readyz
 	// needs; "" turns authentication off (admin.auth: none, loopback only).
 	Token string
+	// Hosts are the names and IP addresses the listener answers for, as
+	// CanonicalHost accepts them; a request naming another host in Host
+	// gets 421. The IP address a connection arrived at is always accepted.
+	Hosts []string
 	// Service is the ACME service.
 	Service *acme.Service
 	// Limits is the rate limiter as the service applies it.
@@ -64,7 +68,8 @@ type Config struct {
 
 // Server is the admin API, the dashboard and /metrics.
 type Server struct {
-	cfg Config
+	cfg   Config
+	hosts hostPolicy
 	// session is the dashboard's cookie value and csrf its form token,
 	// both derived from the admin token, so a new token logs everyone out.
 	session, csrf string
@@ -84,7 +89,11 @@ func New(cfg Config) (*Server, error) {
 	if cfg.GlobalEnabled == nil {
 		cfg.GlobalEnabled = func() bool { return cfg.Edge != nil }
 	}
-	s := &Server{cfg: cfg}
+	hosts, err := newHostPolicy(cfg.Hosts)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, hosts: hosts}
 	if cfg.Token != "" {
 		s.session = derive(cfg.Token, "weir admin session")
 		s.csrf = derive(cfg.Token, "weir admin csrf")
@@ -102,10 +111,12 @@ func derive(token, purpose string) string {
 // sessionCookie is the dashboard's login cookie.
 const sessionCookie = "weir_admin"
 
-// Handler returns the routes of the admin listener.
+// Handler returns the routes of the admin listener. Every request but the
+// probes passes the host check; the dashboard's pages and the API then
+// need the token.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(securityHeaders)
+	r.Use(s.checkHost, securityHeaders)
 	if s.cfg.Health != nil {
 		r.Handle("/healthz", s.cfg.Health)
 	}
