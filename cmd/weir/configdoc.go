@@ -257,7 +257,9 @@ rate-limiting:
   overrides: []
 
 # The administrators' listener: admin API, dashboard, /metrics, /healthz and
-# /readyz. Every path but /healthz and /readyz needs the bearer token.
+# /readyz. Every path but /healthz and /readyz needs the bearer token (or a
+# dashboard session), and in every auth mode a browser's state-changing
+# request from another origin is refused (403).
 admin:
   enabled: true
   # Loopback by default. Another address also needs auth: token and tls: true.

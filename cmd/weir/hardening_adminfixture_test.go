@@ -1,6 +1,9 @@
 package main
 
 import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/x509"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -8,18 +11,59 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/ca"
 )
 
-// The helpers of the admin listener's hardening tests: a running weir's
-// admin listener, and raw requests as a browser or a script sends them.
+// The helpers of the admin listener's hardening tests: a running weir with
+// things to revoke, deactivate and reset, and raw requests as a browser or
+// a script sends them.
 
-// adminFixture is a running weir's admin listener; with a token, a
-// logged-in dashboard session too.
+// adminFixture is a running weir with a certificate to revoke, an account
+// to deactivate and a spent bucket to reset; with a token, a logged-in
+// dashboard session too.
 type adminFixture struct {
-	e           *testEnv
-	host        string // the admin listener's host:port
-	token, csrf string // "" under admin.auth: none
-	session     *http.Cookie
+	e                      *testEnv
+	host                   string // the admin listener's host:port
+	serial, victim, bucket string
+	key                    *ecdsa.PrivateKey
+	kid                    string
+	token, csrf            string // "" under admin.auth: none
+	session                *http.Cookie
+}
+
+// startAdminFixture starts weir with admin.auth auth and makes the
+// certificate, the accounts and the spent bucket.
+func startAdminFixture(t *testing.T, auth string) *adminFixture {
+	t.Helper()
+	e := startEnv(t, func(c *Config) {
+		c.Admin.Auth = auth
+		c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	f := adminFixtureOf(t, e)
+	f.key = newKey(t)
+	client := e.client(f.key)
+	acct, err := client.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.kid = acct.URI
+	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	f.bucket = "order-creation:" + id
+	chain, _ := e.issue(ctx, client, newKey(t), "http-01", xacme.DomainIDs("guard.weir.test")...)
+	leaf, err := x509.ParseCertificate(chain[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.serial = ca.SerialHex(leaf.SerialNumber)
+	want429(t, e.rawOrder(f.key, f.kid, "guard2.weir.test"), "order-creation", id)
+	_, victim := e.rawAccount(newKey(t))
+	f.victim = strings.TrimPrefix(victim, e.base+"/acme/account/")
+	return f
 }
 
 // adminFixtureOf is the admin side of e: with a token, logged in.
@@ -113,6 +157,12 @@ func (f *adminFixture) login(t *testing.T) (*http.Cookie, string) {
 	}
 	res = f.send(t, adminReq{method: http.MethodGet, path: "/limiter", cookie: cookie})
 	return cookie, csrfOf(t, page(res))
+}
+
+// sessionLive reports whether the session cookie still opens the API.
+func (f *adminFixture) sessionLive(t *testing.T) bool {
+	t.Helper()
+	return f.send(t, adminReq{method: http.MethodGet, path: "/api/v1/config", cookie: f.session}).status == http.StatusOK
 }
 
 // wantJSONRefusal checks a guard's refusal: status, a JSON error, and

@@ -70,6 +70,9 @@ type Config struct {
 type Server struct {
 	cfg   Config
 	hosts hostPolicy
+	// crossOrigin refuses state-changing requests that a browser sends
+	// from another origin.
+	crossOrigin *http.CrossOriginProtection
 	// session is the dashboard's cookie value and csrf its form token,
 	// both derived from the admin token, so a new token logs everyone out.
 	session, csrf string
@@ -93,7 +96,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, hosts: hosts}
+	s := &Server{cfg: cfg, hosts: hosts, crossOrigin: http.NewCrossOriginProtection()}
 	if cfg.Token != "" {
 		s.session = derive(cfg.Token, "weir admin session")
 		s.csrf = derive(cfg.Token, "weir admin csrf")
@@ -112,11 +115,11 @@ func derive(token, purpose string) string {
 const sessionCookie = "weir_admin"
 
 // Handler returns the routes of the admin listener. Every request but the
-// probes passes the host check; the dashboard's pages and the API then
-// need the token.
+// probes passes the host check, then the cross-origin check; the
+// dashboard's pages and the API then need the token.
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
-	r.Use(s.checkHost, securityHeaders)
+	r.Use(s.checkHost, securityHeaders, s.checkOrigin)
 	if s.cfg.Health != nil {
 		r.Handle("/healthz", s.cfg.Health)
 	}
