@@ -26,7 +26,7 @@ func (s *server) newAdmin() error {
 		return err
 	}
 	s.admin, err = admin.New(admin.Config{
-		Token: token, Hosts: adminHosts(s.cfg.Admin, s.tlsCert.Leaf),
+		Token: token, Hosts: adminHosts(s.cfg.Admin, s.tlsCert.Leaf), TLS: s.cfg.Admin.TLS,
 		Service: s.svc, Limits: s.limits, Edge: s.edge,
 		GlobalEnabled: func() bool { return s.currentConfig().RateLimiting.Global.Enabled },
 		Metrics:       s.metrics, Config: s.configInfo,
