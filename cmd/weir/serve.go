@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -95,6 +96,10 @@ type server struct {
 	metrics    *admin.Metrics // Prometheus series and the limiter's recent activity
 	adminLn    net.Listener   // the admin listener; nil when admin is off
 	started    time.Time
+
+	// adminToken is the digest of the admin token in use, to tell a
+	// rotation from a reread of the same file (admintoken.go).
+	adminToken [sha256.Size]byte
 
 	// closeNonces closes a Redis client of the nonces' own; nil when
 	// there is none (nonces.go).
