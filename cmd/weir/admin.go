@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -25,8 +26,10 @@ func (s *server) newAdmin() error {
 	if err != nil {
 		return err
 	}
+	s.adminToken = sha256.Sum256([]byte(token))
 	s.admin, err = admin.New(admin.Config{
-		Token: token, Service: s.svc, Limits: s.limits, Edge: s.edge,
+		Token: token, Hosts: adminHosts(s.cfg.Admin, s.tlsCert.Leaf), TLS: s.cfg.Admin.TLS,
+		Service: s.svc, Limits: s.limits, Edge: s.edge,
 		GlobalEnabled: func() bool { return s.currentConfig().RateLimiting.Global.Enabled },
 		Metrics:       s.metrics, Config: s.configInfo,
 		Health: http.HandlerFunc(s.health.Live), Ready: http.HandlerFunc(s.health.Ready),

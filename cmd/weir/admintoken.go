@@ -2,6 +2,7 @@ package main
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -72,5 +73,33 @@ func checkSecretMode(path string) error {
 	if st.Mode().Perm()&0o077 != 0 {
 		return fmt.Errorf("%s: the token is readable by group or others (mode %04o); run chmod 600 %s", path, st.Mode().Perm(), path)
 	}
+	return nil
+}
+
+// rotateAdminToken reads admin.token-file again and, when it holds another
+// token, hands it to the admin listener, which ends every dashboard session
+// (the old token's). A file that holds no valid token is refused and the
+// running token stays; a missing one is generated afresh, as at the first
+// start. Under admin.auth: none there is no token to rotate.
+func (s *server) rotateAdminToken(trigger string) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	if s.admin == nil || !adminTokenWanted(s.cfg) {
+		return nil
+	}
+	token, err := loadOrCreateAdminToken(s.cfg)
+	if err != nil {
+		s.log.Error("admin token reload refused; the running token stays", "trigger", trigger, "err", err)
+		return err
+	}
+	sum := sha256.Sum256([]byte(token))
+	if sum == s.adminToken {
+		return nil
+	}
+	if err := s.admin.SetToken(token); err != nil {
+		return err
+	}
+	s.adminToken = sum
+	s.log.Info("admin token rotated; every dashboard session ended", "trigger", trigger, "file", adminTokenPath(s.cfg))
 	return nil
 }

@@ -48,6 +48,10 @@ type AdminConfig struct {
 	// TLS serves the admin listener over HTTPS with the server's
 	// certificate; required on a non-loopback address.
 	TLS bool `yaml:"tls"`
+	// Hosts are more names the admin listener answers for, beyond the
+	// ones adminHosts derives (a name it is reached by through a proxy or
+	// DNS).
+	Hosts []string `yaml:"hosts"`
 }
 
 // ServerConfig is the ACME listener.
@@ -451,6 +455,7 @@ func (a AdminConfig) validate() []error {
 	default:
 		errs = append(errs, fmt.Errorf("admin.auth: %q must be token or none", a.Auth))
 	}
+	errs = append(errs, validateAdminHosts(a.Hosts)...)
 	if !isLoopbackHost(host) {
 		if a.Auth != "token" {
 			errs = append(errs, fmt.Errorf("admin.auth: the admin listener %q is not on loopback, so it must require a token (admin.auth: token)", a.Listen))

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/web/admin"
 )
 
 // FuzzParseConfig: parseConfig never panics on arbitrary YAML, and what it
@@ -32,6 +33,8 @@ func FuzzParseConfig(f *testing.F) {
 		"acme: {order-lifetime: 9999999999999999999h}\n",
 		"ca: {policy: {allowed-domains: !!binary aGVsbG8=}}\n",
 		"\t: \xff\n",
+		"admin:\n  hosts: [weir.example, 10.0.0.1, '[::1]', 'a:1', '*.x', '', 127.1]\n",
+		"admin: {listen: '[::]:14001', tls: true, hosts: [X.Example.]}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -51,6 +54,11 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		if _, err := parseLevel(cfg.Log.Level); err != nil {
 			t.Fatalf("parseConfig accepted log.level %q: %v", cfg.Log.Level, err)
+		}
+		for _, h := range adminHosts(cfg.Admin, nil) {
+			if _, err := admin.CanonicalHost(h); err != nil {
+				t.Fatalf("parseConfig accepted admin host %q that the admin listener refuses: %v", h, err)
+			}
 		}
 	})
 }

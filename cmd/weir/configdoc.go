@@ -276,7 +276,9 @@ rate-limiting:
   overrides: []
 
 # The administrators' listener: admin API, dashboard, /metrics, /healthz and
-# /readyz. Every path but /healthz and /readyz needs the bearer token.
+# /readyz. Every path but /healthz and /readyz needs the bearer token (or a
+# dashboard session), and in every auth mode a browser's state-changing
+# request from another origin is refused (403).
 admin:
   enabled: true
   # Loopback by default. Another address also needs auth: token and tls: true.
@@ -287,6 +289,12 @@ admin:
   auth: token
   # Serve the admin listener over HTTPS with the server's certificate.
   tls: false
+  # More host names (DNS names or IP addresses, no port) the admin listener
+  # answers for; a request naming any other in Host gets 421. It always
+  # answers for the host of listen and the address a connection arrived at;
+  # on loopback or every interface also for localhost, 127.0.0.1, ::1 and the
+  # machine's name; with tls: true for the names of its certificate.
+  hosts: []
 
 log:
   # debug | info | warn | error

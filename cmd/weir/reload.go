@@ -36,7 +36,8 @@ const (
 )
 
 // watchConfig reloads the configuration on SIGHUP and when the file's
-// content changes (polled every configPoll), until ctx ends. With no
+// content changes (polled every configPoll), until ctx ends, and reads the
+// admin token file again on SIGHUP and when its content changes. With no
 // config file there is nothing to reload.
 func (s *server) watchConfig(ctx context.Context) {
 	if s.configPath == "" {
@@ -48,14 +49,24 @@ func (s *server) watchConfig(ctx context.Context) {
 	tick := time.NewTicker(configPoll)
 	defer tick.Stop()
 	last := fileDigest(s.configPath)
+	tokenPath := adminTokenPath(s.currentConfig())
+	lastToken := fileDigest(tokenPath)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-hup:
-			last = fileDigest(s.configPath)
+			last, lastToken = fileDigest(s.configPath), fileDigest(tokenPath)
 			s.reload("SIGHUP")
+			_ = s.rotateAdminToken("SIGHUP") // logged
 		case <-tick.C:
+			// A token file that cannot be read is left alone, as the
+			// config file is; a changed one is read (and refused, and
+			// read again at its next change, if it is half written).
+			if d := fileDigest(tokenPath); d != lastToken && d != ([sha256.Size]byte{}) {
+				lastToken = d
+				_ = s.rotateAdminToken("file change") // logged
+			}
 			// The content, not the modification time: a save within the
 			// same mtime tick, or a ConfigMap's symlink swap, still counts.
 			// A file that cannot be read is left alone until it can.

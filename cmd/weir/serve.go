@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/tls"
 	"errors"
 	"flag"
@@ -104,6 +105,10 @@ type server struct {
 	// ownListeners are weir's listeners besides the admin listener that
 	// validations must never connect to (the -pprof one); egress.go.
 	ownListeners []net.Addr
+
+	// adminToken is the digest of the admin token in use, to tell a
+	// rotation from a reread of the same file (admintoken.go).
+	adminToken [sha256.Size]byte
 
 	// closeNonces closes a Redis client of the nonces' own; nil when
 	// there is none (nonces.go).

@@ -161,7 +161,8 @@ type pageData struct {
 	Title string
 	// Nav is the highlighted menu entry.
 	Nav string
-	// CSRF is the token every POST form carries.
+	// CSRF is the session's token, which every POST form carries; "" for
+	// a request without a session (admin.auth: none, or the bearer token).
 	CSRF string
 	// Logout shows the logout button (there is a token to log out of).
 	Logout bool
@@ -191,7 +192,7 @@ func (s *Server) setFlash(w http.ResponseWriter, r *http.Request, msg string, is
 		kind = "err|"
 	}
 	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: url.QueryEscape(kind + msg), Path: "/", MaxAge: 60,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteStrictMode})
 }
 
 // takeFlash reads the flash message, if any, and clears it.
@@ -201,7 +202,7 @@ func (s *Server) takeFlash(w http.ResponseWriter, r *http.Request) *flashMsg {
 		return nil
 	}
 	http.SetCookie(w, &http.Cookie{Name: flashCookie, Value: "", Path: "/", MaxAge: -1,
-		HttpOnly: true, Secure: r.TLS != nil, SameSite: http.SameSiteStrictMode})
+		HttpOnly: true, Secure: s.secure(r), SameSite: http.SameSiteStrictMode})
 	v, err := url.QueryUnescape(c.Value)
 	if err != nil {
 		return nil
@@ -228,7 +229,8 @@ func navOf(page string) string {
 
 // render writes page name with data, and status.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
-	p := &pageData{Title: title, Nav: navOf(name), CSRF: s.csrf, Logout: s.cfg.Token != "",
+	sess, _ := sessionOf(r.Context())
+	p := &pageData{Title: title, Nav: navOf(name), CSRF: sess.csrf, Logout: !s.auth.none,
 		Now: s.cfg.Now().UTC(), Self: r.URL.RequestURI(), Data: data}
 	p.Flash = s.takeFlash(w, r)
 	var buf bytes.Buffer

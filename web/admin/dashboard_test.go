@@ -30,7 +30,15 @@ func testServer(logw *bytes.Buffer) *Server {
 	if logw != nil {
 		log = slog.New(slog.NewTextHandler(logw, nil))
 	}
-	return &Server{cfg: Config{Token: "the-token", Log: log, Now: func() time.Time { return testNow }}, csrf: "csrf-value", session: "sess"}
+	now := func() time.Time { return testNow }
+	return &Server{cfg: Config{Token: "the-token", Log: log, Now: now}, auth: newAuth("the-token", now)}
+}
+
+// sessionRequest is a GET of target by a logged-in browser whose session
+// has the CSRF token "csrf-value".
+func sessionRequest(target string) *http.Request {
+	r := httptest.NewRequest(http.MethodGet, target, nil)
+	return r.WithContext(withSession(r.Context(), requestSession{id: "sess", csrf: "csrf-value"}))
 }
 
 func tp(t time.Time) *time.Time { return &t }
@@ -175,7 +183,7 @@ func TestDashboardTemplates(t *testing.T) {
 			var logs bytes.Buffer
 			s := testServer(&logs)
 			rec := httptest.NewRecorder()
-			s.render(rec, httptest.NewRequest(http.MethodGet, "/"+tt.page+"?x=1", nil), http.StatusOK, tt.page, tt.title, tt.data)
+			s.render(rec, sessionRequest("/"+tt.page+"?x=1"), http.StatusOK, tt.page, tt.title, tt.data)
 			body := rec.Body.String()
 			if rec.Code != http.StatusOK || rec.Header().Get("Content-Type") != "text/html; charset=utf-8" {
 				t.Fatalf("status %d, content type %q; log: %s\n%s", rec.Code, rec.Header().Get("Content-Type"), logs.String(), body)
@@ -202,7 +210,7 @@ func TestDashboardTemplates(t *testing.T) {
 				}
 				posted[f.action] = true
 				if f.inputs["csrf"] != "csrf-value" {
-					t.Errorf("POST form to %s has csrf %q, want the server's token", f.action, f.inputs["csrf"])
+					t.Errorf("POST form to %s has csrf %q, want the session's token", f.action, f.inputs["csrf"])
 				}
 				if f.action == "/limiter/reset" && (f.inputs["key"] == "" && f.inputs["back"] != "/limiter" || !strings.HasPrefix(f.inputs["back"], "/")) {
 					t.Errorf("reset form %+v lacks a key or a local back", f.inputs)
@@ -222,7 +230,7 @@ func TestDashboardTemplates(t *testing.T) {
 func TestDashboardNavigation(t *testing.T) {
 	s := testServer(nil)
 	rec := httptest.NewRecorder()
-	s.render(rec, httptest.NewRequest(http.MethodGet, "/config", nil), http.StatusOK, "config", "Configuration", ConfigInfo{})
+	s.render(rec, sessionRequest("/config"), http.StatusOK, "config", "Configuration", ConfigInfo{})
 	body := rec.Body.String()
 	for _, link := range []string{`href="/"`, `href="/limiter"`, `href="/accounts"`, `href="/certs"`, `href="/orders"`, `href="/config" class="active" aria-current="page"`} {
 		if !strings.Contains(body, link) {
@@ -232,7 +240,7 @@ func TestDashboardNavigation(t *testing.T) {
 	if !strings.Contains(body, `action="/logout"`) {
 		t.Error("no logout button")
 	}
-	s.cfg.Token = ""
+	s.cfg.Token, s.auth = "", newAuth("", s.cfg.Now)
 	rec = httptest.NewRecorder()
 	s.render(rec, httptest.NewRequest(http.MethodGet, "/config", nil), http.StatusOK, "config", "Configuration", ConfigInfo{})
 	if strings.Contains(rec.Body.String(), `action="/logout"`) {
