@@ -120,7 +120,8 @@ func asciiLower(s string) string {
 // FuzzCSRIdentifiers: for any bytes that parse as a CSR, CSRIdentifiers
 // never panics, fails with badCSR, or returns a non-empty, sorted,
 // duplicate-free list of canonical identifiers that are exactly the
-// canonical forms of the CSR's SANs.
+// canonical forms of the CSR's SANs, for a CSR whose signature verifies
+// and uses neither MD5 nor SHA-1.
 func FuzzCSRIdentifiers(f *testing.F) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -135,6 +136,8 @@ func FuzzCSRIdentifiers(f *testing.F) {
 		{DNSNames: []string{"bad_name.test"}},
 		{Subject: pkix.Name{CommonName: "only-cn.test"}},
 		{EmailAddresses: []string{"a@b.test"}, DNSNames: []string{"x.test"}},
+		{DNSNames: []string{"xn--55555555.test", "xn--bcher-kva.test"}},
+		{DNSNames: []string{"sha1.test"}, SignatureAlgorithm: x509.ECDSAWithSHA1},
 	} {
 		der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, key)
 		if err != nil {
@@ -165,6 +168,10 @@ func FuzzCSRIdentifiers(f *testing.F) {
 		}
 		if csr.CheckSignature() != nil {
 			t.Fatal("CSRIdentifiers accepted a CSR whose signature does not verify")
+		}
+		switch csr.SignatureAlgorithm {
+		case x509.MD2WithRSA, x509.MD5WithRSA, x509.SHA1WithRSA, x509.DSAWithSHA1, x509.ECDSAWithSHA1:
+			t.Fatalf("CSRIdentifiers accepted a CSR signed with %s", csr.SignatureAlgorithm)
 		}
 		if len(csr.EmailAddresses) > 0 || len(csr.URIs) > 0 {
 			t.Fatal("CSRIdentifiers accepted e-mail or URI SANs")

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"crypto"
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// wantRefused sends tc's request and checks that it is refused with tc's
+// status, problem type and detail, and that the store did not change.
+func wantRefused(t *testing.T, e *testEnv, tc badCase) {
+	t.Helper()
+	before := snapshotDB(t, e)
+	res := tc.send(t)
+	if d := before.diff(snapshotDB(t, e)); d != "" {
+		t.Errorf("the refused request changed the database: %s", d)
+	}
+	var p acme.Problem
+	err := json.Unmarshal(res.body, &p)
+	if err != nil || res.status != tc.status || p.Type != tc.typ || p.Status != res.status || !strings.Contains(p.Detail, tc.detail) {
+		t.Fatalf("got %d %s %q (%v); want %d %s with %q", res.status, p.Type, p.Detail, err, tc.status, tc.typ, tc.detail)
+	}
+	if tc.check != nil {
+		tc.check(t, &p)
+	}
+}
+
+// md5SignedCSR is a CSR for names signed by key with MD5, which the x509
+// package refuses to make: an ordinary CSR's request info, signed again
+// (PKCS #1 v1.5 over its MD5 digest) and labelled md5WithRSAEncryption.
+func md5SignedCSR(t *testing.T, key *rsa.PrivateKey, names ...string) []byte {
+	t.Helper()
+	csr, err := x509.ParseCertificateRequest(csrFor(t, key, names...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	digest := md5.Sum(csr.RawTBSCertificateRequest)
+	sig, err := rsa.SignPKCS1v15(rand.Reader, key, crypto.MD5, digest[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	md5WithRSA := asn1.ObjectIdentifier{1, 2, 840, 113549, 1, 1, 4} // RFC 3279 §2.2.1
+	der, err := asn1.Marshal(struct {
+		Info asn1.RawValue
+		Alg  pkix.AlgorithmIdentifier
+		Sig  asn1.BitString
+	}{
+		asn1.RawValue{FullBytes: csr.RawTBSCertificateRequest},
+		pkix.AlgorithmIdentifier{Algorithm: md5WithRSA, Parameters: asn1.NullRawValue},
+		asn1.BitString{Bytes: sig, BitLength: 8 * len(sig)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
+}
+
+// readyOrder makes an order of c for names and solves it to ready.
+func (e *testEnv) readyOrder(t *testing.T, c *xacme.Client, names ...string) *xacme.Order {
+	t.Helper()
+	o, err := c.AuthorizeOrder(t.Context(), xacme.DomainIDs(names...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range o.AuthzURLs {
+		e.solve(t.Context(), c, u, "http-01")
+	}
+	if o, err = c.WaitOrder(t.Context(), o.URI); err != nil || o.Status != xacme.StatusReady {
+		t.Fatalf("order of %v: %+v, %v; want ready", names, o, err)
+	}
+	return o
+}
+
+// finalizeWith sends a finalize request for the order with csr.
+func (e *testEnv) finalizeWith(key crypto.Signer, kid string, o *xacme.Order, csr []byte) func(*testing.T) rawResponse {
+	return func(t *testing.T) rawResponse {
+		payload := marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)})
+		return e.postJWS(key, o.FinalizeURL, payload, signOpts{kid: kid})
+	}
+}
+
+// TestHardeningCSRSignatureAlgorithms: a CSR signed with SHA-1 or MD5 is
+// refused at finalize (400 badCSR naming the algorithm), nothing is stored
+// and the order stays ready; a SHA-256 CSR then issues.
+func TestHardeningCSRSignatureAlgorithms(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx, key, c, acct := e.registered(t)
+	o := e.readyOrder(t, c, "csr.weir.test")
+	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	csrWith := func(k crypto.Signer, alg x509.SignatureAlgorithm) []byte {
+		der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{DNSNames: []string{"csr.weir.test"}, SignatureAlgorithm: alg}, k)
+		if err != nil {
+			t.Fatalf("CSR signed with %s: %v", alg, err)
+		}
+		return der
+	}
+	for _, tc := range []badCase{
+		{name: "SHA1-RSA", send: e.finalizeWith(key, acct.URI, o, csrWith(rsaKey, x509.SHA1WithRSA)), detail: "signed with SHA1-RSA"},
+		{name: "ECDSA-SHA1", send: e.finalizeWith(key, acct.URI, o, csrWith(newKey(t), x509.ECDSAWithSHA1)), detail: "signed with ECDSA-SHA1"},
+		{name: "MD5-RSA", send: e.finalizeWith(key, acct.URI, o, md5SignedCSR(t, rsaKey, "csr.weir.test")), detail: "signed with MD5-RSA"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.status, tc.typ = http.StatusBadRequest, acme.ProbBadCSR
+			wantRefused(t, e, tc)
+			if got, err := c.GetOrder(ctx, o.URI); err != nil || got.Status != xacme.StatusReady {
+				t.Fatalf("order after the refusal: %+v, %v; want ready", got, err)
+			}
+		})
+	}
+	res := e.finalizeWith(key, acct.URI, o, csrWith(rsaKey, x509.SHA256WithRSA))(t)
+	wantStatus(t, res, http.StatusOK)
+}
