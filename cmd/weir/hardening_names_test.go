@@ -10,6 +10,8 @@ import (
 	"encoding/asn1"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
+	"maps"
 	"net/http"
 	"strings"
 	"testing"
@@ -17,6 +19,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ca"
 )
 
 // wantRefused sends tc's request and checks that it is refused with tc's
@@ -125,4 +128,51 @@ func TestHardeningCSRSignatureAlgorithms(t *testing.T) {
 	}
 	res := e.finalizeWith(key, acct.URI, o, csrWith(rsaKey, x509.SHA256WithRSA))(t)
 	wantStatus(t, res, http.StatusOK)
+}
+
+// TestHardeningRevocationReasons: through ACME a subscriber may give only
+// the Baseline Requirements' reasons; certificateHold (which could never
+// be lifted) and the CA's own reasons are 400 badRevocationReason, leave
+// the certificate unrevoked and the CRL unchanged. An operator may not put
+// a certificate on hold either.
+func TestHardeningRevocationReasons(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx, key, c, acct := e.registered(t)
+	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("hold.weir.test")...)
+	leaf := e.verifyChain(chain, "hold.weir.test")
+	serial := ca.SerialHex(leaf.SerialNumber)
+	crlBefore := e.crlSerials(leaf)
+	revoke := func(reason int) func(*testing.T) rawResponse {
+		return func(t *testing.T) rawResponse {
+			payload := marshalJSON(t, map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(chain[0]), "reason": reason})
+			return e.postJWS(key, e.base+"/acme/revoke-cert", payload, signOpts{kid: acct.URI})
+		}
+	}
+	for _, tc := range []badCase{
+		{name: "certificateHold", send: revoke(6), detail: "reason 6 (certificateHold) is not one a subscriber may give"},
+		{name: "cACompromise", send: revoke(2), detail: "reason 2 (cACompromise)"},
+		{name: "privilegeWithdrawn", send: revoke(9), detail: "reason 9 (privilegeWithdrawn)"},
+		{name: "aACompromise", send: revoke(10), detail: "reason 10 (aACompromise)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.status, tc.typ = http.StatusBadRequest, acme.ProbBadRevocationReason
+			wantRefused(t, e, tc)
+		})
+	}
+	var p *acme.Problem
+	if _, err := e.srv.svc.AdminRevoke(ctx, serial, ca.ReasonCertificateHold); !errors.As(err, &p) || p.Type != acme.ProbBadRevocationReason {
+		t.Fatalf("AdminRevoke with certificateHold: %v; want badRevocationReason", err)
+	}
+	if cert, err := e.srv.store.GetCertificate(ctx, serial); err != nil || cert.Revoked() {
+		t.Fatalf("certificate after the refusals: revoked %v (%v); want not revoked", cert != nil && cert.Revoked(), err)
+	}
+	if after := e.crlSerials(leaf); !maps.Equal(after, crlBefore) {
+		t.Fatalf("CRL after the refusals %v; want it unchanged, %v", after, crlBefore)
+	}
+	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonCessationOfOperation); err != nil {
+		t.Fatalf("revoke with cessationOfOperation: %v", err)
+	}
+	if got, ok := e.crlSerials(leaf)[leaf.SerialNumber.String()]; !ok || got != ca.ReasonCessationOfOperation {
+		t.Fatalf("CRL entry %d (listed %v); want cessationOfOperation", got, ok)
+	}
 }
