@@ -176,3 +176,47 @@ func TestHardeningRevocationReasons(t *testing.T) {
 		t.Fatalf("CRL entry %d (listed %v); want cessationOfOperation", got, ok)
 	}
 }
+
+// TestHardeningALabels: every label with hyphens in its third and fourth
+// positions must be a valid A-label, in new-order identifiers (wildcard
+// bases too), CSR names and contact domains; a valid IDN still issues.
+func TestHardeningALabels(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx, key, c, acct := e.registered(t)
+	o := e.readyOrder(t, c, "idn.weir.test")
+	order := func(name string) func(*testing.T) rawResponse {
+		return func(*testing.T) rawResponse { return e.rawOrder(key, acct.URI, name) }
+	}
+	rejected := func(name, detail string, id acme.Identifier) badCase {
+		return badCase{name: name, send: order(name), status: http.StatusBadRequest, typ: acme.ProbRejectedIdentifier, detail: detail,
+			check: func(t *testing.T, p *acme.Problem) {
+				if p.Identifier == nil || *p.Identifier != id {
+					t.Errorf("problem identifier %v; want %+v", p.Identifier, id)
+				}
+			}}
+	}
+	dns := func(v string) acme.Identifier { return acme.Identifier{Type: acme.IdentifierDNS, Value: v} }
+	for _, tc := range []badCase{
+		rejected("xn--55555555.weir.test", `label "xn--55555555" is not a valid A-label`, dns("xn--55555555.weir.test")),
+		rejected("XN--55555555.weir.test", `label "xn--55555555"`, dns("XN--55555555.weir.test")),
+		rejected("*.xn--55555555.weir.test", `label "xn--55555555"`, dns("*.xn--55555555.weir.test")),
+		rejected("xn--a.weir.test", `label "xn--a"`, dns("xn--a.weir.test")),
+		rejected("xn--a-ecp.weir.test", `label "xn--a-ecp"`, dns("xn--a-ecp.weir.test")),
+		rejected("1abc.xn--mgbh0fb.weir.test", "bidi rule", dns("1abc.xn--mgbh0fb.weir.test")),
+		rejected("ab--cd.weir.test", `label "ab--cd" has hyphens in the third and fourth positions`, dns("ab--cd.weir.test")),
+		{name: "CSR naming an invalid A-label", status: http.StatusBadRequest, typ: acme.ProbBadCSR, detail: `label "xn--55555555"`,
+			send: e.finalizeWith(key, acct.URI, o, csrFor(t, newKey(t), "idn.weir.test", "xn--55555555.weir.test"))},
+		{name: "contact at an invalid A-label", status: http.StatusBadRequest, typ: acme.ProbInvalidContact, detail: `label "xn--55555555"`,
+			send: func(t *testing.T) rawResponse {
+				payload := `{"termsOfServiceAgreed":true,"contact":["mailto:a@xn--55555555.weir.test"]}`
+				return e.postJWS(newKey(t), e.base+"/acme/new-account", []byte(payload), signOpts{})
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { wantRefused(t, e, tc) })
+	}
+	for _, name := range []string{"xn--bcher-kva.weir.test", "*.xn--bcher-kva.weir.test", "xn--mgbh0fb.weir.test"} {
+		wantStatus(t, e.rawOrder(key, acct.URI, name), http.StatusCreated)
+	}
+	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("xn--j6w193g.weir.test")...)
+	e.verifyChain(chain, "xn--j6w193g.weir.test")
+}
