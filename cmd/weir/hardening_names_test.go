@@ -220,3 +220,52 @@ func TestHardeningALabels(t *testing.T) {
 	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("xn--j6w193g.weir.test")...)
 	e.verifyChain(chain, "xn--j6w193g.weir.test")
 }
+
+// TestHardeningARISerialWithoutSignOctet: an ARI identifier whose serial
+// lacks the zero octet DER puts before a high bit (Apache mod_md's form)
+// names the same certificate, in renewalInfo and in replaces; the order
+// stores the RFC 9773 form, so the certificate is replaced once whichever
+// form names it.
+func TestHardeningARISerialWithoutSignOctet(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx, key, c, acct := e.registered(t)
+	// Serials are 128 random bits: half have the high bit set. 30 tries
+	// all miss with probability 2^-30.
+	var leaf *x509.Certificate
+	for i := 0; i < 30 && leaf == nil; i++ {
+		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("ari.weir.test")...)
+		if l := e.verifyChain(chain, "ari.weir.test"); l.SerialNumber.Bytes()[0]&0x80 != 0 {
+			leaf = l
+		}
+	}
+	if leaf == nil {
+		t.Fatal("30 certificates, none with the serial's high bit set")
+	}
+	canonical := acme.CertID(leaf)
+	unpadded := base64.RawURLEncoding.EncodeToString(leaf.AuthorityKeyId) + "." + base64.RawURLEncoding.EncodeToString(leaf.SerialNumber.Bytes())
+	if unpadded == canonical {
+		t.Fatalf("identifier %s: the two forms do not differ", canonical)
+	}
+
+	res, start, end := e.renewalInfo(t, unpadded)
+	wantStatus(t, res, http.StatusOK)
+	if _, wantStart, wantEnd := e.renewalInfo(t, canonical); !start.Equal(wantStart) || !end.Equal(wantEnd) {
+		t.Errorf("window of %s [%s, %s]; want that of %s, [%s, %s]", unpadded, start, end, canonical, wantStart, wantEnd)
+	}
+
+	res = e.rawOrderReplaces(key, acct.URI, unpadded, "ari.weir.test")
+	wantStatus(t, res, http.StatusCreated)
+	var o struct{ Status, Finalize, Replaces string }
+	if err := json.Unmarshal(res.body, &o); err != nil || o.Status != "ready" || o.Replaces != canonical {
+		t.Fatalf("renewal order %+v (%v); want ready, replacing %s", o, err, canonical)
+	}
+	if _, _, err := c.CreateOrderCert(ctx, o.Finalize, csrFor(t, newKey(t), "ari.weir.test"), true); err != nil {
+		t.Fatalf("finalize the renewal: %v", err)
+	}
+	for _, id := range []string{canonical, unpadded} {
+		res := e.rawOrderReplaces(key, acct.URI, id, "ari.weir.test")
+		if typ, _ := res.problem(); res.status != http.StatusConflict || typ != string(acme.ProbAlreadyReplaced) {
+			t.Errorf("replacing %s again: %d %s; want 409 alreadyReplaced", id, res.status, typ)
+		}
+	}
+}
