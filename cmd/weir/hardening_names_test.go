@@ -13,6 +13,7 @@ import (
 	"errors"
 	"maps"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -267,5 +268,63 @@ func TestHardeningARISerialWithoutSignOctet(t *testing.T) {
 		if typ, _ := res.problem(); res.status != http.StatusConflict || typ != string(acme.ProbAlreadyReplaced) {
 			t.Errorf("replacing %s again: %d %s; want 409 alreadyReplaced", id, res.status, typ)
 		}
+	}
+}
+
+// TestHardeningContactWhitespace: "mailto: name@…" (getssl) and other
+// spacing around the address is accepted at new-account and account
+// update, and the normalised form is returned and stored; an address with
+// a space inside is still refused.
+func TestHardeningContactWhitespace(t *testing.T) {
+	e := startEnv(t, nil)
+	newAccountURL := e.base + "/acme/new-account"
+	contactsOf := func(t *testing.T, res rawResponse, kid string) (returned, stored []string) {
+		t.Helper()
+		var v struct{ Contact []string }
+		if err := json.Unmarshal(res.body, &v); err != nil {
+			t.Fatalf("account body %s: %v", res.body, err)
+		}
+		a, err := e.srv.store.GetAccount(t.Context(), e.accountID(kid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v.Contact, a.Contact
+	}
+	var key crypto.Signer
+	var kid string
+	for _, contact := range []string{"mailto: name@weir.test", "mailto:\tname@weir.test", " mailto:  name@weir.test \t"} {
+		t.Run(contact, func(t *testing.T) {
+			key = newKey(t)
+			payload := marshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "contact": []string{contact}})
+			res := e.postJWS(key, newAccountURL, payload, signOpts{})
+			wantStatus(t, res, http.StatusCreated)
+			kid = res.header.Get("Location")
+			want := []string{"mailto:name@weir.test"}
+			if returned, stored := contactsOf(t, res, kid); !slices.Equal(returned, want) || !slices.Equal(stored, want) {
+				t.Fatalf("contact %q: returned %q, stored %q; want %q", contact, returned, stored, want)
+			}
+		})
+	}
+	if kid == "" {
+		t.Fatal("no account was created")
+	}
+	res := e.postJWS(key, kid, []byte(`{"contact":["mailto: other@weir.test"]}`), signOpts{kid: kid})
+	wantStatus(t, res, http.StatusOK)
+	if returned, stored := contactsOf(t, res, kid); !slices.Equal(returned, stored) || !slices.Equal(stored, []string{"mailto:other@weir.test"}) {
+		t.Fatalf("updated contact: returned %q, stored %q; want mailto:other@weir.test", returned, stored)
+	}
+
+	for _, tc := range []badCase{
+		{name: "space inside the address", detail: "single plain", send: func(t *testing.T) rawResponse {
+			return e.postJWS(newKey(t), newAccountURL, []byte(`{"termsOfServiceAgreed":true,"contact":["mailto: a b@weir.test"]}`), signOpts{})
+		}},
+		{name: "update with two addresses", detail: "single plain", send: func(t *testing.T) rawResponse {
+			return e.postJWS(key, kid, []byte(`{"contact":["mailto: a@weir.test,b@weir.test"]}`), signOpts{kid: kid})
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.status, tc.typ = http.StatusBadRequest, acme.ProbInvalidContact
+			wantRefused(t, e, tc)
+		})
 	}
 }
