@@ -23,27 +23,37 @@ type NewAccountRequest struct {
 // maxContacts bounds the contact list of an account.
 const maxContacts = 10
 
-// checkContacts validates contact URLs: weir supports mailto: only, with one
-// plain address each (RFC 8555 §7.3, §7.3.2).
-func checkContacts(contacts []string) *Problem {
+// normalizeContacts validates contact URLs and returns them normalised:
+// weir supports mailto: only, with one plain address each (RFC 8555 §7.3,
+// §7.3.2). Spaces and tabs around the address are dropped
+// ("mailto: name@example.org", as getssl sends it, is
+// "mailto:name@example.org"): they cannot be part of an address, so the
+// meaning is unambiguous, and only the normalised form is stored.
+func normalizeContacts(contacts []string) ([]string, *Problem) {
 	if len(contacts) > maxContacts {
-		return NewProblem(ProbInvalidContact, "too many contacts: %d, at most %d allowed", len(contacts), maxContacts)
+		return nil, NewProblem(ProbInvalidContact, "too many contacts: %d, at most %d allowed", len(contacts), maxContacts)
 	}
-	for _, c := range contacts {
-		addr, ok := strings.CutPrefix(c, "mailto:")
+	if len(contacts) == 0 {
+		return contacts, nil // nil or empty, as the client sent it
+	}
+	out := make([]string, len(contacts))
+	for i, c := range contacts {
+		addr, ok := strings.CutPrefix(strings.Trim(c, " \t"), "mailto:")
 		if !ok {
-			return NewProblem(ProbUnsupportedContact, "contact %q is not supported: only mailto: URLs are", c)
+			return nil, NewProblem(ProbUnsupportedContact, "contact %q is not supported: only mailto: URLs are", c)
 		}
+		addr = strings.Trim(addr, " \t")
 		a, err := mail.ParseAddress(addr)
 		if err != nil || a.Address != addr || a.Name != "" || strings.ContainsAny(addr, ",?&%") {
-			return NewProblem(ProbInvalidContact, "contact %q is not a single plain e-mail address", c)
+			return nil, NewProblem(ProbInvalidContact, "contact %q is not a single plain e-mail address", c)
 		}
 		domain := addr[strings.LastIndexByte(addr, '@')+1:]
 		if _, err := canonicalDNSName(domain); err != nil {
-			return NewProblem(ProbInvalidContact, "contact %q has an invalid domain: %v", c, err)
+			return nil, NewProblem(ProbInvalidContact, "contact %q has an invalid domain: %v", c, err)
 		}
+		out[i] = "mailto:" + addr
 	}
-	return nil
+	return out, nil
 }
 
 // NewAccount finds or creates the account of c's key. It reports created
@@ -71,7 +81,8 @@ func (s *Service) NewAccount(ctx context.Context, c Caller, req NewAccountReques
 	if s.cfg.TermsOfService != "" && !req.TermsOfServiceAgreed {
 		return nil, false, NewProblem(ProbUserActionRequired, "you must agree to the terms of service at %s", s.cfg.TermsOfService)
 	}
-	if p := checkContacts(req.Contact); p != nil {
+	contacts, p := normalizeContacts(req.Contact)
+	if p != nil {
 		return nil, false, p
 	}
 	eabKeyID, err := s.checkEAB(ctx, req.Binding)
@@ -83,7 +94,7 @@ func (s *Service) NewAccount(ctx context.Context, c Caller, req NewAccountReques
 		return nil, false, err
 	}
 	a := &Account{
-		Key: c.KeyJSON, KeyThumbprint: c.Thumbprint, Contact: req.Contact,
+		Key: c.KeyJSON, KeyThumbprint: c.Thumbprint, Contact: contacts,
 		Status: StatusValid, CreatedAt: s.now().UTC(), EABKeyID: eabKeyID,
 	}
 	if c.IP.IsValid() {
@@ -134,10 +145,11 @@ func (s *Service) UpdateAccount(ctx context.Context, c Caller, id string, upd *A
 		return nil, Malformed("an account's status can only be changed to %q", StatusDeactivated)
 	}
 	if upd.Contact != nil {
-		if p := checkContacts(*upd.Contact); p != nil {
+		contacts, p := normalizeContacts(*upd.Contact)
+		if p != nil {
 			return nil, p
 		}
-		a.Contact = *upd.Contact
+		a.Contact = contacts
 	}
 	defer s.forgetAccount(id)
 	if err := s.store.UpdateAccount(ctx, &a, StatusValid); err != nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -21,10 +20,11 @@ func (s *Service) Inventory() (Inventory, bool) {
 	return inv, ok
 }
 
-// AdminRevoke revokes a certificate by serial with an RFC 5280 reason code.
+// AdminRevoke revokes a certificate by serial with an RFC 5280 reason code
+// an operator may give (ca.OperatorReason).
 func (s *Service) AdminRevoke(ctx context.Context, serial string, reason int) (*Certificate, error) {
-	if !ca.ValidReason(reason) || reason == 8 {
-		return nil, NewProblem(ProbBadRevocationReason, "revocation reason %d is not allowed (RFC 5280 §5.3.1 codes 0-6, 9, 10)", reason)
+	if p := operatorReasonProblem(reason); p != nil {
+		return nil, p
 	}
 	cert, err := s.store.GetCertificate(ctx, serial)
 	if err != nil {

@@ -36,7 +36,14 @@ func serialOctets(n *big.Int) []byte {
 }
 
 // ParseCertID splits an ARI certificate identifier into the issuer's key
-// identifier and the serial in weir's hex form.
+// identifier and the serial in weir's hex form. RFC 9773 §4.1 asks for the
+// content octets of the serial's DER INTEGER, which for a serial whose
+// high bit is set begin with a zero octet; a serial given without that
+// octet (Apache mod_md sends it so) is accepted too: read as unsigned, as
+// serials are positive (RFC 5280 §4.1.2.2), it names the same serial.
+// Anything else is malformed: base64url that does not re-encode to the
+// same text (padding, line breaks, set bits past the data), a redundant
+// leading zero octet, or a serial longer than 20 octets.
 func ParseCertID(id string) (aki []byte, serial string, p *Problem) {
 	a, s, ok := strings.Cut(id, ".")
 	if !ok || a == "" || s == "" || strings.ContainsAny(id, "=+/") {
@@ -47,44 +54,44 @@ func ParseCertID(id string) (aki []byte, serial string, p *Problem) {
 	if err1 != nil || err2 != nil || len(raw) == 0 || len(raw) > 21 {
 		return nil, "", Malformed("%q is not an ARI certificate identifier: bad base64url or serial length", id)
 	}
-	// DER INTEGER content: no redundant leading zero, not negative.
-	if raw[0]&0x80 != 0 || (len(raw) > 1 && raw[0] == 0 && raw[1]&0x80 == 0) {
-		return nil, "", Malformed("%q is not an ARI certificate identifier: the serial is not a minimal positive DER integer", id)
+	if base64.RawURLEncoding.EncodeToString(aki) != a || base64.RawURLEncoding.EncodeToString(raw) != s {
+		return nil, "", Malformed("%q is not an ARI certificate identifier in canonical base64url", id)
+	}
+	// A zero octet is there only to keep the next one's high bit from
+	// reading as a sign.
+	if len(raw) > 1 && raw[0] == 0 && raw[1]&0x80 == 0 {
+		return nil, "", Malformed("%q is not an ARI certificate identifier: the serial has a redundant leading zero octet", id)
+	}
+	if len(raw) == 21 && raw[0] != 0 {
+		return nil, "", Malformed("%q is not an ARI certificate identifier: the serial is longer than 20 octets", id)
 	}
 	return aki, ca.SerialHex(new(big.Int).SetBytes(raw)), nil
 }
 
 // certByID finds the certificate an ARI identifier names: the serial must
-// exist and its issuer's key identifier must match.
-func (s *Service) certByID(ctx context.Context, id string) (*Certificate, *Problem) {
+// exist and its issuer's key identifier must match. It returns the
+// certificate's identifier as CertID makes it, whichever of the accepted
+// forms id was.
+func (s *Service) certByID(ctx context.Context, id string) (*Certificate, string, *Problem) {
 	aki, serial, p := ParseCertID(id)
 	if p != nil {
-		return nil, p
-	}
-	if id != canonicalCertID(aki, serial) {
-		return nil, Malformed("%q is not an ARI certificate identifier in canonical form", id)
+		return nil, "", p
 	}
 	cert, err := s.store.GetCertificate(ctx, serial)
 	if err != nil {
 		if errors.Is(err, ErrNotFound) {
-			return nil, NotFound("no certificate %s was issued by this CA", id)
+			return nil, "", NotFound("no certificate %s was issued by this CA", id)
 		}
-		return nil, Internal(err)
+		return nil, "", Internal(err)
 	}
 	leaf, err := x509.ParseCertificate(cert.DER)
 	if err != nil {
-		return nil, Internal(err)
+		return nil, "", Internal(err)
 	}
 	if !bytes.Equal(leaf.AuthorityKeyId, aki) {
-		return nil, NotFound("no certificate %s was issued by this CA (the authority key identifier differs)", id)
+		return nil, "", NotFound("no certificate %s was issued by this CA (the authority key identifier differs)", id)
 	}
-	return cert, nil
-}
-
-// canonicalCertID re-encodes a parsed identifier.
-func canonicalCertID(aki []byte, serial string) string {
-	n, _ := new(big.Int).SetString(serial, 16)
-	return base64.RawURLEncoding.EncodeToString(aki) + "." + base64.RawURLEncoding.EncodeToString(serialOctets(n))
+	return cert, CertID(leaf), nil
 }
 
 // RenewalInfo is the answer of the renewalInfo resource (RFC 9773 §4.2).
@@ -107,7 +114,7 @@ const (
 // ARI identifier names. A revoked certificate's window is in the past, so
 // clients renew at once (RFC 9773 §4.2).
 func (s *Service) RenewalInfo(ctx context.Context, certID string) (*RenewalInfo, error) {
-	cert, p := s.certByID(ctx, certID)
+	cert, _, p := s.certByID(ctx, certID)
 	if p != nil {
 		return nil, p
 	}
@@ -148,25 +155,18 @@ func defaultWindow(nb, na time.Time) (time.Time, time.Time) {
 // checkReplaces validates an order's replaces field (RFC 9773 §5): the
 // certificate exists, belongs to the account, shares an identifier with
 // the order, and was not already replaced (409 alreadyReplaced). It
-// returns the identifier, which the order stores.
+// returns the certificate's identifier in CertID's form, which the order
+// stores, so that each certificate has one identifier to be replaced by.
 func (s *Service) checkReplaces(ctx context.Context, acct *Account, certID string, idents []Identifier) (string, bool, *Problem) {
-	id, p := s.checkReplacesCert(ctx, acct, certID, idents)
-	if p != nil {
-		return "", false, p
-	}
-	return certID, urgentReplacement(id), nil
-}
-
-func (s *Service) checkReplacesCert(ctx context.Context, acct *Account, certID string, idents []Identifier) (*Certificate, *Problem) {
-	cert, p := s.certByID(ctx, certID)
+	cert, canon, p := s.certByID(ctx, certID)
 	if p != nil {
 		if p.Type == ProbMalformed || p.Status == http.StatusNotFound {
-			return nil, Malformed("replaces: %s", p.Detail)
+			return "", false, Malformed("replaces: %s", p.Detail)
 		}
-		return nil, p
+		return "", false, p
 	}
 	if cert.AccountID != acct.ID {
-		return nil, Malformed("replaces: certificate %s belongs to another account", certID)
+		return "", false, Malformed("replaces: certificate %s belongs to another account", certID)
 	}
 	shared := false
 	for _, id := range idents {
@@ -175,14 +175,14 @@ func (s *Service) checkReplacesCert(ctx context.Context, acct *Account, certID s
 		}
 	}
 	if !shared {
-		return nil, Malformed("replaces: certificate %s shares no identifier with this order", certID)
+		return "", false, Malformed("replaces: certificate %s shares no identifier with this order", certID)
 	}
-	if _, err := s.store.ReplacingOrder(ctx, certID); err == nil {
-		return nil, alreadyReplaced(certID)
+	if _, err := s.store.ReplacingOrder(ctx, canon); err == nil {
+		return "", false, alreadyReplaced(certID)
 	} else if !errors.Is(err, ErrNotFound) {
-		return nil, Internal(err)
+		return "", false, Internal(err)
 	}
-	return cert, nil
+	return canon, urgentReplacement(cert), nil
 }
 
 func alreadyReplaced(certID string) *Problem {

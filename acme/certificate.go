@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/x509"
 	"errors"
+	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/weir-pki/weir/ca"
@@ -34,8 +36,8 @@ type RevokeRequest struct {
 // for all its names; a jwk-signed request must be signed by the
 // certificate's own key.
 func (s *Service) Revoke(ctx context.Context, c Caller, der []byte, reason int) error {
-	if !ca.ValidReason(reason) || reason == 8 {
-		return NewProblem(ProbBadRevocationReason, "revocation reason %d is not allowed (RFC 5280 §5.3.1 codes 0-6, 9, 10)", reason)
+	if !ca.SubscriberReason(reason) {
+		return subscriberReasonProblem(reason)
 	}
 	leaf, err := x509.ParseCertificate(der)
 	if err != nil {
@@ -53,6 +55,38 @@ func (s *Service) Revoke(ctx context.Context, c Caller, der []byte, reason int) 
 		return p
 	}
 	return s.markRevoked(ctx, cert, reason)
+}
+
+// subscriberReasonProblem refuses a reason a subscriber may not give
+// (ca.SubscriberReasons), naming the ones it may.
+func subscriberReasonProblem(code int) *Problem {
+	may := make([]string, len(ca.SubscriberReasons))
+	for i, r := range ca.SubscriberReasons {
+		may[i] = fmt.Sprintf("%s (%d)", ca.ReasonString(r), r)
+	}
+	return NewProblem(ProbBadRevocationReason, "revocation reason %d%s is not one a subscriber may give; use %s (Baseline Requirements §7.2.2)",
+		code, reasonName(code), strings.Join(may, ", "))
+}
+
+// operatorReasonProblem is nil when an operator may revoke with code
+// (ca.OperatorReason), else the problem that says why not.
+func operatorReasonProblem(code int) *Problem {
+	switch {
+	case ca.OperatorReason(code):
+		return nil
+	case ca.ValidReason(code):
+		return NewProblem(ProbBadRevocationReason, "revocation reason %d%s cannot be used: a revocation is permanent, so a hold (certificateHold) could never be lifted (removeFromCRL)", code, reasonName(code))
+	default:
+		return NewProblem(ProbBadRevocationReason, "revocation reason %d is not an RFC 5280 reason code (§5.3.1)", code)
+	}
+}
+
+// reasonName is " (name)" for an RFC 5280 reason code, else "".
+func reasonName(code int) string {
+	if !ca.ValidReason(code) {
+		return ""
+	}
+	return " (" + ca.ReasonString(code) + ")"
 }
 
 // revoked is what follows every revocation once the store has recorded

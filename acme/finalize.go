@@ -14,13 +14,14 @@ import (
 	"github.com/weir-pki/weir/ca"
 )
 
-// CSRIdentifiers checks a CSR's signature and returns its names as
-// canonical, sorted identifiers: the DNS and IP SANs plus a subject CN,
-// which must also be among the SANs. Other SAN types are refused (RFC 8555
-// §7.4: the CSR must only ask for the order's identifiers).
+// CSRIdentifiers checks a CSR's signature (its algorithm and that it
+// verifies: ca.CheckCSRSignature) and returns its names as canonical,
+// sorted identifiers: the DNS and IP SANs plus a subject CN, which must
+// also be among the SANs. Other SAN types are refused (RFC 8555 §7.4: the
+// CSR must only ask for the order's identifiers).
 func CSRIdentifiers(csr *x509.CertificateRequest) ([]Identifier, *Problem) {
-	if err := csr.CheckSignature(); err != nil {
-		return nil, NewProblem(ProbBadCSR, "the CSR signature is invalid: %v", err)
+	if err := ca.CheckCSRSignature(csr); err != nil {
+		return nil, NewProblem(ProbBadCSR, "%v", err)
 	}
 	if len(csr.EmailAddresses) > 0 || len(csr.URIs) > 0 {
 		return nil, NewProblem(ProbBadCSR, "the CSR asks for e-mail or URI names; only DNS names and IP addresses are issued")

@@ -12,18 +12,24 @@ import (
 	"strings"
 	"testing"
 
+	"golang.org/x/net/idna"
+
 	"github.com/weir-pki/weir/acme"
 )
 
 // FuzzCanonicalIdentifier: CanonicalIdentifier never panics, a failure is
-// a malformed or unsupportedIdentifier problem, and a success is canonical:
+// a malformed or unsupportedIdentifier problem (or rejectedIdentifier for
+// a DNS name that is not valid IDNA), and a success is canonical:
 // idempotent, and for DNS lowercase LDH of at most 253 bytes with no
-// trailing dot, only ASCII-lowercased from the input.
+// trailing dot, only ASCII-lowercased from the input, whose reserved
+// labels are A-labels that round-trip.
 func FuzzCanonicalIdentifier(f *testing.F) {
 	for _, s := range []struct{ typ, value string }{
 		{"dns", "example.com"}, {"dns", "WWW.Example.COM."}, {"dns", "*.example.com"},
 		{"dns", "*.*.example.com"}, {"dns", "a..b.test"}, {"dns", "-x.test"}, {"dns", "bad_name.test"},
 		{"dns", "xn--bcher-kva.example"}, {"dns", "ab--cd.test"}, {"dns", "example.123"},
+		{"dns", "xn--55555555.example"}, {"dns", "*.XN--Bcher-kva.example"}, {"dns", "1abc.xn--mgbh0fb.example"},
+		{"dns", "xn--cafe-yvc.test"}, {"dns", "xn--a.test"},
 		{"dns", "192.0.2.1"}, {"dns", "*.192.0.2.1"}, {"dns", "\u212a.test"}, {"dns", "bücher.de"},
 		{"dns", strings.Repeat("a.", 126) + "com"}, {"dns", strings.Repeat("a", 64) + ".com"}, {"dns", ""},
 		{"ip", "192.0.2.1"}, {"ip", "::ffff:192.0.2.1"}, {"ip", "2001:DB8::1"}, {"ip", "fe80::1%eth0"},
@@ -36,7 +42,8 @@ func FuzzCanonicalIdentifier(f *testing.F) {
 		in := acme.Identifier{Type: acme.IdentifierType(typ), Value: value}
 		out, prob := acme.CanonicalIdentifier(in)
 		if prob != nil {
-			if prob.Type != acme.ProbMalformed && prob.Type != acme.ProbUnsupportedIdentifier {
+			notIDNA := typ == "dns" && prob.Type == acme.ProbRejectedIdentifier
+			if prob.Type != acme.ProbMalformed && prob.Type != acme.ProbUnsupportedIdentifier && !notIDNA {
 				t.Fatalf("CanonicalIdentifier(%q) problem type %s", in, prob.Type)
 			}
 			if prob.Status != 400 || prob.Detail == "" {
@@ -105,6 +112,15 @@ func checkCanonicalDNS(t *testing.T, in, out string) {
 	if strings.Trim(labels[len(labels)-1], "0123456789") == "" {
 		t.Fatalf("DNS %q -> %q: numeric TLD", in, out)
 	}
+	for _, l := range labels {
+		if len(l) < 4 || l[2:4] != "--" {
+			continue
+		}
+		u, err := idna.Lookup.ToUnicode(l)
+		if back, err2 := idna.Lookup.ToASCII(u); !strings.HasPrefix(l, "xn--") || err != nil || err2 != nil || back != l {
+			t.Fatalf("DNS %q -> %q: reserved label %q is not an A-label that round-trips (%q, %v, %v)", in, out, l, back, err, err2)
+		}
+	}
 }
 
 func asciiLower(s string) string {
@@ -120,7 +136,8 @@ func asciiLower(s string) string {
 // FuzzCSRIdentifiers: for any bytes that parse as a CSR, CSRIdentifiers
 // never panics, fails with badCSR, or returns a non-empty, sorted,
 // duplicate-free list of canonical identifiers that are exactly the
-// canonical forms of the CSR's SANs.
+// canonical forms of the CSR's SANs, for a CSR whose signature verifies
+// and uses neither MD5 nor SHA-1.
 func FuzzCSRIdentifiers(f *testing.F) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -135,6 +152,8 @@ func FuzzCSRIdentifiers(f *testing.F) {
 		{DNSNames: []string{"bad_name.test"}},
 		{Subject: pkix.Name{CommonName: "only-cn.test"}},
 		{EmailAddresses: []string{"a@b.test"}, DNSNames: []string{"x.test"}},
+		{DNSNames: []string{"xn--55555555.test", "xn--bcher-kva.test"}},
+		{DNSNames: []string{"sha1.test"}, SignatureAlgorithm: x509.ECDSAWithSHA1},
 	} {
 		der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, key)
 		if err != nil {
@@ -165,6 +184,10 @@ func FuzzCSRIdentifiers(f *testing.F) {
 		}
 		if csr.CheckSignature() != nil {
 			t.Fatal("CSRIdentifiers accepted a CSR whose signature does not verify")
+		}
+		switch csr.SignatureAlgorithm {
+		case x509.MD2WithRSA, x509.MD5WithRSA, x509.SHA1WithRSA, x509.DSAWithSHA1, x509.ECDSAWithSHA1:
+			t.Fatalf("CSRIdentifiers accepted a CSR signed with %s", csr.SignatureAlgorithm)
 		}
 		if len(csr.EmailAddresses) > 0 || len(csr.URIs) > 0 {
 			t.Fatal("CSRIdentifiers accepted e-mail or URI SANs")

@@ -1,10 +1,13 @@
 package acme
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"sort"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // maxDNSNameLength is the longest presentation-form name (RFC 1035 §2.3.4).
@@ -19,7 +22,11 @@ func CanonicalIdentifier(id Identifier) (Identifier, *Problem) {
 	switch id.Type {
 	case IdentifierDNS:
 		name, err := canonicalDNSName(id.Value)
-		if err != nil {
+		var idnaErr *idnaError
+		switch {
+		case errors.As(err, &idnaErr):
+			return id, NewProblem(ProbRejectedIdentifier, "DNS identifier %q is refused: %v", id.Value, err).WithIdentifier(id)
+		case err != nil:
 			return id, Malformed("invalid DNS identifier %q: %v", id.Value, err).WithIdentifier(id)
 		}
 		return Identifier{Type: IdentifierDNS, Value: name}, nil
@@ -37,7 +44,9 @@ func CanonicalIdentifier(id Identifier) (Identifier, *Problem) {
 }
 
 // canonicalDNSName checks LDH syntax (RFC 1123 §2.1, RFC 5890 for the A-label
-// form) and an optional leading "*." wildcard label (RFC 8555 §7.1.3).
+// form) and an optional leading "*." wildcard label (RFC 8555 §7.1.3). A
+// label with hyphens in its third and fourth positions must be a valid
+// A-label (checkALabels); the error is then an *idnaError.
 func canonicalDNSName(v string) (string, error) {
 	// Check for non-ASCII before lowercasing: strings.ToLower maps some
 	// non-ASCII runes to ASCII (U+212A KELVIN SIGN to "k"), which would
@@ -73,7 +82,53 @@ func canonicalDNSName(v string) (string, error) {
 	if isAllDigits(labels[len(labels)-1]) {
 		return "", fmt.Errorf("top-level label %q is all numeric", labels[len(labels)-1])
 	}
+	if err := checkALabels(base, labels); err != nil {
+		return "", err
+	}
 	return name, nil
+}
+
+// idnaError is a name that is LDH but not valid IDNA: a reserved or
+// invalid A-label. Such a name is well-formed but no resolver that
+// implements IDNA would look it up, so it is refused (rejectedIdentifier)
+// rather than malformed.
+type idnaError struct{ msg string }
+
+func (e *idnaError) Error() string { return e.msg }
+
+// checkALabels checks the reserved LDH labels of name (RFC 5890 §2.3.1:
+// hyphens in the third and fourth positions). The only defined prefix is
+// "xn--", and such a label must be an A-label: its Punycode decodes to a
+// U-label valid under golang.org/x/net/idna's lookup profile (IDNA2008 as
+// UTS #46 applies it: no disallowed or mapped code points, NFC, the
+// context and hyphen rules) that encodes back to the very same label
+// (RFC 5891 §5.4). With an A-label present, the bidi rule (RFC 5893)
+// is then checked across all of name's labels, as a resolver does.
+func checkALabels(name string, labels []string) error {
+	seen := false
+	for _, l := range labels {
+		if len(l) < 4 || l[2:4] != "--" {
+			continue
+		}
+		if !strings.HasPrefix(l, "xn--") {
+			return &idnaError{fmt.Sprintf("label %q has hyphens in the third and fourth positions but is not an A-label (RFC 5890 §2.3.1)", l)}
+		}
+		u, err := idna.Lookup.ToUnicode(l)
+		if err != nil {
+			return &idnaError{fmt.Sprintf("label %q is not a valid A-label: %v", l, err)}
+		}
+		if back, err := idna.Lookup.ToASCII(u); err != nil || back != l {
+			return &idnaError{fmt.Sprintf("label %q is not a valid A-label: it decodes to %q, whose A-label is %q", l, u, back)}
+		}
+		seen = true
+	}
+	if !seen {
+		return nil
+	}
+	if _, err := idna.Lookup.ToUnicode(name); err != nil {
+		return &idnaError{fmt.Sprintf("name %q is not valid IDNA: %v (RFC 5893: the bidi rule holds for every label of a name with a right-to-left label)", name, err)}
+	}
+	return nil
 }
 
 func checkLabel(l string) error {
@@ -86,8 +141,6 @@ func checkLabel(l string) error {
 		return fmt.Errorf("a wildcard is allowed only as the whole leftmost label")
 	case l[0] == '-' || l[len(l)-1] == '-':
 		return fmt.Errorf("label %q starts or ends with a hyphen", l)
-	case len(l) >= 4 && l[2:4] == "--" && !strings.HasPrefix(l, "xn--"):
-		return fmt.Errorf("label %q has hyphens in the third and fourth positions but is not an A-label", l)
 	}
 	for i := 0; i < len(l); i++ {
 		c := l[i]

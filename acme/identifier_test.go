@@ -47,7 +47,7 @@ func TestCanonicalIdentifier(t *testing.T) {
 		{name: "underscore", in: dns("bad_name.test"), wantProb: acme.ProbMalformed},
 		{name: "leading hyphen", in: dns("-x.test"), wantProb: acme.ProbMalformed},
 		{name: "trailing hyphen", in: dns("x-.test"), wantProb: acme.ProbMalformed},
-		{name: "hyphens 3-4 not xn", in: dns("ab--cd.test"), wantProb: acme.ProbMalformed},
+		{name: "hyphens 3-4 not xn", in: dns("ab--cd.test"), wantProb: acme.ProbRejectedIdentifier},
 		{name: "64-byte label", in: dns(label63 + "a.com"), wantProb: acme.ProbMalformed},
 		{name: "254 bytes", in: dns(name254), wantProb: acme.ProbMalformed},
 		{name: "space", in: dns("a b.test"), wantProb: acme.ProbMalformed},
@@ -120,6 +120,65 @@ func TestCanonicalIdentifier(t *testing.T) {
 			again, prob := acme.CanonicalIdentifier(got)
 			if prob != nil || again != got {
 				t.Errorf("not idempotent: CanonicalIdentifier(%+v) = %+v, %v", got, again, prob)
+			}
+		})
+	}
+}
+
+// TestCanonicalIdentifierIDNA: every reserved LDH label (hyphens in the
+// third and fourth positions) must be a valid A-label, in the base name of
+// a wildcard too; an invalid one is rejectedIdentifier naming the label.
+func TestCanonicalIdentifierIDNA(t *testing.T) {
+	tests := []struct {
+		in     string
+		want   string // the canonical name; "" when refused
+		detail string // in the problem's detail when refused
+		// malformed: refused by the LDH syntax before IDNA applies
+		// (the Punycode of a label that is all ASCII ends in "-").
+		malformed bool
+	}{
+		{in: "xn--bcher-kva.example", want: "xn--bcher-kva.example"},
+		{in: "XN--BCHER-KVA.Example", want: "xn--bcher-kva.example"},
+		{in: "*.xn--bcher-kva.example", want: "*.xn--bcher-kva.example"},
+		{in: "www.xn--j6w193g", want: "www.xn--j6w193g"},         // 香港, a CJK TLD
+		{in: "xn--mgbh0fb.example", want: "xn--mgbh0fb.example"}, // مثال, right-to-left
+		{in: "xn--zca.example", want: "xn--zca.example"},         // ß, not mapped to ss (non-transitional)
+		{in: "xn--55555555.example", detail: `label "xn--55555555"`},
+		{in: "XN--55555555.example", detail: `label "xn--55555555"`},
+		{in: "*.xn--55555555.example", detail: `label "xn--55555555"`},
+		{in: "a.xn--55555555", detail: `label "xn--55555555"`},
+		{in: "xn--a.example", detail: `label "xn--a"`}, // decodes to U+0080, a control
+		{in: "xn--.example", detail: `label "xn--" starts or ends with a hyphen`, malformed: true},
+		{in: "xn--abc-.example", detail: `label "xn--abc-" starts or ends with a hyphen`, malformed: true},
+		{in: "xn--a-ecp.example", detail: `label "xn--a-ecp"`},       // U+2488, disallowed
+		{in: "xn--ssa.example", detail: `label "xn--ssa"`},           // starts with a combining mark
+		{in: "xn--ss-dha.example", detail: `label "xn--ss-dha"`},     // Ò: upper case, a mapped code point
+		{in: "xn--cafe-yvc.example", detail: `label "xn--cafe-yvc"`}, // e and U+0301: not NFC
+		{in: "1abc.xn--mgbh0fb.example", detail: "bidi rule"},        // RFC 5893 across labels
+		{in: "ab--cd.example", detail: `label "ab--cd"`},             // reserved, not xn--
+		{in: "*.ab--cd.example", detail: `label "ab--cd"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.in, func(t *testing.T) {
+			got, prob := acme.CanonicalIdentifier(dns(tt.in))
+			if tt.want != "" {
+				if prob != nil || got != dns(tt.want) {
+					t.Fatalf("got %+v, %v; want %s", got, prob, tt.want)
+				}
+				return
+			}
+			want := acme.ProbRejectedIdentifier
+			if tt.malformed {
+				want = acme.ProbMalformed
+			}
+			if prob == nil {
+				t.Fatalf("got %+v, nil; want %s", got, want)
+			}
+			if prob.Type != want || prob.Status != 400 || !strings.Contains(prob.Detail, tt.detail) {
+				t.Errorf("got %s %d %q; want %s 400 with %q", prob.Type, prob.Status, prob.Detail, want, tt.detail)
+			}
+			if prob.Identifier == nil || *prob.Identifier != dns(tt.in) {
+				t.Errorf("problem identifier = %v; want %q", prob.Identifier, tt.in)
 			}
 		})
 	}

@@ -107,6 +107,9 @@ func (s *Service) RenewNow(ctx context.Context, sc IncidentScope) ([]*Certificat
 // windows are in the past from then on. It returns the revoked ones and
 // stops at the first failure.
 func (s *Service) RevokeAll(ctx context.Context, sc IncidentScope, reason int) ([]*Certificate, error) {
+	if p := operatorReasonProblem(reason); p != nil {
+		return nil, p
+	}
 	certs, err := s.activeInScope(ctx, sc)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package ca
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -24,6 +25,30 @@ const (
 // except the unused value 7.
 func ValidReason(code int) bool {
 	return code >= ReasonUnspecified && code <= ReasonAACompromise && code != 7
+}
+
+// SubscriberReasons are the reason codes a subscriber may give when it
+// revokes its own certificate (through ACME revokeCert, RFC 8555 §7.6), in
+// the order of their codes. They are the CA/Browser Forum Baseline
+// Requirements' (§4.9.1.1, §7.2.2): cACompromise, privilegeWithdrawn and
+// aACompromise state what only the CA can know, and certificateHold is
+// refused because a hold can never be lifted here (removeFromCRL is not
+// accepted and a revocation is permanent); 7 is unused.
+var SubscriberReasons = []int{ReasonUnspecified, ReasonKeyCompromise, ReasonAffiliationChanged, ReasonSuperseded, ReasonCessationOfOperation}
+
+// SubscriberReason reports whether a subscriber may revoke with code (one
+// of SubscriberReasons).
+func SubscriberReason(code int) bool {
+	return slices.Contains(SubscriberReasons, code)
+}
+
+// OperatorReason reports whether an operator may revoke with code: any RFC
+// 5280 reason but certificateHold (a hold can never be lifted: every
+// revocation is permanent) and removeFromCRL (which only lifts a hold). An
+// operator is the CA, so it may also state cACompromise, privilegeWithdrawn
+// and aACompromise.
+func OperatorReason(code int) bool {
+	return ValidReason(code) && code != ReasonCertificateHold && code != ReasonRemoveFromCRL
 }
 
 // ReasonString returns the RFC 5280 name of a reason code, such as

@@ -77,3 +77,19 @@ func TestReasonString(t *testing.T) {
 		}
 	}
 }
+
+// TestSubscriberAndOperatorReasons: a subscriber may give the Baseline
+// Requirements' reasons only; an operator any RFC 5280 reason but
+// certificateHold and removeFromCRL; neither an invalid code.
+func TestSubscriberAndOperatorReasons(t *testing.T) {
+	subscriber := map[int]bool{0: true, 1: true, 3: true, 4: true, 5: true}
+	operator := map[int]bool{0: true, 1: true, 2: true, 3: true, 4: true, 5: true, 9: true, 10: true}
+	for code := -2; code <= 12; code++ {
+		if got := SubscriberReason(code); got != subscriber[code] {
+			t.Errorf("SubscriberReason(%d) = %v, want %v", code, got, subscriber[code])
+		}
+		if got := OperatorReason(code); got != operator[code] {
+			t.Errorf("OperatorReason(%d) = %v, want %v", code, got, operator[code])
+		}
+	}
+}

@@ -17,7 +17,7 @@ var allowedDeps = map[string][]string{
 	"ratelimit/sourcetest": {"ratelimit"},
 	"ca":                   {},
 	"migrations":           {},
-	"acme":                 {"ca", "ratelimit"},
+	"acme":                 {"ca", "ratelimit", "golang.org/x/net/idna"},
 	"acme/jws":             {"acme", "github.com/go-jose/go-jose/v4"},
 	"acme/challenge":       {"acme", "golang.org/x/net/dns/dnsmessage"},
 	"acme/noncetest":       {"acme"},
