@@ -156,7 +156,7 @@ func egressMetadataInNetns(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: tt.id}, tt.typ, tt.prepare)
-			wantRefused(t, p, tt.ptype, tt.detail, metadataSecret)
+			wantChallengeRefused(t, p, tt.ptype, tt.detail, metadataSecret)
 			if n := meta.conns.Load(); n != 0 {
 				t.Errorf("the metadata stand-in saw %d connections, want 0", n)
 			}
@@ -172,7 +172,7 @@ func egressMetadataInNetns(t *testing.T) {
 		t.Fatalf("reload: %v", err)
 	}
 	p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "allowed.weir.test"}, "http-01", redirectTo(creds))
-	wantRefused(t, p, "unauthorized",
+	wantChallengeRefused(t, p, "unauthorized",
 		fmt.Sprintf("Invalid response from %s: the body (%d bytes) is not the key authorization (not shown: 169.254.169.254 is not allowed.weir.test)", creds, len(metadataSecret)),
 		metadataSecret)
 	if n := meta.conns.Load(); n != 1 {

@@ -64,9 +64,9 @@ func (e *testEnv) attempt(ctx context.Context, c *xacme.Client, id xacme.AuthzID
 	}
 }
 
-// wantRefused checks that p is a problem of type typ whose detail
+// wantChallengeRefused checks that p is a problem of type typ whose detail
 // contains want and none of leaks.
-func wantRefused(t *testing.T, p *xacme.Error, typ, want string, leaks ...string) {
+func wantChallengeRefused(t *testing.T, p *xacme.Error, typ, want string, leaks ...string) {
 	t.Helper()
 	if p == nil {
 		t.Fatalf("the challenge is valid, want a %s problem", typ)
@@ -112,9 +112,9 @@ func TestEgressAdminListener(t *testing.T) {
 	p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "redirect.weir.test"}, "http-01", func(token string) {
 		e.redirect.Store(token, to)
 	})
-	wantRefused(t, p, "connection", "weir's own listeners", "data-dir", "yaml")
+	wantChallengeRefused(t, p, "connection", "weir's own listeners", "data-dir", "yaml")
 	p = e.attempt(ctx, c, xacme.AuthzID{Type: "ip", Value: "127.0.0.1"}, "tls-alpn-01", func(string) {})
-	wantRefused(t, p, "connection", "127.0.0.1:"+adminPort+": it is one of weir's own listeners")
+	wantChallengeRefused(t, p, "connection", "127.0.0.1:"+adminPort+": it is one of weir's own listeners")
 }
 
 // TestEgressReload denies loopback live, sees a validation refused, and
@@ -138,7 +138,7 @@ func TestEgressReload(t *testing.T) {
 		t.Fatalf("reload: %v", err)
 	}
 	p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "denied.weir.test"}, "http-01", solve)
-	wantRefused(t, p, "dns", "no valid IP addresses found for denied.weir.test: weir's validation egress policy does not allow connecting to 127.0.0.1: 127.0.0.0/8 is a denied range")
+	wantChallengeRefused(t, p, "dns", "no valid IP addresses found for denied.weir.test: weir's validation egress policy does not allow connecting to 127.0.0.1: 127.0.0.0/8 is a denied range")
 
 	bad := cfg
 	bad.Challenges.Egress.AllowedCIDRs = []string{"127.0.0.0/40"}
@@ -148,7 +148,7 @@ func TestEgressReload(t *testing.T) {
 	}
 	// Refused: the denial stays.
 	p = e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "still.weir.test"}, "http-01", solve)
-	wantRefused(t, p, "dns", "127.0.0.0/8 is a denied range")
+	wantChallengeRefused(t, p, "dns", "127.0.0.0/8 is a denied range")
 
 	cfg.Challenges.Egress = challenge.EgressConfig{Default: "deny", AllowedCIDRs: []string{"127.0.0.1"}}
 	e.writeConfig(cfg)
