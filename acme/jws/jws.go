@@ -393,9 +393,6 @@ func (v *Verifier) verifyKID(ctx context.Context, p *parsed, id string, lookup f
 		}
 		return nil, nil, nil, acme.Internal(err)
 	}
-	if acct.Status != acme.StatusValid {
-		return nil, nil, nil, acme.Unauthorized("account %s is %s", id, acct.Status)
-	}
 	key, prob := v.accountKey(acct, p.alg)
 	if prob != nil {
 		return acct, nil, nil, prob
@@ -403,6 +400,12 @@ func (v *Verifier) verifyKID(ctx context.Context, p *parsed, id string, lookup f
 	payload, prob := verifySig(p, key)
 	if prob != nil {
 		return acct, nil, nil, prob
+	}
+	// After the signature: only the holder of the key learns the
+	// account's status. Deactivation and revocation are final, so no
+	// newer copy could settle this.
+	if acct.Status != acme.StatusValid {
+		return nil, nil, nil, acme.AccountNotValid(id, acct.Status)
 	}
 	return acct, key, payload, nil
 }

@@ -443,7 +443,7 @@ func TestBadInput(t *testing.T) {
 		// jwk / kid (RFC 8555 §6.2, §6.3).
 		{name: "kid of another account", status: 400, typ: acme.ProbMalformed, detail: "signature does not verify",
 			send: func(*testing.T) rawResponse { return e.postJWS(keyA, kidB, []byte{}, signOpts{kid: kidB}) }},
-		{name: "kid of a deactivated account", status: 403, typ: acme.ProbUnauthorized, detail: "deactivated",
+		{name: "kid of a deactivated account", status: http.StatusUnauthorized, typ: acme.ProbUnauthorized, detail: "deactivated",
 			send: newOrderSignedBy(e, keyD, kidD, newOrderURL)},
 		{name: "kid of an unknown account", status: 400, typ: acme.ProbAccountDoesNotExist, detail: "does not exist",
 			send: newOrderSignedBy(e, keyA, e.base+"/acme/account/999999", newOrderURL)},
