@@ -3,8 +3,8 @@ package web
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"net/http"
 	"time"
 
@@ -47,12 +47,17 @@ func (s *Server) newNonce(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// decode unmarshals a JWS payload strictly enough to catch type errors.
+// decode unmarshals a JWS payload strictly (jws.Unmarshal): type errors,
+// duplicate member names and member names that match a field only
+// case-insensitively are malformed.
 func decode(req *jws.Request, v any) error {
 	if req.PostAsGet() {
 		return acme.Malformed("this request needs a JSON payload, not an empty POST-as-GET")
 	}
-	if err := json.Unmarshal(req.Payload, v); err != nil {
+	if err := jws.Unmarshal(req.Payload, v); err != nil {
+		if me, ok := errors.AsType[*jws.MemberError](err); ok {
+			return acme.Malformed("the JWS payload: %v", me)
+		}
 		return acme.Malformed("the JWS payload is not valid JSON for this request: %v", err)
 	}
 	return nil

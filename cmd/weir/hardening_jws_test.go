@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/ecdsa"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"testing"
@@ -149,3 +150,139 @@ func TestAccountNotValidUnauthorized(t *testing.T) {
 }
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+// TestJWSMemberNames: JSON member names in a request are case-sensitive
+// and unique (RFC 7515 §4, §5.3): in the flattened JWS, its protected
+// header, the payload, the inner JWS of a key change and an External
+// Account Binding, a member that matches a known one only
+// case-insensitively, or a member twice at any depth, is 400 malformed
+// and changes nothing. Unknown members stay allowed.
+func TestJWSMemberNames(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx := t.Context()
+	var (
+		newAccountURL = e.base + "/acme/new-account"
+		newOrderURL   = e.base + "/acme/new-order"
+		keyChangeURL  = e.base + "/acme/key-change"
+	)
+	// a signs; x and y are the accounts whose state the old reading let
+	// a payload change (a deactivation, a key change).
+	a, x, y := e.register(t), e.register(t), e.register(t)
+	_, authz := a.pendingOrder(t, "members.weir.test")
+	eabKey, err := e.srv.svc.CreateEABKey(ctx, "members")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwkA, jwkY := publicJWK(t, a.key.Public()), publicJWK(t, y.key.Public())
+
+	// hand posts to url a JWS signed by a's key with the header text
+	// that hdr makes from a fresh nonce.
+	hand := func(url string, hdr func(nonce string) string, payload string) func(*testing.T) rawResponse {
+		return func(t *testing.T) rawResponse {
+			return e.post(url, "application/jose+json", marshalJSON(t, handSignedRaw(t, a.key, []byte(hdr(e.nonce())), []byte(payload))))
+		}
+	}
+	kidHeader := func(extra string) func(string) string {
+		return func(n string) string {
+			return fmt.Sprintf(`{"alg":"ES256","kid":%q,"nonce":%q,%s}`, a.kid, n, extra)
+		}
+	}
+	// flat posts a JWS of a's whose flattened members are spelled by
+	// members from the valid protected, payload and signature texts.
+	flat := func(payload string, members func(p, pl, sig string) string) func(*testing.T) rawResponse {
+		return func(t *testing.T) rawResponse {
+			var f map[string]string
+			_ = json.Unmarshal(e.sign(a.key, newOrderURL, []byte(payload), signOpts{kid: a.kid}), &f)
+			return e.post(newOrderURL, "application/jose+json", []byte(members(f["protected"], f["payload"], f["signature"])))
+		}
+	}
+	post := func(acct registered, url, payload string) func(*testing.T) rawResponse {
+		return func(*testing.T) rawResponse { return acct.post(e, url, []byte(payload)) }
+	}
+	// keyChange posts y's key change with the inner JWS signed by a new
+	// key over header and payload texts.
+	keyChange := func(hdr func(jwk string) string, payload string) func(*testing.T) rawResponse {
+		return func(t *testing.T) rawResponse {
+			nk := newKey(t)
+			inner := handSignedRaw(t, nk, []byte(hdr(string(publicJWK(t, nk.Public())))), []byte(payload))
+			return y.post(e, keyChangeURL, marshalJSON(t, inner))
+		}
+	}
+	// newAccountEAB posts a new-account of a fresh key whose binding has
+	// the header text hdr makes from the key's JWK.
+	newAccountEAB := func(hdr string) func(*testing.T) rawResponse {
+		return func(t *testing.T) rawResponse {
+			k := newKey(t)
+			eab := eabJWSRaw(t, []byte(hdr), publicJWK(t, k.Public()), eabKey.HMACKey)
+			return e.postJWS(k, newAccountURL, marshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "externalAccountBinding": eab}), signOpts{})
+		}
+	}
+	ident := `{"type":"dns","value":"m.weir.test"}`
+	okPayload := fmt.Sprintf(`{"account":%q,"oldKey":%s}`, y.kid, jwkY)
+	caseOnly, twice := "member names are case-sensitive", "appears more than once"
+	cases := []badCase{
+		// The protected header.
+		{name: "header members only in upper case", detail: `"ALG" is not "alg": ` + caseOnly,
+			send: func(t *testing.T) rawResponse {
+				k := newKey(t)
+				hdr := fmt.Sprintf(`{"ALG":"ES256","JWK":%s,"URL":%q,"NONCE":%q}`, publicJWK(t, k.Public()), newAccountURL, e.nonce())
+				return e.post(newAccountURL, "application/jose+json", marshalJSON(t, handSignedRaw(t, k, []byte(hdr), []byte(`{"termsOfServiceAgreed":true}`))))
+			}},
+		{name: "URL before url", detail: `"URL" is not "url"`,
+			send: hand(newOrderURL, kidHeader(fmt.Sprintf(`"URL":"https://elsewhere.test/","url":%q`, newOrderURL)), `{"identifiers":[`+ident+`]}`)},
+		{name: "Nonce beside nonce", detail: `"Nonce" is not "nonce"`,
+			send: hand(newOrderURL, kidHeader(fmt.Sprintf(`"Nonce":"x","url":%q`, newOrderURL)), `{"identifiers":[`+ident+`]}`)},
+		{name: "url twice", detail: `"url" ` + twice,
+			send: hand(newOrderURL, kidHeader(fmt.Sprintf(`"url":"https://elsewhere.test/","url":%q`, newOrderURL)), `{"identifiers":[`+ident+`]}`)},
+		{name: "url twice, once escaped", detail: `"url" ` + twice,
+			send: hand(newOrderURL, kidHeader(fmt.Sprintf(`"url":%q,"\u0075rl":%[1]q`, newOrderURL)), `{"identifiers":[`+ident+`]}`)},
+		{name: "a member twice in the jwk", detail: `"x" of jwk ` + twice,
+			send: hand(newAccountURL, func(n string) string {
+				var k map[string]string
+				_ = json.Unmarshal(jwkA, &k)
+				return fmt.Sprintf(`{"alg":"ES256","jwk":{"kty":"EC","crv":"P-256","x":%q,"y":%q,"x":%[1]q},"nonce":%q,"url":%q}`, k["x"], k["y"], n, newAccountURL)
+			}, `{}`)},
+		// The flattened JWS.
+		{name: "flattened members in upper case", detail: `"Protected" is not "protected"`,
+			send: flat(`{"identifiers":[`+ident+`]}`, func(p, pl, sig string) string {
+				return fmt.Sprintf(`{"Protected":%q,"Payload":%q,"Signature":%q}`, p, pl, sig)
+			})},
+		{name: "payload twice in the flattened JWS", detail: `"payload" ` + twice,
+			send: flat(`{"identifiers":[`+ident+`]}`, func(p, pl, sig string) string {
+				return fmt.Sprintf(`{"protected":%q,"payload":"e30","signature":%q,"payload":%q}`, p, sig, pl)
+			})},
+		// The payload.
+		{name: "identifiers twice", detail: `"identifiers" ` + twice,
+			send: post(a, newOrderURL, `{"identifiers":[`+ident+`],"identifiers":[{"type":"dns","value":"n.weir.test"}]}`)},
+		{name: "value twice in an identifier", detail: `"value" of identifiers[0] ` + twice,
+			send: post(a, newOrderURL, `{"identifiers":[{"type":"dns","value":"m.weir.test","value":"n.weir.test"}]}`)},
+		{name: "Identifiers", detail: `"Identifiers" is not "identifiers"`,
+			send: post(a, newOrderURL, `{"Identifiers":[`+ident+`]}`)},
+		{name: "Type and Value", detail: `"Type" of identifiers[0] is not "type"`,
+			send: post(a, newOrderURL, `{"identifiers":[{"Type":"dns","Value":"m.weir.test"}]}`)},
+		{name: "Status of an account", detail: `"Status" is not "status"`, send: post(x, x.kid, `{"Status":"deactivated"}`)},
+		{name: "a member twice in a challenge response", detail: `"a" ` + twice, send: post(a, authz.Challenges[0].URI, `{"a":1,"a":2}`)},
+		// Key change (RFC 8555 §7.3.5).
+		{name: "inner header in upper case", detail: `inner JWS: the JWS protected header: member "ALG" is not "alg"`,
+			send: keyChange(func(jwk string) string { return fmt.Sprintf(`{"ALG":"ES256","JWK":%s,"URL":%q}`, jwk, keyChangeURL) }, okPayload)},
+		{name: "account twice in the inner payload", detail: `inner JWS: the payload: member "account" ` + twice,
+			send: keyChange(func(jwk string) string { return fmt.Sprintf(`{"alg":"ES256","jwk":%s,"url":%q}`, jwk, keyChangeURL) },
+				fmt.Sprintf(`{"account":"https://elsewhere.test/","oldKey":%s,"account":%q}`, jwkY, y.kid))},
+		// External Account Binding (RFC 8555 §7.3.4).
+		{name: "EAB header in upper case", detail: `externalAccountBinding: the protected header: member "ALG" is not "alg"`,
+			send: newAccountEAB(fmt.Sprintf(`{"ALG":"HS256","KID":%q,"URL":%q}`, eabKey.ID, newAccountURL))},
+		{name: "EAB kid twice", detail: `externalAccountBinding: the protected header: member "kid" ` + twice,
+			send: newAccountEAB(fmt.Sprintf(`{"alg":"HS256","kid":"no-such-key","url":%q,"kid":%q}`, newAccountURL, eabKey.ID))},
+	}
+	for i := range cases {
+		cases[i].status, cases[i].typ = http.StatusBadRequest, acme.ProbMalformed
+	}
+	runRefused(t, e, cases, a.spender(e))
+
+	// Unknown members, in the header and in the payload, stay allowed.
+	res := hand(newOrderURL, kidHeader(fmt.Sprintf(`"url":%q,"x-weir-test":{"URL":1}`, newOrderURL)),
+		`{"identifiers":[`+ident+`],"x-weir-test":{"Identifiers":[1]}}`)(t)
+	if res.status != http.StatusCreated {
+		t.Errorf("new-order with unknown members: %d %s; want 201", res.status, res.body)
+	}
+}
