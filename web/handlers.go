@@ -6,6 +6,7 @@ import (
 	"encoding/pem"
 	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -136,7 +137,16 @@ func (s *Server) orders(w http.ResponseWriter, r *http.Request, req *jws.Request
 		return err
 	}
 	id := chi.URLParam(r, "id")
-	ids, next, err := s.svc.ListOrders(r.Context(), s.caller(w, r, req), id, r.URL.Query().Get("cursor"), s.cfg.OrdersPerPage)
+	// URL.Query drops what it cannot parse, and Get reads the first of
+	// several values: both would read a malformed query as another one.
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return acme.Malformed("the orders URL's query is malformed: %v", err)
+	}
+	if len(q["cursor"]) > 1 {
+		return acme.Malformed("the orders URL has more than one \"cursor\"")
+	}
+	ids, next, err := s.svc.ListOrders(r.Context(), s.caller(w, r, req), id, q.Get("cursor"), s.cfg.OrdersPerPage)
 	if err != nil {
 		return err
 	}

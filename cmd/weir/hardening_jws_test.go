@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	xacme "golang.org/x/crypto/acme"
 
@@ -150,6 +152,75 @@ func TestAccountNotValidUnauthorized(t *testing.T) {
 }
 
 func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+// TestOrdersCursorMalformed: a cursor of the orders list that weir did not
+// give out is 400 malformed, changes nothing and is logged below ERROR; a
+// cursor it gave out still pages.
+func TestOrdersCursorMalformed(t *testing.T) {
+	logs := &metricsLogBuf{}
+	e := startEnvLog(t, func(c *Config) { c.Log.Level, c.Log.Format = "info", "json" }, logs)
+	a := e.register(t)
+	a.pendingOrder(t, "c1.weir.test")
+	a.pendingOrder(t, "c2.weir.test")
+	ordersURL := a.kid + "/orders"
+	var cases []badCase
+	for _, c := range []struct{ name, query, detail string }{
+		{"not a number", "cursor=abc", "not one this server gave out"},
+		{"base64", "cursor=AQID", "not one this server gave out"},
+		{"negative", "cursor=-1", "not one this server gave out"},
+		{"with a sign", "cursor=%2B1", "not one this server gave out"},
+		{"leading zero", "cursor=01", "not one this server gave out"},
+		{"fraction", "cursor=1.5", "not one this server gave out"},
+		{"overflow", "cursor=9223372036854775808", "not one this server gave out"},
+		{"huge", "cursor=" + strings.Repeat("9", 20_000), "not one this server gave out"},
+		{"bad escape", "cursor=%zz", "query is malformed"},
+		{"two cursors", "cursor=1&cursor=2", `more than one "cursor"`},
+	} {
+		cases = append(cases, badCase{name: c.name, status: http.StatusBadRequest, typ: acme.ProbMalformed, detail: c.detail,
+			send: func(*testing.T) rawResponse { return a.post(e, ordersURL+"?"+c.query, []byte{}) }})
+	}
+	runRefused(t, e, cases, a.spender(e))
+
+	// Paging still works with a cursor weir gave out.
+	for _, q := range []string{"", "?cursor=0"} {
+		res := a.post(e, ordersURL+q, []byte{})
+		var v struct{ Orders []string }
+		if err := json.Unmarshal(res.body, &v); err != nil || res.status != http.StatusOK || len(v.Orders) != 2 {
+			t.Errorf("orders list %q: %d %s; want 200 with both orders", q, res.status, res.body)
+		}
+	}
+
+	// Each refusal is one request line below ERROR, and nothing is
+	// logged at ERROR. Lines are written after the responses: wait for
+	// them (bounded).
+	var refusals []map[string]any
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		refusals = refusals[:0]
+		for _, l := range logs.requestLines(t) {
+			if l["endpoint"] == "orders" && l["status"] == float64(http.StatusBadRequest) {
+				refusals = append(refusals, l)
+			}
+		}
+		if len(refusals) >= len(cases) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if len(refusals) != len(cases) {
+		t.Errorf("logged %d refused orders-list requests, want %d", len(refusals), len(cases))
+	}
+	for _, l := range refusals {
+		if l["level"] != "INFO" && l["level"] != "WARN" {
+			t.Errorf("refused cursor logged at %v: %v", l["level"], l)
+		}
+	}
+	logs.mu.Lock()
+	all := logs.b.String()
+	logs.mu.Unlock()
+	if strings.Contains(all, `"level":"ERROR"`) {
+		t.Errorf("the log has an ERROR line:\n%s", all)
+	}
+}
 
 // TestJWSMemberNames: JSON member names in a request are case-sensitive
 // and unique (RFC 7515 §4, §5.3): in the flattened JWS, its protected
