@@ -4,9 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/http"
 	"net/mail"
 	"strings"
 )
+
+// AccountNotValid is the problem of a request authorized by the key of an
+// account whose status is not valid: deactivated by its holder or the
+// server, or revoked (RFC 8555 §7.1.2). Both are final, and the server
+// "MUST NOT accept further requests authorized by that account's key";
+// such a request gets 401 unauthorized (RFC 8555 §7.3.6), not the 403 of
+// other unauthorized problems.
+func AccountNotValid(id string, status Status) *Problem {
+	p := Unauthorized("account %s is %s; it accepts no further requests (RFC 8555 §7.3.6)", id, status)
+	p.Status = http.StatusUnauthorized
+	return p
+}
 
 // NewAccountRequest is the payload of new-account (RFC 8555 §7.3).
 type NewAccountRequest struct {
@@ -68,8 +81,10 @@ func (s *Service) NewAccount(ctx context.Context, c Caller, req NewAccountReques
 	existing, err := s.store.GetAccountByKey(ctx, c.Thumbprint)
 	switch {
 	case err == nil:
-		if existing.Status == StatusDeactivated {
-			return nil, false, Unauthorized("the account of this key is deactivated")
+		// Also with onlyReturnExisting: the key is the account's, and it
+		// authorizes nothing any more.
+		if existing.Status != StatusValid {
+			return nil, false, AccountNotValid(existing.ID, existing.Status)
 		}
 		return existing, false, nil
 	case !errors.Is(err, ErrNotFound):
@@ -154,7 +169,12 @@ func (s *Service) UpdateAccount(ctx context.Context, c Caller, id string, upd *A
 	defer s.forgetAccount(id)
 	if err := s.store.UpdateAccount(ctx, &a, StatusValid); err != nil {
 		if errors.Is(err, ErrConflict) {
-			return nil, Unauthorized("account %s is no longer valid", id)
+			// Deactivated meanwhile by a concurrent request or an
+			// administrator.
+			if now, gerr := s.store.GetAccount(ctx, id); gerr == nil && now.Status != StatusValid {
+				return nil, AccountNotValid(id, now.Status)
+			}
+			return nil, Unauthorized("account %s changed concurrently; retry", id)
 		}
 		return nil, Internal(err)
 	}

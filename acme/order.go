@@ -231,6 +231,11 @@ func (s *Service) ListOrders(ctx context.Context, c Caller, accountID, cursor st
 		return nil, "", Unauthorized("the orders of account %s are not yours", accountID)
 	}
 	ids, next, err := s.store.ListOrders(ctx, accountID, cursor, limit)
+	if errors.Is(err, ErrBadCursor) {
+		// The client's text, not the store's failure: at most a
+		// prefix of it goes into the detail.
+		return nil, "", Malformed("the cursor %.40q is not one this server gave out; follow the orders list's Link rel=\"next\" (RFC 8555 §7.1.2.1)", cursor)
+	}
 	if err != nil {
 		return nil, "", Internal(err)
 	}

@@ -265,7 +265,7 @@ func requireAccount(c Caller) *Problem {
 		return Malformed("this request must be signed with an account key ID (kid), not an embedded JWK")
 	}
 	if c.Account.Status != StatusValid {
-		return Unauthorized("account %s is %s", c.Account.ID, c.Account.Status)
+		return AccountNotValid(c.Account.ID, c.Account.Status)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ var (
 	// ErrConflict means a uniqueness constraint or a compare-and-set
 	// precondition failed: the object changed under us.
 	ErrConflict = errors.New("conflict")
+	// ErrBadCursor means a list cursor is not one the store gave out.
+	ErrBadCursor = errors.New("malformed cursor")
 )
 
 // Store is the persistence that Service needs. Every method takes ctx. A
@@ -40,7 +42,8 @@ type Store interface {
 	GetOrder(ctx context.Context, id string) (*Order, error)
 	// ListOrders returns up to limit order IDs of the account, oldest first,
 	// starting after cursor ("" = from the start), and the cursor of the next
-	// page ("" when there is none).
+	// page ("" when there is none). A cursor it did not give out is an
+	// error wrapping ErrBadCursor.
 	ListOrders(ctx context.Context, accountID, cursor string, limit int) (ids []string, next string, err error)
 	// UpdateOrder writes Status, Error and CertSerial, compare-and-set on
 	// from, and frees the order's finalization lease.

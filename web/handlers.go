@@ -3,9 +3,10 @@ package web
 import (
 	"bytes"
 	"encoding/base64"
-	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/go-chi/chi/v5"
@@ -47,12 +48,17 @@ func (s *Server) newNonce(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
-// decode unmarshals a JWS payload strictly enough to catch type errors.
+// decode unmarshals a JWS payload strictly (jws.Unmarshal): type errors,
+// duplicate member names and member names that match a field only
+// case-insensitively are malformed.
 func decode(req *jws.Request, v any) error {
 	if req.PostAsGet() {
 		return acme.Malformed("this request needs a JSON payload, not an empty POST-as-GET")
 	}
-	if err := json.Unmarshal(req.Payload, v); err != nil {
+	if err := jws.Unmarshal(req.Payload, v); err != nil {
+		if me, ok := errors.AsType[*jws.MemberError](err); ok {
+			return acme.Malformed("the JWS payload: %v", me)
+		}
 		return acme.Malformed("the JWS payload is not valid JSON for this request: %v", err)
 	}
 	return nil
@@ -131,7 +137,16 @@ func (s *Server) orders(w http.ResponseWriter, r *http.Request, req *jws.Request
 		return err
 	}
 	id := chi.URLParam(r, "id")
-	ids, next, err := s.svc.ListOrders(r.Context(), s.caller(w, r, req), id, r.URL.Query().Get("cursor"), s.cfg.OrdersPerPage)
+	// URL.Query drops what it cannot parse, and Get reads the first of
+	// several values: both would read a malformed query as another one.
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return acme.Malformed("the orders URL's query is malformed: %v", err)
+	}
+	if len(q["cursor"]) > 1 {
+		return acme.Malformed("the orders URL has more than one \"cursor\"")
+	}
+	ids, next, err := s.svc.ListOrders(r.Context(), s.caller(w, r, req), id, q.Get("cursor"), s.cfg.OrdersPerPage)
 	if err != nil {
 		return err
 	}

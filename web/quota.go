@@ -254,7 +254,7 @@ func (s *Server) quotaResource(w http.ResponseWriter, r *http.Request, req *jws.
 		return acme.Malformed("the quota resource must be fetched with a request signed with an account key ID (kid)")
 	}
 	if req.Account.Status != acme.StatusValid {
-		return acme.Unauthorized("account %s is %s", req.Account.ID, req.Account.Status)
+		return acme.AccountNotValid(req.Account.ID, req.Account.Status)
 	}
 	lim := s.quota.limits.Load()
 	if lim == nil {

@@ -1,7 +1,6 @@
 package jws
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 
@@ -63,14 +62,12 @@ var minHMACKey = map[jose.SignatureAlgorithm]int{jose.HS256: 32, jose.HS384: 48,
 // failure is a malformed problem. The MAC is checked later, with the key,
 // by VerifyMAC.
 func ParseEAB(raw []byte, outer *Request, url string) (*EAB, error) {
+	// raw is one JSON value: the payload it came in is valid JSON.
 	var f flattened
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if err := dec.Decode(&f); err != nil {
-		return nil, acme.Malformed("externalAccountBinding is not a JWS object: %v", err)
+	if err := Unmarshal(raw, &f); err != nil {
+		return nil, unmarshalProblem(err, "externalAccountBinding", "a JWS object")
 	}
 	switch {
-	case dec.More():
-		return nil, acme.Malformed("externalAccountBinding has data after the JWS object")
 	case f.Signatures != nil:
 		return nil, acme.Malformed("externalAccountBinding must use the flattened JSON serialization, not the general one (RFC 8555 §7.3.4)")
 	case f.Header != nil:
@@ -83,8 +80,8 @@ func ParseEAB(raw []byte, outer *Request, url string) (*EAB, error) {
 		return nil, acme.Malformed("externalAccountBinding: the protected header is not base64url: %v", err)
 	}
 	var h eabHeader
-	if err := json.Unmarshal(hb, &h); err != nil {
-		return nil, acme.Malformed("externalAccountBinding: the protected header is not a JSON object: %v", err)
+	if err := Unmarshal(hb, &h); err != nil {
+		return nil, unmarshalProblem(err, "externalAccountBinding: the protected header", "a JSON object")
 	}
 	alg := jose.SignatureAlgorithm(h.Alg)
 	ok := false

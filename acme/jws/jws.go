@@ -178,7 +178,10 @@ var strictB64 = base64.RawURLEncoding.Strict()
 // parse checks the serialization and the algorithm (RFC 8555 §6.2).
 func parse(body []byte) (*parsed, *acme.Problem) {
 	var f flattened
-	if err := json.Unmarshal(body, &f); err != nil {
+	if err := Unmarshal(body, &f); err != nil {
+		if _, ok := errors.AsType[*MemberError](err); ok {
+			return nil, unmarshalProblem(err, "the JWS", "a JSON object")
+		}
 		return nil, bodyProblem(body)
 	}
 	switch {
@@ -194,8 +197,8 @@ func parse(body []byte) (*parsed, *acme.Problem) {
 		return nil, prob
 	}
 	p := &parsed{}
-	if err := json.Unmarshal(hdr, &p.header); err != nil {
-		return nil, acme.Malformed("the JWS protected header is not a JSON object: %v", err)
+	if err := Unmarshal(hdr, &p.header); err != nil {
+		return nil, unmarshalProblem(err, "the JWS protected header", "a JSON object")
 	}
 	p.alg = jose.SignatureAlgorithm(p.header.Alg)
 	ok := false
@@ -393,9 +396,6 @@ func (v *Verifier) verifyKID(ctx context.Context, p *parsed, id string, lookup f
 		}
 		return nil, nil, nil, acme.Internal(err)
 	}
-	if acct.Status != acme.StatusValid {
-		return nil, nil, nil, acme.Unauthorized("account %s is %s", id, acct.Status)
-	}
 	key, prob := v.accountKey(acct, p.alg)
 	if prob != nil {
 		return acct, nil, nil, prob
@@ -403,6 +403,12 @@ func (v *Verifier) verifyKID(ctx context.Context, p *parsed, id string, lookup f
 	payload, prob := verifySig(p, key)
 	if prob != nil {
 		return acct, nil, nil, prob
+	}
+	// After the signature: only the holder of the key learns the
+	// account's status. Deactivation and revocation are final, so no
+	// newer copy could settle this.
+	if acct.Status != acme.StatusValid {
+		return nil, nil, nil, acme.AccountNotValid(id, acct.Status)
 	}
 	return acct, key, payload, nil
 }

@@ -52,8 +52,8 @@ func (v *Verifier) VerifyKeyChange(outer *Request, url string) (*NewKey, error) 
 		return nil, prob
 	}
 	var kc keyChangePayload
-	if err := json.Unmarshal(payload, &kc); err != nil {
-		return nil, acme.Malformed("inner JWS: the payload is not a key-change object: %v", err)
+	if err := Unmarshal(payload, &kc); err != nil {
+		return nil, unmarshalProblem(err, "inner JWS: the payload", "a key-change object")
 	}
 	if kc.Account != v.accountURL+outer.Account.ID {
 		return nil, acme.Unauthorized("inner JWS: \"account\" %q is not the URL of the signing account", kc.Account)

@@ -8,6 +8,7 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"net/http"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -37,7 +38,8 @@ func accountWithKey(t *testing.T, k crypto.Signer, status acme.Status) *acme.Acc
 // cached before the key changed on another replica. A request signed with
 // the new key verifies after one read past the cache; one signed with the
 // cached key needs no such read; a bad signature costs one read and is
-// still refused; a deactivated account is refused without one.
+// still refused; a deactivated or revoked account is refused without one,
+// with 401 (RFC 8555 §7.3.6).
 func TestVerifyRefreshesStaleAccount(t *testing.T) {
 	gen := func() *ecdsa.PrivateKey {
 		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
@@ -55,6 +57,7 @@ func TestVerifyRefreshesStaleAccount(t *testing.T) {
 		wantOK        bool
 		wantFresh     int32
 		wantType      acme.ProblemType
+		wantStatus    int
 		wantThumb     string
 	}{
 		{name: "new key, stale cache", cached: accountWithKey(t, oldKey, acme.StatusValid), fresh: accountWithKey(t, newKey, acme.StatusValid),
@@ -66,7 +69,12 @@ func TestVerifyRefreshesStaleAccount(t *testing.T) {
 		{name: "wrong key, key changed too", cached: accountWithKey(t, oldKey, acme.StatusValid), fresh: accountWithKey(t, newKey, acme.StatusValid),
 			signer: otherKey, wantFresh: 1, wantType: acme.ProbMalformed},
 		{name: "deactivated", cached: accountWithKey(t, oldKey, acme.StatusDeactivated), fresh: accountWithKey(t, oldKey, acme.StatusDeactivated),
-			signer: oldKey, wantFresh: 0, wantType: acme.ProbUnauthorized},
+			signer: oldKey, wantFresh: 0, wantType: acme.ProbUnauthorized, wantStatus: http.StatusUnauthorized},
+		{name: "revoked", cached: accountWithKey(t, oldKey, acme.StatusRevoked), fresh: accountWithKey(t, oldKey, acme.StatusRevoked),
+			signer: oldKey, wantFresh: 0, wantType: acme.ProbUnauthorized, wantStatus: http.StatusUnauthorized},
+		// Without the key, the account's status is not told.
+		{name: "deactivated, wrong key", cached: accountWithKey(t, oldKey, acme.StatusDeactivated), fresh: accountWithKey(t, oldKey, acme.StatusDeactivated),
+			signer: otherKey, wantFresh: 1, wantType: acme.ProbMalformed, wantStatus: http.StatusBadRequest},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			nonces, err := acme.NewMemoryNonces(time.Hour, 100, nil)
@@ -98,6 +106,9 @@ func TestVerifyRefreshesStaleAccount(t *testing.T) {
 			var p *acme.Problem
 			if !errors.As(err, &p) || p.Type != tc.wantType {
 				t.Fatalf("Verify = %v, want a %s problem", err, tc.wantType)
+			}
+			if tc.wantStatus != 0 && p.Status != tc.wantStatus {
+				t.Errorf("Verify: status %d, want %d", p.Status, tc.wantStatus)
 			}
 			// A refused request spends no nonce.
 			if ok, _ := nonces.Redeem(t.Context(), n); !ok {

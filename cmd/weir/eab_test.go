@@ -78,7 +78,13 @@ func (e *testEnv) accountID(uri string) string {
 // over payload, MACed with HS256 and hmacKey (whatever hdr says).
 func eabJWS(t *testing.T, hdr map[string]any, payload, hmacKey []byte) json.RawMessage {
 	t.Helper()
-	protected := base64.RawURLEncoding.EncodeToString(marshalJSON(t, hdr))
+	return eabJWSRaw(t, marshalJSON(t, hdr), payload, hmacKey)
+}
+
+// eabJWSRaw is eabJWS with the protected header's JSON text ph as it is.
+func eabJWSRaw(t *testing.T, ph, payload, hmacKey []byte) json.RawMessage {
+	t.Helper()
+	protected := base64.RawURLEncoding.EncodeToString(ph)
 	pl := base64.RawURLEncoding.EncodeToString(payload)
 	m := hmac.New(sha256.New, hmacKey)
 	m.Write([]byte(protected + "." + pl))

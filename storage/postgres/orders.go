@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"github.com/weir-pki/weir/storage/transfer"
 	"slices"
-	"strconv"
 
 	"github.com/jackc/pgx/v5"
 
@@ -152,9 +151,9 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 	}
 	var after int64
 	if cursor != "" {
-		var err error
-		if after, err = strconv.ParseInt(cursor, 10, 64); err != nil || after < 0 {
-			return nil, "", fmt.Errorf("postgres: list orders: malformed cursor %q", cursor)
+		var ok bool
+		if after, ok = transfer.ParseOrdersCursor(cursor); !ok {
+			return nil, "", fmt.Errorf("postgres: list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
 		}
 	}
 	acct, ok := transfer.ParseAccountID(accountID)
@@ -182,7 +181,7 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 	if len(rows) <= limit {
 		return ids, "", nil
 	}
-	return ids, strconv.FormatInt(rows[limit-1].seq, 10), nil
+	return ids, transfer.FormatOrdersCursor(rows[limit-1].seq), nil
 }
 
 // orderExists is the query missErr asks after a compare-and-set on an

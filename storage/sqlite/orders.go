@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"github.com/weir-pki/weir/storage/transfer"
 	"slices"
-	"strconv"
 
 	"github.com/weir-pki/weir/acme"
 )
@@ -180,9 +179,9 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 	}
 	var after int64
 	if cursor != "" {
-		var err error
-		if after, err = strconv.ParseInt(cursor, 10, 64); err != nil || after < 0 {
-			return nil, "", fmt.Errorf("sqlite: list orders: malformed cursor %q", cursor)
+		var ok bool
+		if after, ok = transfer.ParseOrdersCursor(cursor); !ok {
+			return nil, "", fmt.Errorf("sqlite: list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
 		}
 	}
 	acct, ok := transfer.ParseAccountID(accountID)
@@ -214,7 +213,7 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 	if len(ids) <= limit {
 		return ids, "", nil
 	}
-	return ids[:limit], strconv.FormatInt(seqs[limit-1], 10), nil
+	return ids[:limit], transfer.FormatOrdersCursor(seqs[limit-1]), nil
 }
 
 // UpdateOrder writes o.Status, o.Error and o.CertSerial if the stored

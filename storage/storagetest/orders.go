@@ -1,7 +1,9 @@
 package storagetest
 
 import (
+	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -141,6 +143,14 @@ func testOrderList(t *testing.T, f *fixture) {
 	}
 	if len(ids) != 7 || next != "" {
 		t.Errorf("ListOrders(limit 7): got %d IDs and next %q, want 7 and \"\"", len(ids), next)
+	}
+
+	// A cursor the store did not give out is ErrBadCursor, never read as
+	// some position.
+	for _, bad := range []string{"x", "-1", "+1", "01", " 1", "1.0", "1e3", "0x1", "9223372036854775808", strings.Repeat("9", 10_000)} {
+		if _, _, err := f.s.ListOrders(f.ctx, acct.ID, bad, 3); !errors.Is(err, acme.ErrBadCursor) {
+			t.Errorf("ListOrders(cursor %.20q): %v, want ErrBadCursor", bad, err)
+		}
 	}
 
 	empty := f.account(t)

@@ -14,16 +14,30 @@ import (
 
 // ParseAccountID parses an account ID, which a store assigns as the
 // canonical decimal form of a positive integer.
-func ParseAccountID(id string) (int64, bool) {
-	n, err := strconv.ParseInt(id, 10, 64)
-	if err != nil || n <= 0 || strconv.FormatInt(n, 10) != id {
+func ParseAccountID(id string) (int64, bool) { return parseDecimal(id, 1) }
+
+// FormatAccountID is the inverse of ParseAccountID.
+func FormatAccountID(n int64) string { return strconv.FormatInt(n, 10) }
+
+// ParseOrdersCursor parses the cursor of an account's orders list, which a
+// store gives out as the canonical decimal form of the sequence number of
+// the last order of a page: a non-negative integer. Any other text (a
+// sign, leading zeros, spaces, an overflow) was not given out, so it is
+// refused rather than read as some position.
+func ParseOrdersCursor(cursor string) (int64, bool) { return parseDecimal(cursor, 0) }
+
+// FormatOrdersCursor is the inverse of ParseOrdersCursor.
+func FormatOrdersCursor(seq int64) string { return strconv.FormatInt(seq, 10) }
+
+// parseDecimal parses the canonical decimal form of an int64 of at least
+// least.
+func parseDecimal(s string, least int64) (int64, bool) {
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || n < least || strconv.FormatInt(n, 10) != s {
 		return 0, false
 	}
 	return n, true
 }
-
-// FormatAccountID is the inverse of ParseAccountID.
-func FormatAccountID(n int64) string { return strconv.FormatInt(n, 10) }
 
 // MinTime and MaxTime are the earliest and latest storable times: those
 // Unix nanoseconds in an int64 can represent (about 1678 to 2262).
