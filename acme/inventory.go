@@ -9,7 +9,8 @@ import (
 // not: listing, searching and counting what the CA holds. Every backend
 // that implements Store implements it too (storage/storagetest checks
 // both). Lists are newest first and paged by an opaque cursor; a next
-// cursor of "" means the last page.
+// cursor of "" means the last page, and a cursor the store did not give
+// out is an error wrapping ErrBadCursor.
 type Inventory interface {
 	// ListAccounts returns the accounts matching q.
 	ListAccounts(ctx context.Context, q AccountQuery) (accts []*Account, next string, err error)

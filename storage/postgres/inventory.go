@@ -56,7 +56,7 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 	if q.Cursor != "" {
 		n, ok := transfer.ParseAccountID(q.Cursor)
 		if !ok {
-			return nil, "", fmt.Errorf("postgres: list accounts: bad cursor %q", q.Cursor)
+			return nil, "", fmt.Errorf("postgres: list accounts: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		w.add("id < ?", n)
 	}
@@ -108,7 +108,7 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 		ts, serial, ok := strings.Cut(q.Cursor, ":")
 		n, err := strconv.ParseInt(ts, 10, 64)
 		if !ok || err != nil || !validKey(serial) {
-			return nil, "", fmt.Errorf("postgres: list certificates: bad cursor %q", q.Cursor)
+			return nil, "", fmt.Errorf("postgres: list certificates: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		w.add("(issued_at < ? OR (issued_at = ? AND serial < ?))", n, n, serial)
 	}
@@ -158,9 +158,9 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 	limit := acme.PageLimit(q.Limit)
 	var w where
 	if q.Cursor != "" {
-		n, err := strconv.ParseInt(q.Cursor, 10, 64)
-		if err != nil {
-			return nil, "", fmt.Errorf("postgres: list orders: bad cursor %q", q.Cursor)
+		n, ok := transfer.ParseOrdersCursor(q.Cursor)
+		if !ok {
+			return nil, "", fmt.Errorf("postgres: list orders: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		w.add("seq < ?", n)
 	}

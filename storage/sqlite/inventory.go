@@ -35,7 +35,7 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 	if q.Cursor != "" {
 		n, ok := transfer.ParseAccountID(q.Cursor)
 		if !ok {
-			return nil, "", fmt.Errorf("sqlite: list accounts: bad cursor %q", q.Cursor)
+			return nil, "", fmt.Errorf("sqlite: list accounts: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		where, args = append(where, "id < ?"), append(args, n)
 	}
@@ -82,7 +82,7 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 		ts, serial, ok := strings.Cut(q.Cursor, ":")
 		n, err := strconv.ParseInt(ts, 10, 64)
 		if !ok || err != nil {
-			return nil, "", fmt.Errorf("sqlite: list certificates: bad cursor %q", q.Cursor)
+			return nil, "", fmt.Errorf("sqlite: list certificates: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		where, args = append(where, "(issued_at < ? OR (issued_at = ? AND serial < ?))"), append(args, n, n, serial)
 	}
@@ -133,9 +133,9 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 	limit := acme.PageLimit(q.Limit)
 	where, args := []string{"1 = 1"}, []any{}
 	if q.Cursor != "" {
-		n, err := strconv.ParseInt(q.Cursor, 10, 64)
-		if err != nil {
-			return nil, "", fmt.Errorf("sqlite: list orders: bad cursor %q", q.Cursor)
+		n, ok := transfer.ParseOrdersCursor(q.Cursor)
+		if !ok {
+			return nil, "", fmt.Errorf("sqlite: list orders: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		where, args = append(where, "seq < ?"), append(args, n)
 	}

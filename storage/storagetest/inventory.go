@@ -1,7 +1,9 @@
 package storagetest
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -177,6 +179,27 @@ func testListAllOrders(t *testing.T, f *fixture) {
 	}
 	if len(orders) != 2 || orders[0].ID != o3.ID || orders[1].ID != o1.ID || len(orders[0].Identifiers) != 1 {
 		t.Errorf("account %s pending orders = %+v, want %s, %s", a.ID, orders, o3.ID, o1.ID)
+	}
+}
+
+// testInventoryBadCursor: a cursor a listing did not give out is
+// ErrBadCursor, never read as some position nor a failure of the store.
+func testInventoryBadCursor(t *testing.T, f *fixture) {
+	inv := f.inventory(t)
+	now := time.Now()
+	for _, bad := range []string{"x", "-1", "01", " 1", "1.5", "99999999999999999999", "\x00", "1:"} {
+		if _, _, err := inv.ListAccounts(f.ctx, acme.AccountQuery{Cursor: bad}); !errors.Is(err, acme.ErrBadCursor) {
+			t.Errorf("ListAccounts(cursor %q): %v, want ErrBadCursor", bad, err)
+		}
+		if _, _, err := inv.ListAllOrders(f.ctx, acme.OrderQuery{Cursor: bad}); !errors.Is(err, acme.ErrBadCursor) {
+			t.Errorf("ListAllOrders(cursor %q): %v, want ErrBadCursor", bad, err)
+		}
+		if strings.Contains(bad, ":") {
+			continue // a certificates cursor is time:serial
+		}
+		if _, _, err := inv.ListCertificates(f.ctx, acme.CertQuery{Cursor: bad, Now: now}); !errors.Is(err, acme.ErrBadCursor) {
+			t.Errorf("ListCertificates(cursor %q): %v, want ErrBadCursor", bad, err)
+		}
 	}
 }
 

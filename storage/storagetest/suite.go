@@ -39,6 +39,7 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"ListAccounts", testListAccounts},
 		{"ListCertificates", testListCertificates},
 		{"ListAllOrders", testListAllOrders},
+		{"InventoryBadCursor", testInventoryBadCursor},
 		{"RecentNames", testRecentNames},
 		{"EAB", testEAB},
 		{"Replacement", testReplacement},

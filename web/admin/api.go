@@ -51,6 +51,10 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 		writeError(w, ae.status, ae.msg)
 		return
 	}
+	if errors.Is(err, acme.ErrBadCursor) {
+		writeError(w, http.StatusBadRequest, "malformed cursor: use the next cursor of a listing as given")
+		return
+	}
 	var p *acme.Problem
 	if errors.As(err, &p) && p.Type != acme.ProbServerInternal {
 		status := p.Status
@@ -334,8 +338,8 @@ func parseReason(s string) (int, error) {
 		return 0, nil
 	}
 	if n, err := strconv.Atoi(s); err == nil {
-		if !ca.ValidReason(n) || n == 8 {
-			return 0, badRequest("reason %d is not a usable RFC 5280 reason code", n)
+		if !ca.OperatorReason(n) {
+			return 0, badRequest("reason %d is not a reason an operator may give (RFC 5280 codes but certificateHold and removeFromCRL)", n)
 		}
 		return n, nil
 	}
