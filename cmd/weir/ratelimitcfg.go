@@ -200,10 +200,10 @@ func sortErrors(errs []error) {
 	}
 }
 
-// limiterConfig builds the ratelimit.Config of the block (validated).
-func (c RateLimitingConfig) limiterConfig() (ratelimit.Config, error) {
+// limiterConfig builds the ratelimit.Policy of the block (validated).
+func (c RateLimitingConfig) limiterConfig() (ratelimit.Policy, error) {
 	hour := time.Hour
-	cfg := ratelimit.Config{
+	cfg := ratelimit.Policy{
 		Limits: map[ratelimit.Name]ratelimit.Limit{
 			ratelimit.Global:                {Count: c.Global.RequestsPerMinute, Period: time.Minute, Burst: c.Global.Burst},
 			ratelimit.AccountCreation:       {Count: c.AccountCreation.PerIPPerHour, Period: hour, Burst: c.AccountCreation.Burst},
@@ -229,7 +229,7 @@ func (c RateLimitingConfig) limiterConfig() (ratelimit.Config, error) {
 	for i, o := range c.Overrides {
 		keys, lims, err := o.limits(c)
 		if err != nil {
-			return ratelimit.Config{}, fmt.Errorf("rate-limiting.overrides[%d]: %w", i, err)
+			return ratelimit.Policy{}, fmt.Errorf("rate-limiting.overrides[%d]: %w", i, err)
 		}
 		for j := range keys {
 			cfg.Overrides[keys[j]] = lims[j]

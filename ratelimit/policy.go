@@ -9,9 +9,9 @@ import (
 	"time"
 )
 
-// Config is what a [Limiter] enforces. cmd/weir builds it from the
-// rate-limiting block of the YAML file.
-type Config struct {
+// Policy is what a [Limiter] enforces: the limit of each name, which names
+// are enabled, and the overrides of single buckets.
+type Policy struct {
 	// Limits holds the default Limit of each Name.
 	Limits map[Name]Limit
 	// Enabled lists the limits that are enforced. A Name that is absent or
@@ -26,7 +26,7 @@ type Config struct {
 	Overrides map[string]Limit
 }
 
-// DefaultConfig returns the defaults of docs/ARCHITECTURE.md: every limit
+// DefaultPolicy returns the defaults of docs/ARCHITECTURE.md: every limit
 // enabled except registered-domain.
 //
 //	global                  200 per minute, burst 20
@@ -37,9 +37,9 @@ type Config struct {
 //	failed-validation       5 per hour, burst 5
 //	pending-authorizations  30
 //	registered-domain       50 per 168 h, burst 50 (disabled)
-func DefaultConfig() Config {
+func DefaultPolicy() Policy {
 	week := 168 * time.Hour
-	return Config{
+	return Policy{
 		Limits: map[Name]Limit{
 			Global:                {Count: 200, Period: time.Minute, Burst: 20},
 			AccountCreation:       {Count: 5, Period: time.Hour, Burst: 2},
@@ -64,7 +64,7 @@ func DefaultConfig() Config {
 
 // Validate reports every problem with c at once, joined with errors.Join,
 // each naming the limit or bucket key concerned.
-func (c Config) Validate() error {
+func (c Policy) Validate() error {
 	var errs []error
 	for _, n := range slices.Sorted(maps.Keys(c.Limits)) {
 		if !n.Valid() {
@@ -126,21 +126,21 @@ func checkLimit(label string, n Name, l Limit) []error {
 }
 
 // clone returns a copy of c whose maps the caller cannot change.
-func (c Config) clone() Config {
-	return Config{Limits: maps.Clone(c.Limits), Enabled: maps.Clone(c.Enabled), Overrides: maps.Clone(c.Overrides)}
+func (c Policy) clone() Policy {
+	return Policy{Limits: maps.Clone(c.Limits), Enabled: maps.Clone(c.Enabled), Overrides: maps.Clone(c.Overrides)}
 }
 
 // limitFor returns the limit of one bucket: its own override, else the
 // override of its group (overrideKey, see Request.OverrideKey), else the
 // default of its name. The bucket's own override wins because it is the
 // more specific: an operator who singles out one account means it.
-func (c *Config) limitFor(n Name, bucketKey, overrideKey string) Limit {
+func (c *Policy) limitFor(n Name, bucketKey, overrideKey string) Limit {
 	l, _ := c.override(n, bucketKey, overrideKey)
 	return l
 }
 
 // override is limitFor, also reporting whether an override applied.
-func (c *Config) override(n Name, bucketKey, overrideKey string) (Limit, bool) {
+func (c *Policy) override(n Name, bucketKey, overrideKey string) (Limit, bool) {
 	if l, ok := c.Overrides[bucketKey]; ok {
 		return l, true
 	}
