@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Policy is what a [Limiter] enforces: the limit of each name, which names
@@ -26,41 +25,9 @@ type Policy struct {
 	Overrides map[string]Limit
 }
 
-// DefaultPolicy returns the defaults of docs/ARCHITECTURE.md: every limit
-// enabled except registered-domain.
-//
-//	global                  200 per minute, burst 20
-//	account-creation        5 per hour, burst 2
-//	order-creation          20 per hour, burst 5
-//	san-budget              100 per hour, burst 100
-//	duplicate-certificate   5 per 168 h
-//	failed-validation       5 per hour, burst 5
-//	pending-authorizations  30
-//	registered-domain       50 per 168 h, burst 50 (disabled)
-func DefaultPolicy() Policy {
-	week := 168 * time.Hour
-	return Policy{
-		Limits: map[Name]Limit{
-			Global:                {Count: 200, Period: time.Minute, Burst: 20},
-			AccountCreation:       {Count: 5, Period: time.Hour, Burst: 2},
-			OrderCreation:         {Count: 20, Period: time.Hour, Burst: 5},
-			SANBudget:             {Count: 100, Period: time.Hour, Burst: 100},
-			DuplicateCertificate:  {Max: 5, Window: week},
-			FailedValidation:      {Count: 5, Period: time.Hour, Burst: 5},
-			PendingAuthorizations: {Max: 30},
-			RegisteredDomain:      {Count: 50, Period: week, Burst: 50},
-		},
-		Enabled: map[Name]bool{
-			Global:                true,
-			AccountCreation:       true,
-			OrderCreation:         true,
-			SANBudget:             true,
-			DuplicateCertificate:  true,
-			FailedValidation:      true,
-			PendingAuthorizations: true,
-		},
-	}
-}
+// DefaultPolicy returns the policy of [DefaultConfig], the defaults weir
+// runs with when its file sets no limits.
+func DefaultPolicy() Policy { return DefaultConfig().basePolicy() }
 
 // Validate reports every problem with c at once, joined with errors.Join,
 // each naming the limit or bucket key concerned.

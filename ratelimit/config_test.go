@@ -1,0 +1,150 @@
+package ratelimit
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDefaultConfig: the defaults are valid, and DefaultPolicy is what they
+// enforce, so the two cannot drift apart.
+func TestDefaultConfig(t *testing.T) {
+	c := DefaultConfig()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("DefaultConfig().Validate() = %v", err)
+	}
+	got, err := c.Policy()
+	if err != nil {
+		t.Fatalf("DefaultConfig().Policy() = %v", err)
+	}
+	want := DefaultPolicy()
+	if !maps.Equal(got.Limits, want.Limits) || !maps.Equal(got.Enabled, want.Enabled) || len(got.Overrides) != 0 {
+		t.Errorf("DefaultConfig().Policy() = %+v\nwant DefaultPolicy() %+v", got, want)
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	tests := []struct {
+		name   string
+		mutate func(c *Config)
+		want   []string // each a whole line of the report
+	}{
+		{"unknown backend", func(c *Config) { c.Backend = "etcd" },
+			[]string{`rate-limiting.backend: "etcd" must be sqlite, redis or memory`}},
+		{"redis without an address", func(c *Config) { c.Backend, c.Redis.Addrs = "redis", nil },
+			[]string{"rate-limiting.redis.addrs: at least one address is needed for backend redis"}},
+		{"unknown backend policy", func(c *Config) { c.OnBackendError = "retry" },
+			[]string{`rate-limiting.on-backend-error: "retry" must be allow or deny`}},
+		{"zero timeout", func(c *Config) { c.BackendTimeout = 0 },
+			[]string{"rate-limiting.backend-timeout: must be a positive duration, got 0s"}},
+		{"explicit zero", func(c *Config) { c.OrderCreation.OrderBurst = 0 },
+			[]string{"rate-limiting.order-creation.order-burst: must be at least 1, got 0 (to turn the limit off, set enabled: false)"}},
+		{"a disabled limit is checked too", func(c *Config) { c.RegisteredDomain.Window = -time.Hour },
+			[]string{"rate-limiting.registered-domain.window: must be a positive duration, got -1h0m0s"}},
+		{"every problem at once, in the order of the block", func(c *Config) {
+			c.Global.Burst = 0
+			c.AccountCreation.PerIPPerHour = -1
+			c.DuplicateCertificate.MaxPerWindow = 0
+			c.FailedValidation.Window = 0
+			c.PendingAuthorizations.Max = 0
+		}, []string{
+			"rate-limiting.global.burst: must be at least 1, got 0 (to turn the limit off, set enabled: false)",
+			"rate-limiting.account-creation.per-ip-per-hour: must be at least 1, got -1 (to turn the limit off, set enabled: false)",
+			"rate-limiting.duplicate-certificate.max-per-window: must be at least 1, got 0 (to turn the limit off, set enabled: false)",
+			"rate-limiting.failed-validation.window: must be a positive duration, got 0s",
+			"rate-limiting.pending-authorizations.max: must be at least 1, got 0 (to turn the limit off, set enabled: false)",
+		}},
+		{"override of an unknown limit", func(c *Config) { c.Overrides = []Override{{Limit: "global", Key: "ip:10.0.0.1"}} },
+			[]string{`rate-limiting.overrides[0]: limit "global" cannot be overridden (one of account-creation, order-creation, duplicate-certificate, failed-validation, pending-authorizations, registered-domain)`}},
+		{"override key without a kind", func(c *Config) { c.Overrides = []Override{{Limit: "order-creation", Key: "42"}} },
+			[]string{`rate-limiting.overrides[0]: key "42" must be account:ID, eab:LABEL, ip:ADDRESS or domain:NAME`}},
+		{"override key of another limit", func(c *Config) {
+			c.Overrides = []Override{{Limit: "order-creation", Key: "account:1"}, {Limit: "duplicate-certificate", Key: "eab:team-x"}}
+		}, []string{`rate-limiting.overrides[1]: limit duplicate-certificate takes a key of the form account:…, not "eab:team-x"`}},
+		{"override of an account limit by IP", func(c *Config) { c.Overrides = []Override{{Limit: "pending-authorizations", Key: "ip:10.0.0.1"}} },
+			[]string{`rate-limiting.overrides[0]: limit pending-authorizations takes a key of the form account:… or eab:…, not "ip:10.0.0.1"`}},
+		{"override by a bad address", func(c *Config) { c.Overrides = []Override{{Limit: "account-creation", Key: "ip:10.0.0"}} },
+			[]string{`rate-limiting.overrides[0]: key "ip:10.0.0": "10.0.0" is not an IP address`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tt.mutate(&c)
+			err := c.Validate()
+			if err == nil {
+				t.Fatal("Validate() = nil, want an error")
+			}
+			if got := strings.Split(err.Error(), "\n"); !slices.Equal(got, tt.want) {
+				t.Errorf("Validate() =\n%s\nwant\n%s", err, strings.Join(tt.want, "\n"))
+			}
+		})
+	}
+}
+
+// TestConfigPolicy: what each key of the block becomes in the Policy, and
+// how an override puts the fields it sets over the block's.
+func TestConfigPolicy(t *testing.T) {
+	c := DefaultConfig()
+	c.RegisteredDomain.Enabled = true
+	c.FailedValidation = WindowConfig{Enabled: false, MaxPerWindow: 3, Window: 2 * time.Hour}
+	c.Overrides = []Override{
+		{Limit: "order-creation", Key: "account:42", OrderBurst: 50},
+		{Limit: "order-creation", Key: "eab:team-x", SANBudgetPerAccountPerHour: 1000},
+		{Limit: "account-creation", Key: "ip:::ffff:10.1.2.3", PerIPPerHour: 100},
+		{Limit: "account-creation", Key: "ip:2001:db8:1:2::7", Burst: 9},
+		{Limit: "duplicate-certificate", Key: "account:42", Window: time.Hour},
+		{Limit: "failed-validation", Key: "account:42", MaxPerWindow: 30},
+		{Limit: "pending-authorizations", Key: "eab:team-x", Max: 300},
+		{Limit: "registered-domain", Key: "domain:example.com", MaxPerWindow: 500},
+	}
+	p, err := c.Policy()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantLimits := map[Name]Limit{
+		Global:                {Count: 200, Period: time.Minute, Burst: 20},
+		AccountCreation:       {Count: 5, Period: time.Hour, Burst: 2},
+		OrderCreation:         {Count: 20, Period: time.Hour, Burst: 5},
+		SANBudget:             {Count: 100, Period: time.Hour, Burst: 100},
+		DuplicateCertificate:  {Max: 5, Window: 168 * time.Hour},
+		FailedValidation:      {Count: 3, Period: 2 * time.Hour, Burst: 3},
+		PendingAuthorizations: {Max: 30},
+		RegisteredDomain:      {Count: 50, Period: 168 * time.Hour, Burst: 50},
+	}
+	if !maps.Equal(p.Limits, wantLimits) {
+		t.Errorf("Limits = %v\nwant %v", p.Limits, wantLimits)
+	}
+	for _, n := range Names() {
+		if got, want := p.Enabled[n], n != FailedValidation; got != want {
+			t.Errorf("Enabled[%s] = %v, want %v", n, got, want)
+		}
+	}
+	wantOverrides := map[string]Limit{
+		"order-creation:42":                  {Count: 20, Period: time.Hour, Burst: 50},
+		"san-budget:42":                      {Count: 100, Period: time.Hour, Burst: 100},
+		"order-creation:eab:team-x":          {Count: 20, Period: time.Hour, Burst: 5},
+		"san-budget:eab:team-x":              {Count: 1000, Period: time.Hour, Burst: 1000},
+		"account-creation:10.1.2.3":          {Count: 100, Period: time.Hour, Burst: 2},
+		"account-creation:2001:db8:1:2::/64": {Count: 5, Period: time.Hour, Burst: 9},
+		"duplicate-certificate:42":           {Max: 5, Window: time.Hour},
+		"failed-validation:42":               {Count: 30, Period: 2 * time.Hour, Burst: 30},
+		"pending-authorizations:eab:team-x":  {Max: 300},
+		"registered-domain:example.com":      {Count: 500, Period: 168 * time.Hour, Burst: 500},
+	}
+	if !maps.Equal(p.Overrides, wantOverrides) {
+		t.Errorf("Overrides = %v\nwant %v", p.Overrides, wantOverrides)
+	}
+}
+
+// TestConfigPolicyRefusesWhatTheLimiterWould: Policy checks the limits it
+// builds as the Limiter does, naming the override.
+func TestConfigPolicyRefusesWhatTheLimiterWould(t *testing.T) {
+	c := DefaultConfig()
+	c.Overrides = []Override{{Limit: "order-creation", Key: "account:42", OrderBurst: -5}}
+	_, err := c.Policy()
+	if err == nil || !strings.HasPrefix(err.Error(), "rate-limiting.overrides[0]: ") || !strings.Contains(err.Error(), "burst must be at least 1, got -5") {
+		t.Errorf("Policy() = %v, want the overrides[0] burst refused", err)
+	}
+}
