@@ -169,20 +169,33 @@ func (c Config) Validate() error {
 	}
 	positive("pending-authorizations.max", c.PendingAuthorizations.Max)
 	for i, o := range c.Overrides {
-		if _, _, err := o.buckets(c); err != nil {
-			add(fmt.Sprintf("overrides[%d]", i), "%w", err)
-		}
+		errs = append(errs, o.check(c, fmt.Sprintf("%s.overrides[%d]", configKey, i))...)
 	}
 	return errors.Join(errs...)
 }
 
-// Policy returns what a Limiter enforces under the block c, which
-// Validate accepts.
+// limitProblems reports, at path, what a Limiter would refuse of lims: a
+// rate faster than one per microsecond, a burst spanning a century.
+func limitProblems(path string, lims ...Limit) []error {
+	var errs []error
+	for _, l := range lims {
+		for _, p := range l.problems() {
+			errs = append(errs, fmt.Errorf("%s: %s", path, p))
+		}
+	}
+	return errs
+}
+
+// Policy returns what a Limiter enforces under the block c, or the
+// problems Validate reports.
 func (c Config) Policy() (Policy, error) {
+	if err := c.Validate(); err != nil {
+		return Policy{}, err
+	}
 	p := c.basePolicy()
 	for i, o := range c.Overrides {
 		keys, lims, err := o.buckets(c)
-		if err != nil {
+		if err != nil { // Validate reports it; kept for safety
 			return Policy{}, fmt.Errorf("%s.overrides[%d]: %w", configKey, i, err)
 		}
 		for j := range keys {

@@ -90,14 +90,14 @@ func TestConfigPolicy(t *testing.T) {
 	c.RegisteredDomain.Enabled = true
 	c.FailedValidation = WindowConfig{Enabled: false, MaxPerWindow: 3, Window: 2 * time.Hour}
 	c.Overrides = []Override{
-		{Limit: "order-creation", Key: "account:42", OrderBurst: 50},
-		{Limit: "order-creation", Key: "eab:team-x", SANBudgetPerAccountPerHour: 1000},
-		{Limit: "account-creation", Key: "ip:::ffff:10.1.2.3", PerIPPerHour: 100},
-		{Limit: "account-creation", Key: "ip:2001:db8:1:2::7", Burst: 9},
-		{Limit: "duplicate-certificate", Key: "account:42", Window: time.Hour},
-		{Limit: "failed-validation", Key: "account:42", MaxPerWindow: 30},
-		{Limit: "pending-authorizations", Key: "eab:team-x", Max: 300},
-		{Limit: "registered-domain", Key: "domain:example.com", MaxPerWindow: 500},
+		{Limit: "order-creation", Key: "account:42", OrderBurst: new(int64(50)), OrdersPerAccountPerHour: new(int64(0))}, // 0 keeps the block's 20
+		{Limit: "order-creation", Key: "eab:team-x", SANBudgetPerAccountPerHour: new(int64(1000))},
+		{Limit: "account-creation", Key: "ip:::ffff:10.1.2.3", PerIPPerHour: new(int64(100))},
+		{Limit: "account-creation", Key: "ip:2001:db8:1:2::7", Burst: new(int64(9))},
+		{Limit: "duplicate-certificate", Key: "account:42", Window: new(time.Hour)},
+		{Limit: "failed-validation", Key: "account:42", MaxPerWindow: new(int64(30))},
+		{Limit: "pending-authorizations", Key: "eab:team-x", Max: new(int64(300))},
+		{Limit: "registered-domain", Key: "domain:example.com", MaxPerWindow: new(int64(500))},
 	}
 	p, err := c.Policy()
 	if err != nil {
@@ -138,13 +138,18 @@ func TestConfigPolicy(t *testing.T) {
 	}
 }
 
-// TestConfigPolicyRefusesWhatTheLimiterWould: Policy checks the limits it
-// builds as the Limiter does, naming the override.
-func TestConfigPolicyRefusesWhatTheLimiterWould(t *testing.T) {
+// TestConfigPolicyRefusesWhatValidateRefuses: Policy gives the same
+// report as Validate, so no caller can build a Limiter from a block that
+// Validate refuses.
+func TestConfigPolicyRefusesWhatValidateRefuses(t *testing.T) {
 	c := DefaultConfig()
-	c.Overrides = []Override{{Limit: "order-creation", Key: "account:42", OrderBurst: -5}}
-	_, err := c.Policy()
-	if err == nil || !strings.HasPrefix(err.Error(), "rate-limiting.overrides[0]: ") || !strings.Contains(err.Error(), "burst must be at least 1, got -5") {
-		t.Errorf("Policy() = %v, want the overrides[0] burst refused", err)
+	c.Global.Burst = 0
+	c.Overrides = []Override{{Limit: "order-creation", Key: "account:42", OrderBurst: new(int64(-5))}}
+	want := c.Validate()
+	if want == nil {
+		t.Fatal("Validate() = nil, want problems")
+	}
+	if _, err := c.Policy(); err == nil || err.Error() != want.Error() {
+		t.Errorf("Policy() = %v\nwant Validate()'s %v", err, want)
 	}
 }

@@ -119,7 +119,7 @@ func (e *testEnv) eabRequired(t *testing.T) bool {
 func TestEAB(t *testing.T) {
 	e := startEnv(t, func(c *Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 3, SANBudgetPerAccountPerHour: 100}
-		c.RateLimiting.Overrides = []ratelimit.Override{{Limit: "order-creation", Key: "eab:team-x", OrderBurst: 10}}
+		c.RateLimiting.Overrides = []ratelimit.Override{{Limit: "order-creation", Key: "eab:team-x", OrderBurst: new(int64(10))}}
 	})
 	ctx := t.Context()
 	if e.eabRequired(t) {
