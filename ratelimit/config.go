@@ -153,21 +153,47 @@ func (c Config) Validate() error {
 		}
 	}
 	positiveDur("backend-timeout", c.BackendTimeout)
-	positive("global.requests-per-minute", c.Global.RequestsPerMinute)
-	positive("global.burst", c.Global.Burst)
-	positive("account-creation.per-ip-per-hour", c.AccountCreation.PerIPPerHour)
-	positive("account-creation.burst", c.AccountCreation.Burst)
-	positive("order-creation.orders-per-account-per-hour", c.OrderCreation.OrdersPerAccountPerHour)
-	positive("order-creation.order-burst", c.OrderCreation.OrderBurst)
-	positive("order-creation.san-budget-per-account-per-hour", c.OrderCreation.SANBudgetPerAccountPerHour)
+	// A limit's fields, then, once they are sound, what a Limiter would
+	// refuse of the limits they make, so that a block Validate accepts
+	// always makes a Policy.
+	limit := func(key string, fields func(), lims ...Limit) {
+		n := len(errs)
+		fields()
+		if len(errs) == n {
+			errs = append(errs, limitProblems(configKey+"."+key, lims...)...)
+		}
+	}
+	limit("global", func() {
+		positive("global.requests-per-minute", c.Global.RequestsPerMinute)
+		positive("global.burst", c.Global.Burst)
+	}, c.Global.limit())
+	limit("account-creation", func() {
+		positive("account-creation.per-ip-per-hour", c.AccountCreation.PerIPPerHour)
+		positive("account-creation.burst", c.AccountCreation.Burst)
+	}, c.AccountCreation.limit())
+	orders, san := c.OrderCreation.limits()
+	limit("order-creation", func() {
+		positive("order-creation.orders-per-account-per-hour", c.OrderCreation.OrdersPerAccountPerHour)
+		positive("order-creation.order-burst", c.OrderCreation.OrderBurst)
+		positive("order-creation.san-budget-per-account-per-hour", c.OrderCreation.SANBudgetPerAccountPerHour)
+	}, orders, san)
 	for _, w := range []struct {
 		key string
 		w   WindowConfig
-	}{{"duplicate-certificate", c.DuplicateCertificate}, {"failed-validation", c.FailedValidation}, {"registered-domain", c.RegisteredDomain}} {
-		positive(w.key+".max-per-window", w.w.MaxPerWindow)
-		positiveDur(w.key+".window", w.w.Window)
+		l   Limit
+	}{
+		{"duplicate-certificate", c.DuplicateCertificate, c.DuplicateCertificate.count()},
+		{"failed-validation", c.FailedValidation, c.FailedValidation.rate()},
+		{"registered-domain", c.RegisteredDomain, c.RegisteredDomain.rate()},
+	} {
+		limit(w.key, func() {
+			positive(w.key+".max-per-window", w.w.MaxPerWindow)
+			positiveDur(w.key+".window", w.w.Window)
+		}, w.l)
 	}
-	positive("pending-authorizations.max", c.PendingAuthorizations.Max)
+	limit("pending-authorizations", func() {
+		positive("pending-authorizations.max", c.PendingAuthorizations.Max)
+	}, c.PendingAuthorizations.limit())
 	for i, o := range c.Overrides {
 		errs = append(errs, o.check(c, fmt.Sprintf("%s.overrides[%d]", configKey, i))...)
 	}

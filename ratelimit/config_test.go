@@ -43,6 +43,16 @@ func TestConfigValidate(t *testing.T) {
 			[]string{"rate-limiting.order-creation.order-burst: must be at least 1, got 0 (to turn the limit off, set enabled: false)"}},
 		{"a disabled limit is checked too", func(c *Config) { c.RegisteredDomain.Window = -time.Hour },
 			[]string{"rate-limiting.registered-domain.window: must be a positive duration, got -1h0m0s"}},
+		{"a rate the Limiter would refuse", func(c *Config) { c.Global.RequestsPerMinute = 100_000_000 },
+			[]string{"rate-limiting.global: 100000000 per 1m0s is more than one per microsecond"}},
+		{"a SAN budget the Limiter would refuse", func(c *Config) { c.OrderCreation.SANBudgetPerAccountPerHour = 1 << 40 },
+			[]string{"rate-limiting.order-creation: 1099511627776 per 1h0m0s is more than one per microsecond"}},
+		{"a window the Limiter would refuse", func(c *Config) { c.DuplicateCertificate.Window = 1_000_000 * time.Hour },
+			[]string{"rate-limiting.duplicate-certificate: window must be between 0 and 876000h0m0s, got 1000000h0m0s"}},
+		{"a century of burst", func(c *Config) { c.AccountCreation = AccountCreationConfig{PerIPPerHour: 1, Burst: 1_000_000} },
+			[]string{"rate-limiting.account-creation: burst 1000000 at one per 1h0m0s spans more than 876000h0m0s"}},
+		{"a limit with a bad field is not judged further", func(c *Config) { c.Global = GlobalConfig{RequestsPerMinute: 100_000_000} },
+			[]string{"rate-limiting.global.burst: must be at least 1, got 0 (to turn the limit off, set enabled: false)"}},
 		{"every problem at once, in the order of the block", func(c *Config) {
 			c.Global.Burst = 0
 			c.AccountCreation.PerIPPerHour = -1

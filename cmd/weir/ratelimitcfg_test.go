@@ -48,3 +48,14 @@ func TestRateLimitingOverrideDecoded(t *testing.T) {
 		t.Errorf("order-creation:42 = %+v, want burst 50 and the block's 20 an hour", got)
 	}
 }
+
+// TestRateLimitingLimiterRefusal: a limit the Limiter would refuse is
+// reported when the file is checked, under its key; it used to pass
+// check-config and stop serve.
+func TestRateLimitingLimiterRefusal(t *testing.T) {
+	const want = "rate-limiting.global: 100000000 per 1m0s is more than one per microsecond"
+	_, err := parseConfig([]byte("rate-limiting:\n  global: { requests-per-minute: 100000000 }\n"))
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("parseConfig error = %v; want one containing %q", err, want)
+	}
+}
