@@ -155,13 +155,16 @@ func (c Config) Validate() error {
 	positiveDur("backend-timeout", c.BackendTimeout)
 	// A limit's fields, then, once they are sound, what a Limiter would
 	// refuse of the limits they make, so that a block Validate accepts
-	// always makes a Policy.
+	// always makes a Policy. sound keeps the overrides of a limit whose
+	// block is at fault from repeating its problems.
+	sound := map[string]bool{}
 	limit := func(key string, fields func(), lims ...Limit) {
 		n := len(errs)
 		fields()
 		if len(errs) == n {
 			errs = append(errs, limitProblems(configKey+"."+key, lims...)...)
 		}
+		sound[key] = len(errs) == n
 	}
 	limit("global", func() {
 		positive("global.requests-per-minute", c.Global.RequestsPerMinute)
@@ -195,7 +198,7 @@ func (c Config) Validate() error {
 		positive("pending-authorizations.max", c.PendingAuthorizations.Max)
 	}, c.PendingAuthorizations.limit())
 	for i, o := range c.Overrides {
-		errs = append(errs, o.check(c, fmt.Sprintf("%s.overrides[%d]", configKey, i))...)
+		errs = append(errs, o.check(c, fmt.Sprintf("%s.overrides[%d]", configKey, i), sound[o.Limit])...)
 	}
 	return errors.Join(errs...)
 }

@@ -96,9 +96,10 @@ func (o Override) set() []setField {
 
 // check reports the problems of o, at path ("rate-limiting.overrides[2]")
 // of the block c: an unknown limit, a key of the wrong form, a field of
-// another limit, a value out of range, and what the Limiter would refuse
-// of the limits it makes.
-func (o Override) check(c Config, path string) []error {
+// another limit, a value out of range, and, when the block's settings of
+// the limit are sound (blockSound), what the Limiter would refuse of the
+// limits o makes.
+func (o Override) check(c Config, path string, blockSound bool) []error {
 	rule, ok := overrideRuleOf(o.Limit)
 	if !ok {
 		return []error{fmt.Errorf("%s: limit %q cannot be overridden (one of account-creation, order-creation, duplicate-certificate, failed-validation, pending-authorizations, registered-domain)", path, o.Limit)}
@@ -116,7 +117,7 @@ func (o Override) check(c Config, path string) []error {
 	if err != nil {
 		return append(errs, fmt.Errorf("%s: %w", path, err))
 	}
-	if len(errs) == 0 {
+	if len(errs) == 0 && blockSound {
 		errs = limitProblems(path, lims...)
 	}
 	return errs

@@ -16,6 +16,7 @@ func TestOverrideValidate(t *testing.T) {
 	one := func(o Override) []Override { return []Override{o} }
 	tests := []struct {
 		name      string
+		block     func(c *Config) // edits the defaults; nil keeps them
 		overrides []Override
 		want      []string // the whole report, line by line; nil: valid
 	}{
@@ -68,6 +69,10 @@ func TestOverrideValidate(t *testing.T) {
 		{name: "a limit the Limiter would refuse",
 			overrides: one(Override{Limit: "order-creation", Key: "account:1", OrdersPerAccountPerHour: new(int64(5_000_000_000))}),
 			want:      []string{"rate-limiting.overrides[0]: 5000000000 per 1h0m0s is more than one per microsecond"}},
+		{name: "the block's fault is reported once, not again for its overrides",
+			block:     func(c *Config) { c.OrderCreation.OrderBurst = 0 },
+			overrides: one(Override{Limit: "order-creation", Key: "account:1", OrdersPerAccountPerHour: new(int64(50))}),
+			want:      []string{"rate-limiting.order-creation.order-burst: must be at least 1, got 0 (to turn the limit off, set enabled: false)"}},
 		{name: "no fields are read of a limit that cannot be overridden",
 			overrides: one(Override{Limit: "global", Key: "ip:10.0.0.1", Burst: new(int64(1))}),
 			want:      []string{`rate-limiting.overrides[0]: limit "global" cannot be overridden (one of account-creation, order-creation, duplicate-certificate, failed-validation, pending-authorizations, registered-domain)`}},
@@ -75,6 +80,9 @@ func TestOverrideValidate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			c := DefaultConfig()
+			if tt.block != nil {
+				tt.block(&c)
+			}
 			c.Overrides = tt.overrides
 			err := c.Validate()
 			var got []string
