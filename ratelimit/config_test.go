@@ -94,13 +94,19 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // TestConfigPolicy: what each key of the block becomes in the Policy, and
-// how an override puts the fields it sets over the block's.
+// how an override puts the fields it sets over the block's. Every number
+// differs, so that a field read for another shows.
 func TestConfigPolicy(t *testing.T) {
 	c := DefaultConfig()
-	c.RegisteredDomain.Enabled = true
-	c.FailedValidation = WindowConfig{Enabled: false, MaxPerWindow: 3, Window: 2 * time.Hour}
+	c.Global = GlobalConfig{Enabled: true, RequestsPerMinute: 101, Burst: 11}
+	c.AccountCreation = AccountCreationConfig{Enabled: true, PerIPPerHour: 6, Burst: 3}
+	c.OrderCreation = OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 21, OrderBurst: 7, SANBudgetPerAccountPerHour: 102}
+	c.DuplicateCertificate = WindowConfig{Enabled: true, MaxPerWindow: 4, Window: 100 * time.Hour}
+	c.FailedValidation = WindowConfig{Enabled: false, MaxPerWindow: 8, Window: 2 * time.Hour}
+	c.PendingAuthorizations = PendingConfig{Enabled: true, Max: 31}
+	c.RegisteredDomain = WindowConfig{Enabled: true, MaxPerWindow: 51, Window: 3 * time.Hour}
 	c.Overrides = []Override{
-		{Limit: "order-creation", Key: "account:42", OrderBurst: new(int64(50)), OrdersPerAccountPerHour: new(int64(0))}, // 0 keeps the block's 20
+		{Limit: "order-creation", Key: "account:42", OrderBurst: new(int64(50)), OrdersPerAccountPerHour: new(int64(0))}, // 0 keeps the block's 21
 		{Limit: "order-creation", Key: "eab:team-x", SANBudgetPerAccountPerHour: new(int64(1000))},
 		{Limit: "account-creation", Key: "ip:::ffff:10.1.2.3", PerIPPerHour: new(int64(100))},
 		{Limit: "account-creation", Key: "ip:2001:db8:1:2::7", Burst: new(int64(9))},
@@ -114,14 +120,14 @@ func TestConfigPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantLimits := map[Name]Limit{
-		Global:                {Count: 200, Period: time.Minute, Burst: 20},
-		AccountCreation:       {Count: 5, Period: time.Hour, Burst: 2},
-		OrderCreation:         {Count: 20, Period: time.Hour, Burst: 5},
-		SANBudget:             {Count: 100, Period: time.Hour, Burst: 100},
-		DuplicateCertificate:  {Max: 5, Window: 168 * time.Hour},
-		FailedValidation:      {Count: 3, Period: 2 * time.Hour, Burst: 3},
-		PendingAuthorizations: {Max: 30},
-		RegisteredDomain:      {Count: 50, Period: 168 * time.Hour, Burst: 50},
+		Global:                {Count: 101, Period: time.Minute, Burst: 11},
+		AccountCreation:       {Count: 6, Period: time.Hour, Burst: 3},
+		OrderCreation:         {Count: 21, Period: time.Hour, Burst: 7},
+		SANBudget:             {Count: 102, Period: time.Hour, Burst: 102},
+		DuplicateCertificate:  {Max: 4, Window: 100 * time.Hour},
+		FailedValidation:      {Count: 8, Period: 2 * time.Hour, Burst: 8},
+		PendingAuthorizations: {Max: 31},
+		RegisteredDomain:      {Count: 51, Period: 3 * time.Hour, Burst: 51},
 	}
 	if !maps.Equal(p.Limits, wantLimits) {
 		t.Errorf("Limits = %v\nwant %v", p.Limits, wantLimits)
@@ -132,16 +138,16 @@ func TestConfigPolicy(t *testing.T) {
 		}
 	}
 	wantOverrides := map[string]Limit{
-		"order-creation:42":                  {Count: 20, Period: time.Hour, Burst: 50},
-		"san-budget:42":                      {Count: 100, Period: time.Hour, Burst: 100},
-		"order-creation:eab:team-x":          {Count: 20, Period: time.Hour, Burst: 5},
+		"order-creation:42":                  {Count: 21, Period: time.Hour, Burst: 50},
+		"san-budget:42":                      {Count: 102, Period: time.Hour, Burst: 102},
+		"order-creation:eab:team-x":          {Count: 21, Period: time.Hour, Burst: 7},
 		"san-budget:eab:team-x":              {Count: 1000, Period: time.Hour, Burst: 1000},
-		"account-creation:10.1.2.3":          {Count: 100, Period: time.Hour, Burst: 2},
-		"account-creation:2001:db8:1:2::/64": {Count: 5, Period: time.Hour, Burst: 9},
-		"duplicate-certificate:42":           {Max: 5, Window: time.Hour},
+		"account-creation:10.1.2.3":          {Count: 100, Period: time.Hour, Burst: 3},
+		"account-creation:2001:db8:1:2::/64": {Count: 6, Period: time.Hour, Burst: 9},
+		"duplicate-certificate:42":           {Max: 4, Window: time.Hour},
 		"failed-validation:42":               {Count: 30, Period: 2 * time.Hour, Burst: 30},
 		"pending-authorizations:eab:team-x":  {Max: 300},
-		"registered-domain:example.com":      {Count: 500, Period: 168 * time.Hour, Burst: 500},
+		"registered-domain:example.com":      {Count: 500, Period: 3 * time.Hour, Burst: 500},
 	}
 	if !maps.Equal(p.Overrides, wantOverrides) {
 		t.Errorf("Overrides = %v\nwant %v", p.Overrides, wantOverrides)

@@ -9,24 +9,29 @@ import (
 	"github.com/weir-pki/weir/ratelimit"
 )
 
-// TestDefaultValue: the placeholders of configTemplate render the
-// defaults as the example file writes values.
+// TestDefaultValue: the placeholders of configTemplate render values as
+// the example file writes them.
 func TestDefaultValue(t *testing.T) {
 	cfg := defaultConfig()
-	cfg.RateLimiting.Whitelist = []string{"10.0.0.0/8", "::1"}
-	cfg.RateLimiting.FailedValidation.Window = 90 * time.Minute
+	rl := &cfg.RateLimiting
+	rl.Backend, rl.BackendTimeout, rl.HelpURL = "memory", 750*time.Millisecond, "https://limits.example/weir"
+	rl.Redis = ratelimit.RedisConfig{Addrs: []string{"10.0.0.1:6379", "10.0.0.2:6379"}, DB: 2, TLS: true}
+	rl.Whitelist = []string{"10.0.0.0/8", "::1"}
+	rl.DuplicateCertificate = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 4, Window: 72 * time.Hour}
+	rl.FailedValidation.Window = 90 * time.Minute
+	rl.Global.Burst = 17
 	v := reflect.ValueOf(cfg)
 	tests := []struct{ path, want string }{
-		{"rate-limiting.backend", "sqlite"},
-		{"rate-limiting.backend-timeout", "500ms"},
-		{"rate-limiting.help-url", `"` + ratelimit.DefaultHelpURL + `"`},
-		{"rate-limiting.redis", `{ addrs: ["127.0.0.1:6379"], master-name: "", password-file: "", db: 0, tls: false }`},
+		{"rate-limiting.backend", "memory"},
+		{"rate-limiting.backend-timeout", "750ms"},
+		{"rate-limiting.help-url", `"https://limits.example/weir"`},
+		{"rate-limiting.redis", `{ addrs: ["10.0.0.1:6379", "10.0.0.2:6379"], master-name: "", password-file: "", db: 2, tls: true }`},
 		{"rate-limiting.whitelist", `[10.0.0.0/8, "::1"]`},
 		{"rate-limiting.overrides", "[]"},
-		{"rate-limiting.duplicate-certificate", "{ enabled: true, max-per-window: 5, window: 168h }"},
+		{"rate-limiting.duplicate-certificate", "{ enabled: true, max-per-window: 4, window: 72h }"},
 		{"rate-limiting.failed-validation.window", "1h30m"},
-		{"rate-limiting.global.burst", "20"},
-		{"log.level", "info"},
+		{"rate-limiting.global.burst", "17"},
+		{"log.format", "text"},
 	}
 	for _, tt := range tests {
 		if got := defaultValue(v, tt.path); got != tt.want {
@@ -37,7 +42,7 @@ func TestDefaultValue(t *testing.T) {
 
 func TestShortDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{
-		168 * time.Hour: "168h", time.Hour + 30*time.Minute: "1h30m", time.Hour + 10*time.Minute: "1h10m",
+		72 * time.Hour: "72h", time.Hour + 30*time.Minute: "1h30m", time.Hour + 10*time.Minute: "1h10m",
 		10 * time.Minute: "10m", time.Minute: "1m", 90 * time.Second: "1m30s", 500 * time.Millisecond: "500ms", 0: "0s",
 	} {
 		if got := shortDuration(d); got != want {
