@@ -29,7 +29,7 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 	start := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := start
 	clock := func() time.Time { return now }
-	lim, err := ratelimit.New(ratelimit.DefaultConfig(), ratelimit.NewMemorySource(clock), clock)
+	lim, err := ratelimit.New(ratelimit.DefaultPolicy(), ratelimit.NewMemorySource(clock), clock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func accountLevel(n ratelimit.Name) bool {
 // one of reqs, under conf, as the limiter chose it: the bucket's own
 // override, else that of its request's OverrideKey group (an EAB label),
 // else the default of its name.
-func limitOf(conf ratelimit.Config, reqs []ratelimit.Request, d ratelimit.Decision) ratelimit.Limit {
+func limitOf(conf ratelimit.Policy, reqs []ratelimit.Request, d ratelimit.Decision) ratelimit.Limit {
 	if l, ok := conf.Overrides[ratelimit.BucketKey(d.Limit, d.Key)]; ok {
 		return l
 	}
@@ -163,7 +163,7 @@ func (r *RateLimits) noteQuota(ctx context.Context, st *rateLimitsState, action 
 		return
 	}
 	if !d.Allowed || action == "new-order" && accountLevel(d.Limit) {
-		re.Quota = quotaFromDecision(d, limitOf(st.lim.Config(), reqs, d))
+		re.Quota = quotaFromDecision(d, limitOf(st.lim.Policy(), reqs, d))
 		return
 	}
 	if action != "new-order" {
@@ -204,7 +204,7 @@ func (r *RateLimits) noteQuota(ctx context.Context, st *rateLimitsState, action 
 // duplicate-certificate for the name set, registered-domain for the names
 // under it) becomes one subproblem per identifier, carrying it; and when
 // several buckets denied, each of the others is a subproblem too.
-func rateLimitedProblem(d ratelimit.Decision, helpURL string, conf ratelimit.Config, reqs []ratelimit.Request, sub spendSubject) *Problem {
+func rateLimitedProblem(d ratelimit.Decision, helpURL string, conf ratelimit.Policy, reqs []ratelimit.Request, sub spendSubject) *Problem {
 	p := RateLimited(d.RetryAfter, helpURL, "%s", d.Detail())
 	p.RateLimitInfo = rateLimitInfo(d, limitOf(conf, reqs, d))
 	for _, dd := range d.Denied {

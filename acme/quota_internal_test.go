@@ -14,7 +14,7 @@ func TestLimitOf(t *testing.T) {
 	def := ratelimit.Limit{Count: 20, Period: time.Hour, Burst: 5}
 	group := ratelimit.Limit{Count: 200, Period: time.Hour, Burst: 50}
 	own := ratelimit.Limit{Count: 2, Period: time.Hour, Burst: 1}
-	conf := ratelimit.Config{
+	conf := ratelimit.Policy{
 		Limits: map[ratelimit.Name]ratelimit.Limit{ratelimit.OrderCreation: def},
 		Overrides: map[string]ratelimit.Limit{
 			"order-creation:eab:team-x": group,

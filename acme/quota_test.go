@@ -16,7 +16,7 @@ import (
 func newTestRateLimits(t *testing.T, limits map[ratelimit.Name]ratelimit.Limit) *acme.RateLimits {
 	t.Helper()
 	now := func() time.Time { return time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC) }
-	cfg := ratelimit.Config{Limits: limits, Enabled: map[ratelimit.Name]bool{}}
+	cfg := ratelimit.Policy{Limits: limits, Enabled: map[ratelimit.Name]bool{}}
 	for n := range limits {
 		cfg.Enabled[n] = true
 	}

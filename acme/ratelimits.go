@@ -101,7 +101,7 @@ func (r *RateLimits) Update(lim *ratelimit.Limiter, cfg RateLimitsConfig) {
 	}
 	st := &rateLimitsState{lim: lim, cfg: cfg}
 	if lim != nil {
-		st.enabled = lim.Config().Enabled
+		st.enabled = lim.Policy().Enabled
 	}
 	r.state.Store(st)
 }
@@ -215,7 +215,7 @@ func (r *RateLimits) spend(ctx context.Context, action string, sub spendSubject,
 	r.report(ctx, st, LimiterEvent{Action: action, Requests: reqs, Decision: d, Latency: lat}, "")
 	r.noteQuota(ctx, st, action, reqs, d)
 	if !d.Allowed {
-		return nil, rateLimitedProblem(d, st.cfg.HelpURL, st.lim.Config(), reqs, sub)
+		return nil, rateLimitedProblem(d, st.cfg.HelpURL, st.lim.Policy(), reqs, sub)
 	}
 	return func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)

@@ -96,7 +96,7 @@ func (r *RateLimits) Reset(ctx context.Context, bucketKey string) error {
 }
 
 // Config returns the limiter's current configuration.
-func (r *RateLimits) Config() ratelimit.Config { return r.state.Load().lim.Config() }
+func (r *RateLimits) Config() ratelimit.Policy { return r.state.Load().lim.Policy() }
 
 // AccountRequests names the limiter buckets of an account: its own
 // (order-creation, san-budget, pending-authorizations), failed-validation
@@ -148,7 +148,7 @@ const statusWindow = 7 * 24 * time.Hour
 // the renewal planner keeps each account's windows within it. +Inf when
 // san-budget is off.
 func (r *RateLimits) RenewalsPerHour(accountID string, names int) float64 {
-	cfg := r.state.Load().lim.Config()
+	cfg := r.state.Load().lim.Policy()
 	if !cfg.Enabled[ratelimit.SANBudget] {
 		return math.Inf(1)
 	}

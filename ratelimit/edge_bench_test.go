@@ -24,7 +24,7 @@ func benchAddrs(n int) []netip.Addr {
 // (200/min, burst 20) over 4096 clients in a 65,536-entry table; the
 // decisions/s metric is the throughput asked of it (at least 2M/s).
 func BenchmarkGlobalAllow(b *testing.B) {
-	limit := DefaultConfig().Limits[Global]
+	limit := DefaultPolicy().Limits[Global]
 	addrs := benchAddrs(4096)
 	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMicro()
 	b.Run("serial", func(b *testing.B) {

@@ -8,7 +8,7 @@ import (
 
 func newTestEdge(t *testing.T, entries int) *Edge {
 	t.Helper()
-	e, err := NewEdge(DefaultConfig().Limits[Global], entries)
+	e, err := NewEdge(DefaultPolicy().Limits[Global], entries)
 	if err != nil {
 		t.Fatalf("NewEdge: %v", err)
 	}

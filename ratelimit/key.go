@@ -13,7 +13,7 @@ import (
 
 // BucketKey returns the storage key of one bucket: the limit's name, ":" and
 // the key, as in "order-creation:acct-42". Every [Source] stores buckets
-// under this string, and [Config.Overrides] is keyed by it.
+// under this string, and [Policy.Overrides] is keyed by it.
 func BucketKey(name Name, key string) string {
 	return name.String() + ":" + key
 }

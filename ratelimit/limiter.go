@@ -8,11 +8,11 @@ import (
 	"time"
 )
 
-// Limiter enforces a [Config] over a [Source]. It holds no bucket state, so
+// Limiter enforces a [Policy] over a [Source]. It holds no bucket state, so
 // any number of Limiters — one per replica, or a new one after a reload —
 // may share one Source.
 type Limiter struct {
-	cfg Config
+	cfg Policy
 	src Source
 	now func() time.Time
 }
@@ -20,7 +20,7 @@ type Limiter struct {
 // New returns a Limiter enforcing cfg over src. now (nil means time.Now)
 // dates the decisions that need no backend round trip, when every request
 // names a disabled limit; all others carry the source's clock.
-func New(cfg Config, src Source, now func() time.Time) (*Limiter, error) {
+func New(cfg Policy, src Source, now func() time.Time) (*Limiter, error) {
 	if src == nil {
 		return nil, errors.New("ratelimit: nil Source")
 	}
@@ -56,7 +56,7 @@ type Request struct {
 	// checks duplicate-certificate and failed-validation this way.
 	CheckOnly bool
 	// OverrideKey, when set, names a group override for the bucket: the
-	// limit of Config.Overrides[BucketKey(Name, OverrideKey)] applies
+	// limit of Policy.Overrides[BucketKey(Name, OverrideKey)] applies
 	// unless the bucket has an override of its own. An account bound with
 	// an EAB key of label team-x has "eab:team-x". The bucket itself is
 	// still the one of Key.

@@ -15,11 +15,11 @@ func t0() time.Time { return time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC) }
 
 // newLimiter returns a Limiter over a fresh MemorySource on a fake clock,
 // with cfg (nil for the defaults) edited by edit.
-func newLimiter(t *testing.T, edit func(c *ratelimit.Config)) (*ratelimit.Limiter, *sourcetest.Clock, *ratelimit.MemorySource) {
+func newLimiter(t *testing.T, edit func(c *ratelimit.Policy)) (*ratelimit.Limiter, *sourcetest.Clock, *ratelimit.MemorySource) {
 	t.Helper()
 	clock := sourcetest.NewClock(t0())
 	src := ratelimit.NewMemorySource(clock.Now)
-	cfg := ratelimit.DefaultConfig()
+	cfg := ratelimit.DefaultPolicy()
 	if edit != nil {
 		edit(&cfg)
 	}
@@ -275,7 +275,7 @@ func TestRemove(t *testing.T) {
 }
 
 func TestDisabledLimitsAreDropped(t *testing.T) {
-	l, _, src := newLimiter(t, func(c *ratelimit.Config) {
+	l, _, src := newLimiter(t, func(c *ratelimit.Policy) {
 		c.Enabled[ratelimit.OrderCreation] = false
 		c.Enabled[ratelimit.PendingAuthorizations] = false
 	})
@@ -298,7 +298,7 @@ func TestDisabledLimitsAreDropped(t *testing.T) {
 }
 
 func TestOverrides(t *testing.T) {
-	l, _, _ := newLimiter(t, func(c *ratelimit.Config) {
+	l, _, _ := newLimiter(t, func(c *ratelimit.Policy) {
 		c.Overrides = map[string]ratelimit.Limit{
 			ratelimit.BucketKey(ratelimit.OrderCreation, "big"): {Count: 1000, Period: time.Hour, Burst: 50},
 		}
@@ -338,10 +338,10 @@ func TestLimiterErrors(t *testing.T) {
 	if got := remaining(t, l, order("a")); got != 5 {
 		t.Errorf("orders left after rejected requests = %d, want 5", got)
 	}
-	if _, err := ratelimit.New(ratelimit.Config{Enabled: map[ratelimit.Name]bool{ratelimit.Global: true}}, ratelimit.NewMemorySource(nil), nil); err == nil {
+	if _, err := ratelimit.New(ratelimit.Policy{Enabled: map[ratelimit.Name]bool{ratelimit.Global: true}}, ratelimit.NewMemorySource(nil), nil); err == nil {
 		t.Error("New with an enabled limit without a Limit = nil error")
 	}
-	if _, err := ratelimit.New(ratelimit.DefaultConfig(), nil, nil); err == nil {
+	if _, err := ratelimit.New(ratelimit.DefaultPolicy(), nil, nil); err == nil {
 		t.Error("New with a nil Source = nil error")
 	}
 }

@@ -103,7 +103,7 @@ func TestMemoryRun(t *testing.T) {
 func BenchmarkMemorySpendOrderBatch(b *testing.B) {
 	sourcetest.BenchOrderBatches(b, func(b *testing.B) (*ratelimit.Limiter, *sourcetest.Clock) {
 		clock := sourcetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-		l, err := ratelimit.New(ratelimit.DefaultConfig(), ratelimit.NewMemorySource(clock.Now), clock.Now)
+		l, err := ratelimit.New(ratelimit.DefaultPolicy(), ratelimit.NewMemorySource(clock.Now), clock.Now)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -13,7 +13,7 @@ import (
 // override wins over the group's; each bucket still counts apart; and
 // Status, Check and CheckCount judge by the same limit.
 func TestOverrideKey(t *testing.T) {
-	l, clock, _ := newLimiter(t, func(c *ratelimit.Config) {
+	l, clock, _ := newLimiter(t, func(c *ratelimit.Policy) {
 		c.Overrides = map[string]ratelimit.Limit{
 			"order-creation:eab:team-x":         {Count: 100, Period: time.Hour, Burst: 10},
 			"order-creation:7":                  {Count: 20, Period: time.Hour, Burst: 2},

@@ -100,8 +100,8 @@ func (l *Limiter) Status(ctx context.Context, reqs ...Request) ([]BucketStatus, 
 	return out, nil
 }
 
-// Config returns a copy of the limiter's configuration.
-func (l *Limiter) Config() Config { return l.cfg.clone() }
+// Policy returns a copy of the policy the limiter enforces.
+func (l *Limiter) Policy() Policy { return l.cfg.clone() }
 
 // Reset deletes the bucket named by a bucket key ("order-creation:42"),
 // making it fresh.

@@ -10,7 +10,7 @@ func TestLimiterStatus(t *testing.T) {
 	start := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	now := start
 	clock := func() time.Time { return now }
-	cfg := DefaultConfig()
+	cfg := DefaultPolicy()
 	cfg.Limits[OrderCreation] = Limit{Count: 20, Period: time.Hour, Burst: 2} // T = 3 min
 	cfg.Limits[PendingAuthorizations] = Limit{Max: 2}
 	cfg.Overrides = map[string]Limit{BucketKey(SANBudget, "7"): {Count: 10, Period: time.Hour, Burst: 10}}
@@ -147,7 +147,7 @@ func TestEdgePeekForget(t *testing.T) {
 func TestCheckCount(t *testing.T) {
 	now := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 	clock := func() time.Time { return now }
-	cfg := DefaultConfig()
+	cfg := DefaultPolicy()
 	cfg.Limits[PendingAuthorizations] = Limit{Max: 3}
 	lim, err := New(cfg, NewMemorySource(clock), clock)
 	if err != nil {

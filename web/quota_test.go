@@ -78,7 +78,7 @@ func (c *fakeClock) advance(d time.Duration) {
 // decision, of the refusal, and of reads through the per-account cache.
 func TestRateLimitFieldsFromLimiter(t *testing.T) {
 	clock := &fakeClock{t: time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC)}
-	cfg := ratelimit.Config{
+	cfg := ratelimit.Policy{
 		Limits:  map[ratelimit.Name]ratelimit.Limit{ratelimit.OrderCreation: {Count: 1, Period: time.Hour, Burst: 3}},
 		Enabled: map[ratelimit.Name]bool{ratelimit.OrderCreation: true},
 	}

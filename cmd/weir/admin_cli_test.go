@@ -15,6 +15,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -70,8 +71,8 @@ func TestAdminCLIRateLimit(t *testing.T) {
 func testAdminCLIRateLimit(t *testing.T, backend func(*Config)) {
 	e := startEnv(t, func(c *Config) {
 		backend(c)
-		c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
-		c.RateLimiting.PendingAuthorizations = PendingLimit{Enabled: true, Max: 30}
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
+		c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 30}
 	})
 	key := newKey(t)
 	_, kid := e.rawAccount(key)

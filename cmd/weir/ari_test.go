@@ -14,6 +14,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // rawOrderReplaces asks for an order for names that replaces certID.
@@ -63,7 +64,7 @@ func (e *testEnv) renewalInfo(t *testing.T, certID string) (rawResponse, time.Ti
 // order-creation is empty, and the checks on what may be replaced.
 func TestARI(t *testing.T) {
 	e := startEnv(t, func(c *Config) {
-		c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
 		c.RateLimiting.DuplicateCertificate.Enabled = true
 	})
 	ctx, key, c, acct := e.registered(t)
@@ -163,7 +164,7 @@ func TestARI(t *testing.T) {
 func TestIncidentMode(t *testing.T) {
 	e := startEnv(t, func(c *Config) {
 		c.ACME.MaxIdentifiers = 3
-		c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 100, OrderBurst: 100, SANBudgetPerAccountPerHour: 3}
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 100, OrderBurst: 100, SANBudgetPerAccountPerHour: 3}
 	})
 	ctx, key, c, acct := e.registered(t)
 	id := acct.URI[strings.LastIndex(acct.URI, "/")+1:]

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // TestBackupRestore: weir backup copies a running server's data directory,
@@ -17,7 +19,7 @@ import (
 // serves the certificates issued before the backup to the same account,
 // and keeps the limiter's state.
 func TestBackupRestore(t *testing.T) {
-	orders := OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 3, SANBudgetPerAccountPerHour: 100}
+	orders := ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 3, SANBudgetPerAccountPerHour: 100}
 	e := startEnv(t, func(c *Config) { c.RateLimiting.OrderCreation = orders })
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()

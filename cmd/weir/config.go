@@ -17,19 +17,20 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/challenge"
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // Config is the whole YAML file; config.example.yaml documents every key.
 type Config struct {
-	DataDir      string             `yaml:"data-dir"`
-	Server       ServerConfig       `yaml:"server"`
-	ACME         ACMEConfig         `yaml:"acme"`
-	CA           CAConfig           `yaml:"ca"`
-	Challenges   ChallengesConfig   `yaml:"challenges"`
-	Storage      StorageConfig      `yaml:"storage"`
-	RateLimiting RateLimitingConfig `yaml:"rate-limiting"`
-	Admin        AdminConfig        `yaml:"admin"`
-	Log          LogConfig          `yaml:"log"`
+	DataDir      string           `yaml:"data-dir"`
+	Server       ServerConfig     `yaml:"server"`
+	ACME         ACMEConfig       `yaml:"acme"`
+	CA           CAConfig         `yaml:"ca"`
+	Challenges   ChallengesConfig `yaml:"challenges"`
+	Storage      StorageConfig    `yaml:"storage"`
+	RateLimiting ratelimit.Config `yaml:"rate-limiting"`
+	Admin        AdminConfig      `yaml:"admin"`
+	Log          LogConfig        `yaml:"log"`
 }
 
 // AdminConfig is the administrators' listener: the admin API, the
@@ -280,7 +281,7 @@ func defaultConfig() Config {
 			Egress: challenge.EgressConfig{Default: "allow"},
 		},
 		Storage:      StorageConfig{Driver: "sqlite", Path: "weir.db"},
-		RateLimiting: defaultRateLimiting(),
+		RateLimiting: ratelimit.DefaultConfig(),
 		Admin:        AdminConfig{Enabled: on(), Listen: "127.0.0.1:14001", TokenFile: "admin-token", Auth: "token"},
 		Log:          LogConfig{Level: "info", Format: "text"},
 	}
@@ -409,9 +410,7 @@ func (c Config) Validate() error {
 	}
 	_, perrs := parsePrefixes("server.trusted-proxies", c.Server.TrustedProxies)
 	errs = append(errs, perrs...)
-	if err := c.RateLimiting.validate(c.ACME.MaxIdentifiers); err != nil {
-		errs = append(errs, err)
-	}
+	errs = append(errs, c.validateRateLimiting()...)
 	return errors.Join(errs...)
 }
 

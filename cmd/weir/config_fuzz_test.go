@@ -35,6 +35,9 @@ func FuzzParseConfig(f *testing.F) {
 		"\t: \xff\n",
 		"admin:\n  hosts: [weir.example, 10.0.0.1, '[::1]', 'a:1', '*.x', '', 127.1]\n",
 		"admin: {listen: '[::]:14001', tls: true, hosts: [X.Example.]}\n",
+		"rate-limiting:\n  global: {requests-per-minute: 100000000}\n  duplicate-certificate: {window: 1000000h}\n",
+		"rate-limiting:\n  overrides:\n    - {limit: order-creation, key: \"account:1\", burst: 0, order-burst: -1}\n    - {limit: registered-domain, key: \"domain:x\", window: 2h, max-per-window: null}\n",
+		"rate-limiting: {overrides: [{limit: account-creation, key: \"ip:::1\", per-ip-per-hour: 9999999999}, {limit: pending-authorizations, key: \"eab:a\", max: 40}]}\n",
 	} {
 		f.Add([]byte(s))
 	}
@@ -51,6 +54,9 @@ func FuzzParseConfig(f *testing.F) {
 		}
 		if _, err := acme.NewPolicy(cfg.CA.Policy); err != nil {
 			t.Fatalf("parseConfig accepted a policy NewPolicy refuses: %v", err)
+		}
+		if _, err := cfg.RateLimiting.Policy(); err != nil {
+			t.Fatalf("parseConfig accepted a rate-limiting block that makes no Policy: %v", err)
 		}
 		if _, err := parseLevel(cfg.Log.Level); err != nil {
 			t.Fatalf("parseConfig accepted log.level %q: %v", cfg.Log.Level, err)

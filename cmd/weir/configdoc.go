@@ -3,7 +3,11 @@ package main
 //go:generate sh -c "go run . init -print-config -config config.example.yaml > ../../config.example.yaml"
 
 import (
+	"fmt"
+	"reflect"
+	"strconv"
 	"strings"
+	"time"
 
 	"gopkg.in/yaml.v3"
 )
@@ -11,9 +15,12 @@ import (
 // configTemplate is the commented configuration file: the one source of
 // config.example.yaml (weir init -print-config -config
 // config.example.yaml; a test keeps the two equal) and of the file weir
-// init writes. Every key is shown with its default. Change a key's default
-// in defaultConfig and here together: TestExampleConfig loads the example
-// and compares it with defaultConfig.
+// init writes. Every key is shown with its default. A placeholder
+// {{key.path}} is the default of that key, rendered from defaultConfig
+// (defaultValue): the rate-limiting block's values all are, so that
+// ratelimit.DefaultConfig stays their one copy. A default written out here
+// instead is changed in defaultConfig and here together: TestExampleConfig
+// loads the example and compares it with defaultConfig.
 const configTemplate = `# weir configuration. Every key is shown with its default; a key you leave
 # out keeps its default, and an unknown key is an error. Run
 #   weir serve -config {{config-file}}
@@ -238,42 +245,42 @@ storage:
 rate-limiting:
   # Where buckets live: sqlite (<data-dir>/ratelimit.db, one replica),
   # redis (shared by several replicas) or memory (lost on restart).
-  backend: sqlite
+  backend: {{rate-limiting.backend}}
   # For backend redis. addrs with several entries is a Cluster; with
   # master-name it is Sentinel. The password is read from password-file.
-  redis: { addrs: ["127.0.0.1:6379"], master-name: "", password-file: "", db: 0, tls: false }
+  redis: {{rate-limiting.redis}}
   # What a request gets when the backend cannot decide within
   # backend-timeout: allow (logged and counted; a request let through
   # this way spends nothing, so limits can be exceeded while the backend
   # fails) or deny (503, never exceeded).
-  on-backend-error: allow
-  backend-timeout: 500ms
+  on-backend-error: {{rate-limiting.on-backend-error}}
+  backend-timeout: {{rate-limiting.backend-timeout}}
   # Linked from every 429 as Link rel="help".
-  help-url: "https://github.com/weir-pki/weir/blob/main/docs/rate-limits.md"
+  help-url: {{rate-limiting.help-url}}
   # IPs/CIDRs that bypass the IP-keyed limits (global, account-creation)
   # only. Empty: nobody does.
-  whitelist: []
+  whitelist: {{rate-limiting.whitelist}}
   # Per client IP (IPv6 by /64), every ACME endpoint, checked in-process on
   # each replica before any JWS work.
-  global: { enabled: true, requests-per-minute: 200, burst: 20 }
+  global: {{rate-limiting.global}}
   # New accounts per client IP.
-  account-creation: { enabled: true, per-ip-per-hour: 5, burst: 2 }
+  account-creation: {{rate-limiting.account-creation}}
   # Per account: one token per order, and one SAN-budget token per name.
-  order-creation: { enabled: true, orders-per-account-per-hour: 20, order-burst: 5, san-budget-per-account-per-hour: 100 }
+  order-creation: {{rate-limiting.order-creation}}
   # Non-revoked certificates per (account, exact name set) in a rolling
   # window; counted exactly.
-  duplicate-certificate: { enabled: true, max-per-window: 5, window: 168h }
+  duplicate-certificate: {{rate-limiting.duplicate-certificate}}
   # Failed validations per (account, hostname); *.x counts apart from x.
-  failed-validation: { enabled: true, max-per-window: 5, window: 1h }
+  failed-validation: {{rate-limiting.failed-validation}}
   # Unexpired pending authorizations per account; counted exactly.
-  pending-authorizations: { enabled: true, max: 30 }
+  pending-authorizations: {{rate-limiting.pending-authorizations}}
   # Certificates per registered domain (eTLD+1), across accounts.
-  registered-domain: { enabled: false, max-per-window: 50, window: 168h }
+  registered-domain: {{rate-limiting.registered-domain}}
   # Per-key exceptions, e.g.
   #   - { limit: order-creation, key: "account:42", orders-per-account-per-hour: 500, order-burst: 50 }
   #   - { limit: account-creation, key: "ip:10.1.2.3", per-ip-per-hour: 100 }
   #   - { limit: order-creation, key: "eab:team-x", order-burst: 50 }   # accounts of EAB label team-x
-  overrides: []
+  overrides: {{rate-limiting.overrides}}
 
 # The administrators' listener: admin API, dashboard, /metrics, /healthz and
 # /readyz. Every path but /healthz and /readyz needs the bearer token (or a
@@ -314,8 +321,106 @@ func configText(configFile, dataDir string) []byte {
 		panic(err)
 	}
 	name := strings.NewReplacer("\n", " ", "\r", " ").Replace(configFile)
+	// Defaults first: the two names are the user's text, and may hold "{{".
 	return []byte(strings.NewReplacer(
 		"{{config-file}}", name,
 		"{{data-dir}}", strings.TrimSuffix(string(dd), "\n"),
-	).Replace(configTemplate))
+	).Replace(fillDefaults(configTemplate)))
+}
+
+// fillDefaults replaces each {{key.path}} of text, a dotted path, with
+// the default of that key (defaultValue); {{config-file}} and {{data-dir}}
+// stay for configText.
+func fillDefaults(text string) string {
+	defaults := reflect.ValueOf(defaultConfig())
+	var b strings.Builder
+	for {
+		before, rest, ok := strings.Cut(text, "{{")
+		path, after, closed := strings.Cut(rest, "}}")
+		if !ok || !closed {
+			b.WriteString(text)
+			return b.String()
+		}
+		b.WriteString(before)
+		if strings.Contains(path, ".") {
+			b.WriteString(defaultValue(defaults, path))
+		} else {
+			b.WriteString("{{" + path + "}}")
+		}
+		text = after
+	}
+}
+
+// defaultValue renders the value at the dotted key path of the defaults
+// v, as the example file writes values: a block as a flow mapping of its
+// keys, a list as a flow sequence, a duration in Go's syntax without zero
+// units ("168h", "500ms"), and a string in double quotes when it is empty
+// or holds a colon. A path that names no key is a bug of configTemplate,
+// and TestExampleConfig fails on it.
+func defaultValue(v reflect.Value, path string) string {
+	for key := range strings.SplitSeq(path, ".") {
+		f, ok := fieldByKey(v, key)
+		if !ok {
+			panic("configTemplate: no key " + path)
+		}
+		v = f
+	}
+	return flowYAML(v)
+}
+
+// fieldByKey returns the field of struct v whose yaml key is key.
+func fieldByKey(v reflect.Value, key string) (reflect.Value, bool) {
+	if v.Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	for i := range v.NumField() {
+		if yamlKey(v.Type().Field(i)) == key {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+func yamlKey(f reflect.StructField) string {
+	k, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return k
+}
+
+// flowYAML renders v on one line (see defaultValue).
+func flowYAML(v reflect.Value) string {
+	if d, ok := v.Interface().(time.Duration); ok {
+		return shortDuration(d)
+	}
+	var parts []string
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			parts = append(parts, yamlKey(v.Type().Field(i))+": "+flowYAML(v.Field(i)))
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	case reflect.Slice:
+		for i := range v.Len() {
+			parts = append(parts, flowYAML(v.Index(i)))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case reflect.String:
+		if s := v.String(); s != "" && !strings.Contains(s, ":") {
+			return s
+		}
+		return strconv.Quote(v.String())
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// shortDuration writes d in Go's syntax without its zero units: "168h",
+// "1h30m", "500ms".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+		if t, ok := strings.CutSuffix(s, "h0m"); ok {
+			s = t + "h"
+		}
+	}
+	return s
 }

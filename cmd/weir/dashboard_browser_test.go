@@ -14,6 +14,8 @@ import (
 
 	"github.com/chromedp/chromedp"
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // browserTimeout bounds the whole browser session; each step has its own
@@ -86,7 +88,7 @@ func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Ac
 func TestDashboardBrowser(t *testing.T) {
 	bctx := startBrowser(t)
 	e := startEnv(t, func(c *Config) {
-		c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
 	})
 	if e.adminURL == "" {
 		t.Fatal("the harness started no admin listener")

@@ -17,6 +17,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // dashClient is a browser-like client of the admin dashboard: it keeps
@@ -149,7 +150,7 @@ func (e *testEnv) adminToken(t *testing.T) string {
 // status, revoke, deactivate), CSRF, errors and logout.
 func TestDashboardPages(t *testing.T) {
 	e := startEnv(t, func(c *Config) {
-		c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
 	})
 	if e.adminURL == "" {
 		t.Fatal("the harness started no admin listener")

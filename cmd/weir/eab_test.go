@@ -17,6 +17,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -117,8 +118,8 @@ func (e *testEnv) eabRequired(t *testing.T) bool {
 // the accounts bound with it.
 func TestEAB(t *testing.T) {
 	e := startEnv(t, func(c *Config) {
-		c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 3, SANBudgetPerAccountPerHour: 100}
-		c.RateLimiting.Overrides = []OverrideConfig{{Limit: "order-creation", Key: "eab:team-x", OrderBurst: 10}}
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 3, SANBudgetPerAccountPerHour: 100}
+		c.RateLimiting.Overrides = []ratelimit.Override{{Limit: "order-creation", Key: "eab:team-x", OrderBurst: new(int64(10))}}
 	})
 	ctx := t.Context()
 	if e.eabRequired(t) {
@@ -355,7 +356,7 @@ func TestEABConfig(t *testing.T) {
 		{name: "order-creation override by label",
 			yaml: "rate-limiting:\n  overrides:\n    - { limit: order-creation, key: \"eab:team-x\", order-burst: 50 }\n    - { limit: pending-authorizations, key: \"eab:team-x\", max: 300 }\n",
 			check: func(t *testing.T, c Config) {
-				lc, err := c.RateLimiting.limiterConfig()
+				lc, err := c.RateLimiting.Policy()
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -15,6 +15,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // The helpers of the admin listener's hardening tests: a running weir with
@@ -40,7 +41,7 @@ func startAdminFixture(t *testing.T, auth string) *adminFixture {
 	t.Helper()
 	e := startEnv(t, func(c *Config) {
 		c.Admin.Auth = auth
-		c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()

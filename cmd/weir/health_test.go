@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // readyz fetches /readyz and decodes its body.
@@ -38,7 +40,7 @@ func TestHealthEndpoints(t *testing.T) {
 			e := startEnv(t, func(c *Config) {
 				c.RateLimiting.Backend = backend
 				// A global limit of one request: the probes must not count.
-				c.RateLimiting.Global = GlobalLimit{Enabled: true, RequestsPerMinute: 1, Burst: 1}
+				c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 1, Burst: 1}
 			})
 			for range 3 {
 				res := httpGet(t, e, e.base+"/healthz")

@@ -61,7 +61,7 @@ type limiterSettings struct {
 }
 
 func newLimiterSettings(cfg Config, src ratelimit.Source) (*limiterSettings, error) {
-	lcfg, err := cfg.RateLimiting.limiterConfig()
+	lcfg, err := cfg.RateLimiting.Policy()
 	if err != nil {
 		return nil, err
 	}

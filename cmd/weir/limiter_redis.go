@@ -9,6 +9,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/storage/redis"
 )
 
@@ -16,7 +17,7 @@ import (
 // replicas. The script is loaded at start so that each decision is one
 // round trip; an unreachable Redis at start is not fatal, because
 // on-backend-error decides requests until it is back.
-func openRedisBackend(ctx context.Context, c RedisConfig, log func(msg string, args ...any)) (*limiterBackend, error) {
+func openRedisBackend(ctx context.Context, c ratelimit.RedisConfig, log func(msg string, args ...any)) (*limiterBackend, error) {
 	client, rc, err := newRedisClient(c)
 	if err != nil {
 		return nil, err
@@ -33,7 +34,7 @@ func openRedisBackend(ctx context.Context, c RedisConfig, log func(msg string, a
 // newRedisClient makes a client for the rate-limiting.redis block, which
 // the limiter and the nonces (acme.nonces.backend: redis) share. It does
 // not connect.
-func newRedisClient(c RedisConfig) (goredis.UniversalClient, redis.Config, error) {
+func newRedisClient(c ratelimit.RedisConfig) (goredis.UniversalClient, redis.Config, error) {
 	rc := redis.Config{Addrs: c.Addrs, MasterName: c.MasterName, DB: c.DB, TLS: c.TLS,
 		DialTimeout: 2 * time.Second, ReadTimeout: time.Second}
 	if c.PasswordFile != "" {

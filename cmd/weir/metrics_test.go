@@ -15,6 +15,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // metricsLogBuf collects the server's log for inspection while the
@@ -105,8 +107,8 @@ func TestMetricsEndToEnd(t *testing.T) {
 	logs := &metricsLogBuf{}
 	e := startEnvLog(t, func(c *Config) {
 		c.Log.Level, c.Log.Format = "info", "json"
-		c.RateLimiting.Global = GlobalLimit{Enabled: true, RequestsPerMinute: 6000, Burst: 1000}
-		c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
+		c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 6000, Burst: 1000}
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 	}, logs)
 	ctx := t.Context()
 	key := newKey(t)
@@ -248,7 +250,7 @@ func TestMetricsGlobalDenial(t *testing.T) {
 	logs := &metricsLogBuf{}
 	e := startEnvLog(t, func(c *Config) {
 		c.Log.Level, c.Log.Format = "info", "json"
-		c.RateLimiting.Global = GlobalLimit{Enabled: true, RequestsPerMinute: 60, Burst: 2}
+		c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 2}
 	}, logs)
 	for i := range 2 {
 		if res := e.post(e.base+"/acme/new-nonce", "", nil); res.status == http.StatusTooManyRequests {

@@ -13,6 +13,7 @@ import (
 
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -100,7 +101,7 @@ func (e *testEnv) postAsGet(key *ecdsa.PrivateKey, kid, url string) rawResponse 
 // no fields.
 func TestRateLimitHeaders(t *testing.T) {
 	e := startEnv(t, func(c *Config) {
-		c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 1, OrderBurst: 3, SANBudgetPerAccountPerHour: 100}
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 1, OrderBurst: 3, SANBudgetPerAccountPerHour: 100}
 	})
 	const T = 3600 // the emission interval in seconds: one order an hour
 
@@ -200,7 +201,7 @@ func TestRateLimitHeaders(t *testing.T) {
 // per name, each naming its identifier and bucket.
 func TestRateLimitedProblemMembers(t *testing.T) {
 	e := startEnv(t, func(c *Config) {
-		c.RateLimiting.FailedValidation = WindowLimit{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
+		c.RateLimiting.FailedValidation = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -289,9 +290,9 @@ func TestRateLimitedProblemMembers(t *testing.T) {
 // --account ID --json" does, bucket by bucket.
 func TestQuotaResource(t *testing.T) {
 	e := startEnv(t, func(c *Config) {
-		c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 2, OrderBurst: 4, SANBudgetPerAccountPerHour: 100}
-		c.RateLimiting.PendingAuthorizations = PendingLimit{Enabled: true, Max: 30}
-		c.RateLimiting.FailedValidation = WindowLimit{Enabled: true, MaxPerWindow: 3, Window: time.Hour}
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 2, OrderBurst: 4, SANBudgetPerAccountPerHour: 100}
+		c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 30}
+		c.RateLimiting.FailedValidation = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 3, Window: time.Hour}
 	})
 	var dir struct{ Meta struct{ Quota string } }
 	if err := json.Unmarshal(httpGet(t, e, e.base+"/directory").body, &dir); err != nil {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // rawAccount registers key with a hand-made request and returns the
@@ -67,7 +69,7 @@ func wantStatus(t *testing.T, res rawResponse, status int) {
 func TestRateLimitLayers(t *testing.T) {
 	t.Run("global", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
-			c.RateLimiting.Global = GlobalLimit{Enabled: true, RequestsPerMinute: 60, Burst: 3}
+			c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 3}
 		})
 		for i := range 3 {
 			if res := e.post(e.base+"/acme/new-nonce", "", nil); res.status == http.StatusTooManyRequests {
@@ -94,7 +96,7 @@ func TestRateLimitLayers(t *testing.T) {
 
 	t.Run("trusted proxy", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
-			c.RateLimiting.Global = GlobalLimit{Enabled: true, RequestsPerMinute: 60, Burst: 1}
+			c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 1}
 			c.Server.TrustedProxies = []string{"127.0.0.1"}
 		})
 		for _, ip := range []string{"198.51.100.1", "198.51.100.2", "2001:db8:1:2::1"} {
@@ -124,7 +126,7 @@ func TestRateLimitLayers(t *testing.T) {
 
 	t.Run("account-creation", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
-			c.RateLimiting.AccountCreation = AccountLimit{Enabled: true, PerIPPerHour: 5, Burst: 2}
+			c.RateLimiting.AccountCreation = ratelimit.AccountCreationConfig{Enabled: true, PerIPPerHour: 5, Burst: 2}
 		})
 		for range 2 {
 			res, _ := e.rawAccount(newKey(t))
@@ -140,9 +142,9 @@ func TestRateLimitLayers(t *testing.T) {
 	t.Run("whitelist", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
 			c.RateLimiting.Whitelist = []string{"127.0.0.0/8"}
-			c.RateLimiting.Global = GlobalLimit{Enabled: true, RequestsPerMinute: 1, Burst: 1}
-			c.RateLimiting.AccountCreation = AccountLimit{Enabled: true, PerIPPerHour: 1, Burst: 1}
-			c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 1, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
+			c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 1, Burst: 1}
+			c.RateLimiting.AccountCreation = ratelimit.AccountCreationConfig{Enabled: true, PerIPPerHour: 1, Burst: 1}
+			c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 1, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
 		})
 		var key crypto.Signer
 		var kid string
@@ -159,7 +161,7 @@ func TestRateLimitLayers(t *testing.T) {
 
 	t.Run("order-creation", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
-			c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
+			c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 		})
 		key := newKey(t)
 		_, kid := e.rawAccount(key)
@@ -174,7 +176,7 @@ func TestRateLimitLayers(t *testing.T) {
 	t.Run("san-budget", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
 			c.ACME.MaxIdentifiers = 3
-			c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 5, SANBudgetPerAccountPerHour: 4}
+			c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 5, SANBudgetPerAccountPerHour: 4}
 		})
 		key := newKey(t)
 		_, kid := e.rawAccount(key)
@@ -185,7 +187,7 @@ func TestRateLimitLayers(t *testing.T) {
 
 	t.Run("duplicate-certificate", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
-			c.RateLimiting.DuplicateCertificate = WindowLimit{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
+			c.RateLimiting.DuplicateCertificate = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 		})
 		ctx := t.Context()
 		key := newKey(t)
@@ -210,7 +212,7 @@ func TestRateLimitLayers(t *testing.T) {
 
 	t.Run("failed-validation", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
-			c.RateLimiting.FailedValidation = WindowLimit{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
+			c.RateLimiting.FailedValidation = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 		})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
@@ -246,7 +248,7 @@ func TestRateLimitLayers(t *testing.T) {
 	t.Run("pending-authorizations", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
 			c.ACME.MaxIdentifiers = 2
-			c.RateLimiting.PendingAuthorizations = PendingLimit{Enabled: true, Max: 2}
+			c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 2}
 		})
 		key := newKey(t)
 		_, kid := e.rawAccount(key)
@@ -261,7 +263,7 @@ func TestRateLimitLayers(t *testing.T) {
 
 	t.Run("registered-domain", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
-			c.RateLimiting.RegisteredDomain = WindowLimit{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
+			c.RateLimiting.RegisteredDomain = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 		})
 		ctx := t.Context()
 		c := e.client(newKey(t))

@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // redisServer is a redis-server process of the test's own, so that it can
@@ -90,7 +92,7 @@ func TestRedisBackendFailure(t *testing.T) {
 				// limiter's policy (nonce_e2e_test.go stops the nonces'
 				// Redis).
 				c.ACME.Nonces.Backend = nonceMemory
-				c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
+				c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 			})
 			key := newKey(t)
 			_, kid := e.rawAccount(key)

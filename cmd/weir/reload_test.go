@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // writeConfig writes cfg as the server's config file.
@@ -51,7 +53,7 @@ func TestReload(t *testing.T) {
 	wantStatus(t, e.rawOrder(key, kid, "before.weir.test"), http.StatusCreated)
 
 	cfg := e.cfg
-	cfg.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
+	cfg.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 	cfg.CA.Policy.DeniedDomains = []string{"blocked.test"}
 	e.writeConfig(cfg)
 	if err := e.srv.reload("test"); err != nil {
@@ -309,7 +311,7 @@ func runLoad(e *testEnv, workers int, stop <-chan struct{}) func() []loadResult 
 // the expected 429.
 func TestReloadUnderLoad(t *testing.T) {
 	e, logs := startLoggedEnv(t, func(c *Config) {
-		c.RateLimiting.Global = GlobalLimit{Enabled: true, RequestsPerMinute: 1_000_000, Burst: 10_000}
+		c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 1_000_000, Burst: 10_000}
 	})
 	stop := make(chan struct{})
 	wait := runLoad(e, 4, stop)
@@ -323,7 +325,7 @@ func TestReloadUnderLoad(t *testing.T) {
 
 	time.Sleep(time.Second)
 	tight := e.cfg
-	tight.RateLimiting.Global = GlobalLimit{Enabled: true, RequestsPerMinute: 60, Burst: 5}
+	tight.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 5}
 	tightenedAt := time.Now()
 	e.writeConfig(tight)
 	time.Sleep(3 * time.Second)
@@ -440,7 +442,7 @@ func TestReloadRefusesBrokenEdit(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			e, logs := startLoggedEnv(t, func(c *Config) {
-				c.RateLimiting.OrderCreation = OrderLimit{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
+				c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 			})
 			key := newKey(t)
 			_, kid := e.rawAccount(key)

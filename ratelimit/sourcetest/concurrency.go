@@ -17,9 +17,9 @@ const trials = 20
 // raceSizes are the numbers of simultaneous requests per race.
 func raceSizes() []int { return []int{10, 50, 200} }
 
-// concurrencyConfig has limits with 10 to spare after each race's setup.
-func concurrencyConfig() ratelimit.Config {
-	cfg := ratelimit.DefaultConfig()
+// concurrencyPolicy has limits with 10 to spare after each race's setup.
+func concurrencyPolicy() ratelimit.Policy {
+	cfg := ratelimit.DefaultPolicy()
 	cfg.Limits[ratelimit.OrderCreation] = ratelimit.Limit{Count: 10, Period: time.Hour, Burst: 20}
 	cfg.Limits[ratelimit.SANBudget] = ratelimit.Limit{Count: 10, Period: time.Hour, Burst: 25}
 	cfg.Limits[ratelimit.PendingAuthorizations] = ratelimit.Limit{Max: 30}
@@ -29,7 +29,7 @@ func concurrencyConfig() ratelimit.Config {
 
 // replicas returns two Limiters sharing src, as two weir replicas share one
 // backend.
-func replicas(t *testing.T, cfg ratelimit.Config, src ratelimit.Source, now func() time.Time) [2]*ratelimit.Limiter {
+func replicas(t *testing.T, cfg ratelimit.Policy, src ratelimit.Source, now func() time.Time) [2]*ratelimit.Limiter {
 	t.Helper()
 	var out [2]*ratelimit.Limiter
 	for i := range out {
@@ -160,7 +160,7 @@ func testConcurrency(t *testing.T, newSource newSourceFunc) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, newSource)
-			lims := replicas(t, concurrencyConfig(), e.src, e.clock.Now)
+			lims := replicas(t, concurrencyPolicy(), e.src, e.clock.Now)
 			expires := e.clock.Now().Add(time.Hour)
 			for _, n := range raceSizes() {
 				for trial := range trials {
@@ -225,7 +225,7 @@ func realClockRun(t *testing.T, newSource newSourceFunc, key string) (int, time.
 		burst    = 10
 	)
 	src := newSource(t, time.Now)
-	cfg := ratelimit.DefaultConfig()
+	cfg := ratelimit.DefaultPolicy()
 	cfg.Limits[ratelimit.OrderCreation] = ratelimit.Limit{Count: 100, Period: time.Second, Burst: burst}
 	lims := replicas(t, cfg, src, time.Now)
 	req := ratelimit.Request{Name: ratelimit.OrderCreation, Key: key}

@@ -27,7 +27,7 @@ func BenchmarkRedisNewOrderBatch(b *testing.B) {
 	batch := sourcetest.OrderBatches(benchAccounts)
 	const concurrency = 16
 	src := newSource(b, c, nil)
-	l, err := ratelimit.New(ratelimit.DefaultConfig(), src, nil)
+	l, err := ratelimit.New(ratelimit.DefaultPolicy(), src, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -55,7 +55,7 @@ func TestCluster(t *testing.T) {
 	})
 	t.Run("new-order batch", func(t *testing.T) {
 		src := newSource(t, c, nil) // Load puts the scripts on every primary
-		lim, err := ratelimit.New(ratelimit.DefaultConfig(), src, nil)
+		lim, err := ratelimit.New(ratelimit.DefaultPolicy(), src, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -37,7 +37,7 @@ func TestRateLimitSourceContract(t *testing.T) {
 func TestReplicasDecideOnRedisClock(t *testing.T) {
 	c := testClient(t)
 	prefix := testPrefix(t, c)
-	cfg := ratelimit.DefaultConfig()
+	cfg := ratelimit.DefaultPolicy()
 	cfg.Limits[ratelimit.OrderCreation] = ratelimit.Limit{Count: 1, Period: time.Hour, Burst: 3}
 	skew := 5 * time.Second
 	nows := [2]func() time.Time{time.Now, func() time.Time { return time.Now().Add(skew) }}
@@ -94,7 +94,7 @@ func TestReplicasDecideOnRedisClock(t *testing.T) {
 func TestRealClockRaces(t *testing.T) {
 	c := testClient(t)
 	prefix := testPrefix(t, c)
-	cfg := ratelimit.DefaultConfig()
+	cfg := ratelimit.DefaultPolicy()
 	cfg.Limits[ratelimit.OrderCreation] = ratelimit.Limit{Count: 10, Period: time.Hour, Burst: 20}
 	cfg.Limits[ratelimit.DuplicateCertificate] = ratelimit.Limit{Max: 10, Window: time.Hour}
 	var lims [2]*ratelimit.Limiter
@@ -203,7 +203,7 @@ func TestOneRoundTrip(t *testing.T) {
 	src := newSource(t, c, nil)
 	log := &cmdLog{}
 	c.AddHook(log)
-	lim, err := ratelimit.New(ratelimit.DefaultConfig(), src, nil)
+	lim, err := ratelimit.New(ratelimit.DefaultPolicy(), src, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -26,7 +26,7 @@ func BenchmarkSQLiteNewOrderBatch(b *testing.B) {
 	sourcetest.BenchOrderBatches(b, func(b *testing.B) (*ratelimit.Limiter, *sourcetest.Clock) {
 		clock := sourcetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 		src := openRateLimitAt(b, filepath.Join(b.TempDir(), "ratelimit.db"), clock.Now)
-		l, err := ratelimit.New(ratelimit.DefaultConfig(), src, clock.Now)
+		l, err := ratelimit.New(ratelimit.DefaultPolicy(), src, clock.Now)
 		if err != nil {
 			b.Fatal(err)
 		}
