@@ -131,7 +131,7 @@ func TestCAAConfig(t *testing.T) {
 		{"challenges: {caa: {enabled: true, identities: [weir.internal]}}", ""},
 		{"acme: {caa-identities: [weir.internal]}\nchallenges: {caa: {enabled: true}}", ""},
 		{"challenges: {caa: {identities: [\"not a name\"]}}", `challenges.caa.identities: "not a name" is not a domain name`},
-		{"challenges: {caa: {enabled: yes-please}}", "cannot unmarshal"},
+		{"challenges: {caa: {enabled: yes-please}}", `line 1: challenges.caa.enabled: "yes-please" is not true or false`},
 	} {
 		_, err := parseConfig([]byte(tc.yaml))
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {

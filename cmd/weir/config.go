@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -12,8 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"gopkg.in/yaml.v3"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/challenge"
@@ -287,16 +283,16 @@ func defaultConfig() Config {
 	}
 }
 
-// parseConfig decodes YAML strictly (unknown keys are errors) over the
-// defaults and validates the result.
-func parseConfig(data []byte) (Config, error) {
+// parseConfig reads YAML over the defaults and validates the result. Its
+// error is a *configProblems that lists every problem with its line and
+// key (readConfig).
+func parseConfig(data []byte) (Config, error) { return parseConfigFile("", data) }
+
+// parseConfigFile is parseConfig of the file named name, whose problems
+// carry its name.
+func parseConfigFile(name string, data []byte) (Config, error) {
 	cfg := defaultConfig()
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	dec.KnownFields(true)
-	if err := dec.Decode(&cfg); err != nil && !errors.Is(err, io.EOF) {
-		return Config{}, fmt.Errorf("config: %w", err)
-	}
-	if err := cfg.Validate(); err != nil {
+	if err := readConfig(name, data, &cfg, func() error { return cfg.Validate() }); err != nil {
 		return Config{}, err
 	}
 	return cfg, nil
@@ -312,11 +308,7 @@ func loadConfig(path string) (Config, error) {
 	if err != nil {
 		return Config{}, fmt.Errorf("config: %w", err)
 	}
-	cfg, err := parseConfig(data)
-	if err != nil {
-		return Config{}, fmt.Errorf("%s: %w", path, err)
-	}
-	return cfg, nil
+	return parseConfigFile(path, data)
 }
 
 // Validate reports every problem at once, each naming its key.

@@ -56,9 +56,9 @@ func TestParseConfig(t *testing.T) {
 				t.Errorf("challenges = %+v", c.Challenges)
 			}
 		}},
-		{name: "unknown key", yaml: "server:\n  lisen: x\n", wantErr: []string{"field lisen not found"}},
+		{name: "unknown key", yaml: "server:\n  lisen: x\n", wantErr: []string{"line 2: server.lisen: unknown key; did you mean listen?"}},
 		{name: "unknown top-level key", yaml: "rate-limits: {}\n", wantErr: []string{"rate-limits"}},
-		{name: "bad duration", yaml: "ca:\n  certificate-lifetime: soon\n", wantErr: []string{"soon"}},
+		{name: "bad duration", yaml: "ca:\n  certificate-lifetime: soon\n", wantErr: []string{`line 2: ca.certificate-lifetime: "soon" is not a duration`}},
 		{name: "every problem at once", yaml: "server:\n  listen: nope\nca:\n  certificate-lifetime: 0s\nchallenges:\n  http-01: { port: 70000 }\nstorage:\n  driver: mysql\nlog:\n  level: loud\n",
 			wantErr: []string{"server.listen", "ca.certificate-lifetime", "challenges.http-01.port", "storage.driver", "log.level"}},
 		{name: "half a TLS pair", yaml: "server:\n  tls: { cert-file: a.pem }\n", wantErr: []string{"server.tls"}},

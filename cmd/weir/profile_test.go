@@ -103,17 +103,17 @@ func TestProfileConfig(t *testing.T) {
 		},
 		{
 			name: "an unknown key in a profile", yaml: "ca:\n  profiles:\n    tls-server:\n      lifetime: 24h\n",
-			wantErr: []string{"ca.profiles.tls-server.lifetime: field lifetime not found"},
+			wantErr: []string{"ca.profiles.tls-server.lifetime: unknown key; ca.profiles.tls-server takes description, certificate-lifetime,"},
 		},
 		{
 			name: "a bad duration in a profile", yaml: "ca:\n  profiles:\n    tls-server:\n      certificate-lifetime: soon\n",
-			wantErr: []string{"ca.profiles.tls-server.certificate-lifetime:"},
+			wantErr: []string{`ca.profiles.tls-server.certificate-lifetime: "soon" is not a duration (e.g. 10s, 5m, 2h)`},
 		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			problems := checkConfig([]byte(tt.yaml))
 			cfg, err := parseConfig([]byte(tt.yaml))
+			problems := problemLines(err)
 			if len(tt.wantErr) > 0 {
 				if err == nil {
 					t.Fatalf("parseConfig: got nil error, want errors naming %q", tt.wantErr)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -163,17 +162,11 @@ func (s *server) reloadLocked() error {
 	if err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
-	// The problems as weir check-config names them: each with its key.
-	if problems := checkConfig(data); len(problems) > 0 {
-		errs := make([]error, len(problems))
-		for i, p := range problems {
-			errs[i] = errors.New(p)
-		}
-		return fmt.Errorf("%s: %w", s.configPath, errors.Join(errs...))
-	}
-	cfg, err := parseConfig(data)
+	// The problems as weir check-config prints them, each with its line
+	// and key.
+	cfg, err := parseConfigFile(s.configPath, data)
 	if err != nil {
-		return fmt.Errorf("%s: %w", s.configPath, err)
+		return err
 	}
 	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
 		return err

@@ -419,11 +419,11 @@ func TestReloadRefusesBrokenEdit(t *testing.T) {
 		edit    func(c Config) []byte
 		wantLog []string
 	}{
-		{"bad YAML", func(Config) []byte { return []byte("rate-limiting: [not, a, map\n") }, []string{"yaml: line"}},
+		{"bad YAML", func(Config) []byte { return []byte("rate-limiting: [not, a, map\n") }, []string{`:1: did not find expected ',' or ']'`}},
 		{"unknown key", func(c Config) []byte {
 			b, _ := yaml.Marshal(raised(c))
 			return bytes.Replace(b, []byte("order-burst:"), []byte("order-brust:"), 1)
-		}, []string{"rate-limiting.order-creation.order-brust: field order-brust not found"}},
+		}, []string{"rate-limiting.order-creation.order-brust: unknown key; did you mean order-burst?"}},
 		{"zero limit", func(c Config) []byte {
 			c = raised(c)
 			c.RateLimiting.OrderCreation.OrdersPerAccountPerHour = 0

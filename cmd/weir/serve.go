@@ -43,7 +43,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	cfg, err := loadConfig(*configPath)
 	if err != nil {
-		fmt.Fprintf(stderr, "weir: %v\n", err)
+		writeConfigError(stderr, "weir: ", err)
 		return 1
 	}
 	srv, err := newServer(ctx, cfg, stderr)
