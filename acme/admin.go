@@ -82,13 +82,13 @@ func (s *Service) AccountBuckets(ctx context.Context, accountID string) ([]ratel
 	override := s.eabOverrideKey(ctx, acct)
 	inv, ok := s.Inventory()
 	if !ok {
-		return setOverrideKey(AccountRequests(accountID, nil, nil), accountID, override), nil
+		return ratelimit.AccountBuckets(accountID, override, nil, nil), nil
 	}
 	names, sets, err := inv.RecentNames(ctx, accountID, s.now().Add(-statusWindow), 200)
 	if err != nil {
 		return nil, Internal(err)
 	}
-	return setOverrideKey(AccountRequests(accountID, names, sets), accountID, override), nil
+	return ratelimit.AccountBuckets(accountID, override, names, sets), nil
 }
 
 // Explanation is what a new order would meet now.

@@ -48,16 +48,6 @@ type Quota struct {
 // Valid reports whether q describes a bucket.
 func (q Quota) Valid() bool { return q.Limit.Valid() }
 
-// accountLevel reports whether buckets of n are keyed by the account
-// alone: the ones the RateLimit fields describe.
-func accountLevel(n ratelimit.Name) bool {
-	switch n {
-	case ratelimit.OrderCreation, ratelimit.SANBudget, ratelimit.PendingAuthorizations:
-		return true
-	}
-	return false
-}
-
 // limitOf returns the limit that applied to the bucket of decision d,
 // one of reqs, under conf, as the limiter chose it: the bucket's own
 // override, else that of its request's OverrideKey group (an EAB label),
@@ -131,7 +121,7 @@ func (r *RateLimits) AccountQuota(ctx context.Context, acct *Account) (Quota, bo
 	if !st.enabled[ratelimit.OrderCreation] {
 		return Quota{}, false, nil
 	}
-	reqs := r.withEABOverride(ctx, acct, []ratelimit.Request{{Name: ratelimit.OrderCreation, Key: acct.ID}})
+	reqs := []ratelimit.Request{{Name: ratelimit.OrderCreation, Key: acct.ID, OverrideKey: r.overrideKey(ctx, acct)}}
 	ctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
 	defer cancel()
 	sts, err := st.lim.Status(ctx, reqs...)
@@ -162,7 +152,7 @@ func (r *RateLimits) noteQuota(ctx context.Context, st *rateLimitsState, action 
 	if re == nil || !d.Limit.Valid() {
 		return
 	}
-	if !d.Allowed || action == "new-order" && accountLevel(d.Limit) {
+	if !d.Allowed || action == "new-order" && d.Limit.AccountLevel() {
 		re.Quota = quotaFromDecision(d, limitOf(st.lim.Config(), reqs, d))
 		return
 	}
@@ -172,7 +162,7 @@ func (r *RateLimits) noteQuota(ctx context.Context, st *rateLimitsState, action 
 	var own []ratelimit.Request
 	seen := map[ratelimit.Name]bool{}
 	for _, rq := range reqs {
-		if !accountLevel(rq.Name) || !st.enabled[rq.Name] || seen[rq.Name] {
+		if !rq.Name.AccountLevel() || !st.enabled[rq.Name] || seen[rq.Name] {
 			continue
 		}
 		seen[rq.Name] = true

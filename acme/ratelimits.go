@@ -251,74 +251,41 @@ func (r *RateLimits) backendFailed(ctx context.Context, st *rateLimitsState, ev 
 	return noRefund, nil
 }
 
-// NewAccount implements Limits: account-creation per client IP.
+// NewAccount implements Limits: ratelimit.NewAccountRequests, unless the
+// address is whitelisted.
 func (r *RateLimits) NewAccount(ctx context.Context, ip netip.Addr) (func(), error) {
 	if !ip.IsValid() || r.Whitelisted(ip) {
 		return noRefund, nil
 	}
-	return r.spend(ctx, "new-account", spendSubject{}, ratelimit.Request{Name: ratelimit.AccountCreation, Key: ratelimit.IPKey(ip)})
+	return r.spend(ctx, "new-account", spendSubject{}, ratelimit.NewAccountRequests(ip)...)
 }
 
-// registeredDomains returns the distinct eTLD+1 keys of the DNS
-// identifiers.
-func registeredDomains(ids []Identifier) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, id := range ids {
-		if id.Type != IdentifierDNS {
-			continue
-		}
-		k, err := ratelimit.RegisteredDomainKey(id.Value)
-		if err != nil || seen[k] {
-			continue
-		}
-		seen[k] = true
-		out = append(out, k)
-	}
-	return out
-}
-
-// NewOrder implements Limits: order-creation and the SAN budget are spent;
-// duplicate-certificate, failed-validation and registered-domain are
-// checked (they are spent at finalize and on failure); each new
-// authorization takes a pending-authorizations slot until it leaves
-// pending or expires. An ARI renewal (o.Replaces) is exempt from
-// order-creation and duplicate-certificate.
+// NewOrder implements Limits: ratelimit.NewOrderRequests, with the
+// account's EAB group override.
 func (r *RateLimits) NewOrder(ctx context.Context, acct *Account, o *Order, fresh []*Authorization) (func(), error) {
-	return r.spend(ctx, "new-order", spendSubject{acct.ID, o.Identifiers}, r.withEABOverride(ctx, acct, newOrderRequests(acct, o, fresh))...)
+	return r.spend(ctx, "new-order", spendSubject{acct.ID, o.Identifiers}, newOrderRequests(r.limitsOrder(ctx, acct, o), fresh)...)
 }
 
-// Finalize implements Limits: the duplicate-certificate slot and the
-// registered-domain budget are spent atomically here, so concurrent orders
-// for one name set cannot all issue.
+// Finalize implements Limits: ratelimit.FinalizeRequests.
 func (r *RateLimits) Finalize(ctx context.Context, acct *Account, o *Order) (func(), error) {
-	var reqs []ratelimit.Request
-	if o.Replaces == "" {
-		reqs = append(reqs, ratelimit.Request{Name: ratelimit.DuplicateCertificate,
-			Key: ratelimit.FQDNSetKey(acct.ID, IdentifierValues(o.Identifiers)), Member: o.ID})
-	}
-	for _, d := range registeredDomains(o.Identifiers) {
-		reqs = append(reqs, ratelimit.Request{Name: ratelimit.RegisteredDomain, Key: d})
-	}
-	return r.spend(ctx, "finalize", spendSubject{acct.ID, o.Identifiers}, reqs...)
+	return r.spend(ctx, "finalize", spendSubject{acct.ID, o.Identifiers}, ratelimit.FinalizeRequests(limitsOrder(acct, o, ""))...)
 }
 
-// AuthzFinished implements Limits: the authorization frees its
-// pending-authorizations slot, and a failed one spends failed-validation
-// for (account, hostname), "*.x" apart from "x".
+// AuthzFinished implements Limits: ratelimit.AuthzFinishedRequests, the
+// failure spent only once the slot is freed.
 func (r *RateLimits) AuthzFinished(ctx context.Context, a *Authorization) {
 	const action = "authz-finished"
 	st := r.state.Load()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 	defer cancel()
-	err := r.remove(ctx, st, action, ratelimit.Request{Name: ratelimit.PendingAuthorizations, Key: a.AccountID, Member: a.ID})
-	if a.Status == StatusInvalid && err == nil {
+	free, failed := ratelimit.AuthzFinishedRequests(a.AccountID, a.ID, displayName(a), a.Status == StatusInvalid)
+	err := r.remove(ctx, st, action, free)
+	if len(failed) > 0 && err == nil {
 		// Recording a failure, not asking: a denial here refuses nobody.
-		req := ratelimit.Request{Name: ratelimit.FailedValidation, Key: ratelimit.FailedValidationKey(a.AccountID, displayName(a))}
 		start := time.Now()
 		var d ratelimit.Decision
-		d, _, err = st.lim.Spend(ctx, req)
-		ev := LimiterEvent{Action: action, Requests: []ratelimit.Request{req}, Decision: d, Err: err, Ignored: err != nil, Latency: time.Since(start)}
+		d, _, err = st.lim.Spend(ctx, failed...)
+		ev := LimiterEvent{Action: action, Requests: failed, Decision: d, Err: err, Ignored: err != nil, Latency: time.Since(start)}
 		if err != nil {
 			ev.Decision = ratelimit.Decision{}
 		}
@@ -330,14 +297,12 @@ func (r *RateLimits) AuthzFinished(ctx context.Context, a *Authorization) {
 	}
 }
 
-// Revoked implements Limits: a revoked certificate frees its
-// duplicate-certificate slot.
+// Revoked implements Limits: ratelimit.RevokedRequest.
 func (r *RateLimits) Revoked(ctx context.Context, cert *Certificate) {
 	st := r.state.Load()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 	defer cancel()
-	err := r.remove(ctx, st, "revoked", ratelimit.Request{Name: ratelimit.DuplicateCertificate,
-		Key: ratelimit.FQDNSetKey(cert.AccountID, cert.Names), Member: cert.OrderID})
+	err := r.remove(ctx, st, "revoked", ratelimit.RevokedRequest(cert.AccountID, cert.Names, cert.OrderID))
 	if err != nil && !errors.Is(err, context.Canceled) {
 		r.backendErrors.Add(1)
 		r.log.Warn("rate limiter backend error freeing a duplicate-certificate slot", "serial", cert.Serial, "err", err)

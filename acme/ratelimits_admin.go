@@ -3,46 +3,31 @@ package acme
 import (
 	"context"
 	"math"
-	"net/netip"
 	"time"
 
 	"github.com/weir-pki/weir/ratelimit"
 )
 
-// newOrderRequests are the buckets a new order touches; see
-// RateLimits.NewOrder. The pending-authorizations requests, one per fresh
-// authorization, come last.
-func newOrderRequests(acct *Account, o *Order, fresh []*Authorization) []ratelimit.Request {
-	names := IdentifierValues(o.Identifiers)
-	urgent := o.Replaces != "" && o.Urgent
-	var reqs []ratelimit.Request
-	// An ARI renewal is exempt from order-creation and
-	// duplicate-certificate; it still pays the SAN budget, which the
-	// renewal planner keeps each account's windows within.
-	if o.Replaces == "" {
-		reqs = append(reqs,
-			ratelimit.Request{Name: ratelimit.OrderCreation, Key: acct.ID},
-			ratelimit.Request{Name: ratelimit.DuplicateCertificate, Key: ratelimit.FQDNSetKey(acct.ID, names), CheckOnly: true},
-		)
+// limitsOrder is o, placed by acct, as the limits see it; overrideKey is
+// the account's group override.
+func limitsOrder(acct *Account, o *Order, overrideKey string) ratelimit.Order {
+	return ratelimit.Order{ID: o.ID, Account: acct.ID, OverrideKey: overrideKey, Names: IdentifierValues(o.Identifiers),
+		Renewal: o.Replaces != "", Urgent: o.Urgent}
+}
+
+// limitsOrder is o with the override of acct's EAB label.
+func (r *RateLimits) limitsOrder(ctx context.Context, acct *Account, o *Order) ratelimit.Order {
+	return limitsOrder(acct, o, r.overrideKey(ctx, acct))
+}
+
+// newOrderRequests are ratelimit.NewOrderRequests of o and its new
+// authorizations.
+func newOrderRequests(o ratelimit.Order, fresh []*Authorization) []ratelimit.Request {
+	authzs := make([]ratelimit.Authz, len(fresh))
+	for i, a := range fresh {
+		authzs[i] = ratelimit.Authz{ID: a.ID, Expires: a.Expires}
 	}
-	if !urgent {
-		reqs = append(reqs, ratelimit.Request{Name: ratelimit.SANBudget, Key: acct.ID, Cost: int64(len(names))})
-	}
-	for _, n := range names {
-		reqs = append(reqs, ratelimit.Request{Name: ratelimit.FailedValidation, Key: ratelimit.FailedValidationKey(acct.ID, n), CheckOnly: true})
-	}
-	for _, d := range registeredDomains(o.Identifiers) {
-		reqs = append(reqs, ratelimit.Request{Name: ratelimit.RegisteredDomain, Key: d, CheckOnly: true})
-	}
-	if urgent {
-		// Incident mode reserves capacity for the wave: an urgent
-		// replacement pays no account-level limit (incident.go).
-		return reqs
-	}
-	for _, a := range fresh {
-		reqs = append(reqs, ratelimit.Request{Name: ratelimit.PendingAuthorizations, Key: acct.ID, Member: a.ID, MemberTime: a.Expires})
-	}
-	return reqs
+	return ratelimit.NewOrderRequests(o, authzs)
 }
 
 // ExplainNewOrder predicts what NewOrder would decide for o now, spending
@@ -50,13 +35,23 @@ func newOrderRequests(acct *Account, o *Order, fresh []*Authorization) []ratelim
 // pending-authorizations bucket, as the real spend would add them.
 func (r *RateLimits) ExplainNewOrder(ctx context.Context, acct *Account, o *Order, fresh []*Authorization) (ratelimit.Decision, error) {
 	lim := r.state.Load().lim
-	reqs := r.withEABOverride(ctx, acct, newOrderRequests(acct, o, nil))
-	d, err := lim.Check(ctx, reqs...)
-	if err != nil {
+	var (
+		checks  []ratelimit.Request
+		pending *ratelimit.Request
+		adds    int
+	)
+	for _, rq := range newOrderRequests(r.limitsOrder(ctx, acct, o), fresh) {
+		if rq.Name == ratelimit.PendingAuthorizations {
+			pending, adds = &rq, adds+1
+			continue
+		}
+		checks = append(checks, rq)
+	}
+	d, err := lim.Check(ctx, checks...)
+	if err != nil || pending == nil {
 		return d, err
 	}
-	pending := r.withEABOverride(ctx, acct, []ratelimit.Request{{Name: ratelimit.PendingAuthorizations, Key: acct.ID}})
-	pd, err := lim.CheckCount(ctx, pending[0], len(fresh))
+	pd, err := lim.CheckCount(ctx, *pending, adds)
 	if err != nil {
 		return d, err
 	}
@@ -97,46 +92,6 @@ func (r *RateLimits) Reset(ctx context.Context, bucketKey string) error {
 
 // Config returns the limiter's current configuration.
 func (r *RateLimits) Config() ratelimit.Config { return r.state.Load().lim.Config() }
-
-// AccountRequests names the limiter buckets of an account: its own
-// (order-creation, san-budget, pending-authorizations), failed-validation
-// for each of names, and duplicate-certificate and registered-domain for
-// each name set and name.
-func AccountRequests(accountID string, names []string, sets [][]string) []ratelimit.Request {
-	reqs := []ratelimit.Request{
-		{Name: ratelimit.OrderCreation, Key: accountID},
-		{Name: ratelimit.SANBudget, Key: accountID},
-		{Name: ratelimit.PendingAuthorizations, Key: accountID},
-	}
-	seen := map[string]bool{}
-	for _, n := range names {
-		reqs = append(reqs, ratelimit.Request{Name: ratelimit.FailedValidation, Key: ratelimit.FailedValidationKey(accountID, n)})
-	}
-	var idents []Identifier
-	for _, set := range sets {
-		reqs = append(reqs, ratelimit.Request{Name: ratelimit.DuplicateCertificate, Key: ratelimit.FQDNSetKey(accountID, set)})
-		for _, n := range set {
-			idents = append(idents, Identifier{Type: IdentifierDNS, Value: n})
-		}
-	}
-	for _, n := range names {
-		idents = append(idents, Identifier{Type: IdentifierDNS, Value: n})
-	}
-	for _, d := range registeredDomains(idents) {
-		if !seen[d] {
-			seen[d] = true
-			reqs = append(reqs, ratelimit.Request{Name: ratelimit.RegisteredDomain, Key: d})
-		}
-	}
-	return reqs
-}
-
-// IPRequests names the limiter buckets of a client address kept by the
-// backend (account-creation); the global bucket lives in each replica's
-// ratelimit.Edge.
-func IPRequests(ip netip.Addr) []ratelimit.Request {
-	return []ratelimit.Request{{Name: ratelimit.AccountCreation, Key: ratelimit.IPKey(ip)}}
-}
 
 // statusWindow is how far back AccountBuckets looks for names: the longest
 // default window (duplicate-certificate, 168 h).

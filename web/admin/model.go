@@ -115,7 +115,7 @@ func (s *Server) Status(ctx context.Context, q StatusQuery) ([]BucketView, error
 			return nil, badRequest("ip %q is not an IP address", q.IP)
 		}
 		out = append(out, s.globalBucket(ip))
-		reqs = acme.IPRequests(ip)
+		reqs = ratelimit.AddressBuckets(ip)
 	default:
 		name, key, err := ratelimit.ParseBucketKey(q.Key)
 		if err != nil {
