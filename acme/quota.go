@@ -48,25 +48,6 @@ type Quota struct {
 // Valid reports whether q describes a bucket.
 func (q Quota) Valid() bool { return q.Limit.Valid() }
 
-// limitOf returns the limit that applied to the bucket of decision d,
-// one of reqs, under conf, as the limiter chose it: the bucket's own
-// override, else that of its request's OverrideKey group (an EAB label),
-// else the default of its name.
-func limitOf(conf ratelimit.Config, reqs []ratelimit.Request, d ratelimit.Decision) ratelimit.Limit {
-	if l, ok := conf.Overrides[ratelimit.BucketKey(d.Limit, d.Key)]; ok {
-		return l
-	}
-	for _, rq := range reqs {
-		if rq.Name != d.Limit || rq.Key != d.Key || rq.OverrideKey == "" {
-			continue
-		}
-		if l, ok := conf.Overrides[ratelimit.BucketKey(d.Limit, rq.OverrideKey)]; ok {
-			return l
-		}
-	}
-	return conf.Limits[d.Limit]
-}
-
 // setPolicy fills in q's Capacity and Window from l.
 func (q *Quota) setPolicy(l ratelimit.Limit) {
 	switch l.Kind() {
@@ -78,9 +59,9 @@ func (q *Quota) setPolicy(l ratelimit.Limit) {
 	}
 }
 
-// quotaFromDecision is the bucket a limiter decision names, whose limit
-// is l.
-func quotaFromDecision(d ratelimit.Decision, l ratelimit.Limit) Quota {
+// quotaFromDecision is the bucket a limiter decision names.
+func quotaFromDecision(d ratelimit.Decision) Quota {
+	l := d.Policy
 	q := Quota{Limit: d.Limit, Key: d.Key, Remaining: d.Remaining, Denied: !d.Allowed, At: d.At}
 	q.setPolicy(l)
 	switch {
@@ -144,48 +125,28 @@ type spendSubject struct {
 // RateLimit fields describe: the denying bucket of a denial (so that
 // their effective window is the Retry-After), and for an allowed new
 // order the account's own bucket with the least left (order-creation,
-// san-budget or pending-authorizations). When the decision's tightest
-// bucket is an identifier's (a check), the account's buckets the order
-// spent are read back.
-func (r *RateLimits) noteQuota(ctx context.Context, st *rateLimitsState, action string, reqs []ratelimit.Request, d ratelimit.Decision) {
+// san-budget or pending-authorizations), as the spend left it.
+func noteQuota(ctx context.Context, action string, d ratelimit.Decision) {
 	re := RequestEventFrom(ctx)
 	if re == nil || !d.Limit.Valid() {
 		return
 	}
-	if !d.Allowed || action == "new-order" && d.Limit.AccountLevel() {
-		re.Quota = quotaFromDecision(d, limitOf(st.lim.Config(), reqs, d))
+	if !d.Allowed {
+		re.Quota = quotaFromDecision(d)
 		return
 	}
 	if action != "new-order" {
 		return
 	}
-	var own []ratelimit.Request
-	seen := map[ratelimit.Name]bool{}
-	for _, rq := range reqs {
-		if !rq.Name.AccountLevel() || !st.enabled[rq.Name] || seen[rq.Name] {
-			continue
-		}
-		seen[rq.Name] = true
-		rq.Cost, rq.Member, rq.MemberTime, rq.CheckOnly = 0, "", time.Time{}, false
-		own = append(own, rq)
-	}
-	if len(own) == 0 {
-		return
-	}
-	sctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
-	sts, err := st.lim.Status(sctx, own...)
-	cancel()
-	if err != nil {
-		r.log.Debug("rate limits: reading the account's buckets for the RateLimit fields", "err", err)
-		return
-	}
-	best := Quota{}
-	for _, s := range sts {
-		if q, ok := QuotaFromStatus(s); ok && (!best.Valid() || q.Remaining < best.Remaining) {
-			best = q
+	var best *ratelimit.Decision
+	for i, b := range d.Buckets {
+		if b.Limit.AccountLevel() && (best == nil || b.Remaining < best.Remaining) {
+			best = &d.Buckets[i]
 		}
 	}
-	re.Quota = best
+	if best != nil {
+		re.Quota = quotaFromDecision(*best)
+	}
 }
 
 // rateLimitedProblem renders a denial. The strictest denied bucket names
@@ -194,13 +155,13 @@ func (r *RateLimits) noteQuota(ctx context.Context, st *rateLimitsState, action 
 // duplicate-certificate for the name set, registered-domain for the names
 // under it) becomes one subproblem per identifier, carrying it; and when
 // several buckets denied, each of the others is a subproblem too.
-func rateLimitedProblem(d ratelimit.Decision, helpURL string, conf ratelimit.Config, reqs []ratelimit.Request, sub spendSubject) *Problem {
+func rateLimitedProblem(d ratelimit.Decision, helpURL string, sub spendSubject) *Problem {
 	p := RateLimited(d.RetryAfter, helpURL, "%s", d.Detail())
-	p.RateLimitInfo = rateLimitInfo(d, limitOf(conf, reqs, d))
+	p.RateLimitInfo = rateLimitInfo(d)
 	for _, dd := range d.Denied {
 		one := func() *Problem {
 			q := RateLimited(dd.RetryAfter, "", "%s", dd.Detail())
-			q.RateLimitInfo = rateLimitInfo(dd, limitOf(conf, reqs, dd))
+			q.RateLimitInfo = rateLimitInfo(dd)
 			return q
 		}
 		ids := sub.offending(dd)
@@ -219,11 +180,10 @@ func rateLimitedProblem(d ratelimit.Decision, helpURL string, conf ratelimit.Con
 	return p
 }
 
-// rateLimitInfo is the extension members of the denial d of a bucket
-// whose limit is l.
-func rateLimitInfo(d ratelimit.Decision, l ratelimit.Limit) *RateLimitInfo {
+// rateLimitInfo is the extension members of the denial d.
+func rateLimitInfo(d ratelimit.Decision) *RateLimitInfo {
 	info := &RateLimitInfo{Limit: d.Limit.String(), Key: d.Key, Remaining: d.Remaining}
-	switch l.Kind() {
+	switch l := d.Policy; l.Kind() {
 	case ratelimit.KindRate:
 		info.Window = ceilSeconds(l.Period)
 	case ratelimit.KindCount:

@@ -213,9 +213,9 @@ func (r *RateLimits) spend(ctx context.Context, action string, sub spendSubject,
 		return r.backendFailed(ctx, st, LimiterEvent{Action: action, Requests: reqs, Err: err, Latency: lat})
 	}
 	r.report(ctx, st, LimiterEvent{Action: action, Requests: reqs, Decision: d, Latency: lat}, "")
-	r.noteQuota(ctx, st, action, reqs, d)
+	noteQuota(ctx, action, d)
 	if !d.Allowed {
-		return nil, rateLimitedProblem(d, st.cfg.HelpURL, st.lim.Config(), reqs, sub)
+		return nil, rateLimitedProblem(d, st.cfg.HelpURL, sub)
 	}
 	return func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)

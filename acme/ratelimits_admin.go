@@ -3,6 +3,7 @@ package acme
 import (
 	"context"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/weir-pki/weir/ratelimit"
@@ -60,22 +61,25 @@ func (r *RateLimits) ExplainNewOrder(ctx context.Context, acct *Account, o *Orde
 
 // mergeDecisions combines two decisions on disjoint buckets as one batch
 // would: denied if either is, the strictest denial (never, then the
-// longest wait) first.
+// longest wait) first; the buckets of both.
 func mergeDecisions(a, b ratelimit.Decision) ratelimit.Decision {
+	buckets := slices.Concat(a.Buckets, b.Buckets)
 	if a.Allowed && b.Allowed {
+		d := a
 		if b.Limit != 0 && (a.Limit == 0 || b.Remaining < a.Remaining) {
-			return b
+			d = b
 		}
-		return a
+		d.Buckets = buckets
+		return d
 	}
-	denied := append(append([]ratelimit.Decision{}, a.Denied...), b.Denied...)
+	denied := slices.Concat(a.Denied, b.Denied)
 	strictest := denied[0]
 	for _, d := range denied[1:] {
 		if (d.Never && !strictest.Never) || (d.Never == strictest.Never && d.RetryAfter > strictest.RetryAfter) {
 			strictest = d
 		}
 	}
-	strictest.Denied = denied
+	strictest.Denied, strictest.Buckets = denied, buckets
 	strictest.Allowed = false
 	return strictest
 }
