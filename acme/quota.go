@@ -99,9 +99,6 @@ func QuotaFromStatus(st ratelimit.BucketStatus) (Quota, bool) {
 // when order-creation is disabled.
 func (r *RateLimits) AccountQuota(ctx context.Context, acct *Account) (Quota, bool, error) {
 	st := r.state.Load()
-	if !st.enabled[ratelimit.OrderCreation] {
-		return Quota{}, false, nil
-	}
 	reqs := []ratelimit.Request{{Name: ratelimit.OrderCreation, Key: acct.ID, OverrideKey: r.overrideKey(ctx, acct)}}
 	ctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
 	defer cancel()

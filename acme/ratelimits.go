@@ -54,30 +54,6 @@ type RateLimits struct {
 type rateLimitsState struct {
 	lim *ratelimit.Limiter
 	cfg RateLimitsConfig
-	// enabled holds the limits lim enforces; the limiter drops the
-	// requests of the others, and so do the observed events.
-	enabled map[ratelimit.Name]bool
-}
-
-// enforced returns the requests of reqs that lim enforces (reqs itself
-// when that is all of them).
-func (st *rateLimitsState) enforced(reqs []ratelimit.Request) []ratelimit.Request {
-	n := 0
-	for _, r := range reqs {
-		if st.enabled[r.Name] {
-			n++
-		}
-	}
-	if n == len(reqs) {
-		return reqs
-	}
-	out := make([]ratelimit.Request, 0, n)
-	for _, r := range reqs {
-		if st.enabled[r.Name] {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // NewRateLimits wraps lim. log nil discards.
@@ -99,11 +75,7 @@ func (r *RateLimits) Update(lim *ratelimit.Limiter, cfg RateLimitsConfig) {
 	if cfg.OnBackendError == "" {
 		cfg.OnBackendError = BackendAllow
 	}
-	st := &rateLimitsState{lim: lim, cfg: cfg}
-	if lim != nil {
-		st.enabled = lim.Config().Enabled
-	}
-	r.state.Store(st)
+	r.state.Store(&rateLimitsState{lim: lim, cfg: cfg})
 }
 
 // SetObserver installs the observer of every limiter call; nil means
@@ -141,10 +113,10 @@ const (
 
 // report hands one limiter call to the observer and summarises it on the
 // request's log line (RequestEvent). how says what became of ev.Err. Only
-// the requests of enforced limits are reported; a call that asked about
+// the requests the limiter enforces are reported; a call that asked about
 // none of them decided nothing and is not reported.
 func (r *RateLimits) report(ctx context.Context, st *rateLimitsState, ev LimiterEvent, how string) {
-	if ev.Requests = st.enforced(ev.Requests); len(ev.Requests) == 0 {
+	if ev.Requests = st.lim.Enforced(ev.Requests); len(ev.Requests) == 0 {
 		return
 	}
 	r.observer.Load().get().Limiter(ev)

@@ -107,15 +107,8 @@ const statusWindow = 7 * 24 * time.Hour
 // the renewal planner keeps each account's windows within it. +Inf when
 // san-budget is off.
 func (r *RateLimits) RenewalsPerHour(accountID string, names int) float64 {
-	cfg := r.state.Load().lim.Config()
-	if !cfg.Enabled[ratelimit.SANBudget] {
-		return math.Inf(1)
-	}
-	l, ok := cfg.Overrides[ratelimit.BucketKey(ratelimit.SANBudget, accountID)]
-	if !ok {
-		l = cfg.Limits[ratelimit.SANBudget]
-	}
-	if l.Period <= 0 || l.Count <= 0 {
+	l, ok := r.state.Load().lim.Policy(ratelimit.Request{Name: ratelimit.SANBudget, Key: accountID})
+	if !ok || l.Period <= 0 || l.Count <= 0 {
 		return math.Inf(1)
 	}
 	return float64(l.Count) * float64(time.Hour) / float64(l.Period) / float64(max(names, 1))

@@ -54,7 +54,7 @@ func (l *Limiter) Status(ctx context.Context, reqs ...Request) ([]BucketStatus, 
 			return nil, fmt.Errorf("ratelimit: status: %s: empty key", r.Name)
 		}
 		out[i] = BucketStatus{Name: r.Name, Key: r.Key}
-		if !l.cfg.Enabled[r.Name] {
+		if !l.enforces(r.Name) {
 			continue
 		}
 		key := BucketKey(r.Name, r.Key)
@@ -178,7 +178,7 @@ func (l *Limiter) CheckCount(ctx context.Context, r Request, n int) (Decision, e
 	if r.Name.Kind() != KindCount {
 		return Decision{}, fmt.Errorf("ratelimit: check count: %s is not an exact count", r.Name)
 	}
-	if !l.cfg.Enabled[r.Name] || n <= 0 {
+	if !l.enforces(r.Name) || n <= 0 {
 		return Decision{Allowed: true, At: l.now()}, nil
 	}
 	key := BucketKey(r.Name, r.Key)
