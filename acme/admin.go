@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weir-pki/weir/ratelimit"
 )
@@ -90,6 +91,10 @@ func (s *Service) AccountBuckets(ctx context.Context, accountID string) ([]ratel
 	}
 	return ratelimit.AccountBuckets(accountID, override, names, sets), nil
 }
+
+// statusWindow is how far back AccountBuckets looks for names: the longest
+// default window (duplicate-certificate, 168 h).
+const statusWindow = 7 * 24 * time.Hour
 
 // Explanation is what a new order would meet now.
 type Explanation struct {

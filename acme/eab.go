@@ -298,22 +298,8 @@ func (l *EABLabels) OverrideKey(ctx context.Context, acct *Account) (string, err
 	return EABOverrideKey(label), nil
 }
 
-// SetEABLabels makes the account limits of accounts bound with an EAB key
-// take the overrides of the key's label ("eab:LABEL"); nil turns that off.
-func (r *RateLimits) SetEABLabels(l *EABLabels) { r.eabLabels.Store(l) }
-
-// overrideKey is the override key of acct's limits, that of its EAB
-// key's label. A failed lookup is logged and leaves the default limits.
-func (r *RateLimits) overrideKey(ctx context.Context, acct *Account) string {
-	key, err := r.eabLabels.Load().OverrideKey(ctx, acct)
-	if err != nil {
-		r.log.Warn("rate limits: looking up the EAB label of an account; its default limits apply", "account", acct.ID, "err", err)
-	}
-	return key
-}
-
 // eabOverrideKey is the override key of acct's limits, read from the
-// store (the administrators' path; RateLimits caches).
+// store (the administrators' path; the rate limits' adapter caches).
 func (s *Service) eabOverrideKey(ctx context.Context, acct *Account) string {
 	keys, ok := s.EABStore()
 	if !ok || acct.EABKeyID == "" {

@@ -190,7 +190,7 @@ func (s *Service) withStatus(ctx context.Context, o *Order) (*Order, error) {
 			ready = false
 		default:
 			o.Status = StatusInvalid
-			o.Error = Unauthorized("the authorization for %s is %s", displayName(a), st)
+			o.Error = Unauthorized("the authorization for %s is %s", a.Name(), st)
 			for _, ch := range a.Challenges {
 				if ch.Error != nil {
 					o.Error = ch.Error
@@ -212,13 +212,6 @@ func authzStatus(a *Authorization, now time.Time) Status {
 		return StatusExpired
 	}
 	return a.Status
-}
-
-func displayName(a *Authorization) string {
-	if a.Wildcard {
-		return "*." + a.Identifier.Value
-	}
-	return a.Identifier.Value
 }
 
 // ListOrders returns a page of the account's order IDs (RFC 8555 §7.1.2.1)

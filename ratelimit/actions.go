@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"math"
 	"net/netip"
 	"time"
 )
@@ -156,6 +157,20 @@ func AccountBuckets(account, overrideKey string, names []string, sets [][]string
 // AddressBuckets names the buckets of a client address that the backend
 // keeps (account-creation); the global one is each replica's [Edge].
 func AddressBuckets(ip netip.Addr) []Request { return NewAccountRequests(ip) }
+
+// RenewalsPerHour is how many ARI renewals of names identifiers an hour
+// the account can make without a denial from the limits a renewal pays:
+// the SAN budget alone ([NewOrderRequests] of a renewal; the
+// pending-authorizations slots free as the renewals validate). The
+// renewal planner keeps each account's windows within it. +Inf when
+// san-budget is off.
+func (l *Limiter) RenewalsPerHour(account string, names int) float64 {
+	lim, ok := l.Policy(Request{Name: SANBudget, Key: account})
+	if !ok || lim.Period <= 0 || lim.Count <= 0 {
+		return math.Inf(1)
+	}
+	return float64(lim.Count) * float64(time.Hour) / float64(lim.Period) / float64(max(names, 1))
+}
 
 // AccountLevel reports whether the buckets of n are an account's own,
 // keyed by the account alone (order-creation, san-budget,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -126,7 +127,7 @@ func (s *Server) edgeAllow(rec *statusRecorder, obs acme.Observer) error {
 	d := ratelimit.Decision{Allowed: ok, Limit: ratelimit.Global, Key: key, RetryAfter: retry, At: now}
 	if !ok {
 		d.Denied = []ratelimit.Decision{d}
-		rec.ev.Limiter = acme.DecisionSummary(d)
+		rec.ev.Limiter = limits.DecisionSummary(d)
 	}
 	if !nop {
 		// The Edge runs in process: there is no backend latency to report.

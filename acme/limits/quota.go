@@ -1,10 +1,10 @@
-package acme
+package limits
 
 import (
 	"context"
-	"math"
 	"time"
 
+	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -59,8 +59,8 @@ func (q *Quota) setPolicy(l ratelimit.Limit) {
 	}
 }
 
-// quotaFromDecision is the bucket a limiter decision names.
-func quotaFromDecision(d ratelimit.Decision) Quota {
+// QuotaFromDecision is the bucket a limiter decision names.
+func QuotaFromDecision(d ratelimit.Decision) Quota {
 	l := d.Policy
 	q := Quota{Limit: d.Limit, Key: d.Key, Remaining: d.Remaining, Denied: !d.Allowed, At: d.At}
 	q.setPolicy(l)
@@ -97,7 +97,7 @@ func QuotaFromStatus(st ratelimit.BucketStatus) (Quota, bool) {
 // spending (with the limit of its EAB label, if any), for the RateLimit
 // fields of a request that spent none of the account's buckets; false
 // when order-creation is disabled.
-func (r *RateLimits) AccountQuota(ctx context.Context, acct *Account) (Quota, bool, error) {
+func (r *Adapter) AccountQuota(ctx context.Context, acct *acme.Account) (Quota, bool, error) {
 	st := r.state.Load()
 	reqs := []ratelimit.Request{{Name: ratelimit.OrderCreation, Key: acct.ID, OverrideKey: r.overrideKey(ctx, acct)}}
 	ctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
@@ -110,26 +110,18 @@ func (r *RateLimits) AccountQuota(ctx context.Context, acct *Account) (Quota, bo
 	return q, ok, nil
 }
 
-// spendSubject is what a spend pays for: the account and the identifiers
-// of an order, so that a denial can name the identifiers it is about.
-// The zero value is a spend for no order (new-account).
-type spendSubject struct {
-	accountID string
-	idents    []Identifier
-}
-
-// noteQuota records on the request's RequestEvent the bucket the
+// noteQuota records on the request's acme.RequestEvent the bucket the
 // RateLimit fields describe: the denying bucket of a denial (so that
 // their effective window is the Retry-After), and for an allowed new
 // order the account's own bucket with the least left (order-creation,
 // san-budget or pending-authorizations), as the spend left it.
 func noteQuota(ctx context.Context, action string, d ratelimit.Decision) {
-	re := RequestEventFrom(ctx)
+	re := acme.RequestEventFrom(ctx)
 	if re == nil || !d.Limit.Valid() {
 		return
 	}
 	if !d.Allowed {
-		re.Quota = quotaFromDecision(d)
+		re.Quota = d
 		return
 	}
 	if action != "new-order" {
@@ -142,96 +134,6 @@ func noteQuota(ctx context.Context, action string, d ratelimit.Decision) {
 		}
 	}
 	if best != nil {
-		re.Quota = quotaFromDecision(*best)
+		re.Quota = *best
 	}
-}
-
-// rateLimitedProblem renders a denial. The strictest denied bucket names
-// the limit, key and time it frees up, in the detail and in the extension
-// members; a denial about identifiers (failed-validation for a hostname,
-// duplicate-certificate for the name set, registered-domain for the names
-// under it) becomes one subproblem per identifier, carrying it; and when
-// several buckets denied, each of the others is a subproblem too.
-func rateLimitedProblem(d ratelimit.Decision, helpURL string, sub spendSubject) *Problem {
-	p := RateLimited(d.RetryAfter, helpURL, "%s", d.Detail())
-	p.RateLimitInfo = rateLimitInfo(d)
-	for _, dd := range d.Denied {
-		one := func() *Problem {
-			q := RateLimited(dd.RetryAfter, "", "%s", dd.Detail())
-			q.RateLimitInfo = rateLimitInfo(dd)
-			return q
-		}
-		ids := sub.offending(dd)
-		if len(ids) == 0 {
-			if len(d.Denied) > 1 {
-				p.Subproblems = append(p.Subproblems, one())
-			}
-			continue
-		}
-		for _, id := range ids {
-			q := one()
-			q.Identifier = &id
-			p.Subproblems = append(p.Subproblems, q)
-		}
-	}
-	return p
-}
-
-// rateLimitInfo is the extension members of the denial d.
-func rateLimitInfo(d ratelimit.Decision) *RateLimitInfo {
-	info := &RateLimitInfo{Limit: d.Limit.String(), Key: d.Key, Remaining: d.Remaining}
-	switch l := d.Policy; l.Kind() {
-	case ratelimit.KindRate:
-		info.Window = ceilSeconds(l.Period)
-	case ratelimit.KindCount:
-		info.Window = ceilSeconds(l.Window)
-	}
-	if !d.Never {
-		// Rounded up to the second, as the detail's time is: a client
-		// that waits until then is not refused again.
-		at := d.At.Add(d.RetryAfter).UTC()
-		info.FreesAt = at.Truncate(time.Second)
-		if info.FreesAt.Before(at) {
-			info.FreesAt = info.FreesAt.Add(time.Second)
-		}
-	}
-	return info
-}
-
-// ceilSeconds is d in whole seconds, rounded up.
-func ceilSeconds(d time.Duration) int64 {
-	return int64(math.Ceil(d.Seconds()))
-}
-
-// offending returns the identifiers of the order that the denial dd is
-// about: the hostname of a failed-validation bucket, every identifier of
-// a duplicate-certificate bucket, the names under a registered-domain
-// bucket. None for the account's own buckets.
-func (sub spendSubject) offending(dd ratelimit.Decision) []Identifier {
-	if sub.accountID == "" {
-		return nil
-	}
-	var out []Identifier
-	switch dd.Limit {
-	case ratelimit.FailedValidation:
-		for _, id := range sub.idents {
-			if ratelimit.FailedValidationKey(sub.accountID, id.Value) == dd.Key {
-				out = append(out, id)
-			}
-		}
-	case ratelimit.DuplicateCertificate:
-		if ratelimit.FQDNSetKey(sub.accountID, IdentifierValues(sub.idents)) == dd.Key {
-			out = append(out, sub.idents...)
-		}
-	case ratelimit.RegisteredDomain:
-		for _, id := range sub.idents {
-			if id.Type != IdentifierDNS {
-				continue
-			}
-			if k, err := ratelimit.RegisteredDomainKey(id.Value); err == nil && k == dd.Key {
-				out = append(out, id)
-			}
-		}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package acme_test
+package limits_test
 
 import (
 	"context"
@@ -29,7 +29,7 @@ func (o *limiterEvents) Limiter(ev acme.LimiterEvent) {
 func TestObservedRequestsAreEnforced(t *testing.T) {
 	ctx := context.Background()
 	acct := &acme.Account{ID: "7", Status: acme.StatusValid}
-	rl := newTestRateLimits(t, map[ratelimit.Name]ratelimit.Limit{
+	rl := newTestAdapter(t, map[ratelimit.Name]ratelimit.Limit{
 		ratelimit.OrderCreation: {Count: 20, Period: time.Hour, Burst: 5},
 	})
 	obs := &limiterEvents{}

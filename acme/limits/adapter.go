@@ -1,4 +1,4 @@
-package acme
+package limits
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -24,8 +25,8 @@ const (
 	BackendDeny  BackendPolicy = "deny"
 )
 
-// RateLimitsConfig is how RateLimits applies the limiter.
-type RateLimitsConfig struct {
+// Config is how Adapter applies the limiter.
+type Config struct {
 	// OnBackendError decides requests the backend could not (allow|deny).
 	OnBackendError BackendPolicy
 	// BackendTimeout bounds one limiter decision.
@@ -37,59 +38,75 @@ type RateLimitsConfig struct {
 	HelpURL string
 }
 
-// RateLimits is the Limits of a server with rate limiting: it turns the
-// use cases' hooks into ratelimit requests (docs/rate-limits.md gives every
-// key) and denials into rateLimited problems.
-type RateLimits struct {
-	state    atomic.Pointer[rateLimitsState]
-	observer atomic.Pointer[observerBox]
+// Adapter is the acme.Limits of a server with rate limiting: it turns the
+// use cases' hooks into the requests of ratelimit/actions.go and denials
+// into rateLimited problems.
+type Adapter struct {
+	state    atomic.Pointer[state]
+	observer atomic.Pointer[acme.Observer]
 	log      *slog.Logger
 	// BackendErrors counts decisions the backend failed to make.
 	backendErrors atomic.Uint64
 	// eabLabels finds the EAB label whose overrides an account's own
 	// limits take (SetEABLabels); nil: none.
-	eabLabels atomic.Pointer[EABLabels]
+	eabLabels atomic.Pointer[acme.EABLabels]
 }
 
-type rateLimitsState struct {
+var _ acme.Limits = (*Adapter)(nil)
+
+// state is what a reload swaps.
+type state struct {
 	lim *ratelimit.Limiter
-	cfg RateLimitsConfig
+	cfg Config
 }
 
-// NewRateLimits wraps lim. log nil discards.
-func NewRateLimits(lim *ratelimit.Limiter, cfg RateLimitsConfig, log *slog.Logger) *RateLimits {
+// New returns the Adapter applying lim as cfg says. log nil discards.
+func New(cfg Config, lim *ratelimit.Limiter, log *slog.Logger) *Adapter {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	r := &RateLimits{log: log}
-	r.Update(lim, cfg)
+	r := &Adapter{log: log}
+	r.Update(cfg, lim)
 	return r
 }
 
 // Update swaps the limiter and its settings (live reload). Buckets live in
 // the limiter's Source, so what was spent stays spent.
-func (r *RateLimits) Update(lim *ratelimit.Limiter, cfg RateLimitsConfig) {
+func (r *Adapter) Update(cfg Config, lim *ratelimit.Limiter) {
 	if cfg.BackendTimeout <= 0 {
 		cfg.BackendTimeout = 500 * time.Millisecond
 	}
 	if cfg.OnBackendError == "" {
 		cfg.OnBackendError = BackendAllow
 	}
-	r.state.Store(&rateLimitsState{lim: lim, cfg: cfg})
+	r.state.Store(&state{lim: lim, cfg: cfg})
 }
 
 // SetObserver installs the observer of every limiter call; nil means
-// NopObserver. It may be called at any time.
-func (r *RateLimits) SetObserver(o Observer) { r.observer.Store(newObserverBox(o)) }
+// acme.NopObserver. It may be called at any time.
+func (r *Adapter) SetObserver(o acme.Observer) {
+	if o == nil {
+		o = acme.NopObserver{}
+	}
+	r.observer.Store(&o)
+}
 
-// Limiter returns the current limiter (for admin tools).
-func (r *RateLimits) Limiter() *ratelimit.Limiter { return r.state.Load().lim }
+// obs returns the current observer.
+func (r *Adapter) obs() acme.Observer {
+	if o := r.observer.Load(); o != nil {
+		return *o
+	}
+	return acme.NopObserver{}
+}
+
+// noRefund is the refund of a call that spent nothing.
+func noRefund() {}
 
 // BackendErrors is the number of decisions the backend failed to make.
-func (r *RateLimits) BackendErrors() uint64 { return r.backendErrors.Load() }
+func (r *Adapter) BackendErrors() uint64 { return r.backendErrors.Load() }
 
-// Whitelisted reports whether ip bypasses the IP-keyed limits.
-func (r *RateLimits) Whitelisted(ip netip.Addr) bool {
+// whitelisted reports whether ip bypasses the IP-keyed limits.
+func (r *Adapter) whitelisted(ip netip.Addr) bool {
 	for _, p := range r.state.Load().cfg.Whitelist {
 		if p.Contains(ip) {
 			return true
@@ -98,7 +115,7 @@ func (r *RateLimits) Whitelisted(ip netip.Addr) bool {
 	return false
 }
 
-// The actions of the LimiterEvents that RateLimits reports, besides the
+// The actions of the LimiterEvents that Adapter reports, besides the
 // hooks' own ("new-account", "new-order", "finalize", "authz-finished",
 // "revoked"): a failed refund.
 const actionRefund = "refund"
@@ -112,15 +129,15 @@ const (
 )
 
 // report hands one limiter call to the observer and summarises it on the
-// request's log line (RequestEvent). how says what became of ev.Err. Only
+// request's log line (acme.RequestEvent). how says what became of ev.Err. Only
 // the requests the limiter enforces are reported; a call that asked about
 // none of them decided nothing and is not reported.
-func (r *RateLimits) report(ctx context.Context, st *rateLimitsState, ev LimiterEvent, how string) {
+func (r *Adapter) report(ctx context.Context, st *state, ev acme.LimiterEvent, how string) {
 	if ev.Requests = st.lim.Enforced(ev.Requests); len(ev.Requests) == 0 {
 		return
 	}
-	r.observer.Load().get().Limiter(ev)
-	re := RequestEventFrom(ctx)
+	r.obs().Limiter(ev)
+	re := acme.RequestEventFrom(ctx)
 	if re == nil {
 		return
 	}
@@ -174,7 +191,7 @@ func joinNote(s, note string) string {
 // spend spends reqs within the backend timeout and applies the backend
 // policy to failures. sub names what the spend pays for, so that a
 // denial can name its identifiers.
-func (r *RateLimits) spend(ctx context.Context, action string, sub spendSubject, reqs ...ratelimit.Request) (func(), error) {
+func (r *Adapter) spend(ctx context.Context, action string, sub spendSubject, reqs ...ratelimit.Request) (func(), error) {
 	st := r.state.Load()
 	dctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
 	start := time.Now()
@@ -182,9 +199,9 @@ func (r *RateLimits) spend(ctx context.Context, action string, sub spendSubject,
 	lat := time.Since(start)
 	cancel()
 	if err != nil {
-		return r.backendFailed(ctx, st, LimiterEvent{Action: action, Requests: reqs, Err: err, Latency: lat})
+		return r.backendFailed(ctx, st, acme.LimiterEvent{Action: action, Requests: reqs, Err: err, Latency: lat})
 	}
-	r.report(ctx, st, LimiterEvent{Action: action, Requests: reqs, Decision: d, Latency: lat}, "")
+	r.report(ctx, st, acme.LimiterEvent{Action: action, Requests: reqs, Decision: d, Latency: lat}, "")
 	noteQuota(ctx, action, d)
 	if !d.Allowed {
 		return nil, rateLimitedProblem(d, st.cfg.HelpURL, sub)
@@ -195,7 +212,7 @@ func (r *RateLimits) spend(ctx context.Context, action string, sub spendSubject,
 		start := time.Now()
 		if err := st.lim.Refund(rctx, spent); err != nil {
 			r.backendErrors.Add(1)
-			r.report(ctx, st, LimiterEvent{Action: actionRefund, Requests: reqs, Err: err, Ignored: true, Latency: time.Since(start)}, resolvedNone)
+			r.report(ctx, st, acme.LimiterEvent{Action: actionRefund, Requests: reqs, Err: err, Ignored: true, Latency: time.Since(start)}, resolvedNone)
 			r.log.Warn("rate limiter refund failed", "err", err)
 		}
 	}, nil
@@ -203,7 +220,7 @@ func (r *RateLimits) spend(ctx context.Context, action string, sub spendSubject,
 
 // backendFailed applies on-backend-error to the failed call ev; the
 // decision is logged, counted and observed either way.
-func (r *RateLimits) backendFailed(ctx context.Context, st *rateLimitsState, ev LimiterEvent) (func(), error) {
+func (r *Adapter) backendFailed(ctx context.Context, st *state, ev acme.LimiterEvent) (func(), error) {
 	r.backendErrors.Add(1)
 	err := ev.Err
 	ev.Ignored = st.cfg.OnBackendError != BackendDeny
@@ -214,7 +231,7 @@ func (r *RateLimits) backendFailed(ctx context.Context, st *rateLimitsState, ev 
 	r.report(ctx, st, ev, how)
 	r.log.LogAttrs(ctx, slog.LevelWarn, "rate limiter backend error", slog.String("action", ev.Action), slog.String("policy", string(st.cfg.OnBackendError)), slog.String("err", err.Error()))
 	if !ev.Ignored {
-		p := NewProblem(ProbServerInternal, "the rate limiter is unavailable; retry shortly")
+		p := acme.NewProblem(acme.ProbServerInternal, "the rate limiter is unavailable; retry shortly")
 		p.Status = http.StatusServiceUnavailable
 		p.RetryAfter = 5 * time.Second
 		p.Cause = err
@@ -225,8 +242,8 @@ func (r *RateLimits) backendFailed(ctx context.Context, st *rateLimitsState, ev 
 
 // NewAccount implements Limits: ratelimit.NewAccountRequests, unless the
 // address is whitelisted.
-func (r *RateLimits) NewAccount(ctx context.Context, ip netip.Addr) (func(), error) {
-	if !ip.IsValid() || r.Whitelisted(ip) {
+func (r *Adapter) NewAccount(ctx context.Context, ip netip.Addr) (func(), error) {
+	if !ip.IsValid() || r.whitelisted(ip) {
 		return noRefund, nil
 	}
 	return r.spend(ctx, "new-account", spendSubject{}, ratelimit.NewAccountRequests(ip)...)
@@ -234,30 +251,30 @@ func (r *RateLimits) NewAccount(ctx context.Context, ip netip.Addr) (func(), err
 
 // NewOrder implements Limits: ratelimit.NewOrderRequests, with the
 // account's EAB group override.
-func (r *RateLimits) NewOrder(ctx context.Context, acct *Account, o *Order, fresh []*Authorization) (func(), error) {
+func (r *Adapter) NewOrder(ctx context.Context, acct *acme.Account, o *acme.Order, fresh []*acme.Authorization) (func(), error) {
 	return r.spend(ctx, "new-order", spendSubject{acct.ID, o.Identifiers}, newOrderRequests(r.limitsOrder(ctx, acct, o), fresh)...)
 }
 
 // Finalize implements Limits: ratelimit.FinalizeRequests.
-func (r *RateLimits) Finalize(ctx context.Context, acct *Account, o *Order) (func(), error) {
+func (r *Adapter) Finalize(ctx context.Context, acct *acme.Account, o *acme.Order) (func(), error) {
 	return r.spend(ctx, "finalize", spendSubject{acct.ID, o.Identifiers}, ratelimit.FinalizeRequests(limitsOrder(acct, o, ""))...)
 }
 
 // AuthzFinished implements Limits: ratelimit.AuthzFinishedRequests, the
 // failure spent only once the slot is freed.
-func (r *RateLimits) AuthzFinished(ctx context.Context, a *Authorization) {
+func (r *Adapter) AuthzFinished(ctx context.Context, a *acme.Authorization) {
 	const action = "authz-finished"
 	st := r.state.Load()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 	defer cancel()
-	free, failed := ratelimit.AuthzFinishedRequests(a.AccountID, a.ID, displayName(a), a.Status == StatusInvalid)
+	free, failed := ratelimit.AuthzFinishedRequests(a.AccountID, a.ID, a.Name(), a.Status == acme.StatusInvalid)
 	err := r.remove(ctx, st, action, free)
 	if len(failed) > 0 && err == nil {
 		// Recording a failure, not asking: a denial here refuses nobody.
 		start := time.Now()
 		var d ratelimit.Decision
 		d, _, err = st.lim.Spend(ctx, failed...)
-		ev := LimiterEvent{Action: action, Requests: failed, Decision: d, Err: err, Ignored: err != nil, Latency: time.Since(start)}
+		ev := acme.LimiterEvent{Action: action, Requests: failed, Decision: d, Err: err, Ignored: err != nil, Latency: time.Since(start)}
 		if err != nil {
 			ev.Decision = ratelimit.Decision{}
 		}
@@ -270,7 +287,7 @@ func (r *RateLimits) AuthzFinished(ctx context.Context, a *Authorization) {
 }
 
 // Revoked implements Limits: ratelimit.RevokedRequest.
-func (r *RateLimits) Revoked(ctx context.Context, cert *Certificate) {
+func (r *Adapter) Revoked(ctx context.Context, cert *acme.Certificate) {
 	st := r.state.Load()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 	defer cancel()
@@ -284,10 +301,10 @@ func (r *RateLimits) Revoked(ctx context.Context, cert *Certificate) {
 // remove deletes members and reports the call. A remove decides nothing,
 // so its event carries an allowed Decision naming no limit, and a failure
 // is ignored.
-func (r *RateLimits) remove(ctx context.Context, st *rateLimitsState, action string, reqs ...ratelimit.Request) error {
+func (r *Adapter) remove(ctx context.Context, st *state, action string, reqs ...ratelimit.Request) error {
 	start := time.Now()
 	err := st.lim.Remove(ctx, reqs...)
-	ev := LimiterEvent{Action: action, Requests: reqs, Decision: ratelimit.Decision{Allowed: true}, Latency: time.Since(start)}
+	ev := acme.LimiterEvent{Action: action, Requests: reqs, Decision: ratelimit.Decision{Allowed: true}, Latency: time.Since(start)}
 	if err != nil {
 		ev.Decision, ev.Err, ev.Ignored = ratelimit.Decision{}, err, true
 	}
