@@ -115,56 +115,33 @@ type explainer interface {
 	ExplainNewOrder(ctx context.Context, acct *Account, o *Order, fresh []*Authorization) (ratelimit.Decision, error)
 }
 
-// ExplainNewOrder predicts what a new order of accountID for idents would
-// meet now, spending nothing and writing nothing.
-func (s *Service) ExplainNewOrder(ctx context.Context, accountID string, idents []Identifier) (*Explanation, error) {
+// ExplainNewOrder predicts what new-order would answer now to req from
+// accountID, spending nothing and writing nothing: the same checks
+// (planOrder), then the limiter's prediction.
+func (s *Service) ExplainNewOrder(ctx context.Context, accountID string, req NewOrderRequest) (*Explanation, error) {
 	acct, err := s.store.GetAccount(ctx, accountID)
 	if err != nil {
 		return nil, storeErr(err, "account "+accountID)
 	}
-	ex := &Explanation{Identifiers: idents}
-	if p := requireAccount(Caller{Account: acct}); p != nil {
+	plan, err := s.planOrder(ctx, Caller{Account: acct}, req)
+	ex := &Explanation{Identifiers: req.Identifiers}
+	if plan.idents != nil {
+		ex.Identifiers = plan.idents
+	}
+	if p := AsProblem(err); p != nil && p.Type != ProbServerInternal {
 		ex.Problem = p
 		return ex, nil
 	}
-	if len(idents) == 0 {
-		return nil, Malformed("name at least one identifier")
+	if err != nil {
+		return nil, err
 	}
-	canon, p := CanonicalIdentifiers(idents)
-	if p != nil {
-		ex.Problem = p
-		return ex, nil
-	}
-	ex.Identifiers = canon
-	var probs []*Problem
-	for _, id := range canon {
-		if p := s.checkIdentifier(s.policy.Load(), id); p != nil {
-			probs = append(probs, p)
-		}
-	}
-	if p := Combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
-		ex.Problem = p
-		return ex, nil
-	}
-	now := s.now().UTC()
-	o := &Order{AccountID: acct.ID, Identifiers: canon, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now}
-	var fresh []*Authorization
-	for _, id := range canon {
-		base, wildcard := splitWildcard(id)
-		if _, err := s.store.FindValidAuthz(ctx, acct.ID, base, wildcard, o.Expires); err == nil {
-			continue
-		} else if !errors.Is(err, ErrNotFound) {
-			return nil, Internal(err)
-		}
-		fresh = append(fresh, s.newAuthz(acct.ID, base, wildcard, now))
-	}
-	ex.FreshAuthzs = len(fresh)
+	ex.FreshAuthzs = len(plan.fresh)
 	lim, ok := s.lim().(explainer)
 	if !ok {
-		ex.Decision = ratelimit.Decision{Allowed: true, At: now}
+		ex.Decision = ratelimit.Decision{Allowed: true, At: s.now().UTC()}
 		return ex, nil
 	}
-	if ex.Decision, err = lim.ExplainNewOrder(ctx, acct, o, fresh); err != nil {
+	if ex.Decision, err = lim.ExplainNewOrder(ctx, acct, plan.order, plan.fresh); err != nil {
 		return nil, fmt.Errorf("acme: explain: %w", err)
 	}
 	return ex, nil

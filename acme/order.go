@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -53,33 +52,70 @@ func (s *Service) checkWindow(nb, na time.Time) *Problem {
 // NewOrder creates an order and its authorizations (RFC 8555 §7.4),
 // reusing the account's still-valid authorizations where it can.
 func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (*Order, error) {
+	plan, err := s.planOrder(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	o := plan.order
+	refund, err := s.lim().NewOrder(ctx, c.Account, o, plan.fresh)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.CreateOrder(ctx, o, plan.fresh); err != nil {
+		refund()
+		return nil, Internal(err)
+	}
+	return s.withStatus(ctx, o)
+}
+
+// orderPlan is what a new order would be.
+type orderPlan struct {
+	// idents are the request's identifiers, canonical; set once they
+	// are, even when a later check refuses the order.
+	idents []Identifier
+	order  *Order
+	// fresh are the authorizations the order creates; the others of
+	// order.AuthzIDs are the account's valid ones it reuses.
+	fresh []*Authorization
+}
+
+// planOrder is new-order up to the limiter: every check of the request,
+// in the order new-order makes them (the identifier cap, canonical
+// identifiers, notBefore/notAfter, the naming policy and the profile
+// (admitOrder), the validity window, ARI's replaces), and the reuse of the
+// account's valid authorizations. NewOrder stores what it plans and
+// ExplainNewOrder predicts with it, so that the two answer alike. The
+// error is a *Problem: a refusal, or serverInternal for the store's.
+func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) (*orderPlan, error) {
+	plan := &orderPlan{}
 	if p := requireAccount(c); p != nil {
-		return nil, p
+		return plan, p
 	}
 	if len(req.Identifiers) == 0 {
-		return nil, Malformed("an order needs at least one identifier")
+		return plan, Malformed("an order needs at least one identifier")
 	}
 	if len(req.Identifiers) > s.cfg.MaxIdentifiers {
-		return nil, NewProblem(ProbRejectedIdentifier, "an order may have at most %d identifiers; this one has %d", s.cfg.MaxIdentifiers, len(req.Identifiers))
+		return plan, NewProblem(ProbRejectedIdentifier, "an order may have at most %d identifiers; this one has %d", s.cfg.MaxIdentifiers, len(req.Identifiers))
 	}
 	idents, p := CanonicalIdentifiers(req.Identifiers)
 	if p != nil {
-		return nil, p
+		return plan, p
 	}
+	plan.idents = idents
 	nb, p := parseOrderTime("notBefore", req.NotBefore)
 	if p != nil {
-		return nil, p
+		return plan, p
 	}
 	na, p := parseOrderTime("notAfter", req.NotAfter)
 	if p != nil {
-		return nil, p
+		return plan, p
 	}
 	profile, p := s.admitOrder(idents, req.Profile, nb, na)
 	if p != nil {
-		return nil, p
+		return plan, p
 	}
 	if p := s.checkWindow(nb, na); p != nil {
-		return nil, p
+		return plan, p
 	}
 	var (
 		replaces string
@@ -87,7 +123,7 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 	)
 	if req.Replaces != "" {
 		if replaces, urgent, p = s.checkReplaces(ctx, c.Account, req.Replaces, idents); p != nil {
-			return nil, p
+			return plan, p
 		}
 	}
 
@@ -97,12 +133,8 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 		NotBefore: nb, NotAfter: na, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now, Replaces: replaces, Urgent: urgent,
 		Profile: profile.name(),
 	}
-	var fresh []*Authorization
 	for _, id := range idents {
-		base, wildcard := id, false
-		if id.Type == IdentifierDNS && strings.HasPrefix(id.Value, "*.") {
-			base, wildcard = Identifier{Type: IdentifierDNS, Value: id.Value[2:]}, true
-		}
+		base, wildcard := splitWildcard(id)
 		// Reuse only an authorization that outlives the order (RFC 8555 §7.1.3).
 		a, err := s.store.FindValidAuthz(ctx, c.Account.ID, base, wildcard, o.Expires)
 		if err == nil {
@@ -110,21 +142,14 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 			continue
 		}
 		if !errors.Is(err, ErrNotFound) {
-			return nil, Internal(err)
+			return plan, Internal(err)
 		}
 		a = s.newAuthz(c.Account.ID, base, wildcard, now)
-		fresh = append(fresh, a)
+		plan.fresh = append(plan.fresh, a)
 		o.AuthzIDs = append(o.AuthzIDs, a.ID)
 	}
-	refund, err := s.lim().NewOrder(ctx, c.Account, o, fresh)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.store.CreateOrder(ctx, o, fresh); err != nil {
-		refund()
-		return nil, Internal(err)
-	}
-	return s.withStatus(ctx, o)
+	plan.order = o
+	return plan, nil
 }
 
 // newAuthz makes a pending authorization with one challenge per offered

@@ -248,7 +248,7 @@ func (s *Server) Explain(ctx context.Context, account string, names []string) (*
 	if account == "" || len(idents) == 0 {
 		return nil, badRequest("name an account and at least one name")
 	}
-	ex, err := s.cfg.Service.ExplainNewOrder(ctx, account, idents)
+	ex, err := s.cfg.Service.ExplainNewOrder(ctx, account, acme.NewOrderRequest{Identifiers: idents})
 	if err != nil {
 		return nil, err
 	}
