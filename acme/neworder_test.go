@@ -163,6 +163,11 @@ func TestNewOrder(t *testing.T) {
 			if o.Status != tc.wantStatus {
 				t.Errorf("status %s, want %s", o.Status, tc.wantStatus)
 			}
+			if read, err := svc.GetOrder(t.Context(), c, o.ID); err != nil {
+				t.Errorf("GetOrder: %v", err)
+			} else if read.Status != o.Status {
+				t.Errorf("GetOrder: status %s; new-order answered %s", read.Status, o.Status)
+			}
 			var got []string
 			for _, id := range o.Identifiers {
 				got = append(got, id.Value)

@@ -65,7 +65,9 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 		refund()
 		return nil, Internal(err)
 	}
-	return s.withStatus(ctx, o)
+	// The authorizations are in hand, as the order was made with them:
+	// its status needs no read.
+	return s.withAuthzStatus(o, func(i int) (*Authorization, error) { return plan.authzs[i], nil })
 }
 
 // orderPlan is what a new order would be.
@@ -74,8 +76,10 @@ type orderPlan struct {
 	// are, even when a later check refuses the order.
 	idents []Identifier
 	order  *Order
-	// fresh are the authorizations the order creates; the others of
-	// order.AuthzIDs are the account's valid ones it reuses.
+	// authzs are the authorizations of order.AuthzIDs, in order: the
+	// account's valid ones it reuses, as found, and the new ones.
+	authzs []*Authorization
+	// fresh are the new ones, which the order creates.
 	fresh []*Authorization
 }
 
@@ -137,15 +141,14 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 		base, wildcard := splitWildcard(id)
 		// Reuse only an authorization that outlives the order (RFC 8555 §7.1.3).
 		a, err := s.store.FindValidAuthz(ctx, c.Account.ID, base, wildcard, o.Expires)
-		if err == nil {
-			o.AuthzIDs = append(o.AuthzIDs, a.ID)
-			continue
-		}
-		if !errors.Is(err, ErrNotFound) {
+		switch {
+		case errors.Is(err, ErrNotFound):
+			a = s.newAuthz(c.Account.ID, base, wildcard, now)
+			plan.fresh = append(plan.fresh, a)
+		case err != nil:
 			return plan, Internal(err)
 		}
-		a = s.newAuthz(c.Account.ID, base, wildcard, now)
-		plan.fresh = append(plan.fresh, a)
+		plan.authzs = append(plan.authzs, a)
 		o.AuthzIDs = append(o.AuthzIDs, a.ID)
 	}
 	plan.order = o
@@ -190,10 +193,25 @@ func (s *Service) GetOrder(ctx context.Context, c Caller, id string) (*Order, er
 	return s.withStatus(ctx, o)
 }
 
-// withStatus derives a pending order's current status from its
-// authorizations and expiry (RFC 8555 §7.1.6): ready when all are valid,
-// invalid when one failed or the order expired.
+// withStatus derives a pending order's current status from its stored
+// authorizations (withAuthzStatus), reading them one at a time until one
+// decides it.
 func (s *Service) withStatus(ctx context.Context, o *Order) (*Order, error) {
+	return s.withAuthzStatus(o, func(i int) (*Authorization, error) {
+		a, err := s.store.GetAuthz(ctx, o.AuthzIDs[i])
+		if err != nil {
+			return nil, Internal(err)
+		}
+		return a, nil
+	})
+}
+
+// withAuthzStatus derives a pending order's current status from its
+// authorizations and expiry (RFC 8555 §7.1.6): ready when all are valid,
+// invalid when one failed or the order expired. authz returns the i-th
+// authorization of o.AuthzIDs; it is called in order, and not after one
+// that makes the order invalid.
+func (s *Service) withAuthzStatus(o *Order, authz func(i int) (*Authorization, error)) (*Order, error) {
 	now := s.now()
 	if o.Status != StatusPending {
 		return o, nil
@@ -204,10 +222,10 @@ func (s *Service) withStatus(ctx context.Context, o *Order) (*Order, error) {
 		return o, nil
 	}
 	ready := true
-	for _, aid := range o.AuthzIDs {
-		a, err := s.store.GetAuthz(ctx, aid)
+	for i := range o.AuthzIDs {
+		a, err := authz(i)
 		if err != nil {
-			return nil, Internal(err)
+			return nil, err
 		}
 		switch st := authzStatus(a, now); st {
 		case StatusValid:
