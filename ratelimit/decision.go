@@ -59,17 +59,31 @@ func (d Decision) Detail() string {
 	case d.Never:
 		return fmt.Sprintf("%s limit for %q: the request is larger than the limit's burst and can never be allowed", d.Limit, d.Key)
 	default:
-		return fmt.Sprintf("%s limit exceeded for %q: retry after %s", d.Limit, d.Key, d.retryAt().Format(time.RFC3339))
+		return fmt.Sprintf("%s limit exceeded for %q: retry after %s", d.Limit, d.Key, d.RetryAt().Format(time.RFC3339))
 	}
 }
 
-// retryAt is At + RetryAfter in UTC, rounded up to the whole second.
-func (d Decision) retryAt() time.Time {
+// RetryAt is when a denied request may succeed: At + RetryAfter in UTC,
+// rounded up to the whole second, as every time a client is told is, so
+// that a client that waits until then is not refused again.
+func (d Decision) RetryAt() time.Time {
 	t := d.At.Add(d.RetryAfter).UTC()
 	if s := t.Truncate(time.Second); !s.Equal(t) {
 		return s.Add(time.Second)
 	}
 	return t
+}
+
+// CeilSeconds is d in whole seconds, rounded up: how a wait is told to a
+// client (Retry-After, RFC 9110 §10.2.3, the RateLimit fields, a
+// problem's window), so that a client that waits that long is not
+// refused again.
+func CeilSeconds(d time.Duration) int64 {
+	s := int64(d / time.Second)
+	if d%time.Second > 0 {
+		s++
+	}
+	return s
 }
 
 // decide builds the Decision of a batch of limiter ops.

@@ -110,3 +110,32 @@ func TestDecisionPolicy(t *testing.T) {
 		t.Errorf("CheckCount: policy %+v, buckets %+v; want %+v", d.Policy, d.Buckets, want)
 	}
 }
+
+// TestCeilSeconds: a wait in whole seconds is never shorter than the wait.
+func TestCeilSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want int64
+	}{
+		{0, 0}, {time.Nanosecond, 1}, {time.Second, 1}, {time.Second + time.Nanosecond, 2},
+		{57 * time.Minute, 3420}, {-time.Nanosecond, 0}, {-1500 * time.Millisecond, -1},
+	} {
+		if got := ratelimit.CeilSeconds(tc.d); got != tc.want {
+			t.Errorf("CeilSeconds(%v) = %d, want %d", tc.d, got, tc.want)
+		}
+	}
+}
+
+// TestLimitSpan: the time a limit counts over.
+func TestLimitSpan(t *testing.T) {
+	def := ratelimit.DefaultConfig().Limits
+	for n, want := range map[ratelimit.Name]time.Duration{
+		ratelimit.OrderCreation:         time.Hour,
+		ratelimit.DuplicateCertificate:  168 * time.Hour,
+		ratelimit.PendingAuthorizations: 0,
+	} {
+		if got := def[n].Span(); got != want {
+			t.Errorf("%s: span %v, want %v", n, got, want)
+		}
+	}
+}

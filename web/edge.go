@@ -1,7 +1,6 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
@@ -137,9 +136,5 @@ func (s *Server) edgeAllow(rec *statusRecorder, obs acme.Observer) error {
 	if ok {
 		return nil
 	}
-	at := now.Add(retry).UTC()
-	if t := at.Truncate(time.Second); !t.Equal(at) {
-		at = t.Add(time.Second)
-	}
-	return acme.RateLimited(retry, ec.HelpURL, "%s", fmt.Sprintf("global limit exceeded for %q: retry after %s", key, at.Format(time.RFC3339)))
+	return acme.RateLimited(retry, ec.HelpURL, "%s", d.Detail())
 }

@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -179,7 +178,7 @@ func rateLimitFields(q limits.Quota, elapsed time.Duration) (policy, limit strin
 	b.WriteString(strconv.FormatInt(max(q.Capacity, 0), 10))
 	if q.Window > 0 {
 		b.WriteString(";w=")
-		b.WriteString(strconv.FormatInt(max(ceilSeconds(q.Window), 1), 10))
+		b.WriteString(strconv.FormatInt(max(ratelimit.CeilSeconds(q.Window), 1), 10))
 	}
 	policy = b.String()
 	b.Reset()
@@ -187,7 +186,7 @@ func rateLimitFields(q limits.Quota, elapsed time.Duration) (policy, limit strin
 	if q.Denied {
 		t = retryAfter(q.Reset)
 	} else {
-		t = strconv.FormatInt(max(ceilSeconds(q.Reset-elapsed), 0), 10)
+		t = strconv.FormatInt(max(ratelimit.CeilSeconds(q.Reset-elapsed), 0), 10)
 	}
 	b.WriteString(name)
 	b.WriteString(";r=")
@@ -196,9 +195,6 @@ func rateLimitFields(q limits.Quota, elapsed time.Duration) (policy, limit strin
 	b.WriteString(t)
 	return policy, b.String()
 }
-
-// ceilSeconds is d in whole seconds, rounded up.
-func ceilSeconds(d time.Duration) int64 { return int64(math.Ceil(d.Seconds())) }
 
 // sfString serialises s as a Structured Field String (RFC 9651 §4.1.6);
 // s is printable ASCII (a limit name).
@@ -287,12 +283,7 @@ func quotaBucket(st ratelimit.BucketStatus) quotaBucketView {
 		return v
 	}
 	v.Capacity, v.Remaining = st.Capacity, st.Remaining
-	switch st.Limit.Kind() {
-	case ratelimit.KindRate:
-		v.Window = ceilSeconds(st.Limit.Period)
-	case ratelimit.KindCount:
-		v.Window = ceilSeconds(st.Limit.Window)
-	}
+	v.Window = ratelimit.CeilSeconds(st.Limit.Span())
 	v.NextAt, v.FullAt, v.At = timeString(st.NextAt), timeString(st.FullAt), timeString(st.At)
 	return v
 }

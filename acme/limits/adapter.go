@@ -163,20 +163,12 @@ func DecisionSummary(d ratelimit.Decision) string {
 	if d.Never {
 		s += " never (the request is larger than the burst)"
 	} else {
-		s += " retry-after=" + ceilSecond(d.RetryAfter).String()
+		s += " retry-after=" + (time.Duration(ratelimit.CeilSeconds(d.RetryAfter)) * time.Second).String()
 	}
 	if n := len(d.Denied); n > 1 {
 		s += " (+" + strconv.Itoa(n-1) + " more denied)"
 	}
 	return s
-}
-
-// ceilSecond rounds d up to whole seconds, as Retry-After is.
-func ceilSecond(d time.Duration) time.Duration {
-	if r := d % time.Second; r != 0 {
-		d += time.Second - r
-	}
-	return d
 }
 
 // joinNote appends note to s, "; "-separated: one request may call the

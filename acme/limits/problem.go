@@ -1,9 +1,6 @@
 package limits
 
 import (
-	"math"
-	"time"
-
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ratelimit"
 )
@@ -49,28 +46,11 @@ func rateLimitedProblem(d ratelimit.Decision, helpURL string, sub spendSubject) 
 
 // rateLimitInfo is the extension members of the denial d.
 func rateLimitInfo(d ratelimit.Decision) *acme.RateLimitInfo {
-	info := &acme.RateLimitInfo{Limit: d.Limit.String(), Key: d.Key, Remaining: d.Remaining}
-	switch l := d.Policy; l.Kind() {
-	case ratelimit.KindRate:
-		info.Window = ceilSeconds(l.Period)
-	case ratelimit.KindCount:
-		info.Window = ceilSeconds(l.Window)
-	}
+	info := &acme.RateLimitInfo{Limit: d.Limit.String(), Key: d.Key, Remaining: d.Remaining, Window: ratelimit.CeilSeconds(d.Policy.Span())}
 	if !d.Never {
-		// Rounded up to the second, as the detail's time is: a client
-		// that waits until then is not refused again.
-		at := d.At.Add(d.RetryAfter).UTC()
-		info.FreesAt = at.Truncate(time.Second)
-		if info.FreesAt.Before(at) {
-			info.FreesAt = info.FreesAt.Add(time.Second)
-		}
+		info.FreesAt = d.RetryAt()
 	}
 	return info
-}
-
-// ceilSeconds is d in whole seconds, rounded up.
-func ceilSeconds(d time.Duration) int64 {
-	return int64(math.Ceil(d.Seconds()))
 }
 
 // offending returns the identifiers of the order that the denial dd is
