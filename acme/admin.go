@@ -146,12 +146,3 @@ func (s *Service) ExplainNewOrder(ctx context.Context, accountID string, req New
 	}
 	return ex, nil
 }
-
-// splitWildcard returns the base identifier of a "*." name and whether it
-// was a wildcard (RFC 8555 §7.1.3: the authorization is for the base).
-func splitWildcard(id Identifier) (Identifier, bool) {
-	if id.Type == IdentifierDNS && len(id.Value) > 2 && id.Value[:2] == "*." {
-		return Identifier{Type: IdentifierDNS, Value: id.Value[2:]}, true
-	}
-	return id, false
-}

@@ -30,10 +30,7 @@ func newAccount(t *testing.T, st acme.Store, now time.Time) acme.Caller {
 func seedValidAuthz(t *testing.T, st acme.Store, c acme.Caller, now time.Time, name string) string {
 	t.Helper()
 	id := acme.Identifier{Type: acme.IdentifierDNS, Value: name}
-	base, wildcard := id, false
-	if len(name) > 2 && name[:2] == "*." {
-		base, wildcard = acme.Identifier{Type: acme.IdentifierDNS, Value: name[2:]}, true
-	}
+	base, wildcard := id.SplitWildcard()
 	a := &acme.Authorization{ID: "authz-" + rand.Text(), AccountID: c.Account.ID, Identifier: base, Wildcard: wildcard,
 		Status: acme.StatusValid, Expires: now.Add(30 * 24 * time.Hour), CreatedAt: now}
 	a.Challenges = []*acme.Challenge{{ID: "chall-" + rand.Text(), AuthzID: a.ID, Type: acme.ChallengeHTTP01,

@@ -138,7 +138,7 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 		Profile: profile.name(),
 	}
 	for _, id := range idents {
-		base, wildcard := splitWildcard(id)
+		base, wildcard := id.SplitWildcard()
 		// Reuse only an authorization that outlives the order (RFC 8555 §7.1.3).
 		a, err := s.store.FindValidAuthz(ctx, c.Account.ID, base, wildcard, o.Expires)
 		switch {
