@@ -1,13 +1,11 @@
 package acme_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
-	"github.com/weir-pki/weir/storage/postgres"
 	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
 
@@ -22,16 +20,9 @@ func TestNewOrderRoundTrips(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		_, dsn := pgtest.Schema(t, "weir_acme_")
 		wire, dsn := countPostgres(t, dsn)
-		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-		defer cancel()
 		// One connection, so that every statement is prepared on it by
 		// the warm-up and each later one is a single round trip.
-		st, err := postgres.Open(ctx, postgres.Config{DSN: dsn, MaxConns: 1}, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { st.Close() })
-		newOrderRoundTrips(t, st, wire)
+		newOrderRoundTrips(t, openPostgresDSN(t, dsn, 1), wire)
 	})
 }
 
