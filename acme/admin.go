@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/weir-pki/weir/ratelimit"
 )
@@ -82,14 +83,18 @@ func (s *Service) AccountBuckets(ctx context.Context, accountID string) ([]ratel
 	override := s.eabOverrideKey(ctx, acct)
 	inv, ok := s.Inventory()
 	if !ok {
-		return setOverrideKey(AccountRequests(accountID, nil, nil), accountID, override), nil
+		return ratelimit.AccountBuckets(accountID, override, nil, nil), nil
 	}
 	names, sets, err := inv.RecentNames(ctx, accountID, s.now().Add(-statusWindow), 200)
 	if err != nil {
 		return nil, Internal(err)
 	}
-	return setOverrideKey(AccountRequests(accountID, names, sets), accountID, override), nil
+	return ratelimit.AccountBuckets(accountID, override, names, sets), nil
 }
+
+// statusWindow is how far back AccountBuckets looks for names: the longest
+// default window (duplicate-certificate, 168 h).
+const statusWindow = 7 * 24 * time.Hour
 
 // Explanation is what a new order would meet now.
 type Explanation struct {
@@ -110,66 +115,34 @@ type explainer interface {
 	ExplainNewOrder(ctx context.Context, acct *Account, o *Order, fresh []*Authorization) (ratelimit.Decision, error)
 }
 
-// ExplainNewOrder predicts what a new order of accountID for idents would
-// meet now, spending nothing and writing nothing.
-func (s *Service) ExplainNewOrder(ctx context.Context, accountID string, idents []Identifier) (*Explanation, error) {
+// ExplainNewOrder predicts what new-order would answer now to req from
+// accountID, spending nothing and writing nothing: the same checks
+// (planOrder), then the limiter's prediction.
+func (s *Service) ExplainNewOrder(ctx context.Context, accountID string, req NewOrderRequest) (*Explanation, error) {
 	acct, err := s.store.GetAccount(ctx, accountID)
 	if err != nil {
 		return nil, storeErr(err, "account "+accountID)
 	}
-	ex := &Explanation{Identifiers: idents}
-	if p := requireAccount(Caller{Account: acct}); p != nil {
+	plan, err := s.planOrder(ctx, Caller{Account: acct}, req)
+	ex := &Explanation{Identifiers: req.Identifiers}
+	if plan.idents != nil {
+		ex.Identifiers = plan.idents
+	}
+	if p := AsProblem(err); p != nil && p.Type != ProbServerInternal {
 		ex.Problem = p
 		return ex, nil
 	}
-	if len(idents) == 0 {
-		return nil, Malformed("name at least one identifier")
+	if err != nil {
+		return nil, err
 	}
-	canon, p := CanonicalIdentifiers(idents)
-	if p != nil {
-		ex.Problem = p
-		return ex, nil
-	}
-	ex.Identifiers = canon
-	var probs []*Problem
-	for _, id := range canon {
-		if p := s.checkIdentifier(s.policy.Load(), id); p != nil {
-			probs = append(probs, p)
-		}
-	}
-	if p := Combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
-		ex.Problem = p
-		return ex, nil
-	}
-	now := s.now().UTC()
-	o := &Order{AccountID: acct.ID, Identifiers: canon, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now}
-	var fresh []*Authorization
-	for _, id := range canon {
-		base, wildcard := splitWildcard(id)
-		if _, err := s.store.FindValidAuthz(ctx, acct.ID, base, wildcard, o.Expires); err == nil {
-			continue
-		} else if !errors.Is(err, ErrNotFound) {
-			return nil, Internal(err)
-		}
-		fresh = append(fresh, s.newAuthz(acct.ID, base, wildcard, now))
-	}
-	ex.FreshAuthzs = len(fresh)
+	ex.FreshAuthzs = len(plan.fresh)
 	lim, ok := s.lim().(explainer)
 	if !ok {
-		ex.Decision = ratelimit.Decision{Allowed: true, At: now}
+		ex.Decision = ratelimit.Decision{Allowed: true, At: s.now().UTC()}
 		return ex, nil
 	}
-	if ex.Decision, err = lim.ExplainNewOrder(ctx, acct, o, fresh); err != nil {
+	if ex.Decision, err = lim.ExplainNewOrder(ctx, acct, plan.order, plan.fresh); err != nil {
 		return nil, fmt.Errorf("acme: explain: %w", err)
 	}
 	return ex, nil
-}
-
-// splitWildcard returns the base identifier of a "*." name and whether it
-// was a wildcard (RFC 8555 §7.1.3: the authorization is for the base).
-func splitWildcard(id Identifier) (Identifier, bool) {
-	if id.Type == IdentifierDNS && len(id.Value) > 2 && id.Value[:2] == "*." {
-		return Identifier{Type: IdentifierDNS, Value: id.Value[2:]}, true
-	}
-	return id, false
 }

@@ -21,8 +21,9 @@ type fleetResult struct {
 // (counts per account), places each one's ARI window (planned, or the
 // default window when plan is false), lets every client renew at a uniform
 // random time within its window as RFC 9773 §4.2 says, and runs each
-// renewal through the real limiter exactly as new-order, the
-// authorization's validation and finalize do, on a simulated clock.
+// renewal through the real limiter with the requests new-order, the
+// authorization's validation and finalize make (ratelimit/actions.go), on
+// a simulated clock.
 func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleetResult {
 	t.Helper()
 	cfg.setDefaults()
@@ -33,7 +34,6 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 	if err != nil {
 		t.Fatal(err)
 	}
-	rl := NewRateLimits(lim, RateLimitsConfig{}, nil)
 	rng := rand.New(rand.NewPCG(1, 2))
 	p := &planner{global: map[int64]float64{}, acct: map[string]map[int64]float64{}, loaded: true}
 	const life = 90 * 24 * time.Hour
@@ -57,7 +57,7 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 			i++
 			var ws, we time.Time
 			if plan {
-				ws, we = p.place(cfg, acct, nb, nb.Add(life), rl.RenewalsPerHour(acct, 1))
+				ws, we = p.place(cfg, acct, nb, nb.Add(life), lim.RenewalsPerHour(acct, 1))
 			} else {
 				ws, we = defaultWindow(nb, nb.Add(life))
 			}
@@ -71,18 +71,17 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 	ctx := t.Context()
 	for j, r := range wave {
 		now = r.at
-		acct := &Account{ID: r.acct}
-		o := &Order{ID: fmt.Sprintf("o%d", j), AccountID: r.acct, Replaces: "renewal",
-			Identifiers: []Identifier{{Type: IdentifierDNS, Value: r.name}}}
-		az := &Authorization{ID: fmt.Sprintf("a%d", j), AccountID: r.acct, Identifier: o.Identifiers[0],
-			Status: StatusPending, Expires: now.Add(7 * 24 * time.Hour)}
-		if _, err := rl.NewOrder(ctx, acct, o, []*Authorization{az}); err != nil {
+		o := ratelimit.Order{ID: fmt.Sprintf("o%d", j), Account: r.acct, Names: []string{r.name}, Renewal: true}
+		az := ratelimit.Authz{ID: fmt.Sprintf("a%d", j), Expires: now.Add(7 * 24 * time.Hour)}
+		if !allowed(t, lim, ratelimit.NewOrderRequests(o, []ratelimit.Authz{az})) {
 			res.denials++
 			continue
 		}
-		az.Status = StatusValid
-		rl.AuthzFinished(ctx, az)
-		if _, err := rl.Finalize(ctx, acct, o); err != nil {
+		free, _ := ratelimit.AuthzFinishedRequests(r.acct, az.ID, r.name, false)
+		if err := lim.Remove(ctx, free); err != nil {
+			t.Fatal(err)
+		}
+		if !allowed(t, lim, ratelimit.FinalizeRequests(o)) {
 			res.denials++
 			continue
 		}
@@ -97,6 +96,16 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 		res.peak = max(res.peak, hi-lo+1)
 	}
 	return res
+}
+
+// allowed spends reqs and reports whether the limiter allowed them.
+func allowed(t *testing.T, lim *ratelimit.Limiter, reqs []ratelimit.Request) bool {
+	t.Helper()
+	d, _, err := lim.Spend(t.Context(), reqs...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d.Allowed
 }
 
 // TestARIFleetSimulation: 10,000 certificates issued in one hour — one

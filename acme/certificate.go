@@ -121,10 +121,7 @@ func (s *Service) mayRevoke(ctx context.Context, c Caller, cert *Certificate, le
 		if ip := net.ParseIP(name); ip != nil {
 			id.Type = IdentifierIP
 		}
-		base, wildcard := id, false
-		if len(name) > 2 && name[:2] == "*." {
-			base, wildcard = Identifier{Type: IdentifierDNS, Value: name[2:]}, true
-		}
+		base, wildcard := id.SplitWildcard()
 		if _, err := s.store.FindValidAuthz(ctx, c.Account.ID, base, wildcard, s.now()); err != nil {
 			return Unauthorized("account %s did not order certificate %s and holds no valid authorization for %s", c.Account.ID, cert.Serial, name)
 		}

@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/weir-pki/weir/ratelimit"
 )
 
 // External Account Binding (RFC 8555 §7.3.4). An administrator creates a
@@ -300,40 +298,8 @@ func (l *EABLabels) OverrideKey(ctx context.Context, acct *Account) (string, err
 	return EABOverrideKey(label), nil
 }
 
-// SetEABLabels makes the account limits of accounts bound with an EAB key
-// take the overrides of the key's label ("eab:LABEL"); nil turns that off.
-func (r *RateLimits) SetEABLabels(l *EABLabels) { r.eabLabels.Store(l) }
-
-// withEABOverride sets the override key of acct's label on the requests of
-// its own buckets (order-creation, san-budget, pending-authorizations). A
-// failed lookup is logged and leaves the default limits.
-func (r *RateLimits) withEABOverride(ctx context.Context, acct *Account, reqs []ratelimit.Request) []ratelimit.Request {
-	key, err := r.eabLabels.Load().OverrideKey(ctx, acct)
-	if err != nil {
-		r.log.Warn("rate limits: looking up the EAB label of an account; its default limits apply", "account", acct.ID, "err", err)
-	}
-	return setOverrideKey(reqs, acct.ID, key)
-}
-
-// setOverrideKey sets key as the OverrideKey of the requests of
-// accountID's own buckets.
-func setOverrideKey(reqs []ratelimit.Request, accountID, key string) []ratelimit.Request {
-	if key == "" {
-		return reqs
-	}
-	for i := range reqs {
-		switch reqs[i].Name {
-		case ratelimit.OrderCreation, ratelimit.SANBudget, ratelimit.PendingAuthorizations:
-			if reqs[i].Key == accountID {
-				reqs[i].OverrideKey = key
-			}
-		}
-	}
-	return reqs
-}
-
 // eabOverrideKey is the override key of acct's limits, read from the
-// store (the administrators' path; RateLimits caches).
+// store (the administrators' path; the rate limits' adapter caches).
 func (s *Service) eabOverrideKey(ctx context.Context, acct *Account) string {
 	keys, ok := s.EABStore()
 	if !ok || acct.EABKeyID == "" {

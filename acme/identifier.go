@@ -63,12 +63,10 @@ func canonicalDNSName(v string) (string, error) {
 	if len(name) > maxDNSNameLength {
 		return "", fmt.Errorf("name is %d bytes long; at most %d allowed", len(name), maxDNSNameLength)
 	}
-	base := name
-	if strings.HasPrefix(name, "*.") {
-		base = name[2:]
-		if !strings.Contains(base, ".") {
-			return "", fmt.Errorf("wildcard must cover a name with at least two labels")
-		}
+	b, wildcard := Identifier{Type: IdentifierDNS, Value: name}.SplitWildcard()
+	base := b.Value
+	if wildcard && !strings.Contains(base, ".") {
+		return "", fmt.Errorf("wildcard must cover a name with at least two labels")
 	}
 	if _, err := netip.ParseAddr(base); err == nil {
 		return "", fmt.Errorf("an IP address must use an identifier of type \"ip\"")
@@ -192,6 +190,17 @@ func SortIdentifiers(ids []Identifier) {
 		}
 		return ids[i].Value < ids[j].Value
 	})
+}
+
+// SplitWildcard returns the identifier a "*." DNS name's authorization is
+// for, its base name, and whether it was a wildcard (RFC 8555 §7.1.3);
+// any other identifier is its own base. Authorization.Name is the
+// inverse.
+func (id Identifier) SplitWildcard() (base Identifier, wildcard bool) {
+	if v, ok := strings.CutPrefix(id.Value, "*."); ok && id.Type == IdentifierDNS {
+		return Identifier{Type: IdentifierDNS, Value: v}, true
+	}
+	return id, false
 }
 
 // IdentifierValues returns the values of ids, in order: the "FQDN set".

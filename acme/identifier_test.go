@@ -219,3 +219,27 @@ func TestCanonicalIdentifiers(t *testing.T) {
 		}
 	})
 }
+
+// TestSplitWildcard: a "*." DNS name is authorized by its base name
+// (RFC 8555 §7.1.3), and the authorization's Name gives the name back.
+func TestSplitWildcard(t *testing.T) {
+	for _, tc := range []struct {
+		id       acme.Identifier
+		base     acme.Identifier
+		wildcard bool
+	}{
+		{dns("*.example.com"), dns("example.com"), true},
+		{dns("example.com"), dns("example.com"), false},
+		{dns("a.*.example.com"), dns("a.*.example.com"), false},
+		{ip("192.0.2.1"), ip("192.0.2.1"), false},
+	} {
+		base, wildcard := tc.id.SplitWildcard()
+		if base != tc.base || wildcard != tc.wildcard {
+			t.Errorf("%v: %v, %t; want %v, %t", tc.id, base, wildcard, tc.base, tc.wildcard)
+		}
+		a := &acme.Authorization{Identifier: base, Wildcard: wildcard}
+		if a.Name() != tc.id.Value {
+			t.Errorf("%v: the authorization's name is %q", tc.id, a.Name())
+		}
+	}
+}

@@ -50,9 +50,16 @@ func openSQLite(t *testing.T) acme.Store {
 func openPostgres(t *testing.T) acme.Store {
 	t.Helper()
 	_, dsn := pgtest.Schema(t, "weir_acme_")
+	return openPostgresDSN(t, dsn, 8)
+}
+
+// openPostgresDSN opens a PostgreSQL store on dsn with at most maxConns
+// connections, closed when the test ends.
+func openPostgresDSN(t *testing.T, dsn string, maxConns int) acme.Store {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := postgres.Open(ctx, postgres.Config{DSN: dsn, MaxConns: 8}, nil)
+	s, err := postgres.Open(ctx, postgres.Config{DSN: dsn, MaxConns: maxConns}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

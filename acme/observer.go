@@ -69,11 +69,12 @@ type RequestEvent struct {
 	Limiter string
 	// LimiterError is a backend error the policy ignored or turned into a 503.
 	LimiterError string
-	// Quota is the account-level bucket the request's limiter decision
-	// touched, for the RateLimit and RateLimit-Policy response fields
-	// (docs/rate-limits.md); its zero value (Limit 0) means none, and web
-	// then reads the account's order-creation bucket instead.
-	Quota Quota
+	// Quota is the part of the request's limiter decision that the
+	// RateLimit and RateLimit-Policy response fields describe
+	// (docs/rate-limits.md): a bucket of the spend, as the spend left it.
+	// Its zero value (Limit 0) means none, and web then reads the
+	// account's order-creation bucket instead.
+	Quota ratelimit.Decision
 }
 
 type requestEventKey struct{}

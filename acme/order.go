@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 )
 
@@ -53,33 +52,74 @@ func (s *Service) checkWindow(nb, na time.Time) *Problem {
 // NewOrder creates an order and its authorizations (RFC 8555 §7.4),
 // reusing the account's still-valid authorizations where it can.
 func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (*Order, error) {
+	plan, err := s.planOrder(ctx, c, req)
+	if err != nil {
+		return nil, err
+	}
+	o := plan.order
+	refund, err := s.lim().NewOrder(ctx, c.Account, o, plan.fresh)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.store.CreateOrder(ctx, o, plan.fresh); err != nil {
+		refund()
+		return nil, Internal(err)
+	}
+	// The authorizations are in hand, as the order was made with them:
+	// its status needs no read.
+	return s.withAuthzStatus(o, func(i int) (*Authorization, error) { return plan.authzs[i], nil })
+}
+
+// orderPlan is what a new order would be.
+type orderPlan struct {
+	// idents are the request's identifiers, canonical; set once they
+	// are, even when a later check refuses the order.
+	idents []Identifier
+	order  *Order
+	// authzs are the authorizations of order.AuthzIDs, in order: the
+	// account's valid ones it reuses, as found, and the new ones.
+	authzs []*Authorization
+	// fresh are the new ones, which the order creates.
+	fresh []*Authorization
+}
+
+// planOrder is new-order up to the limiter: every check of the request,
+// in the order new-order makes them (the identifier cap, canonical
+// identifiers, notBefore/notAfter, the naming policy and the profile
+// (admitOrder), the validity window, ARI's replaces), and the reuse of the
+// account's valid authorizations. NewOrder stores what it plans and
+// ExplainNewOrder predicts with it, so that the two answer alike. The
+// error is a *Problem: a refusal, or serverInternal for the store's.
+func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) (*orderPlan, error) {
+	plan := &orderPlan{}
 	if p := requireAccount(c); p != nil {
-		return nil, p
+		return plan, p
 	}
 	if len(req.Identifiers) == 0 {
-		return nil, Malformed("an order needs at least one identifier")
+		return plan, Malformed("an order needs at least one identifier")
 	}
 	if len(req.Identifiers) > s.cfg.MaxIdentifiers {
-		return nil, NewProblem(ProbRejectedIdentifier, "an order may have at most %d identifiers; this one has %d", s.cfg.MaxIdentifiers, len(req.Identifiers))
+		return plan, NewProblem(ProbRejectedIdentifier, "an order may have at most %d identifiers; this one has %d", s.cfg.MaxIdentifiers, len(req.Identifiers))
 	}
 	idents, p := CanonicalIdentifiers(req.Identifiers)
 	if p != nil {
-		return nil, p
+		return plan, p
 	}
+	plan.idents = idents
 	nb, p := parseOrderTime("notBefore", req.NotBefore)
 	if p != nil {
-		return nil, p
+		return plan, p
 	}
 	na, p := parseOrderTime("notAfter", req.NotAfter)
 	if p != nil {
-		return nil, p
+		return plan, p
 	}
 	profile, p := s.admitOrder(idents, req.Profile, nb, na)
 	if p != nil {
-		return nil, p
+		return plan, p
 	}
 	if p := s.checkWindow(nb, na); p != nil {
-		return nil, p
+		return plan, p
 	}
 	var (
 		replaces string
@@ -87,7 +127,7 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 	)
 	if req.Replaces != "" {
 		if replaces, urgent, p = s.checkReplaces(ctx, c.Account, req.Replaces, idents); p != nil {
-			return nil, p
+			return plan, p
 		}
 	}
 
@@ -97,34 +137,22 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 		NotBefore: nb, NotAfter: na, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now, Replaces: replaces, Urgent: urgent,
 		Profile: profile.name(),
 	}
-	var fresh []*Authorization
 	for _, id := range idents {
-		base, wildcard := id, false
-		if id.Type == IdentifierDNS && strings.HasPrefix(id.Value, "*.") {
-			base, wildcard = Identifier{Type: IdentifierDNS, Value: id.Value[2:]}, true
-		}
+		base, wildcard := id.SplitWildcard()
 		// Reuse only an authorization that outlives the order (RFC 8555 §7.1.3).
 		a, err := s.store.FindValidAuthz(ctx, c.Account.ID, base, wildcard, o.Expires)
-		if err == nil {
-			o.AuthzIDs = append(o.AuthzIDs, a.ID)
-			continue
+		switch {
+		case errors.Is(err, ErrNotFound):
+			a = s.newAuthz(c.Account.ID, base, wildcard, now)
+			plan.fresh = append(plan.fresh, a)
+		case err != nil:
+			return plan, Internal(err)
 		}
-		if !errors.Is(err, ErrNotFound) {
-			return nil, Internal(err)
-		}
-		a = s.newAuthz(c.Account.ID, base, wildcard, now)
-		fresh = append(fresh, a)
+		plan.authzs = append(plan.authzs, a)
 		o.AuthzIDs = append(o.AuthzIDs, a.ID)
 	}
-	refund, err := s.lim().NewOrder(ctx, c.Account, o, fresh)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.store.CreateOrder(ctx, o, fresh); err != nil {
-		refund()
-		return nil, Internal(err)
-	}
-	return s.withStatus(ctx, o)
+	plan.order = o
+	return plan, nil
 }
 
 // newAuthz makes a pending authorization with one challenge per offered
@@ -165,10 +193,25 @@ func (s *Service) GetOrder(ctx context.Context, c Caller, id string) (*Order, er
 	return s.withStatus(ctx, o)
 }
 
-// withStatus derives a pending order's current status from its
-// authorizations and expiry (RFC 8555 §7.1.6): ready when all are valid,
-// invalid when one failed or the order expired.
+// withStatus derives a pending order's current status from its stored
+// authorizations (withAuthzStatus), reading them one at a time until one
+// decides it.
 func (s *Service) withStatus(ctx context.Context, o *Order) (*Order, error) {
+	return s.withAuthzStatus(o, func(i int) (*Authorization, error) {
+		a, err := s.store.GetAuthz(ctx, o.AuthzIDs[i])
+		if err != nil {
+			return nil, Internal(err)
+		}
+		return a, nil
+	})
+}
+
+// withAuthzStatus derives a pending order's current status from its
+// authorizations and expiry (RFC 8555 §7.1.6): ready when all are valid,
+// invalid when one failed or the order expired. authz returns the i-th
+// authorization of o.AuthzIDs; it is called in order, and not after one
+// that makes the order invalid.
+func (s *Service) withAuthzStatus(o *Order, authz func(i int) (*Authorization, error)) (*Order, error) {
 	now := s.now()
 	if o.Status != StatusPending {
 		return o, nil
@@ -179,10 +222,10 @@ func (s *Service) withStatus(ctx context.Context, o *Order) (*Order, error) {
 		return o, nil
 	}
 	ready := true
-	for _, aid := range o.AuthzIDs {
-		a, err := s.store.GetAuthz(ctx, aid)
+	for i := range o.AuthzIDs {
+		a, err := authz(i)
 		if err != nil {
-			return nil, Internal(err)
+			return nil, err
 		}
 		switch st := authzStatus(a, now); st {
 		case StatusValid:
@@ -190,7 +233,7 @@ func (s *Service) withStatus(ctx context.Context, o *Order) (*Order, error) {
 			ready = false
 		default:
 			o.Status = StatusInvalid
-			o.Error = Unauthorized("the authorization for %s is %s", displayName(a), st)
+			o.Error = Unauthorized("the authorization for %s is %s", a.Name(), st)
 			for _, ch := range a.Challenges {
 				if ch.Error != nil {
 					o.Error = ch.Error
@@ -212,13 +255,6 @@ func authzStatus(a *Authorization, now time.Time) Status {
 		return StatusExpired
 	}
 	return a.Status
-}
-
-func displayName(a *Authorization) string {
-	if a.Wildcard {
-		return "*." + a.Identifier.Value
-	}
-	return a.Identifier.Value
 }
 
 // ListOrders returns a page of the account's order IDs (RFC 8555 §7.1.2.1)

@@ -113,7 +113,8 @@ func (p *Policy) Check(id Identifier) *Problem {
 		}
 		return NewProblem(ProbRejectedIdentifier, "policy forbids issuing for IP address %s: not in ca.policy.allowed-ip-ranges", id.Value).WithIdentifier(id)
 	case IdentifierDNS:
-		name, wildcard := strings.CutPrefix(id.Value, "*.")
+		base, wildcard := id.SplitWildcard()
+		name := base.Value
 		for _, d := range p.denied {
 			if underDomain(name, d) {
 				return NewProblem(ProbRejectedIdentifier, "policy forbids issuing for %q: it is under the denied domain %q", id.Value, d).WithIdentifier(id)

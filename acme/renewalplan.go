@@ -42,7 +42,7 @@ func (c *ARIConfig) setDefaults() {
 }
 
 // renewalHeadroom is implemented by a Limits that knows how many renewals
-// an hour an account can make without a 429 (RateLimits: its san-budget
+// an hour an account can make without a 429 (limits.Adapter: its san-budget
 // rate), so the planner spreads one account's certificates within it.
 type renewalHeadroom interface {
 	RenewalsPerHour(accountID string, names int) float64

@@ -185,7 +185,7 @@ func (s *Service) SetObserver(o Observer) { s.observer.Store(newObserverBox(o)) 
 func (s *Service) obs() Observer { return s.observer.Load().get() }
 
 // observerBox holds an Observer behind an atomic.Pointer; a nil box is
-// NopObserver, so the zero Service and RateLimits observe nothing.
+// NopObserver, so the zero Service observes nothing.
 type observerBox struct{ Observer }
 
 func newObserverBox(o Observer) *observerBox {

@@ -96,6 +96,16 @@ type Authorization struct {
 	CreatedAt  time.Time
 }
 
+// Name is what the authorization is for as an order names it: the
+// identifier's value, with a leading "*." for a wildcard (RFC 8555
+// §7.1.3).
+func (a *Authorization) Name() string {
+	if a.Wildcard {
+		return "*." + a.Identifier.Value
+	}
+	return a.Identifier.Value
+}
+
 // Challenge is an ACME challenge (RFC 8555 §7.1.5, §8).
 type Challenge struct {
 	ID        string

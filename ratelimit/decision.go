@@ -11,8 +11,10 @@ import (
 // and each entry of Denied can become a subproblem.
 //
 // An allowed Decision describes the bucket with the fewest tokens or slots
-// left, for informational headers; a denied one describes the strictest
-// denial, the one with the longest wait.
+// left; a denied one describes the strictest denial, the one with the
+// longest wait. Buckets has the part of every bucket, so that the
+// RateLimit response fields can describe the one they choose without
+// reading the limiter again.
 type Decision struct {
 	// Allowed reports that every bucket of the request fits.
 	Allowed bool
@@ -34,9 +36,17 @@ type Decision struct {
 	ResetAt time.Time
 	// At is the source's clock when it decided.
 	At time.Time
+	// Policy is the limit the bucket was held to: its own override, else
+	// its group's ([Request.OverrideKey]), else the default of Limit.
+	Policy Limit
 	// Denied lists every denied bucket, in request order, when Allowed is
-	// false. Its entries have no Denied of their own.
+	// false. Its entries have no Denied or Buckets of their own.
 	Denied []Decision
+	// Buckets is each bucket's part in the decision, one per request of
+	// an enabled limit, in request order (an allowed one's Remaining and
+	// ResetAt are after the request). Its entries have no Denied or
+	// Buckets of their own.
+	Buckets []Decision
 }
 
 // Detail describes a denial for the client: the limit, the key, and the
@@ -49,12 +59,14 @@ func (d Decision) Detail() string {
 	case d.Never:
 		return fmt.Sprintf("%s limit for %q: the request is larger than the limit's burst and can never be allowed", d.Limit, d.Key)
 	default:
-		return fmt.Sprintf("%s limit exceeded for %q: retry after %s", d.Limit, d.Key, d.retryAt().Format(time.RFC3339))
+		return fmt.Sprintf("%s limit exceeded for %q: retry after %s", d.Limit, d.Key, d.RetryAt().Format(time.RFC3339))
 	}
 }
 
-// retryAt is At + RetryAfter in UTC, rounded up to the whole second.
-func (d Decision) retryAt() time.Time {
+// RetryAt is when a denied request may succeed: At + RetryAfter in UTC,
+// rounded up to the whole second, as every time a client is told is, so
+// that a client that waits until then is not refused again.
+func (d Decision) RetryAt() time.Time {
 	t := d.At.Add(d.RetryAfter).UTC()
 	if s := t.Truncate(time.Second); !s.Equal(t) {
 		return s.Add(time.Second)
@@ -62,12 +74,26 @@ func (d Decision) retryAt() time.Time {
 	return t
 }
 
+// CeilSeconds is d in whole seconds, rounded up: how a wait is told to a
+// client (Retry-After, RFC 9110 §10.2.3, the RateLimit fields, a
+// problem's window), so that a client that waits that long is not
+// refused again.
+func CeilSeconds(d time.Duration) int64 {
+	s := int64(d / time.Second)
+	if d%time.Second > 0 {
+		s++
+	}
+	return s
+}
+
 // decide builds the Decision of a batch of limiter ops.
 func decide(ops []Op, names []Name, res *BatchResult) Decision {
 	now := time.UnixMicro(res.Now)
-	bucket := func(i int) Decision {
-		r := res.Results[i]
-		return Decision{
+	buckets := make([]Decision, len(res.Results))
+	var denied []Decision
+	best := -1
+	for i, r := range res.Results {
+		buckets[i] = Decision{
 			Allowed:    r.Allowed,
 			Limit:      names[i],
 			Key:        ops[i].Key[len(names[i].String())+1:],
@@ -76,11 +102,8 @@ func decide(ops []Op, names []Name, res *BatchResult) Decision {
 			Never:      r.Never,
 			ResetAt:    time.UnixMicro(r.TAT),
 			At:         now,
+			Policy:     ops[i].Limit,
 		}
-	}
-	var denied []Decision
-	best := -1
-	for i, r := range res.Results {
 		switch {
 		case r.Allowed && len(denied) == 0:
 			if best < 0 || r.Remaining < res.Results[best].Remaining {
@@ -90,11 +113,11 @@ func decide(ops []Op, names []Name, res *BatchResult) Decision {
 			if len(denied) == 0 || stricter(r, res.Results[best]) {
 				best = i
 			}
-			denied = append(denied, bucket(i))
+			denied = append(denied, buckets[i])
 		}
 	}
-	d := bucket(best)
-	d.Denied = denied
+	d := buckets[best]
+	d.Denied, d.Buckets = denied, buckets
 	return d
 }
 

@@ -88,6 +88,15 @@ func (l Limit) Emission() int64 {
 	return l.Period.Microseconds() / l.Count
 }
 
+// Span is the time the limit counts over: a rate limit's period, an
+// exact count's window (0 when it has none: pending-authorizations).
+func (l Limit) Span() time.Duration {
+	if l.Kind() == KindRate {
+		return l.Period
+	}
+	return l.Window
+}
+
 // WindowMicros returns Window in microseconds.
 func (l Limit) WindowMicros() int64 { return l.Window.Microseconds() }
 

@@ -149,6 +149,40 @@ func (l *Limiter) Refund(ctx context.Context, s *Spent) error {
 	return nil
 }
 
+// Enforced returns the requests of reqs whose limit is enabled (reqs
+// itself when that is all of them): those the Limiter acts on, and drops
+// the others from every call. It is the one place that says so.
+func (l *Limiter) Enforced(reqs []Request) []Request {
+	n := 0
+	for _, r := range reqs {
+		if l.enforces(r.Name) {
+			n++
+		}
+	}
+	if n == len(reqs) {
+		return reqs
+	}
+	out := make([]Request, 0, n)
+	for _, r := range reqs {
+		if l.enforces(r.Name) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// LimitFor returns the limit r's bucket is held to (see [Decision.Policy]),
+// false when r's limit is not enforced.
+func (l *Limiter) LimitFor(r Request) (Limit, bool) {
+	if !l.enforces(r.Name) {
+		return Limit{}, false
+	}
+	return l.cfg.limitFor(r.Name, BucketKey(r.Name, r.Key), r.OverrideKey), true
+}
+
+// enforces reports whether the limit n is enabled.
+func (l *Limiter) enforces(n Name) bool { return l.cfg.Enabled[n] }
+
 // Remove deletes members from count buckets: a revoked certificate from
 // duplicate-certificate, an authorization that left pending from
 // pending-authorizations. Requests of disabled limits are dropped.
@@ -158,7 +192,7 @@ func (l *Limiter) Remove(ctx context.Context, reqs ...Request) error {
 		if r.Name.Kind() != KindCount {
 			return fmt.Errorf("ratelimit: remove: %s is not an exact count", r.Name)
 		}
-		if !l.cfg.Enabled[r.Name] {
+		if !l.enforces(r.Name) {
 			continue
 		}
 		key := BucketKey(r.Name, r.Key)
@@ -182,7 +216,7 @@ func (l *Limiter) batch(reqs []Request, check bool) (ops []Op, names []Name, err
 		if !r.Name.Valid() {
 			return nil, nil, fmt.Errorf("ratelimit: unknown limit name %d", int(r.Name))
 		}
-		if !l.cfg.Enabled[r.Name] {
+		if !l.enforces(r.Name) {
 			continue
 		}
 		if r.Key == "" {

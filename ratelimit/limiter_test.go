@@ -345,3 +345,48 @@ func TestLimiterErrors(t *testing.T) {
 		t.Error("New with a nil Source = nil error")
 	}
 }
+
+// TestEnforced: the requests of disabled limits are dropped, and a list
+// with none comes back as it is.
+func TestEnforced(t *testing.T) {
+	l, _, _ := newLimiter(t, func(c *ratelimit.Policy) { c.Enabled[ratelimit.SANBudget] = false })
+	all := []ratelimit.Request{order("1"), pending("1", "z", t0().Add(time.Hour))}
+	if got := l.Enforced(all); len(got) != 2 || &got[0] != &all[0] {
+		t.Errorf("Enforced of enabled requests: %+v, want the same slice", got)
+	}
+	mixed := []ratelimit.Request{sans("1", 2), order("1"), sans("2", 1)}
+	if got := l.Enforced(mixed); len(got) != 1 || got[0] != order("1") {
+		t.Errorf("Enforced: %+v, want only order-creation (san-budget is disabled)", got)
+	}
+}
+
+// TestLimiterPolicy: the limit a request's bucket is held to, as a
+// decision reports it; none for a disabled limit.
+func TestLimiterLimitFor(t *testing.T) {
+	own := ratelimit.Limit{Count: 1, Period: time.Hour, Burst: 1}
+	l, _, _ := newLimiter(t, func(c *ratelimit.Policy) {
+		c.Overrides = map[string]ratelimit.Limit{"san-budget:9": own}
+	})
+	def := ratelimit.DefaultPolicy().Limits[ratelimit.SANBudget]
+	for _, tc := range []struct {
+		req  ratelimit.Request
+		want ratelimit.Limit
+		ok   bool
+	}{
+		{sans("1", 0), def, true},
+		{sans("9", 0), own, true},
+		{ratelimit.Request{Name: ratelimit.RegisteredDomain, Key: "example.com"}, ratelimit.Limit{}, false},
+	} {
+		got, ok := l.LimitFor(tc.req)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("LimitFor(%s %s) = %+v, %v; want %+v, %v", tc.req.Name, tc.req.Key, got, ok, tc.want, tc.ok)
+		}
+		if !ok {
+			continue
+		}
+		d, _ := spend(t, l, tc.req)
+		if d.Policy != got {
+			t.Errorf("%s %s: the spend held the bucket to %+v, Policy says %+v", tc.req.Name, tc.req.Key, d.Policy, got)
+		}
+	}
+}

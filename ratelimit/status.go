@@ -54,7 +54,7 @@ func (l *Limiter) Status(ctx context.Context, reqs ...Request) ([]BucketStatus, 
 			return nil, fmt.Errorf("ratelimit: status: %s: empty key", r.Name)
 		}
 		out[i] = BucketStatus{Name: r.Name, Key: r.Key}
-		if !l.cfg.Enabled[r.Name] {
+		if !l.enforces(r.Name) {
 			continue
 		}
 		key := BucketKey(r.Name, r.Key)
@@ -178,7 +178,7 @@ func (l *Limiter) CheckCount(ctx context.Context, r Request, n int) (Decision, e
 	if r.Name.Kind() != KindCount {
 		return Decision{}, fmt.Errorf("ratelimit: check count: %s is not an exact count", r.Name)
 	}
-	if !l.cfg.Enabled[r.Name] || n <= 0 {
+	if !l.enforces(r.Name) || n <= 0 {
 		return Decision{Allowed: true, At: l.now()}, nil
 	}
 	key := BucketKey(r.Name, r.Key)
@@ -197,24 +197,25 @@ func (l *Limiter) CheckCount(ctx context.Context, r Request, n int) (Decision, e
 		}
 	}
 	slices.Sort(leaves)
-	d := Decision{Limit: r.Name, Key: r.Key, At: time.UnixMicro(now).UTC()}
+	d := Decision{Limit: r.Name, Key: r.Key, At: time.UnixMicro(now).UTC(), Policy: lim}
 	full := now
 	if len(leaves) > 0 {
 		full = leaves[len(leaves)-1]
 	}
 	d.ResetAt = time.UnixMicro(full).UTC()
 	over := int64(len(leaves)) + int64(n) - lim.Max
-	if over <= 0 {
+	switch {
+	case over <= 0:
 		d.Allowed, d.Remaining = true, -over
-		return d, nil
-	}
-	if int64(n) > lim.Max {
+	case int64(n) > lim.Max:
 		d.Never = true
-	} else {
+	default:
 		// The over-th member to leave makes room for all n.
 		d.RetryAfter = time.Duration(leaves[over-1]-now) * time.Microsecond
 	}
-	d.Denied = []Decision{d}
-	d.Denied[0].Denied = nil
+	d.Buckets = []Decision{d}
+	if !d.Allowed {
+		d.Denied = d.Buckets
+	}
 	return d, nil
 }

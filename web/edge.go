@@ -1,13 +1,13 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
 	"net/netip"
 	"strings"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -126,7 +126,7 @@ func (s *Server) edgeAllow(rec *statusRecorder, obs acme.Observer) error {
 	d := ratelimit.Decision{Allowed: ok, Limit: ratelimit.Global, Key: key, RetryAfter: retry, At: now}
 	if !ok {
 		d.Denied = []ratelimit.Decision{d}
-		rec.ev.Limiter = acme.DecisionSummary(d)
+		rec.ev.Limiter = limits.DecisionSummary(d)
 	}
 	if !nop {
 		// The Edge runs in process: there is no backend latency to report.
@@ -136,9 +136,5 @@ func (s *Server) edgeAllow(rec *statusRecorder, obs acme.Observer) error {
 	if ok {
 		return nil
 	}
-	at := now.Add(retry).UTC()
-	if t := at.Truncate(time.Second); !t.Equal(at) {
-		at = t.Add(time.Second)
-	}
-	return acme.RateLimited(retry, ec.HelpURL, "%s", fmt.Sprintf("global limit exceeded for %q: retry after %s", key, at.Format(time.RFC3339)))
+	return acme.RateLimited(retry, ec.HelpURL, "%s", d.Detail())
 }

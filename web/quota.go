@@ -2,7 +2,6 @@ package web
 
 import (
 	"context"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/jws"
+	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -37,7 +37,7 @@ const (
 // quotaState is the Server's part of quota transparency: the limiter and
 // the per-account cache of order-creation reads.
 type quotaState struct {
-	limits atomic.Pointer[acme.RateLimits]
+	limits atomic.Pointer[limits.Adapter]
 	mu     sync.Mutex
 	cache  map[string]cachedQuota
 }
@@ -45,16 +45,16 @@ type quotaState struct {
 // cachedQuota is one read of an account's order-creation bucket; ok is
 // false when order-creation is disabled.
 type cachedQuota struct {
-	q    acme.Quota
+	q    limits.Quota
 	ok   bool
 	read time.Time
 }
 
 // SetRateLimits installs the limiter whose buckets the RateLimit fields
 // and the quota resource show; nil turns both off. It may be called at
-// any time. A reload updates the RateLimits in place, so one call at
-// start is enough.
-func (s *Server) SetRateLimits(l *acme.RateLimits) {
+// any time. A reload updates the Adapter in place, so one call at start
+// is enough.
+func (s *Server) SetRateLimits(l *limits.Adapter) {
 	s.quota.limits.Store(l)
 	s.quota.mu.Lock()
 	s.quota.cache = nil
@@ -91,10 +91,14 @@ func (s *Server) setRateLimitFields(ctx context.Context, rec *statusRecorder) {
 	if lim == nil {
 		return
 	}
-	q, elapsed := rec.ev.Quota, time.Duration(0)
-	if q.Valid() {
+	var (
+		q       limits.Quota
+		elapsed time.Duration
+	)
+	if d := rec.ev.Quota; d.Limit.Valid() {
 		// This request spent from the account's buckets: a cached read
 		// is stale now.
+		q = limits.QuotaFromDecision(d)
 		s.forgetQuota(rec.acct.ID)
 	} else {
 		c, ok := s.cachedQuota(ctx, lim, rec.acct)
@@ -111,7 +115,7 @@ func (s *Server) setRateLimitFields(ctx context.Context, rec *statusRecorder) {
 
 // cachedQuota returns the account's order-creation bucket, read at most
 // quotaCacheTTL ago; false when it cannot be shown.
-func (s *Server) cachedQuota(ctx context.Context, lim *acme.RateLimits, acct *acme.Account) (cachedQuota, bool) {
+func (s *Server) cachedQuota(ctx context.Context, lim *limits.Adapter, acct *acme.Account) (cachedQuota, bool) {
 	now := s.now()
 	account := acct.ID
 	s.quota.mu.Lock()
@@ -166,7 +170,7 @@ func (s *Server) forgetQuota(account string) {
 // window in whole seconds rounded up: until the bucket is whole again
 // when r > 0, until one more request fits when r = 0. On a denial t is
 // the Retry-After value exactly.
-func rateLimitFields(q acme.Quota, elapsed time.Duration) (policy, limit string) {
+func rateLimitFields(q limits.Quota, elapsed time.Duration) (policy, limit string) {
 	name := sfString(q.Limit.String())
 	var b strings.Builder
 	b.WriteString(name)
@@ -174,7 +178,7 @@ func rateLimitFields(q acme.Quota, elapsed time.Duration) (policy, limit string)
 	b.WriteString(strconv.FormatInt(max(q.Capacity, 0), 10))
 	if q.Window > 0 {
 		b.WriteString(";w=")
-		b.WriteString(strconv.FormatInt(max(ceilSeconds(q.Window), 1), 10))
+		b.WriteString(strconv.FormatInt(max(ratelimit.CeilSeconds(q.Window), 1), 10))
 	}
 	policy = b.String()
 	b.Reset()
@@ -182,7 +186,7 @@ func rateLimitFields(q acme.Quota, elapsed time.Duration) (policy, limit string)
 	if q.Denied {
 		t = retryAfter(q.Reset)
 	} else {
-		t = strconv.FormatInt(max(ceilSeconds(q.Reset-elapsed), 0), 10)
+		t = strconv.FormatInt(max(ratelimit.CeilSeconds(q.Reset-elapsed), 0), 10)
 	}
 	b.WriteString(name)
 	b.WriteString(";r=")
@@ -191,9 +195,6 @@ func rateLimitFields(q acme.Quota, elapsed time.Duration) (policy, limit string)
 	b.WriteString(t)
 	return policy, b.String()
 }
-
-// ceilSeconds is d in whole seconds, rounded up.
-func ceilSeconds(d time.Duration) int64 { return int64(math.Ceil(d.Seconds())) }
 
 // sfString serialises s as a Structured Field String (RFC 9651 §4.1.6);
 // s is printable ASCII (a limit name).
@@ -282,12 +283,7 @@ func quotaBucket(st ratelimit.BucketStatus) quotaBucketView {
 		return v
 	}
 	v.Capacity, v.Remaining = st.Capacity, st.Remaining
-	switch st.Limit.Kind() {
-	case ratelimit.KindRate:
-		v.Window = ceilSeconds(st.Limit.Period)
-	case ratelimit.KindCount:
-		v.Window = ceilSeconds(st.Limit.Window)
-	}
+	v.Window = ratelimit.CeilSeconds(st.Limit.Span())
 	v.NextAt, v.FullAt, v.At = timeString(st.NextAt), timeString(st.FullAt), timeString(st.At)
 	return v
 }

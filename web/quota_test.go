@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -17,25 +18,25 @@ func TestRateLimitFieldsFormat(t *testing.T) {
 	oc := ratelimit.OrderCreation
 	for _, tc := range []struct {
 		name          string
-		q             acme.Quota
+		q             limits.Quota
 		elapsed       time.Duration
 		policy, limit string
 	}{
-		{"full bucket", acme.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Remaining: 5},
+		{"full bucket", limits.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Remaining: 5},
 			0, `"order-creation";q=5;w=900`, `"order-creation";r=5;t=0`},
-		{"t rounds up", acme.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Remaining: 3, Reset: 359*time.Second + time.Millisecond},
+		{"t rounds up", limits.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Remaining: 3, Reset: 359*time.Second + time.Millisecond},
 			0, `"order-creation";q=5;w=900`, `"order-creation";r=3;t=360`},
-		{"a cached read ages", acme.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Remaining: 3, Reset: 360 * time.Second},
+		{"a cached read ages", limits.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Remaining: 3, Reset: 360 * time.Second},
 			1500 * time.Millisecond, `"order-creation";q=5;w=900`, `"order-creation";r=3;t=359`},
-		{"aged past its reset", acme.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Remaining: 4, Reset: time.Second},
+		{"aged past its reset", limits.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Remaining: 4, Reset: time.Second},
 			2 * time.Second, `"order-creation";q=5;w=900`, `"order-creation";r=4;t=0`},
-		{"a denial's t is its Retry-After", acme.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Reset: 2100 * time.Millisecond, Denied: true},
+		{"a denial's t is its Retry-After", limits.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Reset: 2100 * time.Millisecond, Denied: true},
 			0, `"order-creation";q=5;w=900`, `"order-creation";r=0;t=3`},
-		{"a Retry-After is at least 1", acme.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Reset: time.Millisecond, Denied: true},
+		{"a Retry-After is at least 1", limits.Quota{Limit: oc, Capacity: 5, Window: 15 * time.Minute, Reset: time.Millisecond, Denied: true},
 			0, `"order-creation";q=5;w=900`, `"order-creation";r=0;t=1`},
-		{"a sub-second window is 1", acme.Quota{Limit: ratelimit.SANBudget, Capacity: 100, Window: 300 * time.Millisecond, Remaining: 99, Reset: 3 * time.Millisecond},
+		{"a sub-second window is 1", limits.Quota{Limit: ratelimit.SANBudget, Capacity: 100, Window: 300 * time.Millisecond, Remaining: 99, Reset: 3 * time.Millisecond},
 			0, `"san-budget";q=100;w=1`, `"san-budget";r=99;t=1`},
-		{"a count without a window", acme.Quota{Limit: ratelimit.PendingAuthorizations, Capacity: 30, Remaining: 28, Reset: 168 * time.Hour},
+		{"a count without a window", limits.Quota{Limit: ratelimit.PendingAuthorizations, Capacity: 30, Remaining: 28, Reset: 168 * time.Hour},
 			0, `"pending-authorizations";q=30`, `"pending-authorizations";r=28;t=604800`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,17 +87,17 @@ func TestRateLimitFieldsFromLimiter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rl := acme.NewRateLimits(lim, acme.RateLimitsConfig{BackendTimeout: time.Second}, nil)
+	rl := limits.New(limits.Config{BackendTimeout: time.Second}, lim, nil)
 	s := &Server{log: slog.New(slog.DiscardHandler), now: clock.now}
 	s.SetRateLimits(rl)
 	acct := &acme.Account{ID: "12", Status: acme.StatusValid}
-	order := func() (acme.Quota, error) {
+	order := func() (limits.Quota, error) {
 		ev := &acme.RequestEvent{}
 		o := &acme.Order{AccountID: acct.ID, Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: "a.example"}}}
 		_, err := rl.NewOrder(acme.WithRequestEvent(context.Background(), ev), acct, o, nil)
-		return ev.Quota, err
+		return limits.QuotaFromDecision(ev.Quota), err
 	}
-	fields := func(q acme.Quota, elapsed time.Duration) string {
+	fields := func(q limits.Quota, elapsed time.Duration) string {
 		p, l := rateLimitFields(q, elapsed)
 		return p + " | " + l
 	}

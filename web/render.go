@@ -4,12 +4,12 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"math"
 	"net/http"
 	"strconv"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // writeJSON writes v pretty-printed, one key per line (some shell clients
@@ -28,11 +28,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 // retryAfter formats a Retry-After value as whole seconds, rounded up, at
 // least 1 (clients reject the HTTP-date form).
 func retryAfter(d time.Duration) string {
-	secs := int64(math.Ceil(d.Seconds()))
-	if secs < 1 {
-		secs = 1
-	}
-	return strconv.FormatInt(secs, 10)
+	return strconv.FormatInt(max(ratelimit.CeilSeconds(d), 1), 10)
 }
 
 // unavailableRetryAfter is the Retry-After of a problem that has none of

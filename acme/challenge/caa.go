@@ -122,11 +122,8 @@ func (v *Validator) CheckCAA(ctx context.Context, req acme.CAARequest) *acme.Pro
 
 // checkCAA is CheckCAA without the bookkeeping.
 func (v *Validator) checkCAA(ctx context.Context, req acme.CAARequest) *acme.Problem {
-	name := strings.ToLower(strings.TrimSuffix(req.Identifier.Value, "."))
-	wildcard := req.Wildcard
-	if strings.HasPrefix(name, "*.") {
-		name, wildcard = name[2:], true
-	}
+	base, wildcard := acme.Identifier{Type: acme.IdentifierDNS, Value: strings.ToLower(strings.TrimSuffix(req.Identifier.Value, "."))}.SplitWildcard()
+	name, wildcard := base.Value, wildcard || req.Wildcard
 	if !isDNSName(name) {
 		return acme.Malformed("invalid dns identifier %s", excerpt([]byte(req.Identifier.Value)))
 	}

@@ -85,7 +85,7 @@ func TestNameConstraintsServe(t *testing.T) {
 		{"www.other.example", "name constraints do not permit"},
 		{"db.secret.corp.example", "denied domain"},
 	} {
-		ex, err := s.svc.ExplainNewOrder(ctx, acct.ID, []acme.Identifier{{Type: acme.IdentifierDNS, Value: tc.name}})
+		ex, err := s.svc.ExplainNewOrder(ctx, acct.ID, acme.NewOrderRequest{Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: tc.name}}})
 		if err != nil {
 			t.Fatal(err)
 		}

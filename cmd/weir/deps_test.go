@@ -21,13 +21,14 @@ var allowedDeps = map[string][]string{
 	"acme/jws":             {"acme", "github.com/go-jose/go-jose/v4"},
 	"acme/challenge":       {"acme", "golang.org/x/net/dns/dnsmessage"},
 	"acme/noncetest":       {"acme"},
+	"acme/limits":          {"acme", "ratelimit"},
 	"storage/transfer":     {},
 	"storage/sqlite":       {"acme", "ratelimit", "migrations", "storage/transfer", "modernc.org/sqlite"},
 	"storage/redis":        {"acme", "ratelimit", "github.com/redis/go-redis/v9"},
 	"storage/postgres":     {"acme", "ratelimit", "migrations", "storage/transfer", "github.com/jackc/pgx/v5"},
 	"storage/storagetest":  {"acme", "ratelimit"},
-	"web":                  {"acme", "acme/jws", "ratelimit", "github.com/go-chi/chi/v5"},
-	"web/admin":            {"acme", "ratelimit", "ca", "github.com/go-chi/chi/v5", "github.com/prometheus/client_golang"},
+	"web":                  {"acme", "acme/jws", "acme/limits", "ratelimit", "github.com/go-chi/chi/v5"},
+	"web/admin":            {"acme", "acme/limits", "ratelimit", "ca", "github.com/go-chi/chi/v5", "github.com/prometheus/client_golang"},
 }
 
 // isStd reports whether an import path is in the standard library.

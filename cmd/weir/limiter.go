@@ -9,7 +9,7 @@ import (
 
 	goredis "github.com/redis/go-redis/v9"
 
-	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/storage/sqlite"
 	"github.com/weir-pki/weir/web"
@@ -55,7 +55,7 @@ func openLimiterBackend(ctx context.Context, cfg Config, log *slog.Logger) (*lim
 // limiterSettings derives everything the limiter layers need from cfg.
 type limiterSettings struct {
 	limiter *ratelimit.Limiter
-	acme    acme.RateLimitsConfig
+	adapter limits.Config
 	edge    web.EdgeConfig
 	global  ratelimit.Limit
 }
@@ -73,7 +73,7 @@ func newLimiterSettings(cfg Config, src ratelimit.Source) (*limiterSettings, err
 	trusted, _ := parsePrefixes("server.trusted-proxies", cfg.Server.TrustedProxies)
 	return &limiterSettings{
 		limiter: lim,
-		acme: acme.RateLimitsConfig{OnBackendError: acme.BackendPolicy(cfg.RateLimiting.OnBackendError),
+		adapter: limits.Config{OnBackendError: limits.BackendPolicy(cfg.RateLimiting.OnBackendError),
 			BackendTimeout: cfg.RateLimiting.BackendTimeout, Whitelist: white, HelpURL: cfg.RateLimiting.HelpURL},
 		edge:   web.EdgeConfig{Whitelist: white, TrustedProxies: trusted, HelpURL: cfg.RateLimiting.HelpURL},
 		global: lcfg.Limits[ratelimit.Global],
@@ -99,9 +99,9 @@ func (s *server) applyLimiter(ls *limiterSettings, globalEnabled bool) error {
 		ls.edge.Edge = s.edge
 	}
 	if s.limits == nil {
-		s.limits = acme.NewRateLimits(ls.limiter, ls.acme, s.log)
+		s.limits = limits.New(ls.adapter, ls.limiter, s.log)
 	} else {
-		s.limits.Update(ls.limiter, ls.acme)
+		s.limits.Update(ls.adapter, ls.limiter)
 	}
 	if s.web != nil {
 		s.web.SetEdge(ls.edge)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/challenge"
+	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web"
@@ -84,7 +85,7 @@ type server struct {
 	logLevel   *slog.LevelVar
 	store      acmeStore // SQLite or PostgreSQL (storage.go)
 	backend    *limiterBackend
-	limits     *acme.RateLimits
+	limits     *limits.Adapter
 	edge       *ratelimit.Edge
 	svc        *acme.Service
 	validator  *challenge.Validator

@@ -9,6 +9,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -48,7 +49,7 @@ type Config struct {
 	// Service is the ACME service.
 	Service *acme.Service
 	// Limits is the rate limiter as the service applies it.
-	Limits *acme.RateLimits
+	Limits *limits.Adapter
 	// Edge is the in-process global layer; GlobalEnabled reports whether
 	// it is enforced.
 	Edge          *ratelimit.Edge

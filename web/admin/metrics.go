@@ -31,7 +31,7 @@ type MetricsOptions struct {
 
 // Metrics is weir's Prometheus instrumentation and the dashboard's view of
 // the limiter. It implements acme.Observer: install it with the
-// SetObserver methods of acme.Service, acme.RateLimits and web.Server.
+// SetObserver methods of acme.Service, limits.Adapter and web.Server.
 // Every series lives in its own registry, never the global one, so two
 // servers in one process (tests) do not collide.
 type Metrics struct {

@@ -118,7 +118,7 @@ func TestMetricsRequests(t *testing.T) {
 	}
 }
 
-// Requests of one new-order batch, as acme.RateLimits builds them.
+// Requests of one new-order batch, as ratelimit.NewOrderRequests builds them.
 var orderReqs = []ratelimit.Request{
 	{Name: ratelimit.OrderCreation, Key: "acct1"},
 	{Name: ratelimit.SANBudget, Key: "acct1", Cost: 2},

@@ -115,7 +115,7 @@ func (s *Server) Status(ctx context.Context, q StatusQuery) ([]BucketView, error
 			return nil, badRequest("ip %q is not an IP address", q.IP)
 		}
 		out = append(out, s.globalBucket(ip))
-		reqs = acme.IPRequests(ip)
+		reqs = ratelimit.AddressBuckets(ip)
 	default:
 		name, key, err := ratelimit.ParseBucketKey(q.Key)
 		if err != nil {
@@ -248,7 +248,7 @@ func (s *Server) Explain(ctx context.Context, account string, names []string) (*
 	if account == "" || len(idents) == 0 {
 		return nil, badRequest("name an account and at least one name")
 	}
-	ex, err := s.cfg.Service.ExplainNewOrder(ctx, account, idents)
+	ex, err := s.cfg.Service.ExplainNewOrder(ctx, account, acme.NewOrderRequest{Identifiers: idents})
 	if err != nil {
 		return nil, err
 	}
@@ -298,7 +298,7 @@ type LimitsView struct {
 
 // Limits describes the configured limits.
 func (s *Server) Limits() LimitsView {
-	cfg := s.cfg.Limits.Config()
+	cfg := s.cfg.Limits.Policy()
 	var v LimitsView
 	for _, n := range ratelimit.Names() {
 		v.Limits = append(v.Limits, LimitView{Limit: n.String(), Enabled: cfg.Enabled[n], Kind: n.Kind().String(), Describe: describeLimit(cfg.Limits[n])})

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ratelimit/sourcetest"
 )
 
@@ -33,7 +34,7 @@ func newSessionEnv(t *testing.T, token string, tlsOn bool) *sessionEnv {
 	t.Helper()
 	c := sourcetest.NewClock(testNow)
 	s, err := New(Config{Token: token, Hosts: []string{"example.com"}, TLS: tlsOn,
-		Service: &acme.Service{}, Limits: &acme.RateLimits{}, Metrics: NewMetrics(MetricsOptions{}),
+		Service: &acme.Service{}, Limits: &limits.Adapter{}, Metrics: NewMetrics(MetricsOptions{}),
 		Config: func() ConfigInfo { return ConfigInfo{YAML: "admin: {}"} }, Now: c.Now})
 	if err != nil {
 		t.Fatal(err)

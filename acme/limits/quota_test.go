@@ -1,4 +1,4 @@
-package acme_test
+package limits_test
 
 import (
 	"context"
@@ -8,23 +8,24 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
-// newTestRateLimits is a RateLimits over an in-memory source on a fixed
+// newTestAdapter is an Adapter over an in-memory source on a fixed
 // clock enforcing limits.
-func newTestRateLimits(t *testing.T, limits map[ratelimit.Name]ratelimit.Limit) *acme.RateLimits {
+func newTestAdapter(t *testing.T, lims map[ratelimit.Name]ratelimit.Limit) *limits.Adapter {
 	t.Helper()
 	now := func() time.Time { return time.Date(2026, 1, 2, 12, 0, 0, 0, time.UTC) }
-	cfg := ratelimit.Policy{Limits: limits, Enabled: map[ratelimit.Name]bool{}}
-	for n := range limits {
+	cfg := ratelimit.Policy{Limits: lims, Enabled: map[ratelimit.Name]bool{}}
+	for n := range lims {
 		cfg.Enabled[n] = true
 	}
 	lim, err := ratelimit.New(cfg, ratelimit.NewMemorySource(now), now)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return acme.NewRateLimits(lim, acme.RateLimitsConfig{BackendTimeout: time.Second}, nil)
+	return limits.New(limits.Config{BackendTimeout: time.Second}, lim, nil)
 }
 
 func dnsIDs(names ...string) []acme.Identifier {
@@ -57,7 +58,7 @@ func TestRateLimitedSubproblems(t *testing.T) {
 	acct := &acme.Account{ID: "7", Status: acme.StatusValid}
 
 	t.Run("failed-validation", func(t *testing.T) {
-		rl := newTestRateLimits(t, map[ratelimit.Name]ratelimit.Limit{
+		rl := newTestAdapter(t, map[ratelimit.Name]ratelimit.Limit{
 			ratelimit.FailedValidation: {Count: 1, Period: time.Hour, Burst: 1},
 			ratelimit.OrderCreation:    {Count: 20, Period: time.Hour, Burst: 5},
 		})
@@ -87,7 +88,7 @@ func TestRateLimitedSubproblems(t *testing.T) {
 	})
 
 	t.Run("registered-domain and duplicate-certificate", func(t *testing.T) {
-		rl := newTestRateLimits(t, map[ratelimit.Name]ratelimit.Limit{
+		rl := newTestAdapter(t, map[ratelimit.Name]ratelimit.Limit{
 			ratelimit.RegisteredDomain:     {Count: 1, Period: 168 * time.Hour, Burst: 1},
 			ratelimit.DuplicateCertificate: {Max: 1, Window: time.Hour},
 		})
@@ -131,7 +132,7 @@ func TestRateLimitedSubproblems(t *testing.T) {
 	})
 
 	t.Run("account limits have no subproblem", func(t *testing.T) {
-		rl := newTestRateLimits(t, map[ratelimit.Name]ratelimit.Limit{
+		rl := newTestAdapter(t, map[ratelimit.Name]ratelimit.Limit{
 			ratelimit.OrderCreation: {Count: 1, Period: time.Hour, Burst: 1},
 		})
 		o := &acme.Order{AccountID: acct.ID, Identifiers: dnsIDs("a.example.com")}
@@ -154,7 +155,7 @@ func TestRateLimitedSubproblems(t *testing.T) {
 func TestRequestEventQuota(t *testing.T) {
 	ctx := context.Background()
 	acct := &acme.Account{ID: "7", Status: acme.StatusValid}
-	rl := newTestRateLimits(t, map[ratelimit.Name]ratelimit.Limit{
+	rl := newTestAdapter(t, map[ratelimit.Name]ratelimit.Limit{
 		ratelimit.OrderCreation:    {Count: 20, Period: time.Hour, Burst: 5},
 		ratelimit.SANBudget:        {Count: 100, Period: time.Hour, Burst: 100},
 		ratelimit.FailedValidation: {Count: 2, Period: time.Hour, Burst: 2},
@@ -167,7 +168,7 @@ func TestRequestEventQuota(t *testing.T) {
 	if _, err := rl.NewOrder(acme.WithRequestEvent(ctx, ev), acct, o, nil); err != nil {
 		t.Fatal(err)
 	}
-	q := ev.Quota
+	q := limits.QuotaFromDecision(ev.Quota)
 	if q.Limit != ratelimit.OrderCreation || q.Key != acct.ID || q.Remaining != 4 || q.Capacity != 5 || q.Window != 15*time.Minute || q.Reset != 3*time.Minute || q.Denied {
 		t.Errorf("quota %+v, want order-creation 4 of 5, window 15m, full again in 3m", q)
 	}

@@ -1,0 +1,139 @@
+package limits
+
+import (
+	"context"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// What a client is told about its limits: the bucket behind the RateLimit
+// and RateLimit-Policy response fields (web formats them), and the
+// extension members and per-identifier subproblems of a rateLimited
+// problem. docs/rate-limits.md documents both.
+
+// Quota is one limiter bucket as a client sees it in the RateLimit-Policy
+// and RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11): a policy
+// of Capacity units per Window, of which Remaining are left, Reset being
+// the effective window.
+type Quota struct {
+	// Limit and Key name the bucket (Key without the "limit:" prefix);
+	// Limit 0 is no quota.
+	Limit ratelimit.Name
+	Key   string
+	// Capacity is the policy's quota ("q"): a rate limit's burst, an
+	// exact count's maximum.
+	Capacity int64
+	// Window is the policy's window ("w"): for a rate limit, burst ×
+	// emission interval, the time an empty bucket takes to refill, so that
+	// Capacity per Window is the sustained rate; for an exact count, its
+	// window; 0 when it has none (pending-authorizations).
+	Window time.Duration
+	// Remaining is the tokens or member slots left at At ("r").
+	Remaining int64
+	// Reset is the effective window ("t"), exact (web rounds it up): how
+	// long from At until the bucket is whole again (a rate bucket full, a
+	// count bucket empty) when Remaining > 0; until one more request fits
+	// when Remaining is 0; and on a denial, the request's Retry-After.
+	// For a count bucket emptied by a new order it is the time until it
+	// is whole again, an upper bound on the wait for one slot.
+	Reset time.Duration
+	// Denied reports that the request was refused by this bucket (a 429).
+	Denied bool
+	// At is the limiter's clock when the bucket was read.
+	At time.Time
+}
+
+// Valid reports whether q describes a bucket.
+func (q Quota) Valid() bool { return q.Limit.Valid() }
+
+// setPolicy fills in q's Capacity and Window from l.
+func (q *Quota) setPolicy(l ratelimit.Limit) {
+	switch l.Kind() {
+	case ratelimit.KindRate:
+		q.Capacity = l.Burst
+		q.Window = time.Duration(l.Burst*l.Emission()) * time.Microsecond
+	case ratelimit.KindCount:
+		q.Capacity, q.Window = l.Max, l.Window
+	}
+}
+
+// QuotaFromDecision is the bucket a limiter decision names.
+func QuotaFromDecision(d ratelimit.Decision) Quota {
+	l := d.Policy
+	q := Quota{Limit: d.Limit, Key: d.Key, Remaining: d.Remaining, Denied: !d.Allowed, At: d.At}
+	q.setPolicy(l)
+	switch {
+	case !d.Allowed && !d.Never:
+		q.Reset = d.RetryAfter
+	case d.Remaining <= 0 && l.Kind() == ratelimit.KindRate:
+		// One token fits once TAT − now ≤ (burst − 1) × T.
+		next := d.ResetAt.Add(-time.Duration((l.Burst-1)*l.Emission()) * time.Microsecond)
+		q.Reset = max(next.Sub(d.At), 0)
+	default:
+		q.Reset = max(d.ResetAt.Sub(d.At), 0)
+	}
+	return q
+}
+
+// QuotaFromStatus is the Quota of a bucket read with
+// ratelimit.Limiter.Status; false when its limit is disabled.
+func QuotaFromStatus(st ratelimit.BucketStatus) (Quota, bool) {
+	if !st.Enabled {
+		return Quota{}, false
+	}
+	q := Quota{Limit: st.Name, Key: st.Key, Remaining: st.Remaining, At: st.At}
+	q.setPolicy(st.Limit)
+	end := st.FullAt
+	if st.Remaining <= 0 && !st.NextAt.IsZero() {
+		end = st.NextAt
+	}
+	q.Reset = max(end.Sub(st.At), 0)
+	return q, true
+}
+
+// AccountQuota reads the account's order-creation bucket without
+// spending (with the limit of its EAB label, if any), for the RateLimit
+// fields of a request that spent none of the account's buckets; false
+// when order-creation is disabled.
+func (r *Adapter) AccountQuota(ctx context.Context, acct *acme.Account) (Quota, bool, error) {
+	st := r.state.Load()
+	reqs := []ratelimit.Request{{Name: ratelimit.OrderCreation, Key: acct.ID, OverrideKey: r.overrideKey(ctx, acct)}}
+	ctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
+	defer cancel()
+	sts, err := st.lim.Status(ctx, reqs...)
+	if err != nil {
+		return Quota{}, false, err
+	}
+	q, ok := QuotaFromStatus(sts[0])
+	return q, ok, nil
+}
+
+// noteQuota records on the request's acme.RequestEvent the bucket the
+// RateLimit fields describe: the denying bucket of a denial (so that
+// their effective window is the Retry-After), and for an allowed new
+// order the account's own bucket with the least left (order-creation,
+// san-budget or pending-authorizations), as the spend left it.
+func noteQuota(ctx context.Context, action string, d ratelimit.Decision) {
+	re := acme.RequestEventFrom(ctx)
+	if re == nil || !d.Limit.Valid() {
+		return
+	}
+	if !d.Allowed {
+		re.Quota = d
+		return
+	}
+	if action != "new-order" {
+		return
+	}
+	var best *ratelimit.Decision
+	for i, b := range d.Buckets {
+		if b.Limit.AccountLevel() && (best == nil || b.Remaining < best.Remaining) {
+			best = &d.Buckets[i]
+		}
+	}
+	if best != nil {
+		re.Quota = *best
+	}
+}

@@ -1,0 +1,44 @@
+package limits
+
+import (
+	"context"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// limitsOrder is o, placed by acct, as the limits see it; overrideKey is
+// the account's group override.
+func limitsOrder(acct *acme.Account, o *acme.Order, overrideKey string) ratelimit.Order {
+	return ratelimit.Order{ID: o.ID, Account: acct.ID, OverrideKey: overrideKey, Names: acme.IdentifierValues(o.Identifiers),
+		Renewal: o.Replaces != "", Urgent: o.Urgent}
+}
+
+// limitsOrder is o with the override of acct's EAB label.
+func (r *Adapter) limitsOrder(ctx context.Context, acct *acme.Account, o *acme.Order) ratelimit.Order {
+	return limitsOrder(acct, o, r.overrideKey(ctx, acct))
+}
+
+// newOrderRequests are ratelimit.NewOrderRequests of o and its new
+// authorizations.
+func newOrderRequests(o ratelimit.Order, fresh []*acme.Authorization) []ratelimit.Request {
+	authzs := make([]ratelimit.Authz, len(fresh))
+	for i, a := range fresh {
+		authzs[i] = ratelimit.Authz{ID: a.ID, Expires: a.Expires}
+	}
+	return ratelimit.NewOrderRequests(o, authzs)
+}
+
+// SetEABLabels makes the account limits of accounts bound with an EAB key
+// take the overrides of the key's label ("eab:LABEL"); nil turns that off.
+func (r *Adapter) SetEABLabels(l *acme.EABLabels) { r.eabLabels.Store(l) }
+
+// overrideKey is the override key of acct's limits, that of its EAB
+// key's label. A failed lookup is logged and leaves the default limits.
+func (r *Adapter) overrideKey(ctx context.Context, acct *acme.Account) string {
+	key, err := r.eabLabels.Load().OverrideKey(ctx, acct)
+	if err != nil {
+		r.log.Warn("rate limits: looking up the EAB label of an account; its default limits apply", "account", acct.ID, "err", err)
+	}
+	return key
+}

@@ -1,0 +1,28 @@
+package limits
+
+import (
+	"context"
+
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// Status reads buckets without spending (ratelimit.Limiter.Status).
+func (r *Adapter) Status(ctx context.Context, reqs ...ratelimit.Request) ([]ratelimit.BucketStatus, error) {
+	return r.state.Load().lim.Status(ctx, reqs...)
+}
+
+// Reset makes a bucket fresh (an administrator's action).
+func (r *Adapter) Reset(ctx context.Context, bucketKey string) error {
+	return r.state.Load().lim.Reset(ctx, bucketKey)
+}
+
+// Policy returns the policy the current limiter enforces.
+func (r *Adapter) Policy() ratelimit.Policy { return r.state.Load().lim.Policy() }
+
+// RenewalsPerHour is how many renewals of names identifiers an hour the
+// account can make without a 429 (ratelimit.Limiter.RenewalsPerHour of
+// the current limiter): the renewal planner keeps each account's windows
+// within it.
+func (r *Adapter) RenewalsPerHour(accountID string, names int) float64 {
+	return r.state.Load().lim.RenewalsPerHour(accountID, names)
+}
