@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // accountCols are the columns scanAccount reads, in order.
@@ -25,10 +25,10 @@ func scanAccount(row scanner) (*acme.Account, error) {
 	if err := row.Scan(&id, &a.KeyThumbprint, &a.Key, &contact, &a.Status, &created, &a.CreatedIP, &a.EABKeyID); err != nil {
 		return nil, err
 	}
-	a.ID = transfer.FormatAccountID(id)
+	a.ID = sqlrow.FormatAccountID(id)
 	a.CreatedAt = fromNanos(created)
 	var err error
-	if a.Contact, err = transfer.StringsFromJSON("account "+a.ID+" contact", contact); err != nil {
+	if a.Contact, err = sqlrow.StringsFromJSON("account "+a.ID+" contact", contact); err != nil {
 		return nil, err
 	}
 	return &a, nil
@@ -47,13 +47,13 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	if err := checkTimes("create account", a.CreatedAt); err != nil {
 		return err
 	}
-	contact, err := transfer.StringsJSON("create account: contact", a.Contact)
+	contact, err := sqlrow.StringsJSON("create account: contact", a.Contact)
 	if err != nil {
 		return err
 	}
 	const insert = `INSERT INTO accounts (key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`
-	args := []any{a.KeyThumbprint, a.Key, contact, string(a.Status), transfer.ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID}
+	args := []any{a.KeyThumbprint, a.Key, contact, string(a.Status), sqlrow.ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID}
 	var id int64
 	if a.EABKeyID == "" {
 		// One statement, one round trip.
@@ -71,13 +71,13 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 			return err
 		}
 	}
-	a.ID = transfer.FormatAccountID(id)
+	a.ID = sqlrow.FormatAccountID(id)
 	return nil
 }
 
 // GetAccount returns the account with the given ID.
 func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
-	n, ok := transfer.ParseAccountID(id)
+	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
 		return nil, fmt.Errorf("postgres: account %q: %w", id, acme.ErrNotFound)
 	}
@@ -109,11 +109,11 @@ const accountExists = `SELECT 1 FROM accounts WHERE id = $1`
 // from.
 func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.Status) error {
 	what := fmt.Sprintf("update account %q", a.ID)
-	n, ok := transfer.ParseAccountID(a.ID)
+	n, ok := sqlrow.ParseAccountID(a.ID)
 	if !ok {
 		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
 	}
-	contact, err := transfer.StringsJSON(what+": contact", a.Contact)
+	contact, err := sqlrow.StringsJSON(what+": contact", a.Contact)
 	if err != nil {
 		return err
 	}
@@ -127,7 +127,7 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 // newThumbprint belongs to an account or the old key no longer matches.
 func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
 	what := fmt.Sprintf("change key of account %q", id)
-	n, ok := transfer.ParseAccountID(id)
+	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
 		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
 	}

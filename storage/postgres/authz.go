@@ -3,12 +3,12 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // authzCols are the columns of an authorization, in the order
@@ -36,7 +36,7 @@ func authzArgs(a *acme.Authorization) (*authzInsert, error) {
 	if a.ID == "" {
 		return nil, fmt.Errorf("postgres: %s: empty id", what)
 	}
-	accountID, ok := transfer.ParseAccountID(a.AccountID)
+	accountID, ok := sqlrow.ParseAccountID(a.AccountID)
 	if !ok {
 		return nil, fmt.Errorf("postgres: %s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
 	}
@@ -53,7 +53,7 @@ func authzArgs(a *acme.Authorization) (*authzInsert, error) {
 			return nil, err
 		}
 		var err error
-		if args.problems[i], err = transfer.NullableJSON(cwhat+": error", c.Error); err != nil {
+		if args.problems[i], err = sqlrow.NullableJSON(cwhat+": error", c.Error); err != nil {
 			return nil, err
 		}
 	}
@@ -67,15 +67,15 @@ func insertAuthz(ctx context.Context, tx pgx.Tx, a *acme.Authorization, args *au
 	_, err := tx.Exec(ctx, `INSERT INTO authzs (id, account_id, ident_type, ident_value, wildcard, status, expires, created_at)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 		a.ID, args.accountID, string(a.Identifier.Type), a.Identifier.Value, a.Wildcard,
-		string(a.Status), transfer.ToNanos(a.Expires), transfer.ToNanos(a.CreatedAt))
+		string(a.Status), sqlrow.ToNanos(a.Expires), sqlrow.ToNanos(a.CreatedAt))
 	if err != nil {
 		return writeErr(args.what, err)
 	}
 	for i, c := range a.Challenges {
 		_, err := tx.Exec(ctx, `INSERT INTO challenges (id, authz_id, position, type, token, status, validated, error, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			c.ID, a.ID, i, string(c.Type), c.Token, string(c.Status), transfer.ToNanos(c.Validated),
-			args.problems[i], transfer.ToNanos(c.UpdatedAt))
+			c.ID, a.ID, i, string(c.Type), c.Token, string(c.Status), sqlrow.ToNanos(c.Validated),
+			args.problems[i], sqlrow.ToNanos(c.UpdatedAt))
 		if err != nil {
 			return writeErr(fmt.Sprintf("create challenge %q of authorization %q", c.ID, a.ID), err)
 		}
@@ -105,7 +105,7 @@ func scanAuthzRows(rows pgx.Rows) (*acme.Authorization, error) {
 			return nil, err
 		}
 		if a == nil {
-			x.AccountID = transfer.FormatAccountID(accountID)
+			x.AccountID = sqlrow.FormatAccountID(accountID)
 			x.Expires, x.CreatedAt = fromNanos(expires), fromNanos(createdAt)
 			a = &x
 		}
@@ -118,7 +118,7 @@ func scanAuthzRows(rows pgx.Rows) (*acme.Authorization, error) {
 			Validated: fromNanos(cValidated), UpdatedAt: fromNanos(cUpd),
 		}
 		var err error
-		if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), cProblem); err != nil {
+		if c.Error, err = sqlrow.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), cProblem); err != nil {
 			return nil, err
 		}
 		a.Challenges = append(a.Challenges, c)
@@ -173,7 +173,7 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
 	what := fmt.Sprintf("valid authorization of account %q for %s %q (wildcard %t)",
 		accountID, ident.Type, ident.Value, wildcard)
-	acct, ok := transfer.ParseAccountID(accountID)
+	acct, ok := sqlrow.ParseAccountID(accountID)
 	if !ok || !validKey(string(ident.Type)) || !validKey(ident.Value) {
 		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
 	}
@@ -187,7 +187,7 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 		      ORDER BY expires DESC, id DESC LIMIT 1) AS a
 		LEFT JOIN challenges AS c ON c.authz_id = a.id
 		ORDER BY c.position`,
-		acct, string(ident.Type), ident.Value, wildcard, transfer.ToNanos(notBefore))
+		acct, string(ident.Type), ident.Value, wildcard, sqlrow.ToNanos(notBefore))
 }
 
 // authzExists is the query missErr asks after a compare-and-set on an
@@ -222,15 +222,15 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		if err := checkTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
 			return err
 		}
-		problem, err := transfer.NullableJSON(cwhat+": error", c.Error)
+		problem, err := sqlrow.NullableJSON(cwhat+": error", c.Error)
 		if err != nil {
 			return err
 		}
-		chs[i] = chArgs{c.ID, string(c.Status), problem, transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt)}
+		chs[i] = chArgs{c.ID, string(c.Status), problem, sqlrow.ToNanos(c.Validated), sqlrow.ToNanos(c.UpdatedAt)}
 	}
 	return s.inTx(ctx, what, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE authzs SET status = $1, expires = $2 WHERE id = $3 AND status = $4`,
-			string(a.Status), transfer.ToNanos(a.Expires), a.ID, string(from))
+			string(a.Status), sqlrow.ToNanos(a.Expires), a.ID, string(from))
 		if err != nil {
 			return writeErr(what, err)
 		}

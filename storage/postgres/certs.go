@@ -3,13 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // certCols are the columns scanCert reads, in order.
@@ -30,12 +30,12 @@ func scanCert(row scanner) (*acme.Certificate, error) {
 		&renewStart, &renewEnd, &c.RenewNow); err != nil {
 		return nil, err
 	}
-	c.AccountID = transfer.FormatAccountID(accountID)
+	c.AccountID = sqlrow.FormatAccountID(accountID)
 	c.NotBefore, c.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
 	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
 	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
 	var err error
-	if c.Names, err = transfer.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
+	if c.Names, err = sqlrow.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -51,7 +51,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	if cert.Serial == "" {
 		return fmt.Errorf("postgres: %s: empty serial", what)
 	}
-	accountID, ok := transfer.ParseAccountID(cert.AccountID)
+	accountID, ok := sqlrow.ParseAccountID(cert.AccountID)
 	if !ok || !validKey(cert.OrderID) {
 		return fmt.Errorf("postgres: %s: account %q or order: %w", what, cert.AccountID, acme.ErrNotFound)
 	}
@@ -61,7 +61,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	if err := checkTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
 		return err
 	}
-	names, err := transfer.StringsJSON(what+": names", cert.Names)
+	names, err := sqlrow.StringsJSON(what+": names", cert.Names)
 	if err != nil {
 		return err
 	}
@@ -84,8 +84,8 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 			    not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, 0, $11, $12, $13)`,
 			cert.Serial, accountID, cert.OrderID, cert.DER, cert.ChainPEM, names, nameSet,
-			transfer.ToNanos(cert.NotBefore), transfer.ToNanos(cert.NotAfter), transfer.ToNanos(cert.IssuedAt),
-			cert.Profile, transfer.ToNanos(cert.RenewalStart), transfer.ToNanos(cert.RenewalEnd))
+			sqlrow.ToNanos(cert.NotBefore), sqlrow.ToNanos(cert.NotAfter), sqlrow.ToNanos(cert.IssuedAt),
+			cert.Profile, sqlrow.ToNanos(cert.RenewalStart), sqlrow.ToNanos(cert.RenewalEnd))
 		if err != nil {
 			return writeErr(what, err)
 		}
@@ -121,7 +121,7 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 	}
 	return s.cas(ctx, what, "already revoked",
 		`UPDATE certificates SET revoked_at = $1, reason = $2 WHERE serial = $3 AND revoked_at IS NULL`,
-		[]any{transfer.ToNanos(at), reason, serial}, `SELECT 1 FROM certificates WHERE serial = $1`, serial)
+		[]any{sqlrow.ToNanos(at), reason, serial}, `SELECT 1 FROM certificates WHERE serial = $1`, serial)
 }
 
 // ListRevoked returns the revoked certificates that have not expired at
@@ -133,7 +133,7 @@ func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certifi
 	}
 	return collect(ctx, s.pool, what, `SELECT `+certCols+` FROM certificates
 		WHERE revoked_at IS NOT NULL AND not_after >= $1
-		ORDER BY revoked_at, serial`, []any{transfer.ToNanos(now)}, scanCert)
+		ORDER BY revoked_at, serial`, []any{sqlrow.ToNanos(now)}, scanCert)
 }
 
 // SetRenewalWindows implements acme.Store, in one statement; it marks the
@@ -154,7 +154,7 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 	}
 	// One statement: every window moves, or none.
 	_, err := s.pool.Exec(ctx, `UPDATE certificates SET renewal_start = $1, renewal_end = $2, renew_now = true
-		WHERE serial = ANY($3)`, transfer.ToNanos(start), transfer.ToNanos(end), keys)
+		WHERE serial = ANY($3)`, sqlrow.ToNanos(start), sqlrow.ToNanos(end), keys)
 	if err != nil {
 		return fmt.Errorf("postgres: %s: %w", what, err)
 	}
@@ -168,7 +168,7 @@ func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.Ren
 		return nil, err
 	}
 	return collect(ctx, s.pool, what, `SELECT serial, account_id, renewal_start, renewal_end FROM certificates
-		WHERE renewal_end > $1 AND revoked_at IS NULL ORDER BY renewal_start, serial`, []any{transfer.ToNanos(after)},
+		WHERE renewal_end > $1 AND revoked_at IS NULL ORDER BY renewal_start, serial`, []any{sqlrow.ToNanos(after)},
 		func(row scanner) (acme.RenewalWindow, error) {
 			var (
 				w          acme.RenewalWindow
@@ -176,7 +176,7 @@ func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.Ren
 				start, end int64
 			)
 			err := row.Scan(&w.Serial, &acct, &start, &end)
-			w.AccountID = transfer.FormatAccountID(acct)
+			w.AccountID = sqlrow.FormatAccountID(acct)
 			w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
 			return w, err
 		})

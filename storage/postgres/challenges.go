@@ -3,9 +3,9 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // challengeCols are the columns scanChallenge reads, in order.
@@ -23,7 +23,7 @@ func scanChallenge(row scanner) (*acme.Challenge, error) {
 	}
 	c.Validated, c.UpdatedAt = fromNanos(validated), fromNanos(updated)
 	var err error
-	if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), problem); err != nil {
+	if c.Error, err = sqlrow.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), problem); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -52,13 +52,13 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 	if err := checkTimes(what, c.Validated, c.UpdatedAt); err != nil {
 		return err
 	}
-	problem, err := transfer.NullableJSON(what+": error", c.Error)
+	problem, err := sqlrow.NullableJSON(what+": error", c.Error)
 	if err != nil {
 		return err
 	}
 	return s.cas(ctx, what, "status is not "+string(from),
 		`UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4, `+keepLease+`
 		WHERE id = $5 AND status = $6`,
-		[]any{string(c.Status), problem, transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt), c.ID, string(from)},
+		[]any{string(c.Status), problem, sqlrow.ToNanos(c.Validated), sqlrow.ToNanos(c.UpdatedAt), c.ID, string(from)},
 		`SELECT 1 FROM challenges WHERE id = $1`, c.ID)
 }

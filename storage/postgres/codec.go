@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -13,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // scanner is what pgx.Row and pgx.Rows have in common.
@@ -93,11 +93,11 @@ func validKey(s string) bool {
 // checkTimes returns an error if a non-zero time is outside the range that
 // Unix nanoseconds in an int64 can represent (about 1678 to 2262).
 func checkTimes(what string, ts ...time.Time) error {
-	if transfer.TimesInRange(ts...) {
+	if sqlrow.TimesInRange(ts...) {
 		return nil
 	}
 	return fmt.Errorf("postgres: %s: a time is outside the storable range %s to %s",
-		what, transfer.MinTime.UTC().Format(time.RFC3339), transfer.MaxTime.UTC().Format(time.RFC3339))
+		what, sqlrow.MinTime.UTC().Format(time.RFC3339), sqlrow.MaxTime.UTC().Format(time.RFC3339))
 }
 
 // fromNanos is the inverse of toNanos; NULL (nil) reads as the zero time.
@@ -113,7 +113,7 @@ func nullNanos(t time.Time) *int64 {
 	if t.IsZero() {
 		return nil
 	}
-	n := transfer.ToNanos(t)
+	n := sqlrow.ToNanos(t)
 	return &n
 }
 

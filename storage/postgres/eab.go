@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // eabCols are the columns scanEABKey reads, in order.
@@ -27,7 +27,7 @@ func scanEABKey(row scanner) (*acme.EABKey, error) {
 	}
 	k.CreatedAt = fromNanos(created)
 	if bound != nil {
-		k.BoundAccount = transfer.FormatAccountID(*bound)
+		k.BoundAccount = sqlrow.FormatAccountID(*bound)
 	}
 	k.BoundAt = fromNanos(boundAt)
 	k.RevokedAt = fromNanos(revoked)
@@ -48,7 +48,7 @@ func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
 		return err
 	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES ($1, $2, $3, $4)`,
-		k.ID, k.Label, k.HMACKey, transfer.ToNanos(k.CreatedAt))
+		k.ID, k.Label, k.HMACKey, sqlrow.ToNanos(k.CreatedAt))
 	if err != nil {
 		return writeErr(what, err)
 	}
@@ -96,7 +96,7 @@ func (s *Store) RevokeEABKey(ctx context.Context, id string, at time.Time) error
 	}
 	return s.cas(ctx, what, "already revoked",
 		`UPDATE eab_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`,
-		[]any{transfer.ToNanos(at), id}, eabKeyExists, id)
+		[]any{sqlrow.ToNanos(at), id}, eabKeyExists, id)
 }
 
 // eabKeyExists is the query that tells a missing EAB key from one that

@@ -3,12 +3,12 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // The inventory queries serve administrators, not ACME clients: they are
@@ -54,7 +54,7 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 	limit := acme.PageLimit(q.Limit)
 	var w where
 	if q.Cursor != "" {
-		n, ok := transfer.ParseAccountID(q.Cursor)
+		n, ok := sqlrow.ParseAccountID(q.Cursor)
 		if !ok {
 			return nil, "", fmt.Errorf("postgres: list accounts: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
@@ -67,7 +67,7 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 		w.add("status = ?", string(q.Status))
 	}
 	if q.Search != "" {
-		if n, ok := transfer.ParseAccountID(q.Search); ok {
+		if n, ok := sqlrow.ParseAccountID(q.Search); ok {
 			w.add("id = ?", n)
 		} else {
 			if !validKey(q.Search) {
@@ -93,14 +93,14 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 
 // certCursor encodes the position after a certificate in issue order.
 func certCursor(c *acme.Certificate) string {
-	return strconv.FormatInt(transfer.ToNanos(c.IssuedAt), 10) + ":" + c.Serial
+	return strconv.FormatInt(sqlrow.ToNanos(c.IssuedAt), 10) + ":" + c.Serial
 }
 
 // ListCertificates implements acme.Inventory: newest issued first; the
 // cursor is the issue time and serial of the last certificate of the page.
 func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme.Certificate, string, error) {
 	limit := acme.PageLimit(q.Limit)
-	if !transfer.TimesInRange(q.Now) {
+	if !sqlrow.TimesInRange(q.Now) {
 		return nil, "", checkTimes("list certificates", q.Now)
 	}
 	var w where
@@ -113,7 +113,7 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 		w.add("(issued_at < ? OR (issued_at = ? AND serial < ?))", n, n, serial)
 	}
 	if q.AccountID != "" {
-		n, ok := transfer.ParseAccountID(q.AccountID)
+		n, ok := sqlrow.ParseAccountID(q.AccountID)
 		if !ok {
 			return nil, "", nil
 		}
@@ -126,7 +126,7 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 		pat := likeEscape(strings.ToLower(q.Search))
 		w.add(`(serial ILIKE ? ESCAPE '\' OR name_set ILIKE ? ESCAPE '\')`, pat+"%", "%"+pat+"%")
 	}
-	now := transfer.ToNanos(q.Now)
+	now := sqlrow.ToNanos(q.Now)
 	switch q.State {
 	case acme.CertAny:
 	case acme.CertActive:
@@ -158,14 +158,14 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 	limit := acme.PageLimit(q.Limit)
 	var w where
 	if q.Cursor != "" {
-		n, ok := transfer.ParseOrdersCursor(q.Cursor)
+		n, ok := sqlrow.ParseOrdersCursor(q.Cursor)
 		if !ok {
 			return nil, "", fmt.Errorf("postgres: list orders: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		w.add("seq < ?", n)
 	}
 	if q.AccountID != "" {
-		n, ok := transfer.ParseAccountID(q.AccountID)
+		n, ok := sqlrow.ParseAccountID(q.AccountID)
 		if !ok {
 			return nil, "", nil
 		}
@@ -239,7 +239,7 @@ func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) 
 	}
 	certs, err := collect(ctx, s.pool, "count certificates", `SELECT CASE WHEN revoked_at IS NOT NULL THEN 'revoked'
 		WHEN not_after <= $1 THEN 'expired' ELSE 'active' END AS state, count(*)
-		FROM certificates GROUP BY 1`, []any{transfer.ToNanos(now)}, scanGroup)
+		FROM certificates GROUP BY 1`, []any{sqlrow.ToNanos(now)}, scanGroup)
 	if err != nil {
 		return c, err
 	}
@@ -257,7 +257,7 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 	if err := checkTimes("issuance", from); err != nil {
 		return nil, err
 	}
-	start, width := transfer.ToNanos(from), int64(step)
+	start, width := sqlrow.ToNanos(from), int64(step)
 	type bucket struct {
 		b int64
 		n int
@@ -283,7 +283,7 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 
 // RecentNames implements acme.Inventory.
 func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Time, limit int) ([]string, [][]string, error) {
-	n, ok := transfer.ParseAccountID(accountID)
+	n, ok := sqlrow.ParseAccountID(accountID)
 	if !ok {
 		return nil, nil, nil
 	}
@@ -295,7 +295,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	names, err := collect(ctx, s.pool, what, `SELECT name FROM (
 		    SELECT CASE WHEN wildcard THEN '*.' || ident_value ELSE ident_value END AS name, max(created_at) AS t
 		    FROM authzs WHERE account_id = $1 AND created_at >= $2 GROUP BY 1) AS x
-		ORDER BY t DESC, name LIMIT $3`, []any{n, transfer.ToNanos(since), limit}, func(row scanner) (string, error) {
+		ORDER BY t DESC, name LIMIT $3`, []any{n, sqlrow.ToNanos(since), limit}, func(row scanner) (string, error) {
 		var name string
 		err := row.Scan(&name)
 		return name, err
@@ -306,12 +306,12 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	sets, err := collect(ctx, s.pool, what, `SELECT names FROM (
 		    SELECT DISTINCT ON (name_set) name_set, names, issued_at AS t FROM certificates
 		    WHERE account_id = $1 AND issued_at >= $2 ORDER BY name_set, issued_at DESC) AS x
-		ORDER BY t DESC, name_set LIMIT $3`, []any{n, transfer.ToNanos(since), limit}, func(row scanner) ([]string, error) {
+		ORDER BY t DESC, name_set LIMIT $3`, []any{n, sqlrow.ToNanos(since), limit}, func(row scanner) ([]string, error) {
 		var js string
 		if err := row.Scan(&js); err != nil {
 			return nil, err
 		}
-		return transfer.StringsFromJSON("certificate names", js)
+		return sqlrow.StringsFromJSON("certificate names", js)
 	})
 	if err != nil {
 		return nil, nil, err

@@ -5,13 +5,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // Leases (acme/lease.go, migration 0003), each one statement at READ
@@ -62,7 +62,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 		      FOR UPDATE SKIP LOCKED) AS free
 		WHERE c.id = free.id
 		RETURNING c.id, c.authz_id, c.type, c.token, c.status, c.validated, c.error, c.updated_at`,
-		[]any{owner, transfer.ToNanos(until), transfer.ToNanos(now), limit}, scanChallenge)
+		[]any{owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit}, scanChallenge)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 	return s.cas(ctx, what, "status is not pending",
 		`UPDATE challenges SET status = $1, updated_at = $2, lease_owner = $3, lease_until = $4
 		WHERE id = $5 AND status = $6`,
-		[]any{string(acme.StatusProcessing), transfer.ToNanos(now), owner, transfer.ToNanos(until), id, string(acme.StatusPending)},
+		[]any{string(acme.StatusProcessing), sqlrow.ToNanos(now), owner, sqlrow.ToNanos(until), id, string(acme.StatusPending)},
 		`SELECT 1 FROM challenges WHERE id = $1`, id)
 }
 
@@ -106,7 +106,7 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 	return s.cas(ctx, what, "not processing, or leased to another owner",
 		`UPDATE challenges SET lease_owner = $1, lease_until = $2
 		WHERE id = $3 AND status = $4 AND (lease_until IS NULL OR lease_until <= $5 OR lease_owner = $1)`,
-		[]any{owner, transfer.ToNanos(until), id, string(acme.StatusProcessing), transfer.ToNanos(now)},
+		[]any{owner, sqlrow.ToNanos(until), id, string(acme.StatusProcessing), sqlrow.ToNanos(now)},
 		`SELECT 1 FROM challenges WHERE id = $1`, id)
 }
 
@@ -126,7 +126,7 @@ func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte,
 	return s.cas(ctx, what, "status is not pending",
 		`UPDATE orders SET status = $1, csr = $2, lease_owner = $3, lease_until = $4
 		WHERE id = $5 AND status = $6`,
-		[]any{string(acme.StatusProcessing), csr, owner, transfer.ToNanos(until), id, string(acme.StatusPending)},
+		[]any{string(acme.StatusProcessing), csr, owner, sqlrow.ToNanos(until), id, string(acme.StatusPending)},
 		orderExists, id)
 }
 
@@ -147,9 +147,9 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 		      FOR UPDATE SKIP LOCKED) AS free
 		WHERE o.seq = free.seq
 		RETURNING o.seq, `+orderCols,
-		[]any{owner, transfer.ToNanos(until), transfer.ToNanos(now), limit},
-		func(sc scanner) (transfer.Seq[*acme.Order], error) {
-			var r transfer.Seq[*acme.Order]
+		[]any{owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit},
+		func(sc scanner) (sqlrow.Seq[*acme.Order], error) {
+			var r sqlrow.Seq[*acme.Order]
 			var err error
 			r.Row, err = scanOrder(seqScanner{sc, &r.Seq})
 			return r, err
@@ -157,7 +157,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 	if err != nil {
 		return nil, err
 	}
-	return transfer.BySeq(rows), nil // RETURNING gives the rows in no particular order
+	return sqlrow.BySeq(rows), nil // RETURNING gives the rows in no particular order
 }
 
 // ReleaseChallenge implements acme.Store.
@@ -187,7 +187,7 @@ func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time,
 	err = s.pool.QueryRow(ctx, `INSERT INTO leases (name, owner, until) VALUES ($1, $2, $3)
 		ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, until = EXCLUDED.until
 		WHERE leases.until <= $4 OR leases.owner = EXCLUDED.owner
-		RETURNING 1`, name, owner, transfer.ToNanos(until), transfer.ToNanos(now)).Scan(&one)
+		RETURNING 1`, name, owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now)).Scan(&one)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return false, nil // another owner's lease is live

@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // orderCols are the columns scanOrder reads, in order.
@@ -29,21 +29,21 @@ func scanOrder(row scanner) (*acme.Order, error) {
 		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile, &o.CSR); err != nil {
 		return nil, err
 	}
-	o.AccountID = transfer.FormatAccountID(accountID)
+	o.AccountID = sqlrow.FormatAccountID(accountID)
 	o.NotBefore, o.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
 	o.Expires, o.CreatedAt = fromNanos(expires), fromNanos(createdAt)
 	what := "order " + o.ID
-	if err := transfer.FromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
+	if err := sqlrow.FromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
 		return nil, err
 	}
 	if len(o.Identifiers) == 0 {
 		o.Identifiers = nil
 	}
 	var err error
-	if o.AuthzIDs, err = transfer.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
+	if o.AuthzIDs, err = sqlrow.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
 		return nil, err
 	}
-	if o.Error, err = transfer.FromNullableJSON[acme.Problem](what+" error", problem); err != nil {
+	if o.Error, err = sqlrow.FromNullableJSON[acme.Problem](what+" error", problem); err != nil {
 		return nil, err
 	}
 	return &o, nil
@@ -58,7 +58,7 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 	if o.ID == "" {
 		return fmt.Errorf("postgres: %s: empty id", what)
 	}
-	accountID, ok := transfer.ParseAccountID(o.AccountID)
+	accountID, ok := sqlrow.ParseAccountID(o.AccountID)
 	if !ok {
 		return fmt.Errorf("postgres: %s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
 	}
@@ -68,15 +68,15 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 	idents := "[]"
 	if len(o.Identifiers) > 0 {
 		var err error
-		if idents, err = transfer.ToJSON(what+": identifiers", o.Identifiers); err != nil {
+		if idents, err = sqlrow.ToJSON(what+": identifiers", o.Identifiers); err != nil {
 			return err
 		}
 	}
-	authzIDs, err := transfer.StringsJSON(what+": authorization ids", o.AuthzIDs)
+	authzIDs, err := sqlrow.StringsJSON(what+": authorization ids", o.AuthzIDs)
 	if err != nil {
 		return err
 	}
-	problem, err := transfer.NullableJSON(what+": error", o.Error)
+	problem, err := sqlrow.NullableJSON(what+": error", o.Error)
 	if err != nil {
 		return err
 	}
@@ -104,8 +104,8 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 		_, err := tx.Exec(ctx, `INSERT INTO orders (id, account_id, status, identifiers, authz_ids, not_before, not_after,
 			    expires, error, cert_serial, created_at, replaces, profile)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			o.ID, accountID, string(o.Status), idents, authzIDs, transfer.ToNanos(o.NotBefore), transfer.ToNanos(o.NotAfter),
-			transfer.ToNanos(o.Expires), problem, o.CertSerial, transfer.ToNanos(o.CreatedAt), o.Replaces, o.Profile)
+			o.ID, accountID, string(o.Status), idents, authzIDs, sqlrow.ToNanos(o.NotBefore), sqlrow.ToNanos(o.NotAfter),
+			sqlrow.ToNanos(o.Expires), problem, o.CertSerial, sqlrow.ToNanos(o.CreatedAt), o.Replaces, o.Profile)
 		if err != nil {
 			return writeErr(what, err)
 		}
@@ -152,11 +152,11 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 	var after int64
 	if cursor != "" {
 		var ok bool
-		if after, ok = transfer.ParseOrdersCursor(cursor); !ok {
+		if after, ok = sqlrow.ParseOrdersCursor(cursor); !ok {
 			return nil, "", fmt.Errorf("postgres: list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
 		}
 	}
-	acct, ok := transfer.ParseAccountID(accountID)
+	acct, ok := sqlrow.ParseAccountID(accountID)
 	if !ok {
 		return nil, "", nil
 	}
@@ -181,7 +181,7 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 	if len(rows) <= limit {
 		return ids, "", nil
 	}
-	return ids, transfer.FormatOrdersCursor(rows[limit-1].seq), nil
+	return ids, sqlrow.FormatOrdersCursor(rows[limit-1].seq), nil
 }
 
 // orderExists is the query missErr asks after a compare-and-set on an
@@ -195,7 +195,7 @@ func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status
 	if !validKey(o.ID) {
 		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
 	}
-	problem, err := transfer.NullableJSON(what+": error", o.Error)
+	problem, err := sqlrow.NullableJSON(what+": error", o.Error)
 	if err != nil {
 		return err
 	}

@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // accountCols are the columns scanAccount reads, in order.
@@ -24,10 +24,10 @@ func scanAccount(row scanner) (*acme.Account, error) {
 	if err := row.Scan(&id, &a.KeyThumbprint, &a.Key, &contact, &a.Status, &created, &a.CreatedIP, &a.EABKeyID); err != nil {
 		return nil, err
 	}
-	a.ID = transfer.FormatAccountID(id)
+	a.ID = sqlrow.FormatAccountID(id)
 	a.CreatedAt = fromNanos(created)
 	var err error
-	if a.Contact, err = transfer.StringsFromJSON("account "+a.ID+" contact", contact); err != nil {
+	if a.Contact, err = sqlrow.StringsFromJSON("account "+a.ID+" contact", contact); err != nil {
 		return nil, err
 	}
 	return &a, nil
@@ -46,14 +46,14 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	if err := checkTimes("create account", a.CreatedAt); err != nil {
 		return err
 	}
-	contact, err := transfer.StringsJSON("create account: contact", a.Contact)
+	contact, err := sqlrow.StringsJSON("create account: contact", a.Contact)
 	if err != nil {
 		return err
 	}
 	var id int64
 	err = s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wInsertAccount,
-			a.KeyThumbprint, a.Key, contact, string(a.Status), transfer.ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID)
+			a.KeyThumbprint, a.Key, contact, string(a.Status), sqlrow.ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID)
 		if err != nil {
 			return insertErr("create account", err)
 		}
@@ -68,14 +68,14 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	if err != nil {
 		return err
 	}
-	a.ID = transfer.FormatAccountID(id)
+	a.ID = sqlrow.FormatAccountID(id)
 	return nil
 }
 
 // GetAccount returns the account with the given ID, from the cache
 // (cache.go) or else read.
 func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
-	n, ok := transfer.ParseAccountID(id)
+	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
 		return nil, fmt.Errorf("sqlite: account %q: %w", id, acme.ErrNotFound)
 	}
@@ -83,7 +83,7 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error
 	if err != nil {
 		return nil, err
 	}
-	key := transfer.FormatAccountID(n)
+	key := sqlrow.FormatAccountID(n)
 	if a := s.cache.account(key); a != nil {
 		return a, nil
 	}
@@ -113,11 +113,11 @@ func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.A
 // from.
 func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.Status) error {
 	what := fmt.Sprintf("update account %q", a.ID)
-	n, ok := transfer.ParseAccountID(a.ID)
+	n, ok := sqlrow.ParseAccountID(a.ID)
 	if !ok {
 		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
 	}
-	contact, err := transfer.StringsJSON(what+": contact", a.Contact)
+	contact, err := sqlrow.StringsJSON(what+": contact", a.Contact)
 	if err != nil {
 		return err
 	}
@@ -130,7 +130,7 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 		if err := checkAffected(w, res, what, "status is not "+string(from), wAccountExists, n); err != nil {
 			return err
 		}
-		w.edit(editDropAccount(transfer.FormatAccountID(n)))
+		w.edit(editDropAccount(sqlrow.FormatAccountID(n)))
 		return nil
 	})
 }
@@ -140,7 +140,7 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 // newThumbprint belongs to an account or the old key no longer matches.
 func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
 	what := fmt.Sprintf("change key of account %q", id)
-	n, ok := transfer.ParseAccountID(id)
+	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
 		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
 	}
@@ -158,7 +158,7 @@ func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThum
 		if err := checkAffected(w, res, what, "old key no longer matches", wAccountExists, n); err != nil {
 			return err
 		}
-		w.edit(editDropAccount(transfer.FormatAccountID(n)))
+		w.edit(editDropAccount(sqlrow.FormatAccountID(n)))
 		return nil
 	})
 }

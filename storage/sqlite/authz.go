@@ -4,10 +4,10 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // authzCols are the columns of an authorization, in the order
@@ -20,7 +20,7 @@ const authzCols = "id, account_id, ident_type, ident_value, wildcard, status, ex
 func insertAuthz(w *writeTx, a *acme.Authorization, args *authzInsert) error {
 	_, err := w.exec(wInsertAuthz,
 		a.ID, args.accountID, string(a.Identifier.Type), a.Identifier.Value, boolInt(a.Wildcard),
-		string(a.Status), transfer.ToNanos(a.Expires), transfer.ToNanos(a.CreatedAt))
+		string(a.Status), sqlrow.ToNanos(a.Expires), sqlrow.ToNanos(a.CreatedAt))
 	if err != nil {
 		return insertErr(args.what, err)
 	}
@@ -47,7 +47,7 @@ func authzArgs(a *acme.Authorization) (*authzInsert, error) {
 	if a.ID == "" {
 		return nil, fmt.Errorf("sqlite: %s: empty id", what)
 	}
-	accountID, ok := transfer.ParseAccountID(a.AccountID)
+	accountID, ok := sqlrow.ParseAccountID(a.AccountID)
 	if !ok {
 		return nil, fmt.Errorf("sqlite: %s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
 	}
@@ -87,7 +87,7 @@ func scanAuthzRows(rows *sql.Rows) (*acme.Authorization, error) {
 			return nil, err
 		}
 		if a == nil {
-			x.AccountID = transfer.FormatAccountID(accountID)
+			x.AccountID = sqlrow.FormatAccountID(accountID)
 			x.Wildcard = wildcard != 0
 			x.Expires, x.CreatedAt = fromNanos(expires), fromNanos(createdAt)
 			a = &x
@@ -102,7 +102,7 @@ func scanAuthzRows(rows *sql.Rows) (*acme.Authorization, error) {
 		}
 		if cProblem.Valid {
 			var err error
-			if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), nullStr(cProblem)); err != nil {
+			if c.Error, err = sqlrow.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), nullStr(cProblem)); err != nil {
 				return nil, err
 			}
 		}
@@ -144,11 +144,11 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 // wildcard that expires after notBefore, the latest-expiring one if there
 // are several. The error wraps acme.ErrNotFound if there is none.
 func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
-	acct, ok := transfer.ParseAccountID(accountID)
+	acct, ok := sqlrow.ParseAccountID(accountID)
 	if !ok {
 		return nil, fmt.Errorf("sqlite: %s: %w", validAuthzWhat(accountID, ident, wildcard), acme.ErrNotFound)
 	}
-	if !transfer.TimesInRange(notBefore) {
+	if !sqlrow.TimesInRange(notBefore) {
 		return nil, checkTimes(validAuthzWhat(accountID, ident, wildcard), notBefore)
 	}
 	ctx, err := readCtx(ctx)
@@ -160,7 +160,7 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 		stmt = rFindValidAuthzWildcard
 	}
 	rows, err := s.query(ctx, stmt,
-		acct, string(ident.Type), ident.Value, transfer.ToNanos(notBefore))
+		acct, string(ident.Type), ident.Value, sqlrow.ToNanos(notBefore))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: %s: %w", validAuthzWhat(accountID, ident, wildcard), err)
 	}
@@ -200,13 +200,13 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		if err := checkTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
 			return err
 		}
-		problem, err := transfer.NullableJSON(cwhat+": error", c.Error)
+		problem, err := sqlrow.NullableJSON(cwhat+": error", c.Error)
 		if err != nil {
 			return err
 		}
-		chs[i] = chArgs{c.ID, string(c.Status), problem, transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt)}
+		chs[i] = chArgs{c.ID, string(c.Status), problem, sqlrow.ToNanos(c.Validated), sqlrow.ToNanos(c.UpdatedAt)}
 	}
-	id, status, expires := a.ID, string(a.Status), transfer.ToNanos(a.Expires)
+	id, status, expires := a.ID, string(a.Status), sqlrow.ToNanos(a.Expires)
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wUpdateAuthz, status, expires, id, string(from))
 		if err != nil {

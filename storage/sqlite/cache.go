@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
-	"github.com/weir-pki/weir/storage/transfer"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // The object cache.
@@ -355,7 +355,7 @@ func editPutOrder(o *acme.Order, authzs []*acme.Authorization) cacheEdit {
 
 // decodeProblem decodes a problem document as a read does.
 func decodeProblem(doc *string) (*acme.Problem, error) {
-	return transfer.FromNullableJSON[acme.Problem]("cached problem", doc)
+	return sqlrow.FromNullableJSON[acme.Problem]("cached problem", doc)
 }
 
 // nanosTime is the time a read returns for n stored Unix nanoseconds.

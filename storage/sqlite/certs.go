@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
-	"github.com/weir-pki/weir/storage/transfer"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // certCols are the columns scanCert reads, in order, from certificates:
@@ -37,11 +37,11 @@ func scanCert(row scanner) (*acme.Certificate, error) {
 		c.ChainPEM = joinChain(c.DER, issuerChain)
 	}
 	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
-	c.AccountID = transfer.FormatAccountID(accountID)
+	c.AccountID = sqlrow.FormatAccountID(accountID)
 	c.NotBefore, c.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
 	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
 	var err error
-	if c.Names, err = transfer.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
+	if c.Names, err = sqlrow.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -57,7 +57,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	if cert.Serial == "" {
 		return fmt.Errorf("sqlite: %s: empty serial", what)
 	}
-	accountID, ok := transfer.ParseAccountID(cert.AccountID)
+	accountID, ok := sqlrow.ParseAccountID(cert.AccountID)
 	if !ok {
 		return fmt.Errorf("sqlite: %s: account %q: %w", what, cert.AccountID, acme.ErrNotFound)
 	}
@@ -67,7 +67,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 	if err := checkTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
 		return err
 	}
-	names, err := transfer.StringsJSON(what+": names", cert.Names)
+	names, err := sqlrow.StringsJSON(what+": names", cert.Names)
 	if err != nil {
 		return err
 	}
@@ -101,8 +101,8 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		}
 		_, err = w.exec(wInsertCertificate,
 			cert.Serial, accountID, cert.OrderID, cert.DER, chain, names,
-			nameSet, transfer.ToNanos(cert.NotBefore), transfer.ToNanos(cert.NotAfter), transfer.ToNanos(cert.IssuedAt),
-			cert.Profile, transfer.ToNanos(cert.RenewalStart), transfer.ToNanos(cert.RenewalEnd), issuerID)
+			nameSet, sqlrow.ToNanos(cert.NotBefore), sqlrow.ToNanos(cert.NotAfter), sqlrow.ToNanos(cert.IssuedAt),
+			cert.Profile, sqlrow.ToNanos(cert.RenewalStart), sqlrow.ToNanos(cert.RenewalEnd), issuerID)
 		if err != nil {
 			return insertErr(what, err)
 		}
@@ -142,7 +142,7 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wRevokeCertificate, transfer.ToNanos(at), reason, serial)
+		res, err := w.exec(wRevokeCertificate, sqlrow.ToNanos(at), reason, serial)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
@@ -160,7 +160,7 @@ func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certifi
 	if err := checkTimes("list revoked certificates", now); err != nil {
 		return nil, err
 	}
-	rows, err := s.query(ctx, rListRevoked, transfer.ToNanos(now))
+	rows, err := s.query(ctx, rListRevoked, sqlrow.ToNanos(now))
 	if err != nil {
 		return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
 	}

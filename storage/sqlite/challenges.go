@@ -4,9 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // challengeCols are the columns scanChallenge reads, in order.
@@ -25,7 +25,7 @@ func scanChallenge(row scanner) (*acme.Challenge, error) {
 	c.Validated, c.UpdatedAt = fromNanos(validated), fromNanos(updated)
 	if problem.Valid {
 		var err error
-		if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), nullStr(problem)); err != nil {
+		if c.Error, err = sqlrow.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), nullStr(problem)); err != nil {
 			return nil, err
 		}
 	}
@@ -38,10 +38,10 @@ func challengeArgs(authzID string, c *acme.Challenge) (*string, error) {
 	if c.ID == "" {
 		return nil, fmt.Errorf("sqlite: %s: empty id", createChallengeWhat(authzID, c))
 	}
-	if !transfer.TimesInRange(c.Validated, c.UpdatedAt) {
+	if !sqlrow.TimesInRange(c.Validated, c.UpdatedAt) {
 		return nil, checkTimes(createChallengeWhat(authzID, c), c.Validated, c.UpdatedAt)
 	}
-	return transfer.NullableJSON(createChallengeWhat(authzID, c)+": error", c.Error)
+	return sqlrow.NullableJSON(createChallengeWhat(authzID, c)+": error", c.Error)
 }
 
 // createChallengeWhat names the creation of a challenge in errors.
@@ -54,8 +54,8 @@ func createChallengeWhat(authzID string, c *acme.Challenge) string {
 // ignored.
 func insertChallenge(w *writeTx, authzID string, pos int, c *acme.Challenge, problem *string) error {
 	_, err := w.exec(wInsertChallenge,
-		c.ID, authzID, pos, string(c.Type), c.Token, string(c.Status), transfer.ToNanos(c.Validated),
-		problem, transfer.ToNanos(c.UpdatedAt))
+		c.ID, authzID, pos, string(c.Type), c.Token, string(c.Status), sqlrow.ToNanos(c.Validated),
+		problem, sqlrow.ToNanos(c.UpdatedAt))
 	if err != nil {
 		return insertErr(createChallengeWhat(authzID, c), err)
 	}
@@ -86,11 +86,11 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 	if err := checkTimes(what, c.Validated, c.UpdatedAt); err != nil {
 		return err
 	}
-	problem, err := transfer.NullableJSON(what+": error", c.Error)
+	problem, err := sqlrow.NullableJSON(what+": error", c.Error)
 	if err != nil {
 		return err
 	}
-	id, status, validated, updated := c.ID, string(c.Status), transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt)
+	id, status, validated, updated := c.ID, string(c.Status), sqlrow.ToNanos(c.Validated), sqlrow.ToNanos(c.UpdatedAt)
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wUpdateChallenge, status, problem, validated, updated, id, string(from))
 		if err != nil {

@@ -4,10 +4,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -84,7 +84,7 @@ func rowErr(what string, err error) error {
 // checkTimes returns an error if a non-zero time is outside the range that
 // Unix nanoseconds in an int64 can represent (about 1678 to 2262).
 func checkTimes(what string, ts ...time.Time) error {
-	lo, hi := transfer.MinTime, transfer.MaxTime
+	lo, hi := sqlrow.MinTime, sqlrow.MaxTime
 	for _, t := range ts {
 		if !t.IsZero() && (t.Before(lo) || t.After(hi)) {
 			return fmt.Errorf("sqlite: %s: time %s is outside the storable range %s to %s",

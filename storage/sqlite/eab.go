@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // External Account Binding keys (migration 0004). They are created and
@@ -33,7 +33,7 @@ func scanEABKey(row scanner) (*acme.EABKey, error) {
 	}
 	k.CreatedAt = fromNanos(created)
 	if bound.Valid {
-		k.BoundAccount = transfer.FormatAccountID(bound.Int64)
+		k.BoundAccount = sqlrow.FormatAccountID(bound.Int64)
 	}
 	k.BoundAt = fromNanos(boundAt)
 	k.RevokedAt = fromNanos(revoked)
@@ -45,7 +45,7 @@ func nullNanos(t time.Time) sql.NullInt64 {
 	if t.IsZero() {
 		return sql.NullInt64{}
 	}
-	return sql.NullInt64{Int64: transfer.ToNanos(t), Valid: true}
+	return sql.NullInt64{Int64: sqlrow.ToNanos(t), Valid: true}
 }
 
 // CreateEABKey implements acme.EABStore. A key is created unbound and
@@ -64,7 +64,7 @@ func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
 	return s.write(ctx, func(w *writeTx) error {
 		_, err := w.tx.ExecContext(writeCtx,
 			`INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES (?, ?, ?, ?)`,
-			k.ID, k.Label, k.HMACKey, transfer.ToNanos(k.CreatedAt))
+			k.ID, k.Label, k.HMACKey, sqlrow.ToNanos(k.CreatedAt))
 		if err != nil {
 			return insertErr(what, err)
 		}
@@ -111,7 +111,7 @@ func (s *Store) RevokeEABKey(ctx context.Context, id string, at time.Time) error
 	}
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.tx.ExecContext(writeCtx,
-			`UPDATE eab_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, transfer.ToNanos(at), id)
+			`UPDATE eab_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, sqlrow.ToNanos(at), id)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}

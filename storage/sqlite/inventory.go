@@ -3,12 +3,12 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // The inventory queries serve administrators, not ACME clients: they are
@@ -33,7 +33,7 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 	limit := acme.PageLimit(q.Limit)
 	where, args := []string{"1 = 1"}, []any{}
 	if q.Cursor != "" {
-		n, ok := transfer.ParseAccountID(q.Cursor)
+		n, ok := sqlrow.ParseAccountID(q.Cursor)
 		if !ok {
 			return nil, "", fmt.Errorf("sqlite: list accounts: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
@@ -43,7 +43,7 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 		where, args = append(where, "status = ?"), append(args, string(q.Status))
 	}
 	if q.Search != "" {
-		if n, ok := transfer.ParseAccountID(q.Search); ok {
+		if n, ok := sqlrow.ParseAccountID(q.Search); ok {
 			where, args = append(where, "id = ?"), append(args, n)
 		} else {
 			pat := "%" + likeEscape(q.Search) + "%"
@@ -66,7 +66,7 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 
 // certCursor encodes the position after a certificate in issue order.
 func certCursor(c *acme.Certificate) string {
-	return strconv.FormatInt(transfer.ToNanos(c.IssuedAt), 10) + ":" + c.Serial
+	return strconv.FormatInt(sqlrow.ToNanos(c.IssuedAt), 10) + ":" + c.Serial
 }
 
 // ListCertificates implements acme.Inventory: newest issued first; the
@@ -87,7 +87,7 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 		where, args = append(where, "(issued_at < ? OR (issued_at = ? AND serial < ?))"), append(args, n, n, serial)
 	}
 	if q.AccountID != "" {
-		n, ok := transfer.ParseAccountID(q.AccountID)
+		n, ok := sqlrow.ParseAccountID(q.AccountID)
 		if !ok {
 			return nil, "", nil
 		}
@@ -98,7 +98,7 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 		where = append(where, `(serial LIKE ? ESCAPE '\' OR name_set LIKE ? ESCAPE '\')`)
 		args = append(args, pat+"%", "%"+pat+"%")
 	}
-	now := transfer.ToNanos(q.Now)
+	now := sqlrow.ToNanos(q.Now)
 	switch q.State {
 	case acme.CertAny:
 	case acme.CertActive:
@@ -133,14 +133,14 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 	limit := acme.PageLimit(q.Limit)
 	where, args := []string{"1 = 1"}, []any{}
 	if q.Cursor != "" {
-		n, ok := transfer.ParseOrdersCursor(q.Cursor)
+		n, ok := sqlrow.ParseOrdersCursor(q.Cursor)
 		if !ok {
 			return nil, "", fmt.Errorf("sqlite: list orders: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		where, args = append(where, "seq < ?"), append(args, n)
 	}
 	if q.AccountID != "" {
-		n, ok := transfer.ParseAccountID(q.AccountID)
+		n, ok := sqlrow.ParseAccountID(q.AccountID)
 		if !ok {
 			return nil, "", nil
 		}
@@ -236,7 +236,7 @@ func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) 
 	err = group("certificates", `SELECT CASE WHEN revoked_at IS NOT NULL THEN 'revoked'
 		WHEN not_after <= ? THEN 'expired' ELSE 'active' END AS state, count(*)
 		FROM certificates GROUP BY state`,
-		func(k string, n int) { c.Certificates[acme.CertState(k)] = n }, transfer.ToNanos(now))
+		func(k string, n int) { c.Certificates[acme.CertState(k)] = n }, sqlrow.ToNanos(now))
 	return c, err
 }
 
@@ -249,7 +249,7 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 	if err != nil {
 		return nil, err
 	}
-	start, width := transfer.ToNanos(from), int64(step)
+	start, width := sqlrow.ToNanos(from), int64(step)
 	rows, err := s.r.QueryContext(ctx, `SELECT (issued_at - ?) / ? AS b, count(*) FROM certificates
 		WHERE issued_at >= ? AND issued_at < ? GROUP BY b`, start, width, start, start+width*int64(n))
 	if err != nil {
@@ -272,7 +272,7 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 
 // RecentNames implements acme.Inventory.
 func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Time, limit int) ([]string, [][]string, error) {
-	n, ok := transfer.ParseAccountID(accountID)
+	n, ok := sqlrow.ParseAccountID(accountID)
 	if !ok {
 		return nil, nil, nil
 	}
@@ -284,7 +284,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	what := "recent names of account " + accountID
 	names, err := collect(ctx, s, what, `SELECT CASE WHEN wildcard = 1 THEN '*.' || ident_value ELSE ident_value END AS name,
 		max(created_at) AS t FROM authzs WHERE account_id = ? AND created_at >= ?
-		GROUP BY name ORDER BY t DESC, name LIMIT ?`, []any{n, transfer.ToNanos(since), limit}, func(row scanner) (string, error) {
+		GROUP BY name ORDER BY t DESC, name LIMIT ?`, []any{n, sqlrow.ToNanos(since), limit}, func(row scanner) (string, error) {
 		var name string
 		var t int64
 		err := row.Scan(&name, &t)
@@ -295,13 +295,13 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	}
 	sets, err := collect(ctx, s, what, `SELECT names, max(issued_at) AS t FROM certificates
 		WHERE account_id = ? AND issued_at >= ? GROUP BY name_set ORDER BY t DESC, name_set LIMIT ?`,
-		[]any{n, transfer.ToNanos(since), limit}, func(row scanner) ([]string, error) {
+		[]any{n, sqlrow.ToNanos(since), limit}, func(row scanner) ([]string, error) {
 			var js string
 			var t int64
 			if err := row.Scan(&js, &t); err != nil {
 				return nil, err
 			}
-			return transfer.StringsFromJSON("certificate names", js)
+			return sqlrow.StringsFromJSON("certificate names", js)
 		})
 	if err != nil {
 		return nil, nil, err

@@ -5,11 +5,11 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"slices"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // Leases (acme/lease.go, migration 0006). Every write runs on the single
@@ -103,7 +103,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 	err = s.write(ctx, func(w *writeTx) error {
 		cs = cs[:0] // the operation may run again in a new transaction
 		rows, err := w.stmt(wClaimChallenges).QueryContext(writeCtx,
-			owner, transfer.ToNanos(until), transfer.ToNanos(now), limit)
+			owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
@@ -141,7 +141,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wStartChallenge, string(acme.StatusProcessing), transfer.ToNanos(now), owner, transfer.ToNanos(until),
+		res, err := w.exec(wStartChallenge, string(acme.StatusProcessing), sqlrow.ToNanos(now), owner, sqlrow.ToNanos(until),
 			string(acme.StatusPending), id)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
@@ -149,7 +149,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 		if err := checkAffected(w, res, what, "status is not pending", wChallengeExists, id); err != nil {
 			return err
 		}
-		w.edit(editStartChallenge(id, transfer.ToNanos(now)))
+		w.edit(editStartChallenge(id, sqlrow.ToNanos(now)))
 		return nil
 	})
 }
@@ -162,7 +162,7 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wClaimChallenge, owner, transfer.ToNanos(until), id, transfer.ToNanos(now), string(acme.StatusProcessing))
+		res, err := w.exec(wClaimChallenge, owner, sqlrow.ToNanos(until), id, sqlrow.ToNanos(now), string(acme.StatusProcessing))
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
@@ -181,7 +181,7 @@ func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte,
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wStartFinalize, string(acme.StatusProcessing), csr, owner, transfer.ToNanos(until), id,
+		res, err := w.exec(wStartFinalize, string(acme.StatusProcessing), csr, owner, sqlrow.ToNanos(until), id,
 			string(acme.StatusPending))
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
@@ -204,17 +204,17 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 	if err != nil {
 		return nil, err
 	}
-	var rows []transfer.Seq[*acme.Order]
+	var rows []sqlrow.Seq[*acme.Order]
 	err = s.write(ctx, func(w *writeTx) error {
 		rows = rows[:0] // the operation may run again in a new transaction
 		rs, err := w.stmt(wClaimOrders).QueryContext(writeCtx,
-			owner, transfer.ToNanos(until), transfer.ToNanos(now), limit)
+			owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}
 		defer rs.Close()
 		for rs.Next() {
-			var r transfer.Seq[*acme.Order]
+			var r sqlrow.Seq[*acme.Order]
 			if r.Row, err = scanOrder(seqScanner{rs, &r.Seq}); err != nil {
 				return fmt.Errorf("sqlite: %s: %w", what, err)
 			}
@@ -228,7 +228,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 	if err != nil {
 		return nil, err
 	}
-	return transfer.BySeq(rows), nil // RETURNING gives the rows in no particular order
+	return sqlrow.BySeq(rows), nil // RETURNING gives the rows in no particular order
 }
 
 // ReleaseChallenge implements acme.Store.
@@ -250,7 +250,7 @@ func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time,
 	}
 	var held bool
 	err = s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wTryLease, name, owner, transfer.ToNanos(until), transfer.ToNanos(now))
+		res, err := w.exec(wTryLease, name, owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now))
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: %w", what, err)
 		}

@@ -5,10 +5,10 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"slices"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // orderCols are the columns scanOrder reads, in order.
@@ -28,7 +28,7 @@ func scanOrder(row scanner) (*acme.Order, error) {
 		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile, &o.CSR); err != nil {
 		return nil, err
 	}
-	o.AccountID = transfer.FormatAccountID(accountID)
+	o.AccountID = sqlrow.FormatAccountID(accountID)
 	o.NotBefore, o.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
 	o.Expires, o.CreatedAt = fromNanos(expires), fromNanos(createdAt)
 	if err := decodeOrderJSON(&o, idents, authzIDs, nullStr(problem)); err != nil {
@@ -41,17 +41,17 @@ func scanOrder(row scanner) (*acme.Order, error) {
 // empty lists as nil, a NULL error as none.
 func decodeOrderJSON(o *acme.Order, idents, authzIDs string, problem *string) error {
 	what := "order " + o.ID
-	if err := transfer.FromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
+	if err := sqlrow.FromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
 		return err
 	}
 	if len(o.Identifiers) == 0 {
 		o.Identifiers = nil
 	}
 	var err error
-	if o.AuthzIDs, err = transfer.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
+	if o.AuthzIDs, err = sqlrow.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
 		return err
 	}
-	o.Error, err = transfer.FromNullableJSON[acme.Problem](what+" error", problem)
+	o.Error, err = sqlrow.FromNullableJSON[acme.Problem](what+" error", problem)
 	return err
 }
 
@@ -64,7 +64,7 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 	if o.ID == "" {
 		return fmt.Errorf("sqlite: %s: empty id", what)
 	}
-	accountID, ok := transfer.ParseAccountID(o.AccountID)
+	accountID, ok := sqlrow.ParseAccountID(o.AccountID)
 	if !ok {
 		return fmt.Errorf("sqlite: %s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
 	}
@@ -74,15 +74,15 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 	idents := "[]"
 	if len(o.Identifiers) > 0 {
 		var err error
-		if idents, err = transfer.ToJSON(what+": identifiers", o.Identifiers); err != nil {
+		if idents, err = sqlrow.ToJSON(what+": identifiers", o.Identifiers); err != nil {
 			return err
 		}
 	}
-	authzIDs, err := transfer.StringsJSON(what+": authorization ids", o.AuthzIDs)
+	authzIDs, err := sqlrow.StringsJSON(what+": authorization ids", o.AuthzIDs)
 	if err != nil {
 		return err
 	}
-	problem, err := transfer.NullableJSON(what+": error", o.Error)
+	problem, err := sqlrow.NullableJSON(what+": error", o.Error)
 	if err != nil {
 		return err
 	}
@@ -106,8 +106,8 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 
 	return s.write(ctx, func(w *writeTx) error {
 		_, err := w.exec(wInsertOrder,
-			o.ID, accountID, string(o.Status), idents, authzIDs, transfer.ToNanos(o.NotBefore), transfer.ToNanos(o.NotAfter),
-			transfer.ToNanos(o.Expires), problem, o.CertSerial, transfer.ToNanos(o.CreatedAt), o.Replaces, o.Profile)
+			o.ID, accountID, string(o.Status), idents, authzIDs, sqlrow.ToNanos(o.NotBefore), sqlrow.ToNanos(o.NotAfter),
+			sqlrow.ToNanos(o.Expires), problem, o.CertSerial, sqlrow.ToNanos(o.CreatedAt), o.Replaces, o.Profile)
 		if err != nil {
 			return insertErr(what, err)
 		}
@@ -180,11 +180,11 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 	var after int64
 	if cursor != "" {
 		var ok bool
-		if after, ok = transfer.ParseOrdersCursor(cursor); !ok {
+		if after, ok = sqlrow.ParseOrdersCursor(cursor); !ok {
 			return nil, "", fmt.Errorf("sqlite: list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
 		}
 	}
-	acct, ok := transfer.ParseAccountID(accountID)
+	acct, ok := sqlrow.ParseAccountID(accountID)
 	if !ok {
 		return nil, "", nil
 	}
@@ -213,14 +213,14 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 	if len(ids) <= limit {
 		return ids, "", nil
 	}
-	return ids[:limit], transfer.FormatOrdersCursor(seqs[limit-1]), nil
+	return ids[:limit], sqlrow.FormatOrdersCursor(seqs[limit-1]), nil
 }
 
 // UpdateOrder writes o.Status, o.Error and o.CertSerial if the stored
 // status is still from.
 func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status) error {
 	what := fmt.Sprintf("update order %q", o.ID)
-	problem, err := transfer.NullableJSON(what+": error", o.Error)
+	problem, err := sqlrow.NullableJSON(what+": error", o.Error)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,10 @@ package sqlite
 import (
 	"context"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // ReplacingOrder implements acme.Store.
@@ -32,7 +32,7 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 	return s.write(ctx, func(w *writeTx) error {
 		for _, serial := range serials {
 			if _, err := w.tx.ExecContext(writeCtx, `UPDATE certificates SET renewal_start = ?, renewal_end = ?, renew_now = 1 WHERE serial = ?`,
-				transfer.ToNanos(start), transfer.ToNanos(end), serial); err != nil {
+				sqlrow.ToNanos(start), sqlrow.ToNanos(end), serial); err != nil {
 				return fmt.Errorf("sqlite: set renewal window of %s: %w", serial, err)
 			}
 			w.edit(editDropCert(serial))
@@ -48,7 +48,7 @@ func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.Ren
 		return nil, err
 	}
 	return collect(ctx, s, "renewal windows", `SELECT serial, account_id, renewal_start, renewal_end FROM certificates
-		WHERE renewal_end > ? AND revoked_at IS NULL ORDER BY renewal_start`, []any{transfer.ToNanos(after)},
+		WHERE renewal_end > ? AND revoked_at IS NULL ORDER BY renewal_start`, []any{sqlrow.ToNanos(after)},
 		func(row scanner) (acme.RenewalWindow, error) {
 			var (
 				w          acme.RenewalWindow
@@ -56,7 +56,7 @@ func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.Ren
 				start, end int64
 			)
 			err := row.Scan(&w.Serial, &acct, &start, &end)
-			w.AccountID = transfer.FormatAccountID(acct)
+			w.AccountID = sqlrow.FormatAccountID(acct)
 			w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
 			return w, err
 		})

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
-	"github.com/weir-pki/weir/storage/transfer"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // The objects a write has just inserted, built as a read of them returns
@@ -20,7 +20,7 @@ import (
 
 // storedTime returns t as a read of it returns it.
 func storedTime(t time.Time) time.Time {
-	return fromNanos(sql.NullInt64{Int64: transfer.ToNanos(t), Valid: true})
+	return fromNanos(sql.NullInt64{Int64: sqlrow.ToNanos(t), Valid: true})
 }
 
 // storedBytes returns b as a read of the BLOB column it was bound to
@@ -32,7 +32,7 @@ func storedBytes(b []byte) []byte { return append([]byte(nil), b...) }
 // NULL by the insert.
 func storedOrder(o *acme.Order, accountID int64, idents, authzIDs string, problem *string) (*acme.Order, error) {
 	s := &acme.Order{
-		ID: o.ID, AccountID: transfer.FormatAccountID(accountID), Status: o.Status,
+		ID: o.ID, AccountID: sqlrow.FormatAccountID(accountID), Status: o.Status,
 		NotBefore: storedTime(o.NotBefore), NotAfter: storedTime(o.NotAfter),
 		Expires: storedTime(o.Expires), CertSerial: o.CertSerial, CreatedAt: storedTime(o.CreatedAt),
 		Replaces: o.Replaces, Profile: o.Profile,
@@ -47,7 +47,7 @@ func storedOrder(o *acme.Order, accountID int64, idents, authzIDs string, proble
 // from a and args.
 func storedAuthz(a *acme.Authorization, args *authzInsert) (*acme.Authorization, error) {
 	s := &acme.Authorization{
-		ID: a.ID, AccountID: transfer.FormatAccountID(args.accountID), Identifier: a.Identifier,
+		ID: a.ID, AccountID: sqlrow.FormatAccountID(args.accountID), Identifier: a.Identifier,
 		Wildcard: a.Wildcard, Status: a.Status, Expires: storedTime(a.Expires), CreatedAt: storedTime(a.CreatedAt),
 	}
 	for i, c := range a.Challenges {
@@ -56,7 +56,7 @@ func storedAuthz(a *acme.Authorization, args *authzInsert) (*acme.Authorization,
 			Validated: storedTime(c.Validated), UpdatedAt: storedTime(c.UpdatedAt),
 		}
 		var err error
-		if sc.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), args.problems[i]); err != nil {
+		if sc.Error, err = sqlrow.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), args.problems[i]); err != nil {
 			return nil, err
 		}
 		s.Challenges = append(s.Challenges, sc)
@@ -69,13 +69,13 @@ func storedAuthz(a *acme.Authorization, args *authzInsert) (*acme.Authorization,
 // its default (false).
 func storedCert(c *acme.Certificate, accountID int64, names string) (*acme.Certificate, error) {
 	s := &acme.Certificate{
-		Serial: c.Serial, AccountID: transfer.FormatAccountID(accountID), OrderID: c.OrderID,
+		Serial: c.Serial, AccountID: sqlrow.FormatAccountID(accountID), OrderID: c.OrderID,
 		DER: storedBytes(c.DER), ChainPEM: storedBytes(c.ChainPEM),
 		NotBefore: storedTime(c.NotBefore), NotAfter: storedTime(c.NotAfter), IssuedAt: storedTime(c.IssuedAt),
 		Profile: c.Profile, RenewalStart: storedTime(c.RenewalStart), RenewalEnd: storedTime(c.RenewalEnd),
 	}
 	var err error
-	if s.Names, err = transfer.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
+	if s.Names, err = sqlrow.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
 		return nil, err
 	}
 	return s, nil
