@@ -21,7 +21,7 @@ var allowedDeps = map[string][]string{
 	"acme/jws":             {"acme", "github.com/go-jose/go-jose/v4"},
 	"acme/challenge":       {"acme", "golang.org/x/net/dns/dnsmessage"},
 	"acme/noncetest":       {"acme"},
-	"storage/sqlrow":       {},
+	"storage/sqlrow":       {"acme"},
 	"storage/transfer":     {},
 	"storage/sqlite":       {"acme", "ratelimit", "migrations", "storage/sqlrow", "storage/transfer", "modernc.org/sqlite"},
 	"storage/redis":        {"acme", "ratelimit", "github.com/redis/go-redis/v9"},

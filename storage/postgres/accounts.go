@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
@@ -42,9 +41,9 @@ func scanAccount(row scanner) (*acme.Account, error) {
 // revoked.
 func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	if a.KeyThumbprint == "" {
-		return errors.New("postgres: create account: empty key thumbprint")
+		return drv.Errorf("create account: empty key thumbprint")
 	}
-	if err := checkTimes("create account", a.CreatedAt); err != nil {
+	if err := drv.CheckTimes("create account", a.CreatedAt); err != nil {
 		return err
 	}
 	contact, err := sqlrow.StringsJSON("create account: contact", a.Contact)
@@ -79,11 +78,11 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
 	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
-		return nil, fmt.Errorf("postgres: account %q: %w", id, acme.ErrNotFound)
+		return nil, drv.Errorf("account %q: %w", id, acme.ErrNotFound)
 	}
 	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, n))
 	if err != nil {
-		return nil, rowErr("account "+id, err)
+		return nil, drv.RowErr("account "+id, err)
 	}
 	return a, nil
 }
@@ -92,11 +91,11 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error
 func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.Account, error) {
 	what := fmt.Sprintf("account with key %q", thumbprint)
 	if !validKey(thumbprint) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
 	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE key_thumbprint = $1`, thumbprint))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return a, nil
 }
@@ -111,7 +110,7 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 	what := fmt.Sprintf("update account %q", a.ID)
 	n, ok := sqlrow.ParseAccountID(a.ID)
 	if !ok {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
 	contact, err := sqlrow.StringsJSON(what+": contact", a.Contact)
 	if err != nil {
@@ -129,10 +128,10 @@ func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThum
 	what := fmt.Sprintf("change key of account %q", id)
 	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
 	if newThumbprint == "" {
-		return fmt.Errorf("postgres: %s: empty key thumbprint", what)
+		return drv.Errorf("%s: empty key thumbprint", what)
 	}
 	if !validKey(oldThumbprint) {
 		oldThumbprint = "" // matches no account: a conflict, or not found
@@ -141,7 +140,7 @@ func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThum
 		`UPDATE accounts SET key_thumbprint = $1, jwk = $2 WHERE id = $3 AND key_thumbprint = $4`,
 		[]any{newThumbprint, newKey, n, oldThumbprint}, accountExists, n)
 	if isUniqueViolation(err) {
-		return fmt.Errorf("postgres: %s: key %s is in use: %w", what, newThumbprint, acme.ErrConflict)
+		return drv.Errorf("%s: key %s is in use: %w", what, newThumbprint, acme.ErrConflict)
 	}
 	return err
 }

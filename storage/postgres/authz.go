@@ -34,22 +34,22 @@ type authzInsert struct {
 func authzArgs(a *acme.Authorization) (*authzInsert, error) {
 	what := fmt.Sprintf("create authorization %q", a.ID)
 	if a.ID == "" {
-		return nil, fmt.Errorf("postgres: %s: empty id", what)
+		return nil, drv.Errorf("%s: empty id", what)
 	}
 	accountID, ok := sqlrow.ParseAccountID(a.AccountID)
 	if !ok {
-		return nil, fmt.Errorf("postgres: %s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
+		return nil, drv.Errorf("%s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
 	}
-	if err := checkTimes(what, a.Expires, a.CreatedAt); err != nil {
+	if err := drv.CheckTimes(what, a.Expires, a.CreatedAt); err != nil {
 		return nil, err
 	}
 	args := &authzInsert{what: what, accountID: accountID, problems: make([]*string, len(a.Challenges))}
 	for i, c := range a.Challenges {
 		cwhat := fmt.Sprintf("create challenge %q of authorization %q", c.ID, a.ID)
 		if c.ID == "" {
-			return nil, fmt.Errorf("postgres: %s: empty id", cwhat)
+			return nil, drv.Errorf("%s: empty id", cwhat)
 		}
-		if err := checkTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
+		if err := drv.CheckTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
 			return nil, err
 		}
 		var err error
@@ -145,11 +145,11 @@ func deref(s *string) string {
 func (s *Store) queryAuthz(ctx context.Context, what, query string, args ...any) (*acme.Authorization, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %s: %w", what, err)
+		return nil, drv.Wrap(what, err)
 	}
 	a, err := scanAuthzRows(rows)
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return a, nil
 }
@@ -159,7 +159,7 @@ func (s *Store) queryAuthz(ctx context.Context, what, query string, args ...any)
 func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, error) {
 	what := fmt.Sprintf("authorization %q", id)
 	if !validKey(id) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
 	return s.queryAuthz(ctx, what, `SELECT `+authzChallengeCols+`
 		FROM authzs AS a LEFT JOIN challenges AS c ON c.authz_id = a.id
@@ -175,9 +175,9 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 		accountID, ident.Type, ident.Value, wildcard)
 	acct, ok := sqlrow.ParseAccountID(accountID)
 	if !ok || !validKey(string(ident.Type)) || !validKey(ident.Value) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
-	if err := checkTimes(what, notBefore); err != nil {
+	if err := drv.CheckTimes(what, notBefore); err != nil {
 		return nil, err
 	}
 	return s.queryAuthz(ctx, what, `SELECT `+authzChallengeCols+`
@@ -202,9 +202,9 @@ const authzExists = `SELECT 1 FROM authzs WHERE id = $1`
 func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acme.Status) error {
 	what := fmt.Sprintf("update authorization %q", a.ID)
 	if !validKey(a.ID) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
-	if err := checkTimes(what, a.Expires); err != nil {
+	if err := drv.CheckTimes(what, a.Expires); err != nil {
 		return err
 	}
 	type chArgs struct {
@@ -217,9 +217,9 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 	for i, c := range a.Challenges {
 		cwhat := fmt.Sprintf("%s: challenge %q", what, c.ID)
 		if !validKey(c.ID) {
-			return fmt.Errorf("postgres: %s: %w", cwhat, acme.ErrNotFound)
+			return drv.Errorf("%s: %w", cwhat, acme.ErrNotFound)
 		}
-		if err := checkTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
+		if err := drv.CheckTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
 			return err
 		}
 		problem, err := sqlrow.NullableJSON(cwhat+": error", c.Error)
@@ -245,7 +245,7 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 				return writeErr(fmt.Sprintf("%s: challenge %q", what, c.id), err)
 			}
 			if tag.RowsAffected() == 0 {
-				return fmt.Errorf("postgres: %s: challenge %q: %w", what, c.id, acme.ErrNotFound)
+				return drv.Errorf("%s: challenge %q: %w", what, c.id, acme.ErrNotFound)
 			}
 		}
 		return nil

@@ -49,16 +49,16 @@ func scanCert(row scanner) (*acme.Certificate, error) {
 func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error {
 	what := fmt.Sprintf("finalize order %q with certificate %q", cert.OrderID, cert.Serial)
 	if cert.Serial == "" {
-		return fmt.Errorf("postgres: %s: empty serial", what)
+		return drv.Errorf("%s: empty serial", what)
 	}
 	accountID, ok := sqlrow.ParseAccountID(cert.AccountID)
 	if !ok || !validKey(cert.OrderID) {
-		return fmt.Errorf("postgres: %s: account %q or order: %w", what, cert.AccountID, acme.ErrNotFound)
+		return drv.Errorf("%s: account %q or order: %w", what, cert.AccountID, acme.ErrNotFound)
 	}
 	if !cert.RevokedAt.IsZero() {
-		return fmt.Errorf("postgres: %s: certificate is already revoked", what)
+		return drv.Errorf("%s: certificate is already revoked", what)
 	}
-	if err := checkTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
+	if err := drv.CheckTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
 		return err
 	}
 	names, err := sqlrow.StringsJSON(what+": names", cert.Names)
@@ -97,11 +97,11 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certificate, error) {
 	what := fmt.Sprintf("certificate %q", serial)
 	if !validKey(serial) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
 	c, err := scanCert(s.pool.QueryRow(ctx, `SELECT `+certCols+` FROM certificates WHERE serial = $1`, serial))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return c, nil
 }
@@ -111,12 +111,12 @@ func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certif
 func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error {
 	what := fmt.Sprintf("revoke certificate %q", serial)
 	if at.IsZero() {
-		return fmt.Errorf("postgres: %s: zero revocation time", what)
+		return drv.Errorf("%s: zero revocation time", what)
 	}
 	if !validKey(serial) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
-	if err := checkTimes(what, at); err != nil {
+	if err := drv.CheckTimes(what, at); err != nil {
 		return err
 	}
 	return s.cas(ctx, what, "already revoked",
@@ -128,7 +128,7 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 // now (NotAfter is not before now), in order of revocation.
 func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certificate, error) {
 	const what = "list revoked certificates"
-	if err := checkTimes(what, now); err != nil {
+	if err := drv.CheckTimes(what, now); err != nil {
 		return nil, err
 	}
 	return collect(ctx, s.pool, what, `SELECT `+certCols+` FROM certificates
@@ -140,7 +140,7 @@ func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certifi
 // certificates RenewNow. Serials that name no certificate are skipped.
 func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, end time.Time) error {
 	const what = "set renewal windows"
-	if err := checkTimes(what, start, end); err != nil {
+	if err := drv.CheckTimes(what, start, end); err != nil {
 		return err
 	}
 	keys := make([]string, 0, len(serials))
@@ -156,7 +156,7 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 	_, err := s.pool.Exec(ctx, `UPDATE certificates SET renewal_start = $1, renewal_end = $2, renew_now = true
 		WHERE serial = ANY($3)`, sqlrow.ToNanos(start), sqlrow.ToNanos(end), keys)
 	if err != nil {
-		return fmt.Errorf("postgres: %s: %w", what, err)
+		return drv.Wrap(what, err)
 	}
 	return nil
 }
@@ -164,7 +164,7 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 // RenewalWindows implements acme.Inventory.
 func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.RenewalWindow, error) {
 	const what = "renewal windows"
-	if err := checkTimes(what, after); err != nil {
+	if err := drv.CheckTimes(what, after); err != nil {
 		return nil, err
 	}
 	return collect(ctx, s.pool, what, `SELECT serial, account_id, renewal_start, renewal_end FROM certificates

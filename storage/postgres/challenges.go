@@ -33,11 +33,11 @@ func scanChallenge(row scanner) (*acme.Challenge, error) {
 func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, error) {
 	what := fmt.Sprintf("challenge %q", id)
 	if !validKey(id) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
 	c, err := scanChallenge(s.pool.QueryRow(ctx, `SELECT `+challengeCols+` FROM challenges WHERE id = $1`, id))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return c, nil
 }
@@ -47,9 +47,9 @@ func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, e
 func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acme.Status) error {
 	what := fmt.Sprintf("update challenge %q", c.ID)
 	if !validKey(c.ID) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
-	if err := checkTimes(what, c.Validated, c.UpdatedAt); err != nil {
+	if err := drv.CheckTimes(what, c.Validated, c.UpdatedAt); err != nil {
 		return err
 	}
 	problem, err := sqlrow.NullableJSON(what+": error", c.Error)

@@ -40,11 +40,11 @@ func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
 	what := fmt.Sprintf("create EAB key %q", k.ID)
 	switch {
 	case k.ID == "":
-		return errors.New("postgres: create EAB key: empty ID")
+		return drv.Errorf("create EAB key: empty ID")
 	case len(k.HMACKey) == 0:
-		return fmt.Errorf("postgres: %s: empty HMAC key", what)
+		return drv.Errorf("%s: empty HMAC key", what)
 	}
-	if err := checkTimes(what, k.CreatedAt); err != nil {
+	if err := drv.CheckTimes(what, k.CreatedAt); err != nil {
 		return err
 	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES ($1, $2, $3, $4)`,
@@ -59,11 +59,11 @@ func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
 func (s *Store) GetEABKey(ctx context.Context, id string) (*acme.EABKey, error) {
 	what := fmt.Sprintf("EAB key %q", id)
 	if !validKey(id) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
 	k, err := scanEABKey(s.pool.QueryRow(ctx, `SELECT `+eabCols+` FROM eab_keys WHERE id = $1`, id))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return k, nil
 }
@@ -86,12 +86,12 @@ func (s *Store) ListEABKeys(ctx context.Context, label string) ([]*acme.EABKey, 
 func (s *Store) RevokeEABKey(ctx context.Context, id string, at time.Time) error {
 	what := fmt.Sprintf("revoke EAB key %q", id)
 	if at.IsZero() {
-		return fmt.Errorf("postgres: %s: zero revocation time", what)
+		return drv.Errorf("%s: zero revocation time", what)
 	}
 	if !validKey(id) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
-	if err := checkTimes(what, at); err != nil {
+	if err := drv.CheckTimes(what, at); err != nil {
 		return err
 	}
 	return s.cas(ctx, what, "already revoked",
@@ -110,12 +110,12 @@ const eabKeyExists = `SELECT 1 FROM eab_keys WHERE id = $1`
 func bindEABKey(ctx context.Context, tx pgx.Tx, id string, account int64, at time.Time) error {
 	what := fmt.Sprintf("bind EAB key %q", id)
 	if !validKey(id) {
-		return fmt.Errorf("postgres: %s: no such key: %w (%w)", what, acme.ErrEABUnusable, acme.ErrNotFound)
+		return drv.Errorf("%s: no such key: %w (%w)", what, acme.ErrEABUnusable, acme.ErrNotFound)
 	}
 	tag, err := tx.Exec(ctx, `UPDATE eab_keys SET bound_account = $1, bound_at = $2
 		WHERE id = $3 AND bound_account IS NULL AND revoked_at IS NULL`, account, nullNanos(at), id)
 	if err != nil {
-		return fmt.Errorf("postgres: %s: %w", what, err)
+		return drv.Wrap(what, err)
 	}
 	if tag.RowsAffected() > 0 {
 		return nil
@@ -123,9 +123,9 @@ func bindEABKey(ctx context.Context, tx pgx.Tx, id string, account int64, at tim
 	var one int
 	switch err := tx.QueryRow(ctx, eabKeyExists, id).Scan(&one); {
 	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("postgres: %s: no such key: %w (%w)", what, acme.ErrEABUnusable, acme.ErrNotFound)
+		return drv.Errorf("%s: no such key: %w (%w)", what, acme.ErrEABUnusable, acme.ErrNotFound)
 	case err != nil:
-		return fmt.Errorf("postgres: %s: %w", what, err)
+		return drv.Wrap(what, err)
 	}
-	return fmt.Errorf("postgres: %s: bound or revoked: %w", what, acme.ErrEABUnusable)
+	return drv.Errorf("%s: bound or revoked: %w", what, acme.ErrEABUnusable)
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -56,7 +55,7 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 	if q.Cursor != "" {
 		n, ok := sqlrow.ParseAccountID(q.Cursor)
 		if !ok {
-			return nil, "", fmt.Errorf("postgres: list accounts: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
+			return nil, "", drv.Errorf("list accounts: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		w.add("id < ?", n)
 	}
@@ -101,14 +100,14 @@ func certCursor(c *acme.Certificate) string {
 func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme.Certificate, string, error) {
 	limit := acme.PageLimit(q.Limit)
 	if !sqlrow.TimesInRange(q.Now) {
-		return nil, "", checkTimes("list certificates", q.Now)
+		return nil, "", drv.CheckTimes("list certificates", q.Now)
 	}
 	var w where
 	if q.Cursor != "" {
 		ts, serial, ok := strings.Cut(q.Cursor, ":")
 		n, err := strconv.ParseInt(ts, 10, 64)
 		if !ok || err != nil || !validKey(serial) {
-			return nil, "", fmt.Errorf("postgres: list certificates: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
+			return nil, "", drv.Errorf("list certificates: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		w.add("(issued_at < ? OR (issued_at = ? AND serial < ?))", n, n, serial)
 	}
@@ -136,7 +135,7 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 	case acme.CertExpired:
 		w.add("revoked_at IS NULL AND not_after <= ?", now)
 	default:
-		return nil, "", fmt.Errorf("postgres: list certificates: unknown state %q", q.State)
+		return nil, "", drv.Errorf("list certificates: unknown state %q", q.State)
 	}
 	body, lim := w.sql()
 	out, err := collect(ctx, s.pool, "list certificates", `SELECT `+certCols+` FROM certificates WHERE `+body+
@@ -160,7 +159,7 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 	if q.Cursor != "" {
 		n, ok := sqlrow.ParseOrdersCursor(q.Cursor)
 		if !ok {
-			return nil, "", fmt.Errorf("postgres: list orders: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
+			return nil, "", drv.Errorf("list orders: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		w.add("seq < ?", n)
 	}
@@ -211,7 +210,7 @@ func (q seqScanner) Scan(dest ...any) error {
 // Counts implements acme.Inventory.
 func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) {
 	c := acme.Counts{Accounts: map[acme.Status]int{}, Orders: map[acme.Status]int{}, Certificates: map[acme.CertState]int{}}
-	if err := checkTimes("counts", now); err != nil {
+	if err := drv.CheckTimes("counts", now); err != nil {
 		return c, err
 	}
 	type group struct {
@@ -252,9 +251,9 @@ func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) 
 // Issuance implements acme.Inventory.
 func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration, n int) ([]int, error) {
 	if step <= 0 || n <= 0 || n > 10000 {
-		return nil, fmt.Errorf("postgres: issuance: bad step %s or count %d", step, n)
+		return nil, drv.Errorf("issuance: bad step %s or count %d", step, n)
 	}
-	if err := checkTimes("issuance", from); err != nil {
+	if err := drv.CheckTimes("issuance", from); err != nil {
 		return nil, err
 	}
 	start, width := sqlrow.ToNanos(from), int64(step)
@@ -287,7 +286,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	if !ok {
 		return nil, nil, nil
 	}
-	if err := checkTimes("recent names", since); err != nil {
+	if err := drv.CheckTimes("recent names", since); err != nil {
 		return nil, nil, err
 	}
 	limit = acme.PageLimit(limit)

@@ -33,23 +33,23 @@ const keepLease = `lease_owner = CASE WHEN $1 = 'processing' THEN lease_owner EN
 func leaseArgs(what, owner string, now time.Time, lease time.Duration) (time.Time, error) {
 	switch {
 	case owner == "":
-		return time.Time{}, fmt.Errorf("postgres: %s: empty owner", what)
+		return time.Time{}, drv.Errorf("%s: empty owner", what)
 	case !validKey(owner):
-		return time.Time{}, fmt.Errorf("postgres: %s: the owner is not valid UTF-8 text", what)
+		return time.Time{}, drv.Errorf("%s: the owner is not valid UTF-8 text", what)
 	case lease <= 0:
-		return time.Time{}, fmt.Errorf("postgres: %s: lease %s is not positive", what, lease)
+		return time.Time{}, drv.Errorf("%s: lease %s is not positive", what, lease)
 	case now.IsZero():
-		return time.Time{}, fmt.Errorf("postgres: %s: the time is zero", what)
+		return time.Time{}, drv.Errorf("%s: the time is zero", what)
 	}
 	until := now.Add(lease)
-	return until, checkTimes(what, now, until)
+	return until, drv.CheckTimes(what, now, until)
 }
 
 // ClaimChallenges implements acme.Store.
 func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Challenge, error) {
 	const what = "claim challenges"
 	if limit <= 0 {
-		return nil, fmt.Errorf("postgres: %s: limit %d is not positive", what, limit)
+		return nil, drv.Errorf("%s: limit %d is not positive", what, limit)
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -80,7 +80,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start challenge %q", id)
 	if !validKey(id) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -97,7 +97,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("claim challenge %q", id)
 	if !validKey(id) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -114,10 +114,10 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start finalizing order %q", id)
 	if !validKey(id) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
 	if len(csr) == 0 {
-		return fmt.Errorf("postgres: %s: empty CSR", what)
+		return drv.Errorf("%s: empty CSR", what)
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -134,7 +134,7 @@ func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte,
 func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Order, error) {
 	const what = "claim orders"
 	if limit <= 0 {
-		return nil, fmt.Errorf("postgres: %s: limit %d is not positive", what, limit)
+		return nil, drv.Errorf("%s: limit %d is not positive", what, limit)
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -177,7 +177,7 @@ func (s *Store) ReleaseChallenge(ctx context.Context, id, owner string) error {
 func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
 	what := fmt.Sprintf("lease %q", name)
 	if !validKey(name) {
-		return false, fmt.Errorf("postgres: %s: the name is not valid UTF-8 text", what)
+		return false, drv.Errorf("%s: the name is not valid UTF-8 text", what)
 	}
 	until, err := leaseArgs(what, owner, now, ttl)
 	if err != nil {

@@ -56,13 +56,13 @@ func scanOrder(row scanner) (*acme.Order, error) {
 func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acme.Authorization) error {
 	what := fmt.Sprintf("create order %q", o.ID)
 	if o.ID == "" {
-		return fmt.Errorf("postgres: %s: empty id", what)
+		return drv.Errorf("%s: empty id", what)
 	}
 	accountID, ok := sqlrow.ParseAccountID(o.AccountID)
 	if !ok {
-		return fmt.Errorf("postgres: %s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
+		return drv.Errorf("%s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
 	}
-	if err := checkTimes(what, o.NotBefore, o.NotAfter, o.Expires, o.CreatedAt); err != nil {
+	if err := drv.CheckTimes(what, o.NotBefore, o.NotAfter, o.Expires, o.CreatedAt); err != nil {
 		return err
 	}
 	idents := "[]"
@@ -96,7 +96,7 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 	}
 	for _, id := range reused {
 		if !validKey(id) {
-			return fmt.Errorf("postgres: %s: reused authorization %q: %w", what, id, acme.ErrNotFound)
+			return drv.Errorf("%s: reused authorization %q: %w", what, id, acme.ErrNotFound)
 		}
 	}
 
@@ -119,9 +119,9 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 			err := tx.QueryRow(ctx, `SELECT account_id FROM authzs WHERE id = $1`, id).Scan(&owner)
 			switch {
 			case errors.Is(err, pgx.ErrNoRows) || err == nil && owner != accountID:
-				return fmt.Errorf("postgres: %s: reused authorization %q: %w", what, id, acme.ErrNotFound)
+				return drv.Errorf("%s: reused authorization %q: %w", what, id, acme.ErrNotFound)
 			case err != nil:
-				return fmt.Errorf("postgres: %s: reused authorization %q: %w", what, id, err)
+				return drv.Errorf("%s: reused authorization %q: %w", what, id, err)
 			}
 		}
 		return nil
@@ -132,11 +132,11 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 	what := fmt.Sprintf("order %q", id)
 	if !validKey(id) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
 	o, err := scanOrder(s.pool.QueryRow(ctx, `SELECT `+orderCols+` FROM orders WHERE id = $1`, id))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return o, nil
 }
@@ -147,13 +147,13 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 // the last order of the previous page.
 func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit int) ([]string, string, error) {
 	if limit <= 0 {
-		return nil, "", fmt.Errorf("postgres: list orders: limit %d is not positive", limit)
+		return nil, "", drv.Errorf("list orders: limit %d is not positive", limit)
 	}
 	var after int64
 	if cursor != "" {
 		var ok bool
 		if after, ok = sqlrow.ParseOrdersCursor(cursor); !ok {
-			return nil, "", fmt.Errorf("postgres: list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
+			return nil, "", drv.Errorf("list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
 		}
 	}
 	acct, ok := sqlrow.ParseAccountID(accountID)
@@ -193,7 +193,7 @@ const orderExists = `SELECT 1 FROM orders WHERE id = $1`
 func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status) error {
 	what := fmt.Sprintf("update order %q", o.ID)
 	if !validKey(o.ID) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
 	problem, err := sqlrow.NullableJSON(what+": error", o.Error)
 	if err != nil {
@@ -212,14 +212,14 @@ func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status
 func (s *Store) ReplacingOrder(ctx context.Context, certID string) (*acme.Order, error) {
 	what := "order replacing " + certID
 	if certID == "" || !validKey(certID) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
 	// The literal predicates let the planner use the partial index
 	// orders_replaces_valid, whose predicate they repeat.
 	o, err := scanOrder(s.pool.QueryRow(ctx, `SELECT `+orderCols+` FROM orders
 		WHERE replaces = $1 AND replaces <> '' AND status = 'valid'`, certID))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return o, nil
 }

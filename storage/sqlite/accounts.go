@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"github.com/weir-pki/weir/acme"
@@ -41,9 +40,9 @@ func scanAccount(row scanner) (*acme.Account, error) {
 // revoked.
 func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	if a.KeyThumbprint == "" {
-		return errors.New("sqlite: create account: empty key thumbprint")
+		return drv.Errorf("create account: empty key thumbprint")
 	}
-	if err := checkTimes("create account", a.CreatedAt); err != nil {
+	if err := drv.CheckTimes("create account", a.CreatedAt); err != nil {
 		return err
 	}
 	contact, err := sqlrow.StringsJSON("create account: contact", a.Contact)
@@ -55,10 +54,10 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 		res, err := w.exec(wInsertAccount,
 			a.KeyThumbprint, a.Key, contact, string(a.Status), sqlrow.ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID)
 		if err != nil {
-			return insertErr("create account", err)
+			return writeErr("create account", err)
 		}
 		if id, err = res.LastInsertId(); err != nil {
-			return fmt.Errorf("sqlite: create account: last insert id: %w", err)
+			return drv.Errorf("create account: last insert id: %w", err)
 		}
 		if a.EABKeyID != "" {
 			return bindEABKey(w, a.EABKeyID, id, a.CreatedAt)
@@ -77,7 +76,7 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
 	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
-		return nil, fmt.Errorf("sqlite: account %q: %w", id, acme.ErrNotFound)
+		return nil, drv.Errorf("account %q: %w", id, acme.ErrNotFound)
 	}
 	ctx, err := readCtx(ctx)
 	if err != nil {
@@ -90,7 +89,7 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error
 	gen := s.cache.generation()
 	a, err := scanAccount(s.queryRow(ctx, rGetAccount, n))
 	if err != nil {
-		return nil, rowErr("account "+id, err)
+		return nil, drv.RowErr("account "+id, err)
 	}
 	s.cache.fillAccount(a, gen)
 	return a, nil
@@ -104,7 +103,7 @@ func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.A
 	}
 	a, err := scanAccount(s.queryRow(ctx, rGetAccountByKey, thumbprint))
 	if err != nil {
-		return nil, rowErr("account with key "+thumbprint, err)
+		return nil, drv.RowErr("account with key "+thumbprint, err)
 	}
 	return a, nil
 }
@@ -115,7 +114,7 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 	what := fmt.Sprintf("update account %q", a.ID)
 	n, ok := sqlrow.ParseAccountID(a.ID)
 	if !ok {
-		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
 	contact, err := sqlrow.StringsJSON(what+": contact", a.Contact)
 	if err != nil {
@@ -125,7 +124,7 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wUpdateAccount, contact, status, n, string(from))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "status is not "+string(from), wAccountExists, n); err != nil {
 			return err
@@ -142,18 +141,18 @@ func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThum
 	what := fmt.Sprintf("change key of account %q", id)
 	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
-		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
 	if newThumbprint == "" {
-		return fmt.Errorf("sqlite: %s: empty key thumbprint", what)
+		return drv.Errorf("%s: empty key thumbprint", what)
 	}
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wChangeAccountKey, newThumbprint, newKey, n, oldThumbprint)
 		if err != nil {
 			if isUniqueViolation(err) {
-				return fmt.Errorf("sqlite: %s: key %s is in use: %w", what, newThumbprint, acme.ErrConflict)
+				return drv.Errorf("%s: key %s is in use: %w", what, newThumbprint, acme.ErrConflict)
 			}
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "old key no longer matches", wAccountExists, n); err != nil {
 			return err

@@ -22,7 +22,7 @@ func insertAuthz(w *writeTx, a *acme.Authorization, args *authzInsert) error {
 		a.ID, args.accountID, string(a.Identifier.Type), a.Identifier.Value, boolInt(a.Wildcard),
 		string(a.Status), sqlrow.ToNanos(a.Expires), sqlrow.ToNanos(a.CreatedAt))
 	if err != nil {
-		return insertErr(args.what, err)
+		return writeErr(args.what, err)
 	}
 	for i, c := range a.Challenges {
 		if err := insertChallenge(w, a.ID, i, c, args.problems[i]); err != nil {
@@ -45,13 +45,13 @@ type authzInsert struct {
 func authzArgs(a *acme.Authorization) (*authzInsert, error) {
 	what := fmt.Sprintf("create authorization %q", a.ID)
 	if a.ID == "" {
-		return nil, fmt.Errorf("sqlite: %s: empty id", what)
+		return nil, drv.Errorf("%s: empty id", what)
 	}
 	accountID, ok := sqlrow.ParseAccountID(a.AccountID)
 	if !ok {
-		return nil, fmt.Errorf("sqlite: %s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
+		return nil, drv.Errorf("%s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
 	}
-	if err := checkTimes(what, a.Expires, a.CreatedAt); err != nil {
+	if err := drv.CheckTimes(what, a.Expires, a.CreatedAt); err != nil {
 		return nil, err
 	}
 	args := &authzInsert{what: what, accountID: accountID, problems: make([]*string, len(a.Challenges))}
@@ -130,11 +130,11 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 	gen := s.cache.generation()
 	rows, err := s.query(ctx, rGetAuthz, id)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: authorization %q: %w", id, err)
+		return nil, drv.Errorf("authorization %q: %w", id, err)
 	}
 	a, err := scanAuthzRows(rows)
 	if err != nil {
-		return nil, rowErr(fmt.Sprintf("authorization %q", id), err)
+		return nil, drv.RowErr(fmt.Sprintf("authorization %q", id), err)
 	}
 	s.cache.fillAuthz(a, gen)
 	return a, nil
@@ -146,10 +146,10 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
 	acct, ok := sqlrow.ParseAccountID(accountID)
 	if !ok {
-		return nil, fmt.Errorf("sqlite: %s: %w", validAuthzWhat(accountID, ident, wildcard), acme.ErrNotFound)
+		return nil, drv.NotFound(validAuthzWhat(accountID, ident, wildcard))
 	}
 	if !sqlrow.TimesInRange(notBefore) {
-		return nil, checkTimes(validAuthzWhat(accountID, ident, wildcard), notBefore)
+		return nil, drv.CheckTimes(validAuthzWhat(accountID, ident, wildcard), notBefore)
 	}
 	ctx, err := readCtx(ctx)
 	if err != nil {
@@ -162,11 +162,11 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 	rows, err := s.query(ctx, stmt,
 		acct, string(ident.Type), ident.Value, sqlrow.ToNanos(notBefore))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: %s: %w", validAuthzWhat(accountID, ident, wildcard), err)
+		return nil, drv.Wrap(validAuthzWhat(accountID, ident, wildcard), err)
 	}
 	a, err := scanAuthzRows(rows)
 	if err != nil {
-		return nil, rowErr(validAuthzWhat(accountID, ident, wildcard), err)
+		return nil, drv.RowErr(validAuthzWhat(accountID, ident, wildcard), err)
 	}
 	return a, nil
 }
@@ -184,7 +184,7 @@ func validAuthzWhat(accountID string, ident acme.Identifier, wildcard bool) stri
 // and nothing is written.
 func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acme.Status) error {
 	what := fmt.Sprintf("update authorization %q", a.ID)
-	if err := checkTimes(what, a.Expires); err != nil {
+	if err := drv.CheckTimes(what, a.Expires); err != nil {
 		return err
 	}
 	type chArgs struct {
@@ -197,7 +197,7 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 	chs := make([]chArgs, len(a.Challenges))
 	for i, c := range a.Challenges {
 		cwhat := fmt.Sprintf("%s: challenge %q", what, c.ID)
-		if err := checkTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
+		if err := drv.CheckTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
 			return err
 		}
 		problem, err := sqlrow.NullableJSON(cwhat+": error", c.Error)
@@ -210,7 +210,7 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wUpdateAuthz, status, expires, id, string(from))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "status is not "+string(from), wAuthzExists, id); err != nil {
 			return err
@@ -221,14 +221,14 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 			res, err := w.exec(wUpdateAuthzChallenge,
 				c.status, c.problem, c.validated, c.updated, c.id, id)
 			if err != nil {
-				return fmt.Errorf("sqlite: %s: challenge %q: %w", what, c.id, err)
+				return drv.Errorf("%s: challenge %q: %w", what, c.id, err)
 			}
 			n, err := res.RowsAffected()
 			if err != nil {
-				return fmt.Errorf("sqlite: %s: challenge %q: rows affected: %w", what, c.id, err)
+				return drv.Errorf("%s: challenge %q: rows affected: %w", what, c.id, err)
 			}
 			if n == 0 {
-				return fmt.Errorf("sqlite: %s: challenge %q: %w", what, c.id, acme.ErrNotFound)
+				return drv.Errorf("%s: challenge %q: %w", what, c.id, acme.ErrNotFound)
 			}
 		}
 		return nil

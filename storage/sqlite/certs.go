@@ -55,16 +55,16 @@ func scanCert(row scanner) (*acme.Certificate, error) {
 func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error {
 	what := fmt.Sprintf("finalize order %q with certificate %q", cert.OrderID, cert.Serial)
 	if cert.Serial == "" {
-		return fmt.Errorf("sqlite: %s: empty serial", what)
+		return drv.Errorf("%s: empty serial", what)
 	}
 	accountID, ok := sqlrow.ParseAccountID(cert.AccountID)
 	if !ok {
-		return fmt.Errorf("sqlite: %s: account %q: %w", what, cert.AccountID, acme.ErrNotFound)
+		return drv.Errorf("%s: account %q: %w", what, cert.AccountID, acme.ErrNotFound)
 	}
 	if !cert.RevokedAt.IsZero() {
-		return fmt.Errorf("sqlite: %s: certificate is already revoked", what)
+		return drv.Errorf("%s: certificate is already revoked", what)
 	}
-	if err := checkTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
+	if err := drv.CheckTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
 		return err
 	}
 	names, err := sqlrow.StringsJSON(what+": names", cert.Names)
@@ -86,7 +86,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		if err != nil {
 			// orders_replaces_valid: another order already replaced the
 			// certificate this one replaces.
-			return insertErr(what, err)
+			return writeErr(what, err)
 		}
 		if err := checkAffected(w, res, what, "order is not processing", wOrderExists, cert.OrderID); err != nil {
 			return err
@@ -95,7 +95,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		if split {
 			id, err := w.issuerChainID(issuer)
 			if err != nil {
-				return fmt.Errorf("sqlite: %s: %w", what, err)
+				return drv.Wrap(what, err)
 			}
 			issuerID = id
 		}
@@ -104,7 +104,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 			nameSet, sqlrow.ToNanos(cert.NotBefore), sqlrow.ToNanos(cert.NotAfter), sqlrow.ToNanos(cert.IssuedAt),
 			cert.Profile, sqlrow.ToNanos(cert.RenewalStart), sqlrow.ToNanos(cert.RenewalEnd), issuerID)
 		if err != nil {
-			return insertErr(what, err)
+			return writeErr(what, err)
 		}
 		w.edit(editFinalizeOrder(cert.OrderID, cert.Serial))
 		if cacheErr == nil {
@@ -126,7 +126,7 @@ func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certif
 	}
 	c, err := scanCert(s.queryRow(ctx, rGetCertificate, serial))
 	if err != nil {
-		return nil, rowErr(fmt.Sprintf("certificate %q", serial), err)
+		return nil, drv.RowErr(fmt.Sprintf("certificate %q", serial), err)
 	}
 	return c, nil
 }
@@ -136,15 +136,15 @@ func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certif
 func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error {
 	what := fmt.Sprintf("revoke certificate %q", serial)
 	if at.IsZero() {
-		return fmt.Errorf("sqlite: %s: zero revocation time", what)
+		return drv.Errorf("%s: zero revocation time", what)
 	}
-	if err := checkTimes(what, at); err != nil {
+	if err := drv.CheckTimes(what, at); err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wRevokeCertificate, sqlrow.ToNanos(at), reason, serial)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "already revoked", wCertificateExists, serial); err != nil {
 			return err
@@ -157,24 +157,24 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 // ListRevoked returns the revoked certificates that have not expired at
 // now (NotAfter is not before now), in order of revocation.
 func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certificate, error) {
-	if err := checkTimes("list revoked certificates", now); err != nil {
+	if err := drv.CheckTimes("list revoked certificates", now); err != nil {
 		return nil, err
 	}
 	rows, err := s.query(ctx, rListRevoked, sqlrow.ToNanos(now))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
+		return nil, drv.Errorf("list revoked certificates: %w", err)
 	}
 	defer rows.Close()
 	var cs []*acme.Certificate
 	for rows.Next() {
 		c, err := scanCert(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
+			return nil, drv.Errorf("list revoked certificates: %w", err)
 		}
 		cs = append(cs, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
+		return nil, drv.Errorf("list revoked certificates: %w", err)
 	}
 	return cs, nil
 }

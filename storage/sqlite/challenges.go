@@ -36,10 +36,10 @@ func scanChallenge(row scanner) (*acme.Challenge, error) {
 // and returns its encoded Error.
 func challengeArgs(authzID string, c *acme.Challenge) (*string, error) {
 	if c.ID == "" {
-		return nil, fmt.Errorf("sqlite: %s: empty id", createChallengeWhat(authzID, c))
+		return nil, drv.Errorf("%s: empty id", createChallengeWhat(authzID, c))
 	}
 	if !sqlrow.TimesInRange(c.Validated, c.UpdatedAt) {
-		return nil, checkTimes(createChallengeWhat(authzID, c), c.Validated, c.UpdatedAt)
+		return nil, drv.CheckTimes(createChallengeWhat(authzID, c), c.Validated, c.UpdatedAt)
 	}
 	return sqlrow.NullableJSON(createChallengeWhat(authzID, c)+": error", c.Error)
 }
@@ -57,7 +57,7 @@ func insertChallenge(w *writeTx, authzID string, pos int, c *acme.Challenge, pro
 		c.ID, authzID, pos, string(c.Type), c.Token, string(c.Status), sqlrow.ToNanos(c.Validated),
 		problem, sqlrow.ToNanos(c.UpdatedAt))
 	if err != nil {
-		return insertErr(createChallengeWhat(authzID, c), err)
+		return writeErr(createChallengeWhat(authzID, c), err)
 	}
 	return nil
 }
@@ -74,7 +74,7 @@ func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, e
 	}
 	c, err := scanChallenge(s.queryRow(ctx, rGetChallenge, id))
 	if err != nil {
-		return nil, rowErr(fmt.Sprintf("challenge %q", id), err)
+		return nil, drv.RowErr(fmt.Sprintf("challenge %q", id), err)
 	}
 	return c, nil
 }
@@ -83,7 +83,7 @@ func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, e
 // the stored status is still from.
 func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acme.Status) error {
 	what := fmt.Sprintf("update challenge %q", c.ID)
-	if err := checkTimes(what, c.Validated, c.UpdatedAt); err != nil {
+	if err := drv.CheckTimes(what, c.Validated, c.UpdatedAt); err != nil {
 		return err
 	}
 	problem, err := sqlrow.NullableJSON(what+": error", c.Error)
@@ -94,7 +94,7 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wUpdateChallenge, status, problem, validated, updated, id, string(from))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "status is not "+string(from), wChallengeExists, id); err != nil {
 			return err

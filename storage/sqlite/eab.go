@@ -54,11 +54,11 @@ func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
 	what := fmt.Sprintf("create EAB key %q", k.ID)
 	switch {
 	case k.ID == "":
-		return errors.New("sqlite: create EAB key: empty ID")
+		return drv.Errorf("create EAB key: empty ID")
 	case len(k.HMACKey) == 0:
-		return fmt.Errorf("sqlite: %s: empty HMAC key", what)
+		return drv.Errorf("%s: empty HMAC key", what)
 	}
-	if err := checkTimes(what, k.CreatedAt); err != nil {
+	if err := drv.CheckTimes(what, k.CreatedAt); err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
@@ -66,7 +66,7 @@ func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
 			`INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES (?, ?, ?, ?)`,
 			k.ID, k.Label, k.HMACKey, sqlrow.ToNanos(k.CreatedAt))
 		if err != nil {
-			return insertErr(what, err)
+			return writeErr(what, err)
 		}
 		return nil
 	})
@@ -80,7 +80,7 @@ func (s *Store) GetEABKey(ctx context.Context, id string) (*acme.EABKey, error) 
 	}
 	k, err := scanEABKey(s.r.QueryRowContext(ctx, `SELECT `+eabCols+` FROM eab_keys WHERE id = ?`, id))
 	if err != nil {
-		return nil, rowErr(fmt.Sprintf("EAB key %q", id), err)
+		return nil, drv.RowErr(fmt.Sprintf("EAB key %q", id), err)
 	}
 	return k, nil
 }
@@ -104,19 +104,19 @@ func (s *Store) ListEABKeys(ctx context.Context, label string) ([]*acme.EABKey, 
 func (s *Store) RevokeEABKey(ctx context.Context, id string, at time.Time) error {
 	what := fmt.Sprintf("revoke EAB key %q", id)
 	if at.IsZero() {
-		return fmt.Errorf("sqlite: %s: zero revocation time", what)
+		return drv.Errorf("%s: zero revocation time", what)
 	}
-	if err := checkTimes(what, at); err != nil {
+	if err := drv.CheckTimes(what, at); err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.tx.ExecContext(writeCtx,
 			`UPDATE eab_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, sqlrow.ToNanos(at), id)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("sqlite: %s: rows affected: %w", what, err)
+			return drv.Errorf("%s: rows affected: %w", what, err)
 		} else if n > 0 {
 			return nil
 		}
@@ -133,10 +133,10 @@ func bindEABKey(w *writeTx, id string, account int64, at time.Time) error {
 		`UPDATE eab_keys SET bound_account = ?, bound_at = ? WHERE id = ? AND bound_account IS NULL AND revoked_at IS NULL`,
 		account, nullNanos(at), id)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s: %w", what, err)
+		return drv.Wrap(what, err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("sqlite: %s: rows affected: %w", what, err)
+		return drv.Errorf("%s: rows affected: %w", what, err)
 	} else if n > 0 {
 		return nil
 	}
@@ -152,11 +152,11 @@ func eabMiss(w *writeTx, what, id, reason string, sentinel error) error {
 	switch err := w.tx.QueryRowContext(writeCtx, `SELECT 1 FROM eab_keys WHERE id = ?`, id).Scan(&one); {
 	case errors.Is(err, sql.ErrNoRows):
 		if sentinel == acme.ErrEABUnusable {
-			return fmt.Errorf("sqlite: %s: no such key: %w (%w)", what, sentinel, acme.ErrNotFound)
+			return drv.Errorf("%s: no such key: %w (%w)", what, sentinel, acme.ErrNotFound)
 		}
-		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	case err != nil:
-		return fmt.Errorf("sqlite: %s: %w", what, err)
+		return drv.Wrap(what, err)
 	}
-	return fmt.Errorf("sqlite: %s: %s: %w", what, reason, sentinel)
+	return drv.Errorf("%s: %s: %w", what, reason, sentinel)
 }

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +34,7 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 	if q.Cursor != "" {
 		n, ok := sqlrow.ParseAccountID(q.Cursor)
 		if !ok {
-			return nil, "", fmt.Errorf("sqlite: list accounts: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
+			return nil, "", drv.Errorf("list accounts: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		where, args = append(where, "id < ?"), append(args, n)
 	}
@@ -82,7 +81,7 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 		ts, serial, ok := strings.Cut(q.Cursor, ":")
 		n, err := strconv.ParseInt(ts, 10, 64)
 		if !ok || err != nil {
-			return nil, "", fmt.Errorf("sqlite: list certificates: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
+			return nil, "", drv.Errorf("list certificates: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		where, args = append(where, "(issued_at < ? OR (issued_at = ? AND serial < ?))"), append(args, n, n, serial)
 	}
@@ -108,7 +107,7 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 	case acme.CertExpired:
 		where, args = append(where, "revoked_at IS NULL AND not_after <= ?"), append(args, now)
 	default:
-		return nil, "", fmt.Errorf("sqlite: list certificates: unknown state %q", q.State)
+		return nil, "", drv.Errorf("list certificates: unknown state %q", q.State)
 	}
 	out, err := collect(ctx, s, "list certificates", `SELECT `+certCols+` FROM certificates WHERE `+strings.Join(where, " AND ")+
 		` ORDER BY issued_at DESC, serial DESC LIMIT ?`, append(args, limit+1), scanCert)
@@ -135,7 +134,7 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 	if q.Cursor != "" {
 		n, ok := sqlrow.ParseOrdersCursor(q.Cursor)
 		if !ok {
-			return nil, "", fmt.Errorf("sqlite: list orders: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
+			return nil, "", drv.Errorf("list orders: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
 		}
 		where, args = append(where, "seq < ?"), append(args, n)
 	}
@@ -172,19 +171,19 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 func collect[T any](ctx context.Context, s *Store, what, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
+		return nil, drv.Wrap(what, err)
 	}
 	defer rows.Close()
 	var out []T
 	for rows.Next() {
 		v, err := scan(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: %s: %w", what, err)
+			return nil, drv.Wrap(what, err)
 		}
 		out = append(out, v)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
+		return nil, drv.Wrap(what, err)
 	}
 	return out, nil
 }
@@ -210,7 +209,7 @@ func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) 
 	group := func(what, q string, put func(k string, n int), args ...any) error {
 		rows, err := s.r.QueryContext(ctx, q, args...)
 		if err != nil {
-			return fmt.Errorf("sqlite: count %s: %w", what, err)
+			return drv.Errorf("count %s: %w", what, err)
 		}
 		defer rows.Close()
 		for rows.Next() {
@@ -219,7 +218,7 @@ func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) 
 				n int
 			)
 			if err := rows.Scan(&k, &n); err != nil {
-				return fmt.Errorf("sqlite: count %s: %w", what, err)
+				return drv.Errorf("count %s: %w", what, err)
 			}
 			put(k, n)
 		}
@@ -243,7 +242,7 @@ func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) 
 // Issuance implements acme.Inventory.
 func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration, n int) ([]int, error) {
 	if step <= 0 || n <= 0 || n > 10000 {
-		return nil, fmt.Errorf("sqlite: issuance: bad step %s or count %d", step, n)
+		return nil, drv.Errorf("issuance: bad step %s or count %d", step, n)
 	}
 	ctx, err := readCtx(ctx)
 	if err != nil {
@@ -253,7 +252,7 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 	rows, err := s.r.QueryContext(ctx, `SELECT (issued_at - ?) / ? AS b, count(*) FROM certificates
 		WHERE issued_at >= ? AND issued_at < ? GROUP BY b`, start, width, start, start+width*int64(n))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: issuance: %w", err)
+		return nil, drv.Errorf("issuance: %w", err)
 	}
 	defer rows.Close()
 	out := make([]int, n)
@@ -261,7 +260,7 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 		var b int64
 		var count int
 		if err := rows.Scan(&b, &count); err != nil {
-			return nil, fmt.Errorf("sqlite: issuance: %w", err)
+			return nil, drv.Errorf("issuance: %w", err)
 		}
 		if b >= 0 && b < int64(n) {
 			out[b] = count

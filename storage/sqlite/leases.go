@@ -77,23 +77,23 @@ const releaseLeaseSQL = `DELETE FROM leases WHERE name = ?1 AND owner = ?2`
 // leaseArgs checks the arguments of a claim and returns the lease's end.
 func leaseArgs(what, owner string, now time.Time, lease time.Duration) (time.Time, error) {
 	if owner == "" {
-		return time.Time{}, fmt.Errorf("sqlite: %s: empty owner", what)
+		return time.Time{}, drv.Errorf("%s: empty owner", what)
 	}
 	if lease <= 0 {
-		return time.Time{}, fmt.Errorf("sqlite: %s: lease %s is not positive", what, lease)
+		return time.Time{}, drv.Errorf("%s: lease %s is not positive", what, lease)
 	}
 	if now.IsZero() {
-		return time.Time{}, fmt.Errorf("sqlite: %s: the time is zero", what)
+		return time.Time{}, drv.Errorf("%s: the time is zero", what)
 	}
 	until := now.Add(lease)
-	return until, checkTimes(what, now, until)
+	return until, drv.CheckTimes(what, now, until)
 }
 
 // ClaimChallenges implements acme.Store.
 func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Challenge, error) {
 	const what = "claim challenges"
 	if limit <= 0 {
-		return nil, fmt.Errorf("sqlite: %s: limit %d is not positive", what, limit)
+		return nil, drv.Errorf("%s: limit %d is not positive", what, limit)
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -105,18 +105,18 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 		rows, err := w.stmt(wClaimChallenges).QueryContext(writeCtx,
 			owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		defer rows.Close()
 		for rows.Next() {
 			c, err := scanChallenge(rows)
 			if err != nil {
-				return fmt.Errorf("sqlite: %s: %w", what, err)
+				return drv.Wrap(what, err)
 			}
 			cs = append(cs, c)
 		}
 		if err := rows.Err(); err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		return nil
 	})
@@ -144,7 +144,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 		res, err := w.exec(wStartChallenge, string(acme.StatusProcessing), sqlrow.ToNanos(now), owner, sqlrow.ToNanos(until),
 			string(acme.StatusPending), id)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "status is not pending", wChallengeExists, id); err != nil {
 			return err
@@ -164,7 +164,7 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wClaimChallenge, owner, sqlrow.ToNanos(until), id, sqlrow.ToNanos(now), string(acme.StatusProcessing))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		return checkAffected(w, res, what, "not processing, or leased to another owner", wChallengeExists, id)
 	})
@@ -174,7 +174,7 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start finalizing order %q", id)
 	if len(csr) == 0 {
-		return fmt.Errorf("sqlite: %s: empty CSR", what)
+		return drv.Errorf("%s: empty CSR", what)
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -184,7 +184,7 @@ func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte,
 		res, err := w.exec(wStartFinalize, string(acme.StatusProcessing), csr, owner, sqlrow.ToNanos(until), id,
 			string(acme.StatusPending))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "status is not pending", wOrderExists, id); err != nil {
 			return err
@@ -198,7 +198,7 @@ func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte,
 func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Order, error) {
 	const what = "claim orders"
 	if limit <= 0 {
-		return nil, fmt.Errorf("sqlite: %s: limit %d is not positive", what, limit)
+		return nil, drv.Errorf("%s: limit %d is not positive", what, limit)
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -210,18 +210,18 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 		rs, err := w.stmt(wClaimOrders).QueryContext(writeCtx,
 			owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		defer rs.Close()
 		for rs.Next() {
 			var r sqlrow.Seq[*acme.Order]
 			if r.Row, err = scanOrder(seqScanner{rs, &r.Seq}); err != nil {
-				return fmt.Errorf("sqlite: %s: %w", what, err)
+				return drv.Wrap(what, err)
 			}
 			rows = append(rows, r)
 		}
 		if err := rs.Err(); err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		return nil
 	})
@@ -235,7 +235,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 func (s *Store) ReleaseChallenge(ctx context.Context, id, owner string) error {
 	return s.write(ctx, func(w *writeTx) error {
 		if _, err := w.exec(wReleaseChallenge, id, owner); err != nil {
-			return fmt.Errorf("sqlite: release challenge %q: %w", id, err)
+			return drv.Errorf("release challenge %q: %w", id, err)
 		}
 		return nil
 	})
@@ -252,11 +252,11 @@ func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time,
 	err = s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wTryLease, name, owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: rows affected: %w", what, err)
+			return drv.Errorf("%s: rows affected: %w", what, err)
 		}
 		held = n > 0
 		return nil
@@ -271,7 +271,7 @@ func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time,
 func (s *Store) ReleaseLease(ctx context.Context, name, owner string) error {
 	return s.write(ctx, func(w *writeTx) error {
 		if _, err := w.exec(wReleaseLease, name, owner); err != nil {
-			return fmt.Errorf("sqlite: release lease %q: %w", name, err)
+			return drv.Errorf("release lease %q: %w", name, err)
 		}
 		return nil
 	})

@@ -62,13 +62,13 @@ func decodeOrderJSON(o *acme.Order, idents, authzIDs string, problem *string) er
 func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acme.Authorization) error {
 	what := fmt.Sprintf("create order %q", o.ID)
 	if o.ID == "" {
-		return fmt.Errorf("sqlite: %s: empty id", what)
+		return drv.Errorf("%s: empty id", what)
 	}
 	accountID, ok := sqlrow.ParseAccountID(o.AccountID)
 	if !ok {
-		return fmt.Errorf("sqlite: %s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
+		return drv.Errorf("%s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
 	}
-	if err := checkTimes(what, o.NotBefore, o.NotAfter, o.Expires, o.CreatedAt); err != nil {
+	if err := drv.CheckTimes(what, o.NotBefore, o.NotAfter, o.Expires, o.CreatedAt); err != nil {
 		return err
 	}
 	idents := "[]"
@@ -109,7 +109,7 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 			o.ID, accountID, string(o.Status), idents, authzIDs, sqlrow.ToNanos(o.NotBefore), sqlrow.ToNanos(o.NotAfter),
 			sqlrow.ToNanos(o.Expires), problem, o.CertSerial, sqlrow.ToNanos(o.CreatedAt), o.Replaces, o.Profile)
 		if err != nil {
-			return insertErr(what, err)
+			return writeErr(what, err)
 		}
 		for i, a := range newAuthzs {
 			if err := insertAuthz(w, a, newArgs[i]); err != nil {
@@ -121,9 +121,9 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 			err := w.queryRow(wAuthzOwner, id).Scan(&owner)
 			switch {
 			case errors.Is(err, sql.ErrNoRows) || err == nil && owner != accountID:
-				return fmt.Errorf("sqlite: %s: reused authorization %q: %w", what, id, acme.ErrNotFound)
+				return drv.Errorf("%s: reused authorization %q: %w", what, id, acme.ErrNotFound)
 			case err != nil:
-				return fmt.Errorf("sqlite: %s: reused authorization %q: %w", what, id, err)
+				return drv.Errorf("%s: reused authorization %q: %w", what, id, err)
 			}
 		}
 		if cached != nil {
@@ -163,7 +163,7 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 	gen := s.cache.generation()
 	o, err := scanOrder(s.queryRow(ctx, rGetOrder, id))
 	if err != nil {
-		return nil, rowErr(fmt.Sprintf("order %q", id), err)
+		return nil, drv.RowErr(fmt.Sprintf("order %q", id), err)
 	}
 	s.cache.fillOrder(o, gen)
 	return o, nil
@@ -175,13 +175,13 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 // the last order of the previous page.
 func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit int) ([]string, string, error) {
 	if limit <= 0 {
-		return nil, "", fmt.Errorf("sqlite: list orders: limit %d is not positive", limit)
+		return nil, "", drv.Errorf("list orders: limit %d is not positive", limit)
 	}
 	var after int64
 	if cursor != "" {
 		var ok bool
 		if after, ok = sqlrow.ParseOrdersCursor(cursor); !ok {
-			return nil, "", fmt.Errorf("sqlite: list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
+			return nil, "", drv.Errorf("list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
 		}
 	}
 	acct, ok := sqlrow.ParseAccountID(accountID)
@@ -190,7 +190,7 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 	}
 	rows, err := s.query(ctx, rListOrders, acct, after, limit+1)
 	if err != nil {
-		return nil, "", fmt.Errorf("sqlite: list orders of account %s: %w", accountID, err)
+		return nil, "", drv.Errorf("list orders of account %s: %w", accountID, err)
 	}
 	defer rows.Close()
 	var (
@@ -203,12 +203,12 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 			id  string
 		)
 		if err := rows.Scan(&seq, &id); err != nil {
-			return nil, "", fmt.Errorf("sqlite: list orders of account %s: %w", accountID, err)
+			return nil, "", drv.Errorf("list orders of account %s: %w", accountID, err)
 		}
 		ids, seqs = append(ids, id), append(seqs, seq)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("sqlite: list orders of account %s: %w", accountID, err)
+		return nil, "", drv.Errorf("list orders of account %s: %w", accountID, err)
 	}
 	if len(ids) <= limit {
 		return ids, "", nil
@@ -228,7 +228,7 @@ func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wUpdateOrder, status, problem, serial, id, string(from))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "status is not "+string(from), wOrderExists, id); err != nil {
 			return err

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -18,7 +17,7 @@ func (s *Store) ReplacingOrder(ctx context.Context, certID string) (*acme.Order,
 	o, err := scanOrder(s.r.QueryRowContext(ctx, `SELECT `+orderCols+` FROM orders
 		WHERE replaces = ? AND status = ?`, certID, string(acme.StatusValid)))
 	if err != nil {
-		return nil, rowErr("order replacing "+certID, err)
+		return nil, drv.RowErr("order replacing "+certID, err)
 	}
 	return o, nil
 }
@@ -26,14 +25,14 @@ func (s *Store) ReplacingOrder(ctx context.Context, certID string) (*acme.Order,
 // SetRenewalWindows implements acme.Store, in one transaction; it marks the
 // certificates RenewNow.
 func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, end time.Time) error {
-	if err := checkTimes("set renewal windows", start, end); err != nil {
+	if err := drv.CheckTimes("set renewal windows", start, end); err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
 		for _, serial := range serials {
 			if _, err := w.tx.ExecContext(writeCtx, `UPDATE certificates SET renewal_start = ?, renewal_end = ?, renew_now = 1 WHERE serial = ?`,
 				sqlrow.ToNanos(start), sqlrow.ToNanos(end), serial); err != nil {
-				return fmt.Errorf("sqlite: set renewal window of %s: %w", serial, err)
+				return drv.Errorf("set renewal window of %s: %w", serial, err)
 			}
 			w.edit(editDropCert(serial))
 		}
