@@ -10,29 +10,6 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// accountCols are the columns scanAccount reads, in order.
-const accountCols = "id, key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id"
-
-// scanAccount reads one row of accountCols.
-func scanAccount(row scanner) (*acme.Account, error) {
-	var (
-		id      int64
-		a       acme.Account
-		contact string
-		created *int64
-	)
-	if err := row.Scan(&id, &a.KeyThumbprint, &a.Key, &contact, &a.Status, &created, &a.CreatedIP, &a.EABKeyID); err != nil {
-		return nil, err
-	}
-	a.ID = sqlrow.FormatAccountID(id)
-	a.CreatedAt = fromNanos(created)
-	var err error
-	if a.Contact, err = sqlrow.StringsFromJSON("account "+a.ID+" contact", contact); err != nil {
-		return nil, err
-	}
-	return &a, nil
-}
-
 // CreateAccount stores a new account and sets a.ID. It fails with an error
 // wrapping acme.ErrConflict if an account with the same key thumbprint
 // exists. When a.EABKeyID is set it binds that EAB key to the account in
@@ -80,7 +57,7 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error
 	if !ok {
 		return nil, drv.Errorf("account %q: %w", id, acme.ErrNotFound)
 	}
-	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, n))
+	a, err := sqlrow.ScanAccount(s.pool.QueryRow(ctx, `SELECT `+sqlrow.AccountCols+` FROM accounts WHERE id = $1`, n))
 	if err != nil {
 		return nil, drv.RowErr("account "+id, err)
 	}
@@ -93,7 +70,7 @@ func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.A
 	if !validKey(thumbprint) {
 		return nil, drv.NotFound(what)
 	}
-	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE key_thumbprint = $1`, thumbprint))
+	a, err := sqlrow.ScanAccount(s.pool.QueryRow(ctx, `SELECT `+sqlrow.AccountCols+` FROM accounts WHERE key_thumbprint = $1`, thumbprint))
 	if err != nil {
 		return nil, drv.RowErr(what, err)
 	}

@@ -11,16 +11,6 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// authzCols are the columns of an authorization, in the order
-// authzChallengeCols and scanAuthzRows expect them.
-const authzCols = "id, account_id, ident_type, ident_value, wildcard, status, expires, created_at"
-
-// authzChallengeCols are the columns scanAuthzRows reads, in order: those
-// of authzCols (table alias a), then those of challengeCols (alias c),
-// NULL when the authorization has no challenge.
-const authzChallengeCols = `a.id, a.account_id, a.ident_type, a.ident_value, a.wildcard, a.status, a.expires, a.created_at,
-	c.id, c.authz_id, c.type, c.token, c.status, c.validated, c.error, c.updated_at`
-
 // authzInsert is what insertAuthz needs besides the authorization: its
 // checked and encoded fields.
 type authzInsert struct {
@@ -83,71 +73,15 @@ func insertAuthz(ctx context.Context, tx pgx.Tx, a *acme.Authorization, args *au
 	return nil
 }
 
-// scanAuthzRows reads the rows of authzChallengeCols of one authorization,
-// ordered by challenge position, and returns it, or pgx.ErrNoRows if
-// there are none. It closes rows.
-func scanAuthzRows(rows pgx.Rows) (*acme.Authorization, error) {
-	defer rows.Close()
-	var a *acme.Authorization
-	for rows.Next() {
-		var (
-			x                  acme.Authorization
-			accountID          int64
-			expires, createdAt *int64
-			cID, cAuthzID      *string
-			cType, cToken      *string
-			cStatus, cProblem  *string
-			cValidated, cUpd   *int64
-		)
-		if err := rows.Scan(&x.ID, &accountID, &x.Identifier.Type, &x.Identifier.Value, &x.Wildcard,
-			&x.Status, &expires, &createdAt,
-			&cID, &cAuthzID, &cType, &cToken, &cStatus, &cValidated, &cProblem, &cUpd); err != nil {
-			return nil, err
-		}
-		if a == nil {
-			x.AccountID = sqlrow.FormatAccountID(accountID)
-			x.Expires, x.CreatedAt = fromNanos(expires), fromNanos(createdAt)
-			a = &x
-		}
-		if cID == nil {
-			continue // no challenge: the LEFT JOIN's one row
-		}
-		c := &acme.Challenge{
-			ID: *cID, AuthzID: deref(cAuthzID), Type: acme.ChallengeType(deref(cType)),
-			Token: deref(cToken), Status: acme.Status(deref(cStatus)),
-			Validated: fromNanos(cValidated), UpdatedAt: fromNanos(cUpd),
-		}
-		var err error
-		if c.Error, err = sqlrow.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), cProblem); err != nil {
-			return nil, err
-		}
-		a.Challenges = append(a.Challenges, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if a == nil {
-		return nil, pgx.ErrNoRows
-	}
-	return a, nil
-}
-
-// deref returns *s, or "" for nil.
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-// queryAuthz runs a query of authzChallengeCols and reads its one
+// queryAuthz runs a query of sqlrow.AuthzChallengeCols and reads its one
 // authorization.
 func (s *Store) queryAuthz(ctx context.Context, what, query string, args ...any) (*acme.Authorization, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
 		return nil, drv.Wrap(what, err)
 	}
-	a, err := scanAuthzRows(rows)
+	defer rows.Close()
+	a, err := sqlrow.ScanAuthzRows(rows)
 	if err != nil {
 		return nil, drv.RowErr(what, err)
 	}
@@ -161,7 +95,7 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 	if !validKey(id) {
 		return nil, drv.NotFound(what)
 	}
-	return s.queryAuthz(ctx, what, `SELECT `+authzChallengeCols+`
+	return s.queryAuthz(ctx, what, `SELECT `+sqlrow.AuthzChallengeCols+`
 		FROM authzs AS a LEFT JOIN challenges AS c ON c.authz_id = a.id
 		WHERE a.id = $1 ORDER BY c.position`, id)
 }
@@ -180,8 +114,8 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 	if err := drv.CheckTimes(what, notBefore); err != nil {
 		return nil, err
 	}
-	return s.queryAuthz(ctx, what, `SELECT `+authzChallengeCols+`
-		FROM (SELECT `+authzCols+` FROM authzs
+	return s.queryAuthz(ctx, what, `SELECT `+sqlrow.AuthzChallengeCols+`
+		FROM (SELECT `+sqlrow.AuthzCols+` FROM authzs
 		      WHERE account_id = $1 AND ident_type = $2 AND ident_value = $3 AND wildcard = $4
 		        AND status = 'valid' AND expires > $5
 		      ORDER BY expires DESC, id DESC LIMIT 1) AS a

@@ -12,35 +12,6 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// certCols are the columns scanCert reads, in order.
-const certCols = `serial, account_id, order_id, der, chain_pem, names, not_before, not_after,
-	issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now`
-
-// scanCert reads one row of certCols.
-func scanCert(row scanner) (*acme.Certificate, error) {
-	var (
-		c                                        acme.Certificate
-		accountID                                int64
-		names                                    string
-		notBefore, notAfter, issuedAt, revokedAt *int64
-		renewStart, renewEnd                     *int64
-	)
-	if err := row.Scan(&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &names,
-		&notBefore, &notAfter, &issuedAt, &revokedAt, &c.RevocationReason, &c.Profile,
-		&renewStart, &renewEnd, &c.RenewNow); err != nil {
-		return nil, err
-	}
-	c.AccountID = sqlrow.FormatAccountID(accountID)
-	c.NotBefore, c.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
-	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
-	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
-	var err error
-	if c.Names, err = sqlrow.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
 // FinalizeOrder stores cert and moves order cert.OrderID from processing to
 // valid with CertSerial set to cert.Serial, in one transaction, committed
 // when FinalizeOrder returns. The error wraps acme.ErrConflict, and
@@ -99,7 +70,7 @@ func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certif
 	if !validKey(serial) {
 		return nil, drv.NotFound(what)
 	}
-	c, err := scanCert(s.pool.QueryRow(ctx, `SELECT `+certCols+` FROM certificates WHERE serial = $1`, serial))
+	c, err := sqlrow.ScanCert(s.pool.QueryRow(ctx, `SELECT `+sqlrow.CertCols+` FROM certificates WHERE serial = $1`, serial))
 	if err != nil {
 		return nil, drv.RowErr(what, err)
 	}
@@ -131,9 +102,9 @@ func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certifi
 	if err := drv.CheckTimes(what, now); err != nil {
 		return nil, err
 	}
-	return collect(ctx, s.pool, what, `SELECT `+certCols+` FROM certificates
+	return collect(ctx, s.pool, what, `SELECT `+sqlrow.CertCols+` FROM certificates
 		WHERE revoked_at IS NOT NULL AND not_after >= $1
-		ORDER BY revoked_at, serial`, []any{sqlrow.ToNanos(now)}, scanCert)
+		ORDER BY revoked_at, serial`, []any{sqlrow.ToNanos(now)}, sqlrow.ScanCert)
 }
 
 // SetRenewalWindows implements acme.Store, in one statement; it marks the
@@ -167,17 +138,6 @@ func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.Ren
 	if err := drv.CheckTimes(what, after); err != nil {
 		return nil, err
 	}
-	return collect(ctx, s.pool, what, `SELECT serial, account_id, renewal_start, renewal_end FROM certificates
-		WHERE renewal_end > $1 AND revoked_at IS NULL ORDER BY renewal_start, serial`, []any{sqlrow.ToNanos(after)},
-		func(row scanner) (acme.RenewalWindow, error) {
-			var (
-				w          acme.RenewalWindow
-				acct       int64
-				start, end int64
-			)
-			err := row.Scan(&w.Serial, &acct, &start, &end)
-			w.AccountID = sqlrow.FormatAccountID(acct)
-			w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
-			return w, err
-		})
+	return collect(ctx, s.pool, what, `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
+		WHERE renewal_end > $1 AND revoked_at IS NULL ORDER BY renewal_start, serial`, []any{sqlrow.ToNanos(after)}, sqlrow.ScanRenewalWindow)
 }

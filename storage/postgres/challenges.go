@@ -8,34 +8,13 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// challengeCols are the columns scanChallenge reads, in order.
-const challengeCols = "id, authz_id, type, token, status, validated, error, updated_at"
-
-// scanChallenge reads one row of challengeCols.
-func scanChallenge(row scanner) (*acme.Challenge, error) {
-	var (
-		c                  acme.Challenge
-		validated, updated *int64
-		problem            *string
-	)
-	if err := row.Scan(&c.ID, &c.AuthzID, &c.Type, &c.Token, &c.Status, &validated, &problem, &updated); err != nil {
-		return nil, err
-	}
-	c.Validated, c.UpdatedAt = fromNanos(validated), fromNanos(updated)
-	var err error
-	if c.Error, err = sqlrow.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), problem); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
-
 // GetChallenge returns the challenge with the given ID, AuthzID set.
 func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, error) {
 	what := fmt.Sprintf("challenge %q", id)
 	if !validKey(id) {
 		return nil, drv.NotFound(what)
 	}
-	c, err := scanChallenge(s.pool.QueryRow(ctx, `SELECT `+challengeCols+` FROM challenges WHERE id = $1`, id))
+	c, err := sqlrow.ScanChallenge(s.pool.QueryRow(ctx, `SELECT `+sqlrow.ChallengeCols+` FROM challenges WHERE id = $1`, id))
 	if err != nil {
 		return nil, drv.RowErr(what, err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -12,11 +11,6 @@ import (
 
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// scanner is what pgx.Row and pgx.Rows have in common.
-type scanner interface {
-	Scan(dest ...any) error
-}
 
 // querier is what a pool and a transaction have in common.
 type querier interface {
@@ -77,40 +71,12 @@ func validKey(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
-// fromNanos is the inverse of toNanos; NULL (nil) reads as the zero time.
-func fromNanos(n *int64) time.Time {
-	if n == nil || *n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, *n).UTC()
-}
-
-// nullNanos is the stored form of an optional time: NULL when zero.
-func nullNanos(t time.Time) *int64 {
-	if t.IsZero() {
-		return nil
-	}
-	n := sqlrow.ToNanos(t)
-	return &n
-}
-
-// collect runs a query and scans every row with scan.
-func collect[T any](ctx context.Context, q querier, what, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+// collect runs a query and reads every row with scan.
+func collect[T any](ctx context.Context, q querier, what, query string, args []any, scan func(sqlrow.Scanner) (T, error)) ([]T, error) {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
 		return nil, drv.Wrap(what, err)
 	}
 	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, drv.Wrap(what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, drv.Wrap(what, err)
-	}
-	return out, nil
+	return sqlrow.Collect(drv, what, rows, scan)
 }

@@ -12,28 +12,6 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// eabCols are the columns scanEABKey reads, in order.
-const eabCols = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at"
-
-// scanEABKey reads one row of eabCols.
-func scanEABKey(row scanner) (*acme.EABKey, error) {
-	var (
-		k                         acme.EABKey
-		created, boundAt, revoked *int64
-		bound                     *int64
-	)
-	if err := row.Scan(&k.ID, &k.Label, &k.HMACKey, &created, &bound, &boundAt, &revoked); err != nil {
-		return nil, err
-	}
-	k.CreatedAt = fromNanos(created)
-	if bound != nil {
-		k.BoundAccount = sqlrow.FormatAccountID(*bound)
-	}
-	k.BoundAt = fromNanos(boundAt)
-	k.RevokedAt = fromNanos(revoked)
-	return &k, nil
-}
-
 // CreateEABKey implements acme.EABStore. A key is created unbound and
 // unrevoked whatever k says.
 func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
@@ -61,7 +39,7 @@ func (s *Store) GetEABKey(ctx context.Context, id string) (*acme.EABKey, error) 
 	if !validKey(id) {
 		return nil, drv.NotFound(what)
 	}
-	k, err := scanEABKey(s.pool.QueryRow(ctx, `SELECT `+eabCols+` FROM eab_keys WHERE id = $1`, id))
+	k, err := sqlrow.ScanEABKey(s.pool.QueryRow(ctx, `SELECT `+sqlrow.EABCols+` FROM eab_keys WHERE id = $1`, id))
 	if err != nil {
 		return nil, drv.RowErr(what, err)
 	}
@@ -72,13 +50,13 @@ func (s *Store) GetEABKey(ctx context.Context, id string) (*acme.EABKey, error) 
 func (s *Store) ListEABKeys(ctx context.Context, label string) ([]*acme.EABKey, error) {
 	if label == "" {
 		return collect(ctx, s.pool, "list EAB keys",
-			`SELECT `+eabCols+` FROM eab_keys ORDER BY created_at DESC, id`, nil, scanEABKey)
+			`SELECT `+sqlrow.EABCols+` FROM eab_keys ORDER BY created_at DESC, id`, nil, sqlrow.ScanEABKey)
 	}
 	if !validKey(label) {
 		return nil, nil
 	}
 	return collect(ctx, s.pool, "list EAB keys",
-		`SELECT `+eabCols+` FROM eab_keys WHERE label = $1 ORDER BY created_at DESC, id`, []any{label}, scanEABKey)
+		`SELECT `+sqlrow.EABCols+` FROM eab_keys WHERE label = $1 ORDER BY created_at DESC, id`, []any{label}, sqlrow.ScanEABKey)
 }
 
 // RevokeEABKey implements acme.EABStore, compare-and-set on the key not
@@ -113,7 +91,7 @@ func bindEABKey(ctx context.Context, tx pgx.Tx, id string, account int64, at tim
 		return drv.Errorf("%s: no such key: %w (%w)", what, acme.ErrEABUnusable, acme.ErrNotFound)
 	}
 	tag, err := tx.Exec(ctx, `UPDATE eab_keys SET bound_account = $1, bound_at = $2
-		WHERE id = $3 AND bound_account IS NULL AND revoked_at IS NULL`, account, nullNanos(at), id)
+		WHERE id = $3 AND bound_account IS NULL AND revoked_at IS NULL`, account, sqlrow.NullNanos(at), id)
 	if err != nil {
 		return drv.Wrap(what, err)
 	}

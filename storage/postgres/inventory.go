@@ -77,8 +77,8 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 		}
 	}
 	body, lim := w.sql()
-	out, err := collect(ctx, s.pool, "list accounts", `SELECT `+accountCols+` FROM accounts WHERE `+body+
-		` ORDER BY id DESC LIMIT `+lim, append(w.args, limit+1), scanAccount)
+	out, err := collect(ctx, s.pool, "list accounts", `SELECT `+sqlrow.AccountCols+` FROM accounts WHERE `+body+
+		` ORDER BY id DESC LIMIT `+lim, append(w.args, limit+1), sqlrow.ScanAccount)
 	if err != nil {
 		return nil, "", err
 	}
@@ -138,8 +138,8 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 		return nil, "", drv.Errorf("list certificates: unknown state %q", q.State)
 	}
 	body, lim := w.sql()
-	out, err := collect(ctx, s.pool, "list certificates", `SELECT `+certCols+` FROM certificates WHERE `+body+
-		` ORDER BY issued_at DESC, serial DESC LIMIT `+lim, append(w.args, limit+1), scanCert)
+	out, err := collect(ctx, s.pool, "list certificates", `SELECT `+sqlrow.CertCols+` FROM certificates WHERE `+body+
+		` ORDER BY issued_at DESC, serial DESC LIMIT `+lim, append(w.args, limit+1), sqlrow.ScanCert)
 	if err != nil {
 		return nil, "", err
 	}
@@ -178,10 +178,10 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 	}
 	body, lim := w.sql()
 	var seqs []int64
-	out, err := collect(ctx, s.pool, "list orders", `SELECT seq, `+orderCols+` FROM orders WHERE `+body+
-		` ORDER BY seq DESC LIMIT `+lim, append(w.args, limit+1), func(row scanner) (*acme.Order, error) {
+	out, err := collect(ctx, s.pool, "list orders", `SELECT seq, `+sqlrow.OrderCols+` FROM orders WHERE `+body+
+		` ORDER BY seq DESC LIMIT `+lim, append(w.args, limit+1), func(row sqlrow.Scanner) (*acme.Order, error) {
 		var seq int64
-		o, err := scanOrder(seqScanner{row, &seq})
+		o, err := sqlrow.ScanOrder(sqlrow.WithSeq(row, &seq))
 		seqs = append(seqs, seq)
 		return o, err
 	})
@@ -196,17 +196,6 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 	return out, next, nil
 }
 
-// seqScanner scans a leading seq column before the columns of a scanner
-// function.
-type seqScanner struct {
-	s   scanner
-	seq *int64
-}
-
-func (q seqScanner) Scan(dest ...any) error {
-	return q.s.Scan(append([]any{q.seq}, dest...)...)
-}
-
 // Counts implements acme.Inventory.
 func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) {
 	c := acme.Counts{Accounts: map[acme.Status]int{}, Orders: map[acme.Status]int{}, Certificates: map[acme.CertState]int{}}
@@ -217,7 +206,7 @@ func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) 
 		k string
 		n int
 	}
-	scanGroup := func(row scanner) (group, error) {
+	scanGroup := func(row sqlrow.Scanner) (group, error) {
 		var g group
 		err := row.Scan(&g.k, &g.n)
 		return g, err
@@ -263,7 +252,7 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 	}
 	buckets, err := collect(ctx, s.pool, "issuance", `SELECT (issued_at - $1) / $2 AS b, count(*) FROM certificates
 		WHERE issued_at >= $1 AND issued_at < $3 GROUP BY 1`, []any{start, width, start + width*int64(n)},
-		func(row scanner) (bucket, error) {
+		func(row sqlrow.Scanner) (bucket, error) {
 			var b bucket
 			err := row.Scan(&b.b, &b.n)
 			return b, err
@@ -294,7 +283,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	names, err := collect(ctx, s.pool, what, `SELECT name FROM (
 		    SELECT CASE WHEN wildcard THEN '*.' || ident_value ELSE ident_value END AS name, max(created_at) AS t
 		    FROM authzs WHERE account_id = $1 AND created_at >= $2 GROUP BY 1) AS x
-		ORDER BY t DESC, name LIMIT $3`, []any{n, sqlrow.ToNanos(since), limit}, func(row scanner) (string, error) {
+		ORDER BY t DESC, name LIMIT $3`, []any{n, sqlrow.ToNanos(since), limit}, func(row sqlrow.Scanner) (string, error) {
 		var name string
 		err := row.Scan(&name)
 		return name, err
@@ -305,7 +294,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	sets, err := collect(ctx, s.pool, what, `SELECT names FROM (
 		    SELECT DISTINCT ON (name_set) name_set, names, issued_at AS t FROM certificates
 		    WHERE account_id = $1 AND issued_at >= $2 ORDER BY name_set, issued_at DESC) AS x
-		ORDER BY t DESC, name_set LIMIT $3`, []any{n, sqlrow.ToNanos(since), limit}, func(row scanner) ([]string, error) {
+		ORDER BY t DESC, name_set LIMIT $3`, []any{n, sqlrow.ToNanos(since), limit}, func(row sqlrow.Scanner) ([]string, error) {
 		var js string
 		if err := row.Scan(&js); err != nil {
 			return nil, err

@@ -62,7 +62,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 		      FOR UPDATE SKIP LOCKED) AS free
 		WHERE c.id = free.id
 		RETURNING c.id, c.authz_id, c.type, c.token, c.status, c.validated, c.error, c.updated_at`,
-		[]any{owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit}, scanChallenge)
+		[]any{owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit}, sqlrow.ScanChallenge)
 	if err != nil {
 		return nil, err
 	}
@@ -146,12 +146,12 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 		      ORDER BY seq LIMIT $4
 		      FOR UPDATE SKIP LOCKED) AS free
 		WHERE o.seq = free.seq
-		RETURNING o.seq, `+orderCols,
+		RETURNING o.seq, `+sqlrow.OrderCols,
 		[]any{owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit},
-		func(sc scanner) (sqlrow.Seq[*acme.Order], error) {
+		func(sc sqlrow.Scanner) (sqlrow.Seq[*acme.Order], error) {
 			var r sqlrow.Seq[*acme.Order]
 			var err error
-			r.Row, err = scanOrder(seqScanner{sc, &r.Seq})
+			r.Row, err = sqlrow.ScanOrder(sqlrow.WithSeq(sc, &r.Seq))
 			return r, err
 		})
 	if err != nil {

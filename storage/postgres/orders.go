@@ -12,43 +12,6 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// orderCols are the columns scanOrder reads, in order.
-const orderCols = `id, account_id, status, identifiers, authz_ids, not_before, not_after,
-	expires, error, cert_serial, created_at, replaces, profile, csr`
-
-// scanOrder reads one row of orderCols.
-func scanOrder(row scanner) (*acme.Order, error) {
-	var (
-		o                                       acme.Order
-		accountID                               int64
-		idents, authzIDs                        string
-		notBefore, notAfter, expires, createdAt *int64
-		problem                                 *string
-	)
-	if err := row.Scan(&o.ID, &accountID, &o.Status, &idents, &authzIDs, &notBefore, &notAfter,
-		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile, &o.CSR); err != nil {
-		return nil, err
-	}
-	o.AccountID = sqlrow.FormatAccountID(accountID)
-	o.NotBefore, o.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
-	o.Expires, o.CreatedAt = fromNanos(expires), fromNanos(createdAt)
-	what := "order " + o.ID
-	if err := sqlrow.FromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
-		return nil, err
-	}
-	if len(o.Identifiers) == 0 {
-		o.Identifiers = nil
-	}
-	var err error
-	if o.AuthzIDs, err = sqlrow.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
-		return nil, err
-	}
-	if o.Error, err = sqlrow.FromNullableJSON[acme.Problem](what+" error", problem); err != nil {
-		return nil, err
-	}
-	return &o, nil
-}
-
 // CreateOrder stores o and newAuthzs, with their challenges, in one
 // transaction. Every ID in o.AuthzIDs must name either one of newAuthzs or
 // an existing authorization of the same account; otherwise the error wraps
@@ -134,7 +97,7 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 	if !validKey(id) {
 		return nil, drv.NotFound(what)
 	}
-	o, err := scanOrder(s.pool.QueryRow(ctx, `SELECT `+orderCols+` FROM orders WHERE id = $1`, id))
+	o, err := sqlrow.ScanOrder(s.pool.QueryRow(ctx, `SELECT `+sqlrow.OrderCols+` FROM orders WHERE id = $1`, id))
 	if err != nil {
 		return nil, drv.RowErr(what, err)
 	}
@@ -166,7 +129,7 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 	}
 	rows, err := collect(ctx, s.pool, "list orders of account "+accountID,
 		`SELECT seq, id FROM orders WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-		[]any{acct, after, limit + 1}, func(sc scanner) (row, error) {
+		[]any{acct, after, limit + 1}, func(sc sqlrow.Scanner) (row, error) {
 			var r row
 			err := sc.Scan(&r.seq, &r.id)
 			return r, err
@@ -216,7 +179,7 @@ func (s *Store) ReplacingOrder(ctx context.Context, certID string) (*acme.Order,
 	}
 	// The literal predicates let the planner use the partial index
 	// orders_replaces_valid, whose predicate they repeat.
-	o, err := scanOrder(s.pool.QueryRow(ctx, `SELECT `+orderCols+` FROM orders
+	o, err := sqlrow.ScanOrder(s.pool.QueryRow(ctx, `SELECT `+sqlrow.OrderCols+` FROM orders
 		WHERE replaces = $1 AND replaces <> '' AND status = 'valid'`, certID))
 	if err != nil {
 		return nil, drv.RowErr(what, err)

@@ -2,35 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// accountCols are the columns scanAccount reads, in order.
-const accountCols = "id, key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id"
-
-// scanAccount reads one row of accountCols.
-func scanAccount(row scanner) (*acme.Account, error) {
-	var (
-		id      int64
-		a       acme.Account
-		contact string
-		created sql.NullInt64
-	)
-	if err := row.Scan(&id, &a.KeyThumbprint, &a.Key, &contact, &a.Status, &created, &a.CreatedIP, &a.EABKeyID); err != nil {
-		return nil, err
-	}
-	a.ID = sqlrow.FormatAccountID(id)
-	a.CreatedAt = fromNanos(created)
-	var err error
-	if a.Contact, err = sqlrow.StringsFromJSON("account "+a.ID+" contact", contact); err != nil {
-		return nil, err
-	}
-	return &a, nil
-}
 
 // CreateAccount stores a new account and sets a.ID. It fails with an error
 // wrapping acme.ErrConflict if an account with the same key thumbprint
@@ -87,7 +63,7 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error
 		return a, nil
 	}
 	gen := s.cache.generation()
-	a, err := scanAccount(s.queryRow(ctx, rGetAccount, n))
+	a, err := sqlrow.ScanAccount(s.queryRow(ctx, rGetAccount, n))
 	if err != nil {
 		return nil, drv.RowErr("account "+id, err)
 	}
@@ -101,7 +77,7 @@ func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.A
 	if err != nil {
 		return nil, err
 	}
-	a, err := scanAccount(s.queryRow(ctx, rGetAccountByKey, thumbprint))
+	a, err := sqlrow.ScanAccount(s.queryRow(ctx, rGetAccountByKey, thumbprint))
 	if err != nil {
 		return nil, drv.RowErr("account with key "+thumbprint, err)
 	}

@@ -2,17 +2,12 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// authzCols are the columns of an authorization, in the order
-// authzChallengeCols and scanAuthzRows expect them.
-const authzCols = "id, account_id, ident_type, ident_value, wildcard, status, expires, created_at"
 
 // insertAuthz inserts a new authorization and its challenges, which get the
 // positions of their order in a.Challenges. args are a's arguments, from
@@ -64,59 +59,6 @@ func authzArgs(a *acme.Authorization) (*authzInsert, error) {
 	return args, nil
 }
 
-// scanAuthzRows reads the rows of authzChallengeCols of one authorization,
-// ordered by challenge position, and returns it, or an error wrapping
-// sql.ErrNoRows if there are none. It closes rows.
-func scanAuthzRows(rows *sql.Rows) (*acme.Authorization, error) {
-	defer rows.Close()
-	var a *acme.Authorization
-	for rows.Next() {
-		var (
-			x                  acme.Authorization
-			accountID          int64
-			wildcard           int64
-			expires, createdAt sql.NullInt64
-			cID, cAuthzID      sql.NullString
-			cType, cToken      sql.NullString
-			cStatus, cProblem  sql.NullString
-			cValidated, cUpd   sql.NullInt64
-		)
-		if err := rows.Scan(&x.ID, &accountID, &x.Identifier.Type, &x.Identifier.Value, &wildcard,
-			&x.Status, &expires, &createdAt,
-			&cID, &cAuthzID, &cType, &cToken, &cStatus, &cValidated, &cProblem, &cUpd); err != nil {
-			return nil, err
-		}
-		if a == nil {
-			x.AccountID = sqlrow.FormatAccountID(accountID)
-			x.Wildcard = wildcard != 0
-			x.Expires, x.CreatedAt = fromNanos(expires), fromNanos(createdAt)
-			a = &x
-		}
-		if !cID.Valid {
-			continue // no challenge: the LEFT JOIN's one row
-		}
-		c := &acme.Challenge{
-			ID: cID.String, AuthzID: cAuthzID.String, Type: acme.ChallengeType(cType.String),
-			Token: cToken.String, Status: acme.Status(cStatus.String),
-			Validated: fromNanos(cValidated), UpdatedAt: fromNanos(cUpd),
-		}
-		if cProblem.Valid {
-			var err error
-			if c.Error, err = sqlrow.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), nullStr(cProblem)); err != nil {
-				return nil, err
-			}
-		}
-		a.Challenges = append(a.Challenges, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if a == nil {
-		return nil, sql.ErrNoRows
-	}
-	return a, nil
-}
-
 // GetAuthz returns the authorization with the given ID and its challenges,
 // in creation order, from the cache (cache.go) or else read in one query.
 func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, error) {
@@ -132,7 +74,8 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 	if err != nil {
 		return nil, drv.Errorf("authorization %q: %w", id, err)
 	}
-	a, err := scanAuthzRows(rows)
+	defer rows.Close()
+	a, err := sqlrow.ScanAuthzRows(rows)
 	if err != nil {
 		return nil, drv.RowErr(fmt.Sprintf("authorization %q", id), err)
 	}
@@ -164,7 +107,8 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 	if err != nil {
 		return nil, drv.Wrap(validAuthzWhat(accountID, ident, wildcard), err)
 	}
-	a, err := scanAuthzRows(rows)
+	defer rows.Close()
+	a, err := sqlrow.ScanAuthzRows(rows)
 	if err != nil {
 		return nil, drv.RowErr(validAuthzWhat(accountID, ident, wildcard), err)
 	}

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/pem"
 	"fmt"
 	"strings"
@@ -14,37 +13,23 @@ import (
 )
 
 // certCols are the columns scanCert reads, in order, from certificates:
-// the issuer chain a row names (migration 0010) comes with it.
-const certCols = `serial, account_id, order_id, der, chain_pem,
-	(SELECT pem FROM issuer_chains WHERE issuer_chains.id = certificates.issuer_chain),
-	names, not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now`
+// those of sqlrow.CertCols, then the issuer chain the row names
+// (migration 0010).
+const certCols = sqlrow.CertCols + `,
+	(SELECT pem FROM issuer_chains WHERE issuer_chains.id = certificates.issuer_chain)`
 
-// scanCert reads one row of certCols.
-func scanCert(row scanner) (*acme.Certificate, error) {
-	var (
-		c                                        acme.Certificate
-		accountID                                int64
-		issuerChain                              []byte
-		names                                    string
-		notBefore, notAfter, issuedAt, revokedAt sql.NullInt64
-		renewStart, renewEnd                     sql.NullInt64
-	)
-	if err := row.Scan(&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &issuerChain, &names,
-		&notBefore, &notAfter, &issuedAt, &revokedAt, &c.RevocationReason, &c.Profile, &renewStart, &renewEnd, &c.RenewNow); err != nil {
+// scanCert reads one row of certCols: a certificate stored with its
+// issuer chain named gets its served chain back (joinChain).
+func scanCert(row sqlrow.Scanner) (*acme.Certificate, error) {
+	var issuerChain []byte
+	c, err := sqlrow.ScanCertAnd(row, &issuerChain)
+	if err != nil {
 		return nil, err
 	}
 	if c.ChainPEM == nil && issuerChain != nil {
 		c.ChainPEM = joinChain(c.DER, issuerChain)
 	}
-	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
-	c.AccountID = sqlrow.FormatAccountID(accountID)
-	c.NotBefore, c.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
-	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
-	var err error
-	if c.Names, err = sqlrow.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return c, nil
 }
 
 // FinalizeOrder stores cert and moves order cert.OrderID from processing to

@@ -2,35 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// challengeCols are the columns scanChallenge reads, in order.
-const challengeCols = "id, authz_id, type, token, status, validated, error, updated_at"
-
-// scanChallenge reads one row of challengeCols.
-func scanChallenge(row scanner) (*acme.Challenge, error) {
-	var (
-		c                  acme.Challenge
-		validated, updated sql.NullInt64
-		problem            sql.NullString
-	)
-	if err := row.Scan(&c.ID, &c.AuthzID, &c.Type, &c.Token, &c.Status, &validated, &problem, &updated); err != nil {
-		return nil, err
-	}
-	c.Validated, c.UpdatedAt = fromNanos(validated), fromNanos(updated)
-	if problem.Valid {
-		var err error
-		if c.Error, err = sqlrow.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), nullStr(problem)); err != nil {
-			return nil, err
-		}
-	}
-	return &c, nil
-}
 
 // challengeArgs checks challenge c of authorization authzID for insertion
 // and returns its encoded Error.
@@ -72,7 +48,7 @@ func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, e
 	if c := s.cache.challenge(id); c != nil {
 		return c, nil
 	}
-	c, err := scanChallenge(s.queryRow(ctx, rGetChallenge, id))
+	c, err := sqlrow.ScanChallenge(s.queryRow(ctx, rGetChallenge, id))
 	if err != nil {
 		return nil, drv.RowErr(fmt.Sprintf("challenge %q", id), err)
 	}

@@ -3,18 +3,12 @@ package sqlite
 import (
 	"database/sql"
 	"errors"
-	"time"
 
 	"github.com/weir-pki/weir/storage/sqlrow"
 
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 )
-
-// scanner is what *sql.Row and *sql.Rows have in common.
-type scanner interface {
-	Scan(dest ...any) error
-}
 
 // drv begins the store's errors (sqlrow.Driver).
 const drv sqlrow.Driver = "sqlite"
@@ -68,14 +62,6 @@ func constraint(err error) sqlrow.Constraint {
 // writeErr wraps the error of a write of what: a uniqueness failure
 // becomes acme.ErrConflict and a dangling reference acme.ErrNotFound.
 func writeErr(what string, err error) error { return drv.WriteErr(what, err, constraint(err)) }
-
-// fromNanos is the inverse of toNanos. A NULL reads as the zero time.
-func fromNanos(n sql.NullInt64) time.Time {
-	if !n.Valid || n.Int64 == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, n.Int64).UTC()
-}
 
 // boolInt is the stored form of a boolean.
 func boolInt(b bool) int64 {

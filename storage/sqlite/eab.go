@@ -18,36 +18,6 @@ import (
 
 var _ acme.EABStore = (*Store)(nil)
 
-// eabCols are the columns scanEABKey reads, in order.
-const eabCols = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at"
-
-// scanEABKey reads one row of eabCols.
-func scanEABKey(row scanner) (*acme.EABKey, error) {
-	var (
-		k                         acme.EABKey
-		created, boundAt, revoked sql.NullInt64
-		bound                     sql.NullInt64
-	)
-	if err := row.Scan(&k.ID, &k.Label, &k.HMACKey, &created, &bound, &boundAt, &revoked); err != nil {
-		return nil, err
-	}
-	k.CreatedAt = fromNanos(created)
-	if bound.Valid {
-		k.BoundAccount = sqlrow.FormatAccountID(bound.Int64)
-	}
-	k.BoundAt = fromNanos(boundAt)
-	k.RevokedAt = fromNanos(revoked)
-	return &k, nil
-}
-
-// nullNanos is the stored form of an optional time: NULL when zero.
-func nullNanos(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: sqlrow.ToNanos(t), Valid: true}
-}
-
 // CreateEABKey implements acme.EABStore. A key is created unbound and
 // unrevoked whatever k says.
 func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
@@ -78,7 +48,7 @@ func (s *Store) GetEABKey(ctx context.Context, id string) (*acme.EABKey, error) 
 	if err != nil {
 		return nil, err
 	}
-	k, err := scanEABKey(s.r.QueryRowContext(ctx, `SELECT `+eabCols+` FROM eab_keys WHERE id = ?`, id))
+	k, err := sqlrow.ScanEABKey(s.r.QueryRowContext(ctx, `SELECT `+sqlrow.EABCols+` FROM eab_keys WHERE id = ?`, id))
 	if err != nil {
 		return nil, drv.RowErr(fmt.Sprintf("EAB key %q", id), err)
 	}
@@ -91,12 +61,12 @@ func (s *Store) ListEABKeys(ctx context.Context, label string) ([]*acme.EABKey, 
 	if err != nil {
 		return nil, err
 	}
-	q, args := `SELECT `+eabCols+` FROM eab_keys ORDER BY created_at DESC, id`, []any(nil)
+	q, args := `SELECT `+sqlrow.EABCols+` FROM eab_keys ORDER BY created_at DESC, id`, []any(nil)
 	if label != "" {
-		q = `SELECT ` + eabCols + ` FROM eab_keys WHERE label = ? ORDER BY created_at DESC, id`
+		q = `SELECT ` + sqlrow.EABCols + ` FROM eab_keys WHERE label = ? ORDER BY created_at DESC, id`
 		args = []any{label}
 	}
-	return collect(ctx, s, "list EAB keys", q, args, scanEABKey)
+	return collect(ctx, s, "list EAB keys", q, args, sqlrow.ScanEABKey)
 }
 
 // RevokeEABKey implements acme.EABStore, compare-and-set on the key not
@@ -131,7 +101,7 @@ func bindEABKey(w *writeTx, id string, account int64, at time.Time) error {
 	what := fmt.Sprintf("bind EAB key %q", id)
 	res, err := w.tx.ExecContext(writeCtx,
 		`UPDATE eab_keys SET bound_account = ?, bound_at = ? WHERE id = ? AND bound_account IS NULL AND revoked_at IS NULL`,
-		account, nullNanos(at), id)
+		account, sqlrow.NullNanos(at), id)
 	if err != nil {
 		return drv.Wrap(what, err)
 	}

@@ -50,8 +50,8 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 			args = append(args, pat, pat, pat)
 		}
 	}
-	out, err := collect(ctx, s, "list accounts", `SELECT `+accountCols+` FROM accounts WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY id DESC LIMIT ?`, append(args, limit+1), scanAccount)
+	out, err := collect(ctx, s, "list accounts", `SELECT `+sqlrow.AccountCols+` FROM accounts WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY id DESC LIMIT ?`, append(args, limit+1), sqlrow.ScanAccount)
 	if err != nil {
 		return nil, "", err
 	}
@@ -149,10 +149,10 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 		where, args = append(where, "status = ?"), append(args, string(q.Status))
 	}
 	var seqs []int64
-	out, err := collect(ctx, s, "list orders", `SELECT seq, `+orderCols+` FROM orders WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY seq DESC LIMIT ?`, append(args, limit+1), func(row scanner) (*acme.Order, error) {
+	out, err := collect(ctx, s, "list orders", `SELECT seq, `+sqlrow.OrderCols+` FROM orders WHERE `+strings.Join(where, " AND ")+
+		` ORDER BY seq DESC LIMIT ?`, append(args, limit+1), func(row sqlrow.Scanner) (*acme.Order, error) {
 		var seq int64
-		o, err := scanOrder(seqScanner{row, &seq})
+		o, err := sqlrow.ScanOrder(sqlrow.WithSeq(row, &seq))
 		seqs = append(seqs, seq)
 		return o, err
 	})
@@ -167,36 +167,14 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 	return out, next, nil
 }
 
-// collect runs a reader query and scans every row with scan.
-func collect[T any](ctx context.Context, s *Store, what, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+// collect runs a reader query and reads every row with scan.
+func collect[T any](ctx context.Context, s *Store, what, query string, args []any, scan func(sqlrow.Scanner) (T, error)) ([]T, error) {
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, drv.Wrap(what, err)
 	}
 	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, drv.Wrap(what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, drv.Wrap(what, err)
-	}
-	return out, nil
-}
-
-// seqScanner scans a leading seq column before the columns of a scanner
-// function.
-type seqScanner struct {
-	s   scanner
-	seq *int64
-}
-
-func (q seqScanner) Scan(dest ...any) error {
-	return q.s.Scan(append([]any{q.seq}, dest...)...)
+	return sqlrow.Collect(drv, what, rows, scan)
 }
 
 // Counts implements acme.Inventory.
@@ -283,7 +261,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	what := "recent names of account " + accountID
 	names, err := collect(ctx, s, what, `SELECT CASE WHEN wildcard = 1 THEN '*.' || ident_value ELSE ident_value END AS name,
 		max(created_at) AS t FROM authzs WHERE account_id = ? AND created_at >= ?
-		GROUP BY name ORDER BY t DESC, name LIMIT ?`, []any{n, sqlrow.ToNanos(since), limit}, func(row scanner) (string, error) {
+		GROUP BY name ORDER BY t DESC, name LIMIT ?`, []any{n, sqlrow.ToNanos(since), limit}, func(row sqlrow.Scanner) (string, error) {
 		var name string
 		var t int64
 		err := row.Scan(&name, &t)
@@ -294,7 +272,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	}
 	sets, err := collect(ctx, s, what, `SELECT names, max(issued_at) AS t FROM certificates
 		WHERE account_id = ? AND issued_at >= ? GROUP BY name_set ORDER BY t DESC, name_set LIMIT ?`,
-		[]any{n, sqlrow.ToNanos(since), limit}, func(row scanner) ([]string, error) {
+		[]any{n, sqlrow.ToNanos(since), limit}, func(row sqlrow.Scanner) ([]string, error) {
 			var js string
 			var t int64
 			if err := row.Scan(&js, &t); err != nil {

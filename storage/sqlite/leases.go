@@ -45,7 +45,7 @@ const claimChallengesSQL = `UPDATE challenges SET lease_owner = ?1, lease_until 
 	WHERE id IN (SELECT id FROM challenges
 	             WHERE status = 'processing' AND (lease_until IS NULL OR lease_until <= ?3)
 	             ORDER BY updated_at, id LIMIT ?4)
-	RETURNING ` + challengeCols
+	RETURNING ` + sqlrow.ChallengeCols
 
 // releaseChallengeSQL frees the lease of a challenge if ?2 holds it.
 const releaseChallengeSQL = `UPDATE challenges SET lease_owner = NULL, lease_until = NULL
@@ -63,7 +63,7 @@ const claimOrdersSQL = `UPDATE orders SET lease_owner = ?1, lease_until = ?2
 	WHERE seq IN (SELECT seq FROM orders
 	              WHERE status = 'processing' AND (lease_until IS NULL OR lease_until <= ?3)
 	              ORDER BY seq LIMIT ?4)
-	RETURNING seq, ` + orderCols
+	RETURNING seq, ` + sqlrow.OrderCols
 
 // tryLeaseSQL takes or renews the named lease ?1 for ?2 until ?3 if it is
 // absent, ended at ?4 or already ?2's; it changes no row otherwise.
@@ -109,7 +109,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 		}
 		defer rows.Close()
 		for rows.Next() {
-			c, err := scanChallenge(rows)
+			c, err := sqlrow.ScanChallenge(rows)
 			if err != nil {
 				return drv.Wrap(what, err)
 			}
@@ -215,7 +215,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 		defer rs.Close()
 		for rs.Next() {
 			var r sqlrow.Seq[*acme.Order]
-			if r.Row, err = scanOrder(seqScanner{rs, &r.Seq}); err != nil {
+			if r.Row, err = sqlrow.ScanOrder(sqlrow.WithSeq(rs, &r.Seq)); err != nil {
 				return drv.Wrap(what, err)
 			}
 			rows = append(rows, r)

@@ -11,50 +11,6 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// orderCols are the columns scanOrder reads, in order.
-const orderCols = `id, account_id, status, identifiers, authz_ids, not_before, not_after,
-	expires, error, cert_serial, created_at, replaces, profile, csr`
-
-// scanOrder reads one row of orderCols.
-func scanOrder(row scanner) (*acme.Order, error) {
-	var (
-		o                                       acme.Order
-		accountID                               int64
-		idents, authzIDs                        string
-		notBefore, notAfter, expires, createdAt sql.NullInt64
-		problem                                 sql.NullString
-	)
-	if err := row.Scan(&o.ID, &accountID, &o.Status, &idents, &authzIDs, &notBefore, &notAfter,
-		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile, &o.CSR); err != nil {
-		return nil, err
-	}
-	o.AccountID = sqlrow.FormatAccountID(accountID)
-	o.NotBefore, o.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
-	o.Expires, o.CreatedAt = fromNanos(expires), fromNanos(createdAt)
-	if err := decodeOrderJSON(&o, idents, authzIDs, nullStr(problem)); err != nil {
-		return nil, err
-	}
-	return &o, nil
-}
-
-// decodeOrderJSON sets the fields of o stored as JSON, from their columns:
-// empty lists as nil, a NULL error as none.
-func decodeOrderJSON(o *acme.Order, idents, authzIDs string, problem *string) error {
-	what := "order " + o.ID
-	if err := sqlrow.FromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
-		return err
-	}
-	if len(o.Identifiers) == 0 {
-		o.Identifiers = nil
-	}
-	var err error
-	if o.AuthzIDs, err = sqlrow.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
-		return err
-	}
-	o.Error, err = sqlrow.FromNullableJSON[acme.Problem](what+" error", problem)
-	return err
-}
-
 // CreateOrder stores o and newAuthzs, with their challenges, in one
 // transaction. Every ID in o.AuthzIDs must name either one of newAuthzs or
 // an existing authorization of the same account; otherwise the error wraps
@@ -161,7 +117,7 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 		return o, nil
 	}
 	gen := s.cache.generation()
-	o, err := scanOrder(s.queryRow(ctx, rGetOrder, id))
+	o, err := sqlrow.ScanOrder(s.queryRow(ctx, rGetOrder, id))
 	if err != nil {
 		return nil, drv.RowErr(fmt.Sprintf("order %q", id), err)
 	}

@@ -14,7 +14,7 @@ func (s *Store) ReplacingOrder(ctx context.Context, certID string) (*acme.Order,
 	if err != nil {
 		return nil, err
 	}
-	o, err := scanOrder(s.r.QueryRowContext(ctx, `SELECT `+orderCols+` FROM orders
+	o, err := sqlrow.ScanOrder(s.r.QueryRowContext(ctx, `SELECT `+sqlrow.OrderCols+` FROM orders
 		WHERE replaces = ? AND status = ?`, certID, string(acme.StatusValid)))
 	if err != nil {
 		return nil, drv.RowErr("order replacing "+certID, err)
@@ -46,17 +46,6 @@ func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.Ren
 	if err != nil {
 		return nil, err
 	}
-	return collect(ctx, s, "renewal windows", `SELECT serial, account_id, renewal_start, renewal_end FROM certificates
-		WHERE renewal_end > ? AND revoked_at IS NULL ORDER BY renewal_start`, []any{sqlrow.ToNanos(after)},
-		func(row scanner) (acme.RenewalWindow, error) {
-			var (
-				w          acme.RenewalWindow
-				acct       int64
-				start, end int64
-			)
-			err := row.Scan(&w.Serial, &acct, &start, &end)
-			w.AccountID = sqlrow.FormatAccountID(acct)
-			w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
-			return w, err
-		})
+	return collect(ctx, s, "renewal windows", `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
+		WHERE renewal_end > ? AND revoked_at IS NULL ORDER BY renewal_start`, []any{sqlrow.ToNanos(after)}, sqlrow.ScanRenewalWindow)
 }

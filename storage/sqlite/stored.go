@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"database/sql"
 	"fmt"
 	"time"
 
@@ -13,21 +12,21 @@ import (
 // them, for the object cache (cache.go), so that the writer does not read
 // back what it has just written: from the values bound to the INSERT, with
 // the JSON columns decoded again (the very strings stored), times as
-// fromNanos makes them, byte columns as database/sql scans them, and the
+// sqlrow.FromNanos makes them, byte columns as database/sql scans them, and the
 // columns the INSERT leaves to their defaults at those defaults. Every
 // field a scan sets is set here and no other. TestStoredAsRead and
 // TestCacheFollowsWrites compare them with reads, field for field.
 
 // storedTime returns t as a read of it returns it.
 func storedTime(t time.Time) time.Time {
-	return fromNanos(sql.NullInt64{Int64: sqlrow.ToNanos(t), Valid: true})
+	return sqlrow.FromNanos(sqlrow.ToNanos(t))
 }
 
 // storedBytes returns b as a read of the BLOB column it was bound to
 // returns it: a copy, and nil when empty (TestStoredAsRead).
 func storedBytes(b []byte) []byte { return append([]byte(nil), b...) }
 
-// storedOrder is scanOrder's result for the row CreateOrder inserts from
+// storedOrder is sqlrow.ScanOrder's result for the row CreateOrder inserts from
 // o, with idents, authzIDs and problem the encoded columns. csr is left
 // NULL by the insert.
 func storedOrder(o *acme.Order, accountID int64, idents, authzIDs string, problem *string) (*acme.Order, error) {
@@ -37,13 +36,13 @@ func storedOrder(o *acme.Order, accountID int64, idents, authzIDs string, proble
 		Expires: storedTime(o.Expires), CertSerial: o.CertSerial, CreatedAt: storedTime(o.CreatedAt),
 		Replaces: o.Replaces, Profile: o.Profile,
 	}
-	if err := decodeOrderJSON(s, idents, authzIDs, problem); err != nil {
+	if err := sqlrow.DecodeOrderJSON(s, idents, authzIDs, problem); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// storedAuthz is scanAuthzRows's result for the rows insertAuthz inserts
+// storedAuthz is sqlrow.ScanAuthzRows's result for the rows insertAuthz inserts
 // from a and args.
 func storedAuthz(a *acme.Authorization, args *authzInsert) (*acme.Authorization, error) {
 	s := &acme.Authorization{

@@ -78,3 +78,22 @@ func BySeq[T any](rs []Seq[T]) []T {
 	}
 	return out
 }
+
+// FromNanos is the inverse of ToNanos: 0 is the zero time, any other
+// value that many Unix nanoseconds, in UTC.
+func FromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n).UTC()
+}
+
+// NullNanos is the stored form of an optional time in a nullable column:
+// nil (NULL) for the zero time.
+func NullNanos(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
+	}
+	n := ToNanos(t)
+	return &n
+}
