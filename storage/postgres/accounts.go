@@ -17,19 +17,12 @@ import (
 // acme.ErrEABUnusable, writing nothing, if the key is unknown, bound or
 // revoked.
 func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
-	if a.KeyThumbprint == "" {
-		return drv.Errorf("create account: empty key thumbprint")
-	}
-	if err := drv.CheckTimes("create account", a.CreatedAt); err != nil {
-		return err
-	}
-	contact, err := sqlrow.StringsJSON("create account: contact", a.Contact)
+	args, err := sqlrow.AccountValues(drv, a)
 	if err != nil {
 		return err
 	}
-	const insert = `INSERT INTO accounts (key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id)
+	const insert = `INSERT INTO accounts (` + sqlrow.AccountInsertCols + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`
-	args := []any{a.KeyThumbprint, a.Key, contact, string(a.Status), sqlrow.ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID}
 	var id int64
 	if a.EABKeyID == "" {
 		// One statement, one round trip.
@@ -84,40 +77,31 @@ const accountExists = `SELECT 1 FROM accounts WHERE id = $1`
 // UpdateAccount writes a.Contact and a.Status if the stored status is still
 // from.
 func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.Status) error {
-	what := fmt.Sprintf("update account %q", a.ID)
-	n, ok := sqlrow.ParseAccountID(a.ID)
-	if !ok {
-		return drv.NotFound(what)
-	}
-	contact, err := sqlrow.StringsJSON(what+": contact", a.Contact)
+	u, err := sqlrow.NewAccountUpdate(drv, a)
 	if err != nil {
 		return err
 	}
-	return s.cas(ctx, what, "status is not "+string(from),
+	return s.cas(ctx, u.What, "status is not "+string(from),
 		`UPDATE accounts SET contact = $1, status = $2 WHERE id = $3 AND status = $4`,
-		[]any{contact, string(a.Status), n, string(from)}, accountExists, n)
+		[]any{u.Contact, u.Status, u.ID, string(from)}, accountExists, u.ID)
 }
 
 // ChangeAccountKey replaces the key of account id if its thumbprint is
 // still oldThumbprint. It fails with an error wrapping acme.ErrConflict if
 // newThumbprint belongs to an account or the old key no longer matches.
 func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
-	what := fmt.Sprintf("change key of account %q", id)
-	n, ok := sqlrow.ParseAccountID(id)
-	if !ok {
-		return drv.NotFound(what)
-	}
-	if newThumbprint == "" {
-		return drv.Errorf("%s: empty key thumbprint", what)
+	k, err := sqlrow.NewKeyChange(drv, id, newThumbprint)
+	if err != nil {
+		return err
 	}
 	if !validKey(oldThumbprint) {
 		oldThumbprint = "" // matches no account: a conflict, or not found
 	}
-	err := s.cas(ctx, what, "old key no longer matches",
+	err = s.cas(ctx, k.What, "old key no longer matches",
 		`UPDATE accounts SET key_thumbprint = $1, jwk = $2 WHERE id = $3 AND key_thumbprint = $4`,
-		[]any{newThumbprint, newKey, n, oldThumbprint}, accountExists, n)
+		[]any{newThumbprint, newKey, k.ID, oldThumbprint}, accountExists, k.ID)
 	if isUniqueViolation(err) {
-		return drv.Errorf("%s: key %s is in use: %w", what, newThumbprint, acme.ErrConflict)
+		return k.InUse(drv, newThumbprint)
 	}
 	return err
 }

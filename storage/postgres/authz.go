@@ -11,63 +11,18 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// authzInsert is what insertAuthz needs besides the authorization: its
-// checked and encoded fields.
-type authzInsert struct {
-	what      string
-	accountID int64
-	problems  []*string // the encoded Error of each challenge
-}
-
-// authzArgs checks a new authorization and its challenges and encodes what
-// insertAuthz needs, so that the transaction only runs statements.
-func authzArgs(a *acme.Authorization) (*authzInsert, error) {
-	what := fmt.Sprintf("create authorization %q", a.ID)
-	if a.ID == "" {
-		return nil, drv.Errorf("%s: empty id", what)
-	}
-	accountID, ok := sqlrow.ParseAccountID(a.AccountID)
-	if !ok {
-		return nil, drv.Errorf("%s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
-	}
-	if err := drv.CheckTimes(what, a.Expires, a.CreatedAt); err != nil {
-		return nil, err
-	}
-	args := &authzInsert{what: what, accountID: accountID, problems: make([]*string, len(a.Challenges))}
-	for i, c := range a.Challenges {
-		cwhat := fmt.Sprintf("create challenge %q of authorization %q", c.ID, a.ID)
-		if c.ID == "" {
-			return nil, drv.Errorf("%s: empty id", cwhat)
-		}
-		if err := drv.CheckTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
-			return nil, err
-		}
-		var err error
-		if args.problems[i], err = sqlrow.NullableJSON(cwhat+": error", c.Error); err != nil {
-			return nil, err
-		}
-	}
-	return args, nil
-}
-
-// insertAuthz inserts a new authorization and its challenges, which get the
-// positions of their order in a.Challenges (c.AuthzID is ignored). args
-// are a's arguments, from authzArgs.
-func insertAuthz(ctx context.Context, tx pgx.Tx, a *acme.Authorization, args *authzInsert) error {
-	_, err := tx.Exec(ctx, `INSERT INTO authzs (id, account_id, ident_type, ident_value, wildcard, status, expires, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		a.ID, args.accountID, string(a.Identifier.Type), a.Identifier.Value, a.Wildcard,
-		string(a.Status), sqlrow.ToNanos(a.Expires), sqlrow.ToNanos(a.CreatedAt))
+// insertAuthz inserts a new authorization and its challenges, which get
+// the positions of their order in a.Challenges.
+func insertAuthz(ctx context.Context, tx pgx.Tx, a *sqlrow.AuthzRow) error {
+	_, err := tx.Exec(ctx, `INSERT INTO authzs (`+sqlrow.AuthzCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.Values()...)
 	if err != nil {
-		return writeErr(args.what, err)
+		return writeErr(a.What, err)
 	}
-	for i, c := range a.Challenges {
-		_, err := tx.Exec(ctx, `INSERT INTO challenges (id, authz_id, position, type, token, status, validated, error, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			c.ID, a.ID, i, string(c.Type), c.Token, string(c.Status), sqlrow.ToNanos(c.Validated),
-			args.problems[i], sqlrow.ToNanos(c.UpdatedAt))
+	for i := range a.Authz.Challenges {
+		_, err := tx.Exec(ctx, `INSERT INTO challenges (`+sqlrow.ChallengeInsertCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, a.ChallengeValues(i)...)
 		if err != nil {
-			return writeErr(fmt.Sprintf("create challenge %q of authorization %q", c.ID, a.ID), err)
+			return writeErr(a.ChallengeWhat(i), err)
 		}
 	}
 	return nil
@@ -141,26 +96,16 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 	if err := drv.CheckTimes(what, a.Expires); err != nil {
 		return err
 	}
-	type chArgs struct {
-		id                 string
-		status             string
-		problem            *string
-		validated, updated int64
-	}
-	chs := make([]chArgs, len(a.Challenges))
+	chs := make([]sqlrow.ChallengeUpdate, len(a.Challenges))
 	for i, c := range a.Challenges {
 		cwhat := fmt.Sprintf("%s: challenge %q", what, c.ID)
 		if !validKey(c.ID) {
-			return drv.Errorf("%s: %w", cwhat, acme.ErrNotFound)
+			return drv.NotFound(cwhat)
 		}
-		if err := drv.CheckTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
+		var err error
+		if chs[i], err = sqlrow.NewChallengeUpdate(drv, cwhat, c); err != nil {
 			return err
 		}
-		problem, err := sqlrow.NullableJSON(cwhat+": error", c.Error)
-		if err != nil {
-			return err
-		}
-		chs[i] = chArgs{c.ID, string(c.Status), problem, sqlrow.ToNanos(c.Validated), sqlrow.ToNanos(c.UpdatedAt)}
 	}
 	return s.inTx(ctx, what, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE authzs SET status = $1, expires = $2 WHERE id = $3 AND status = $4`,
@@ -174,12 +119,12 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		for _, c := range chs {
 			tag, err := tx.Exec(ctx, `UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4, `+keepLease+`
 				WHERE id = $5 AND authz_id = $6`,
-				c.status, c.problem, c.validated, c.updated, c.id, a.ID)
+				c.Status, c.Error, c.Validated, c.UpdatedAt, c.ID, a.ID)
 			if err != nil {
-				return writeErr(fmt.Sprintf("%s: challenge %q", what, c.id), err)
+				return writeErr(c.What, err)
 			}
 			if tag.RowsAffected() == 0 {
-				return drv.Errorf("%s: challenge %q: %w", what, c.id, acme.ErrNotFound)
+				return drv.NotFound(c.What)
 			}
 		}
 		return nil

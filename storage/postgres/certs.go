@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -18,25 +17,14 @@ import (
 // nothing is stored, if the order is not processing, the serial is taken,
 // or another order replacing the same certificate is already valid.
 func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error {
-	what := fmt.Sprintf("finalize order %q with certificate %q", cert.OrderID, cert.Serial)
-	if cert.Serial == "" {
-		return drv.Errorf("%s: empty serial", what)
+	if !validKey(cert.OrderID) {
+		return drv.NotFound(fmt.Sprintf("finalize order %q with certificate %q", cert.OrderID, cert.Serial))
 	}
-	accountID, ok := sqlrow.ParseAccountID(cert.AccountID)
-	if !ok || !validKey(cert.OrderID) {
-		return drv.Errorf("%s: account %q or order: %w", what, cert.AccountID, acme.ErrNotFound)
-	}
-	if !cert.RevokedAt.IsZero() {
-		return drv.Errorf("%s: certificate is already revoked", what)
-	}
-	if err := drv.CheckTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
-		return err
-	}
-	names, err := sqlrow.StringsJSON(what+": names", cert.Names)
+	row, err := sqlrow.NewCertRow(drv, cert)
 	if err != nil {
 		return err
 	}
-	nameSet := strings.Join(cert.Names, ",")
+	what := row.What
 	return s.inTx(ctx, what, func(tx pgx.Tx) error {
 		// The row lock this UPDATE takes makes concurrent finalizations of
 		// the order wait for this transaction, then find it valid.
@@ -51,12 +39,8 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		if tag.RowsAffected() == 0 {
 			return missErr(ctx, tx, what, "order is not processing", orderExists, cert.OrderID)
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO certificates (serial, account_id, order_id, der, chain_pem, names, name_set,
-			    not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, 0, $11, $12, $13)`,
-			cert.Serial, accountID, cert.OrderID, cert.DER, cert.ChainPEM, names, nameSet,
-			sqlrow.ToNanos(cert.NotBefore), sqlrow.ToNanos(cert.NotAfter), sqlrow.ToNanos(cert.IssuedAt),
-			cert.Profile, sqlrow.ToNanos(cert.RenewalStart), sqlrow.ToNanos(cert.RenewalEnd))
+		_, err = tx.Exec(ctx, `INSERT INTO certificates (`+sqlrow.CertInsertCols+`, revoked_at, reason)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL, 0)`, row.Values(cert.ChainPEM)...)
 		if err != nil {
 			return writeErr(what, err)
 		}
@@ -81,14 +65,11 @@ func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certif
 // given RFC 5280 reason. The error wraps acme.ErrConflict if it already is.
 func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error {
 	what := fmt.Sprintf("revoke certificate %q", serial)
-	if at.IsZero() {
-		return drv.Errorf("%s: zero revocation time", what)
+	if err := drv.CheckRevocation(what, at); err != nil {
+		return err
 	}
 	if !validKey(serial) {
 		return drv.NotFound(what)
-	}
-	if err := drv.CheckTimes(what, at); err != nil {
-		return err
 	}
 	return s.cas(ctx, what, "already revoked",
 		`UPDATE certificates SET revoked_at = $1, reason = $2 WHERE serial = $3 AND revoked_at IS NULL`,

@@ -28,16 +28,13 @@ func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acm
 	if !validKey(c.ID) {
 		return drv.NotFound(what)
 	}
-	if err := drv.CheckTimes(what, c.Validated, c.UpdatedAt); err != nil {
-		return err
-	}
-	problem, err := sqlrow.NullableJSON(what+": error", c.Error)
+	u, err := sqlrow.NewChallengeUpdate(drv, what, c)
 	if err != nil {
 		return err
 	}
 	return s.cas(ctx, what, "status is not "+string(from),
 		`UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4, `+keepLease+`
 		WHERE id = $5 AND status = $6`,
-		[]any{string(c.Status), problem, sqlrow.ToNanos(c.Validated), sqlrow.ToNanos(c.UpdatedAt), c.ID, string(from)},
+		[]any{u.Status, u.Error, u.Validated, u.UpdatedAt, u.ID, string(from)},
 		`SELECT 1 FROM challenges WHERE id = $1`, c.ID)
 }

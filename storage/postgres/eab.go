@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -15,17 +14,11 @@ import (
 // CreateEABKey implements acme.EABStore. A key is created unbound and
 // unrevoked whatever k says.
 func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
-	what := fmt.Sprintf("create EAB key %q", k.ID)
-	switch {
-	case k.ID == "":
-		return drv.Errorf("create EAB key: empty ID")
-	case len(k.HMACKey) == 0:
-		return drv.Errorf("%s: empty HMAC key", what)
-	}
-	if err := drv.CheckTimes(what, k.CreatedAt); err != nil {
+	what, err := sqlrow.CheckNewEABKey(drv, k)
+	if err != nil {
 		return err
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES ($1, $2, $3, $4)`,
+	_, err = s.pool.Exec(ctx, `INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES ($1, $2, $3, $4)`,
 		k.ID, k.Label, k.HMACKey, sqlrow.ToNanos(k.CreatedAt))
 	if err != nil {
 		return writeErr(what, err)
@@ -63,14 +56,11 @@ func (s *Store) ListEABKeys(ctx context.Context, label string) ([]*acme.EABKey, 
 // being revoked.
 func (s *Store) RevokeEABKey(ctx context.Context, id string, at time.Time) error {
 	what := fmt.Sprintf("revoke EAB key %q", id)
-	if at.IsZero() {
-		return drv.Errorf("%s: zero revocation time", what)
+	if err := drv.CheckRevocation(what, at); err != nil {
+		return err
 	}
 	if !validKey(id) {
 		return drv.NotFound(what)
-	}
-	if err := drv.CheckTimes(what, at); err != nil {
-		return err
 	}
 	return s.cas(ctx, what, "already revoked",
 		`UPDATE eab_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`,
@@ -88,7 +78,7 @@ const eabKeyExists = `SELECT 1 FROM eab_keys WHERE id = $1`
 func bindEABKey(ctx context.Context, tx pgx.Tx, id string, account int64, at time.Time) error {
 	what := fmt.Sprintf("bind EAB key %q", id)
 	if !validKey(id) {
-		return drv.Errorf("%s: no such key: %w (%w)", what, acme.ErrEABUnusable, acme.ErrNotFound)
+		return drv.NoSuchEABKey(what)
 	}
 	tag, err := tx.Exec(ctx, `UPDATE eab_keys SET bound_account = $1, bound_at = $2
 		WHERE id = $3 AND bound_account IS NULL AND revoked_at IS NULL`, account, sqlrow.NullNanos(at), id)
@@ -99,11 +89,5 @@ func bindEABKey(ctx context.Context, tx pgx.Tx, id string, account int64, at tim
 		return nil
 	}
 	var one int
-	switch err := tx.QueryRow(ctx, eabKeyExists, id).Scan(&one); {
-	case errors.Is(err, pgx.ErrNoRows):
-		return drv.Errorf("%s: no such key: %w (%w)", what, acme.ErrEABUnusable, acme.ErrNotFound)
-	case err != nil:
-		return drv.Wrap(what, err)
-	}
-	return drv.Errorf("%s: bound or revoked: %w", what, acme.ErrEABUnusable)
+	return drv.BindMissed(what, tx.QueryRow(ctx, eabKeyExists, id).Scan(&one))
 }

@@ -1,11 +1,9 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -29,27 +27,20 @@ import (
 const keepLease = `lease_owner = CASE WHEN $1 = 'processing' THEN lease_owner END,
 	lease_until = CASE WHEN $1 = 'processing' THEN lease_until END`
 
-// leaseArgs checks the arguments of a claim and returns the lease's end.
+// leaseArgs checks the arguments of a claim and returns the lease's end
+// (sqlrow.LeaseUntil); PostgreSQL takes an owner only as UTF-8 text.
 func leaseArgs(what, owner string, now time.Time, lease time.Duration) (time.Time, error) {
-	switch {
-	case owner == "":
-		return time.Time{}, drv.Errorf("%s: empty owner", what)
-	case !validKey(owner):
+	if owner != "" && !validKey(owner) {
 		return time.Time{}, drv.Errorf("%s: the owner is not valid UTF-8 text", what)
-	case lease <= 0:
-		return time.Time{}, drv.Errorf("%s: lease %s is not positive", what, lease)
-	case now.IsZero():
-		return time.Time{}, drv.Errorf("%s: the time is zero", what)
 	}
-	until := now.Add(lease)
-	return until, drv.CheckTimes(what, now, until)
+	return sqlrow.LeaseUntil(drv, what, owner, now, lease)
 }
 
 // ClaimChallenges implements acme.Store.
 func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Challenge, error) {
 	const what = "claim challenges"
-	if limit <= 0 {
-		return nil, drv.Errorf("%s: limit %d is not positive", what, limit)
+	if err := sqlrow.CheckLimit(drv, what, limit); err != nil {
+		return nil, err
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -66,13 +57,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 	if err != nil {
 		return nil, err
 	}
-	// RETURNING gives the rows in no particular order.
-	slices.SortFunc(cs, func(a, b *acme.Challenge) int {
-		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID) // bytewise, as COLLATE "C"
-	})
+	sqlrow.SortClaimed(cs)
 	return cs, nil
 }
 
@@ -133,8 +118,8 @@ func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte,
 // ClaimOrders implements acme.Store.
 func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Order, error) {
 	const what = "claim orders"
-	if limit <= 0 {
-		return nil, drv.Errorf("%s: limit %d is not positive", what, limit)
+	if err := sqlrow.CheckLimit(drv, what, limit); err != nil {
+		return nil, err
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -148,12 +133,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 		WHERE o.seq = free.seq
 		RETURNING o.seq, `+sqlrow.OrderCols,
 		[]any{owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit},
-		func(sc sqlrow.Scanner) (sqlrow.Seq[*acme.Order], error) {
-			var r sqlrow.Seq[*acme.Order]
-			var err error
-			r.Row, err = sqlrow.ScanOrder(sqlrow.WithSeq(sc, &r.Seq))
-			return r, err
-		})
+		sqlrow.ScanSeqOrder)
 	if err != nil {
 		return nil, err
 	}

@@ -2,9 +2,7 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,74 +15,30 @@ import (
 // an existing authorization of the same account; otherwise the error wraps
 // acme.ErrNotFound. A duplicate ID gives an error wrapping acme.ErrConflict.
 func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acme.Authorization) error {
-	what := fmt.Sprintf("create order %q", o.ID)
-	if o.ID == "" {
-		return drv.Errorf("%s: empty id", what)
-	}
-	accountID, ok := sqlrow.ParseAccountID(o.AccountID)
-	if !ok {
-		return drv.Errorf("%s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
-	}
-	if err := drv.CheckTimes(what, o.NotBefore, o.NotAfter, o.Expires, o.CreatedAt); err != nil {
-		return err
-	}
-	idents := "[]"
-	if len(o.Identifiers) > 0 {
-		var err error
-		if idents, err = sqlrow.ToJSON(what+": identifiers", o.Identifiers); err != nil {
-			return err
-		}
-	}
-	authzIDs, err := sqlrow.StringsJSON(what+": authorization ids", o.AuthzIDs)
+	row, err := sqlrow.NewOrderRow(drv, o, newAuthzs)
 	if err != nil {
 		return err
 	}
-	problem, err := sqlrow.NullableJSON(what+": error", o.Error)
-	if err != nil {
-		return err
-	}
-	newArgs := make([]*authzInsert, len(newAuthzs))
-	for i, a := range newAuthzs {
-		if newArgs[i], err = authzArgs(a); err != nil {
-			return err
-		}
-	}
-	// The authorizations the order reuses: those of o.AuthzIDs not created
-	// with it.
-	var reused []string
-	for _, id := range o.AuthzIDs {
-		if !slices.ContainsFunc(newAuthzs, func(a *acme.Authorization) bool { return a.ID == id }) {
-			reused = append(reused, id)
-		}
-	}
-	for _, id := range reused {
+	for _, id := range row.Reused {
 		if !validKey(id) {
-			return drv.Errorf("%s: reused authorization %q: %w", what, id, acme.ErrNotFound)
+			return drv.Errorf("%s: reused authorization %q: %w", row.What, id, acme.ErrNotFound)
 		}
 	}
 
-	return s.inTx(ctx, what, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO orders (id, account_id, status, identifiers, authz_ids, not_before, not_after,
-			    expires, error, cert_serial, created_at, replaces, profile)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			o.ID, accountID, string(o.Status), idents, authzIDs, sqlrow.ToNanos(o.NotBefore), sqlrow.ToNanos(o.NotAfter),
-			sqlrow.ToNanos(o.Expires), problem, o.CertSerial, sqlrow.ToNanos(o.CreatedAt), o.Replaces, o.Profile)
+	return s.inTx(ctx, row.What, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO orders (`+sqlrow.OrderInsertCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, row.Values()...)
 		if err != nil {
-			return writeErr(what, err)
+			return writeErr(row.What, err)
 		}
-		for i, a := range newAuthzs {
-			if err := insertAuthz(ctx, tx, a, newArgs[i]); err != nil {
+		for _, a := range row.Authzs {
+			if err := insertAuthz(ctx, tx, a); err != nil {
 				return err
 			}
 		}
-		for _, id := range reused {
-			var owner int64
-			err := tx.QueryRow(ctx, `SELECT account_id FROM authzs WHERE id = $1`, id).Scan(&owner)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows) || err == nil && owner != accountID:
-				return drv.Errorf("%s: reused authorization %q: %w", what, id, acme.ErrNotFound)
-			case err != nil:
-				return drv.Errorf("%s: reused authorization %q: %w", what, id, err)
+		for _, id := range row.Reused {
+			if err := row.CheckReused(drv, id, tx.QueryRow(ctx, `SELECT account_id FROM authzs WHERE id = $1`, id)); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -109,42 +63,17 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 // page, "" when there is none. A cursor is the decimal sequence number of
 // the last order of the previous page.
 func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit int) ([]string, string, error) {
-	if limit <= 0 {
-		return nil, "", drv.Errorf("list orders: limit %d is not positive", limit)
-	}
-	var after int64
-	if cursor != "" {
-		var ok bool
-		if after, ok = sqlrow.ParseOrdersCursor(cursor); !ok {
-			return nil, "", drv.Errorf("list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
-		}
-	}
-	acct, ok := sqlrow.ParseAccountID(accountID)
+	p, ok, err := sqlrow.NewOrdersPage(drv, accountID, cursor, limit)
 	if !ok {
-		return nil, "", nil
+		return nil, "", err
 	}
-	type row struct {
-		seq int64
-		id  string
-	}
-	rows, err := collect(ctx, s.pool, "list orders of account "+accountID,
-		`SELECT seq, id FROM orders WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-		[]any{acct, after, limit + 1}, func(sc sqlrow.Scanner) (row, error) {
-			var r row
-			err := sc.Scan(&r.seq, &r.id)
-			return r, err
-		})
+	page, err := collect(ctx, s.pool, "list orders of account "+accountID,
+		`SELECT seq, id FROM orders WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, p.Values(), sqlrow.ScanOrderID)
 	if err != nil {
 		return nil, "", err
 	}
-	ids := make([]string, 0, min(len(rows), limit))
-	for _, r := range rows[:min(len(rows), limit)] {
-		ids = append(ids, r.id)
-	}
-	if len(rows) <= limit {
-		return ids, "", nil
-	}
-	return ids, sqlrow.FormatOrdersCursor(rows[limit-1].seq), nil
+	ids, next := p.Page(page)
+	return ids, next, nil
 }
 
 // orderExists is the query missErr asks after a compare-and-set on an

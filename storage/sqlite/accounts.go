@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/sqlrow"
@@ -15,20 +14,13 @@ import (
 // acme.ErrEABUnusable, writing nothing, if the key is unknown, bound or
 // revoked.
 func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
-	if a.KeyThumbprint == "" {
-		return drv.Errorf("create account: empty key thumbprint")
-	}
-	if err := drv.CheckTimes("create account", a.CreatedAt); err != nil {
-		return err
-	}
-	contact, err := sqlrow.StringsJSON("create account: contact", a.Contact)
+	args, err := sqlrow.AccountValues(drv, a)
 	if err != nil {
 		return err
 	}
 	var id int64
 	err = s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wInsertAccount,
-			a.KeyThumbprint, a.Key, contact, string(a.Status), sqlrow.ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID)
+		res, err := w.exec(wInsertAccount, args...)
 		if err != nil {
 			return writeErr("create account", err)
 		}
@@ -87,25 +79,19 @@ func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.A
 // UpdateAccount writes a.Contact and a.Status if the stored status is still
 // from.
 func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.Status) error {
-	what := fmt.Sprintf("update account %q", a.ID)
-	n, ok := sqlrow.ParseAccountID(a.ID)
-	if !ok {
-		return drv.NotFound(what)
-	}
-	contact, err := sqlrow.StringsJSON(what+": contact", a.Contact)
+	u, err := sqlrow.NewAccountUpdate(drv, a)
 	if err != nil {
 		return err
 	}
-	status := string(a.Status)
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wUpdateAccount, contact, status, n, string(from))
+		res, err := w.exec(wUpdateAccount, u.Contact, u.Status, u.ID, string(from))
 		if err != nil {
-			return drv.Wrap(what, err)
+			return drv.Wrap(u.What, err)
 		}
-		if err := checkAffected(w, res, what, "status is not "+string(from), wAccountExists, n); err != nil {
+		if err := checkAffected(w, res, u.What, "status is not "+string(from), wAccountExists, u.ID); err != nil {
 			return err
 		}
-		w.edit(editDropAccount(sqlrow.FormatAccountID(n)))
+		w.edit(editDropAccount(sqlrow.FormatAccountID(u.ID)))
 		return nil
 	})
 }
@@ -114,26 +100,22 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 // still oldThumbprint. It fails with an error wrapping acme.ErrConflict if
 // newThumbprint belongs to an account or the old key no longer matches.
 func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
-	what := fmt.Sprintf("change key of account %q", id)
-	n, ok := sqlrow.ParseAccountID(id)
-	if !ok {
-		return drv.NotFound(what)
-	}
-	if newThumbprint == "" {
-		return drv.Errorf("%s: empty key thumbprint", what)
+	k, err := sqlrow.NewKeyChange(drv, id, newThumbprint)
+	if err != nil {
+		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wChangeAccountKey, newThumbprint, newKey, n, oldThumbprint)
+		res, err := w.exec(wChangeAccountKey, newThumbprint, newKey, k.ID, oldThumbprint)
 		if err != nil {
 			if isUniqueViolation(err) {
-				return drv.Errorf("%s: key %s is in use: %w", what, newThumbprint, acme.ErrConflict)
+				return k.InUse(drv, newThumbprint)
 			}
-			return drv.Wrap(what, err)
+			return drv.Wrap(k.What, err)
 		}
-		if err := checkAffected(w, res, what, "old key no longer matches", wAccountExists, n); err != nil {
+		if err := checkAffected(w, res, k.What, "old key no longer matches", wAccountExists, k.ID); err != nil {
 			return err
 		}
-		w.edit(editDropAccount(sqlrow.FormatAccountID(n)))
+		w.edit(editDropAccount(sqlrow.FormatAccountID(k.ID)))
 		return nil
 	})
 }

@@ -9,54 +9,18 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// insertAuthz inserts a new authorization and its challenges, which get the
-// positions of their order in a.Challenges. args are a's arguments, from
-// authzArgs.
-func insertAuthz(w *writeTx, a *acme.Authorization, args *authzInsert) error {
-	_, err := w.exec(wInsertAuthz,
-		a.ID, args.accountID, string(a.Identifier.Type), a.Identifier.Value, boolInt(a.Wildcard),
-		string(a.Status), sqlrow.ToNanos(a.Expires), sqlrow.ToNanos(a.CreatedAt))
-	if err != nil {
-		return writeErr(args.what, err)
+// insertAuthz inserts a new authorization and its challenges, which get
+// the positions of their order in a.Challenges.
+func insertAuthz(w *writeTx, a *sqlrow.AuthzRow) error {
+	if _, err := w.exec(wInsertAuthz, a.Values()...); err != nil {
+		return writeErr(a.What, err)
 	}
-	for i, c := range a.Challenges {
-		if err := insertChallenge(w, a.ID, i, c, args.problems[i]); err != nil {
-			return err
+	for i := range a.Authz.Challenges {
+		if _, err := w.exec(wInsertChallenge, a.ChallengeValues(i)...); err != nil {
+			return writeErr(a.ChallengeWhat(i), err)
 		}
 	}
 	return nil
-}
-
-// authzInsert is what insertAuthz needs besides the authorization: its
-// checked and encoded fields.
-type authzInsert struct {
-	what      string
-	accountID int64
-	problems  []*string // the encoded Error of each challenge, nil for none
-}
-
-// authzArgs checks a new authorization and its challenges and encodes what
-// insertAuthz needs, so that the write transaction only runs statements.
-func authzArgs(a *acme.Authorization) (*authzInsert, error) {
-	what := fmt.Sprintf("create authorization %q", a.ID)
-	if a.ID == "" {
-		return nil, drv.Errorf("%s: empty id", what)
-	}
-	accountID, ok := sqlrow.ParseAccountID(a.AccountID)
-	if !ok {
-		return nil, drv.Errorf("%s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
-	}
-	if err := drv.CheckTimes(what, a.Expires, a.CreatedAt); err != nil {
-		return nil, err
-	}
-	args := &authzInsert{what: what, accountID: accountID, problems: make([]*string, len(a.Challenges))}
-	for i, c := range a.Challenges {
-		var err error
-		if args.problems[i], err = challengeArgs(a.ID, c); err != nil {
-			return nil, err
-		}
-	}
-	return args, nil
 }
 
 // GetAuthz returns the authorization with the given ID and its challenges,
@@ -131,24 +95,12 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 	if err := drv.CheckTimes(what, a.Expires); err != nil {
 		return err
 	}
-	type chArgs struct {
-		id        string
-		status    string
-		problem   *string
-		validated int64
-		updated   int64
-	}
-	chs := make([]chArgs, len(a.Challenges))
+	chs := make([]sqlrow.ChallengeUpdate, len(a.Challenges))
 	for i, c := range a.Challenges {
-		cwhat := fmt.Sprintf("%s: challenge %q", what, c.ID)
-		if err := drv.CheckTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
+		var err error
+		if chs[i], err = sqlrow.NewChallengeUpdate(drv, fmt.Sprintf("%s: challenge %q", what, c.ID), c); err != nil {
 			return err
 		}
-		problem, err := sqlrow.NullableJSON(cwhat+": error", c.Error)
-		if err != nil {
-			return err
-		}
-		chs[i] = chArgs{c.ID, string(c.Status), problem, sqlrow.ToNanos(c.Validated), sqlrow.ToNanos(c.UpdatedAt)}
 	}
 	id, status, expires := a.ID, string(a.Status), sqlrow.ToNanos(a.Expires)
 	return s.write(ctx, func(w *writeTx) error {
@@ -161,18 +113,18 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		}
 		w.edit(editAuthz(id, acme.Status(status), expires))
 		for _, c := range chs {
-			w.edit(editChallenge(c.id, acme.Status(c.status), c.problem, c.validated, c.updated))
+			w.edit(editChallenge(c.ID, acme.Status(c.Status), c.Error, c.Validated, c.UpdatedAt))
 			res, err := w.exec(wUpdateAuthzChallenge,
-				c.status, c.problem, c.validated, c.updated, c.id, id)
+				c.Status, c.Error, c.Validated, c.UpdatedAt, c.ID, id)
 			if err != nil {
-				return drv.Errorf("%s: challenge %q: %w", what, c.id, err)
+				return drv.Wrap(c.What, err)
 			}
 			n, err := res.RowsAffected()
 			if err != nil {
-				return drv.Errorf("%s: challenge %q: rows affected: %w", what, c.id, err)
+				return drv.Errorf("%s: rows affected: %w", c.What, err)
 			}
 			if n == 0 {
-				return drv.Errorf("%s: challenge %q: %w", what, c.id, acme.ErrNotFound)
+				return drv.NotFound(c.What)
 			}
 		}
 		return nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/pem"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -38,29 +37,15 @@ func scanCert(row sqlrow.Scanner) (*acme.Certificate, error) {
 // acme.ErrConflict, and nothing is stored, if the order is not processing
 // or the serial is taken.
 func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error {
-	what := fmt.Sprintf("finalize order %q with certificate %q", cert.OrderID, cert.Serial)
-	if cert.Serial == "" {
-		return drv.Errorf("%s: empty serial", what)
-	}
-	accountID, ok := sqlrow.ParseAccountID(cert.AccountID)
-	if !ok {
-		return drv.Errorf("%s: account %q: %w", what, cert.AccountID, acme.ErrNotFound)
-	}
-	if !cert.RevokedAt.IsZero() {
-		return drv.Errorf("%s: certificate is already revoked", what)
-	}
-	if err := drv.CheckTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
-		return err
-	}
-	names, err := sqlrow.StringsJSON(what+": names", cert.Names)
+	row, err := sqlrow.NewCertRow(drv, cert)
 	if err != nil {
 		return err
 	}
-	nameSet := strings.Join(cert.Names, ",")
+	what := row.What
 	// Its client downloads it next: cache it as a read returns it, built
 	// from what is inserted (stored.go); if that cannot be built, it is not
 	// cached, and the reads after the commit go to the database.
-	cached, cacheErr := storedCert(cert, accountID, names)
+	cached, cacheErr := storedCert(row)
 	chain, issuer, split := cert.ChainPEM, []byte(nil), false
 	if issuer, split = splitChain(cert.DER, cert.ChainPEM); split {
 		chain = nil
@@ -84,10 +69,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 			}
 			issuerID = id
 		}
-		_, err = w.exec(wInsertCertificate,
-			cert.Serial, accountID, cert.OrderID, cert.DER, chain, names,
-			nameSet, sqlrow.ToNanos(cert.NotBefore), sqlrow.ToNanos(cert.NotAfter), sqlrow.ToNanos(cert.IssuedAt),
-			cert.Profile, sqlrow.ToNanos(cert.RenewalStart), sqlrow.ToNanos(cert.RenewalEnd), issuerID)
+		_, err = w.exec(wInsertCertificate, row.Values(chain, issuerID)...)
 		if err != nil {
 			return writeErr(what, err)
 		}
@@ -120,10 +102,7 @@ func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certif
 // given RFC 5280 reason. The error wraps acme.ErrConflict if it already is.
 func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error {
 	what := fmt.Sprintf("revoke certificate %q", serial)
-	if at.IsZero() {
-		return drv.Errorf("%s: zero revocation time", what)
-	}
-	if err := drv.CheckTimes(what, at); err != nil {
+	if err := drv.CheckRevocation(what, at); err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {

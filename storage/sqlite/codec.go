@@ -63,14 +63,6 @@ func constraint(err error) sqlrow.Constraint {
 // becomes acme.ErrConflict and a dangling reference acme.ErrNotFound.
 func writeErr(what string, err error) error { return drv.WriteErr(what, err, constraint(err)) }
 
-// boolInt is the stored form of a boolean.
-func boolInt(b bool) int64 {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // nullStr is the *string form (nil for NULL) of a nullable text column.
 func nullStr(s sql.NullString) *string {
 	if !s.Valid {

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -21,14 +19,8 @@ var _ acme.EABStore = (*Store)(nil)
 // CreateEABKey implements acme.EABStore. A key is created unbound and
 // unrevoked whatever k says.
 func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
-	what := fmt.Sprintf("create EAB key %q", k.ID)
-	switch {
-	case k.ID == "":
-		return drv.Errorf("create EAB key: empty ID")
-	case len(k.HMACKey) == 0:
-		return drv.Errorf("%s: empty HMAC key", what)
-	}
-	if err := drv.CheckTimes(what, k.CreatedAt); err != nil {
+	what, err := sqlrow.CheckNewEABKey(drv, k)
+	if err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
@@ -73,10 +65,7 @@ func (s *Store) ListEABKeys(ctx context.Context, label string) ([]*acme.EABKey, 
 // being revoked.
 func (s *Store) RevokeEABKey(ctx context.Context, id string, at time.Time) error {
 	what := fmt.Sprintf("revoke EAB key %q", id)
-	if at.IsZero() {
-		return drv.Errorf("%s: zero revocation time", what)
-	}
-	if err := drv.CheckTimes(what, at); err != nil {
+	if err := drv.CheckRevocation(what, at); err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
@@ -90,7 +79,7 @@ func (s *Store) RevokeEABKey(ctx context.Context, id string, at time.Time) error
 		} else if n > 0 {
 			return nil
 		}
-		return eabMiss(w, what, id, "already revoked", acme.ErrConflict)
+		return drv.Missed(what, "already revoked", eabKeyExists(w, id))
 	})
 }
 
@@ -110,23 +99,12 @@ func bindEABKey(w *writeTx, id string, account int64, at time.Time) error {
 	} else if n > 0 {
 		return nil
 	}
-	return eabMiss(w, what, id, "bound or revoked", acme.ErrEABUnusable)
+	return drv.BindMissed(what, eabKeyExists(w, id))
 }
 
-// eabMiss explains a compare-and-set on key id that changed nothing: an
-// error wrapping acme.ErrNotFound when the key does not exist (or, for a
-// binding, acme.ErrEABUnusable), and otherwise sentinel, explained by
-// reason.
-func eabMiss(w *writeTx, what, id, reason string, sentinel error) error {
+// eabKeyExists asks, in w's transaction, whether key id exists: nil if
+// it does, and an error wrapping sql.ErrNoRows if not.
+func eabKeyExists(w *writeTx, id string) error {
 	var one int
-	switch err := w.tx.QueryRowContext(writeCtx, `SELECT 1 FROM eab_keys WHERE id = ?`, id).Scan(&one); {
-	case errors.Is(err, sql.ErrNoRows):
-		if sentinel == acme.ErrEABUnusable {
-			return drv.Errorf("%s: no such key: %w (%w)", what, sentinel, acme.ErrNotFound)
-		}
-		return drv.NotFound(what)
-	case err != nil:
-		return drv.Wrap(what, err)
-	}
-	return drv.Errorf("%s: %s: %w", what, reason, sentinel)
+	return w.tx.QueryRowContext(writeCtx, `SELECT 1 FROM eab_keys WHERE id = ?`, id).Scan(&one)
 }

@@ -2,10 +2,8 @@ package sqlite
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -74,69 +72,38 @@ const tryLeaseSQL = `INSERT INTO leases (name, owner, until) VALUES (?1, ?2, ?3)
 // releaseLeaseSQL ends the named lease ?1 if ?2 holds it.
 const releaseLeaseSQL = `DELETE FROM leases WHERE name = ?1 AND owner = ?2`
 
-// leaseArgs checks the arguments of a claim and returns the lease's end.
-func leaseArgs(what, owner string, now time.Time, lease time.Duration) (time.Time, error) {
-	if owner == "" {
-		return time.Time{}, drv.Errorf("%s: empty owner", what)
-	}
-	if lease <= 0 {
-		return time.Time{}, drv.Errorf("%s: lease %s is not positive", what, lease)
-	}
-	if now.IsZero() {
-		return time.Time{}, drv.Errorf("%s: the time is zero", what)
-	}
-	until := now.Add(lease)
-	return until, drv.CheckTimes(what, now, until)
-}
-
 // ClaimChallenges implements acme.Store.
 func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Challenge, error) {
 	const what = "claim challenges"
-	if limit <= 0 {
-		return nil, drv.Errorf("%s: limit %d is not positive", what, limit)
+	if err := sqlrow.CheckLimit(drv, what, limit); err != nil {
+		return nil, err
 	}
-	until, err := leaseArgs(what, owner, now, lease)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
 		return nil, err
 	}
 	var cs []*acme.Challenge
 	err = s.write(ctx, func(w *writeTx) error {
-		cs = cs[:0] // the operation may run again in a new transaction
 		rows, err := w.stmt(wClaimChallenges).QueryContext(writeCtx,
 			owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit)
 		if err != nil {
 			return drv.Wrap(what, err)
 		}
 		defer rows.Close()
-		for rows.Next() {
-			c, err := sqlrow.ScanChallenge(rows)
-			if err != nil {
-				return drv.Wrap(what, err)
-			}
-			cs = append(cs, c)
-		}
-		if err := rows.Err(); err != nil {
-			return drv.Wrap(what, err)
-		}
-		return nil
+		cs, err = sqlrow.Collect(drv, what, rows, sqlrow.ScanChallenge)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	// RETURNING gives the rows in no particular order.
-	slices.SortFunc(cs, func(a, b *acme.Challenge) int {
-		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID) // bytewise, as SQLite's BINARY collation
-	})
+	sqlrow.SortClaimed(cs)
 	return cs, nil
 }
 
 // StartChallenge implements acme.Store.
 func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start challenge %q", id)
-	until, err := leaseArgs(what, owner, now, lease)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
 		return err
 	}
@@ -157,7 +124,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 // ClaimChallenge implements acme.Store.
 func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("claim challenge %q", id)
-	until, err := leaseArgs(what, owner, now, lease)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
 		return err
 	}
@@ -176,7 +143,7 @@ func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte,
 	if len(csr) == 0 {
 		return drv.Errorf("%s: empty CSR", what)
 	}
-	until, err := leaseArgs(what, owner, now, lease)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
 		return err
 	}
@@ -197,33 +164,23 @@ func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte,
 // ClaimOrders implements acme.Store.
 func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Order, error) {
 	const what = "claim orders"
-	if limit <= 0 {
-		return nil, drv.Errorf("%s: limit %d is not positive", what, limit)
+	if err := sqlrow.CheckLimit(drv, what, limit); err != nil {
+		return nil, err
 	}
-	until, err := leaseArgs(what, owner, now, lease)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
 		return nil, err
 	}
 	var rows []sqlrow.Seq[*acme.Order]
 	err = s.write(ctx, func(w *writeTx) error {
-		rows = rows[:0] // the operation may run again in a new transaction
 		rs, err := w.stmt(wClaimOrders).QueryContext(writeCtx,
 			owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit)
 		if err != nil {
 			return drv.Wrap(what, err)
 		}
 		defer rs.Close()
-		for rs.Next() {
-			var r sqlrow.Seq[*acme.Order]
-			if r.Row, err = sqlrow.ScanOrder(sqlrow.WithSeq(rs, &r.Seq)); err != nil {
-				return drv.Wrap(what, err)
-			}
-			rows = append(rows, r)
-		}
-		if err := rs.Err(); err != nil {
-			return drv.Wrap(what, err)
-		}
-		return nil
+		rows, err = sqlrow.Collect(drv, what, rs, sqlrow.ScanSeqOrder)
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -244,7 +201,7 @@ func (s *Store) ReleaseChallenge(ctx context.Context, id, owner string) error {
 // TryLease implements acme.Store.
 func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
 	what := fmt.Sprintf("lease %q", name)
-	until, err := leaseArgs(what, owner, now, ttl)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, ttl)
 	if err != nil {
 		return false, err
 	}

@@ -2,10 +2,7 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/sqlrow"
@@ -16,70 +13,26 @@ import (
 // an existing authorization of the same account; otherwise the error wraps
 // acme.ErrNotFound. A duplicate ID gives an error wrapping acme.ErrConflict.
 func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acme.Authorization) error {
-	what := fmt.Sprintf("create order %q", o.ID)
-	if o.ID == "" {
-		return drv.Errorf("%s: empty id", what)
-	}
-	accountID, ok := sqlrow.ParseAccountID(o.AccountID)
-	if !ok {
-		return drv.Errorf("%s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
-	}
-	if err := drv.CheckTimes(what, o.NotBefore, o.NotAfter, o.Expires, o.CreatedAt); err != nil {
-		return err
-	}
-	idents := "[]"
-	if len(o.Identifiers) > 0 {
-		var err error
-		if idents, err = sqlrow.ToJSON(what+": identifiers", o.Identifiers); err != nil {
-			return err
-		}
-	}
-	authzIDs, err := sqlrow.StringsJSON(what+": authorization ids", o.AuthzIDs)
+	row, err := sqlrow.NewOrderRow(drv, o, newAuthzs)
 	if err != nil {
 		return err
-	}
-	problem, err := sqlrow.NullableJSON(what+": error", o.Error)
-	if err != nil {
-		return err
-	}
-	newArgs := make([]*authzInsert, len(newAuthzs))
-	for i, a := range newAuthzs {
-		if newArgs[i], err = authzArgs(a); err != nil {
-			return err
-		}
 	}
 	// What reads will return, for the cache; if it cannot be built, it is
 	// not cached, and the reads after the commit go to the database.
-	cached, cachedAuthzs := storedOrderAuthzs(o, accountID, idents, authzIDs, problem, newAuthzs, newArgs)
-	// The authorizations the order reuses: those of o.AuthzIDs not created
-	// with it.
-	var reused []string
-	for _, id := range o.AuthzIDs {
-		if !slices.ContainsFunc(newAuthzs, func(a *acme.Authorization) bool { return a.ID == id }) {
-			reused = append(reused, id)
-		}
-	}
+	cached, cachedAuthzs := storedOrderAuthzs(row)
 
 	return s.write(ctx, func(w *writeTx) error {
-		_, err := w.exec(wInsertOrder,
-			o.ID, accountID, string(o.Status), idents, authzIDs, sqlrow.ToNanos(o.NotBefore), sqlrow.ToNanos(o.NotAfter),
-			sqlrow.ToNanos(o.Expires), problem, o.CertSerial, sqlrow.ToNanos(o.CreatedAt), o.Replaces, o.Profile)
-		if err != nil {
-			return writeErr(what, err)
+		if _, err := w.exec(wInsertOrder, row.Values()...); err != nil {
+			return writeErr(row.What, err)
 		}
-		for i, a := range newAuthzs {
-			if err := insertAuthz(w, a, newArgs[i]); err != nil {
+		for _, a := range row.Authzs {
+			if err := insertAuthz(w, a); err != nil {
 				return err
 			}
 		}
-		for _, id := range reused {
-			var owner int64
-			err := w.queryRow(wAuthzOwner, id).Scan(&owner)
-			switch {
-			case errors.Is(err, sql.ErrNoRows) || err == nil && owner != accountID:
-				return drv.Errorf("%s: reused authorization %q: %w", what, id, acme.ErrNotFound)
-			case err != nil:
-				return drv.Errorf("%s: reused authorization %q: %w", what, id, err)
+		for _, id := range row.Reused {
+			if err := row.CheckReused(drv, id, w.queryRow(wAuthzOwner, id)); err != nil {
+				return err
 			}
 		}
 		if cached != nil {
@@ -91,15 +44,14 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 
 // storedOrderAuthzs builds the order and authorizations CreateOrder
 // inserts as reads will return them (stored.go); nil if it cannot.
-func storedOrderAuthzs(o *acme.Order, accountID int64, idents, authzIDs string, problem *string,
-	newAuthzs []*acme.Authorization, newArgs []*authzInsert) (*acme.Order, []*acme.Authorization) {
-	so, err := storedOrder(o, accountID, idents, authzIDs, problem)
+func storedOrderAuthzs(row *sqlrow.OrderRow) (*acme.Order, []*acme.Authorization) {
+	so, err := storedOrder(row)
 	if err != nil {
 		return nil, nil
 	}
-	as := make([]*acme.Authorization, len(newAuthzs))
-	for i, a := range newAuthzs {
-		if as[i], err = storedAuthz(a, newArgs[i]); err != nil {
+	as := make([]*acme.Authorization, len(row.Authzs))
+	for i, a := range row.Authzs {
+		if as[i], err = storedAuthz(a); err != nil {
 			return nil, nil
 		}
 	}
@@ -130,46 +82,21 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 // page, "" when there is none. A cursor is the decimal sequence number of
 // the last order of the previous page.
 func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit int) ([]string, string, error) {
-	if limit <= 0 {
-		return nil, "", drv.Errorf("list orders: limit %d is not positive", limit)
-	}
-	var after int64
-	if cursor != "" {
-		var ok bool
-		if after, ok = sqlrow.ParseOrdersCursor(cursor); !ok {
-			return nil, "", drv.Errorf("list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
-		}
-	}
-	acct, ok := sqlrow.ParseAccountID(accountID)
+	p, ok, err := sqlrow.NewOrdersPage(drv, accountID, cursor, limit)
 	if !ok {
-		return nil, "", nil
+		return nil, "", err
 	}
-	rows, err := s.query(ctx, rListOrders, acct, after, limit+1)
+	rows, err := s.query(ctx, rListOrders, p.Values()...)
 	if err != nil {
 		return nil, "", drv.Errorf("list orders of account %s: %w", accountID, err)
 	}
 	defer rows.Close()
-	var (
-		ids  []string
-		seqs []int64
-	)
-	for rows.Next() {
-		var (
-			seq int64
-			id  string
-		)
-		if err := rows.Scan(&seq, &id); err != nil {
-			return nil, "", drv.Errorf("list orders of account %s: %w", accountID, err)
-		}
-		ids, seqs = append(ids, id), append(seqs, seq)
+	page, err := sqlrow.Collect(drv, "list orders of account "+accountID, rows, sqlrow.ScanOrderID)
+	if err != nil {
+		return nil, "", err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, "", drv.Errorf("list orders of account %s: %w", accountID, err)
-	}
-	if len(ids) <= limit {
-		return ids, "", nil
-	}
-	return ids[:limit], sqlrow.FormatOrdersCursor(seqs[limit-1]), nil
+	ids, next := p.Page(page)
+	return ids, next, nil
 }
 
 // UpdateOrder writes o.Status, o.Error and o.CertSerial if the stored

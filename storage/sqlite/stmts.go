@@ -114,24 +114,20 @@ const (
 
 // writeSQL is the text of each writeStmt.
 var writeSQL = [numWriteStmts]string{
-	wInsertAccount: `INSERT INTO accounts (key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	wInsertAccount:    `INSERT INTO accounts (` + sqlrow.AccountInsertCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 	wUpdateAccount:    `UPDATE accounts SET contact = ?, status = ? WHERE id = ? AND status = ?`,
 	wChangeAccountKey: `UPDATE accounts SET key_thumbprint = ?, jwk = ? WHERE id = ? AND key_thumbprint = ?`,
 	wAccountExists:    `SELECT 1 FROM accounts WHERE id = ?`,
-	wInsertOrder: `INSERT INTO orders (id, account_id, status, identifiers, authz_ids, not_before, not_after,
-		    expires, error, cert_serial, created_at, replaces, profile)
+	wInsertOrder: `INSERT INTO orders (` + sqlrow.OrderInsertCols + `)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	wUpdateOrder: `UPDATE orders SET status = ?, error = ?, cert_serial = ?, lease_owner = NULL, lease_until = NULL
 		WHERE id = ? AND status = ?`,
-	wOrderExists: `SELECT 1 FROM orders WHERE id = ?`,
-	wInsertAuthz: `INSERT INTO authzs (id, account_id, ident_type, ident_value, wildcard, status, expires, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-	wAuthzOwner:  `SELECT account_id FROM authzs WHERE id = ?`,
-	wUpdateAuthz: `UPDATE authzs SET status = ?, expires = ? WHERE id = ? AND status = ?`,
-	wAuthzExists: `SELECT 1 FROM authzs WHERE id = ?`,
-	wInsertChallenge: `INSERT INTO challenges (id, authz_id, position, type, token, status, validated, error, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	wOrderExists:     `SELECT 1 FROM orders WHERE id = ?`,
+	wInsertAuthz:     `INSERT INTO authzs (` + sqlrow.AuthzCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+	wAuthzOwner:      `SELECT account_id FROM authzs WHERE id = ?`,
+	wUpdateAuthz:     `UPDATE authzs SET status = ?, expires = ? WHERE id = ? AND status = ?`,
+	wAuthzExists:     `SELECT 1 FROM authzs WHERE id = ?`,
+	wInsertChallenge: `INSERT INTO challenges (` + sqlrow.ChallengeInsertCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	wUpdateAuthzChallenge: `UPDATE challenges SET status = ?1, error = ?2, validated = ?3, updated_at = ?4, ` + keepLeaseSQL + `
 		WHERE id = ?5 AND authz_id = ?6`,
 	wUpdateChallenge: `UPDATE challenges SET status = ?1, error = ?2, validated = ?3, updated_at = ?4, ` + keepLeaseSQL + `
@@ -139,9 +135,8 @@ var writeSQL = [numWriteStmts]string{
 	wChallengeExists: `SELECT 1 FROM challenges WHERE id = ?`,
 	wFinalizeOrder: `UPDATE orders SET status = ?, cert_serial = ?, lease_owner = NULL, lease_until = NULL
 		WHERE id = ? AND status = ?`,
-	wInsertCertificate: `INSERT INTO certificates (serial, account_id, order_id, der, chain_pem, names, name_set,
-		    not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end, issuer_chain)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, ?, ?, ?, ?)`,
+	wInsertCertificate: `INSERT INTO certificates (` + sqlrow.CertInsertCols + `, issuer_chain, revoked_at, reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
 	wRevokeCertificate: `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
 	wCertificateExists: `SELECT 1 FROM certificates WHERE serial = ?`,
 	wInsertIssuerChain: `INSERT INTO issuer_chains (pem) VALUES (?) ON CONFLICT (pem) DO NOTHING`,

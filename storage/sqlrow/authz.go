@@ -102,3 +102,91 @@ func deref(s *string) string {
 	}
 	return *s
 }
+
+// ChallengeInsertCols are the columns of a new challenge's row, whose
+// values AuthzRow.ChallengeValues returns in order.
+const ChallengeInsertCols = "id, authz_id, position, type, token, status, validated, error, updated_at"
+
+// AuthzRow is a new authorization with its challenges, checked and
+// encoded for their rows. Its row's columns are AuthzCols.
+type AuthzRow struct {
+	What      string // names the write in errors
+	Authz     *acme.Authorization
+	AccountID int64
+	Errors    []*string // the encoded Error of each challenge, nil for none
+}
+
+// NewAuthzRow checks a and its challenges and encodes their rows, so
+// that the transaction that inserts them only runs statements.
+func NewAuthzRow(d Driver, a *acme.Authorization) (*AuthzRow, error) {
+	r := &AuthzRow{What: fmt.Sprintf("create authorization %q", a.ID), Authz: a, Errors: make([]*string, len(a.Challenges))}
+	if a.ID == "" {
+		return nil, d.Errorf("%s: empty id", r.What)
+	}
+	var err error
+	if r.AccountID, err = d.AccountOf(r.What, a.AccountID); err != nil {
+		return nil, err
+	}
+	if err := d.CheckTimes(r.What, a.Expires, a.CreatedAt); err != nil {
+		return nil, err
+	}
+	for i, c := range a.Challenges {
+		// The name of the write is made only for an error: an
+		// authorization has several challenges, and most are fine.
+		if c.ID == "" {
+			return nil, d.Errorf("%s: empty id", r.ChallengeWhat(i))
+		}
+		if !TimesInRange(c.Validated, c.UpdatedAt) {
+			return nil, d.CheckTimes(r.ChallengeWhat(i), c.Validated, c.UpdatedAt)
+		}
+		if c.Error != nil {
+			if r.Errors[i], err = NullableJSON(r.ChallengeWhat(i)+": error", c.Error); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// ChallengeWhat names the insertion of the i-th challenge in errors.
+func (r *AuthzRow) ChallengeWhat(i int) string {
+	return fmt.Sprintf("create challenge %q of authorization %q", r.Authz.Challenges[i].ID, r.Authz.ID)
+}
+
+// Values are the values of AuthzCols.
+func (r *AuthzRow) Values() []any {
+	a := r.Authz
+	return []any{a.ID, r.AccountID, string(a.Identifier.Type), a.Identifier.Value, a.Wildcard,
+		string(a.Status), ToNanos(a.Expires), ToNanos(a.CreatedAt)}
+}
+
+// ChallengeValues are the values of ChallengeInsertCols for the i-th
+// challenge, whose position is i (its AuthzID is ignored).
+func (r *AuthzRow) ChallengeValues(i int) []any {
+	c := r.Authz.Challenges[i]
+	return []any{c.ID, r.Authz.ID, i, string(c.Type), c.Token, string(c.Status), ToNanos(c.Validated),
+		r.Errors[i], ToNanos(c.UpdatedAt)}
+}
+
+// ChallengeUpdate is what a write of a challenge's outcome (UpdateChallenge,
+// UpdateAuthz) stores in its row.
+type ChallengeUpdate struct {
+	What      string // names the write in errors
+	ID        string
+	Status    string
+	Error     *string // JSON; nil for none
+	Validated int64
+	UpdatedAt int64
+}
+
+// NewChallengeUpdate checks and encodes the outcome of c for the write
+// what.
+func NewChallengeUpdate(d Driver, what string, c *acme.Challenge) (ChallengeUpdate, error) {
+	u := ChallengeUpdate{What: what, ID: c.ID, Status: string(c.Status), Validated: ToNanos(c.Validated), UpdatedAt: ToNanos(c.UpdatedAt)}
+	if err := d.CheckTimes(what, c.Validated, c.UpdatedAt); err != nil {
+		return u, err
+	}
+	var err error
+	u.Error, err = NullableJSON(what+": error", c.Error)
+	return u, err
+}

@@ -92,3 +92,32 @@ func (d Driver) CheckTimes(what string, ts ...time.Time) error {
 	}
 	return nil
 }
+
+// AccountID parses id, the ID of an account that what reads or writes:
+// an ID no store gives out names no account (acme.ErrNotFound).
+func (d Driver) AccountID(what, id string) (int64, error) {
+	n, ok := ParseAccountID(id)
+	if !ok {
+		return 0, d.NotFound(what)
+	}
+	return n, nil
+}
+
+// AccountOf parses id, the ID of the account of an object that what
+// writes: an ID no store gives out names no account (acme.ErrNotFound).
+func (d Driver) AccountOf(what, id string) (int64, error) {
+	n, ok := ParseAccountID(id)
+	if !ok {
+		return 0, d.Errorf("%s: account %q: %w", what, id, acme.ErrNotFound)
+	}
+	return n, nil
+}
+
+// CheckRevocation checks the time at which what revokes something (a
+// certificate, an EAB key): it must be set and storable.
+func (d Driver) CheckRevocation(what string, at time.Time) error {
+	if at.IsZero() {
+		return d.Errorf("%s: zero revocation time", what)
+	}
+	return d.CheckTimes(what, at)
+}
