@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -11,189 +9,51 @@ import (
 )
 
 // The inventory queries serve administrators, not ACME clients: they are
-// built per call and page with keyset cursors, so a deep page costs the
-// same as the first. Searches use ILIKE, which under the schema's "C"
-// collation folds ASCII case only, as SQLite's LIKE does.
-
-// likeEscape makes s a literal LIKE pattern fragment (ESCAPE '\').
-func likeEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(s)
-}
-
-// where accumulates the conditions and arguments of a query, numbering
-// the placeholders.
-type where struct {
-	conds []string
-	args  []any
-}
-
-// add appends a condition in which each "?" is the next argument.
-func (w *where) add(cond string, args ...any) {
-	for _, a := range args {
-		w.args = append(w.args, a)
-		cond = strings.Replace(cond, "?", "$"+strconv.Itoa(len(w.args)), 1)
-	}
-	w.conds = append(w.conds, cond)
-}
-
-// sql returns the WHERE clause's body ("true" when empty) and the next
-// placeholder for the LIMIT.
-func (w *where) sql() (string, string) {
-	body := "true"
-	if len(w.conds) > 0 {
-		body = strings.Join(w.conds, " AND ")
-	}
-	return body, "$" + strconv.Itoa(len(w.args)+1)
-}
+// built per call (sqlrow.Inventory).
 
 // ListAccounts implements acme.Inventory: newest (highest ID) first; the
 // cursor is the last ID of the page.
 func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.Account, string, error) {
-	limit := acme.PageLimit(q.Limit)
-	var w where
-	if q.Cursor != "" {
-		n, ok := sqlrow.ParseAccountID(q.Cursor)
-		if !ok {
-			return nil, "", drv.Errorf("list accounts: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
-		}
-		w.add("id < ?", n)
+	p, ok, err := inventory().Accounts(q)
+	if !ok {
+		return nil, "", err
 	}
-	if q.Status != "" {
-		if !validKey(string(q.Status)) {
-			return nil, "", nil
-		}
-		w.add("status = ?", string(q.Status))
-	}
-	if q.Search != "" {
-		if n, ok := sqlrow.ParseAccountID(q.Search); ok {
-			w.add("id = ?", n)
-		} else {
-			if !validKey(q.Search) {
-				return nil, "", nil
-			}
-			pat := "%" + likeEscape(q.Search) + "%"
-			w.add(`(contact ILIKE ? ESCAPE '\' OR key_thumbprint ILIKE ? ESCAPE '\' OR created_ip ILIKE ? ESCAPE '\')`, pat, pat, pat)
-		}
-	}
-	body, lim := w.sql()
-	out, err := collect(ctx, s.pool, "list accounts", `SELECT `+sqlrow.AccountCols+` FROM accounts WHERE `+body+
-		` ORDER BY id DESC LIMIT `+lim, append(w.args, limit+1), sqlrow.ScanAccount)
+	out, err := collect(ctx, s.pool, "list accounts", p.SQL, p.Args, sqlrow.ScanAccount)
 	if err != nil {
 		return nil, "", err
 	}
-	var next string
-	if len(out) > limit {
-		out = out[:limit]
-		next = out[limit-1].ID
-	}
+	out, next := sqlrow.Cut(out, p.Limit, func(a *acme.Account) string { return a.ID })
 	return out, next, nil
-}
-
-// certCursor encodes the position after a certificate in issue order.
-func certCursor(c *acme.Certificate) string {
-	return strconv.FormatInt(sqlrow.ToNanos(c.IssuedAt), 10) + ":" + c.Serial
 }
 
 // ListCertificates implements acme.Inventory: newest issued first; the
 // cursor is the issue time and serial of the last certificate of the page.
 func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme.Certificate, string, error) {
-	limit := acme.PageLimit(q.Limit)
-	if !sqlrow.TimesInRange(q.Now) {
-		return nil, "", drv.CheckTimes("list certificates", q.Now)
+	p, ok, err := inventory().Certificates(q, sqlrow.CertCols)
+	if !ok {
+		return nil, "", err
 	}
-	var w where
-	if q.Cursor != "" {
-		ts, serial, ok := strings.Cut(q.Cursor, ":")
-		n, err := strconv.ParseInt(ts, 10, 64)
-		if !ok || err != nil || !validKey(serial) {
-			return nil, "", drv.Errorf("list certificates: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
-		}
-		w.add("(issued_at < ? OR (issued_at = ? AND serial < ?))", n, n, serial)
-	}
-	if q.AccountID != "" {
-		n, ok := sqlrow.ParseAccountID(q.AccountID)
-		if !ok {
-			return nil, "", nil
-		}
-		w.add("account_id = ?", n)
-	}
-	if q.Search != "" {
-		if !validKey(q.Search) {
-			return nil, "", nil
-		}
-		pat := likeEscape(strings.ToLower(q.Search))
-		w.add(`(serial ILIKE ? ESCAPE '\' OR name_set ILIKE ? ESCAPE '\')`, pat+"%", "%"+pat+"%")
-	}
-	now := sqlrow.ToNanos(q.Now)
-	switch q.State {
-	case acme.CertAny:
-	case acme.CertActive:
-		w.add("revoked_at IS NULL AND not_after > ?", now)
-	case acme.CertRevoked:
-		w.add("revoked_at IS NOT NULL")
-	case acme.CertExpired:
-		w.add("revoked_at IS NULL AND not_after <= ?", now)
-	default:
-		return nil, "", drv.Errorf("list certificates: unknown state %q", q.State)
-	}
-	body, lim := w.sql()
-	out, err := collect(ctx, s.pool, "list certificates", `SELECT `+sqlrow.CertCols+` FROM certificates WHERE `+body+
-		` ORDER BY issued_at DESC, serial DESC LIMIT `+lim, append(w.args, limit+1), sqlrow.ScanCert)
+	out, err := collect(ctx, s.pool, "list certificates", p.SQL, p.Args, sqlrow.ScanCert)
 	if err != nil {
 		return nil, "", err
 	}
-	var next string
-	if len(out) > limit {
-		out = out[:limit]
-		next = certCursor(out[limit-1])
-	}
+	out, next := sqlrow.Cut(out, p.Limit, sqlrow.CertCursor)
 	return out, next, nil
 }
 
 // ListAllOrders implements acme.Inventory: newest first; the cursor is the
 // creation sequence number of the last order of the page.
 func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.Order, string, error) {
-	limit := acme.PageLimit(q.Limit)
-	var w where
-	if q.Cursor != "" {
-		n, ok := sqlrow.ParseOrdersCursor(q.Cursor)
-		if !ok {
-			return nil, "", drv.Errorf("list orders: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
-		}
-		w.add("seq < ?", n)
+	p, ok, err := inventory().Orders(q)
+	if !ok {
+		return nil, "", err
 	}
-	if q.AccountID != "" {
-		n, ok := sqlrow.ParseAccountID(q.AccountID)
-		if !ok {
-			return nil, "", nil
-		}
-		w.add("account_id = ?", n)
-	}
-	if q.Status != "" {
-		if !validKey(string(q.Status)) {
-			return nil, "", nil
-		}
-		w.add("status = ?", string(q.Status))
-	}
-	body, lim := w.sql()
-	var seqs []int64
-	out, err := collect(ctx, s.pool, "list orders", `SELECT seq, `+sqlrow.OrderCols+` FROM orders WHERE `+body+
-		` ORDER BY seq DESC LIMIT `+lim, append(w.args, limit+1), func(row sqlrow.Scanner) (*acme.Order, error) {
-		var seq int64
-		o, err := sqlrow.ScanOrder(sqlrow.WithSeq(row, &seq))
-		seqs = append(seqs, seq)
-		return o, err
-	})
+	rows, err := collect(ctx, s.pool, "list orders", p.SQL, p.Args, sqlrow.ScanSeqOrder)
 	if err != nil {
 		return nil, "", err
 	}
-	var next string
-	if len(out) > limit {
-		out = out[:limit]
-		next = strconv.FormatInt(seqs[limit-1], 10)
-	}
-	return out, next, nil
+	rows, next := sqlrow.Cut(rows, p.Limit, func(r sqlrow.Seq[*acme.Order]) string { return sqlrow.FormatOrdersCursor(r.Seq) })
+	return sqlrow.Unseq(rows), next, nil
 }
 
 // Counts implements acme.Inventory.
@@ -305,4 +165,11 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 		return nil, nil, err
 	}
 	return names, sets, nil
+}
+
+// inventory is what the inventory lists of sqlrow need of PostgreSQL:
+// ILIKE, which under the schema's "C" collation folds ASCII case only, as
+// SQLite's LIKE does, and no comparison with text it would refuse.
+func inventory() sqlrow.Inventory {
+	return sqlrow.Inventory{Driver: drv, ILike: "ILIKE", Storable: validKey}
 }

@@ -2,8 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -11,16 +9,9 @@ import (
 )
 
 // The inventory queries serve administrators, not ACME clients: they are
-// built per call rather than prepared, and page with keyset cursors so a
-// deep page costs the same as the first.
+// built per call (sqlrow.Inventory) rather than prepared.
 
 var _ acme.Inventory = (*Store)(nil)
-
-// likeEscape makes s a literal LIKE pattern fragment (ESCAPE '\').
-func likeEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(s)
-}
 
 // ListAccounts implements acme.Inventory: newest (highest ID) first; the
 // cursor is the last ID of the page.
@@ -29,43 +20,16 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 	if err != nil {
 		return nil, "", err
 	}
-	limit := acme.PageLimit(q.Limit)
-	where, args := []string{"1 = 1"}, []any{}
-	if q.Cursor != "" {
-		n, ok := sqlrow.ParseAccountID(q.Cursor)
-		if !ok {
-			return nil, "", drv.Errorf("list accounts: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
-		}
-		where, args = append(where, "id < ?"), append(args, n)
+	p, ok, err := inventory().Accounts(q)
+	if !ok {
+		return nil, "", err
 	}
-	if q.Status != "" {
-		where, args = append(where, "status = ?"), append(args, string(q.Status))
-	}
-	if q.Search != "" {
-		if n, ok := sqlrow.ParseAccountID(q.Search); ok {
-			where, args = append(where, "id = ?"), append(args, n)
-		} else {
-			pat := "%" + likeEscape(q.Search) + "%"
-			where = append(where, `(contact LIKE ? ESCAPE '\' OR key_thumbprint LIKE ? ESCAPE '\' OR created_ip LIKE ? ESCAPE '\')`)
-			args = append(args, pat, pat, pat)
-		}
-	}
-	out, err := collect(ctx, s, "list accounts", `SELECT `+sqlrow.AccountCols+` FROM accounts WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY id DESC LIMIT ?`, append(args, limit+1), sqlrow.ScanAccount)
+	out, err := collect(ctx, s, "list accounts", p.SQL, p.Args, sqlrow.ScanAccount)
 	if err != nil {
 		return nil, "", err
 	}
-	var next string
-	if len(out) > limit {
-		out = out[:limit]
-		next = out[limit-1].ID
-	}
+	out, next := sqlrow.Cut(out, p.Limit, func(a *acme.Account) string { return a.ID })
 	return out, next, nil
-}
-
-// certCursor encodes the position after a certificate in issue order.
-func certCursor(c *acme.Certificate) string {
-	return strconv.FormatInt(sqlrow.ToNanos(c.IssuedAt), 10) + ":" + c.Serial
 }
 
 // ListCertificates implements acme.Inventory: newest issued first; the
@@ -75,50 +39,15 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 	if err != nil {
 		return nil, "", err
 	}
-	limit := acme.PageLimit(q.Limit)
-	where, args := []string{"1 = 1"}, []any{}
-	if q.Cursor != "" {
-		ts, serial, ok := strings.Cut(q.Cursor, ":")
-		n, err := strconv.ParseInt(ts, 10, 64)
-		if !ok || err != nil {
-			return nil, "", drv.Errorf("list certificates: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
-		}
-		where, args = append(where, "(issued_at < ? OR (issued_at = ? AND serial < ?))"), append(args, n, n, serial)
+	p, ok, err := inventory().Certificates(q, certCols)
+	if !ok {
+		return nil, "", err
 	}
-	if q.AccountID != "" {
-		n, ok := sqlrow.ParseAccountID(q.AccountID)
-		if !ok {
-			return nil, "", nil
-		}
-		where, args = append(where, "account_id = ?"), append(args, n)
-	}
-	if q.Search != "" {
-		pat := likeEscape(strings.ToLower(q.Search))
-		where = append(where, `(serial LIKE ? ESCAPE '\' OR name_set LIKE ? ESCAPE '\')`)
-		args = append(args, pat+"%", "%"+pat+"%")
-	}
-	now := sqlrow.ToNanos(q.Now)
-	switch q.State {
-	case acme.CertAny:
-	case acme.CertActive:
-		where, args = append(where, "revoked_at IS NULL AND not_after > ?"), append(args, now)
-	case acme.CertRevoked:
-		where = append(where, "revoked_at IS NOT NULL")
-	case acme.CertExpired:
-		where, args = append(where, "revoked_at IS NULL AND not_after <= ?"), append(args, now)
-	default:
-		return nil, "", drv.Errorf("list certificates: unknown state %q", q.State)
-	}
-	out, err := collect(ctx, s, "list certificates", `SELECT `+certCols+` FROM certificates WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY issued_at DESC, serial DESC LIMIT ?`, append(args, limit+1), scanCert)
+	out, err := collect(ctx, s, "list certificates", p.SQL, p.Args, scanCert)
 	if err != nil {
 		return nil, "", err
 	}
-	var next string
-	if len(out) > limit {
-		out = out[:limit]
-		next = certCursor(out[limit-1])
-	}
+	out, next := sqlrow.Cut(out, p.Limit, sqlrow.CertCursor)
 	return out, next, nil
 }
 
@@ -129,42 +58,16 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 	if err != nil {
 		return nil, "", err
 	}
-	limit := acme.PageLimit(q.Limit)
-	where, args := []string{"1 = 1"}, []any{}
-	if q.Cursor != "" {
-		n, ok := sqlrow.ParseOrdersCursor(q.Cursor)
-		if !ok {
-			return nil, "", drv.Errorf("list orders: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
-		}
-		where, args = append(where, "seq < ?"), append(args, n)
+	p, ok, err := inventory().Orders(q)
+	if !ok {
+		return nil, "", err
 	}
-	if q.AccountID != "" {
-		n, ok := sqlrow.ParseAccountID(q.AccountID)
-		if !ok {
-			return nil, "", nil
-		}
-		where, args = append(where, "account_id = ?"), append(args, n)
-	}
-	if q.Status != "" {
-		where, args = append(where, "status = ?"), append(args, string(q.Status))
-	}
-	var seqs []int64
-	out, err := collect(ctx, s, "list orders", `SELECT seq, `+sqlrow.OrderCols+` FROM orders WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY seq DESC LIMIT ?`, append(args, limit+1), func(row sqlrow.Scanner) (*acme.Order, error) {
-		var seq int64
-		o, err := sqlrow.ScanOrder(sqlrow.WithSeq(row, &seq))
-		seqs = append(seqs, seq)
-		return o, err
-	})
+	rows, err := collect(ctx, s, "list orders", p.SQL, p.Args, sqlrow.ScanSeqOrder)
 	if err != nil {
 		return nil, "", err
 	}
-	var next string
-	if len(out) > limit {
-		out = out[:limit]
-		next = strconv.FormatInt(seqs[limit-1], 10)
-	}
-	return out, next, nil
+	rows, next := sqlrow.Cut(rows, p.Limit, func(r sqlrow.Seq[*acme.Order]) string { return sqlrow.FormatOrdersCursor(r.Seq) })
+	return sqlrow.Unseq(rows), next, nil
 }
 
 // collect runs a reader query and reads every row with scan.
@@ -285,3 +188,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	}
 	return names, sets, nil
 }
+
+// inventory is what the inventory lists of sqlrow need of SQLite: LIKE,
+// which folds ASCII case.
+func inventory() sqlrow.Inventory { return sqlrow.Inventory{Driver: drv, ILike: "LIKE"} }

@@ -72,6 +72,11 @@ type Seq[T any] struct {
 // BySeq returns the rows of rs in ascending sequence order.
 func BySeq[T any](rs []Seq[T]) []T {
 	slices.SortFunc(rs, func(a, b Seq[T]) int { return cmp.Compare(a.Seq, b.Seq) })
+	return Unseq(rs)
+}
+
+// Unseq returns the rows of rs, in their order.
+func Unseq[T any](rs []Seq[T]) []T {
 	out := make([]T, len(rs))
 	for i, r := range rs {
 		out[i] = r.Row
