@@ -67,3 +67,15 @@ func Schema(tb testing.TB, prefix string) (schema, dsn string) {
 // WithParams sets connection parameters on a URL or keyword/value DSN
 // (pgdsn.WithParams).
 func WithParams(dsn string, params map[string]string) string { return pgdsn.WithParams(dsn, params) }
+
+// Scan reads what weir stored, for a test that checks it: it connects to
+// the database of dsn, runs query with args, scans its one row into dest
+// and closes the connection.
+func Scan(ctx context.Context, dsn, query string, args []any, dest ...any) error {
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	return c.QueryRow(ctx, query, args...).Scan(dest...)
+}
