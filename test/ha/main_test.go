@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/storage/postgres/pgtest"
-	"github.com/weir-pki/weir/test/weirproc"
+	"github.com/weir-pki/weir/internal/weirproc"
 )
 
 // runHint says how to run the package's tests.
