@@ -9,7 +9,7 @@
 //
 // The two schemas (migrations/sqlite and migrations/postgres) store every
 // column in this form, so a row means the same in both and a copy from
-// one to the other (storage/transfer) changes nothing. What differs
+// one to the other (weir migrate-storage) changes nothing. What differs
 // between the drivers stays in them: the SQL of each statement, the
 // connections and transactions, and how the driver reports a missing row
 // or a violated constraint.
