@@ -28,8 +28,6 @@ const (
 	command
 )
 
-func (k kind) String() string { return [...]string{"product", "tool", "test", "command"}[k] }
-
 // rule is what a package of the module may import (non-test imports).
 type rule struct {
 	kind kind

@@ -46,9 +46,9 @@ func (in Inventory) badCursor(list, cursor string) error {
 // Page is the query of one page of an inventory list: it asks for one row
 // more than Limit, which tells whether there is a next page.
 type Page struct {
-	SQL   string
-	Args  []any
-	Limit int
+	SQL   string // the query
+	Args  []any  // its arguments
+	Limit int    // the rows of the page
 }
 
 // where accumulates the conditions and arguments of a query, numbering
