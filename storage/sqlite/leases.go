@@ -90,6 +90,8 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 			return drv.Wrap(what, err)
 		}
 		defer rows.Close()
+		// Assigned, not appended: the operation may run again in a new
+		// transaction.
 		cs, err = sqlrow.Collect(drv, what, rows, sqlrow.ScanChallenge)
 		return err
 	})
@@ -179,7 +181,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 			return drv.Wrap(what, err)
 		}
 		defer rs.Close()
-		rows, err = sqlrow.Collect(drv, what, rs, sqlrow.ScanSeqOrder)
+		rows, err = sqlrow.Collect(drv, what, rs, sqlrow.ScanSeqOrder) // assigned: the operation may run again
 		return err
 	})
 	if err != nil {
