@@ -15,7 +15,7 @@ func TestCheckDeps(t *testing.T) {
 		"acme":             {ours: []string{"ca"}},
 		"acme/challenge":   {ours: []string{"acme"}},
 		"acme/noncetest":   {kind: test, ours: []string{"acme"}},
-		"storage/postgres": {ours: []string{"acme"}, libs: []string{"github.com/jackc/pgx/v5"}},
+		"storage/postgres": {ours: []string{"acme"}, libs: []string{"example.com/dbclient/v5"}},
 		"internal/harness": {kind: tool},
 		"test/helper":      {kind: test, every: []kind{product, tool, test}},
 		"cmd/weir":         {kind: command, every: []kind{product}},
@@ -27,7 +27,7 @@ func TestCheckDeps(t *testing.T) {
 		"acme":             {ours("ca")},
 		"acme/challenge":   {ours("acme")},
 		"acme/noncetest":   {ours("acme")},
-		"storage/postgres": {ours("acme"), "github.com/jackc/pgx/v5", "github.com/jackc/pgx/v5/pgxpool"},
+		"storage/postgres": {ours("acme"), "example.com/dbclient/v5", "example.com/dbclient/v5/pgxpool"},
 		"internal/harness": nil,
 		"test/helper":      {ours("acme/noncetest"), ours("internal/harness")},
 		"cmd/weir":         {ours("storage/postgres"), ours("acme/challenge")},
@@ -46,8 +46,8 @@ func TestCheckDeps(t *testing.T) {
 		{"a sibling row under an allowed path", "acme/challenge", []string{ours("acme/noncetest")}, "a test package, which only tests may import"},
 		{"a package without a row", "cmd/other", []string{"fmt"}, "cmd/other has no rule"},
 		{"a row without a package", "acme/challenge", nil, "the rule of acme/challenge names no package"},
-		{"a database client in the server", "cmd/weir", []string{"github.com/jackc/pgx/v5"}, "a third-party library its row does not name"},
-		{"a library that only shares a prefix", "storage/postgres", []string{"github.com/jackc/pgx/v50"}, "a third-party library its row does not name"},
+		{"a database client in the server", "cmd/weir", []string{"example.com/dbclient/v5"}, "a third-party library its row does not name"},
+		{"a library that only shares a prefix", "storage/postgres", []string{"example.com/dbclient/v50"}, "a third-party library its row does not name"},
 		{"a test package in a command, even named", "cmd/tool", []string{ours("test/helper")}, "a test package"},
 		{"the harness in the server", "cmd/weir", []string{ours("internal/harness")}, "which its row does not name"},
 		{"a subpackage of a package the row names", "storage/postgres", []string{ours("acme/challenge")}, "storage/postgres imports " + ours("acme/challenge") + ", which its row does not name"},
@@ -67,8 +67,8 @@ func TestCheckDeps(t *testing.T) {
 		}
 	}
 
-	rules["cmd/weir"] = rule{kind: command, every: []kind{product}, libs: []string{"github.com/jackc/pgx/v5"}}
-	if errs := checkDeps(rules, clean); len(errs) != 1 || !strings.Contains(errs[0], "github.com/jackc/pgx/v5 lives in more than one row") {
-		t.Errorf("pgx in the rows of cmd/weir and storage/postgres: %q; want one error that it lives in two rows", errs)
+	rules["cmd/weir"] = rule{kind: command, every: []kind{product}, libs: []string{"example.com/dbclient/v5"}}
+	if errs := checkDeps(rules, clean); len(errs) != 1 || !strings.Contains(errs[0], "example.com/dbclient/v5 lives in more than one row") {
+		t.Errorf("a database client in the rows of cmd/weir and storage/postgres: %q; want one error that it lives in two rows", errs)
 	}
 }
