@@ -27,7 +27,7 @@ func TestCheckDeps(t *testing.T) {
 		"acme":             {ours("ca")},
 		"acme/challenge":   {ours("acme")},
 		"acme/noncetest":   {ours("acme")},
-		"storage/postgres": {ours("acme"), "example.com/dbclient/v5", "example.com/dbclient/v5/pgxpool"},
+		"storage/postgres": {ours("acme"), "example.com/dbclient/v5", "example.com/dbclient/v5/pool"},
 		"internal/harness": nil,
 		"test/helper":      {ours("acme/noncetest"), ours("internal/harness")},
 		"cmd/weir":         {ours("storage/postgres"), ours("acme/challenge")},
