@@ -10,7 +10,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/weir-pki/weir/acme"
-	"github.com/weir-pki/weir/test/dnstest"
+	"github.com/weir-pki/weir/internal/dnstest"
 )
 
 const testAccountPrefix = "https://ca.test/acme/account/"

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/weir-pki/weir/acme"
-	"github.com/weir-pki/weir/test/dnstest"
+	"github.com/weir-pki/weir/internal/dnstest"
 )
 
 // secret stands for what a metadata service answers: it must never reach

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
-	"github.com/weir-pki/weir/test/dnstest"
+	"github.com/weir-pki/weir/internal/dnstest"
 )
 
 const (

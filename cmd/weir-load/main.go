@@ -74,8 +74,9 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/weir-pki/weir/test/dnstest"
-	"github.com/weir-pki/weir/test/weirproc"
+	"github.com/weir-pki/weir/internal/dnstest"
+	"github.com/weir-pki/weir/internal/weirproc"
+	"github.com/weir-pki/weir/storage/postgres/pgschema"
 )
 
 func main() {
@@ -371,7 +372,7 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 	}
 	if o.storage == "postgres" {
 		pgCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		cl.pg, err = weirproc.CreatePGSchema(pgCtx, o.postgresDSN, "weir_load_")
+		cl.pg, err = pgschema.Create(pgCtx, o.postgresDSN, "weir_load_")
 		cancel()
 		if err != nil {
 			return nil, 1, err

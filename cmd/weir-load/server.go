@@ -12,7 +12,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/weir-pki/weir/test/weirproc"
+	"github.com/weir-pki/weir/internal/weirproc"
+	"github.com/weir-pki/weir/storage/postgres/pgschema"
 )
 
 // serverOptions are what the load tool puts into one replica's config.
@@ -141,7 +142,7 @@ type cluster struct {
 	storage    string               // sqlite, or postgres with the schema's name
 	redisMode  string               // what -redis came to
 	rr         *weirproc.RoundRobin // the client's balancer; nil for one replica
-	pg         *weirproc.PGSchema   // nil for SQLite
+	pg         *pgschema.Schema     // nil for SQLite
 	redis      *weirproc.Redis      // a private redis-server, or nil
 }
 

@@ -2,21 +2,17 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
-)
 
-// sqliteDriver is the database/sql driver that storage/sqlite registers
-// (modernc.org/sqlite, imported there, not here).
-const sqliteDriver = "sqlite"
+	"github.com/weir-pki/weir/storage/sqlite"
+)
 
 // cmdBackup copies a data directory, live: the CA files, weir's HTTPS
 // certificate, the admin token, and consistent snapshots of the SQLite
@@ -162,51 +158,11 @@ func copyFile(src, dst string) (bool, error) {
 }
 
 // vacuumInto writes a consistent snapshot of the SQLite database at src to
-// the new file dst (mode 0600). It opens src with plain database/sql rather
-// than storage/sqlite, which would migrate the schema: a backup must never
-// write to a live database, whichever weir version runs it. VACUUM INTO
-// reads src in one read transaction, so the server keeps writing meanwhile.
+// the new file dst (mode 0600), in a directory it creates if need be
+// (sqlite.Backup, which never writes to src).
 func vacuumInto(ctx context.Context, src, dst string) error {
-	absSrc, err := filepath.Abs(src)
-	if err != nil {
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
 		return err
 	}
-	absDst, err := filepath.Abs(dst)
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(absDst), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(absDst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(5000)")
-	db, err := sql.Open(sqliteDriver, (&url.URL{Scheme: "file", OmitHost: true, Path: absSrc, RawQuery: q.Encode()}).String())
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
-	if _, err := db.ExecContext(ctx, "VACUUM INTO ?", absDst); err != nil {
-		os.Remove(absDst)
-		return err
-	}
-	if err := db.Close(); err != nil {
-		return err
-	}
-	g, err := os.OpenFile(absDst, os.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	if err := g.Sync(); err != nil {
-		g.Close()
-		return err
-	}
-	return g.Close()
+	return sqlite.Backup(ctx, src, dst)
 }

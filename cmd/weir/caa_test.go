@@ -11,7 +11,7 @@ import (
 
 	xacme "golang.org/x/crypto/acme"
 
-	"github.com/weir-pki/weir/test/dnstest"
+	"github.com/weir-pki/weir/internal/dnstest"
 )
 
 // TestCAAEndToEnd: with challenges.caa on, a name whose CAA record names

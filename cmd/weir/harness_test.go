@@ -23,7 +23,7 @@ import (
 	jose "github.com/go-jose/go-jose/v4"
 	xacme "golang.org/x/crypto/acme"
 
-	"github.com/weir-pki/weir/test/dnstest"
+	"github.com/weir-pki/weir/internal/dnstest"
 )
 
 // testEnv is a whole weir server on loopback with a DNS server and

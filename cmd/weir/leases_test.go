@@ -16,9 +16,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	xacme "golang.org/x/crypto/acme"
 	"gopkg.in/yaml.v3"
+
+	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
 
 // leaseHelperEnv makes TestLeaseHelperProcess run weir.
@@ -87,13 +88,8 @@ func leaseOwner(t *testing.T, dsn, id string) string {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	c, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close(ctx)
 	var owner *string
-	if err := c.QueryRow(ctx, `SELECT lease_owner FROM challenges WHERE id = $1`, id).Scan(&owner); err != nil {
+	if err := pgtest.Scan(ctx, dsn, `SELECT lease_owner FROM challenges WHERE id = $1`, []any{id}, &owner); err != nil {
 		t.Fatalf("reading the lease of challenge %s: %v", id, err)
 	}
 	if owner == nil {

@@ -7,10 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/storage/redis"
 	"github.com/weir-pki/weir/storage/sqlite"
 	"github.com/weir-pki/weir/web"
 )
@@ -26,7 +25,7 @@ type limiterBackend struct {
 	close      func() error
 	// redis is the client of the redis backend, which the nonces reuse;
 	// nil for the other backends.
-	redis goredis.UniversalClient
+	redis *redis.Client
 }
 
 // fileRateLimitDB is the limiter's own SQLite file, apart from ACME data.

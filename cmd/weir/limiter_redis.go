@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	goredis "github.com/redis/go-redis/v9"
-
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/storage/redis"
 )
@@ -18,15 +16,15 @@ import (
 // round trip; an unreachable Redis at start is not fatal, because
 // on-backend-error decides requests until it is back.
 func openRedisBackend(ctx context.Context, c ratelimit.RedisConfig, log func(msg string, args ...any)) (*limiterBackend, error) {
-	client, rc, err := newRedisClient(c)
+	client, err := newRedisClient(c)
 	if err != nil {
 		return nil, err
 	}
-	src := redis.NewRateLimitSource(client, redis.Options{})
+	src := client.RateLimitSource(redis.Options{})
 	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := src.Load(lctx); err != nil {
-		log("redis is not reachable at start; on-backend-error decides until it is", "redis", rc.String(), "err", err)
+		log("redis is not reachable at start; on-backend-error decides until it is", "redis", client.String(), "err", err)
 	}
 	return &limiterBackend{src: src, close: client.Close, redis: client}, nil
 }
@@ -34,19 +32,15 @@ func openRedisBackend(ctx context.Context, c ratelimit.RedisConfig, log func(msg
 // newRedisClient makes a client for the rate-limiting.redis block, which
 // the limiter and the nonces (acme.nonces.backend: redis) share. It does
 // not connect.
-func newRedisClient(c ratelimit.RedisConfig) (goredis.UniversalClient, redis.Config, error) {
+func newRedisClient(c ratelimit.RedisConfig) (*redis.Client, error) {
 	rc := redis.Config{Addrs: c.Addrs, MasterName: c.MasterName, DB: c.DB, TLS: c.TLS,
 		DialTimeout: 2 * time.Second, ReadTimeout: time.Second}
 	if c.PasswordFile != "" {
 		pw, err := os.ReadFile(c.PasswordFile)
 		if err != nil {
-			return nil, rc, fmt.Errorf("redis.password-file: %w", err)
+			return nil, fmt.Errorf("redis.password-file: %w", err)
 		}
 		rc.Password = strings.TrimRight(string(pw), "\r\n")
 	}
-	client, err := redis.NewClient(rc)
-	if err != nil {
-		return nil, rc, err
-	}
-	return client, rc, nil
+	return redis.Open(rc)
 }

@@ -9,8 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/weir-pki/weir/storage/postgres"
 	"github.com/weir-pki/weir/storage/sqlite"
 	"github.com/weir-pki/weir/storage/transfer"
@@ -121,7 +119,7 @@ func migrateStorage(ctx context.Context, o migrateStorageOpts, w io.Writer) erro
 		return fmt.Errorf("the target: %w", err)
 	}
 	defer im.Close()
-	fmt.Fprintf(w, "copying %s (SQLite) to %s\n", src, describeTarget(pc.DSN, im.Schema()))
+	fmt.Fprintf(w, "copying %s (SQLite) to %s\n", src, im.Target())
 	if emptied := im.Emptied(); len(emptied) > 0 {
 		fmt.Fprintf(w, "-force: emptied the target's tables first (%s)\n", countsLine(emptied))
 	}
@@ -158,16 +156,6 @@ func migrateTarget(cfg Config, o migrateStorageOpts) (StorageConfig, error) {
 		return cfg.Storage, nil
 	}
 	return target, errors.New("no target: give --to-dsn or --to-dsn-file (or a config whose storage.driver is postgres)")
-}
-
-// describeTarget names the database and schema of dsn, without its
-// password.
-func describeTarget(dsn, schema string) string {
-	c, err := pgx.ParseConfig(dsn)
-	if err != nil {
-		return fmt.Sprintf("PostgreSQL (schema %q)", schema)
-	}
-	return fmt.Sprintf("PostgreSQL (database %q on %s:%d, schema %q)", c.Database, c.Host, c.Port, schema)
 }
 
 // countsLine formats counts as "accounts 2, orders 5".

@@ -15,11 +15,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/postgres"
+	"github.com/weir-pki/weir/storage/postgres/pgtest"
 	"github.com/weir-pki/weir/storage/sqlite"
 	"github.com/weir-pki/weir/storage/transfer"
 )
@@ -79,15 +79,10 @@ func sqliteCounts(t *testing.T, path string) transfer.Counts {
 // postgresCounts counts the rows of every table in the schema of dsn.
 func postgresCounts(t *testing.T, dsn string) transfer.Counts {
 	t.Helper()
-	conn, err := pgx.Connect(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
 	c := transfer.Counts{}
 	for _, tbl := range transfer.Tables() {
 		var n int64
-		if err := conn.QueryRow(t.Context(), "SELECT COUNT(*) FROM "+string(tbl)).Scan(&n); err != nil {
+		if err := pgtest.Scan(t.Context(), dsn, "SELECT COUNT(*) FROM "+string(tbl), nil, &n); err != nil {
 			t.Fatal(err)
 		}
 		c[tbl] = n
@@ -98,13 +93,8 @@ func postgresCounts(t *testing.T, dsn string) transfer.Counts {
 // schemaTables counts the tables of the schema of dsn's search_path.
 func schemaTables(t *testing.T, dsn string) int {
 	t.Helper()
-	conn, err := pgx.Connect(t.Context(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(context.Background())
 	var n int
-	if err := conn.QueryRow(t.Context(), `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema()`).Scan(&n); err != nil {
+	if err := pgtest.Scan(t.Context(), dsn, `SELECT COUNT(*) FROM information_schema.tables WHERE table_schema = current_schema()`, nil, &n); err != nil {
 		t.Fatal(err)
 	}
 	return n

@@ -267,7 +267,7 @@ func TestOpenNoncesOwnRedisClient(t *testing.T) {
 		t.Errorf("closing the nonces' client: %v", err)
 	}
 
-	client, _, err := newRedisClient(s.cfg.RateLimiting.Redis)
+	client, err := newRedisClient(s.cfg.RateLimiting.Redis)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,14 +87,14 @@ func (s *server) openNonces(store any) (acme.NonceStore, error) {
 		}
 		client := s.backend.redis
 		if client == nil {
-			c, _, err := newRedisClient(s.cfg.RateLimiting.Redis)
+			c, err := newRedisClient(s.cfg.RateLimiting.Redis)
 			if err != nil {
 				return nil, fmt.Errorf("acme.nonces: %w", err)
 			}
 			client, s.closeNonces = c, c.Close
 		}
 		s.log.Info("nonces are shared on Redis", "redis_addrs", s.cfg.RateLimiting.Redis.Addrs)
-		return redis.NewNonceStore(client, opts), nil
+		return client.NonceStore(opts), nil
 	case noncePostgres:
 		if p, ok := store.(nonceStoreProvider); ok {
 			if ns := p.NonceStore(lifetime); ns != nil {

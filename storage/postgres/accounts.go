@@ -2,37 +2,13 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// accountCols are the columns scanAccount reads, in order.
-const accountCols = "id, key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id"
-
-// scanAccount reads one row of accountCols.
-func scanAccount(row scanner) (*acme.Account, error) {
-	var (
-		id      int64
-		a       acme.Account
-		contact string
-		created *int64
-	)
-	if err := row.Scan(&id, &a.KeyThumbprint, &a.Key, &contact, &a.Status, &created, &a.CreatedIP, &a.EABKeyID); err != nil {
-		return nil, err
-	}
-	a.ID = transfer.FormatAccountID(id)
-	a.CreatedAt = fromNanos(created)
-	var err error
-	if a.Contact, err = transfer.StringsFromJSON("account "+a.ID+" contact", contact); err != nil {
-		return nil, err
-	}
-	return &a, nil
-}
 
 // CreateAccount stores a new account and sets a.ID. It fails with an error
 // wrapping acme.ErrConflict if an account with the same key thumbprint
@@ -41,19 +17,12 @@ func scanAccount(row scanner) (*acme.Account, error) {
 // acme.ErrEABUnusable, writing nothing, if the key is unknown, bound or
 // revoked.
 func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
-	if a.KeyThumbprint == "" {
-		return errors.New("postgres: create account: empty key thumbprint")
-	}
-	if err := checkTimes("create account", a.CreatedAt); err != nil {
-		return err
-	}
-	contact, err := transfer.StringsJSON("create account: contact", a.Contact)
+	args, err := sqlrow.AccountValues(drv, a)
 	if err != nil {
 		return err
 	}
-	const insert = `INSERT INTO accounts (key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id)
+	const insert = `INSERT INTO accounts (` + sqlrow.AccountInsertCols + `)
 		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id`
-	args := []any{a.KeyThumbprint, a.Key, contact, string(a.Status), transfer.ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID}
 	var id int64
 	if a.EABKeyID == "" {
 		// One statement, one round trip.
@@ -71,19 +40,19 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 			return err
 		}
 	}
-	a.ID = transfer.FormatAccountID(id)
+	a.ID = sqlrow.FormatAccountID(id)
 	return nil
 }
 
 // GetAccount returns the account with the given ID.
 func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
-	n, ok := transfer.ParseAccountID(id)
+	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
-		return nil, fmt.Errorf("postgres: account %q: %w", id, acme.ErrNotFound)
+		return nil, drv.Errorf("account %q: %w", id, acme.ErrNotFound)
 	}
-	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE id = $1`, n))
+	a, err := sqlrow.ScanAccount(s.pool.QueryRow(ctx, `SELECT `+sqlrow.AccountCols+` FROM accounts WHERE id = $1`, n))
 	if err != nil {
-		return nil, rowErr("account "+id, err)
+		return nil, drv.RowErr("account "+id, err)
 	}
 	return a, nil
 }
@@ -92,11 +61,11 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error
 func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.Account, error) {
 	what := fmt.Sprintf("account with key %q", thumbprint)
 	if !validKey(thumbprint) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
-	a, err := scanAccount(s.pool.QueryRow(ctx, `SELECT `+accountCols+` FROM accounts WHERE key_thumbprint = $1`, thumbprint))
+	a, err := sqlrow.ScanAccount(s.pool.QueryRow(ctx, `SELECT `+sqlrow.AccountCols+` FROM accounts WHERE key_thumbprint = $1`, thumbprint))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return a, nil
 }
@@ -108,40 +77,31 @@ const accountExists = `SELECT 1 FROM accounts WHERE id = $1`
 // UpdateAccount writes a.Contact and a.Status if the stored status is still
 // from.
 func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.Status) error {
-	what := fmt.Sprintf("update account %q", a.ID)
-	n, ok := transfer.ParseAccountID(a.ID)
-	if !ok {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
-	}
-	contact, err := transfer.StringsJSON(what+": contact", a.Contact)
+	u, err := sqlrow.NewAccountUpdate(drv, a)
 	if err != nil {
 		return err
 	}
-	return s.cas(ctx, what, "status is not "+string(from),
+	return s.cas(ctx, u.What, "status is not "+string(from),
 		`UPDATE accounts SET contact = $1, status = $2 WHERE id = $3 AND status = $4`,
-		[]any{contact, string(a.Status), n, string(from)}, accountExists, n)
+		[]any{u.Contact, u.Status, u.ID, string(from)}, accountExists, u.ID)
 }
 
 // ChangeAccountKey replaces the key of account id if its thumbprint is
 // still oldThumbprint. It fails with an error wrapping acme.ErrConflict if
 // newThumbprint belongs to an account or the old key no longer matches.
 func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
-	what := fmt.Sprintf("change key of account %q", id)
-	n, ok := transfer.ParseAccountID(id)
-	if !ok {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
-	}
-	if newThumbprint == "" {
-		return fmt.Errorf("postgres: %s: empty key thumbprint", what)
+	k, err := sqlrow.NewKeyChange(drv, id, newThumbprint)
+	if err != nil {
+		return err
 	}
 	if !validKey(oldThumbprint) {
 		oldThumbprint = "" // matches no account: a conflict, or not found
 	}
-	err := s.cas(ctx, what, "old key no longer matches",
+	err = s.cas(ctx, k.What, "old key no longer matches",
 		`UPDATE accounts SET key_thumbprint = $1, jwk = $2 WHERE id = $3 AND key_thumbprint = $4`,
-		[]any{newThumbprint, newKey, n, oldThumbprint}, accountExists, n)
+		[]any{newThumbprint, newKey, k.ID, oldThumbprint}, accountExists, k.ID)
 	if isUniqueViolation(err) {
-		return fmt.Errorf("postgres: %s: key %s is in use: %w", what, newThumbprint, acme.ErrConflict)
+		return k.InUse(drv, newThumbprint)
 	}
 	return err
 }

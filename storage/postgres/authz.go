@@ -3,153 +3,42 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// authzCols are the columns of an authorization, in the order
-// authzChallengeCols and scanAuthzRows expect them.
-const authzCols = "id, account_id, ident_type, ident_value, wildcard, status, expires, created_at"
-
-// authzChallengeCols are the columns scanAuthzRows reads, in order: those
-// of authzCols (table alias a), then those of challengeCols (alias c),
-// NULL when the authorization has no challenge.
-const authzChallengeCols = `a.id, a.account_id, a.ident_type, a.ident_value, a.wildcard, a.status, a.expires, a.created_at,
-	c.id, c.authz_id, c.type, c.token, c.status, c.validated, c.error, c.updated_at`
-
-// authzInsert is what insertAuthz needs besides the authorization: its
-// checked and encoded fields.
-type authzInsert struct {
-	what      string
-	accountID int64
-	problems  []*string // the encoded Error of each challenge
-}
-
-// authzArgs checks a new authorization and its challenges and encodes what
-// insertAuthz needs, so that the transaction only runs statements.
-func authzArgs(a *acme.Authorization) (*authzInsert, error) {
-	what := fmt.Sprintf("create authorization %q", a.ID)
-	if a.ID == "" {
-		return nil, fmt.Errorf("postgres: %s: empty id", what)
-	}
-	accountID, ok := transfer.ParseAccountID(a.AccountID)
-	if !ok {
-		return nil, fmt.Errorf("postgres: %s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
-	}
-	if err := checkTimes(what, a.Expires, a.CreatedAt); err != nil {
-		return nil, err
-	}
-	args := &authzInsert{what: what, accountID: accountID, problems: make([]*string, len(a.Challenges))}
-	for i, c := range a.Challenges {
-		cwhat := fmt.Sprintf("create challenge %q of authorization %q", c.ID, a.ID)
-		if c.ID == "" {
-			return nil, fmt.Errorf("postgres: %s: empty id", cwhat)
-		}
-		if err := checkTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
-			return nil, err
-		}
-		var err error
-		if args.problems[i], err = transfer.NullableJSON(cwhat+": error", c.Error); err != nil {
-			return nil, err
-		}
-	}
-	return args, nil
-}
-
-// insertAuthz inserts a new authorization and its challenges, which get the
-// positions of their order in a.Challenges (c.AuthzID is ignored). args
-// are a's arguments, from authzArgs.
-func insertAuthz(ctx context.Context, tx pgx.Tx, a *acme.Authorization, args *authzInsert) error {
-	_, err := tx.Exec(ctx, `INSERT INTO authzs (id, account_id, ident_type, ident_value, wildcard, status, expires, created_at)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-		a.ID, args.accountID, string(a.Identifier.Type), a.Identifier.Value, a.Wildcard,
-		string(a.Status), transfer.ToNanos(a.Expires), transfer.ToNanos(a.CreatedAt))
+// insertAuthz inserts a new authorization and its challenges, which get
+// the positions of their order in a.Challenges.
+func insertAuthz(ctx context.Context, tx pgx.Tx, a *sqlrow.AuthzRow) error {
+	_, err := tx.Exec(ctx, `INSERT INTO authzs (`+sqlrow.AuthzCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.Values()...)
 	if err != nil {
-		return writeErr(args.what, err)
+		return writeErr(a.What, err)
 	}
-	for i, c := range a.Challenges {
-		_, err := tx.Exec(ctx, `INSERT INTO challenges (id, authz_id, position, type, token, status, validated, error, updated_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-			c.ID, a.ID, i, string(c.Type), c.Token, string(c.Status), transfer.ToNanos(c.Validated),
-			args.problems[i], transfer.ToNanos(c.UpdatedAt))
+	for i := range a.Authz.Challenges {
+		_, err := tx.Exec(ctx, `INSERT INTO challenges (`+sqlrow.ChallengeInsertCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, a.ChallengeValues(i)...)
 		if err != nil {
-			return writeErr(fmt.Sprintf("create challenge %q of authorization %q", c.ID, a.ID), err)
+			return writeErr(a.ChallengeWhat(i), err)
 		}
 	}
 	return nil
 }
 
-// scanAuthzRows reads the rows of authzChallengeCols of one authorization,
-// ordered by challenge position, and returns it, or pgx.ErrNoRows if
-// there are none. It closes rows.
-func scanAuthzRows(rows pgx.Rows) (*acme.Authorization, error) {
-	defer rows.Close()
-	var a *acme.Authorization
-	for rows.Next() {
-		var (
-			x                  acme.Authorization
-			accountID          int64
-			expires, createdAt *int64
-			cID, cAuthzID      *string
-			cType, cToken      *string
-			cStatus, cProblem  *string
-			cValidated, cUpd   *int64
-		)
-		if err := rows.Scan(&x.ID, &accountID, &x.Identifier.Type, &x.Identifier.Value, &x.Wildcard,
-			&x.Status, &expires, &createdAt,
-			&cID, &cAuthzID, &cType, &cToken, &cStatus, &cValidated, &cProblem, &cUpd); err != nil {
-			return nil, err
-		}
-		if a == nil {
-			x.AccountID = transfer.FormatAccountID(accountID)
-			x.Expires, x.CreatedAt = fromNanos(expires), fromNanos(createdAt)
-			a = &x
-		}
-		if cID == nil {
-			continue // no challenge: the LEFT JOIN's one row
-		}
-		c := &acme.Challenge{
-			ID: *cID, AuthzID: deref(cAuthzID), Type: acme.ChallengeType(deref(cType)),
-			Token: deref(cToken), Status: acme.Status(deref(cStatus)),
-			Validated: fromNanos(cValidated), UpdatedAt: fromNanos(cUpd),
-		}
-		var err error
-		if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), cProblem); err != nil {
-			return nil, err
-		}
-		a.Challenges = append(a.Challenges, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if a == nil {
-		return nil, pgx.ErrNoRows
-	}
-	return a, nil
-}
-
-// deref returns *s, or "" for nil.
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
-}
-
-// queryAuthz runs a query of authzChallengeCols and reads its one
+// queryAuthz runs a query of sqlrow.AuthzChallengeCols and reads its one
 // authorization.
 func (s *Store) queryAuthz(ctx context.Context, what, query string, args ...any) (*acme.Authorization, error) {
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %s: %w", what, err)
+		return nil, drv.Wrap(what, err)
 	}
-	a, err := scanAuthzRows(rows)
+	defer rows.Close()
+	a, err := sqlrow.ScanAuthzRows(rows)
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return a, nil
 }
@@ -159,9 +48,9 @@ func (s *Store) queryAuthz(ctx context.Context, what, query string, args ...any)
 func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, error) {
 	what := fmt.Sprintf("authorization %q", id)
 	if !validKey(id) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
-	return s.queryAuthz(ctx, what, `SELECT `+authzChallengeCols+`
+	return s.queryAuthz(ctx, what, `SELECT `+sqlrow.AuthzChallengeCols+`
 		FROM authzs AS a LEFT JOIN challenges AS c ON c.authz_id = a.id
 		WHERE a.id = $1 ORDER BY c.position`, id)
 }
@@ -173,21 +62,21 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
 	what := fmt.Sprintf("valid authorization of account %q for %s %q (wildcard %t)",
 		accountID, ident.Type, ident.Value, wildcard)
-	acct, ok := transfer.ParseAccountID(accountID)
+	acct, ok := sqlrow.ParseAccountID(accountID)
 	if !ok || !validKey(string(ident.Type)) || !validKey(ident.Value) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
-	if err := checkTimes(what, notBefore); err != nil {
+	if err := drv.CheckTimes(what, notBefore); err != nil {
 		return nil, err
 	}
-	return s.queryAuthz(ctx, what, `SELECT `+authzChallengeCols+`
-		FROM (SELECT `+authzCols+` FROM authzs
+	return s.queryAuthz(ctx, what, `SELECT `+sqlrow.AuthzChallengeCols+`
+		FROM (SELECT `+sqlrow.AuthzCols+` FROM authzs
 		      WHERE account_id = $1 AND ident_type = $2 AND ident_value = $3 AND wildcard = $4
 		        AND status = 'valid' AND expires > $5
 		      ORDER BY expires DESC, id DESC LIMIT 1) AS a
 		LEFT JOIN challenges AS c ON c.authz_id = a.id
 		ORDER BY c.position`,
-		acct, string(ident.Type), ident.Value, wildcard, transfer.ToNanos(notBefore))
+		acct, string(ident.Type), ident.Value, wildcard, sqlrow.ToNanos(notBefore))
 }
 
 // authzExists is the query missErr asks after a compare-and-set on an
@@ -202,35 +91,25 @@ const authzExists = `SELECT 1 FROM authzs WHERE id = $1`
 func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acme.Status) error {
 	what := fmt.Sprintf("update authorization %q", a.ID)
 	if !validKey(a.ID) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
-	if err := checkTimes(what, a.Expires); err != nil {
+	if err := drv.CheckTimes(what, a.Expires); err != nil {
 		return err
 	}
-	type chArgs struct {
-		id                 string
-		status             string
-		problem            *string
-		validated, updated int64
-	}
-	chs := make([]chArgs, len(a.Challenges))
+	chs := make([]sqlrow.ChallengeUpdate, len(a.Challenges))
 	for i, c := range a.Challenges {
 		cwhat := fmt.Sprintf("%s: challenge %q", what, c.ID)
 		if !validKey(c.ID) {
-			return fmt.Errorf("postgres: %s: %w", cwhat, acme.ErrNotFound)
+			return drv.NotFound(cwhat)
 		}
-		if err := checkTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
+		var err error
+		if chs[i], err = sqlrow.NewChallengeUpdate(drv, cwhat, c); err != nil {
 			return err
 		}
-		problem, err := transfer.NullableJSON(cwhat+": error", c.Error)
-		if err != nil {
-			return err
-		}
-		chs[i] = chArgs{c.ID, string(c.Status), problem, transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt)}
 	}
 	return s.inTx(ctx, what, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `UPDATE authzs SET status = $1, expires = $2 WHERE id = $3 AND status = $4`,
-			string(a.Status), transfer.ToNanos(a.Expires), a.ID, string(from))
+			string(a.Status), sqlrow.ToNanos(a.Expires), a.ID, string(from))
 		if err != nil {
 			return writeErr(what, err)
 		}
@@ -240,12 +119,12 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 		for _, c := range chs {
 			tag, err := tx.Exec(ctx, `UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4, `+keepLease+`
 				WHERE id = $5 AND authz_id = $6`,
-				c.status, c.problem, c.validated, c.updated, c.id, a.ID)
+				c.Status, c.Error, c.Validated, c.UpdatedAt, c.ID, a.ID)
 			if err != nil {
-				return writeErr(fmt.Sprintf("%s: challenge %q", what, c.id), err)
+				return writeErr(c.What, err)
 			}
 			if tag.RowsAffected() == 0 {
-				return fmt.Errorf("postgres: %s: challenge %q: %w", what, c.id, acme.ErrNotFound)
+				return drv.NotFound(c.What)
 			}
 		}
 		return nil

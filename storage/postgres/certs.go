@@ -3,43 +3,13 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// certCols are the columns scanCert reads, in order.
-const certCols = `serial, account_id, order_id, der, chain_pem, names, not_before, not_after,
-	issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now`
-
-// scanCert reads one row of certCols.
-func scanCert(row scanner) (*acme.Certificate, error) {
-	var (
-		c                                        acme.Certificate
-		accountID                                int64
-		names                                    string
-		notBefore, notAfter, issuedAt, revokedAt *int64
-		renewStart, renewEnd                     *int64
-	)
-	if err := row.Scan(&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &names,
-		&notBefore, &notAfter, &issuedAt, &revokedAt, &c.RevocationReason, &c.Profile,
-		&renewStart, &renewEnd, &c.RenewNow); err != nil {
-		return nil, err
-	}
-	c.AccountID = transfer.FormatAccountID(accountID)
-	c.NotBefore, c.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
-	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
-	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
-	var err error
-	if c.Names, err = transfer.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
 
 // FinalizeOrder stores cert and moves order cert.OrderID from processing to
 // valid with CertSerial set to cert.Serial, in one transaction, committed
@@ -47,25 +17,14 @@ func scanCert(row scanner) (*acme.Certificate, error) {
 // nothing is stored, if the order is not processing, the serial is taken,
 // or another order replacing the same certificate is already valid.
 func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error {
-	what := fmt.Sprintf("finalize order %q with certificate %q", cert.OrderID, cert.Serial)
-	if cert.Serial == "" {
-		return fmt.Errorf("postgres: %s: empty serial", what)
+	if !validKey(cert.OrderID) {
+		return drv.NotFound(fmt.Sprintf("finalize order %q with certificate %q", cert.OrderID, cert.Serial))
 	}
-	accountID, ok := transfer.ParseAccountID(cert.AccountID)
-	if !ok || !validKey(cert.OrderID) {
-		return fmt.Errorf("postgres: %s: account %q or order: %w", what, cert.AccountID, acme.ErrNotFound)
-	}
-	if !cert.RevokedAt.IsZero() {
-		return fmt.Errorf("postgres: %s: certificate is already revoked", what)
-	}
-	if err := checkTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
-		return err
-	}
-	names, err := transfer.StringsJSON(what+": names", cert.Names)
+	row, err := sqlrow.NewCertRow(drv, cert)
 	if err != nil {
 		return err
 	}
-	nameSet := strings.Join(cert.Names, ",")
+	what := row.What
 	return s.inTx(ctx, what, func(tx pgx.Tx) error {
 		// The row lock this UPDATE takes makes concurrent finalizations of
 		// the order wait for this transaction, then find it valid.
@@ -80,12 +39,8 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		if tag.RowsAffected() == 0 {
 			return missErr(ctx, tx, what, "order is not processing", orderExists, cert.OrderID)
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO certificates (serial, account_id, order_id, der, chain_pem, names, name_set,
-			    not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, NULL, 0, $11, $12, $13)`,
-			cert.Serial, accountID, cert.OrderID, cert.DER, cert.ChainPEM, names, nameSet,
-			transfer.ToNanos(cert.NotBefore), transfer.ToNanos(cert.NotAfter), transfer.ToNanos(cert.IssuedAt),
-			cert.Profile, transfer.ToNanos(cert.RenewalStart), transfer.ToNanos(cert.RenewalEnd))
+		_, err = tx.Exec(ctx, `INSERT INTO certificates (`+sqlrow.CertInsertCols+`, revoked_at, reason)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULL, 0)`, row.Values(cert.ChainPEM)...)
 		if err != nil {
 			return writeErr(what, err)
 		}
@@ -97,11 +52,11 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certificate, error) {
 	what := fmt.Sprintf("certificate %q", serial)
 	if !validKey(serial) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
-	c, err := scanCert(s.pool.QueryRow(ctx, `SELECT `+certCols+` FROM certificates WHERE serial = $1`, serial))
+	c, err := sqlrow.ScanCert(s.pool.QueryRow(ctx, `SELECT `+sqlrow.CertCols+` FROM certificates WHERE serial = $1`, serial))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return c, nil
 }
@@ -110,37 +65,34 @@ func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certif
 // given RFC 5280 reason. The error wraps acme.ErrConflict if it already is.
 func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error {
 	what := fmt.Sprintf("revoke certificate %q", serial)
-	if at.IsZero() {
-		return fmt.Errorf("postgres: %s: zero revocation time", what)
+	if err := drv.CheckRevocation(what, at); err != nil {
+		return err
 	}
 	if !validKey(serial) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
-	}
-	if err := checkTimes(what, at); err != nil {
-		return err
+		return drv.NotFound(what)
 	}
 	return s.cas(ctx, what, "already revoked",
 		`UPDATE certificates SET revoked_at = $1, reason = $2 WHERE serial = $3 AND revoked_at IS NULL`,
-		[]any{transfer.ToNanos(at), reason, serial}, `SELECT 1 FROM certificates WHERE serial = $1`, serial)
+		[]any{sqlrow.ToNanos(at), reason, serial}, `SELECT 1 FROM certificates WHERE serial = $1`, serial)
 }
 
 // ListRevoked returns the revoked certificates that have not expired at
 // now (NotAfter is not before now), in order of revocation.
 func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certificate, error) {
 	const what = "list revoked certificates"
-	if err := checkTimes(what, now); err != nil {
+	if err := drv.CheckTimes(what, now); err != nil {
 		return nil, err
 	}
-	return collect(ctx, s.pool, what, `SELECT `+certCols+` FROM certificates
+	return collect(ctx, s.pool, what, `SELECT `+sqlrow.CertCols+` FROM certificates
 		WHERE revoked_at IS NOT NULL AND not_after >= $1
-		ORDER BY revoked_at, serial`, []any{transfer.ToNanos(now)}, scanCert)
+		ORDER BY revoked_at, serial`, []any{sqlrow.ToNanos(now)}, sqlrow.ScanCert)
 }
 
 // SetRenewalWindows implements acme.Store, in one statement; it marks the
 // certificates RenewNow. Serials that name no certificate are skipped.
 func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, end time.Time) error {
 	const what = "set renewal windows"
-	if err := checkTimes(what, start, end); err != nil {
+	if err := drv.CheckTimes(what, start, end); err != nil {
 		return err
 	}
 	keys := make([]string, 0, len(serials))
@@ -154,9 +106,9 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 	}
 	// One statement: every window moves, or none.
 	_, err := s.pool.Exec(ctx, `UPDATE certificates SET renewal_start = $1, renewal_end = $2, renew_now = true
-		WHERE serial = ANY($3)`, transfer.ToNanos(start), transfer.ToNanos(end), keys)
+		WHERE serial = ANY($3)`, sqlrow.ToNanos(start), sqlrow.ToNanos(end), keys)
 	if err != nil {
-		return fmt.Errorf("postgres: %s: %w", what, err)
+		return drv.Wrap(what, err)
 	}
 	return nil
 }
@@ -164,20 +116,9 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 // RenewalWindows implements acme.Inventory.
 func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.RenewalWindow, error) {
 	const what = "renewal windows"
-	if err := checkTimes(what, after); err != nil {
+	if err := drv.CheckTimes(what, after); err != nil {
 		return nil, err
 	}
-	return collect(ctx, s.pool, what, `SELECT serial, account_id, renewal_start, renewal_end FROM certificates
-		WHERE renewal_end > $1 AND revoked_at IS NULL ORDER BY renewal_start, serial`, []any{transfer.ToNanos(after)},
-		func(row scanner) (acme.RenewalWindow, error) {
-			var (
-				w          acme.RenewalWindow
-				acct       int64
-				start, end int64
-			)
-			err := row.Scan(&w.Serial, &acct, &start, &end)
-			w.AccountID = transfer.FormatAccountID(acct)
-			w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
-			return w, err
-		})
+	return collect(ctx, s.pool, what, `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
+		WHERE renewal_end > $1 AND revoked_at IS NULL ORDER BY renewal_start, serial`, []any{sqlrow.ToNanos(after)}, sqlrow.ScanRenewalWindow)
 }

@@ -3,41 +3,20 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// challengeCols are the columns scanChallenge reads, in order.
-const challengeCols = "id, authz_id, type, token, status, validated, error, updated_at"
-
-// scanChallenge reads one row of challengeCols.
-func scanChallenge(row scanner) (*acme.Challenge, error) {
-	var (
-		c                  acme.Challenge
-		validated, updated *int64
-		problem            *string
-	)
-	if err := row.Scan(&c.ID, &c.AuthzID, &c.Type, &c.Token, &c.Status, &validated, &problem, &updated); err != nil {
-		return nil, err
-	}
-	c.Validated, c.UpdatedAt = fromNanos(validated), fromNanos(updated)
-	var err error
-	if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), problem); err != nil {
-		return nil, err
-	}
-	return &c, nil
-}
 
 // GetChallenge returns the challenge with the given ID, AuthzID set.
 func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, error) {
 	what := fmt.Sprintf("challenge %q", id)
 	if !validKey(id) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
-	c, err := scanChallenge(s.pool.QueryRow(ctx, `SELECT `+challengeCols+` FROM challenges WHERE id = $1`, id))
+	c, err := sqlrow.ScanChallenge(s.pool.QueryRow(ctx, `SELECT `+sqlrow.ChallengeCols+` FROM challenges WHERE id = $1`, id))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return c, nil
 }
@@ -47,18 +26,15 @@ func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, e
 func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acme.Status) error {
 	what := fmt.Sprintf("update challenge %q", c.ID)
 	if !validKey(c.ID) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
-	if err := checkTimes(what, c.Validated, c.UpdatedAt); err != nil {
-		return err
-	}
-	problem, err := transfer.NullableJSON(what+": error", c.Error)
+	u, err := sqlrow.NewChallengeUpdate(drv, what, c)
 	if err != nil {
 		return err
 	}
 	return s.cas(ctx, what, "status is not "+string(from),
 		`UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4, `+keepLease+`
 		WHERE id = $5 AND status = $6`,
-		[]any{string(c.Status), problem, transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt), c.ID, string(from)},
+		[]any{u.Status, u.Error, u.Validated, u.UpdatedAt, u.ID, string(from)},
 		`SELECT 1 FROM challenges WHERE id = $1`, c.ID)
 }

@@ -3,22 +3,14 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
-	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// scanner is what pgx.Row and pgx.Rows have in common.
-type scanner interface {
-	Scan(dest ...any) error
-}
 
 // querier is what a pool and a transaction have in common.
 type querier interface {
@@ -46,41 +38,30 @@ func pgCode(err error) string {
 // violation (including a unique partial index).
 func isUniqueViolation(err error) bool { return pgCode(err) == codeUniqueViolation }
 
-// writeErr wraps the error of a write of what: a uniqueness failure
-// becomes acme.ErrConflict and a dangling reference acme.ErrNotFound.
-func writeErr(what string, err error) error {
+// drv begins the store's errors (sqlrow.Driver).
+const drv sqlrow.Driver = "postgres"
+
+// constraint tells which constraint a write's error violated.
+func constraint(err error) sqlrow.Constraint {
 	switch pgCode(err) {
 	case codeUniqueViolation:
-		return fmt.Errorf("postgres: %s: already exists: %w (%w)", what, acme.ErrConflict, err)
+		return sqlrow.Unique
 	case codeForeignKeyViolation:
-		return fmt.Errorf("postgres: %s: references a missing object: %w (%w)", what, acme.ErrNotFound, err)
-	default:
-		return fmt.Errorf("postgres: %s: %w", what, err)
+		return sqlrow.ForeignKey
 	}
+	return sqlrow.NoConstraint
 }
 
-// rowErr wraps the error of reading one row of what, mapping pgx.ErrNoRows
-// to acme.ErrNotFound.
-func rowErr(what string, err error) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
-	}
-	return fmt.Errorf("postgres: %s: %w", what, err)
-}
+// writeErr wraps the error of a write of what: a uniqueness failure
+// becomes acme.ErrConflict and a dangling reference acme.ErrNotFound.
+func writeErr(what string, err error) error { return drv.WriteErr(what, err, constraint(err)) }
 
 // missErr explains a compare-and-set UPDATE of what that changed no row,
 // by asking in the same transaction whether the row exists (the query
-// exists with arg): an error wrapping acme.ErrNotFound if not, and
-// otherwise one wrapping acme.ErrConflict, explained by reason.
+// exists with arg): sqlrow.Driver.Missed.
 func missErr(ctx context.Context, q querier, what, reason, exists string, arg any) error {
 	var one int
-	switch err := q.QueryRow(ctx, exists, arg).Scan(&one); {
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
-	case err != nil:
-		return fmt.Errorf("postgres: %s: %w", what, err)
-	}
-	return fmt.Errorf("postgres: %s: %s: %w", what, reason, acme.ErrConflict)
+	return drv.Missed(what, reason, q.QueryRow(ctx, exists, arg).Scan(&one))
 }
 
 // validKey reports whether s can be a stored key. PostgreSQL refuses text
@@ -90,50 +71,12 @@ func validKey(s string) bool {
 	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
-// checkTimes returns an error if a non-zero time is outside the range that
-// Unix nanoseconds in an int64 can represent (about 1678 to 2262).
-func checkTimes(what string, ts ...time.Time) error {
-	if transfer.TimesInRange(ts...) {
-		return nil
-	}
-	return fmt.Errorf("postgres: %s: a time is outside the storable range %s to %s",
-		what, transfer.MinTime.UTC().Format(time.RFC3339), transfer.MaxTime.UTC().Format(time.RFC3339))
-}
-
-// fromNanos is the inverse of toNanos; NULL (nil) reads as the zero time.
-func fromNanos(n *int64) time.Time {
-	if n == nil || *n == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, *n).UTC()
-}
-
-// nullNanos is the stored form of an optional time: NULL when zero.
-func nullNanos(t time.Time) *int64 {
-	if t.IsZero() {
-		return nil
-	}
-	n := transfer.ToNanos(t)
-	return &n
-}
-
-// collect runs a query and scans every row with scan.
-func collect[T any](ctx context.Context, q querier, what, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+// collect runs a query and reads every row with scan.
+func collect[T any](ctx context.Context, q querier, what, query string, args []any, scan func(sqlrow.Scanner) (T, error)) ([]T, error) {
 	rows, err := q.Query(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %s: %w", what, err)
+		return nil, drv.Wrap(what, err)
 	}
 	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("postgres: %s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("postgres: %s: %w", what, err)
-	}
-	return out, nil
+	return sqlrow.Collect(drv, what, rows, scan)
 }

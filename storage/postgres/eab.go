@@ -2,53 +2,24 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// eabCols are the columns scanEABKey reads, in order.
-const eabCols = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at"
-
-// scanEABKey reads one row of eabCols.
-func scanEABKey(row scanner) (*acme.EABKey, error) {
-	var (
-		k                         acme.EABKey
-		created, boundAt, revoked *int64
-		bound                     *int64
-	)
-	if err := row.Scan(&k.ID, &k.Label, &k.HMACKey, &created, &bound, &boundAt, &revoked); err != nil {
-		return nil, err
-	}
-	k.CreatedAt = fromNanos(created)
-	if bound != nil {
-		k.BoundAccount = transfer.FormatAccountID(*bound)
-	}
-	k.BoundAt = fromNanos(boundAt)
-	k.RevokedAt = fromNanos(revoked)
-	return &k, nil
-}
 
 // CreateEABKey implements acme.EABStore. A key is created unbound and
 // unrevoked whatever k says.
 func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
-	what := fmt.Sprintf("create EAB key %q", k.ID)
-	switch {
-	case k.ID == "":
-		return errors.New("postgres: create EAB key: empty ID")
-	case len(k.HMACKey) == 0:
-		return fmt.Errorf("postgres: %s: empty HMAC key", what)
-	}
-	if err := checkTimes(what, k.CreatedAt); err != nil {
+	what, err := sqlrow.CheckNewEABKey(drv, k)
+	if err != nil {
 		return err
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES ($1, $2, $3, $4)`,
-		k.ID, k.Label, k.HMACKey, transfer.ToNanos(k.CreatedAt))
+	_, err = s.pool.Exec(ctx, `INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES ($1, $2, $3, $4)`,
+		k.ID, k.Label, k.HMACKey, sqlrow.ToNanos(k.CreatedAt))
 	if err != nil {
 		return writeErr(what, err)
 	}
@@ -59,11 +30,11 @@ func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
 func (s *Store) GetEABKey(ctx context.Context, id string) (*acme.EABKey, error) {
 	what := fmt.Sprintf("EAB key %q", id)
 	if !validKey(id) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
-	k, err := scanEABKey(s.pool.QueryRow(ctx, `SELECT `+eabCols+` FROM eab_keys WHERE id = $1`, id))
+	k, err := sqlrow.ScanEABKey(s.pool.QueryRow(ctx, `SELECT `+sqlrow.EABCols+` FROM eab_keys WHERE id = $1`, id))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return k, nil
 }
@@ -72,31 +43,28 @@ func (s *Store) GetEABKey(ctx context.Context, id string) (*acme.EABKey, error) 
 func (s *Store) ListEABKeys(ctx context.Context, label string) ([]*acme.EABKey, error) {
 	if label == "" {
 		return collect(ctx, s.pool, "list EAB keys",
-			`SELECT `+eabCols+` FROM eab_keys ORDER BY created_at DESC, id`, nil, scanEABKey)
+			`SELECT `+sqlrow.EABCols+` FROM eab_keys ORDER BY created_at DESC, id`, nil, sqlrow.ScanEABKey)
 	}
 	if !validKey(label) {
 		return nil, nil
 	}
 	return collect(ctx, s.pool, "list EAB keys",
-		`SELECT `+eabCols+` FROM eab_keys WHERE label = $1 ORDER BY created_at DESC, id`, []any{label}, scanEABKey)
+		`SELECT `+sqlrow.EABCols+` FROM eab_keys WHERE label = $1 ORDER BY created_at DESC, id`, []any{label}, sqlrow.ScanEABKey)
 }
 
 // RevokeEABKey implements acme.EABStore, compare-and-set on the key not
 // being revoked.
 func (s *Store) RevokeEABKey(ctx context.Context, id string, at time.Time) error {
 	what := fmt.Sprintf("revoke EAB key %q", id)
-	if at.IsZero() {
-		return fmt.Errorf("postgres: %s: zero revocation time", what)
+	if err := drv.CheckRevocation(what, at); err != nil {
+		return err
 	}
 	if !validKey(id) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
-	}
-	if err := checkTimes(what, at); err != nil {
-		return err
+		return drv.NotFound(what)
 	}
 	return s.cas(ctx, what, "already revoked",
 		`UPDATE eab_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL`,
-		[]any{transfer.ToNanos(at), id}, eabKeyExists, id)
+		[]any{sqlrow.ToNanos(at), id}, eabKeyExists, id)
 }
 
 // eabKeyExists is the query that tells a missing EAB key from one that
@@ -110,22 +78,16 @@ const eabKeyExists = `SELECT 1 FROM eab_keys WHERE id = $1`
 func bindEABKey(ctx context.Context, tx pgx.Tx, id string, account int64, at time.Time) error {
 	what := fmt.Sprintf("bind EAB key %q", id)
 	if !validKey(id) {
-		return fmt.Errorf("postgres: %s: no such key: %w (%w)", what, acme.ErrEABUnusable, acme.ErrNotFound)
+		return drv.NoSuchEABKey(what)
 	}
 	tag, err := tx.Exec(ctx, `UPDATE eab_keys SET bound_account = $1, bound_at = $2
-		WHERE id = $3 AND bound_account IS NULL AND revoked_at IS NULL`, account, nullNanos(at), id)
+		WHERE id = $3 AND bound_account IS NULL AND revoked_at IS NULL`, account, sqlrow.NullNanos(at), id)
 	if err != nil {
-		return fmt.Errorf("postgres: %s: %w", what, err)
+		return drv.Wrap(what, err)
 	}
 	if tag.RowsAffected() > 0 {
 		return nil
 	}
 	var one int
-	switch err := tx.QueryRow(ctx, eabKeyExists, id).Scan(&one); {
-	case errors.Is(err, pgx.ErrNoRows):
-		return fmt.Errorf("postgres: %s: no such key: %w (%w)", what, acme.ErrEABUnusable, acme.ErrNotFound)
-	case err != nil:
-		return fmt.Errorf("postgres: %s: %w", what, err)
-	}
-	return fmt.Errorf("postgres: %s: bound or revoked: %w", what, acme.ErrEABUnusable)
+	return drv.BindMissed(what, tx.QueryRow(ctx, eabKeyExists, id).Scan(&one))
 }

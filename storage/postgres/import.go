@@ -101,6 +101,13 @@ func (s *Store) BeginImport(ctx context.Context, force bool) (*Import, error) {
 // Schema returns the schema the import writes to.
 func (im *Import) Schema() string { return im.schema }
 
+// Target names where the import writes, for the operator: the database,
+// its server and the schema, without the password.
+func (im *Import) Target() string {
+	c := im.conn.Conn().Config()
+	return fmt.Sprintf("PostgreSQL (database %q on %s:%d, schema %q)", c.Database, c.Host, c.Port, im.schema)
+}
+
 // Emptied returns the rows BeginImport removed, per table: none unless it
 // was forced on a schema that was not empty.
 func (im *Import) Emptied() transfer.Counts { return im.emptied }

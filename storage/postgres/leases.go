@@ -1,17 +1,15 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // Leases (acme/lease.go, migration 0003), each one statement at READ
@@ -29,27 +27,20 @@ import (
 const keepLease = `lease_owner = CASE WHEN $1 = 'processing' THEN lease_owner END,
 	lease_until = CASE WHEN $1 = 'processing' THEN lease_until END`
 
-// leaseArgs checks the arguments of a claim and returns the lease's end.
+// leaseArgs checks the arguments of a claim and returns the lease's end
+// (sqlrow.LeaseUntil); PostgreSQL takes an owner only as UTF-8 text.
 func leaseArgs(what, owner string, now time.Time, lease time.Duration) (time.Time, error) {
-	switch {
-	case owner == "":
-		return time.Time{}, fmt.Errorf("postgres: %s: empty owner", what)
-	case !validKey(owner):
-		return time.Time{}, fmt.Errorf("postgres: %s: the owner is not valid UTF-8 text", what)
-	case lease <= 0:
-		return time.Time{}, fmt.Errorf("postgres: %s: lease %s is not positive", what, lease)
-	case now.IsZero():
-		return time.Time{}, fmt.Errorf("postgres: %s: the time is zero", what)
+	if owner != "" && !validKey(owner) {
+		return time.Time{}, drv.Errorf("%s: the owner is not valid UTF-8 text", what)
 	}
-	until := now.Add(lease)
-	return until, checkTimes(what, now, until)
+	return sqlrow.LeaseUntil(drv, what, owner, now, lease)
 }
 
 // ClaimChallenges implements acme.Store.
 func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Challenge, error) {
 	const what = "claim challenges"
-	if limit <= 0 {
-		return nil, fmt.Errorf("postgres: %s: limit %d is not positive", what, limit)
+	if err := sqlrow.CheckLimit(drv, what, limit); err != nil {
+		return nil, err
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -62,17 +53,11 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 		      FOR UPDATE SKIP LOCKED) AS free
 		WHERE c.id = free.id
 		RETURNING c.id, c.authz_id, c.type, c.token, c.status, c.validated, c.error, c.updated_at`,
-		[]any{owner, transfer.ToNanos(until), transfer.ToNanos(now), limit}, scanChallenge)
+		[]any{owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit}, sqlrow.ScanChallenge)
 	if err != nil {
 		return nil, err
 	}
-	// RETURNING gives the rows in no particular order.
-	slices.SortFunc(cs, func(a, b *acme.Challenge) int {
-		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID) // bytewise, as COLLATE "C"
-	})
+	sqlrow.SortClaimed(cs)
 	return cs, nil
 }
 
@@ -80,7 +65,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start challenge %q", id)
 	if !validKey(id) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -89,7 +74,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 	return s.cas(ctx, what, "status is not pending",
 		`UPDATE challenges SET status = $1, updated_at = $2, lease_owner = $3, lease_until = $4
 		WHERE id = $5 AND status = $6`,
-		[]any{string(acme.StatusProcessing), transfer.ToNanos(now), owner, transfer.ToNanos(until), id, string(acme.StatusPending)},
+		[]any{string(acme.StatusProcessing), sqlrow.ToNanos(now), owner, sqlrow.ToNanos(until), id, string(acme.StatusPending)},
 		`SELECT 1 FROM challenges WHERE id = $1`, id)
 }
 
@@ -97,7 +82,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("claim challenge %q", id)
 	if !validKey(id) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -106,7 +91,7 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 	return s.cas(ctx, what, "not processing, or leased to another owner",
 		`UPDATE challenges SET lease_owner = $1, lease_until = $2
 		WHERE id = $3 AND status = $4 AND (lease_until IS NULL OR lease_until <= $5 OR lease_owner = $1)`,
-		[]any{owner, transfer.ToNanos(until), id, string(acme.StatusProcessing), transfer.ToNanos(now)},
+		[]any{owner, sqlrow.ToNanos(until), id, string(acme.StatusProcessing), sqlrow.ToNanos(now)},
 		`SELECT 1 FROM challenges WHERE id = $1`, id)
 }
 
@@ -114,10 +99,10 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start finalizing order %q", id)
 	if !validKey(id) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
 	if len(csr) == 0 {
-		return fmt.Errorf("postgres: %s: empty CSR", what)
+		return drv.Errorf("%s: empty CSR", what)
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -126,15 +111,15 @@ func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte,
 	return s.cas(ctx, what, "status is not pending",
 		`UPDATE orders SET status = $1, csr = $2, lease_owner = $3, lease_until = $4
 		WHERE id = $5 AND status = $6`,
-		[]any{string(acme.StatusProcessing), csr, owner, transfer.ToNanos(until), id, string(acme.StatusPending)},
+		[]any{string(acme.StatusProcessing), csr, owner, sqlrow.ToNanos(until), id, string(acme.StatusPending)},
 		orderExists, id)
 }
 
 // ClaimOrders implements acme.Store.
 func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Order, error) {
 	const what = "claim orders"
-	if limit <= 0 {
-		return nil, fmt.Errorf("postgres: %s: limit %d is not positive", what, limit)
+	if err := sqlrow.CheckLimit(drv, what, limit); err != nil {
+		return nil, err
 	}
 	until, err := leaseArgs(what, owner, now, lease)
 	if err != nil {
@@ -146,18 +131,13 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 		      ORDER BY seq LIMIT $4
 		      FOR UPDATE SKIP LOCKED) AS free
 		WHERE o.seq = free.seq
-		RETURNING o.seq, `+orderCols,
-		[]any{owner, transfer.ToNanos(until), transfer.ToNanos(now), limit},
-		func(sc scanner) (transfer.Seq[*acme.Order], error) {
-			var r transfer.Seq[*acme.Order]
-			var err error
-			r.Row, err = scanOrder(seqScanner{sc, &r.Seq})
-			return r, err
-		})
+		RETURNING o.seq, `+sqlrow.OrderCols,
+		[]any{owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit},
+		sqlrow.ScanSeqOrder)
 	if err != nil {
 		return nil, err
 	}
-	return transfer.BySeq(rows), nil // RETURNING gives the rows in no particular order
+	return sqlrow.BySeq(rows), nil // RETURNING gives the rows in no particular order
 }
 
 // ReleaseChallenge implements acme.Store.
@@ -177,7 +157,7 @@ func (s *Store) ReleaseChallenge(ctx context.Context, id, owner string) error {
 func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
 	what := fmt.Sprintf("lease %q", name)
 	if !validKey(name) {
-		return false, fmt.Errorf("postgres: %s: the name is not valid UTF-8 text", what)
+		return false, drv.Errorf("%s: the name is not valid UTF-8 text", what)
 	}
 	until, err := leaseArgs(what, owner, now, ttl)
 	if err != nil {
@@ -187,7 +167,7 @@ func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time,
 	err = s.pool.QueryRow(ctx, `INSERT INTO leases (name, owner, until) VALUES ($1, $2, $3)
 		ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, until = EXCLUDED.until
 		WHERE leases.until <= $4 OR leases.owner = EXCLUDED.owner
-		RETURNING 1`, name, owner, transfer.ToNanos(until), transfer.ToNanos(now)).Scan(&one)
+		RETURNING 1`, name, owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now)).Scan(&one)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return false, nil // another owner's lease is live

@@ -108,30 +108,19 @@ func applyMigrations(ctx context.Context, conn *pgx.Conn, schema string, ms []mi
 	if err != nil {
 		return fmt.Errorf("postgres: schema %q: %w", schema, err)
 	}
-	known := ms[len(ms)-1].Version
-	top := 0
-	for _, m := range applied {
-		top = max(top, m.Version)
-	}
-	if top > known {
-		return &SchemaTooNewError{Schema: schema, Database: top, Known: known}
-	}
 	names := make(map[int]string, len(applied))
 	for _, m := range applied {
 		names[m.Version] = m.Name
 	}
-	for _, m := range ms {
-		if name, ok := names[m.Version]; ok {
-			if name != m.Name {
-				return fmt.Errorf("postgres: schema %q: version %d was applied as %q but this weir calls it %q",
-					schema, m.Version, name, m.Name)
-			}
-			continue
-		}
-		if m.Version < top {
-			return fmt.Errorf("postgres: schema %q: version %d (%s) is missing but the later version %d is applied",
-				schema, m.Version, m.Name, top)
-		}
+	pending, err := migrations.Plan(ms, names)
+	var tooNew *migrations.TooNewError
+	if errors.As(err, &tooNew) {
+		return &SchemaTooNewError{Schema: schema, Database: tooNew.Database, Known: tooNew.Known}
+	}
+	if err != nil {
+		return fmt.Errorf("postgres: schema %q: %w", schema, err)
+	}
+	for _, m := range pending {
 		if err := applyMigration(ctx, conn, m, now); err != nil {
 			return fmt.Errorf("postgres: schema %q: %w", schema, err)
 		}

@@ -2,126 +2,43 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// orderCols are the columns scanOrder reads, in order.
-const orderCols = `id, account_id, status, identifiers, authz_ids, not_before, not_after,
-	expires, error, cert_serial, created_at, replaces, profile, csr`
-
-// scanOrder reads one row of orderCols.
-func scanOrder(row scanner) (*acme.Order, error) {
-	var (
-		o                                       acme.Order
-		accountID                               int64
-		idents, authzIDs                        string
-		notBefore, notAfter, expires, createdAt *int64
-		problem                                 *string
-	)
-	if err := row.Scan(&o.ID, &accountID, &o.Status, &idents, &authzIDs, &notBefore, &notAfter,
-		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile, &o.CSR); err != nil {
-		return nil, err
-	}
-	o.AccountID = transfer.FormatAccountID(accountID)
-	o.NotBefore, o.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
-	o.Expires, o.CreatedAt = fromNanos(expires), fromNanos(createdAt)
-	what := "order " + o.ID
-	if err := transfer.FromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
-		return nil, err
-	}
-	if len(o.Identifiers) == 0 {
-		o.Identifiers = nil
-	}
-	var err error
-	if o.AuthzIDs, err = transfer.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
-		return nil, err
-	}
-	if o.Error, err = transfer.FromNullableJSON[acme.Problem](what+" error", problem); err != nil {
-		return nil, err
-	}
-	return &o, nil
-}
 
 // CreateOrder stores o and newAuthzs, with their challenges, in one
 // transaction. Every ID in o.AuthzIDs must name either one of newAuthzs or
 // an existing authorization of the same account; otherwise the error wraps
 // acme.ErrNotFound. A duplicate ID gives an error wrapping acme.ErrConflict.
 func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acme.Authorization) error {
-	what := fmt.Sprintf("create order %q", o.ID)
-	if o.ID == "" {
-		return fmt.Errorf("postgres: %s: empty id", what)
-	}
-	accountID, ok := transfer.ParseAccountID(o.AccountID)
-	if !ok {
-		return fmt.Errorf("postgres: %s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
-	}
-	if err := checkTimes(what, o.NotBefore, o.NotAfter, o.Expires, o.CreatedAt); err != nil {
-		return err
-	}
-	idents := "[]"
-	if len(o.Identifiers) > 0 {
-		var err error
-		if idents, err = transfer.ToJSON(what+": identifiers", o.Identifiers); err != nil {
-			return err
-		}
-	}
-	authzIDs, err := transfer.StringsJSON(what+": authorization ids", o.AuthzIDs)
+	row, err := sqlrow.NewOrderRow(drv, o, newAuthzs)
 	if err != nil {
 		return err
 	}
-	problem, err := transfer.NullableJSON(what+": error", o.Error)
-	if err != nil {
-		return err
-	}
-	newArgs := make([]*authzInsert, len(newAuthzs))
-	for i, a := range newAuthzs {
-		if newArgs[i], err = authzArgs(a); err != nil {
-			return err
-		}
-	}
-	// The authorizations the order reuses: those of o.AuthzIDs not created
-	// with it.
-	var reused []string
-	for _, id := range o.AuthzIDs {
-		if !slices.ContainsFunc(newAuthzs, func(a *acme.Authorization) bool { return a.ID == id }) {
-			reused = append(reused, id)
-		}
-	}
-	for _, id := range reused {
+	for _, id := range row.Reused {
 		if !validKey(id) {
-			return fmt.Errorf("postgres: %s: reused authorization %q: %w", what, id, acme.ErrNotFound)
+			return drv.Errorf("%s: reused authorization %q: %w", row.What, id, acme.ErrNotFound)
 		}
 	}
 
-	return s.inTx(ctx, what, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO orders (id, account_id, status, identifiers, authz_ids, not_before, not_after,
-			    expires, error, cert_serial, created_at, replaces, profile)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
-			o.ID, accountID, string(o.Status), idents, authzIDs, transfer.ToNanos(o.NotBefore), transfer.ToNanos(o.NotAfter),
-			transfer.ToNanos(o.Expires), problem, o.CertSerial, transfer.ToNanos(o.CreatedAt), o.Replaces, o.Profile)
+	return s.inTx(ctx, row.What, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO orders (`+sqlrow.OrderInsertCols+`)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, row.Values()...)
 		if err != nil {
-			return writeErr(what, err)
+			return writeErr(row.What, err)
 		}
-		for i, a := range newAuthzs {
-			if err := insertAuthz(ctx, tx, a, newArgs[i]); err != nil {
+		for _, a := range row.Authzs {
+			if err := insertAuthz(ctx, tx, a); err != nil {
 				return err
 			}
 		}
-		for _, id := range reused {
-			var owner int64
-			err := tx.QueryRow(ctx, `SELECT account_id FROM authzs WHERE id = $1`, id).Scan(&owner)
-			switch {
-			case errors.Is(err, pgx.ErrNoRows) || err == nil && owner != accountID:
-				return fmt.Errorf("postgres: %s: reused authorization %q: %w", what, id, acme.ErrNotFound)
-			case err != nil:
-				return fmt.Errorf("postgres: %s: reused authorization %q: %w", what, id, err)
+		for _, id := range row.Reused {
+			if err := row.CheckReused(drv, id, tx.QueryRow(ctx, `SELECT account_id FROM authzs WHERE id = $1`, id)); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -132,11 +49,11 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 	what := fmt.Sprintf("order %q", id)
 	if !validKey(id) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
-	o, err := scanOrder(s.pool.QueryRow(ctx, `SELECT `+orderCols+` FROM orders WHERE id = $1`, id))
+	o, err := sqlrow.ScanOrder(s.pool.QueryRow(ctx, `SELECT `+sqlrow.OrderCols+` FROM orders WHERE id = $1`, id))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return o, nil
 }
@@ -146,42 +63,17 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 // page, "" when there is none. A cursor is the decimal sequence number of
 // the last order of the previous page.
 func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit int) ([]string, string, error) {
-	if limit <= 0 {
-		return nil, "", fmt.Errorf("postgres: list orders: limit %d is not positive", limit)
-	}
-	var after int64
-	if cursor != "" {
-		var ok bool
-		if after, ok = transfer.ParseOrdersCursor(cursor); !ok {
-			return nil, "", fmt.Errorf("postgres: list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
-		}
-	}
-	acct, ok := transfer.ParseAccountID(accountID)
+	p, ok, err := sqlrow.NewOrdersPage(drv, accountID, cursor, limit)
 	if !ok {
-		return nil, "", nil
+		return nil, "", err
 	}
-	type row struct {
-		seq int64
-		id  string
-	}
-	rows, err := collect(ctx, s.pool, "list orders of account "+accountID,
-		`SELECT seq, id FROM orders WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`,
-		[]any{acct, after, limit + 1}, func(sc scanner) (row, error) {
-			var r row
-			err := sc.Scan(&r.seq, &r.id)
-			return r, err
-		})
+	page, err := collect(ctx, s.pool, "list orders of account "+accountID,
+		`SELECT seq, id FROM orders WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, p.Values(), sqlrow.ScanOrderID)
 	if err != nil {
 		return nil, "", err
 	}
-	ids := make([]string, 0, min(len(rows), limit))
-	for _, r := range rows[:min(len(rows), limit)] {
-		ids = append(ids, r.id)
-	}
-	if len(rows) <= limit {
-		return ids, "", nil
-	}
-	return ids, transfer.FormatOrdersCursor(rows[limit-1].seq), nil
+	ids, next := p.Page(page)
+	return ids, next, nil
 }
 
 // orderExists is the query missErr asks after a compare-and-set on an
@@ -193,9 +85,9 @@ const orderExists = `SELECT 1 FROM orders WHERE id = $1`
 func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status) error {
 	what := fmt.Sprintf("update order %q", o.ID)
 	if !validKey(o.ID) {
-		return fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return drv.NotFound(what)
 	}
-	problem, err := transfer.NullableJSON(what+": error", o.Error)
+	problem, err := sqlrow.NullableJSON(what+": error", o.Error)
 	if err != nil {
 		return err
 	}
@@ -212,14 +104,14 @@ func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status
 func (s *Store) ReplacingOrder(ctx context.Context, certID string) (*acme.Order, error) {
 	what := "order replacing " + certID
 	if certID == "" || !validKey(certID) {
-		return nil, fmt.Errorf("postgres: %s: %w", what, acme.ErrNotFound)
+		return nil, drv.NotFound(what)
 	}
 	// The literal predicates let the planner use the partial index
 	// orders_replaces_valid, whose predicate they repeat.
-	o, err := scanOrder(s.pool.QueryRow(ctx, `SELECT `+orderCols+` FROM orders
+	o, err := sqlrow.ScanOrder(s.pool.QueryRow(ctx, `SELECT `+sqlrow.OrderCols+` FROM orders
 		WHERE replaces = $1 AND replaces <> '' AND status = 'valid'`, certID))
 	if err != nil {
-		return nil, rowErr(what, err)
+		return nil, drv.RowErr(what, err)
 	}
 	return o, nil
 }

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/weir-pki/weir/acme"
 )
@@ -17,7 +16,7 @@ var _ acme.RevocationCounter = (*Store)(nil)
 func (s *Store) RevokedCount(ctx context.Context) (int64, error) {
 	var n int64
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM certificates WHERE revoked_at IS NOT NULL`).Scan(&n); err != nil {
-		return 0, fmt.Errorf("postgres: count revoked certificates: %w", err)
+		return 0, drv.Errorf("count revoked certificates: %w", err)
 	}
 	return n, nil
 }

@@ -122,3 +122,41 @@ func NewClient(cfg Config) (goredis.UniversalClient, error) {
 	}
 	return goredis.NewUniversalClient(opts), nil
 }
+
+// Client is a client of the Redis of a Config (a single node, a
+// Sentinel-managed master or a Cluster) that a RateLimitSource and a
+// NonceStore can share. It keeps go-redis inside this package: a caller
+// opens, shares and closes it without naming go-redis's types.
+type Client struct {
+	rdb goredis.UniversalClient
+	cfg Config
+}
+
+// Open validates cfg and returns a client for it, as NewClient builds
+// one. It does not connect: [RateLimitSource.Load] or a Ping checks the
+// server at startup.
+func Open(cfg Config) (*Client, error) {
+	rdb, err := NewClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &Client{rdb: rdb, cfg: cfg}, nil
+}
+
+// String describes the client's Redis for logs, without the password.
+func (c *Client) String() string { return c.cfg.String() }
+
+// Close closes the client's connections; the sources and stores made on
+// it fail after that.
+func (c *Client) Close() error { return c.rdb.Close() }
+
+// RateLimitSource returns a source storing buckets through the client
+// (NewRateLimitSource).
+func (c *Client) RateLimitSource(opts Options) *RateLimitSource {
+	return NewRateLimitSource(c.rdb, opts)
+}
+
+// NonceStore returns a nonce store on the client (NewNonceStore).
+func (c *Client) NonceStore(opts NonceOptions) *NonceStore {
+	return NewNonceStore(c.rdb, opts)
+}

@@ -16,10 +16,9 @@ import (
 	"github.com/weir-pki/weir/storage/redis"
 )
 
-// testClient returns a client for the Redis at WEIR_TEST_REDIS_ADDR, closed
-// when the test ends. Without the variable the test is skipped, except in
-// CI, where it fails.
-func testClient(tb testing.TB) goredis.UniversalClient {
+// testAddr returns the address of the Redis at WEIR_TEST_REDIS_ADDR.
+// Without the variable the test is skipped, except in CI, where it fails.
+func testAddr(tb testing.TB) string {
 	tb.Helper()
 	addr := os.Getenv("WEIR_TEST_REDIS_ADDR")
 	if addr == "" {
@@ -28,6 +27,14 @@ func testClient(tb testing.TB) goredis.UniversalClient {
 		}
 		tb.Skip("set WEIR_TEST_REDIS_ADDR=127.0.0.1:6379 to run the Redis tests")
 	}
+	return addr
+}
+
+// testClient returns a client for the Redis at WEIR_TEST_REDIS_ADDR
+// (testAddr), closed when the test ends.
+func testClient(tb testing.TB) goredis.UniversalClient {
+	tb.Helper()
+	addr := testAddr(tb)
 	c, err := redis.NewClient(redis.Config{Addrs: []string{addr}})
 	if err != nil {
 		tb.Fatal(err)

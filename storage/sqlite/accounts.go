@@ -2,36 +2,10 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
-	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// accountCols are the columns scanAccount reads, in order.
-const accountCols = "id, key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id"
-
-// scanAccount reads one row of accountCols.
-func scanAccount(row scanner) (*acme.Account, error) {
-	var (
-		id      int64
-		a       acme.Account
-		contact string
-		created sql.NullInt64
-	)
-	if err := row.Scan(&id, &a.KeyThumbprint, &a.Key, &contact, &a.Status, &created, &a.CreatedIP, &a.EABKeyID); err != nil {
-		return nil, err
-	}
-	a.ID = transfer.FormatAccountID(id)
-	a.CreatedAt = fromNanos(created)
-	var err error
-	if a.Contact, err = transfer.StringsFromJSON("account "+a.ID+" contact", contact); err != nil {
-		return nil, err
-	}
-	return &a, nil
-}
 
 // CreateAccount stores a new account and sets a.ID. It fails with an error
 // wrapping acme.ErrConflict if an account with the same key thumbprint
@@ -40,25 +14,18 @@ func scanAccount(row scanner) (*acme.Account, error) {
 // acme.ErrEABUnusable, writing nothing, if the key is unknown, bound or
 // revoked.
 func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
-	if a.KeyThumbprint == "" {
-		return errors.New("sqlite: create account: empty key thumbprint")
-	}
-	if err := checkTimes("create account", a.CreatedAt); err != nil {
-		return err
-	}
-	contact, err := transfer.StringsJSON("create account: contact", a.Contact)
+	args, err := sqlrow.AccountValues(drv, a)
 	if err != nil {
 		return err
 	}
 	var id int64
 	err = s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wInsertAccount,
-			a.KeyThumbprint, a.Key, contact, string(a.Status), transfer.ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID)
+		res, err := w.exec(wInsertAccount, args...)
 		if err != nil {
-			return insertErr("create account", err)
+			return writeErr("create account", err)
 		}
 		if id, err = res.LastInsertId(); err != nil {
-			return fmt.Errorf("sqlite: create account: last insert id: %w", err)
+			return drv.Errorf("create account: last insert id: %w", err)
 		}
 		if a.EABKeyID != "" {
 			return bindEABKey(w, a.EABKeyID, id, a.CreatedAt)
@@ -68,29 +35,29 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 	if err != nil {
 		return err
 	}
-	a.ID = transfer.FormatAccountID(id)
+	a.ID = sqlrow.FormatAccountID(id)
 	return nil
 }
 
 // GetAccount returns the account with the given ID, from the cache
 // (cache.go) or else read.
 func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
-	n, ok := transfer.ParseAccountID(id)
+	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
-		return nil, fmt.Errorf("sqlite: account %q: %w", id, acme.ErrNotFound)
+		return nil, drv.Errorf("account %q: %w", id, acme.ErrNotFound)
 	}
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	key := transfer.FormatAccountID(n)
+	key := sqlrow.FormatAccountID(n)
 	if a := s.cache.account(key); a != nil {
 		return a, nil
 	}
 	gen := s.cache.generation()
-	a, err := scanAccount(s.queryRow(ctx, rGetAccount, n))
+	a, err := sqlrow.ScanAccount(s.queryRow(ctx, rGetAccount, n))
 	if err != nil {
-		return nil, rowErr("account "+id, err)
+		return nil, drv.RowErr("account "+id, err)
 	}
 	s.cache.fillAccount(a, gen)
 	return a, nil
@@ -102,9 +69,9 @@ func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.A
 	if err != nil {
 		return nil, err
 	}
-	a, err := scanAccount(s.queryRow(ctx, rGetAccountByKey, thumbprint))
+	a, err := sqlrow.ScanAccount(s.queryRow(ctx, rGetAccountByKey, thumbprint))
 	if err != nil {
-		return nil, rowErr("account with key "+thumbprint, err)
+		return nil, drv.RowErr("account with key "+thumbprint, err)
 	}
 	return a, nil
 }
@@ -112,25 +79,19 @@ func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.A
 // UpdateAccount writes a.Contact and a.Status if the stored status is still
 // from.
 func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.Status) error {
-	what := fmt.Sprintf("update account %q", a.ID)
-	n, ok := transfer.ParseAccountID(a.ID)
-	if !ok {
-		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
-	}
-	contact, err := transfer.StringsJSON(what+": contact", a.Contact)
+	u, err := sqlrow.NewAccountUpdate(drv, a)
 	if err != nil {
 		return err
 	}
-	status := string(a.Status)
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wUpdateAccount, contact, status, n, string(from))
+		res, err := w.exec(wUpdateAccount, u.Contact, u.Status, u.ID, string(from))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(u.What, err)
 		}
-		if err := checkAffected(w, res, what, "status is not "+string(from), wAccountExists, n); err != nil {
+		if err := checkAffected(w, res, u.What, "status is not "+string(from), wAccountExists, u.ID); err != nil {
 			return err
 		}
-		w.edit(editDropAccount(transfer.FormatAccountID(n)))
+		w.edit(editDropAccount(sqlrow.FormatAccountID(u.ID)))
 		return nil
 	})
 }
@@ -139,26 +100,22 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 // still oldThumbprint. It fails with an error wrapping acme.ErrConflict if
 // newThumbprint belongs to an account or the old key no longer matches.
 func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
-	what := fmt.Sprintf("change key of account %q", id)
-	n, ok := transfer.ParseAccountID(id)
-	if !ok {
-		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
-	}
-	if newThumbprint == "" {
-		return fmt.Errorf("sqlite: %s: empty key thumbprint", what)
+	k, err := sqlrow.NewKeyChange(drv, id, newThumbprint)
+	if err != nil {
+		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wChangeAccountKey, newThumbprint, newKey, n, oldThumbprint)
+		res, err := w.exec(wChangeAccountKey, newThumbprint, newKey, k.ID, oldThumbprint)
 		if err != nil {
 			if isUniqueViolation(err) {
-				return fmt.Errorf("sqlite: %s: key %s is in use: %w", what, newThumbprint, acme.ErrConflict)
+				return k.InUse(drv, newThumbprint)
 			}
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(k.What, err)
 		}
-		if err := checkAffected(w, res, what, "old key no longer matches", wAccountExists, n); err != nil {
+		if err := checkAffected(w, res, k.What, "old key no longer matches", wAccountExists, k.ID); err != nil {
 			return err
 		}
-		w.edit(editDropAccount(transfer.FormatAccountID(n)))
+		w.edit(editDropAccount(sqlrow.FormatAccountID(k.ID)))
 		return nil
 	})
 }

@@ -2,119 +2,25 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// authzCols are the columns of an authorization, in the order
-// authzChallengeCols and scanAuthzRows expect them.
-const authzCols = "id, account_id, ident_type, ident_value, wildcard, status, expires, created_at"
-
-// insertAuthz inserts a new authorization and its challenges, which get the
-// positions of their order in a.Challenges. args are a's arguments, from
-// authzArgs.
-func insertAuthz(w *writeTx, a *acme.Authorization, args *authzInsert) error {
-	_, err := w.exec(wInsertAuthz,
-		a.ID, args.accountID, string(a.Identifier.Type), a.Identifier.Value, boolInt(a.Wildcard),
-		string(a.Status), transfer.ToNanos(a.Expires), transfer.ToNanos(a.CreatedAt))
-	if err != nil {
-		return insertErr(args.what, err)
+// insertAuthz inserts a new authorization and its challenges, which get
+// the positions of their order in a.Challenges.
+func insertAuthz(w *writeTx, a *sqlrow.AuthzRow) error {
+	if _, err := w.exec(wInsertAuthz, a.Values()...); err != nil {
+		return writeErr(a.What, err)
 	}
-	for i, c := range a.Challenges {
-		if err := insertChallenge(w, a.ID, i, c, args.problems[i]); err != nil {
-			return err
+	for i := range a.Authz.Challenges {
+		if _, err := w.exec(wInsertChallenge, a.ChallengeValues(i)...); err != nil {
+			return writeErr(a.ChallengeWhat(i), err)
 		}
 	}
 	return nil
-}
-
-// authzInsert is what insertAuthz needs besides the authorization: its
-// checked and encoded fields.
-type authzInsert struct {
-	what      string
-	accountID int64
-	problems  []*string // the encoded Error of each challenge, nil for none
-}
-
-// authzArgs checks a new authorization and its challenges and encodes what
-// insertAuthz needs, so that the write transaction only runs statements.
-func authzArgs(a *acme.Authorization) (*authzInsert, error) {
-	what := fmt.Sprintf("create authorization %q", a.ID)
-	if a.ID == "" {
-		return nil, fmt.Errorf("sqlite: %s: empty id", what)
-	}
-	accountID, ok := transfer.ParseAccountID(a.AccountID)
-	if !ok {
-		return nil, fmt.Errorf("sqlite: %s: account %q: %w", what, a.AccountID, acme.ErrNotFound)
-	}
-	if err := checkTimes(what, a.Expires, a.CreatedAt); err != nil {
-		return nil, err
-	}
-	args := &authzInsert{what: what, accountID: accountID, problems: make([]*string, len(a.Challenges))}
-	for i, c := range a.Challenges {
-		var err error
-		if args.problems[i], err = challengeArgs(a.ID, c); err != nil {
-			return nil, err
-		}
-	}
-	return args, nil
-}
-
-// scanAuthzRows reads the rows of authzChallengeCols of one authorization,
-// ordered by challenge position, and returns it, or an error wrapping
-// sql.ErrNoRows if there are none. It closes rows.
-func scanAuthzRows(rows *sql.Rows) (*acme.Authorization, error) {
-	defer rows.Close()
-	var a *acme.Authorization
-	for rows.Next() {
-		var (
-			x                  acme.Authorization
-			accountID          int64
-			wildcard           int64
-			expires, createdAt sql.NullInt64
-			cID, cAuthzID      sql.NullString
-			cType, cToken      sql.NullString
-			cStatus, cProblem  sql.NullString
-			cValidated, cUpd   sql.NullInt64
-		)
-		if err := rows.Scan(&x.ID, &accountID, &x.Identifier.Type, &x.Identifier.Value, &wildcard,
-			&x.Status, &expires, &createdAt,
-			&cID, &cAuthzID, &cType, &cToken, &cStatus, &cValidated, &cProblem, &cUpd); err != nil {
-			return nil, err
-		}
-		if a == nil {
-			x.AccountID = transfer.FormatAccountID(accountID)
-			x.Wildcard = wildcard != 0
-			x.Expires, x.CreatedAt = fromNanos(expires), fromNanos(createdAt)
-			a = &x
-		}
-		if !cID.Valid {
-			continue // no challenge: the LEFT JOIN's one row
-		}
-		c := &acme.Challenge{
-			ID: cID.String, AuthzID: cAuthzID.String, Type: acme.ChallengeType(cType.String),
-			Token: cToken.String, Status: acme.Status(cStatus.String),
-			Validated: fromNanos(cValidated), UpdatedAt: fromNanos(cUpd),
-		}
-		if cProblem.Valid {
-			var err error
-			if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), nullStr(cProblem)); err != nil {
-				return nil, err
-			}
-		}
-		a.Challenges = append(a.Challenges, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if a == nil {
-		return nil, sql.ErrNoRows
-	}
-	return a, nil
 }
 
 // GetAuthz returns the authorization with the given ID and its challenges,
@@ -130,11 +36,12 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 	gen := s.cache.generation()
 	rows, err := s.query(ctx, rGetAuthz, id)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: authorization %q: %w", id, err)
+		return nil, drv.Errorf("authorization %q: %w", id, err)
 	}
-	a, err := scanAuthzRows(rows)
+	defer rows.Close()
+	a, err := sqlrow.ScanAuthzRows(rows)
 	if err != nil {
-		return nil, rowErr(fmt.Sprintf("authorization %q", id), err)
+		return nil, drv.RowErr(fmt.Sprintf("authorization %q", id), err)
 	}
 	s.cache.fillAuthz(a, gen)
 	return a, nil
@@ -144,12 +51,12 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 // wildcard that expires after notBefore, the latest-expiring one if there
 // are several. The error wraps acme.ErrNotFound if there is none.
 func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
-	acct, ok := transfer.ParseAccountID(accountID)
+	acct, ok := sqlrow.ParseAccountID(accountID)
 	if !ok {
-		return nil, fmt.Errorf("sqlite: %s: %w", validAuthzWhat(accountID, ident, wildcard), acme.ErrNotFound)
+		return nil, drv.NotFound(validAuthzWhat(accountID, ident, wildcard))
 	}
-	if !transfer.TimesInRange(notBefore) {
-		return nil, checkTimes(validAuthzWhat(accountID, ident, wildcard), notBefore)
+	if !sqlrow.TimesInRange(notBefore) {
+		return nil, drv.CheckTimes(validAuthzWhat(accountID, ident, wildcard), notBefore)
 	}
 	ctx, err := readCtx(ctx)
 	if err != nil {
@@ -160,13 +67,14 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 		stmt = rFindValidAuthzWildcard
 	}
 	rows, err := s.query(ctx, stmt,
-		acct, string(ident.Type), ident.Value, transfer.ToNanos(notBefore))
+		acct, string(ident.Type), ident.Value, sqlrow.ToNanos(notBefore))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: %s: %w", validAuthzWhat(accountID, ident, wildcard), err)
+		return nil, drv.Wrap(validAuthzWhat(accountID, ident, wildcard), err)
 	}
-	a, err := scanAuthzRows(rows)
+	defer rows.Close()
+	a, err := sqlrow.ScanAuthzRows(rows)
 	if err != nil {
-		return nil, rowErr(validAuthzWhat(accountID, ident, wildcard), err)
+		return nil, drv.RowErr(validAuthzWhat(accountID, ident, wildcard), err)
 	}
 	return a, nil
 }
@@ -184,51 +92,39 @@ func validAuthzWhat(accountID string, ident acme.Identifier, wildcard bool) stri
 // and nothing is written.
 func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acme.Status) error {
 	what := fmt.Sprintf("update authorization %q", a.ID)
-	if err := checkTimes(what, a.Expires); err != nil {
+	if err := drv.CheckTimes(what, a.Expires); err != nil {
 		return err
 	}
-	type chArgs struct {
-		id        string
-		status    string
-		problem   *string
-		validated int64
-		updated   int64
-	}
-	chs := make([]chArgs, len(a.Challenges))
+	chs := make([]sqlrow.ChallengeUpdate, len(a.Challenges))
 	for i, c := range a.Challenges {
-		cwhat := fmt.Sprintf("%s: challenge %q", what, c.ID)
-		if err := checkTimes(cwhat, c.Validated, c.UpdatedAt); err != nil {
+		var err error
+		if chs[i], err = sqlrow.NewChallengeUpdate(drv, fmt.Sprintf("%s: challenge %q", what, c.ID), c); err != nil {
 			return err
 		}
-		problem, err := transfer.NullableJSON(cwhat+": error", c.Error)
-		if err != nil {
-			return err
-		}
-		chs[i] = chArgs{c.ID, string(c.Status), problem, transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt)}
 	}
-	id, status, expires := a.ID, string(a.Status), transfer.ToNanos(a.Expires)
+	id, status, expires := a.ID, string(a.Status), sqlrow.ToNanos(a.Expires)
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wUpdateAuthz, status, expires, id, string(from))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "status is not "+string(from), wAuthzExists, id); err != nil {
 			return err
 		}
 		w.edit(editAuthz(id, acme.Status(status), expires))
 		for _, c := range chs {
-			w.edit(editChallenge(c.id, acme.Status(c.status), c.problem, c.validated, c.updated))
+			w.edit(editChallenge(c.ID, acme.Status(c.Status), c.Error, c.Validated, c.UpdatedAt))
 			res, err := w.exec(wUpdateAuthzChallenge,
-				c.status, c.problem, c.validated, c.updated, c.id, id)
+				c.Status, c.Error, c.Validated, c.UpdatedAt, c.ID, id)
 			if err != nil {
-				return fmt.Errorf("sqlite: %s: challenge %q: %w", what, c.id, err)
+				return drv.Wrap(c.What, err)
 			}
 			n, err := res.RowsAffected()
 			if err != nil {
-				return fmt.Errorf("sqlite: %s: challenge %q: rows affected: %w", what, c.id, err)
+				return drv.Errorf("%s: rows affected: %w", c.What, err)
 			}
 			if n == 0 {
-				return fmt.Errorf("sqlite: %s: challenge %q: %w", what, c.id, acme.ErrNotFound)
+				return drv.NotFound(c.What)
 			}
 		}
 		return nil

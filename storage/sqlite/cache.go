@@ -1,13 +1,11 @@
 package sqlite
 
 import (
-	"database/sql"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/weir-pki/weir/acme"
-	"github.com/weir-pki/weir/storage/transfer"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // The object cache.
@@ -266,7 +264,7 @@ func editChallenge(id string, status acme.Status, problem *string, validated, up
 			return
 		}
 		ch.Status, ch.Error = status, prob
-		ch.Validated, ch.UpdatedAt = nanosTime(validated), nanosTime(updated)
+		ch.Validated, ch.UpdatedAt = sqlrow.FromNanos(validated), sqlrow.FromNanos(updated)
 	}
 }
 
@@ -274,7 +272,7 @@ func editChallenge(id string, status acme.Status, problem *string, validated, up
 func editStartChallenge(id string, updated int64) cacheEdit {
 	return func(c *objCache) {
 		if ch := c.cachedChallenge(id); ch != nil {
-			ch.Status, ch.UpdatedAt = acme.StatusProcessing, nanosTime(updated)
+			ch.Status, ch.UpdatedAt = acme.StatusProcessing, sqlrow.FromNanos(updated)
 		}
 	}
 }
@@ -283,7 +281,7 @@ func editStartChallenge(id string, updated int64) cacheEdit {
 func editAuthz(id string, status acme.Status, expires int64) cacheEdit {
 	return func(c *objCache) {
 		if a, ok := c.authzs[id]; ok {
-			a.Status, a.Expires = status, nanosTime(expires)
+			a.Status, a.Expires = status, sqlrow.FromNanos(expires)
 		}
 	}
 }
@@ -355,11 +353,8 @@ func editPutOrder(o *acme.Order, authzs []*acme.Authorization) cacheEdit {
 
 // decodeProblem decodes a problem document as a read does.
 func decodeProblem(doc *string) (*acme.Problem, error) {
-	return transfer.FromNullableJSON[acme.Problem]("cached problem", doc)
+	return sqlrow.FromNullableJSON[acme.Problem]("cached problem", doc)
 }
-
-// nanosTime is the time a read returns for n stored Unix nanoseconds.
-func nanosTime(n int64) time.Time { return fromNanos(sql.NullInt64{Int64: n, Valid: true}) }
 
 // cloneProblem copies p deeply enough that changing the copy, its
 // identifier or its subproblems leaves p alone.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // dbAuthz, dbOrder and dbChallenge read straight from the database,
@@ -20,7 +21,8 @@ func dbAuthz(t *testing.T, s *Store, id string) *acme.Authorization {
 	if err != nil {
 		t.Fatalf("reading authorization %s: %v", id, err)
 	}
-	a, err := scanAuthzRows(rows)
+	defer rows.Close()
+	a, err := sqlrow.ScanAuthzRows(rows)
 	if err != nil {
 		t.Fatalf("reading authorization %s: %v", id, err)
 	}
@@ -29,7 +31,7 @@ func dbAuthz(t *testing.T, s *Store, id string) *acme.Authorization {
 
 func dbOrder(t *testing.T, s *Store, id string) *acme.Order {
 	t.Helper()
-	o, err := scanOrder(s.queryRow(t.Context(), rGetOrder, id))
+	o, err := sqlrow.ScanOrder(s.queryRow(t.Context(), rGetOrder, id))
 	if err != nil {
 		t.Fatalf("reading order %s: %v", id, err)
 	}
@@ -38,7 +40,7 @@ func dbOrder(t *testing.T, s *Store, id string) *acme.Order {
 
 func dbChallenge(t *testing.T, s *Store, id string) *acme.Challenge {
 	t.Helper()
-	c, err := scanChallenge(s.queryRow(t.Context(), rGetChallenge, id))
+	c, err := sqlrow.ScanChallenge(s.queryRow(t.Context(), rGetChallenge, id))
 	if err != nil {
 		t.Fatalf("reading challenge %s: %v", id, err)
 	}
@@ -376,7 +378,7 @@ func TestCacheAccounts(t *testing.T) {
 			t.Errorf("%s: the account is not in the cache after a read", step)
 		}
 		n, _ := strconv.ParseInt(a.ID, 10, 64)
-		want, err := scanAccount(s.queryRow(ctx, rGetAccount, n))
+		want, err := sqlrow.ScanAccount(s.queryRow(ctx, rGetAccount, n))
 		if err != nil {
 			t.Fatal(err)
 		}

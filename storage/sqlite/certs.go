@@ -3,48 +3,32 @@ package sqlite
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/pem"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
-	"github.com/weir-pki/weir/storage/transfer"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // certCols are the columns scanCert reads, in order, from certificates:
-// the issuer chain a row names (migration 0010) comes with it.
-const certCols = `serial, account_id, order_id, der, chain_pem,
-	(SELECT pem FROM issuer_chains WHERE issuer_chains.id = certificates.issuer_chain),
-	names, not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now`
+// those of sqlrow.CertCols, then the issuer chain the row names
+// (migration 0010).
+const certCols = sqlrow.CertCols + `,
+	(SELECT pem FROM issuer_chains WHERE issuer_chains.id = certificates.issuer_chain)`
 
-// scanCert reads one row of certCols.
-func scanCert(row scanner) (*acme.Certificate, error) {
-	var (
-		c                                        acme.Certificate
-		accountID                                int64
-		issuerChain                              []byte
-		names                                    string
-		notBefore, notAfter, issuedAt, revokedAt sql.NullInt64
-		renewStart, renewEnd                     sql.NullInt64
-	)
-	if err := row.Scan(&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &issuerChain, &names,
-		&notBefore, &notAfter, &issuedAt, &revokedAt, &c.RevocationReason, &c.Profile, &renewStart, &renewEnd, &c.RenewNow); err != nil {
+// scanCert reads one row of certCols: a certificate stored with its
+// issuer chain named gets its served chain back (joinChain).
+func scanCert(row sqlrow.Scanner) (*acme.Certificate, error) {
+	var issuerChain []byte
+	c, err := sqlrow.ScanCertAnd(row, &issuerChain)
+	if err != nil {
 		return nil, err
 	}
 	if c.ChainPEM == nil && issuerChain != nil {
 		c.ChainPEM = joinChain(c.DER, issuerChain)
 	}
-	c.RenewalStart, c.RenewalEnd = fromNanos(renewStart), fromNanos(renewEnd)
-	c.AccountID = transfer.FormatAccountID(accountID)
-	c.NotBefore, c.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
-	c.IssuedAt, c.RevokedAt = fromNanos(issuedAt), fromNanos(revokedAt)
-	var err error
-	if c.Names, err = transfer.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
-		return nil, err
-	}
-	return &c, nil
+	return c, nil
 }
 
 // FinalizeOrder stores cert and moves order cert.OrderID from processing to
@@ -53,29 +37,15 @@ func scanCert(row scanner) (*acme.Certificate, error) {
 // acme.ErrConflict, and nothing is stored, if the order is not processing
 // or the serial is taken.
 func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error {
-	what := fmt.Sprintf("finalize order %q with certificate %q", cert.OrderID, cert.Serial)
-	if cert.Serial == "" {
-		return fmt.Errorf("sqlite: %s: empty serial", what)
-	}
-	accountID, ok := transfer.ParseAccountID(cert.AccountID)
-	if !ok {
-		return fmt.Errorf("sqlite: %s: account %q: %w", what, cert.AccountID, acme.ErrNotFound)
-	}
-	if !cert.RevokedAt.IsZero() {
-		return fmt.Errorf("sqlite: %s: certificate is already revoked", what)
-	}
-	if err := checkTimes(what, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
-		return err
-	}
-	names, err := transfer.StringsJSON(what+": names", cert.Names)
+	row, err := sqlrow.NewCertRow(drv, cert)
 	if err != nil {
 		return err
 	}
-	nameSet := strings.Join(cert.Names, ",")
+	what := row.What
 	// Its client downloads it next: cache it as a read returns it, built
 	// from what is inserted (stored.go); if that cannot be built, it is not
 	// cached, and the reads after the commit go to the database.
-	cached, cacheErr := storedCert(cert, accountID, names)
+	cached, cacheErr := storedCert(row)
 	chain, issuer, split := cert.ChainPEM, []byte(nil), false
 	if issuer, split = splitChain(cert.DER, cert.ChainPEM); split {
 		chain = nil
@@ -86,7 +56,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		if err != nil {
 			// orders_replaces_valid: another order already replaced the
 			// certificate this one replaces.
-			return insertErr(what, err)
+			return writeErr(what, err)
 		}
 		if err := checkAffected(w, res, what, "order is not processing", wOrderExists, cert.OrderID); err != nil {
 			return err
@@ -95,16 +65,13 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		if split {
 			id, err := w.issuerChainID(issuer)
 			if err != nil {
-				return fmt.Errorf("sqlite: %s: %w", what, err)
+				return drv.Wrap(what, err)
 			}
 			issuerID = id
 		}
-		_, err = w.exec(wInsertCertificate,
-			cert.Serial, accountID, cert.OrderID, cert.DER, chain, names,
-			nameSet, transfer.ToNanos(cert.NotBefore), transfer.ToNanos(cert.NotAfter), transfer.ToNanos(cert.IssuedAt),
-			cert.Profile, transfer.ToNanos(cert.RenewalStart), transfer.ToNanos(cert.RenewalEnd), issuerID)
+		_, err = w.exec(wInsertCertificate, row.Values(chain, issuerID)...)
 		if err != nil {
-			return insertErr(what, err)
+			return writeErr(what, err)
 		}
 		w.edit(editFinalizeOrder(cert.OrderID, cert.Serial))
 		if cacheErr == nil {
@@ -126,7 +93,7 @@ func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certif
 	}
 	c, err := scanCert(s.queryRow(ctx, rGetCertificate, serial))
 	if err != nil {
-		return nil, rowErr(fmt.Sprintf("certificate %q", serial), err)
+		return nil, drv.RowErr(fmt.Sprintf("certificate %q", serial), err)
 	}
 	return c, nil
 }
@@ -135,16 +102,13 @@ func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certif
 // given RFC 5280 reason. The error wraps acme.ErrConflict if it already is.
 func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error {
 	what := fmt.Sprintf("revoke certificate %q", serial)
-	if at.IsZero() {
-		return fmt.Errorf("sqlite: %s: zero revocation time", what)
-	}
-	if err := checkTimes(what, at); err != nil {
+	if err := drv.CheckRevocation(what, at); err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wRevokeCertificate, transfer.ToNanos(at), reason, serial)
+		res, err := w.exec(wRevokeCertificate, sqlrow.ToNanos(at), reason, serial)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "already revoked", wCertificateExists, serial); err != nil {
 			return err
@@ -157,24 +121,24 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 // ListRevoked returns the revoked certificates that have not expired at
 // now (NotAfter is not before now), in order of revocation.
 func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certificate, error) {
-	if err := checkTimes("list revoked certificates", now); err != nil {
+	if err := drv.CheckTimes("list revoked certificates", now); err != nil {
 		return nil, err
 	}
-	rows, err := s.query(ctx, rListRevoked, transfer.ToNanos(now))
+	rows, err := s.query(ctx, rListRevoked, sqlrow.ToNanos(now))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
+		return nil, drv.Errorf("list revoked certificates: %w", err)
 	}
 	defer rows.Close()
 	var cs []*acme.Certificate
 	for rows.Next() {
 		c, err := scanCert(rows)
 		if err != nil {
-			return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
+			return nil, drv.Errorf("list revoked certificates: %w", err)
 		}
 		cs = append(cs, c)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: list revoked certificates: %w", err)
+		return nil, drv.Errorf("list revoked certificates: %w", err)
 	}
 	return cs, nil
 }

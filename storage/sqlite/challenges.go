@@ -2,65 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// challengeCols are the columns scanChallenge reads, in order.
-const challengeCols = "id, authz_id, type, token, status, validated, error, updated_at"
-
-// scanChallenge reads one row of challengeCols.
-func scanChallenge(row scanner) (*acme.Challenge, error) {
-	var (
-		c                  acme.Challenge
-		validated, updated sql.NullInt64
-		problem            sql.NullString
-	)
-	if err := row.Scan(&c.ID, &c.AuthzID, &c.Type, &c.Token, &c.Status, &validated, &problem, &updated); err != nil {
-		return nil, err
-	}
-	c.Validated, c.UpdatedAt = fromNanos(validated), fromNanos(updated)
-	if problem.Valid {
-		var err error
-		if c.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), nullStr(problem)); err != nil {
-			return nil, err
-		}
-	}
-	return &c, nil
-}
-
-// challengeArgs checks challenge c of authorization authzID for insertion
-// and returns its encoded Error.
-func challengeArgs(authzID string, c *acme.Challenge) (*string, error) {
-	if c.ID == "" {
-		return nil, fmt.Errorf("sqlite: %s: empty id", createChallengeWhat(authzID, c))
-	}
-	if !transfer.TimesInRange(c.Validated, c.UpdatedAt) {
-		return nil, checkTimes(createChallengeWhat(authzID, c), c.Validated, c.UpdatedAt)
-	}
-	return transfer.NullableJSON(createChallengeWhat(authzID, c)+": error", c.Error)
-}
-
-// createChallengeWhat names the creation of a challenge in errors.
-func createChallengeWhat(authzID string, c *acme.Challenge) string {
-	return fmt.Sprintf("create challenge %q of authorization %q", c.ID, authzID)
-}
-
-// insertChallenge inserts challenge c of authorization authzID at position
-// pos, with problem its Error encoded by challengeArgs. c.AuthzID is
-// ignored.
-func insertChallenge(w *writeTx, authzID string, pos int, c *acme.Challenge, problem *string) error {
-	_, err := w.exec(wInsertChallenge,
-		c.ID, authzID, pos, string(c.Type), c.Token, string(c.Status), transfer.ToNanos(c.Validated),
-		problem, transfer.ToNanos(c.UpdatedAt))
-	if err != nil {
-		return insertErr(createChallengeWhat(authzID, c), err)
-	}
-	return nil
-}
 
 // GetChallenge returns the challenge with the given ID, AuthzID set, from
 // the cache (cache.go) if its authorization is there.
@@ -72,9 +18,9 @@ func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, e
 	if c := s.cache.challenge(id); c != nil {
 		return c, nil
 	}
-	c, err := scanChallenge(s.queryRow(ctx, rGetChallenge, id))
+	c, err := sqlrow.ScanChallenge(s.queryRow(ctx, rGetChallenge, id))
 	if err != nil {
-		return nil, rowErr(fmt.Sprintf("challenge %q", id), err)
+		return nil, drv.RowErr(fmt.Sprintf("challenge %q", id), err)
 	}
 	return c, nil
 }
@@ -82,24 +28,19 @@ func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, e
 // UpdateChallenge writes c.Status, c.Error, c.Validated and c.UpdatedAt if
 // the stored status is still from.
 func (s *Store) UpdateChallenge(ctx context.Context, c *acme.Challenge, from acme.Status) error {
-	what := fmt.Sprintf("update challenge %q", c.ID)
-	if err := checkTimes(what, c.Validated, c.UpdatedAt); err != nil {
-		return err
-	}
-	problem, err := transfer.NullableJSON(what+": error", c.Error)
+	u, err := sqlrow.NewChallengeUpdate(drv, fmt.Sprintf("update challenge %q", c.ID), c)
 	if err != nil {
 		return err
 	}
-	id, status, validated, updated := c.ID, string(c.Status), transfer.ToNanos(c.Validated), transfer.ToNanos(c.UpdatedAt)
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wUpdateChallenge, status, problem, validated, updated, id, string(from))
+		res, err := w.exec(wUpdateChallenge, u.Status, u.Error, u.Validated, u.UpdatedAt, u.ID, string(from))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(u.What, err)
 		}
-		if err := checkAffected(w, res, what, "status is not "+string(from), wChallengeExists, id); err != nil {
+		if err := checkAffected(w, res, u.What, "status is not "+string(from), wChallengeExists, u.ID); err != nil {
 			return err
 		}
-		w.edit(editChallenge(id, acme.Status(status), problem, validated, updated))
+		w.edit(editChallenge(u.ID, acme.Status(u.Status), u.Error, u.Validated, u.UpdatedAt))
 		return nil
 	})
 }

@@ -2,13 +2,11 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // External Account Binding keys (migration 0004). They are created and
@@ -18,55 +16,19 @@ import (
 
 var _ acme.EABStore = (*Store)(nil)
 
-// eabCols are the columns scanEABKey reads, in order.
-const eabCols = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at"
-
-// scanEABKey reads one row of eabCols.
-func scanEABKey(row scanner) (*acme.EABKey, error) {
-	var (
-		k                         acme.EABKey
-		created, boundAt, revoked sql.NullInt64
-		bound                     sql.NullInt64
-	)
-	if err := row.Scan(&k.ID, &k.Label, &k.HMACKey, &created, &bound, &boundAt, &revoked); err != nil {
-		return nil, err
-	}
-	k.CreatedAt = fromNanos(created)
-	if bound.Valid {
-		k.BoundAccount = transfer.FormatAccountID(bound.Int64)
-	}
-	k.BoundAt = fromNanos(boundAt)
-	k.RevokedAt = fromNanos(revoked)
-	return &k, nil
-}
-
-// nullNanos is the stored form of an optional time: NULL when zero.
-func nullNanos(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: transfer.ToNanos(t), Valid: true}
-}
-
 // CreateEABKey implements acme.EABStore. A key is created unbound and
 // unrevoked whatever k says.
 func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
-	what := fmt.Sprintf("create EAB key %q", k.ID)
-	switch {
-	case k.ID == "":
-		return errors.New("sqlite: create EAB key: empty ID")
-	case len(k.HMACKey) == 0:
-		return fmt.Errorf("sqlite: %s: empty HMAC key", what)
-	}
-	if err := checkTimes(what, k.CreatedAt); err != nil {
+	what, err := sqlrow.CheckNewEABKey(drv, k)
+	if err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
 		_, err := w.tx.ExecContext(writeCtx,
 			`INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES (?, ?, ?, ?)`,
-			k.ID, k.Label, k.HMACKey, transfer.ToNanos(k.CreatedAt))
+			k.ID, k.Label, k.HMACKey, sqlrow.ToNanos(k.CreatedAt))
 		if err != nil {
-			return insertErr(what, err)
+			return writeErr(what, err)
 		}
 		return nil
 	})
@@ -78,9 +40,9 @@ func (s *Store) GetEABKey(ctx context.Context, id string) (*acme.EABKey, error) 
 	if err != nil {
 		return nil, err
 	}
-	k, err := scanEABKey(s.r.QueryRowContext(ctx, `SELECT `+eabCols+` FROM eab_keys WHERE id = ?`, id))
+	k, err := sqlrow.ScanEABKey(s.r.QueryRowContext(ctx, `SELECT `+sqlrow.EABCols+` FROM eab_keys WHERE id = ?`, id))
 	if err != nil {
-		return nil, rowErr(fmt.Sprintf("EAB key %q", id), err)
+		return nil, drv.RowErr(fmt.Sprintf("EAB key %q", id), err)
 	}
 	return k, nil
 }
@@ -91,36 +53,33 @@ func (s *Store) ListEABKeys(ctx context.Context, label string) ([]*acme.EABKey, 
 	if err != nil {
 		return nil, err
 	}
-	q, args := `SELECT `+eabCols+` FROM eab_keys ORDER BY created_at DESC, id`, []any(nil)
+	q, args := `SELECT `+sqlrow.EABCols+` FROM eab_keys ORDER BY created_at DESC, id`, []any(nil)
 	if label != "" {
-		q = `SELECT ` + eabCols + ` FROM eab_keys WHERE label = ? ORDER BY created_at DESC, id`
+		q = `SELECT ` + sqlrow.EABCols + ` FROM eab_keys WHERE label = ? ORDER BY created_at DESC, id`
 		args = []any{label}
 	}
-	return collect(ctx, s, "list EAB keys", q, args, scanEABKey)
+	return collect(ctx, s, "list EAB keys", q, args, sqlrow.ScanEABKey)
 }
 
 // RevokeEABKey implements acme.EABStore, compare-and-set on the key not
 // being revoked.
 func (s *Store) RevokeEABKey(ctx context.Context, id string, at time.Time) error {
 	what := fmt.Sprintf("revoke EAB key %q", id)
-	if at.IsZero() {
-		return fmt.Errorf("sqlite: %s: zero revocation time", what)
-	}
-	if err := checkTimes(what, at); err != nil {
+	if err := drv.CheckRevocation(what, at); err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.tx.ExecContext(writeCtx,
-			`UPDATE eab_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, transfer.ToNanos(at), id)
+			`UPDATE eab_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL`, sqlrow.ToNanos(at), id)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if n, err := res.RowsAffected(); err != nil {
-			return fmt.Errorf("sqlite: %s: rows affected: %w", what, err)
+			return drv.Errorf("%s: rows affected: %w", what, err)
 		} else if n > 0 {
 			return nil
 		}
-		return eabMiss(w, what, id, "already revoked", acme.ErrConflict)
+		return drv.Missed(what, "already revoked", eabKeyExists(w, id))
 	})
 }
 
@@ -131,32 +90,21 @@ func bindEABKey(w *writeTx, id string, account int64, at time.Time) error {
 	what := fmt.Sprintf("bind EAB key %q", id)
 	res, err := w.tx.ExecContext(writeCtx,
 		`UPDATE eab_keys SET bound_account = ?, bound_at = ? WHERE id = ? AND bound_account IS NULL AND revoked_at IS NULL`,
-		account, nullNanos(at), id)
+		account, sqlrow.NullNanos(at), id)
 	if err != nil {
-		return fmt.Errorf("sqlite: %s: %w", what, err)
+		return drv.Wrap(what, err)
 	}
 	if n, err := res.RowsAffected(); err != nil {
-		return fmt.Errorf("sqlite: %s: rows affected: %w", what, err)
+		return drv.Errorf("%s: rows affected: %w", what, err)
 	} else if n > 0 {
 		return nil
 	}
-	return eabMiss(w, what, id, "bound or revoked", acme.ErrEABUnusable)
+	return drv.BindMissed(what, eabKeyExists(w, id))
 }
 
-// eabMiss explains a compare-and-set on key id that changed nothing: an
-// error wrapping acme.ErrNotFound when the key does not exist (or, for a
-// binding, acme.ErrEABUnusable), and otherwise sentinel, explained by
-// reason.
-func eabMiss(w *writeTx, what, id, reason string, sentinel error) error {
+// eabKeyExists asks, in w's transaction, whether key id exists: nil if
+// it does, and an error wrapping sql.ErrNoRows if not.
+func eabKeyExists(w *writeTx, id string) error {
 	var one int
-	switch err := w.tx.QueryRowContext(writeCtx, `SELECT 1 FROM eab_keys WHERE id = ?`, id).Scan(&one); {
-	case errors.Is(err, sql.ErrNoRows):
-		if sentinel == acme.ErrEABUnusable {
-			return fmt.Errorf("sqlite: %s: no such key: %w (%w)", what, sentinel, acme.ErrNotFound)
-		}
-		return fmt.Errorf("sqlite: %s: %w", what, acme.ErrNotFound)
-	case err != nil:
-		return fmt.Errorf("sqlite: %s: %w", what, err)
-	}
-	return fmt.Errorf("sqlite: %s: %s: %w", what, reason, sentinel)
+	return w.tx.QueryRowContext(writeCtx, `SELECT 1 FROM eab_keys WHERE id = ?`, id).Scan(&one)
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/weir-pki/weir/storage/sqlrow"
 	"github.com/weir-pki/weir/storage/transfer"
 
 	msqlite "modernc.org/sqlite"
@@ -207,7 +208,7 @@ func (e *Exporter) Export(ctx context.Context, sink transfer.Sink, batch int) (t
 	if err != nil {
 		return sum, err
 	}
-	scanCert := func(row scanner) (transfer.Certificate, error) { return scanCertRow(row, issuers) }
+	scanCert := func(row sqlrow.Scanner) (transfer.Certificate, error) { return scanCertRow(row, issuers) }
 
 	steps := []func() (int64, error){
 		func() (int64, error) {
@@ -289,7 +290,7 @@ func sequences(ctx context.Context, tx *sql.Tx) (accounts, orders int64, err err
 // each with scan, and sends them to send in batches of up to batch rows.
 // It returns the number of rows sent.
 func exportTable[T any](ctx context.Context, tx *sql.Tx, t transfer.Table, key string, batch int,
-	scan func(scanner) (T, error), send func(context.Context, []T) error) (int64, error) {
+	scan func(sqlrow.Scanner) (T, error), send func(context.Context, []T) error) (int64, error) {
 	rows, err := tx.QueryContext(ctx, "SELECT "+exportColumns(t)+" FROM "+string(t)+" ORDER BY "+key)
 	if err != nil {
 		return 0, fmt.Errorf("sqlite: export %s: %w", t, err)
@@ -339,13 +340,13 @@ func nullPtr(n sql.NullInt64) *int64 {
 
 // The scanners of the rows of exportColumns, one per table.
 
-func scanAccountRow(row scanner) (transfer.Account, error) {
+func scanAccountRow(row sqlrow.Scanner) (transfer.Account, error) {
 	var a transfer.Account
 	err := row.Scan(&a.ID, &a.KeyThumbprint, &a.JWK, &a.Contact, &a.Status, &a.CreatedAt, &a.CreatedIP, &a.EABKeyID)
 	return a, err
 }
 
-func scanEABKeyRow(row scanner) (transfer.EABKey, error) {
+func scanEABKeyRow(row sqlrow.Scanner) (transfer.EABKey, error) {
 	var (
 		k                        transfer.EABKey
 		boundAcct, bound, revoke sql.NullInt64
@@ -355,7 +356,7 @@ func scanEABKeyRow(row scanner) (transfer.EABKey, error) {
 	return k, err
 }
 
-func scanAuthzRow(row scanner) (transfer.Authz, error) {
+func scanAuthzRow(row sqlrow.Scanner) (transfer.Authz, error) {
 	var (
 		a        transfer.Authz
 		wildcard int64
@@ -365,7 +366,7 @@ func scanAuthzRow(row scanner) (transfer.Authz, error) {
 	return a, err
 }
 
-func scanChallengeRow(row scanner) (transfer.Challenge, error) {
+func scanChallengeRow(row sqlrow.Scanner) (transfer.Challenge, error) {
 	var (
 		c       transfer.Challenge
 		problem sql.NullString
@@ -375,7 +376,7 @@ func scanChallengeRow(row scanner) (transfer.Challenge, error) {
 	return c, err
 }
 
-func scanOrderRow(row scanner) (transfer.Order, error) {
+func scanOrderRow(row sqlrow.Scanner) (transfer.Order, error) {
 	var (
 		o       transfer.Order
 		problem sql.NullString
@@ -388,7 +389,7 @@ func scanOrderRow(row scanner) (transfer.Order, error) {
 
 // scanCertRow reads a certificate with its whole chain in ChainPEM, joined
 // from issuers (issuerChains) if the row names its issuer chain.
-func scanCertRow(row scanner, issuers map[int64][]byte) (transfer.Certificate, error) {
+func scanCertRow(row sqlrow.Scanner, issuers map[int64][]byte) (transfer.Certificate, error) {
 	var (
 		c        transfer.Certificate
 		issuer   sql.NullInt64

@@ -2,26 +2,16 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // The inventory queries serve administrators, not ACME clients: they are
-// built per call rather than prepared, and page with keyset cursors so a
-// deep page costs the same as the first.
+// built per call (sqlrow.Inventory) rather than prepared.
 
 var _ acme.Inventory = (*Store)(nil)
-
-// likeEscape makes s a literal LIKE pattern fragment (ESCAPE '\').
-func likeEscape(s string) string {
-	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
-	return r.Replace(s)
-}
 
 // ListAccounts implements acme.Inventory: newest (highest ID) first; the
 // cursor is the last ID of the page.
@@ -30,43 +20,16 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 	if err != nil {
 		return nil, "", err
 	}
-	limit := acme.PageLimit(q.Limit)
-	where, args := []string{"1 = 1"}, []any{}
-	if q.Cursor != "" {
-		n, ok := transfer.ParseAccountID(q.Cursor)
-		if !ok {
-			return nil, "", fmt.Errorf("sqlite: list accounts: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
-		}
-		where, args = append(where, "id < ?"), append(args, n)
+	p, ok, err := inventory().Accounts(q)
+	if !ok {
+		return nil, "", err
 	}
-	if q.Status != "" {
-		where, args = append(where, "status = ?"), append(args, string(q.Status))
-	}
-	if q.Search != "" {
-		if n, ok := transfer.ParseAccountID(q.Search); ok {
-			where, args = append(where, "id = ?"), append(args, n)
-		} else {
-			pat := "%" + likeEscape(q.Search) + "%"
-			where = append(where, `(contact LIKE ? ESCAPE '\' OR key_thumbprint LIKE ? ESCAPE '\' OR created_ip LIKE ? ESCAPE '\')`)
-			args = append(args, pat, pat, pat)
-		}
-	}
-	out, err := collect(ctx, s, "list accounts", `SELECT `+accountCols+` FROM accounts WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY id DESC LIMIT ?`, append(args, limit+1), scanAccount)
+	out, err := collect(ctx, s, "list accounts", p.SQL, p.Args, sqlrow.ScanAccount)
 	if err != nil {
 		return nil, "", err
 	}
-	var next string
-	if len(out) > limit {
-		out = out[:limit]
-		next = out[limit-1].ID
-	}
+	out, next := sqlrow.Cut(out, p.Limit, func(a *acme.Account) string { return a.ID })
 	return out, next, nil
-}
-
-// certCursor encodes the position after a certificate in issue order.
-func certCursor(c *acme.Certificate) string {
-	return strconv.FormatInt(transfer.ToNanos(c.IssuedAt), 10) + ":" + c.Serial
 }
 
 // ListCertificates implements acme.Inventory: newest issued first; the
@@ -76,50 +39,15 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 	if err != nil {
 		return nil, "", err
 	}
-	limit := acme.PageLimit(q.Limit)
-	where, args := []string{"1 = 1"}, []any{}
-	if q.Cursor != "" {
-		ts, serial, ok := strings.Cut(q.Cursor, ":")
-		n, err := strconv.ParseInt(ts, 10, 64)
-		if !ok || err != nil {
-			return nil, "", fmt.Errorf("sqlite: list certificates: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
-		}
-		where, args = append(where, "(issued_at < ? OR (issued_at = ? AND serial < ?))"), append(args, n, n, serial)
+	p, ok, err := inventory().Certificates(q, certCols)
+	if !ok {
+		return nil, "", err
 	}
-	if q.AccountID != "" {
-		n, ok := transfer.ParseAccountID(q.AccountID)
-		if !ok {
-			return nil, "", nil
-		}
-		where, args = append(where, "account_id = ?"), append(args, n)
-	}
-	if q.Search != "" {
-		pat := likeEscape(strings.ToLower(q.Search))
-		where = append(where, `(serial LIKE ? ESCAPE '\' OR name_set LIKE ? ESCAPE '\')`)
-		args = append(args, pat+"%", "%"+pat+"%")
-	}
-	now := transfer.ToNanos(q.Now)
-	switch q.State {
-	case acme.CertAny:
-	case acme.CertActive:
-		where, args = append(where, "revoked_at IS NULL AND not_after > ?"), append(args, now)
-	case acme.CertRevoked:
-		where = append(where, "revoked_at IS NOT NULL")
-	case acme.CertExpired:
-		where, args = append(where, "revoked_at IS NULL AND not_after <= ?"), append(args, now)
-	default:
-		return nil, "", fmt.Errorf("sqlite: list certificates: unknown state %q", q.State)
-	}
-	out, err := collect(ctx, s, "list certificates", `SELECT `+certCols+` FROM certificates WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY issued_at DESC, serial DESC LIMIT ?`, append(args, limit+1), scanCert)
+	out, err := collect(ctx, s, "list certificates", p.SQL, p.Args, scanCert)
 	if err != nil {
 		return nil, "", err
 	}
-	var next string
-	if len(out) > limit {
-		out = out[:limit]
-		next = certCursor(out[limit-1])
-	}
+	out, next := sqlrow.Cut(out, p.Limit, sqlrow.CertCursor)
 	return out, next, nil
 }
 
@@ -130,74 +58,26 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 	if err != nil {
 		return nil, "", err
 	}
-	limit := acme.PageLimit(q.Limit)
-	where, args := []string{"1 = 1"}, []any{}
-	if q.Cursor != "" {
-		n, ok := transfer.ParseOrdersCursor(q.Cursor)
-		if !ok {
-			return nil, "", fmt.Errorf("sqlite: list orders: cursor %.40q: %w", q.Cursor, acme.ErrBadCursor)
-		}
-		where, args = append(where, "seq < ?"), append(args, n)
+	p, ok, err := inventory().Orders(q)
+	if !ok {
+		return nil, "", err
 	}
-	if q.AccountID != "" {
-		n, ok := transfer.ParseAccountID(q.AccountID)
-		if !ok {
-			return nil, "", nil
-		}
-		where, args = append(where, "account_id = ?"), append(args, n)
-	}
-	if q.Status != "" {
-		where, args = append(where, "status = ?"), append(args, string(q.Status))
-	}
-	var seqs []int64
-	out, err := collect(ctx, s, "list orders", `SELECT seq, `+orderCols+` FROM orders WHERE `+strings.Join(where, " AND ")+
-		` ORDER BY seq DESC LIMIT ?`, append(args, limit+1), func(row scanner) (*acme.Order, error) {
-		var seq int64
-		o, err := scanOrder(seqScanner{row, &seq})
-		seqs = append(seqs, seq)
-		return o, err
-	})
+	rows, err := collect(ctx, s, "list orders", p.SQL, p.Args, sqlrow.ScanSeqOrder)
 	if err != nil {
 		return nil, "", err
 	}
-	var next string
-	if len(out) > limit {
-		out = out[:limit]
-		next = strconv.FormatInt(seqs[limit-1], 10)
-	}
-	return out, next, nil
+	rows, next := sqlrow.Cut(rows, p.Limit, func(r sqlrow.Seq[*acme.Order]) string { return sqlrow.FormatOrdersCursor(r.Seq) })
+	return sqlrow.Unseq(rows), next, nil
 }
 
-// collect runs a reader query and scans every row with scan.
-func collect[T any](ctx context.Context, s *Store, what, query string, args []any, scan func(scanner) (T, error)) ([]T, error) {
+// collect runs a reader query and reads every row with scan.
+func collect[T any](ctx context.Context, s *Store, what, query string, args []any, scan func(sqlrow.Scanner) (T, error)) ([]T, error) {
 	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
+		return nil, drv.Wrap(what, err)
 	}
 	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("sqlite: %s: %w", what, err)
-		}
-		out = append(out, v)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("sqlite: %s: %w", what, err)
-	}
-	return out, nil
-}
-
-// seqScanner scans a leading seq column before the columns of a scanner
-// function.
-type seqScanner struct {
-	s   scanner
-	seq *int64
-}
-
-func (q seqScanner) Scan(dest ...any) error {
-	return q.s.Scan(append([]any{q.seq}, dest...)...)
+	return sqlrow.Collect(drv, what, rows, scan)
 }
 
 // Counts implements acme.Inventory.
@@ -210,7 +90,7 @@ func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) 
 	group := func(what, q string, put func(k string, n int), args ...any) error {
 		rows, err := s.r.QueryContext(ctx, q, args...)
 		if err != nil {
-			return fmt.Errorf("sqlite: count %s: %w", what, err)
+			return drv.Errorf("count %s: %w", what, err)
 		}
 		defer rows.Close()
 		for rows.Next() {
@@ -219,7 +99,7 @@ func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) 
 				n int
 			)
 			if err := rows.Scan(&k, &n); err != nil {
-				return fmt.Errorf("sqlite: count %s: %w", what, err)
+				return drv.Errorf("count %s: %w", what, err)
 			}
 			put(k, n)
 		}
@@ -236,24 +116,24 @@ func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) 
 	err = group("certificates", `SELECT CASE WHEN revoked_at IS NOT NULL THEN 'revoked'
 		WHEN not_after <= ? THEN 'expired' ELSE 'active' END AS state, count(*)
 		FROM certificates GROUP BY state`,
-		func(k string, n int) { c.Certificates[acme.CertState(k)] = n }, transfer.ToNanos(now))
+		func(k string, n int) { c.Certificates[acme.CertState(k)] = n }, sqlrow.ToNanos(now))
 	return c, err
 }
 
 // Issuance implements acme.Inventory.
 func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration, n int) ([]int, error) {
 	if step <= 0 || n <= 0 || n > 10000 {
-		return nil, fmt.Errorf("sqlite: issuance: bad step %s or count %d", step, n)
+		return nil, drv.Errorf("issuance: bad step %s or count %d", step, n)
 	}
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	start, width := transfer.ToNanos(from), int64(step)
+	start, width := sqlrow.ToNanos(from), int64(step)
 	rows, err := s.r.QueryContext(ctx, `SELECT (issued_at - ?) / ? AS b, count(*) FROM certificates
 		WHERE issued_at >= ? AND issued_at < ? GROUP BY b`, start, width, start, start+width*int64(n))
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: issuance: %w", err)
+		return nil, drv.Errorf("issuance: %w", err)
 	}
 	defer rows.Close()
 	out := make([]int, n)
@@ -261,7 +141,7 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 		var b int64
 		var count int
 		if err := rows.Scan(&b, &count); err != nil {
-			return nil, fmt.Errorf("sqlite: issuance: %w", err)
+			return nil, drv.Errorf("issuance: %w", err)
 		}
 		if b >= 0 && b < int64(n) {
 			out[b] = count
@@ -272,7 +152,7 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 
 // RecentNames implements acme.Inventory.
 func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Time, limit int) ([]string, [][]string, error) {
-	n, ok := transfer.ParseAccountID(accountID)
+	n, ok := sqlrow.ParseAccountID(accountID)
 	if !ok {
 		return nil, nil, nil
 	}
@@ -284,7 +164,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	what := "recent names of account " + accountID
 	names, err := collect(ctx, s, what, `SELECT CASE WHEN wildcard = 1 THEN '*.' || ident_value ELSE ident_value END AS name,
 		max(created_at) AS t FROM authzs WHERE account_id = ? AND created_at >= ?
-		GROUP BY name ORDER BY t DESC, name LIMIT ?`, []any{n, transfer.ToNanos(since), limit}, func(row scanner) (string, error) {
+		GROUP BY name ORDER BY t DESC, name LIMIT ?`, []any{n, sqlrow.ToNanos(since), limit}, func(row sqlrow.Scanner) (string, error) {
 		var name string
 		var t int64
 		err := row.Scan(&name, &t)
@@ -295,16 +175,20 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 	}
 	sets, err := collect(ctx, s, what, `SELECT names, max(issued_at) AS t FROM certificates
 		WHERE account_id = ? AND issued_at >= ? GROUP BY name_set ORDER BY t DESC, name_set LIMIT ?`,
-		[]any{n, transfer.ToNanos(since), limit}, func(row scanner) ([]string, error) {
+		[]any{n, sqlrow.ToNanos(since), limit}, func(row sqlrow.Scanner) ([]string, error) {
 			var js string
 			var t int64
 			if err := row.Scan(&js, &t); err != nil {
 				return nil, err
 			}
-			return transfer.StringsFromJSON("certificate names", js)
+			return sqlrow.StringsFromJSON("certificate names", js)
 		})
 	if err != nil {
 		return nil, nil, err
 	}
 	return names, sets, nil
 }
+
+// inventory is what the inventory lists of sqlrow need of SQLite: LIKE,
+// which folds ASCII case.
+func inventory() sqlrow.Inventory { return sqlrow.Inventory{Driver: drv, ILike: "LIKE"} }

@@ -2,14 +2,12 @@ package sqlite
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
-	"slices"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // Leases (acme/lease.go, migration 0006). Every write runs on the single
@@ -45,7 +43,7 @@ const claimChallengesSQL = `UPDATE challenges SET lease_owner = ?1, lease_until 
 	WHERE id IN (SELECT id FROM challenges
 	             WHERE status = 'processing' AND (lease_until IS NULL OR lease_until <= ?3)
 	             ORDER BY updated_at, id LIMIT ?4)
-	RETURNING ` + challengeCols
+	RETURNING ` + sqlrow.ChallengeCols
 
 // releaseChallengeSQL frees the lease of a challenge if ?2 holds it.
 const releaseChallengeSQL = `UPDATE challenges SET lease_owner = NULL, lease_until = NULL
@@ -63,7 +61,7 @@ const claimOrdersSQL = `UPDATE orders SET lease_owner = ?1, lease_until = ?2
 	WHERE seq IN (SELECT seq FROM orders
 	              WHERE status = 'processing' AND (lease_until IS NULL OR lease_until <= ?3)
 	              ORDER BY seq LIMIT ?4)
-	RETURNING seq, ` + orderCols
+	RETURNING seq, ` + sqlrow.OrderCols
 
 // tryLeaseSQL takes or renews the named lease ?1 for ?2 until ?3 if it is
 // absent, ended at ?4 or already ?2's; it changes no row otherwise.
@@ -74,82 +72,53 @@ const tryLeaseSQL = `INSERT INTO leases (name, owner, until) VALUES (?1, ?2, ?3)
 // releaseLeaseSQL ends the named lease ?1 if ?2 holds it.
 const releaseLeaseSQL = `DELETE FROM leases WHERE name = ?1 AND owner = ?2`
 
-// leaseArgs checks the arguments of a claim and returns the lease's end.
-func leaseArgs(what, owner string, now time.Time, lease time.Duration) (time.Time, error) {
-	if owner == "" {
-		return time.Time{}, fmt.Errorf("sqlite: %s: empty owner", what)
-	}
-	if lease <= 0 {
-		return time.Time{}, fmt.Errorf("sqlite: %s: lease %s is not positive", what, lease)
-	}
-	if now.IsZero() {
-		return time.Time{}, fmt.Errorf("sqlite: %s: the time is zero", what)
-	}
-	until := now.Add(lease)
-	return until, checkTimes(what, now, until)
-}
-
 // ClaimChallenges implements acme.Store.
 func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Challenge, error) {
 	const what = "claim challenges"
-	if limit <= 0 {
-		return nil, fmt.Errorf("sqlite: %s: limit %d is not positive", what, limit)
+	if err := sqlrow.CheckLimit(drv, what, limit); err != nil {
+		return nil, err
 	}
-	until, err := leaseArgs(what, owner, now, lease)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
 		return nil, err
 	}
 	var cs []*acme.Challenge
 	err = s.write(ctx, func(w *writeTx) error {
-		cs = cs[:0] // the operation may run again in a new transaction
 		rows, err := w.stmt(wClaimChallenges).QueryContext(writeCtx,
-			owner, transfer.ToNanos(until), transfer.ToNanos(now), limit)
+			owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		defer rows.Close()
-		for rows.Next() {
-			c, err := scanChallenge(rows)
-			if err != nil {
-				return fmt.Errorf("sqlite: %s: %w", what, err)
-			}
-			cs = append(cs, c)
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
-		}
-		return nil
+		// Assigned, not appended: the operation may run again in a new
+		// transaction.
+		cs, err = sqlrow.Collect(drv, what, rows, sqlrow.ScanChallenge)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	// RETURNING gives the rows in no particular order.
-	slices.SortFunc(cs, func(a, b *acme.Challenge) int {
-		if c := a.UpdatedAt.Compare(b.UpdatedAt); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.ID, b.ID) // bytewise, as SQLite's BINARY collation
-	})
+	sqlrow.SortClaimed(cs)
 	return cs, nil
 }
 
 // StartChallenge implements acme.Store.
 func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start challenge %q", id)
-	until, err := leaseArgs(what, owner, now, lease)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wStartChallenge, string(acme.StatusProcessing), transfer.ToNanos(now), owner, transfer.ToNanos(until),
+		res, err := w.exec(wStartChallenge, string(acme.StatusProcessing), sqlrow.ToNanos(now), owner, sqlrow.ToNanos(until),
 			string(acme.StatusPending), id)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "status is not pending", wChallengeExists, id); err != nil {
 			return err
 		}
-		w.edit(editStartChallenge(id, transfer.ToNanos(now)))
+		w.edit(editStartChallenge(id, sqlrow.ToNanos(now)))
 		return nil
 	})
 }
@@ -157,14 +126,14 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 // ClaimChallenge implements acme.Store.
 func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("claim challenge %q", id)
-	until, err := leaseArgs(what, owner, now, lease)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wClaimChallenge, owner, transfer.ToNanos(until), id, transfer.ToNanos(now), string(acme.StatusProcessing))
+		res, err := w.exec(wClaimChallenge, owner, sqlrow.ToNanos(until), id, sqlrow.ToNanos(now), string(acme.StatusProcessing))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		return checkAffected(w, res, what, "not processing, or leased to another owner", wChallengeExists, id)
 	})
@@ -174,17 +143,17 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start finalizing order %q", id)
 	if len(csr) == 0 {
-		return fmt.Errorf("sqlite: %s: empty CSR", what)
+		return drv.Errorf("%s: empty CSR", what)
 	}
-	until, err := leaseArgs(what, owner, now, lease)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wStartFinalize, string(acme.StatusProcessing), csr, owner, transfer.ToNanos(until), id,
+		res, err := w.exec(wStartFinalize, string(acme.StatusProcessing), csr, owner, sqlrow.ToNanos(until), id,
 			string(acme.StatusPending))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "status is not pending", wOrderExists, id); err != nil {
 			return err
@@ -197,45 +166,35 @@ func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte,
 // ClaimOrders implements acme.Store.
 func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Order, error) {
 	const what = "claim orders"
-	if limit <= 0 {
-		return nil, fmt.Errorf("sqlite: %s: limit %d is not positive", what, limit)
+	if err := sqlrow.CheckLimit(drv, what, limit); err != nil {
+		return nil, err
 	}
-	until, err := leaseArgs(what, owner, now, lease)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
 		return nil, err
 	}
-	var rows []transfer.Seq[*acme.Order]
+	var rows []sqlrow.Seq[*acme.Order]
 	err = s.write(ctx, func(w *writeTx) error {
-		rows = rows[:0] // the operation may run again in a new transaction
 		rs, err := w.stmt(wClaimOrders).QueryContext(writeCtx,
-			owner, transfer.ToNanos(until), transfer.ToNanos(now), limit)
+			owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now), limit)
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		defer rs.Close()
-		for rs.Next() {
-			var r transfer.Seq[*acme.Order]
-			if r.Row, err = scanOrder(seqScanner{rs, &r.Seq}); err != nil {
-				return fmt.Errorf("sqlite: %s: %w", what, err)
-			}
-			rows = append(rows, r)
-		}
-		if err := rs.Err(); err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
-		}
-		return nil
+		rows, err = sqlrow.Collect(drv, what, rs, sqlrow.ScanSeqOrder) // assigned: the operation may run again
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return transfer.BySeq(rows), nil // RETURNING gives the rows in no particular order
+	return sqlrow.BySeq(rows), nil // RETURNING gives the rows in no particular order
 }
 
 // ReleaseChallenge implements acme.Store.
 func (s *Store) ReleaseChallenge(ctx context.Context, id, owner string) error {
 	return s.write(ctx, func(w *writeTx) error {
 		if _, err := w.exec(wReleaseChallenge, id, owner); err != nil {
-			return fmt.Errorf("sqlite: release challenge %q: %w", id, err)
+			return drv.Errorf("release challenge %q: %w", id, err)
 		}
 		return nil
 	})
@@ -244,19 +203,19 @@ func (s *Store) ReleaseChallenge(ctx context.Context, id, owner string) error {
 // TryLease implements acme.Store.
 func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error) {
 	what := fmt.Sprintf("lease %q", name)
-	until, err := leaseArgs(what, owner, now, ttl)
+	until, err := sqlrow.LeaseUntil(drv, what, owner, now, ttl)
 	if err != nil {
 		return false, err
 	}
 	var held bool
 	err = s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wTryLease, name, owner, transfer.ToNanos(until), transfer.ToNanos(now))
+		res, err := w.exec(wTryLease, name, owner, sqlrow.ToNanos(until), sqlrow.ToNanos(now))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		n, err := res.RowsAffected()
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: rows affected: %w", what, err)
+			return drv.Errorf("%s: rows affected: %w", what, err)
 		}
 		held = n > 0
 		return nil
@@ -271,7 +230,7 @@ func (s *Store) TryLease(ctx context.Context, name, owner string, now time.Time,
 func (s *Store) ReleaseLease(ctx context.Context, name, owner string) error {
 	return s.write(ctx, func(w *writeTx) error {
 		if _, err := w.exec(wReleaseLease, name, owner); err != nil {
-			return fmt.Errorf("sqlite: release lease %q: %w", name, err)
+			return drv.Errorf("release lease %q: %w", name, err)
 		}
 		return nil
 	})

@@ -54,26 +54,15 @@ func applyMigrations(ctx context.Context, db *sql.DB, path string, ms []migratio
 	if err != nil {
 		return fmt.Errorf("sqlite: %s: %w", path, err)
 	}
-	known := ms[len(ms)-1].Version
-	top := 0
-	for v := range applied {
-		top = max(top, v)
+	pending, err := migrations.Plan(ms, applied)
+	var tooNew *migrations.TooNewError
+	if errors.As(err, &tooNew) {
+		return &SchemaTooNewError{Path: path, Database: tooNew.Database, Known: tooNew.Known}
 	}
-	if top > known {
-		return &SchemaTooNewError{Path: path, Database: top, Known: known}
+	if err != nil {
+		return fmt.Errorf("sqlite: %s: %w", path, err)
 	}
-	for _, m := range ms {
-		if name, ok := applied[m.Version]; ok {
-			if name != m.Name {
-				return fmt.Errorf("sqlite: %s: schema version %d was applied as %q but this weir calls it %q",
-					path, m.Version, name, m.Name)
-			}
-			continue
-		}
-		if m.Version < top {
-			return fmt.Errorf("sqlite: %s: schema version %d (%s) is missing but the later version %d is applied",
-				path, m.Version, m.Name, top)
-		}
+	for _, m := range pending {
 		if err := applyMigration(ctx, db, m, now); err != nil {
 			return fmt.Errorf("sqlite: %s: %w", path, err)
 		}

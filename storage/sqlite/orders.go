@@ -2,128 +2,37 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
-	"slices"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
-
-// orderCols are the columns scanOrder reads, in order.
-const orderCols = `id, account_id, status, identifiers, authz_ids, not_before, not_after,
-	expires, error, cert_serial, created_at, replaces, profile, csr`
-
-// scanOrder reads one row of orderCols.
-func scanOrder(row scanner) (*acme.Order, error) {
-	var (
-		o                                       acme.Order
-		accountID                               int64
-		idents, authzIDs                        string
-		notBefore, notAfter, expires, createdAt sql.NullInt64
-		problem                                 sql.NullString
-	)
-	if err := row.Scan(&o.ID, &accountID, &o.Status, &idents, &authzIDs, &notBefore, &notAfter,
-		&expires, &problem, &o.CertSerial, &createdAt, &o.Replaces, &o.Profile, &o.CSR); err != nil {
-		return nil, err
-	}
-	o.AccountID = transfer.FormatAccountID(accountID)
-	o.NotBefore, o.NotAfter = fromNanos(notBefore), fromNanos(notAfter)
-	o.Expires, o.CreatedAt = fromNanos(expires), fromNanos(createdAt)
-	if err := decodeOrderJSON(&o, idents, authzIDs, nullStr(problem)); err != nil {
-		return nil, err
-	}
-	return &o, nil
-}
-
-// decodeOrderJSON sets the fields of o stored as JSON, from their columns:
-// empty lists as nil, a NULL error as none.
-func decodeOrderJSON(o *acme.Order, idents, authzIDs string, problem *string) error {
-	what := "order " + o.ID
-	if err := transfer.FromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
-		return err
-	}
-	if len(o.Identifiers) == 0 {
-		o.Identifiers = nil
-	}
-	var err error
-	if o.AuthzIDs, err = transfer.StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
-		return err
-	}
-	o.Error, err = transfer.FromNullableJSON[acme.Problem](what+" error", problem)
-	return err
-}
 
 // CreateOrder stores o and newAuthzs, with their challenges, in one
 // transaction. Every ID in o.AuthzIDs must name either one of newAuthzs or
 // an existing authorization of the same account; otherwise the error wraps
 // acme.ErrNotFound. A duplicate ID gives an error wrapping acme.ErrConflict.
 func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acme.Authorization) error {
-	what := fmt.Sprintf("create order %q", o.ID)
-	if o.ID == "" {
-		return fmt.Errorf("sqlite: %s: empty id", what)
-	}
-	accountID, ok := transfer.ParseAccountID(o.AccountID)
-	if !ok {
-		return fmt.Errorf("sqlite: %s: account %q: %w", what, o.AccountID, acme.ErrNotFound)
-	}
-	if err := checkTimes(what, o.NotBefore, o.NotAfter, o.Expires, o.CreatedAt); err != nil {
-		return err
-	}
-	idents := "[]"
-	if len(o.Identifiers) > 0 {
-		var err error
-		if idents, err = transfer.ToJSON(what+": identifiers", o.Identifiers); err != nil {
-			return err
-		}
-	}
-	authzIDs, err := transfer.StringsJSON(what+": authorization ids", o.AuthzIDs)
+	row, err := sqlrow.NewOrderRow(drv, o, newAuthzs)
 	if err != nil {
 		return err
-	}
-	problem, err := transfer.NullableJSON(what+": error", o.Error)
-	if err != nil {
-		return err
-	}
-	newArgs := make([]*authzInsert, len(newAuthzs))
-	for i, a := range newAuthzs {
-		if newArgs[i], err = authzArgs(a); err != nil {
-			return err
-		}
 	}
 	// What reads will return, for the cache; if it cannot be built, it is
 	// not cached, and the reads after the commit go to the database.
-	cached, cachedAuthzs := storedOrderAuthzs(o, accountID, idents, authzIDs, problem, newAuthzs, newArgs)
-	// The authorizations the order reuses: those of o.AuthzIDs not created
-	// with it.
-	var reused []string
-	for _, id := range o.AuthzIDs {
-		if !slices.ContainsFunc(newAuthzs, func(a *acme.Authorization) bool { return a.ID == id }) {
-			reused = append(reused, id)
-		}
-	}
+	cached, cachedAuthzs := storedOrderAuthzs(row)
 
 	return s.write(ctx, func(w *writeTx) error {
-		_, err := w.exec(wInsertOrder,
-			o.ID, accountID, string(o.Status), idents, authzIDs, transfer.ToNanos(o.NotBefore), transfer.ToNanos(o.NotAfter),
-			transfer.ToNanos(o.Expires), problem, o.CertSerial, transfer.ToNanos(o.CreatedAt), o.Replaces, o.Profile)
-		if err != nil {
-			return insertErr(what, err)
+		if _, err := w.exec(wInsertOrder, row.Values()...); err != nil {
+			return writeErr(row.What, err)
 		}
-		for i, a := range newAuthzs {
-			if err := insertAuthz(w, a, newArgs[i]); err != nil {
+		for _, a := range row.Authzs {
+			if err := insertAuthz(w, a); err != nil {
 				return err
 			}
 		}
-		for _, id := range reused {
-			var owner int64
-			err := w.queryRow(wAuthzOwner, id).Scan(&owner)
-			switch {
-			case errors.Is(err, sql.ErrNoRows) || err == nil && owner != accountID:
-				return fmt.Errorf("sqlite: %s: reused authorization %q: %w", what, id, acme.ErrNotFound)
-			case err != nil:
-				return fmt.Errorf("sqlite: %s: reused authorization %q: %w", what, id, err)
+		for _, id := range row.Reused {
+			if err := row.CheckReused(drv, id, w.queryRow(wAuthzOwner, id)); err != nil {
+				return err
 			}
 		}
 		if cached != nil {
@@ -135,15 +44,14 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 
 // storedOrderAuthzs builds the order and authorizations CreateOrder
 // inserts as reads will return them (stored.go); nil if it cannot.
-func storedOrderAuthzs(o *acme.Order, accountID int64, idents, authzIDs string, problem *string,
-	newAuthzs []*acme.Authorization, newArgs []*authzInsert) (*acme.Order, []*acme.Authorization) {
-	so, err := storedOrder(o, accountID, idents, authzIDs, problem)
+func storedOrderAuthzs(row *sqlrow.OrderRow) (*acme.Order, []*acme.Authorization) {
+	so, err := storedOrder(row)
 	if err != nil {
 		return nil, nil
 	}
-	as := make([]*acme.Authorization, len(newAuthzs))
-	for i, a := range newAuthzs {
-		if as[i], err = storedAuthz(a, newArgs[i]); err != nil {
+	as := make([]*acme.Authorization, len(row.Authzs))
+	for i, a := range row.Authzs {
+		if as[i], err = storedAuthz(a); err != nil {
 			return nil, nil
 		}
 	}
@@ -161,9 +69,9 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 		return o, nil
 	}
 	gen := s.cache.generation()
-	o, err := scanOrder(s.queryRow(ctx, rGetOrder, id))
+	o, err := sqlrow.ScanOrder(s.queryRow(ctx, rGetOrder, id))
 	if err != nil {
-		return nil, rowErr(fmt.Sprintf("order %q", id), err)
+		return nil, drv.RowErr(fmt.Sprintf("order %q", id), err)
 	}
 	s.cache.fillOrder(o, gen)
 	return o, nil
@@ -174,53 +82,28 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 // page, "" when there is none. A cursor is the decimal sequence number of
 // the last order of the previous page.
 func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit int) ([]string, string, error) {
-	if limit <= 0 {
-		return nil, "", fmt.Errorf("sqlite: list orders: limit %d is not positive", limit)
-	}
-	var after int64
-	if cursor != "" {
-		var ok bool
-		if after, ok = transfer.ParseOrdersCursor(cursor); !ok {
-			return nil, "", fmt.Errorf("sqlite: list orders: cursor %.40q: %w", cursor, acme.ErrBadCursor)
-		}
-	}
-	acct, ok := transfer.ParseAccountID(accountID)
+	p, ok, err := sqlrow.NewOrdersPage(drv, accountID, cursor, limit)
 	if !ok {
-		return nil, "", nil
+		return nil, "", err
 	}
-	rows, err := s.query(ctx, rListOrders, acct, after, limit+1)
+	rows, err := s.query(ctx, rListOrders, p.Values()...)
 	if err != nil {
-		return nil, "", fmt.Errorf("sqlite: list orders of account %s: %w", accountID, err)
+		return nil, "", drv.Errorf("list orders of account %s: %w", accountID, err)
 	}
 	defer rows.Close()
-	var (
-		ids  []string
-		seqs []int64
-	)
-	for rows.Next() {
-		var (
-			seq int64
-			id  string
-		)
-		if err := rows.Scan(&seq, &id); err != nil {
-			return nil, "", fmt.Errorf("sqlite: list orders of account %s: %w", accountID, err)
-		}
-		ids, seqs = append(ids, id), append(seqs, seq)
+	page, err := sqlrow.Collect(drv, "list orders of account "+accountID, rows, sqlrow.ScanOrderID)
+	if err != nil {
+		return nil, "", err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("sqlite: list orders of account %s: %w", accountID, err)
-	}
-	if len(ids) <= limit {
-		return ids, "", nil
-	}
-	return ids[:limit], transfer.FormatOrdersCursor(seqs[limit-1]), nil
+	ids, next := p.Page(page)
+	return ids, next, nil
 }
 
 // UpdateOrder writes o.Status, o.Error and o.CertSerial if the stored
 // status is still from.
 func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status) error {
 	what := fmt.Sprintf("update order %q", o.ID)
-	problem, err := transfer.NullableJSON(what+": error", o.Error)
+	problem, err := sqlrow.NullableJSON(what+": error", o.Error)
 	if err != nil {
 		return err
 	}
@@ -228,7 +111,7 @@ func (s *Store) UpdateOrder(ctx context.Context, o *acme.Order, from acme.Status
 	return s.write(ctx, func(w *writeTx) error {
 		res, err := w.exec(wUpdateOrder, status, problem, serial, id, string(from))
 		if err != nil {
-			return fmt.Errorf("sqlite: %s: %w", what, err)
+			return drv.Wrap(what, err)
 		}
 		if err := checkAffected(w, res, what, "status is not "+string(from), wOrderExists, id); err != nil {
 			return err

@@ -2,11 +2,10 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
-	"github.com/weir-pki/weir/storage/transfer"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // ReplacingOrder implements acme.Store.
@@ -15,10 +14,10 @@ func (s *Store) ReplacingOrder(ctx context.Context, certID string) (*acme.Order,
 	if err != nil {
 		return nil, err
 	}
-	o, err := scanOrder(s.r.QueryRowContext(ctx, `SELECT `+orderCols+` FROM orders
+	o, err := sqlrow.ScanOrder(s.r.QueryRowContext(ctx, `SELECT `+sqlrow.OrderCols+` FROM orders
 		WHERE replaces = ? AND status = ?`, certID, string(acme.StatusValid)))
 	if err != nil {
-		return nil, rowErr("order replacing "+certID, err)
+		return nil, drv.RowErr("order replacing "+certID, err)
 	}
 	return o, nil
 }
@@ -26,14 +25,14 @@ func (s *Store) ReplacingOrder(ctx context.Context, certID string) (*acme.Order,
 // SetRenewalWindows implements acme.Store, in one transaction; it marks the
 // certificates RenewNow.
 func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, end time.Time) error {
-	if err := checkTimes("set renewal windows", start, end); err != nil {
+	if err := drv.CheckTimes("set renewal windows", start, end); err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
 		for _, serial := range serials {
 			if _, err := w.tx.ExecContext(writeCtx, `UPDATE certificates SET renewal_start = ?, renewal_end = ?, renew_now = 1 WHERE serial = ?`,
-				transfer.ToNanos(start), transfer.ToNanos(end), serial); err != nil {
-				return fmt.Errorf("sqlite: set renewal window of %s: %w", serial, err)
+				sqlrow.ToNanos(start), sqlrow.ToNanos(end), serial); err != nil {
+				return drv.Errorf("set renewal window of %s: %w", serial, err)
 			}
 			w.edit(editDropCert(serial))
 		}
@@ -47,17 +46,6 @@ func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.Ren
 	if err != nil {
 		return nil, err
 	}
-	return collect(ctx, s, "renewal windows", `SELECT serial, account_id, renewal_start, renewal_end FROM certificates
-		WHERE renewal_end > ? AND revoked_at IS NULL ORDER BY renewal_start`, []any{transfer.ToNanos(after)},
-		func(row scanner) (acme.RenewalWindow, error) {
-			var (
-				w          acme.RenewalWindow
-				acct       int64
-				start, end int64
-			)
-			err := row.Scan(&w.Serial, &acct, &start, &end)
-			w.AccountID = transfer.FormatAccountID(acct)
-			w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
-			return w, err
-		})
+	return collect(ctx, s, "renewal windows", `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
+		WHERE renewal_end > ? AND revoked_at IS NULL ORDER BY renewal_start`, []any{sqlrow.ToNanos(after)}, sqlrow.ScanRenewalWindow)
 }

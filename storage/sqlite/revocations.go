@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/weir-pki/weir/acme"
 )
@@ -24,7 +23,7 @@ func (s *Store) RevokedCount(ctx context.Context) (int64, error) {
 	}
 	var n int64
 	if err := s.r.QueryRowContext(ctx, revokedCountQuery).Scan(&n); err != nil {
-		return 0, fmt.Errorf("sqlite: count revoked certificates: %w", err)
+		return 0, drv.Errorf("count revoked certificates: %w", err)
 	}
 	return n, nil
 }

@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // The store's statements are prepared once, at Open: the driver keeps a
@@ -34,12 +36,6 @@ const (
 	numReadStmts
 )
 
-// authzChallengeCols are the columns scanAuthzRows reads, in order: those of
-// authzCols (table alias a), then those of challengeCols (alias c), NULL
-// when the authorization has no challenge.
-const authzChallengeCols = `a.id, a.account_id, a.ident_type, a.ident_value, a.wildcard, a.status, a.expires, a.created_at,
-	c.id, c.authz_id, c.type, c.token, c.status, c.validated, c.error, c.updated_at`
-
 // findValidAuthzSQL selects the latest-expiring valid authorization of an
 // account for an identifier, with its challenges in order. wildcard is a
 // literal, 0 or 1, not a parameter: SQLite plans a column = ? term of an
@@ -50,8 +46,8 @@ const authzChallengeCols = `a.id, a.account_id, a.ident_type, a.ident_value, a.w
 // account_id = +?: SQLite does not look at the value of a parameter under
 // a unary plus, and the term still selects on the index.
 func findValidAuthzSQL(wildcard string) string {
-	return `SELECT ` + authzChallengeCols + `
-		FROM (SELECT ` + authzCols + ` FROM authzs
+	return `SELECT ` + sqlrow.AuthzChallengeCols + `
+		FROM (SELECT ` + sqlrow.AuthzCols + ` FROM authzs
 		      WHERE account_id = +? AND ident_type = ? AND ident_value = ? AND wildcard = ` + wildcard + `
 		        AND status = 'valid' AND expires > ?
 		      ORDER BY expires DESC, id DESC LIMIT 1) AS a
@@ -61,16 +57,16 @@ func findValidAuthzSQL(wildcard string) string {
 
 // readSQL is the text of each readStmt.
 var readSQL = [numReadStmts]string{
-	rGetAccount:      `SELECT ` + accountCols + ` FROM accounts WHERE id = ?`,
-	rGetAccountByKey: `SELECT ` + accountCols + ` FROM accounts WHERE key_thumbprint = ?`,
-	rGetOrder:        `SELECT ` + orderCols + ` FROM orders WHERE id = ?`,
+	rGetAccount:      `SELECT ` + sqlrow.AccountCols + ` FROM accounts WHERE id = ?`,
+	rGetAccountByKey: `SELECT ` + sqlrow.AccountCols + ` FROM accounts WHERE key_thumbprint = ?`,
+	rGetOrder:        `SELECT ` + sqlrow.OrderCols + ` FROM orders WHERE id = ?`,
 	rListOrders:      `SELECT seq, id FROM orders WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
-	rGetAuthz: `SELECT ` + authzChallengeCols + `
+	rGetAuthz: `SELECT ` + sqlrow.AuthzChallengeCols + `
 		FROM authzs AS a LEFT JOIN challenges AS c ON c.authz_id = a.id
 		WHERE a.id = ? ORDER BY c.position`,
 	rFindValidAuthz:         findValidAuthzSQL("0"),
 	rFindValidAuthzWildcard: findValidAuthzSQL("1"),
-	rGetChallenge:           `SELECT ` + challengeCols + ` FROM challenges WHERE id = ?`,
+	rGetChallenge:           `SELECT ` + sqlrow.ChallengeCols + ` FROM challenges WHERE id = ?`,
 	rGetCertificate:         `SELECT ` + certCols + ` FROM certificates WHERE serial = ?`,
 	rListRevoked: `SELECT ` + certCols + ` FROM certificates
 		WHERE revoked_at IS NOT NULL AND not_after >= ?
@@ -118,24 +114,20 @@ const (
 
 // writeSQL is the text of each writeStmt.
 var writeSQL = [numWriteStmts]string{
-	wInsertAccount: `INSERT INTO accounts (key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`,
+	wInsertAccount:    `INSERT INTO accounts (` + sqlrow.AccountInsertCols + `) VALUES (?, ?, ?, ?, ?, ?, ?)`,
 	wUpdateAccount:    `UPDATE accounts SET contact = ?, status = ? WHERE id = ? AND status = ?`,
 	wChangeAccountKey: `UPDATE accounts SET key_thumbprint = ?, jwk = ? WHERE id = ? AND key_thumbprint = ?`,
 	wAccountExists:    `SELECT 1 FROM accounts WHERE id = ?`,
-	wInsertOrder: `INSERT INTO orders (id, account_id, status, identifiers, authz_ids, not_before, not_after,
-		    expires, error, cert_serial, created_at, replaces, profile)
+	wInsertOrder: `INSERT INTO orders (` + sqlrow.OrderInsertCols + `)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	wUpdateOrder: `UPDATE orders SET status = ?, error = ?, cert_serial = ?, lease_owner = NULL, lease_until = NULL
 		WHERE id = ? AND status = ?`,
-	wOrderExists: `SELECT 1 FROM orders WHERE id = ?`,
-	wInsertAuthz: `INSERT INTO authzs (id, account_id, ident_type, ident_value, wildcard, status, expires, created_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-	wAuthzOwner:  `SELECT account_id FROM authzs WHERE id = ?`,
-	wUpdateAuthz: `UPDATE authzs SET status = ?, expires = ? WHERE id = ? AND status = ?`,
-	wAuthzExists: `SELECT 1 FROM authzs WHERE id = ?`,
-	wInsertChallenge: `INSERT INTO challenges (id, authz_id, position, type, token, status, validated, error, updated_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	wOrderExists:     `SELECT 1 FROM orders WHERE id = ?`,
+	wInsertAuthz:     `INSERT INTO authzs (` + sqlrow.AuthzCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+	wAuthzOwner:      `SELECT account_id FROM authzs WHERE id = ?`,
+	wUpdateAuthz:     `UPDATE authzs SET status = ?, expires = ? WHERE id = ? AND status = ?`,
+	wAuthzExists:     `SELECT 1 FROM authzs WHERE id = ?`,
+	wInsertChallenge: `INSERT INTO challenges (` + sqlrow.ChallengeInsertCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	wUpdateAuthzChallenge: `UPDATE challenges SET status = ?1, error = ?2, validated = ?3, updated_at = ?4, ` + keepLeaseSQL + `
 		WHERE id = ?5 AND authz_id = ?6`,
 	wUpdateChallenge: `UPDATE challenges SET status = ?1, error = ?2, validated = ?3, updated_at = ?4, ` + keepLeaseSQL + `
@@ -143,9 +135,8 @@ var writeSQL = [numWriteStmts]string{
 	wChallengeExists: `SELECT 1 FROM challenges WHERE id = ?`,
 	wFinalizeOrder: `UPDATE orders SET status = ?, cert_serial = ?, lease_owner = NULL, lease_until = NULL
 		WHERE id = ? AND status = ?`,
-	wInsertCertificate: `INSERT INTO certificates (serial, account_id, order_id, der, chain_pem, names, name_set,
-		    not_before, not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end, issuer_chain)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0, ?, ?, ?, ?)`,
+	wInsertCertificate: `INSERT INTO certificates (` + sqlrow.CertInsertCols + `, issuer_chain, revoked_at, reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
 	wRevokeCertificate: `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
 	wCertificateExists: `SELECT 1 FROM certificates WHERE serial = ?`,
 	wInsertIssuerChain: `INSERT INTO issuer_chains (pem) VALUES (?) ON CONFLICT (pem) DO NOTHING`,

@@ -1,53 +1,53 @@
 package sqlite
 
 import (
-	"database/sql"
 	"fmt"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
-	"github.com/weir-pki/weir/storage/transfer"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // The objects a write has just inserted, built as a read of them returns
 // them, for the object cache (cache.go), so that the writer does not read
 // back what it has just written: from the values bound to the INSERT, with
 // the JSON columns decoded again (the very strings stored), times as
-// fromNanos makes them, byte columns as database/sql scans them, and the
+// sqlrow.FromNanos makes them, byte columns as database/sql scans them, and the
 // columns the INSERT leaves to their defaults at those defaults. Every
 // field a scan sets is set here and no other. TestStoredAsRead and
 // TestCacheFollowsWrites compare them with reads, field for field.
 
 // storedTime returns t as a read of it returns it.
 func storedTime(t time.Time) time.Time {
-	return fromNanos(sql.NullInt64{Int64: transfer.ToNanos(t), Valid: true})
+	return sqlrow.FromNanos(sqlrow.ToNanos(t))
 }
 
 // storedBytes returns b as a read of the BLOB column it was bound to
 // returns it: a copy, and nil when empty (TestStoredAsRead).
 func storedBytes(b []byte) []byte { return append([]byte(nil), b...) }
 
-// storedOrder is scanOrder's result for the row CreateOrder inserts from
-// o, with idents, authzIDs and problem the encoded columns. csr is left
-// NULL by the insert.
-func storedOrder(o *acme.Order, accountID int64, idents, authzIDs string, problem *string) (*acme.Order, error) {
+// storedOrder is sqlrow.ScanOrder's result for the row CreateOrder
+// inserts from r. csr is left NULL by the insert.
+func storedOrder(r *sqlrow.OrderRow) (*acme.Order, error) {
+	o := r.Order
 	s := &acme.Order{
-		ID: o.ID, AccountID: transfer.FormatAccountID(accountID), Status: o.Status,
+		ID: o.ID, AccountID: sqlrow.FormatAccountID(r.AccountID), Status: o.Status,
 		NotBefore: storedTime(o.NotBefore), NotAfter: storedTime(o.NotAfter),
 		Expires: storedTime(o.Expires), CertSerial: o.CertSerial, CreatedAt: storedTime(o.CreatedAt),
 		Replaces: o.Replaces, Profile: o.Profile,
 	}
-	if err := decodeOrderJSON(s, idents, authzIDs, problem); err != nil {
+	if err := sqlrow.DecodeOrderJSON(s, r.Identifiers, r.AuthzIDs, r.Error); err != nil {
 		return nil, err
 	}
 	return s, nil
 }
 
-// storedAuthz is scanAuthzRows's result for the rows insertAuthz inserts
-// from a and args.
-func storedAuthz(a *acme.Authorization, args *authzInsert) (*acme.Authorization, error) {
+// storedAuthz is sqlrow.ScanAuthzRows's result for the rows insertAuthz
+// inserts from r.
+func storedAuthz(r *sqlrow.AuthzRow) (*acme.Authorization, error) {
+	a := r.Authz
 	s := &acme.Authorization{
-		ID: a.ID, AccountID: transfer.FormatAccountID(args.accountID), Identifier: a.Identifier,
+		ID: a.ID, AccountID: sqlrow.FormatAccountID(r.AccountID), Identifier: a.Identifier,
 		Wildcard: a.Wildcard, Status: a.Status, Expires: storedTime(a.Expires), CreatedAt: storedTime(a.CreatedAt),
 	}
 	for i, c := range a.Challenges {
@@ -56,7 +56,7 @@ func storedAuthz(a *acme.Authorization, args *authzInsert) (*acme.Authorization,
 			Validated: storedTime(c.Validated), UpdatedAt: storedTime(c.UpdatedAt),
 		}
 		var err error
-		if sc.Error, err = transfer.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), args.problems[i]); err != nil {
+		if sc.Error, err = sqlrow.FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", c.ID), r.Errors[i]); err != nil {
 			return nil, err
 		}
 		s.Challenges = append(s.Challenges, sc)
@@ -65,17 +65,17 @@ func storedAuthz(a *acme.Authorization, args *authzInsert) (*acme.Authorization,
 }
 
 // storedCert is scanCert's result for the row FinalizeOrder inserts from
-// c, with names the encoded column: not revoked, reason 0, renew_now at
-// its default (false).
-func storedCert(c *acme.Certificate, accountID int64, names string) (*acme.Certificate, error) {
+// r: not revoked, reason 0, renew_now at its default (false).
+func storedCert(r *sqlrow.CertRow) (*acme.Certificate, error) {
+	c := r.Cert
 	s := &acme.Certificate{
-		Serial: c.Serial, AccountID: transfer.FormatAccountID(accountID), OrderID: c.OrderID,
+		Serial: c.Serial, AccountID: sqlrow.FormatAccountID(r.AccountID), OrderID: c.OrderID,
 		DER: storedBytes(c.DER), ChainPEM: storedBytes(c.ChainPEM),
 		NotBefore: storedTime(c.NotBefore), NotAfter: storedTime(c.NotAfter), IssuedAt: storedTime(c.IssuedAt),
 		Profile: c.Profile, RenewalStart: storedTime(c.RenewalStart), RenewalEnd: storedTime(c.RenewalEnd),
 	}
 	var err error
-	if s.Names, err = transfer.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
+	if s.Names, err = sqlrow.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), r.Names); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -19,8 +19,8 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/weir-pki/weir/test/dnstest"
-	"github.com/weir-pki/weir/test/weirproc"
+	"github.com/weir-pki/weir/internal/dnstest"
+	"github.com/weir-pki/weir/internal/weirproc"
 )
 
 // challengeTimeout is every replica's challenges.timeout.

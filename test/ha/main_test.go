@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-pki/weir/internal/weirproc"
 	"github.com/weir-pki/weir/storage/postgres/pgtest"
-	"github.com/weir-pki/weir/test/weirproc"
 )
 
 // runHint says how to run the package's tests.

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weir-pki/weir/test/weirproc"
+	"github.com/weir-pki/weir/internal/weirproc"
 )
 
 // pgCluster is a private PostgreSQL cluster of the test's own: initdb'd

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/weir-pki/weir/test/weirproc"
+	"github.com/weir-pki/weir/internal/weirproc"
 )
 
 // redisServer is a redis-server of the test's own on a free loopback

@@ -5,15 +5,13 @@ package pgtest
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/weir-pki/weir/storage/postgres/pgdsn"
+	"github.com/weir-pki/weir/storage/postgres/pgschema"
 )
 
 // EnvDSN is the variable naming the test server.
@@ -34,36 +32,42 @@ func BaseDSN(tb testing.TB) string {
 	return base
 }
 
-// Schema creates a new schema named prefix plus random hex, dropped with its
-// tables when the test ends, and returns it with a DSN whose search_path is
-// it and whose application_name is the schema (so a test can find its own
-// connections in pg_stat_activity).
+// Schema creates a new schema named prefix plus random hex
+// (pgschema.Create), dropped with its tables when the test ends, and
+// returns it with a DSN whose search_path is it and whose
+// application_name is the schema (so a test can find its own connections
+// in pg_stat_activity).
 func Schema(tb testing.TB, prefix string) (schema, dsn string) {
 	tb.Helper()
 	base := BaseDSN(tb)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	admin, err := pgx.Connect(ctx, base)
+	s, err := pgschema.Create(ctx, base, prefix)
 	if err != nil {
-		tb.Fatalf("connecting to %s: %v", EnvDSN, err)
-	}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema = prefix + hex.EncodeToString(b[:])
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		tb.Fatal(err)
+		tb.Fatalf("%s: %v", EnvDSN, err)
 	}
 	tb.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if _, err := admin.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			tb.Errorf("DROP SCHEMA %s: %v", schema, err)
+		if err := s.Drop(ctx); err != nil {
+			tb.Error(err)
 		}
-		admin.Close(ctx)
 	})
-	return schema, pgdsn.WithParams(base, map[string]string{"search_path": schema, "application_name": schema})
+	return s.Name, s.DSN
 }
 
 // WithParams sets connection parameters on a URL or keyword/value DSN
-// (pgdsn.WithParams).
-func WithParams(dsn string, params map[string]string) string { return pgdsn.WithParams(dsn, params) }
+// (pgschema.WithParams).
+func WithParams(dsn string, params map[string]string) string { return pgschema.WithParams(dsn, params) }
+
+// Scan reads what weir stored, for a test that checks it: it connects to
+// the database of dsn, runs query with args, scans its one row into dest
+// and closes the connection.
+func Scan(ctx context.Context, dsn, query string, args []any, dest ...any) error {
+	c, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer c.Close(context.WithoutCancel(ctx))
+	return c.QueryRow(ctx, query, args...).Scan(dest...)
+}

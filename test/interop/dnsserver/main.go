@@ -17,7 +17,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/weir-pki/weir/test/dnstest"
+	"github.com/weir-pki/weir/internal/dnstest"
 )
 
 func main() {

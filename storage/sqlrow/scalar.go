@@ -1,16 +1,12 @@
-package transfer
+package sqlrow
 
 import (
 	"cmp"
-	"encoding/json"
-	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"time"
 )
-
-// The stored form's scalar encodings, shared by both SQL stores.
 
 // ParseAccountID parses an account ID, which a store assigns as the
 // canonical decimal form of a positive integer.
@@ -76,6 +72,11 @@ type Seq[T any] struct {
 // BySeq returns the rows of rs in ascending sequence order.
 func BySeq[T any](rs []Seq[T]) []T {
 	slices.SortFunc(rs, func(a, b Seq[T]) int { return cmp.Compare(a.Seq, b.Seq) })
+	return Unseq(rs)
+}
+
+// Unseq returns the rows of rs, in their order.
+func Unseq[T any](rs []Seq[T]) []T {
 	out := make([]T, len(rs))
 	for i, r := range rs {
 		out[i] = r.Row
@@ -83,67 +84,21 @@ func BySeq[T any](rs []Seq[T]) []T {
 	return out
 }
 
-// The JSON columns, shared by both SQL stores. Errors name the column
-// (what) but not the store.
-
-// ToJSON encodes v for a JSON column.
-func ToJSON(what string, v any) (string, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return "", fmt.Errorf("%s: encoding: %w", what, err)
+// FromNanos is the inverse of ToNanos: 0 is the zero time, any other
+// value that many Unix nanoseconds, in UTC.
+func FromNanos(n int64) time.Time {
+	if n == 0 {
+		return time.Time{}
 	}
-	return string(b), nil
+	return time.Unix(0, n).UTC()
 }
 
-// FromJSON decodes a JSON column into v.
-func FromJSON(what, s string, v any) error {
-	if err := json.Unmarshal([]byte(s), v); err != nil {
-		return fmt.Errorf("%s: decoding: %w", what, err)
+// NullNanos is the stored form of an optional time in a nullable column:
+// nil (NULL) for the zero time.
+func NullNanos(t time.Time) *int64 {
+	if t.IsZero() {
+		return nil
 	}
-	return nil
-}
-
-// StringsJSON encodes a string slice, nil as an empty array.
-func StringsJSON(what string, ss []string) (string, error) {
-	if len(ss) == 0 {
-		return "[]", nil
-	}
-	return ToJSON(what, ss)
-}
-
-// StringsFromJSON decodes a string slice, an empty array as nil.
-func StringsFromJSON(what, s string) ([]string, error) {
-	var ss []string
-	if err := FromJSON(what, s, &ss); err != nil {
-		return nil, err
-	}
-	if len(ss) == 0 {
-		return nil, nil
-	}
-	return ss, nil
-}
-
-// NullableJSON encodes p for a nullable JSON column (a problem
-// document): nil as NULL.
-func NullableJSON[T any](what string, p *T) (*string, error) {
-	if p == nil {
-		return nil, nil
-	}
-	s, err := ToJSON(what, p)
-	if err != nil {
-		return nil, err
-	}
-	return &s, nil
-}
-
-// FromNullableJSON decodes a nullable JSON column: NULL as nil.
-func FromNullableJSON[T any](what string, s *string) (*T, error) {
-	if s == nil {
-		return nil, nil
-	}
-	p := new(T)
-	if err := FromJSON(what, *s, p); err != nil {
-		return nil, err
-	}
-	return p, nil
+	n := ToNanos(t)
+	return &n
 }

@@ -4,8 +4,8 @@
 // stops or kills it by PID, reads its CPU and memory from /proc, gives a
 // second replica the same CA (SeedCA), and dials several replicas in turn
 // as a load balancer would (RoundRobin). It also starts a private
-// redis-server (StartRedis) and makes a PostgreSQL schema of its own
-// (CreatePGSchema) for replicas that share a store.
+// redis-server (StartRedis) for replicas that share a limiter; a
+// PostgreSQL schema of their own is storage/postgres/pgschema's.
 //
 // Every process it starts gets SIGTERM from the kernel when the process
 // that started it dies (Pdeathsig), and is stopped by its PID only. Every

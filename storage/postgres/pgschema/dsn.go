@@ -1,6 +1,8 @@
-// Package pgdsn edits PostgreSQL connection strings, for the tools and
-// tests that point weir at a schema of their own.
-package pgdsn
+// Package pgschema gives the tools and tests that run weir on a shared
+// PostgreSQL server a schema of their own (Create): weir replicas given
+// its DSN keep their tables in it and no one else's, and Drop removes it
+// with them. It holds pgx for them, so that they need not import it.
+package pgschema
 
 import "net/url"
 

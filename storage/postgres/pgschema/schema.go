@@ -1,4 +1,4 @@
-package weirproc
+package pgschema
 
 import (
 	"context"
@@ -9,13 +9,11 @@ import (
 	"sync"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/weir-pki/weir/storage/postgres/pgdsn"
 )
 
-// PGSchema is a PostgreSQL schema of the caller's own on a shared server:
+// Schema is a PostgreSQL schema of the caller's own on a shared server:
 // weir replicas given DSN keep their tables in it and no one else's.
-type PGSchema struct {
+type Schema struct {
 	Name string // the schema, also the application_name of DSN
 	DSN  string // the base DSN with search_path and application_name set to Name
 
@@ -25,11 +23,12 @@ type PGSchema struct {
 
 var schemaPrefix = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,40}$`)
 
-// CreatePGSchema connects to baseDSN and creates a schema named prefix
-// (lower-case letters, digits and _) followed by random hex.
-func CreatePGSchema(ctx context.Context, baseDSN, prefix string) (*PGSchema, error) {
+// Create connects to baseDSN and creates a schema named prefix
+// (lower-case letters, digits and _) followed by random hex. The
+// connection stays open, to drop it.
+func Create(ctx context.Context, baseDSN, prefix string) (*Schema, error) {
 	if !schemaPrefix.MatchString(prefix) {
-		return nil, fmt.Errorf("weirproc: schema prefix %q: lower-case letters, digits and _ only", prefix)
+		return nil, fmt.Errorf("pgschema: schema prefix %q: lower-case letters, digits and _ only", prefix)
 	}
 	conn, err := pgx.Connect(ctx, baseDSN)
 	if err != nil {
@@ -42,16 +41,16 @@ func CreatePGSchema(ctx context.Context, baseDSN, prefix string) (*PGSchema, err
 		conn.Close(context.Background())
 		return nil, fmt.Errorf("CREATE SCHEMA %s: %w", name, err)
 	}
-	return &PGSchema{
+	return &Schema{
 		Name: name,
-		DSN:  pgdsn.WithParams(baseDSN, map[string]string{"search_path": name, "application_name": name}),
+		DSN:  WithParams(baseDSN, map[string]string{"search_path": name, "application_name": name}),
 		conn: conn,
 	}, nil
 }
 
 // Drop drops the schema with its tables and closes the connection. Stop
 // the weir servers that use it first.
-func (s *PGSchema) Drop(ctx context.Context) error {
+func (s *Schema) Drop(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn == nil {
@@ -72,11 +71,11 @@ func (s *PGSchema) Drop(ctx context.Context) error {
 // server's own processes (WAL writer, checkpointer, background writer,
 // autovacuum), which every user of the server shares. The PIDs are those
 // of /proc when PostgreSQL runs on this machine, outside a container.
-func (s *PGSchema) BackendPIDs(ctx context.Context) (ours, aux []int, err error) {
+func (s *Schema) BackendPIDs(ctx context.Context) (ours, aux []int, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn == nil {
-		return nil, nil, fmt.Errorf("weirproc: schema %s was dropped", s.Name)
+		return nil, nil, fmt.Errorf("pgschema: schema %s was dropped", s.Name)
 	}
 	rows, err := s.conn.Query(ctx, `SELECT pid, coalesce(backend_type, ''), coalesce(application_name, '') FROM pg_stat_activity WHERE pid <> pg_backend_pid()`)
 	if err != nil {

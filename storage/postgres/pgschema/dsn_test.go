@@ -1,4 +1,4 @@
-package pgdsn
+package pgschema
 
 import "testing"
 

@@ -1,4 +1,5 @@
-// Package dnstest provides a tiny authoritative DNS server for tests.
+// Package dnstest provides a tiny authoritative DNS server for tests and
+// for the load tool (cmd/weir-load).
 //
 // The server answers A and AAAA queries for every name with a configurable
 // set of default addresses (127.0.0.1 and ::1 unless changed), per-name

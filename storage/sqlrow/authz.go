@@ -1,0 +1,192 @@
+package sqlrow
+
+import (
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// AuthzCols are the columns of an authorization, in the order
+// AuthzChallengeCols and ScanAuthzRows expect them.
+const AuthzCols = "id, account_id, ident_type, ident_value, wildcard, status, expires, created_at"
+
+// AuthzChallengeCols are the columns ScanAuthzRows reads, in order: those
+// of AuthzCols (table alias a), then those of ChallengeCols (alias c),
+// NULL when the authorization has no challenge (a LEFT JOIN).
+const AuthzChallengeCols = `a.id, a.account_id, a.ident_type, a.ident_value, a.wildcard, a.status, a.expires, a.created_at,
+	c.id, c.authz_id, c.type, c.token, c.status, c.validated, c.error, c.updated_at`
+
+// ChallengeCols are the columns of challenges that ScanChallenge reads,
+// in order.
+const ChallengeCols = "id, authz_id, type, token, status, validated, error, updated_at"
+
+// ScanAuthzRows reads the rows of AuthzChallengeCols of one
+// authorization, ordered by challenge position, and returns it, or
+// sql.ErrNoRows if there are none. It does not close rows.
+func ScanAuthzRows(rows Rows) (*acme.Authorization, error) {
+	var a *acme.Authorization
+	for rows.Next() {
+		// The row's columns in one variable, which escapes to the heap
+		// once; the objects kept are copied out of it.
+		var r struct {
+			x                   acme.Authorization
+			accountID           int64
+			cID, cAuthzID       *string
+			cType, cToken       *string
+			cStatus, cProblem   *string
+			cValidated, cUpdate time.Time
+		}
+		if err := rows.Scan(&r.x.ID, &r.accountID, &r.x.Identifier.Type, &r.x.Identifier.Value, &r.x.Wildcard,
+			&r.x.Status, nanos(&r.x.Expires), nanos(&r.x.CreatedAt),
+			&r.cID, &r.cAuthzID, &r.cType, &r.cToken, &r.cStatus, nanos(&r.cValidated), &r.cProblem, nanos(&r.cUpdate)); err != nil {
+			return nil, err
+		}
+		if a == nil {
+			x := r.x
+			x.AccountID = FormatAccountID(r.accountID)
+			a = &x
+		}
+		if r.cID == nil {
+			continue // no challenge: the LEFT JOIN's one row
+		}
+		c := &acme.Challenge{
+			ID: *r.cID, AuthzID: deref(r.cAuthzID), Type: acme.ChallengeType(deref(r.cType)),
+			Token: deref(r.cToken), Status: acme.Status(deref(r.cStatus)),
+			Validated: r.cValidated, UpdatedAt: r.cUpdate,
+		}
+		var err error
+		if c.Error, err = challengeError(c.ID, r.cProblem); err != nil {
+			return nil, err
+		}
+		a.Challenges = append(a.Challenges, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if a == nil {
+		return nil, sql.ErrNoRows
+	}
+	return a, nil
+}
+
+// ScanChallenge reads one row of ChallengeCols.
+func ScanChallenge(row Scanner) (*acme.Challenge, error) {
+	var (
+		c       acme.Challenge
+		problem *string
+	)
+	if err := row.Scan(&c.ID, &c.AuthzID, &c.Type, &c.Token, &c.Status, nanos(&c.Validated), &problem, nanos(&c.UpdatedAt)); err != nil {
+		return nil, err
+	}
+	var err error
+	if c.Error, err = challengeError(c.ID, problem); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// challengeError decodes the error column of challenge id: NULL is none.
+func challengeError(id string, problem *string) (*acme.Problem, error) {
+	if problem == nil {
+		return nil, nil
+	}
+	return FromNullableJSON[acme.Problem](fmt.Sprintf("challenge %q error", id), problem)
+}
+
+// deref returns *s, or "" for nil.
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// ChallengeInsertCols are the columns of a new challenge's row, whose
+// values AuthzRow.ChallengeValues returns in order.
+const ChallengeInsertCols = "id, authz_id, position, type, token, status, validated, error, updated_at"
+
+// AuthzRow is a new authorization with its challenges, checked and
+// encoded for their rows. Its row's columns are AuthzCols.
+type AuthzRow struct {
+	What      string // names the write in errors
+	Authz     *acme.Authorization
+	AccountID int64
+	Errors    []*string // the encoded Error of each challenge, nil for none
+}
+
+// NewAuthzRow checks a and its challenges and encodes their rows, so
+// that the transaction that inserts them only runs statements.
+func NewAuthzRow(d Driver, a *acme.Authorization) (*AuthzRow, error) {
+	r := &AuthzRow{What: fmt.Sprintf("create authorization %q", a.ID), Authz: a, Errors: make([]*string, len(a.Challenges))}
+	if a.ID == "" {
+		return nil, d.Errorf("%s: empty id", r.What)
+	}
+	var err error
+	if r.AccountID, err = d.AccountOf(r.What, a.AccountID); err != nil {
+		return nil, err
+	}
+	if err := d.CheckTimes(r.What, a.Expires, a.CreatedAt); err != nil {
+		return nil, err
+	}
+	for i, c := range a.Challenges {
+		// The name of the write is made only for an error: an
+		// authorization has several challenges, and most are fine.
+		if c.ID == "" {
+			return nil, d.Errorf("%s: empty id", r.ChallengeWhat(i))
+		}
+		if !TimesInRange(c.Validated, c.UpdatedAt) {
+			return nil, d.CheckTimes(r.ChallengeWhat(i), c.Validated, c.UpdatedAt)
+		}
+		if c.Error != nil {
+			if r.Errors[i], err = NullableJSON(r.ChallengeWhat(i)+": error", c.Error); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// ChallengeWhat names the insertion of the i-th challenge in errors.
+func (r *AuthzRow) ChallengeWhat(i int) string {
+	return fmt.Sprintf("create challenge %q of authorization %q", r.Authz.Challenges[i].ID, r.Authz.ID)
+}
+
+// Values are the values of AuthzCols.
+func (r *AuthzRow) Values() []any {
+	a := r.Authz
+	return []any{a.ID, r.AccountID, string(a.Identifier.Type), a.Identifier.Value, a.Wildcard,
+		string(a.Status), ToNanos(a.Expires), ToNanos(a.CreatedAt)}
+}
+
+// ChallengeValues are the values of ChallengeInsertCols for the i-th
+// challenge, whose position is i (its AuthzID is ignored).
+func (r *AuthzRow) ChallengeValues(i int) []any {
+	c := r.Authz.Challenges[i]
+	return []any{c.ID, r.Authz.ID, i, string(c.Type), c.Token, string(c.Status), ToNanos(c.Validated),
+		r.Errors[i], ToNanos(c.UpdatedAt)}
+}
+
+// ChallengeUpdate is what a write of a challenge's outcome (UpdateChallenge,
+// UpdateAuthz) stores in its row.
+type ChallengeUpdate struct {
+	What      string // names the write in errors
+	ID        string
+	Status    string
+	Error     *string // JSON; nil for none
+	Validated int64
+	UpdatedAt int64
+}
+
+// NewChallengeUpdate checks and encodes the outcome of c for the write
+// what.
+func NewChallengeUpdate(d Driver, what string, c *acme.Challenge) (ChallengeUpdate, error) {
+	u := ChallengeUpdate{What: what, ID: c.ID, Status: string(c.Status), Validated: ToNanos(c.Validated), UpdatedAt: ToNanos(c.UpdatedAt)}
+	if err := d.CheckTimes(what, c.Validated, c.UpdatedAt); err != nil {
+		return u, err
+	}
+	var err error
+	u.Error, err = NullableJSON(what+": error", c.Error)
+	return u, err
+}

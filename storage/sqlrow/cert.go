@@ -1,0 +1,104 @@
+package sqlrow
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// CertCols are the columns of certificates that ScanCert reads, in order.
+const CertCols = `serial, account_id, order_id, der, chain_pem, names, not_before, not_after,
+	issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now`
+
+// ScanCert reads one row of CertCols.
+func ScanCert(row Scanner) (*acme.Certificate, error) { return ScanCertAnd(row) }
+
+// ScanCertAnd reads one row of CertCols followed by columns of the
+// driver's own, into extra (SQLite's issuer chain).
+func ScanCertAnd(row Scanner, extra ...any) (*acme.Certificate, error) {
+	var (
+		c         acme.Certificate
+		accountID int64
+		names     string
+	)
+	dest := append([]any{&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &names,
+		nanos(&c.NotBefore), nanos(&c.NotAfter), nanos(&c.IssuedAt), nanos(&c.RevokedAt), &c.RevocationReason, &c.Profile,
+		nanos(&c.RenewalStart), nanos(&c.RenewalEnd), &c.RenewNow}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
+	}
+	c.AccountID = FormatAccountID(accountID)
+	var err error
+	if c.Names, err = StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// RenewalWindowCols are the columns of certificates that
+// ScanRenewalWindow reads, in order.
+const RenewalWindowCols = "serial, account_id, renewal_start, renewal_end"
+
+// ScanRenewalWindow reads one row of RenewalWindowCols.
+func ScanRenewalWindow(row Scanner) (acme.RenewalWindow, error) {
+	var (
+		w          acme.RenewalWindow
+		acct       int64
+		start, end int64
+	)
+	err := row.Scan(&w.Serial, &acct, &start, &end)
+	w.AccountID = FormatAccountID(acct)
+	w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
+	return w, err
+}
+
+// CertInsertCols are the columns of a new certificate's row, whose values
+// CertRow.Values returns in order; a new certificate is not revoked
+// (revoked_at NULL, reason 0), and the rest keep their defaults.
+const CertInsertCols = `serial, account_id, order_id, der, chain_pem, names, name_set,
+	not_before, not_after, issued_at, profile, renewal_start, renewal_end`
+
+// CertRow is a certificate that finalizes its order, checked and encoded
+// for its row.
+type CertRow struct {
+	What      string // names the write in errors
+	Cert      *acme.Certificate
+	AccountID int64
+	Names     string // JSON
+}
+
+// NewCertRow checks cert, which finalizes order cert.OrderID, and
+// encodes its row.
+func NewCertRow(d Driver, cert *acme.Certificate) (*CertRow, error) {
+	r := &CertRow{What: fmt.Sprintf("finalize order %q with certificate %q", cert.OrderID, cert.Serial), Cert: cert}
+	if cert.Serial == "" {
+		return nil, d.Errorf("%s: empty serial", r.What)
+	}
+	var err error
+	if r.AccountID, err = d.AccountOf(r.What, cert.AccountID); err != nil {
+		return nil, err
+	}
+	if !cert.RevokedAt.IsZero() {
+		return nil, d.Errorf("%s: certificate is already revoked", r.What)
+	}
+	if err := d.CheckTimes(r.What, cert.NotBefore, cert.NotAfter, cert.IssuedAt, cert.RenewalStart, cert.RenewalEnd); err != nil {
+		return nil, err
+	}
+	if r.Names, err = StringsJSON(r.What+": names", cert.Names); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Values are the values of CertInsertCols, with chain the stored
+// chain_pem (SQLite stores only the leaf's part of a chain whose issuer
+// chain it keeps apart), followed by extra, the values of columns of the
+// driver's own.
+func (r *CertRow) Values(chain []byte, extra ...any) []any {
+	c := r.Cert
+	v := append(make([]any, 0, 13+len(extra)), c.Serial, r.AccountID, c.OrderID, c.DER, chain, r.Names, strings.Join(c.Names, ","),
+		ToNanos(c.NotBefore), ToNanos(c.NotAfter), ToNanos(c.IssuedAt), c.Profile, ToNanos(c.RenewalStart), ToNanos(c.RenewalEnd))
+	return append(v, extra...)
+}
