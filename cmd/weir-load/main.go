@@ -1,8 +1,8 @@
 // Command weir-load measures weir's full-flow issuance throughput.
 //
 // It builds (or takes) a weir binary, runs it as separate processes
-// (test/weirproc) on loopback ports with fresh data directories, an
-// in-process http-01 responder and an in-process DNS server (test/dnstest)
+// (internal/weirproc) on loopback ports with fresh data directories, an
+// in-process http-01 responder and an in-process DNS server (internal/dnstest)
 // that resolves every name to 127.0.0.1, and drives it with
 // golang.org/x/crypto/acme: each worker has its own account and loops
 // new-order, authz, http-01, accept, poll (unless accept already answered
