@@ -98,7 +98,7 @@ type cluster struct {
 // server.listen.
 func startCluster(t *testing.T, o clusterOpts) *cluster {
 	t.Helper()
-	bin := weirBinary(t)
+	bin := builder.Binary(t)
 	cl := &cluster{t: t, bin: bin, opts: o, rec: &recorder{}}
 
 	var err error
