@@ -27,7 +27,7 @@ import (
 const challengeTimeout = 2 * time.Second
 
 // validationLease is the lease of a validation job with challengeTimeout:
-// cmd/weir/serve.go makes the validation timeout challenges.timeout + 5 s
+// server/server.go makes the validation timeout challenges.timeout + 5 s
 // and acme.Config.setDefaults makes the lease twice that.
 const validationLease = 2 * (challengeTimeout + 5*time.Second)
 
