@@ -28,7 +28,7 @@ type rules struct {
 	profiles map[string]acme.ProfileConfig
 }
 
-// apply installs r on svc, as cmd/weir's reload does.
+// apply installs r on svc, as package server's reload does.
 func (r rules) apply(t *testing.T, svc *acme.Service) {
 	t.Helper()
 	p, err := acme.NewPolicy(r.policy)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -16,6 +15,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/weir-pki/weir/server"
 )
 
 // The operator commands (ratelimit, accounts, certs, crl) are clients of a
@@ -49,7 +50,7 @@ func addAdminFlags(fs *flag.FlagSet) *adminFlags {
 
 // client builds the admin API client the flags describe.
 func (f *adminFlags) client() (*adminClient, error) {
-	cfg, err := loadConfig(*f.config)
+	cfg, err := server.LoadConfig(*f.config)
 	if err != nil {
 		return nil, err
 	}
@@ -58,12 +59,12 @@ func (f *adminFlags) client() (*adminClient, error) {
 	}
 	c := &adminClient{base: strings.TrimSuffix(*f.adminURL, "/")}
 	if c.base == "" {
-		if !enabled(cfg.Admin.Enabled) {
+		if !cfg.Admin.On() {
 			return nil, errors.New("the admin listener is disabled in the configuration (admin.enabled: false); pass -admin URL")
 		}
-		c.base = adminURL(cfg)
+		c.base = server.AdminURL(cfg)
 	}
-	switch {
+	switch tokenFile := server.AdminTokenFile(cfg); {
 	case *f.tokenFile != "":
 		b, err := os.ReadFile(*f.tokenFile)
 		if err != nil {
@@ -72,8 +73,8 @@ func (f *adminFlags) client() (*adminClient, error) {
 		c.token = strings.TrimSpace(string(b))
 	case os.Getenv("WEIR_ADMIN_TOKEN") != "":
 		c.token = os.Getenv("WEIR_ADMIN_TOKEN")
-	case adminTokenWanted(cfg):
-		b, err := os.ReadFile(adminTokenPath(cfg))
+	case tokenFile != "":
+		b, err := os.ReadFile(tokenFile)
 		if err != nil {
 			return nil, fmt.Errorf("reading the admin token: %w (is this the server's -config, and may you read its data directory?)", err)
 		}
@@ -81,14 +82,7 @@ func (f *adminFlags) client() (*adminClient, error) {
 	}
 	tr := &http.Transport{}
 	if strings.HasPrefix(c.base, "https://") {
-		pool, _ := x509.SystemCertPool()
-		if pool == nil {
-			pool = x509.NewCertPool()
-		}
-		if pem, err := os.ReadFile(dataPath(cfg.DataDir, fileRootPEM)); err == nil {
-			pool.AppendCertsFromPEM(pem)
-		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+		tr.TLSClientConfig = &tls.Config{RootCAs: server.ClientRoots(cfg), MinVersion: tls.VersionTLS12}
 	}
 	c.http = &http.Client{Timeout: 30 * time.Second, Transport: tr}
 	return c, nil

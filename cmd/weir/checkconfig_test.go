@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/weir-pki/weir/server"
 )
 
 // checkConfigRun runs weir check-config on a file holding text.
@@ -21,17 +23,8 @@ func checkConfigRun(t *testing.T, text string) (code int, stdout, stderr string)
 	return code, strings.ReplaceAll(out.String(), path, "FILE"), strings.ReplaceAll(errw.String(), path, "FILE")
 }
 
-// problemLines are the lines of a configuration error, one per problem.
-func problemLines(err error) []string {
-	var ps *configProblems
-	if errors.As(err, &ps) {
-		return ps.lines()
-	}
-	if err != nil {
-		return []string{err.Error()}
-	}
-	return nil
-}
+// goTypeName matches a type name of package server in a message.
+var goTypeName = regexp.MustCompile(`\bserver\.(?:[A-Z]|[a-z]+[A-Z])\w*`)
 
 // wantCheckConfig runs check-config on a file holding text. With no want
 // the file is good: "FILE: ok", exit 0. Else it exits 1 and prints one
@@ -54,6 +47,11 @@ func wantCheckConfig(t *testing.T, text string, want []string) {
 			t.Errorf("the report shows Go's or yaml.v3's internals (%q):\n%s", internal, stderr)
 		}
 	}
+	// The configuration's types are package server's (server.Config,
+	// server.profileMap); its key paths are kebab-case (server.listen).
+	if m := goTypeName.FindString(stderr); m != "" {
+		t.Errorf("the report shows a Go type name (%q):\n%s", m, stderr)
+	}
 	lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n")
 	if len(lines) != len(want) {
 		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), stderr)
@@ -74,7 +72,7 @@ func TestCheckConfig(t *testing.T) {
 		want []string // one per output line, in order: each line must start with it
 	}{
 		{name: "empty file", yaml: ""},
-		{name: "the example", yaml: string(configText(configExampleName, "./weir-data"))},
+		{name: "the example", yaml: string(server.ConfigText(exampleConfigName, "./weir-data"))},
 		{name: "admin published with TLS and token", yaml: "admin: { listen: \"0.0.0.0:14001\", tls: true }\n"},
 		{name: "bad YAML", yaml: "server:\n  listen: [oops\n", want: []string{"FILE:2: did not find expected ',' or ']'"}},
 		{name: "unknown key", yaml: "server:\n  lisen: x\n", want: []string{"FILE:2: server.lisen: unknown key; did you mean listen?"}},

@@ -71,9 +71,12 @@ var rules = map[string]rule{
 	"web/admin":                 {ours: []string{"acme", "acme/limits", "ratelimit", "ca"}, libs: []string{"github.com/go-chi/chi/v5", "github.com/prometheus/client_golang"}},
 	"internal/dnstest":          {kind: tool, libs: []string{"golang.org/x/net/dns/dnsmessage"}},
 	"internal/weirproc":         {kind: tool},
-	// The server: every product package, none of the harness, and no
+	// The assembly: every product package, none of the harness, and no
 	// database or Redis client of its own (those live in storage).
-	"cmd/weir": {kind: command, every: []kind{product}, libs: []string{"gopkg.in/yaml.v3"}},
+	"server": {every: []kind{product}, libs: []string{"gopkg.in/yaml.v3"}},
+	// The command line: the server it runs and the admin API's views it
+	// prints; everything else through them.
+	"cmd/weir": {kind: command, ours: []string{"server", "web/admin"}},
 	// The load tool runs weir as a child process: the harness and any
 	// product package, never a test package.
 	"cmd/weir-load":          {kind: command, every: []kind{product, tool}, libs: []string{"golang.org/x/crypto/acme"}},

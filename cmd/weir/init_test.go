@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/weir-pki/weir/server"
 )
 
 // runInit runs weir init with args.
@@ -42,14 +44,14 @@ func TestInit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := configText(configPath, dataDir); !bytes.Equal(text, want) {
+	if want := server.ConfigText(configPath, dataDir); !bytes.Equal(text, want) {
 		t.Errorf("the config init wrote differs from the template:\n%s", firstDiff(text, want))
 	}
-	cfg, err := loadConfig(configPath)
+	cfg, err := server.LoadConfig(configPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := defaultConfig()
+	want := server.DefaultConfig()
 	want.DataDir = dataDir
 	if got, wantY := marshalYAML(t, cfg), marshalYAML(t, want); got != wantY {
 		t.Errorf("the config init wrote loads as\n%s\nwant the defaults with data-dir %s", got, dataDir)
@@ -59,10 +61,10 @@ func TestInit(t *testing.T) {
 		name string
 		mode os.FileMode
 	}{
-		{fileRootPEM, 0o644}, {fileCARoot, 0o644}, {fileCARootKey, 0o600}, {fileCAIntermediate, 0o644},
-		{fileCAIntKey, 0o600}, {fileTLSCert, 0o644}, {fileTLSKey, 0o600}, {"admin-token", 0o600},
+		{"root.pem", 0o644}, {"ca/root.pem", 0o644}, {"ca/root-key.pem", 0o600}, {"ca/intermediate.pem", 0o644},
+		{"ca/intermediate-key.pem", 0o600}, {"tls/cert.pem", 0o644}, {"tls/key.pem", 0o600}, {"admin-token", 0o600},
 	} {
-		st, err := os.Stat(dataPath(dataDir, f.name))
+		st, err := os.Stat(filepath.Join(dataDir, f.name))
 		if err != nil {
 			t.Errorf("%s: %v", f.name, err)
 			continue
@@ -74,14 +76,14 @@ func TestInit(t *testing.T) {
 	if exists(filepath.Join(dataDir, "weir.db")) {
 		t.Error("init created the database: that is serve's job")
 	}
-	token, err := loadOrCreateAdminToken(cfg)
+	token, err := readToken(dataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if raw, err := base64.RawURLEncoding.DecodeString(token); err != nil || len(raw) != 32 {
 		t.Errorf("admin token %q: %d bytes (%v), want 32 bytes of base64url", token, len(raw), err)
 	}
-	rootPEM, _ := os.ReadFile(dataPath(dataDir, fileRootPEM))
+	rootPEM, _ := os.ReadFile(filepath.Join(dataDir, "root.pem"))
 
 	// Again: the existing config is refused without -force, and left alone.
 	if err := os.WriteFile(configPath, []byte("# mine\n"), 0o644); err != nil {
@@ -98,25 +100,26 @@ func TestInit(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "kept     ca/root-key.pem") || !strings.Contains(out, "kept     admin-token") {
 		t.Errorf("init -force: exit %d, want the CA and token kept:\n%s", code, out)
 	}
-	if b, _ := os.ReadFile(dataPath(dataDir, fileRootPEM)); !bytes.Equal(b, rootPEM) {
+	if b, _ := os.ReadFile(filepath.Join(dataDir, "root.pem")); !bytes.Equal(b, rootPEM) {
 		t.Error("init -force replaced the root")
 	}
-	if tok, _ := loadOrCreateAdminToken(cfg); tok != token {
+	if tok, _ := readToken(dataDir); tok != token {
 		t.Error("init -force replaced the admin token")
 	}
 
 	// serve starts on it, with the same root and HTTPS certificate.
-	certPEM, _ := os.ReadFile(dataPath(dataDir, fileTLSCert))
+	certPEM, _ := os.ReadFile(filepath.Join(dataDir, "tls/cert.pem"))
 	cfg.Server.Listen = "127.0.0.1:0"
-	srv, err := newServer(t.Context(), cfg, os.Stderr)
+	srv, err := server.New(t.Context(), cfg, server.Options{Log: os.Stderr})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	if !bytes.Equal(srv.root, rootPEM) {
+	// The server writes the root it runs with to root.pem.
+	if b, _ := os.ReadFile(filepath.Join(dataDir, "root.pem")); !bytes.Equal(b, rootPEM) {
 		t.Error("serve made a new root instead of using init's")
 	}
-	if b, _ := os.ReadFile(dataPath(dataDir, fileTLSCert)); !bytes.Equal(b, certPEM) {
+	if b, _ := os.ReadFile(filepath.Join(dataDir, "tls/cert.pem")); !bytes.Equal(b, certPEM) {
 		t.Error("serve issued a new HTTPS certificate instead of using init's")
 	}
 }
@@ -135,7 +138,7 @@ func TestInitPrintConfig(t *testing.T) {
 		t.Errorf("-print-config wrote %d files", len(entries))
 	}
 	// A data directory that needs quoting stays one YAML string.
-	cfg, err := parseConfig(configText("weir.yaml", "./my data: #1"))
+	cfg, err := server.ParseConfig("", server.ConfigText("weir.yaml", "./my data: #1"))
 	if err != nil || cfg.DataDir != "./my data: #1" {
 		t.Errorf("data-dir with YAML syntax: %q, %v", cfg.DataDir, err)
 	}
@@ -144,48 +147,15 @@ func TestInitPrintConfig(t *testing.T) {
 	}
 }
 
-// TestAdminToken: a token file readable by others is refused, as CA keys
-// are; the admin listener off or auth none needs no token.
-func TestAdminToken(t *testing.T) {
-	cfg := defaultConfig()
-	cfg.DataDir = t.TempDir()
-	tok, err := loadOrCreateAdminToken(cfg)
-	if err != nil || tok == "" {
-		t.Fatalf("token %q, %v", tok, err)
-	}
-	if again, _ := loadOrCreateAdminToken(cfg); again != tok {
-		t.Error("a second call made a new token")
-	}
-	path := dataPath(cfg.DataDir, "admin-token")
-	if err := os.Chmod(path, 0o640); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := loadOrCreateAdminToken(cfg); err == nil || !strings.Contains(err.Error(), "chmod 600") {
-		t.Errorf("a 0640 token file: err = %v, want a refusal", err)
-	}
-	if err := os.WriteFile(path, []byte("short\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := loadOrCreateAdminToken(cfg); err == nil {
-		t.Error("a 5-character token was accepted")
-	}
-	none := cfg
-	none.DataDir = t.TempDir()
-	none.Admin.Auth = "none"
-	if tok, err := loadOrCreateAdminToken(none); tok != "" || err != nil || exists(dataPath(none.DataDir, "admin-token")) {
-		t.Errorf("auth none: token %q, err %v; want none made", tok, err)
-	}
-	abs := cfg
-	abs.DataDir = t.TempDir()
-	abs.Admin.TokenFile = filepath.Join(t.TempDir(), "elsewhere", "token")
-	if _, err := loadOrCreateAdminToken(abs); err != nil || !exists(abs.Admin.TokenFile) {
-		t.Errorf("absolute token-file: %v", err)
-	}
+// readToken reads the admin token init made in dataDir (admin-token).
+func readToken(dataDir string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "admin-token"))
+	return strings.TrimSpace(string(b)), err
 }
 
 // marshalYAML renders cfg for comparison (an empty list equals a missing
 // one).
-func marshalYAML(t *testing.T, cfg Config) string {
+func marshalYAML(t *testing.T, cfg server.Config) string {
 	t.Helper()
 	b, err := yaml.Marshal(cfg)
 	if err != nil {

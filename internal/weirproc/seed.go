@@ -9,8 +9,8 @@ import (
 	"strings"
 )
 
-// The data-directory files that replicas share (cmd/weir/bootstrap.go,
-// cmd/weir/admintoken.go, docs/high-availability.md).
+// The data-directory files that replicas share (server/bootstrap.go,
+// server/admintoken.go, docs/high-availability.md).
 const (
 	caDir          = "ca"                  // root and intermediate certificates and keys
 	caIntermediate = "ca/intermediate.pem" // present when weir made its CA

@@ -22,6 +22,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 )
 
 // Package is the import path of the weir command that Build compiles.
@@ -49,6 +51,59 @@ func Build(ctx context.Context, dir string) (bin string, err error) {
 		return "", fmt.Errorf("building weir (run inside the weir module): %w\n%s", err, bytes.TrimSpace(out))
 	}
 	return bin, nil
+}
+
+// A Builder builds weir once, at the first Binary, into a temporary
+// directory of its own that Close removes: the tests of a package share
+// one build (RunTests).
+type Builder struct {
+	once     sync.Once
+	dir, bin string
+	err      error
+}
+
+// buildTimeout bounds a Builder's build.
+const buildTimeout = 5 * time.Minute
+
+// TB is what Binary needs of a test: testing.TB's Helper and Fatalf.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+}
+
+// Binary returns the path of the weir binary, building it (Build) at the
+// first call, and fails t if it cannot be built; every call gets the
+// first call's outcome.
+func (b *Builder) Binary(t TB) string {
+	t.Helper()
+	b.once.Do(func() {
+		if b.dir, b.err = os.MkdirTemp("", "weir-bin-"); b.err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), buildTimeout)
+		defer cancel()
+		b.bin, b.err = Build(ctx, b.dir)
+	})
+	if b.err != nil {
+		t.Fatalf("building weir: %v", b.err)
+	}
+	return b.bin
+}
+
+// RunTests runs a test binary's tests (m is its *testing.M) and then
+// removes the binary b built for them: the whole TestMain of a package
+// whose tests share b is os.Exit(b.RunTests(m)).
+func (b *Builder) RunTests(m interface{ Run() int }) int {
+	defer b.Close()
+	return m.Run()
+}
+
+// Close removes the binary and its directory, if Binary made them.
+func (b *Builder) Close() error {
+	if b.dir == "" {
+		return nil
+	}
+	return os.RemoveAll(b.dir)
 }
 
 // GitRev describes the checkout of the working directory ("" outside

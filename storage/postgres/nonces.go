@@ -82,7 +82,7 @@ func NewNonces(cfg NonceConfig, s *Store, log *slog.Logger) (*Nonces, error) {
 
 // NonceStore returns the store's shared nonces with the given lifetime
 // and the default sweep interval, or nil if lifetime is not positive: what
-// cmd/weir asks of a store that keeps nonces. Run the result's Run (it is
+// package server asks of a store that keeps nonces. Run the result's Run (it is
 // a *Nonces) to sweep expired nonces.
 func (s *Store) NonceStore(lifetime time.Duration) acme.NonceStore {
 	n, err := NewNonces(NonceConfig{Lifetime: lifetime}, s, nil)

@@ -11,8 +11,8 @@ import (
 	goredis "github.com/redis/go-redis/v9"
 )
 
-// Config says how to reach Redis. It is what cmd/weir reads from its
-// configuration file.
+// Config says how to reach Redis. It is what package server reads from
+// weir's configuration file.
 type Config struct {
 	// Addrs are host:port addresses: one for a single node, the Sentinel
 	// nodes when MasterName is set, or two or more seed nodes of a Redis

@@ -27,7 +27,7 @@ import (
 const challengeTimeout = 2 * time.Second
 
 // validationLease is the lease of a validation job with challengeTimeout:
-// cmd/weir/serve.go makes the validation timeout challenges.timeout + 5 s
+// server/server.go makes the validation timeout challenges.timeout + 5 s
 // and acme.Config.setDefaults makes the lease twice that.
 const validationLease = 2 * (challengeTimeout + 5*time.Second)
 
@@ -98,7 +98,7 @@ type cluster struct {
 // server.listen.
 func startCluster(t *testing.T, o clusterOpts) *cluster {
 	t.Helper()
-	bin := weirBinary(t)
+	bin := builder.Binary(t)
 	cl := &cluster{t: t, bin: bin, opts: o, rec: &recorder{}}
 
 	var err error

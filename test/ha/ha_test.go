@@ -668,7 +668,7 @@ func (cl *cluster) registerRaw(t *testing.T, ctx context.Context) account {
 }
 
 // owners finds each replica's lease owner name (acme.Config.Owner, made
-// by cmd/weir's newOwner): an order of a mapping account on each replica
+// by package server's newOwner): an order of a mapping account on each replica
 // alone, whose challenge that replica starts and leases to itself, read
 // while the responder holds its validation (a settled challenge has no
 // lease).

@@ -17,7 +17,7 @@ import (
 // The tight limits of the overshoot checks: account-creation 5 per hour
 // with a burst of 2 (one token per 12 minutes), order-creation 20 per
 // hour with a burst of 5 (one per 3 minutes), as the single-node
-// TestRateLimitLayers in cmd/weir uses.
+// TestRateLimitLayers in package server uses.
 const (
 	accountBurst = 2
 	accountRA    = 720 // seconds until the next account: 1 h / 5
@@ -127,7 +127,7 @@ func (cl *cluster) raceOrders(ctx context.Context, hc *http.Client, a account, n
 		})
 }
 
-// check429 checks a rate-limit denial as cmd/weir's want429 does:
+// check429 checks a rate-limit denial as package server's want429 does:
 // status, type, an integer Retry-After of at least 1 second, within
 // raSlack of exact (ra seconds), Link rel="help", a fresh nonce, and a
 // detail naming the limit, the key and when it frees up.

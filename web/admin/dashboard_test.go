@@ -19,8 +19,8 @@ import (
 )
 
 // The dashboard's pages through a real Service are tested in
-// cmd/weir/dashboard_test.go (and in a browser in
-// cmd/weir/dashboard_browser_test.go); here each template is rendered with
+// server/dashboard_test.go (and in a browser in
+// server/dashboard_browser_test.go); here each template is rendered with
 // hand-made views, edge cases included, without a store.
 
 var testNow = time.Date(2025, 5, 3, 12, 0, 0, 0, time.UTC)

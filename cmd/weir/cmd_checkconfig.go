@@ -1,0 +1,60 @@
+package main
+
+//go:generate sh -c "go run . init -print-config -config config.example.yaml > ../../config.example.yaml"
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/weir-pki/weir/server"
+)
+
+// cmdCheckConfig reads a configuration file as serve does and prints
+// every problem of it, one per line, each with its line and key.
+func cmdCheckConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("check-config", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: weir check-config FILE\n\n"+
+			"Reads FILE as weir serve would (unknown keys are errors) and validates it.\n"+
+			"Prints \"FILE: ok\" and exits 0, or prints every problem, one per line as\n"+
+			"FILE:LINE: key: problem, and exits 1.\n")
+	}
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() != 1 {
+		fs.Usage()
+		return 2
+	}
+	path := fs.Arg(0)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "%s: %v\n", path, err)
+		return 1
+	}
+	if _, err := server.ParseConfig(path, data); err != nil {
+		writeConfigError(stderr, "", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "%s: ok\n", path)
+	return 0
+}
+
+// writeConfigError prints an error of loading the configuration: a
+// file's problems one per line, as FILE:LINE: key.path: message, else
+// the error after prefix.
+func writeConfigError(w io.Writer, prefix string, err error) {
+	var ps *server.ConfigProblems
+	if errors.As(err, &ps) {
+		for _, l := range ps.Lines() {
+			fmt.Fprintln(w, l)
+		}
+		return
+	}
+	fmt.Fprintf(w, "%s%v\n", prefix, err)
+}

@@ -1,0 +1,74 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/weir-pki/weir/server"
+)
+
+// cmdInit writes a commented configuration file and prepares the data
+// directory (CA, weir's HTTPS certificate, admin token) without serving.
+func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, "Usage: weir init [-config FILE] [-data-dir DIR] [-force] [-print-config]\n\n"+
+			"Writes a commented configuration file and creates the data directory: the CA\n"+
+			"(root and intermediate), weir's HTTPS certificate and the admin token. It\n"+
+			"never replaces a CA, certificate or token that is already there.\n\n")
+		fs.PrintDefaults()
+	}
+	configPath := fs.String("config", "weir.yaml", "the configuration `file` to write")
+	dataDir := fs.String("data-dir", server.DefaultConfig().DataDir, "the data `directory` the configuration names and init creates")
+	force := fs.Bool("force", false, "overwrite an existing configuration file (the data directory's contents are kept)")
+	printConfig := fs.Bool("print-config", false, "print the configuration file to standard output and write nothing")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "weir init: unexpected argument %q\n", fs.Arg(0))
+		fs.Usage()
+		return 2
+	}
+	text := server.ConfigText(*configPath, *dataDir)
+	cfg, err := server.ParseConfig("", text)
+	if err != nil {
+		fmt.Fprintf(stderr, "weir init: %v\n", err)
+		return 1
+	}
+	if *printConfig {
+		_, _ = stdout.Write(text)
+		return 0
+	}
+	if exists(*configPath) && !*force {
+		fmt.Fprintf(stderr, "weir init: %s exists; use -force to overwrite it, or -config to write another file\n", *configPath)
+		return 1
+	}
+	rep, err := server.InitDataDir(cfg, time.Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "weir init: %v\n", err)
+		return 1
+	}
+	if err := server.WriteConfigFile(*configPath, text); err != nil {
+		fmt.Fprintf(stderr, "weir init: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %s\n\n", *configPath)
+	rep.Print(stdout)
+	if !filepath.IsAbs(*dataDir) {
+		fmt.Fprintf(stdout, "\ndata-dir %s is relative: weir resolves it against the directory it runs in.\n", *dataDir)
+	}
+	fmt.Fprintf(stdout, "\nCheck it and start weir:\n\n  weir check-config %s\n  weir serve -config %s\n", *configPath, *configPath)
+	return 0
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

@@ -1,0 +1,231 @@
+package server
+
+import (
+	"context"
+	"crypto"
+	"crypto/x509"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// rawOrderReplaces asks for an order for names that replaces certID.
+func (e *testEnv) rawOrderReplaces(key crypto.Signer, kid, certID string, names ...string) rawResponse {
+	e.t.Helper()
+	var ids []map[string]string
+	for _, n := range names {
+		ids = append(ids, map[string]string{"type": "dns", "value": n})
+	}
+	payload, _ := json.Marshal(map[string]any{"identifiers": ids, "replaces": certID})
+	return e.postJWS(key, e.base+"/acme/new-order", payload, signOpts{kid: kid})
+}
+
+// registered makes an account with x/crypto/acme; the context ends with
+// the test or after a minute.
+func (e *testEnv) registered(t *testing.T) (context.Context, crypto.Signer, *xacme.Client, *xacme.Account) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	key := newKey(t)
+	c := e.client(key)
+	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, key, c, acct
+}
+
+// renewalInfo GETs the ARI resource of certID.
+func (e *testEnv) renewalInfo(t *testing.T, certID string) (rawResponse, time.Time, time.Time) {
+	t.Helper()
+	res := httpGet(t, e, e.base+"/acme/renewal-info/"+certID)
+	var v struct {
+		SuggestedWindow struct{ Start, End time.Time } `json:"suggestedWindow"`
+	}
+	if res.status == http.StatusOK {
+		if err := json.Unmarshal(res.body, &v); err != nil {
+			t.Fatalf("renewal-info body %s: %v", res.body, err)
+		}
+	}
+	return res, v.SuggestedWindow.Start, v.SuggestedWindow.End
+}
+
+// TestARI: the directory's renewalInfo, windows for a known certificate
+// (placed in the configured part of its lifetime), 404 for an unknown one,
+// replaces accepted once then 409 alreadyReplaced, renewals passing while
+// order-creation is empty, and the checks on what may be replaced.
+func TestARI(t *testing.T) {
+	e := startEnv(t, func(c *Config) {
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
+		c.RateLimiting.DuplicateCertificate.Enabled = true
+	})
+	ctx, key, c, acct := e.registered(t)
+	kid := acct.URI
+
+	var dir map[string]any
+	if err := json.Unmarshal(httpGet(t, e, e.base+"/directory").body, &dir); err != nil || dir["renewalInfo"] != e.base+"/acme/renewal-info" {
+		t.Fatalf("directory renewalInfo = %v (%v)", dir["renewalInfo"], err)
+	}
+
+	// Issuing spends the only order-creation token.
+	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("ari.weir.test", "ari2.weir.test")...)
+	leaf := e.verifyChain(chain, "ari.weir.test", "ari2.weir.test")
+	certID := acme.CertID(leaf)
+
+	res, start, end := e.renewalInfo(t, certID)
+	if res.status != http.StatusOK {
+		t.Fatalf("renewal-info: %d %s", res.status, res.body)
+	}
+	life := leaf.NotAfter.Sub(leaf.NotBefore)
+	lo := leaf.NotBefore.Add(time.Duration(0.6 * float64(life))).Add(-time.Hour)
+	hi := leaf.NotBefore.Add(time.Duration(0.8 * float64(life)))
+	if start.Before(lo) || end.After(hi) || !end.After(start) {
+		t.Errorf("window [%s, %s] is not within [%s, %s] of the lifetime", start, end, lo, hi)
+	}
+	if ra, err := strconv.Atoi(res.header.Get("Retry-After")); err != nil || ra < 60 || ra > 6*3600 {
+		t.Errorf("Retry-After = %q, want 60..21600 seconds", res.header.Get("Retry-After"))
+	}
+	// Unknown and malformed identifiers.
+	unknown := certID[:strings.Index(certID, ".")] + ".AQIDBA"
+	if res, _, _ := e.renewalInfo(t, unknown); res.status != http.StatusNotFound {
+		t.Errorf("renewal-info of an unknown serial: %d, want 404", res.status)
+	}
+	for _, bad := range []string{"nodot", "a.b.c", "AAAA.AH8", "!!!.AQ"} {
+		if res, _, _ := e.renewalInfo(t, bad); res.status != http.StatusBadRequest {
+			t.Errorf("renewal-info %q: %d, want 400", bad, res.status)
+		}
+	}
+
+	// order-creation is empty: a plain order is refused...
+	want429(t, e.rawOrder(key, kid, "ari.weir.test", "ari2.weir.test"), "order-creation", acct.URI[strings.LastIndex(acct.URI, "/")+1:])
+	// ...but the renewal that replaces the certificate passes, and issues.
+	res = e.rawOrderReplaces(key, kid, certID, "ari.weir.test", "ari2.weir.test")
+	wantStatus(t, res, http.StatusCreated)
+	var o struct {
+		Status, Finalize, Replaces string
+	}
+	if err := json.Unmarshal(res.body, &o); err != nil || o.Status != "ready" || o.Replaces != certID {
+		t.Fatalf("renewal order = %+v (%v), want ready (authorizations reused) replacing %s", o, err, certID)
+	}
+	renewed, _, err := c.CreateOrderCert(ctx, o.Finalize, csrFor(t, newKey(t), "ari.weir.test", "ari2.weir.test"), true)
+	if err != nil {
+		t.Fatalf("finalize the renewal: %v", err)
+	}
+	e.verifyChain(renewed, "ari.weir.test", "ari2.weir.test")
+
+	// A second renewal of the same certificate: 409 alreadyReplaced.
+	res = e.rawOrderReplaces(key, kid, certID, "ari.weir.test")
+	if typ, _ := res.problem(); res.status != http.StatusConflict || typ != string(acme.ProbAlreadyReplaced) {
+		t.Errorf("second replaces: %d %s, want 409 alreadyReplaced", res.status, typ)
+	}
+
+	// What may not be replaced.
+	other := newKey(t)
+	_, otherKid := e.rawAccount(other)
+	newLeaf, err := x509.ParseCertificate(renewed[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		res  rawResponse
+	}{
+		{"another account's certificate", e.rawOrderReplaces(other, otherKid, acme.CertID(newLeaf), "ari.weir.test")},
+		{"no shared identifier", e.rawOrderReplaces(key, kid, acme.CertID(newLeaf), "elsewhere.weir.test")},
+		{"unknown certificate", e.rawOrderReplaces(key, kid, unknown, "ari.weir.test")},
+		{"not a certID", e.rawOrderReplaces(key, kid, "garbage", "ari.weir.test")},
+	} {
+		if typ, _ := tc.res.problem(); tc.res.status != http.StatusBadRequest || typ != string(acme.ProbMalformed) {
+			t.Errorf("%s: %d %s, want 400 malformed: %s", tc.name, tc.res.status, typ, tc.res.body)
+		}
+	}
+
+	// A revoked certificate's window is in the past: renew now.
+	if err := c.RevokeCert(ctx, nil, renewed[0], xacme.CRLReasonKeyCompromise); err != nil {
+		t.Fatal(err)
+	}
+	_, start, end = e.renewalInfo(t, acme.CertID(newLeaf))
+	if now := time.Now(); !end.Before(now) || !start.Before(end) {
+		t.Errorf("revoked certificate's window [%s, %s] is not in the past", start, end)
+	}
+}
+
+// TestIncidentMode: renew-now moves an account's windows into the past and
+// its renewals pass with the SAN budget spent; revoke --all-from-account
+// revokes every active certificate, whose windows are then in the past.
+func TestIncidentMode(t *testing.T) {
+	e := startEnv(t, func(c *Config) {
+		c.ACME.MaxIdentifiers = 3
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 100, OrderBurst: 100, SANBudgetPerAccountPerHour: 3}
+	})
+	ctx, key, c, acct := e.registered(t)
+	id := acct.URI[strings.LastIndex(acct.URI, "/")+1:]
+	var leaves []*x509.Certificate
+	for _, n := range []string{"i1.weir.test", "i2.weir.test", "i3.weir.test"} {
+		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs(n)...)
+		leaves = append(leaves, e.verifyChain(chain, n))
+	}
+	// The SAN budget (3 an hour) is spent: a plain order is refused.
+	want429(t, e.rawOrder(key, acct.URI, "i1.weir.test"), "san-budget", id)
+	for _, l := range leaves {
+		if _, _, end := e.renewalInfo(t, acme.CertID(l)); !end.After(time.Now()) {
+			t.Fatalf("window of %s already in the past before the incident", l.DNSNames[0])
+		}
+	}
+
+	var iv struct {
+		Action       string `json:"action"`
+		Certificates []struct{ Serial string }
+	}
+	e.cliJSON(t, &iv, "certs", "renew-now", "--account", id)
+	if iv.Action != "renew-now" || len(iv.Certificates) != 3 {
+		t.Fatalf("renew-now = %+v, want 3 certificates", iv)
+	}
+	var renewed []*x509.Certificate
+	for _, l := range leaves {
+		res, _, end := e.renewalInfo(t, acme.CertID(l))
+		if res.status != http.StatusOK || !end.Before(time.Now()) {
+			t.Errorf("window of %s ends %s, want the past", l.DNSNames[0], end)
+		}
+		// The wave passes with the SAN budget spent.
+		res = e.rawOrderReplaces(key, acct.URI, acme.CertID(l), l.DNSNames[0])
+		wantStatus(t, res, http.StatusCreated)
+		var o struct{ Finalize string }
+		_ = json.Unmarshal(res.body, &o)
+		chain, _, err := c.CreateOrderCert(ctx, o.Finalize, csrFor(t, newKey(t), l.DNSNames[0]), true)
+		if err != nil {
+			t.Fatalf("finalize the incident renewal of %s: %v", l.DNSNames[0], err)
+		}
+		renewed = append(renewed, e.verifyChain(chain, l.DNSNames[0]))
+	}
+	// Each certificate is replaced once.
+	res := e.rawOrderReplaces(key, acct.URI, acme.CertID(leaves[0]), "i1.weir.test")
+	if res.status != http.StatusConflict {
+		t.Errorf("second replacement in the incident: %d, want 409", res.status)
+	}
+
+	// Revoke every active certificate of the account: the 3 originals
+	// (renew-now revokes nothing) and the 3 renewals.
+	e.cliJSON(t, &iv, "certs", "revoke", "--all-from-account", id, "--reason", "keyCompromise")
+	if iv.Action != "revoked" || len(iv.Certificates) != 6 {
+		t.Fatalf("revoke --all-from-account = %+v, want the 6 active certificates", iv)
+	}
+	crl := e.crlSerials(renewed[0])
+	for _, l := range renewed {
+		if crl[l.SerialNumber.String()] != 1 {
+			t.Errorf("CRL lacks %s with reason keyCompromise: %v", l.DNSNames[0], crl)
+		}
+		if _, _, end := e.renewalInfo(t, acme.CertID(l)); !end.Before(time.Now()) {
+			t.Errorf("revoked %s: window ends %s, want the past", l.DNSNames[0], end)
+		}
+	}
+	e.weirCLI(t, 2, "certs", "revoke", "--all-from-account", id, "0102")
+}

@@ -1,0 +1,82 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// TestBackupRestore: weir backup copies a running server's data directory,
+// and a server started on the copy has the same CA and HTTPS certificate,
+// serves the certificates issued before the backup to the same account,
+// and keeps the limiter's state.
+func TestBackupRestore(t *testing.T) {
+	orders := ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 3, SANBudgetPerAccountPerHour: 100}
+	e := startEnv(t, func(c *Config) { c.RateLimiting.OrderCreation = orders })
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	acctKey := newKey(t)
+	c := e.client(acctKey)
+	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
+		t.Fatal(err)
+	}
+	chain, certURL := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("backup.weir.test")...)
+
+	out := filepath.Join(t.TempDir(), "backup")
+	var stdout, stderr bytes.Buffer
+	if code := runWeir(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("backup: exit %d: %s", code, stderr.String())
+	}
+	for _, w := range []string{fileCAIntKey, fileTLSKey, "admin-token", "weir.db (snapshot)", "ratelimit.db (snapshot)"} {
+		if !strings.Contains(stdout.String(), "  "+w+"\n") {
+			t.Errorf("backup output does not list %s:\n%s", w, stdout.String())
+		}
+	}
+	for name, mode := range map[string]os.FileMode{fileCARootKey: 0o600, fileCAIntKey: 0o600, fileTLSKey: 0o600, "admin-token": 0o600, "weir.db": 0o600, "ratelimit.db": 0o600, fileRootPEM: 0o644} {
+		st, err := os.Stat(dataPath(out, name))
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+		} else if st.Mode().Perm() != mode {
+			t.Errorf("%s: mode %04o, want %04o", name, st.Mode().Perm(), mode)
+		}
+	}
+	if code := runWeir(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 1 {
+		t.Errorf("backup into a non-empty directory: exit %d, want 1", code)
+	}
+
+	// Restore: a server on the copy.
+	r := startEnv(t, func(c *Config) {
+		c.DataDir = out
+		c.RateLimiting.OrderCreation = orders
+	})
+	if r.srv.rootFP != e.srv.rootFP {
+		t.Errorf("restored root %s, want %s", r.srv.rootFP, e.srv.rootFP)
+	}
+	if !r.srv.svc.CA().Hierarchy().Intermediate.Equal(e.srv.svc.CA().Hierarchy().Intermediate) {
+		t.Error("the restored server has another intermediate")
+	}
+	if !r.srv.tlsCert.Leaf.Equal(e.srv.tlsCert.Leaf) {
+		t.Error("the restored server issued itself a new HTTPS certificate")
+	}
+	rc := r.client(acctKey)
+	fetched, err := rc.FetchCert(ctx, r.base+strings.TrimPrefix(certURL, e.base), true)
+	if err != nil {
+		t.Fatalf("fetching the certificate from the restored server: %v", err)
+	}
+	if len(fetched) != len(chain) || !bytes.Equal(fetched[0], chain[0]) {
+		t.Errorf("the restored server serves another certificate")
+	}
+	// The limiter's state came along: one order of the burst of 3 was spent.
+	_, kid := r.rawAccount(acctKey)
+	wantStatus(t, r.rawOrder(acctKey, kid, "r1.weir.test"), 201)
+	wantStatus(t, r.rawOrder(acctKey, kid, "r2.weir.test"), 201)
+	want429(t, r.rawOrder(acctKey, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, r.base+"/acme/account/"))
+}

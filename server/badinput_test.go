@@ -1,0 +1,681 @@
+package server
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/big"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/jws"
+	"github.com/weir-pki/weir/storage/sqlite"
+)
+
+// snapshotTables are every table of the ACME store.
+var snapshotTables = []string{"accounts", "orders", "authzs", "challenges", "certificates", "eab_keys"}
+
+// dbSnapshot is the row count and a digest of the contents of each table.
+type dbSnapshot struct {
+	counts  map[string]int
+	digests map[string]string
+}
+
+// snapshot reads every table through the store's read pool.
+func snapshotDB(t *testing.T, e *testEnv) dbSnapshot {
+	t.Helper()
+	db := e.srv.store.(*sqlite.Store).DB()
+	s := dbSnapshot{counts: map[string]int{}, digests: map[string]string{}}
+	for _, table := range snapshotTables {
+		var n int
+		if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatalf("count %s: %v", table, err)
+		}
+		s.counts[table] = n
+		rows, err := db.QueryContext(t.Context(), "SELECT * FROM "+table+" ORDER BY 1")
+		if err != nil {
+			t.Fatalf("read %s: %v", table, err)
+		}
+		cols, _ := rows.Columns()
+		h := sha256.New()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatalf("scan %s: %v", table, err)
+			}
+			fmt.Fprintf(h, "%v\n", vals)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("read %s: %v", table, err)
+		}
+		rows.Close()
+		s.digests[table] = hex.EncodeToString(h.Sum(nil))
+	}
+	return s
+}
+
+// diff describes how after differs from s, "" when it does not.
+func (s dbSnapshot) diff(after dbSnapshot) string {
+	var out []string
+	for _, table := range snapshotTables {
+		switch {
+		case s.counts[table] != after.counts[table]:
+			out = append(out, fmt.Sprintf("%s: %d rows -> %d", table, s.counts[table], after.counts[table]))
+		case s.digests[table] != after.digests[table]:
+			out = append(out, fmt.Sprintf("%s: rows changed", table))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// jwkOf is the public JWK of key as a JSON value.
+func publicJWK(t *testing.T, key crypto.PublicKey) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(jose.JSONWebKey{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// rawJWS builds a flattened JWS with exactly the protected header hdr and
+// an ES256 signature by key over it (valid whatever hdr says), so that
+// headers go-jose would refuse to produce can be sent.
+func handSignedJWS(t *testing.T, key *ecdsa.PrivateKey, hdr map[string]any, payload []byte) map[string]any {
+	t.Helper()
+	return handSignedRaw(t, key, marshalJSON(t, hdr), payload)
+}
+
+// handSignedRaw is handSignedJWS with the protected header's JSON text ph
+// as it is, so that texts a map cannot hold (a member twice) can be sent.
+func handSignedRaw(t *testing.T, key *ecdsa.PrivateKey, ph, payload []byte) map[string]any {
+	t.Helper()
+	protected := base64.RawURLEncoding.EncodeToString(ph)
+	pl := base64.RawURLEncoding.EncodeToString(payload)
+	digest := sha256.Sum256([]byte(protected + "." + pl))
+	r, s, err := ecdsa.Sign(rand.Reader, key, digest[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := make([]byte, 64)
+	r.FillBytes(sig[:32])
+	s.FillBytes(sig[32:])
+	return map[string]any{"protected": protected, "payload": pl, "signature": base64.RawURLEncoding.EncodeToString(sig)}
+}
+
+func marshalJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// TestBadInput sends one server a table of bad requests and checks each is
+// refused with the right problem, a fresh nonce, and no trace in the
+// database; then that the server still issues.
+func TestBadInput(t *testing.T) {
+	e := startEnv(t, func(c *Config) {
+		c.CA.Policy.DeniedDomains = []string{"denied.test"}
+	})
+	ctx := t.Context()
+	var (
+		newAccountURL = e.base + "/acme/new-account"
+		newOrderURL   = e.base + "/acme/new-order"
+		revokeURL     = e.base + "/acme/revoke-cert"
+		keyChangeURL  = e.base + "/acme/key-change"
+	)
+
+	// Accounts A (the main one), B (another) and D (deactivated).
+	register := func(key crypto.Signer) (*xacme.Client, string) {
+		t.Helper()
+		c := e.client(key)
+		a, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
+		if err != nil {
+			t.Fatalf("register: %v", err)
+		}
+		return c, a.URI
+	}
+	keyA, keyB, keyD := newKey(t), newKey(t), newKey(t)
+	clientA, kidA := register(keyA)
+	_, kidB := register(keyB)
+	clientD, kidD := register(keyD)
+	if err := clientD.DeactivateReg(ctx); err != nil {
+		t.Fatalf("deactivate D: %v", err)
+	}
+
+	// A pending order, a ready order, a wildcard order and a certificate.
+	pending, err := clientA.AuthorizeOrder(ctx, xacme.DomainIDs("pending.weir.test"))
+	if err != nil || pending.Status != xacme.StatusPending {
+		t.Fatalf("pending order: %+v, %v", pending, err)
+	}
+	ready, err := clientA.AuthorizeOrder(ctx, xacme.DomainIDs("ready.weir.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.solve(ctx, clientA, ready.AuthzURLs[0], "http-01")
+	if ready, err = clientA.WaitOrder(ctx, ready.URI); err != nil || ready.Status != xacme.StatusReady {
+		t.Fatalf("ready order: %+v, %v", ready, err)
+	}
+	wild, err := clientA.AuthorizeOrder(ctx, xacme.DomainIDs("*.wild.weir.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// RFC 8555 §7.1.3: a wildcard's authorization offers dns-01 only, so
+	// there is no http-01 challenge URL to respond to.
+	wildAuthz, err := clientA.GetAuthorization(ctx, wild.AuthzURLs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wildTypes []string
+	for _, c := range wildAuthz.Challenges {
+		wildTypes = append(wildTypes, c.Type)
+	}
+	if !wildAuthz.Wildcard || wildAuthz.Identifier.Value != "wild.weir.test" || !slices.Equal(wildTypes, []string{"dns-01"}) {
+		t.Fatalf("wildcard authz: wildcard %v, identifier %q, challenges %v; want true, wild.weir.test, [dns-01]",
+			wildAuthz.Wildcard, wildAuthz.Identifier.Value, wildTypes)
+	}
+	dnsChallURL := wildAuthz.Challenges[0].URI
+	revokeChain, revokeCertURL := e.issue(ctx, clientA, newKey(t), "http-01", xacme.DomainIDs("revoke.weir.test")...)
+	revokeDER := base64.RawURLEncoding.EncodeToString(revokeChain[0])
+
+	// A certificate this CA never issued.
+	foreignKey := newKey(t)
+	foreignTmpl := &x509.Certificate{SerialNumber: big.NewInt(4242), Subject: pkix.Name{CommonName: "x"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"foreign.weir.test"}}
+	foreignDER, err := x509.CreateCertificate(rand.Reader, foreignTmpl, foreignTmpl, foreignKey.Public(), foreignKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	rsa1024, err := rsa.GenerateKey(rand.Reader, 1024)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p521, err := ecdsa.GenerateKey(elliptic.P521(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwkA := publicJWK(t, keyA.Public())
+	// An External Account Binding key (RFC 8555 §7.3.4) for the EAB cases.
+	eabKey, err := e.srv.svc.CreateEABKey(ctx, "bad-input")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Builders.
+	postJose := func(url string, body []byte) rawResponse { return e.post(url, "application/jose+json", body) }
+	// asA / asB sign with the account's kid.
+	asA := func(url string, payload []byte) rawResponse {
+		return e.postJWS(keyA, url, payload, signOpts{kid: kidA})
+	}
+	asB := func(url string, payload []byte) rawResponse {
+		return e.postJWS(keyB, url, payload, signOpts{kid: kidB})
+	}
+	newOrder := func(ids ...acme.Identifier) func(*testing.T) rawResponse {
+		return func(t *testing.T) rawResponse {
+			return asA(newOrderURL, marshalJSON(t, map[string]any{"identifiers": ids}))
+		}
+	}
+	newAccount := func(payload string) func(*testing.T) rawResponse {
+		return func(*testing.T) rawResponse { return e.postJWS(newKey(t), newAccountURL, []byte(payload), signOpts{}) }
+	}
+	// hand sends a JWS with exactly the protected header hdr to url.
+	hand := func(url string, hdr map[string]any, payload []byte) func(*testing.T) rawResponse {
+		return func(t *testing.T) rawResponse {
+			h := map[string]any{}
+			for k, v := range hdr {
+				h[k] = v
+			}
+			if _, ok := h["nonce"]; !ok {
+				h["nonce"] = e.nonce()
+			}
+			return postJose(url, marshalJSON(t, handSignedJWS(t, keyA, h, payload)))
+		}
+	}
+	finalize := func(csr []byte) func(*testing.T) rawResponse {
+		return func(t *testing.T) rawResponse {
+			return asA(ready.FinalizeURL, marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)}))
+		}
+	}
+	revoke := func(reason int) func(*testing.T) rawResponse {
+		return func(t *testing.T) rawResponse {
+			return asA(revokeURL, marshalJSON(t, map[string]any{"certificate": revokeDER, "reason": reason}))
+		}
+	}
+	// newAccountEAB sends a new-account of a fresh key with the
+	// externalAccountBinding eab makes from a correct protected header
+	// and the key's JWK.
+	newAccountEAB := func(eab func(t *testing.T, hdr map[string]any, jwk json.RawMessage) json.RawMessage) func(*testing.T) rawResponse {
+		return func(t *testing.T) rawResponse {
+			k := newKey(t)
+			hdr := map[string]any{"alg": "HS256", "kid": eabKey.ID, "url": newAccountURL}
+			payload := marshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "externalAccountBinding": eab(t, hdr, publicJWK(t, k.Public()))})
+			return e.postJWS(k, newAccountURL, payload, signOpts{})
+		}
+	}
+	// eabWith MACs the binding with the key's HMAC key after edit changes
+	// its header.
+	eabWith := func(edit func(hdr map[string]any)) func(*testing.T, map[string]any, json.RawMessage) json.RawMessage {
+		return func(t *testing.T, hdr map[string]any, jwk json.RawMessage) json.RawMessage {
+			edit(hdr)
+			return eabJWS(t, hdr, jwk, eabKey.HMACKey)
+		}
+	}
+	wantAlgorithms := func(t *testing.T, p *acme.Problem) {
+		if !slices.Equal(p.Algorithms, jws.Algorithms()) {
+			t.Errorf("algorithms = %q; want %q", p.Algorithms, jws.Algorithms())
+		}
+	}
+	wantIdentifier := func(id acme.Identifier) func(*testing.T, *acme.Problem) {
+		return func(t *testing.T, p *acme.Problem) {
+			if p.Identifier == nil || *p.Identifier != id {
+				t.Errorf("problem identifier = %v; want %+v", p.Identifier, id)
+			}
+		}
+	}
+	// wantSubproblems checks one subproblem of type typ per identifier.
+	wantSubproblems := func(typ acme.ProblemType, ids ...acme.Identifier) func(*testing.T, *acme.Problem) {
+		return func(t *testing.T, p *acme.Problem) {
+			if len(p.Subproblems) != len(ids) {
+				t.Fatalf("%d subproblems; want %d: %+v", len(p.Subproblems), len(ids), p.Subproblems)
+			}
+			var got []acme.Identifier
+			for _, sp := range p.Subproblems {
+				if sp.Type != typ || sp.Detail == "" {
+					t.Errorf("subproblem %+v; want type %s with a detail", sp, typ)
+				}
+				if sp.Identifier == nil {
+					t.Errorf("subproblem %q has no identifier", sp.Detail)
+					continue
+				}
+				got = append(got, *sp.Identifier)
+			}
+			for _, id := range ids {
+				if !slices.Contains(got, id) {
+					t.Errorf("subproblem identifiers %+v lack %+v", got, id)
+				}
+			}
+		}
+	}
+
+	var replayBody []byte
+	cases := []badCase{
+		// Transport and serialization.
+		{name: "bad JSON body", status: 400, typ: acme.ProbMalformed, detail: "not a JSON object",
+			send: func(*testing.T) rawResponse { return postJose(newAccountURL, []byte(`{"protected": "e30", `)) }},
+		{name: "JSON array body", status: 400, typ: acme.ProbMalformed, detail: "not a JSON object",
+			send: func(*testing.T) rawResponse { return postJose(newAccountURL, []byte(`[]`)) }},
+		{name: "data after the JWS", status: 400, typ: acme.ProbMalformed, detail: "data after the JWS",
+			send: func(t *testing.T) rawResponse {
+				return postJose(newAccountURL, append(e.sign(newKey(t), newAccountURL, []byte(`{}`), signOpts{}), []byte(" {}")...))
+			}},
+		{name: "general JWS serialization", status: 400, typ: acme.ProbMalformed, detail: "flattened JSON serialization",
+			send: func(t *testing.T) rawResponse {
+				var flat map[string]any
+				_ = json.Unmarshal(e.sign(newKey(t), newAccountURL, []byte(`{}`), signOpts{}), &flat)
+				general := map[string]any{"payload": flat["payload"], "signatures": []any{
+					map[string]any{"protected": flat["protected"], "signature": flat["signature"]}}}
+				return postJose(newAccountURL, marshalJSON(t, general))
+			}},
+		{name: "unprotected header", status: 400, typ: acme.ProbMalformed, detail: "unprotected header",
+			send: func(t *testing.T) rawResponse {
+				var flat map[string]any
+				_ = json.Unmarshal(e.sign(newKey(t), newAccountURL, []byte(`{}`), signOpts{}), &flat)
+				flat["header"] = map[string]any{"kid": "x"}
+				return postJose(newAccountURL, marshalJSON(t, flat))
+			}},
+		{name: "protected header not base64url", status: 400, typ: acme.ProbMalformed, detail: "not base64url",
+			send: func(*testing.T) rawResponse {
+				return postJose(newAccountURL, []byte(`{"protected":"e30=","payload":"","signature":"AAAA"}`))
+			}},
+		{name: "payload in a non-canonical base64url spelling", status: 400, typ: acme.ProbMalformed, detail: "payload is not base64url",
+			send: func(t *testing.T) rawResponse {
+				var flat map[string]any
+				_ = json.Unmarshal(e.sign(newKey(t), newAccountURL, []byte(`{}`), signOpts{}), &flat)
+				flat["payload"] = "e31" // "{}" is e30; the set bit past the data is not what was signed
+				return postJose(newAccountURL, marshalJSON(t, flat))
+			}},
+		{name: "payload not JSON", status: 400, typ: acme.ProbMalformed, detail: "payload is not valid JSON",
+			send: func(*testing.T) rawResponse { return asA(newOrderURL, []byte(`identifiers`)) }},
+		{name: "payload of the wrong shape", status: 400, typ: acme.ProbMalformed, detail: "payload is not valid JSON",
+			send: func(*testing.T) rawResponse { return asA(newOrderURL, []byte(`{"identifiers":"a.weir.test"}`)) }},
+		{name: "POST-as-GET to new-order", status: 400, typ: acme.ProbMalformed, detail: "needs a JSON payload",
+			send: func(*testing.T) rawResponse { return asA(newOrderURL, []byte{}) }},
+		{name: "payload on a POST-as-GET resource", status: 400, typ: acme.ProbMalformed, detail: "POST-as-GET",
+			send: func(*testing.T) rawResponse { return asA(pending.URI, []byte(`{}`)) }},
+		{name: "payload on a certificate's issuer", status: 400, typ: acme.ProbMalformed, detail: "POST-as-GET",
+			send: func(*testing.T) rawResponse { return asA(revokeCertURL+"/issuer", []byte(`{}`)) }},
+		{name: "certificate in a format weir does not serve", status: http.StatusNotAcceptable, typ: acme.ProbMalformed, detail: "application/pem-certificate-chain or application/pkix-cert",
+			send: func(*testing.T) rawResponse {
+				return e.postJWSAccept(keyA, revokeCertURL, []byte{}, signOpts{kid: kidA}, "text/html, application/pkix-cert;q=0")
+			}},
+		{name: "certificate's issuer in a format weir does not serve", status: http.StatusNotAcceptable, typ: acme.ProbMalformed, detail: "application/pem-certificate-chain or application/pkix-cert",
+			send: func(*testing.T) rawResponse {
+				return e.postJWSAccept(keyA, revokeCertURL+"/issuer", []byte{}, signOpts{kid: kidA}, "application/pkcs7-mime")
+			}},
+		{name: "oversized body", status: http.StatusRequestEntityTooLarge, typ: acme.ProbMalformed, detail: "larger than",
+			send: func(t *testing.T) rawResponse {
+				big := strings.Repeat("a", int(e.cfg.Server.MaxBodyBytes))
+				return asA(newOrderURL, marshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "big.weir.test"}}, "pad": big}))
+			}},
+		{name: "Content-Type application/json", status: http.StatusUnsupportedMediaType, typ: acme.ProbMalformed, detail: "application/jose+json",
+			send: func(t *testing.T) rawResponse {
+				return e.post(newAccountURL, "application/json", e.sign(newKey(t), newAccountURL, []byte(`{}`), signOpts{}))
+			}},
+		{name: "GET new-order", status: http.StatusMethodNotAllowed, typ: acme.ProbMalformed, detail: "method GET",
+			send: func(t *testing.T) rawResponse { return httpGet(t, e, newOrderURL) }},
+		{name: "unknown resource", status: http.StatusNotFound, typ: acme.ProbMalformed, detail: "no such resource",
+			send: func(*testing.T) rawResponse { return asA(e.base+"/acme/nothing-here", []byte{}) }},
+
+		// Protected header: url and nonce (RFC 8555 §6.4, §6.5).
+		{name: "wrong url", status: 403, typ: acme.ProbUnauthorized, detail: "does not match the request URL",
+			send: func(t *testing.T) rawResponse {
+				return e.postJWS(keyA, newOrderURL, marshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "url.weir.test"}}}),
+					signOpts{kid: kidA, url: newAccountURL})
+			}},
+		{name: "no url", status: 400, typ: acme.ProbMalformed, detail: `no "url"`,
+			send: hand(newOrderURL, map[string]any{"alg": "ES256", "kid": kidA}, []byte(`{}`))},
+		{name: "replayed nonce", status: 400, typ: acme.ProbBadNonce, detail: "already used",
+			prep: func(t *testing.T) {
+				replayBody = e.sign(keyA, kidA, []byte{}, signOpts{kid: kidA})
+				if res := postJose(kidA, replayBody); res.status != http.StatusOK {
+					t.Fatalf("first use of the nonce: %d %s", res.status, res.body)
+				}
+			},
+			send: func(*testing.T) rawResponse { return postJose(kidA, replayBody) }},
+		{name: "nonce never issued", status: 400, typ: acme.ProbBadNonce, detail: "unknown",
+			send: func(*testing.T) rawResponse {
+				return e.postJWS(keyA, kidA, []byte{}, signOpts{kid: kidA, nonce: "bm90LWEtbm9uY2UtZnJvbS13ZWly"})
+			}},
+		{name: "no nonce", status: 400, typ: acme.ProbBadNonce, detail: `no "nonce"`,
+			send: func(t *testing.T) rawResponse {
+				h := map[string]any{"alg": "ES256", "kid": kidA, "url": kidA}
+				return postJose(kidA, marshalJSON(t, handSignedJWS(t, keyA, h, nil)))
+			}},
+
+		// Algorithms and keys (RFC 8555 §6.2).
+		{name: "alg none", status: 400, typ: acme.ProbBadSignatureAlgorithm, detail: `"none" is not accepted`, check: wantAlgorithms,
+			send: hand(newAccountURL, map[string]any{"alg": "none", "jwk": jwkA, "url": newAccountURL}, []byte(`{}`))},
+		{name: "alg none unsecured", status: 400, typ: acme.ProbBadSignatureAlgorithm, detail: `"none" is not accepted`, check: wantAlgorithms,
+			send: func(t *testing.T) rawResponse {
+				ph := marshalJSON(t, map[string]any{"alg": "none", "jwk": jwkA, "url": newAccountURL, "nonce": e.nonce()})
+				return postJose(newAccountURL, marshalJSON(t, map[string]string{
+					"protected": base64.RawURLEncoding.EncodeToString(ph), "payload": "e30", "signature": ""}))
+			}},
+		{name: "alg HS256", status: 400, typ: acme.ProbBadSignatureAlgorithm, detail: `"HS256" is not accepted`, check: wantAlgorithms,
+			send: hand(newAccountURL, map[string]any{"alg": "HS256", "jwk": jwkA, "url": newAccountURL}, []byte(`{}`))},
+		{name: "alg ES512", status: 400, typ: acme.ProbBadSignatureAlgorithm, detail: "ES512", check: wantAlgorithms,
+			send: hand(newAccountURL, map[string]any{"alg": "ES512", "jwk": publicJWK(t, p521.Public()), "url": newAccountURL}, []byte(`{}`))},
+		{name: "alg does not fit the key", status: 400, typ: acme.ProbMalformed, detail: "does not fit",
+			send: hand(newAccountURL, map[string]any{"alg": "ES384", "jwk": jwkA, "url": newAccountURL}, []byte(`{}`))},
+		{name: "RSA 1024 account key", status: 400, typ: acme.ProbBadPublicKey, detail: "1024 bits",
+			send: func(*testing.T) rawResponse { return e.postJWS(rsa1024, newAccountURL, []byte(`{}`), signOpts{}) }},
+		{name: "P-521 account key", status: 400, typ: acme.ProbBadPublicKey, detail: "P-521",
+			send: hand(newAccountURL, map[string]any{"alg": "ES256", "jwk": publicJWK(t, p521.Public()), "url": newAccountURL}, []byte(`{}`))},
+		{name: "private key as jwk", status: 400, typ: acme.ProbBadPublicKey, detail: "not a valid public key",
+			send: hand(newAccountURL, map[string]any{"alg": "ES256", "jwk": publicJWK(t, keyA), "url": newAccountURL}, []byte(`{}`))},
+		{name: "garbage jwk", status: 400, typ: acme.ProbBadPublicKey, detail: "cannot be parsed",
+			send: hand(newAccountURL, map[string]any{"alg": "ES256", "jwk": map[string]any{"kty": "EC", "crv": "P-256", "x": "AA", "y": "AA"}, "url": newAccountURL}, []byte(`{}`))},
+
+		// jwk / kid (RFC 8555 §6.2, §6.3).
+		{name: "kid of another account", status: 400, typ: acme.ProbMalformed, detail: "signature does not verify",
+			send: func(*testing.T) rawResponse { return e.postJWS(keyA, kidB, []byte{}, signOpts{kid: kidB}) }},
+		{name: "kid of a deactivated account", status: http.StatusUnauthorized, typ: acme.ProbUnauthorized, detail: "deactivated",
+			send: newOrderSignedBy(e, keyD, kidD, newOrderURL)},
+		{name: "kid of an unknown account", status: 400, typ: acme.ProbAccountDoesNotExist, detail: "does not exist",
+			send: newOrderSignedBy(e, keyA, e.base+"/acme/account/999999", newOrderURL)},
+		{name: "kid of another server", status: 400, typ: acme.ProbAccountDoesNotExist, detail: "not an account URL",
+			send: newOrderSignedBy(e, keyA, "https://elsewhere.test/acme/account/1", newOrderURL)},
+		{name: "both jwk and kid", status: 400, typ: acme.ProbMalformed, detail: "exactly one",
+			send: hand(newOrderURL, map[string]any{"alg": "ES256", "jwk": jwkA, "kid": kidA, "url": newOrderURL}, []byte(`{}`))},
+		{name: "neither jwk nor kid", status: 400, typ: acme.ProbMalformed, detail: "exactly one",
+			send: hand(newOrderURL, map[string]any{"alg": "ES256", "url": newOrderURL}, []byte(`{}`))},
+		{name: "new-account signed with a kid", status: 400, typ: acme.ProbMalformed, detail: "embedded JWK",
+			send: func(*testing.T) rawResponse { return asA(newAccountURL, []byte(`{}`)) }},
+		{name: "new-order signed with a jwk", status: 400, typ: acme.ProbMalformed, detail: "key ID",
+			send: func(t *testing.T) rawResponse {
+				return e.postJWS(keyA, newOrderURL, marshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "jwk.weir.test"}}}), signOpts{})
+			}},
+
+		// Accounts (RFC 8555 §7.3).
+		{name: "onlyReturnExisting for an unknown key", status: 400, typ: acme.ProbAccountDoesNotExist, detail: "no account",
+			send: newAccount(`{"onlyReturnExisting":true}`)},
+		{name: "contact tel:", status: 400, typ: acme.ProbUnsupportedContact, detail: "tel:123",
+			send: newAccount(`{"contact":["tel:123"]}`)},
+		{name: "contact mailto: not an address", status: 400, typ: acme.ProbInvalidContact, detail: "single plain",
+			send: newAccount(`{"contact":["mailto:not an address"]}`)},
+		{name: "contact with two addresses", status: 400, typ: acme.ProbInvalidContact, detail: "single plain",
+			send: newAccount(`{"contact":["mailto:a@weir.test,b@weir.test"]}`)},
+		{name: "contact with a bad domain", status: 400, typ: acme.ProbInvalidContact, detail: "invalid domain",
+			send: newAccount(`{"contact":["mailto:a@bad_name.test"]}`)},
+		{name: "contact not a string", status: 400, typ: acme.ProbMalformed, detail: "payload is not valid JSON",
+			send: newAccount(`{"contact":[1]}`)},
+		{name: "update of another account", status: 403, typ: acme.ProbUnauthorized, detail: "not by account",
+			send: func(*testing.T) rawResponse { return asB(kidA, []byte(`{"contact":[]}`)) }},
+		{name: "account status revoked", status: 400, typ: acme.ProbMalformed, detail: "can only be changed",
+			send: func(*testing.T) rawResponse { return asA(kidA, []byte(`{"status":"revoked"}`)) }},
+
+		// External Account Binding (RFC 8555 §7.3.4).
+		{name: "EAB not a JWS object", status: 400, typ: acme.ProbMalformed, detail: "not a JWS object",
+			send: newAccountEAB(func(*testing.T, map[string]any, json.RawMessage) json.RawMessage { return json.RawMessage(`"x"`) })},
+		{name: "EAB in the general serialization", status: 400, typ: acme.ProbMalformed, detail: "flattened",
+			send: newAccountEAB(func(t *testing.T, hdr map[string]any, jwk json.RawMessage) json.RawMessage {
+				var flat map[string]any
+				_ = json.Unmarshal(eabJWS(t, hdr, jwk, eabKey.HMACKey), &flat)
+				return marshalJSON(t, map[string]any{"payload": flat["payload"], "signatures": []any{
+					map[string]any{"protected": flat["protected"], "signature": flat["signature"]}}})
+			})},
+		{name: "EAB with alg ES256", status: 400, typ: acme.ProbMalformed, detail: `"ES256" is not accepted`,
+			send: newAccountEAB(eabWith(func(h map[string]any) { h["alg"] = "ES256" }))},
+		{name: "EAB with a nonce", status: 400, typ: acme.ProbMalformed, detail: `must not have a "nonce"`,
+			send: newAccountEAB(eabWith(func(h map[string]any) { h["nonce"] = e.nonce() }))},
+		{name: "EAB for another URL", status: 400, typ: acme.ProbMalformed, detail: "must be the new-account URL",
+			send: newAccountEAB(eabWith(func(h map[string]any) { h["url"] = newOrderURL }))},
+		{name: "EAB without kid", status: 400, typ: acme.ProbMalformed, detail: `needs "kid"`,
+			send: newAccountEAB(eabWith(func(h map[string]any) { delete(h, "kid") }))},
+		{name: "EAB over another key", status: 400, typ: acme.ProbMalformed, detail: "not the key that signs",
+			send: newAccountEAB(func(t *testing.T, hdr map[string]any, _ json.RawMessage) json.RawMessage {
+				return eabJWS(t, hdr, jwkA, eabKey.HMACKey)
+			})},
+		{name: "EAB with a wrong MAC", status: 403, typ: acme.ProbUnauthorized, detail: "MAC does not verify",
+			send: newAccountEAB(func(t *testing.T, hdr map[string]any, jwk json.RawMessage) json.RawMessage {
+				return eabJWS(t, hdr, jwk, []byte("not the HMAC key, but 32 bytes.."))
+			})},
+		{name: "EAB of an unknown key", status: 403, typ: acme.ProbUnauthorized, detail: "unknown",
+			send: newAccountEAB(eabWith(func(h map[string]any) { h["kid"] = "no-such-key" }))},
+		{name: "key-change to the same key", status: 400, typ: acme.ProbMalformed, detail: "current key",
+			send: func(t *testing.T) rawResponse {
+				inner := handSignedJWS(t, keyA, map[string]any{"alg": "ES256", "jwk": jwkA, "url": keyChangeURL},
+					marshalJSON(t, map[string]any{"account": kidA, "oldKey": jwkA}))
+				return asA(keyChangeURL, marshalJSON(t, inner))
+			}},
+		{name: "key-change inner JWS with a nonce", status: 400, typ: acme.ProbMalformed, detail: `must not have a "nonce"`,
+			send: func(t *testing.T) rawResponse {
+				nk := newKey(t)
+				inner := e.sign(nk, keyChangeURL, marshalJSON(t, map[string]any{"account": kidA, "oldKey": jwkA}), signOpts{})
+				return asA(keyChangeURL, inner)
+			}},
+
+		// Orders and identifiers (RFC 8555 §7.4, §7.1.3).
+		{name: "no identifiers", status: 400, typ: acme.ProbMalformed, detail: "at least one identifier",
+			send: newOrder()},
+		{name: "invalid DNS name with underscore", status: 400, typ: acme.ProbMalformed, detail: "bad_name.test",
+			send: newOrder(acme.Identifier{Type: "dns", Value: "bad_name.test"}), check: wantIdentifier(acme.Identifier{Type: "dns", Value: "bad_name.test"})},
+		{name: "invalid DNS name with leading hyphen", status: 400, typ: acme.ProbMalformed, detail: "hyphen",
+			send: newOrder(acme.Identifier{Type: "dns", Value: "-x.test"}), check: wantIdentifier(acme.Identifier{Type: "dns", Value: "-x.test"})},
+		{name: "invalid DNS name with empty label", status: 400, typ: acme.ProbMalformed, detail: "empty label",
+			send: newOrder(acme.Identifier{Type: "dns", Value: "a..b.test"}), check: wantIdentifier(acme.Identifier{Type: "dns", Value: "a..b.test"})},
+		{name: "several invalid DNS names", status: 400, typ: acme.ProbMalformed, detail: "some identifiers are invalid",
+			send: newOrder(acme.Identifier{Type: "dns", Value: "ok.weir.test"}, acme.Identifier{Type: "dns", Value: "bad_name.test"},
+				acme.Identifier{Type: "dns", Value: "-x.test"}, acme.Identifier{Type: "dns", Value: "a..b.test"}),
+			check: wantSubproblems(acme.ProbMalformed, acme.Identifier{Type: "dns", Value: "bad_name.test"},
+				acme.Identifier{Type: "dns", Value: "-x.test"}, acme.Identifier{Type: "dns", Value: "a..b.test"})},
+		{name: "bad wildcard", status: 400, typ: acme.ProbMalformed, detail: "wildcard",
+			send: newOrder(acme.Identifier{Type: "dns", Value: "*.*.weir.test"})},
+		{name: "invalid IP", status: 400, typ: acme.ProbMalformed, detail: "not an IP address",
+			send: newOrder(acme.Identifier{Type: "ip", Value: "fe80::1%eth0"})},
+		{name: "unknown identifier type", status: 400, typ: acme.ProbUnsupportedIdentifier, detail: `"email" is not supported`,
+			send: newOrder(acme.Identifier{Type: "email", Value: "a@weir.test"}), check: wantIdentifier(acme.Identifier{Type: "email", Value: "a@weir.test"})},
+		{name: "denied identifier", status: 400, typ: acme.ProbRejectedIdentifier, detail: `denied domain "denied.test"`,
+			send: newOrder(acme.Identifier{Type: "dns", Value: "www.Denied.test"}), check: wantIdentifier(acme.Identifier{Type: "dns", Value: "www.denied.test"})},
+		{name: "several denied identifiers", status: 400, typ: acme.ProbRejectedIdentifier, detail: "policy forbids",
+			send: newOrder(acme.Identifier{Type: "dns", Value: "a.denied.test"}, acme.Identifier{Type: "dns", Value: "ok.weir.test"},
+				acme.Identifier{Type: "dns", Value: "*.denied.test"}, acme.Identifier{Type: "ip", Value: "10.0.0.1"}),
+			check: wantSubproblems(acme.ProbRejectedIdentifier, acme.Identifier{Type: "dns", Value: "a.denied.test"},
+				acme.Identifier{Type: "dns", Value: "*.denied.test"}, acme.Identifier{Type: "ip", Value: "10.0.0.1"})},
+		{name: "IP outside allowed ranges", status: 400, typ: acme.ProbRejectedIdentifier, detail: "allowed-ip-ranges",
+			send: newOrder(acme.Identifier{Type: "ip", Value: "::ffff:10.0.0.1"}), check: wantIdentifier(acme.Identifier{Type: "ip", Value: "10.0.0.1"})},
+		{name: "too many identifiers", status: 400, typ: acme.ProbRejectedIdentifier, detail: "at most",
+			send: func(t *testing.T) rawResponse {
+				ids := make([]acme.Identifier, e.cfg.ACME.MaxIdentifiers+1)
+				for i := range ids {
+					ids[i] = acme.Identifier{Type: "dns", Value: fmt.Sprintf("n%d.weir.test", i)}
+				}
+				return newOrder(ids...)(t)
+			}},
+		{name: "notAfter beyond the maximum lifetime", status: 400, typ: acme.ProbMalformed, detail: "exceeds the maximum certificate lifetime",
+			send: func(t *testing.T) rawResponse {
+				na := time.Now().Add(e.cfg.CA.CertificateLifetime + 48*time.Hour).UTC().Format(time.RFC3339)
+				return asA(newOrderURL, marshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "long.weir.test"}}, "notAfter": na}))
+			}},
+		{name: "notAfter not RFC 3339", status: 400, typ: acme.ProbMalformed, detail: "RFC 3339",
+			send: func(t *testing.T) rawResponse {
+				return asA(newOrderURL, marshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "long.weir.test"}}, "notAfter": "tomorrow"}))
+			}},
+		{name: "POST-as-GET of another account's order", status: 403, typ: acme.ProbUnauthorized, detail: "another account",
+			send: func(*testing.T) rawResponse { return asB(pending.URI, []byte{}) }},
+		{name: "POST-as-GET of another account's authz", status: 403, typ: acme.ProbUnauthorized, detail: "another account",
+			send: func(*testing.T) rawResponse { return asB(pending.AuthzURLs[0], []byte{}) }},
+		{name: "unknown order", status: 404, typ: acme.ProbMalformed, detail: "does not exist",
+			send: func(*testing.T) rawResponse { return asA(e.base+"/acme/order/nope", []byte{}) }},
+
+		// Challenges (RFC 8555 §7.5.1).
+		{name: "wildcard http-01 challenge does not exist", status: 404, typ: acme.ProbMalformed, detail: "does not exist",
+			send: func(*testing.T) rawResponse { return asA(dnsChallURL+"-http-01", []byte(`{}`)) }},
+		{name: "another account's challenge", status: 403, typ: acme.ProbUnauthorized, detail: "another account",
+			send: func(*testing.T) rawResponse { return asB(dnsChallURL, []byte(`{}`)) }},
+		{name: "authz status other than deactivated", status: 400, typ: acme.ProbMalformed, detail: "can only be changed",
+			send: func(*testing.T) rawResponse { return asA(pending.AuthzURLs[0], []byte(`{"status":"valid"}`)) }},
+
+		// Finalize (RFC 8555 §7.4).
+		{name: "finalize before ready", status: 403, typ: acme.ProbOrderNotReady, detail: "not ready",
+			send: func(t *testing.T) rawResponse {
+				return asA(pending.FinalizeURL, marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csrFor(t, newKey(t), "pending.weir.test"))}))
+			}},
+		{name: "CSR names differ from the order", status: 400, typ: acme.ProbBadCSR, detail: "not in the order: extra.weir.test",
+			send: func(t *testing.T) rawResponse {
+				return finalize(csrFor(t, newKey(t), "ready.weir.test", "extra.weir.test"))(t)
+			}},
+		{name: "CSR missing an order name", status: 400, typ: acme.ProbBadCSR, detail: "missing ready.weir.test",
+			send: func(t *testing.T) rawResponse { return finalize(csrFor(t, newKey(t), "other.weir.test"))(t) }},
+		{name: "CSR with the account key", status: 400, typ: acme.ProbBadCSR, detail: "account key",
+			send: func(t *testing.T) rawResponse { return finalize(csrFor(t, keyA, "ready.weir.test"))(t) }},
+		{name: "CSR not DER", status: 400, typ: acme.ProbBadCSR, detail: "cannot be parsed",
+			send: func(t *testing.T) rawResponse { return finalize([]byte("not a CSR"))(t) }},
+		{name: "CSR not base64url", status: 400, typ: acme.ProbBadCSR, detail: "base64url",
+			send: func(*testing.T) rawResponse { return asA(ready.FinalizeURL, []byte(`{"csr":"a+b/c="}`)) }},
+		{name: "CSR with a bad signature", status: 400, typ: acme.ProbBadCSR, detail: "signature",
+			send: func(t *testing.T) rawResponse {
+				csr := csrFor(t, newKey(t), "ready.weir.test")
+				csr[len(csr)-1] ^= 1
+				return finalize(csr)(t)
+			}},
+		{name: "finalize another account's order", status: 403, typ: acme.ProbUnauthorized, detail: "another account",
+			send: func(t *testing.T) rawResponse {
+				return asB(ready.FinalizeURL, marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csrFor(t, newKey(t), "ready.weir.test"))}))
+			}},
+
+		// Revocation (RFC 8555 §7.6).
+		{name: "revoke with reason 7", status: 400, typ: acme.ProbBadRevocationReason, detail: "reason 7",
+			send: revoke(7)},
+		{name: "revoke with reason 8 (removeFromCRL)", status: 400, typ: acme.ProbBadRevocationReason, detail: "reason 8",
+			send: revoke(8)},
+		{name: "revoke with reason 11", status: 400, typ: acme.ProbBadRevocationReason, detail: "reason 11",
+			send: revoke(11)},
+		{name: "revoke a certificate not issued here", status: 404, typ: acme.ProbMalformed, detail: "not issued by this CA",
+			send: func(t *testing.T) rawResponse {
+				return asA(revokeURL, marshalJSON(t, map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(foreignDER)}))
+			}},
+		{name: "revoke by a stranger", status: 403, typ: acme.ProbUnauthorized, detail: "did not order",
+			send: func(t *testing.T) rawResponse {
+				return asB(revokeURL, marshalJSON(t, map[string]any{"certificate": revokeDER}))
+			}},
+		{name: "revoke with an unrelated jwk", status: 403, typ: acme.ProbUnauthorized, detail: "certificate's key",
+			send: func(t *testing.T) rawResponse {
+				return e.postJWS(newKey(t), revokeURL, marshalJSON(t, map[string]any{"certificate": revokeDER}), signOpts{})
+			}},
+	}
+
+	runRefused(t, e, cases, func(t *testing.T, n string) rawResponse {
+		return e.postJWS(keyA, kidA, []byte{}, signOpts{kid: kidA, nonce: n})
+	})
+
+	// The server still serves and issues; the snapshot sees the writes.
+	res, err := e.http.Get(e.base + "/directory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("directory after bad input: %d", res.StatusCode)
+	}
+	before := snapshotDB(t, e)
+	chain, _ := e.issue(ctx, clientA, newKey(t), "http-01", xacme.DomainIDs("after.weir.test")...)
+	e.verifyChain(chain, "after.weir.test")
+	after := snapshotDB(t, e)
+	for table, delta := range map[string]int{"orders": 1, "authzs": 1, "certificates": 1, "accounts": 0} {
+		if got := after.counts[table] - before.counts[table]; got != delta {
+			t.Errorf("issuance after bad input added %d %s rows; want %d", got, table, delta)
+		}
+	}
+	// The ready order is still ready and can be finalized.
+	certKey := newKey(t)
+	if _, _, err := clientA.CreateOrderCert(ctx, ready.FinalizeURL, csrFor(t, certKey, "ready.weir.test"), false); err != nil {
+		t.Fatalf("finalize the ready order after the bad CSRs: %v", err)
+	}
+}
+
+// newOrderAs sends a new-order signed by key with kid.
+func newOrderSignedBy(e *testEnv, key crypto.Signer, kid, url string) func(*testing.T) rawResponse {
+	return func(t *testing.T) rawResponse {
+		return e.postJWS(key, url, []byte(`{"identifiers":[{"type":"dns","value":"kid.weir.test"}]}`), signOpts{kid: kid})
+	}
+}
+
+// httpGet sends a GET.
+func httpGet(t *testing.T, e *testEnv, url string) rawResponse {
+	t.Helper()
+	res, err := e.http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rawResponse{status: res.StatusCode, header: res.Header, body: b}
+}

@@ -1,0 +1,422 @@
+package server
+
+import (
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// configTemplate is the commented configuration file: the one source of
+// config.example.yaml (weir init -print-config -config
+// config.example.yaml; a test keeps the two equal) and of the file weir
+// init writes. Every key is shown with its default. A placeholder
+// {{key.path}} is the default of that key, rendered from DefaultConfig
+// (defaultValue): the rate-limiting block's values all are, so that
+// ratelimit.DefaultConfig stays their one copy. A default written out here
+// instead is changed in DefaultConfig and here together: TestExampleConfig
+// loads the example and compares it with DefaultConfig.
+const configTemplate = `# weir configuration. Every key is shown with its default; a key you leave
+# out keeps its default, and an unknown key is an error. Run
+#   weir serve -config {{config-file}}
+# Durations use Go syntax: 90s, 15m, 2160h.
+#
+# Check an edit with "weir check-config {{config-file}}". A running weir
+# applies rate-limiting (but backend and redis), server.trusted-proxies,
+# ca.policy, ca.default-profile, ca.profiles, challenges.egress and
+# log.level within two seconds of a save, or on SIGHUP; an invalid edit is
+# refused and logged, and the running configuration stays. Other keys need
+# a restart (docs/operations.md).
+
+# Where weir keeps its CA keys (mode 0600), its database, the admin token
+# and the root certificate to distribute (<data-dir>/root.pem). Created by
+# weir init or on first start.
+data-dir: {{data-dir}}
+
+server:
+  # The ACME listener (HTTPS).
+  listen: "localhost:14000"
+  # The URL clients use; empty means https://<listen>. Set it when weir is
+  # behind a load balancer or reached under another name.
+  external-url: ""
+  # The server's TLS certificate. Empty: weir issues its own from its CA
+  # for localhost, 127.0.0.1, ::1, the host name and the listen host, and
+  # renews it at start when a third of its life is left.
+  tls: { cert-file: "", key-file: "" }
+  # The largest JWS body accepted (bytes); larger ones get 413.
+  max-body-bytes: 65536
+  # Reverse proxies (IPs or CIDRs) whose X-Forwarded-For / Forwarded header
+  # is believed. The client IP is the rightmost address that is not a
+  # trusted proxy. Empty: the TCP peer is the client.
+  trusted-proxies: []
+
+acme:
+  # The directory "meta" object (RFC 8555 §7.1.1). When terms-of-service
+  # is set, new accounts must agree to it.
+  website: ""
+  terms-of-service: ""
+  caa-identities: []
+  # How long a new order may wait to be finalized.
+  order-lifetime: 168h
+  # How long a new authorization stays pending.
+  pending-authz-lifetime: 168h
+  # How long a validated authorization is reused by the same account.
+  valid-authz-lifetime: 720h
+  # The most identifiers one order may have. The SAN budget and
+  # pending-authorizations max must be at least this large.
+  max-identifiers: 30
+  # Concurrent challenge validations.
+  validation-workers: 16
+  # The most of them one account's validations may hold at once; its
+  # others wait, and the accounts take turns, so an account whose
+  # responders hang (each validation up to challenges.timeout) leaves the
+  # other workers to everyone else. 0: a quarter of validation-workers, at
+  # least 1. At most validation-workers.
+  validation-workers-per-account: 0
+  # How long a Replay-Nonce stays redeemable.
+  nonce-lifetime: 1h
+  # Where Replay-Nonces live. Several replicas must share them, or a nonce
+  # from one is refused (badNonce) by the others. memory: in this process
+  # (one replica; a restart forgets them); redis: on the Redis of
+  # rate-limiting.redis; postgres: in the PostgreSQL store. auto: redis
+  # when rate-limiting.backend is redis, else postgres when storage.driver
+  # is postgres, else memory. With a shared store down, signed requests get
+  # badNonce and new-nonce a 503, both with Retry-After, until it is back.
+  nonces: { backend: auto }
+  # Page size of an account's orders list (Link rel="next" for more).
+  orders-per-page: 100
+  # ACME Renewal Information (RFC 9773): the window each certificate is
+  # told to renew in. weir places every new certificate's window within
+  # [window-start, window-end] of its lifetime so that the expected renewals
+  # stay under max-renewals-per-hour for the whole CA and within each
+  # account's san-budget, filling each to half before spreading further.
+  # 0 for max-renewals-per-hour turns planning off: every window then starts
+  # at two thirds of the lifetime. window-width 0s means lifetime/45.
+  # explanation-url is sent with windows in the past (incident mode).
+  renewal-info:
+    window-start: 0.6
+    window-end: 0.8
+    window-width: 0s
+    max-renewals-per-hour: 600
+    explanation-url: ""
+  # External Account Binding (RFC 8555 §7.3.4): "weir eab create --label L"
+  # makes a key ID and HMAC key for certbot's --eab-kid/--eab-hmac-key or
+  # lego's --eab --kid/--hmac; each key binds one new account, once. A
+  # binding that is sent is always checked. required: true refuses new
+  # accounts without one (externalAccountRequired) and says so in the
+  # directory's meta. Rate-limit overrides keyed "eab:LABEL" apply to the
+  # accounts bound with that label's keys.
+  external-account-binding: { required: false }
+
+ca:
+  # Used in the subject names of a generated root and intermediate.
+  name: weir
+  # An existing intermediate to issue with instead of generating a root and
+  # intermediate. cert-file may hold the chain up to the root; otherwise
+  # root-file names the root to distribute. The key file must be mode 0600.
+  intermediate: { cert-file: "", key-file: "" }
+  root-file: ""
+  # The default lifetime of issued certificates: the lifetime of every
+  # profile below that leaves certificate-lifetime out (tls-server, the
+  # default profile, and tls-client-server), and of all certificates when
+  # no profiles are offered. Never beyond the intermediate's expiry.
+  certificate-lifetime: 2160h
+  # Accept Ed25519 certificate keys (RSA >= 2048 and ECDSA P-256/P-384
+  # always are).
+  allow-ed25519: false
+  # How often the CRL is re-signed when nothing is revoked.
+  crl-interval: 1h
+  policy:
+    # When not empty, only these domains and their subdomains are issued.
+    allowed-domains: []
+    # Never issued, with their subdomains; wins over allowed-domains.
+    denied-domains: []
+    # CIDRs (or single addresses) IP identifiers may come from (RFC 8738).
+    # Empty: IP identifiers are refused.
+    allowed-ip-ranges: []
+  # Put the policy into the root and intermediate weir generates (on first
+  # start) as X.509 name constraints (RFC 5280): relying parties then refuse
+  # any certificate under weir's root for a name outside allowed-domains and
+  # allowed-ip-ranges, or under denied-domains, even one made with a stolen
+  # CA key. weir's own HTTPS names (localhost, 127.0.0.0/8, ::1 and the
+  # hosts of server.listen and server.external-url) are permitted too. Needs
+  # allowed-domains or allowed-ip-ranges; has no effect on a configured or
+  # already generated CA, and the constraints stay as generated when the
+  # policy changes (orders for names they do not permit are refused).
+  name-constraints: false
+  # Certificate profiles (the ACME profiles extension, as Let's Encrypt
+  # serves it). The directory lists them in meta.profiles; a new order may
+  # name one ("profile", e.g. lego run --profile shortlived) and one that
+  # names none gets default-profile. Each profile sets:
+  #   description           shown to clients in meta.profiles
+  #   certificate-lifetime  the validity, and the most an order's notBefore/
+  #                         notAfter may ask for (left out: ca.certificate-lifetime)
+  #   key-usages            serverAuth, clientAuth or both (left out: serverAuth)
+  #   identifier-types      dns, ip or both (left out: both); IP addresses
+  #                         also need ca.policy.allowed-ip-ranges
+  #   common-name           none: no subject CN, the names in the SAN only;
+  #                         first-name: CN = the CSR's common name, else the
+  #                         first DNS name, when it fits 64 characters
+  #                         (left out: none)
+  # A profiles block replaces these three. default-profile: "" with
+  # profiles: {} offers none (ca.certificate-lifetime, serverAuth, no CN).
+  default-profile: tls-server
+  profiles:
+    tls-server:
+      description: "TLS server certificate: serverAuth, DNS names and IP addresses in the SAN only"
+      # certificate-lifetime left out: ca.certificate-lifetime
+      key-usages: [serverAuth]
+      identifier-types: [dns, ip]
+      common-name: none
+    tls-client-server:
+      description: "TLS client and server certificate for mutual TLS: serverAuth and clientAuth, CN = the first DNS name"
+      # certificate-lifetime left out: ca.certificate-lifetime
+      key-usages: [serverAuth, clientAuth]
+      identifier-types: [dns, ip]
+      common-name: first-name
+    shortlived:
+      description: "Short-lived TLS server certificate: 7 days, serverAuth, SAN only"
+      certificate-lifetime: 168h
+      key-usages: [serverAuth]
+      identifier-types: [dns, ip]
+      common-name: none
+
+challenges:
+  # The ports weir connects to when validating. Change them only for labs
+  # and tests: real clients answer on 80 and 443.
+  http-01: { enabled: true, port: 80 }
+  dns-01: { enabled: true }
+  tls-alpn-01: { enabled: true, port: 443 }
+  # host:port of the DNS server used for every validation lookup; empty
+  # means the system's resolver (which also reads /etc/hosts).
+  dns-resolver: ""
+  # The time one validation may take.
+  timeout: 10s
+  # CAA (RFC 8659, with RFC 8657 accounturi and validationmethods): after a
+  # challenge passes, weir looks up the CAA records of the name (walking up
+  # to its parents, through dns-resolver or /etc/resolv.conf's first
+  # nameserver) and refuses the authorization with a caa problem unless an
+  # issue (issuewild for *.) property names one of identities. A lookup that
+  # fails refuses too. Off by default: internal zones seldom publish CAA.
+  # identities: the issuer domain names your CAA records use for weir, e.g.
+  # ["weir.internal"]; empty means acme.caa-identities. docs/operations.md.
+  caa: { enabled: false, identities: [] }
+  # Where validations may connect (http-01 with every redirect, tls-alpn-01),
+  # checked on the address of every connection and on every address a
+  # lookup returns; applied live on reload. Built in and always denied
+  # unless a range below says otherwise: 0.0.0.0/8, link-local
+  # (169.254.0.0/16, fe80::/10), the cloud metadata services
+  # (fd00:ec2::254, 100.100.100.200, 168.63.129.16, 192.0.0.192), multicast
+  # and 240.0.0.0/4 (broadcast), and ::. The admin listener is never
+  # connected to. Loopback and private ranges are allowed. The most
+  # specific range decides; at equal length denied-cidrs beats
+  # allowed-cidrs, which beats the built-in list. default decides addresses
+  # no range covers: allow, or deny to allow only allowed-cidrs.
+  # docs/security.md.
+  egress: { default: allow, allowed-cidrs: [], denied-cidrs: [] }
+
+storage:
+  # Where the ACME objects live. sqlite: the embedded default, one
+  # replica. postgres: shared by several replicas; weir creates and
+  # migrates its tables at start (weir migrate does it beforehand) in the
+  # first schema of the DSN's search_path. weir backup copies SQLite only:
+  # back up PostgreSQL with pg_dump.
+  driver: sqlite
+  # For sqlite: the database file, relative to data-dir.
+  path: weir.db
+  # For postgres, exactly one of: dsn, a libpq connection string, e.g.
+  #   "postgres://weir@db.internal:5432/weir?sslmode=verify-full&search_path=weir"
+  # or dsn-file, a file holding it (as given, not relative to data-dir),
+  # so that its password stays out of this file.
+  dsn: ""
+  dsn-file: ""
+  # For postgres: the most connections of this replica; 0 means the
+  # greater of 4 and the number of CPUs.
+  max-conns: 0
+
+# The rate limiter (docs/rate-limits.md). A missing block, or a missing
+# key, gets the default shown. An explicit 0 is an error: turn a limit off
+# with enabled: false.
+rate-limiting:
+  # Where buckets live: sqlite (<data-dir>/ratelimit.db, one replica),
+  # redis (shared by several replicas) or memory (lost on restart).
+  backend: {{rate-limiting.backend}}
+  # For backend redis. addrs with several entries is a Cluster; with
+  # master-name it is Sentinel. The password is read from password-file.
+  redis: {{rate-limiting.redis}}
+  # What a request gets when the backend cannot decide within
+  # backend-timeout: allow (logged and counted; a request let through
+  # this way spends nothing, so limits can be exceeded while the backend
+  # fails) or deny (503, never exceeded).
+  on-backend-error: {{rate-limiting.on-backend-error}}
+  backend-timeout: {{rate-limiting.backend-timeout}}
+  # Linked from every 429 as Link rel="help".
+  help-url: {{rate-limiting.help-url}}
+  # IPs/CIDRs that bypass the IP-keyed limits (global, account-creation)
+  # only. Empty: nobody does.
+  whitelist: {{rate-limiting.whitelist}}
+  # Per client IP (IPv6 by /64), every ACME endpoint, checked in-process on
+  # each replica before any JWS work.
+  global: {{rate-limiting.global}}
+  # New accounts per client IP.
+  account-creation: {{rate-limiting.account-creation}}
+  # Per account: one token per order, and one SAN-budget token per name.
+  order-creation: {{rate-limiting.order-creation}}
+  # Non-revoked certificates per (account, exact name set) in a rolling
+  # window; counted exactly.
+  duplicate-certificate: {{rate-limiting.duplicate-certificate}}
+  # Failed validations per (account, hostname); *.x counts apart from x.
+  failed-validation: {{rate-limiting.failed-validation}}
+  # Unexpired pending authorizations per account; counted exactly.
+  pending-authorizations: {{rate-limiting.pending-authorizations}}
+  # Certificates per registered domain (eTLD+1), across accounts.
+  registered-domain: {{rate-limiting.registered-domain}}
+  # Per-key exceptions, e.g.
+  #   - { limit: order-creation, key: "account:42", orders-per-account-per-hour: 500, order-burst: 50 }
+  #   - { limit: account-creation, key: "ip:10.1.2.3", per-ip-per-hour: 100 }
+  #   - { limit: order-creation, key: "eab:team-x", order-burst: 50 }   # accounts of EAB label team-x
+  overrides: {{rate-limiting.overrides}}
+
+# The administrators' listener: admin API, dashboard, /metrics, /healthz and
+# /readyz. Every path but /healthz and /readyz needs the bearer token (or a
+# dashboard session), and in every auth mode a browser's state-changing
+# request from another origin is refused (403).
+admin:
+  enabled: true
+  # Loopback by default. Another address also needs auth: token and tls: true.
+  listen: "127.0.0.1:14001"
+  # The bearer token, relative to data-dir; generated (mode 0600) at first start.
+  token-file: admin-token
+  # token | none (none is only allowed on loopback)
+  auth: token
+  # Serve the admin listener over HTTPS with the server's certificate.
+  tls: false
+  # More host names (DNS names or IP addresses, no port) the admin listener
+  # answers for; a request naming any other in Host gets 421. It always
+  # answers for the host of listen and the address a connection arrived at;
+  # on loopback or every interface also for localhost, 127.0.0.1, ::1 and the
+  # machine's name; with tls: true for the names of its certificate.
+  hosts: []
+
+log:
+  # debug | info | warn | error
+  level: info
+  # text | json
+  format: text
+`
+
+// ConfigText is the commented configuration file at configFile whose
+// data-dir is dataDir: every key with its default (configTemplate). weir
+// init writes it, and config.example.yaml is it.
+func ConfigText(configFile, dataDir string) []byte {
+	dd, err := yaml.Marshal(dataDir)
+	if err != nil { // a string always marshals
+		panic(err)
+	}
+	name := strings.NewReplacer("\n", " ", "\r", " ").Replace(configFile)
+	// Defaults first: the two names are the user's text, and may hold "{{".
+	return []byte(strings.NewReplacer(
+		"{{config-file}}", name,
+		"{{data-dir}}", strings.TrimSuffix(string(dd), "\n"),
+	).Replace(fillDefaults(configTemplate)))
+}
+
+// fillDefaults replaces each {{key.path}} of text, a dotted path, with
+// the default of that key (defaultValue); {{config-file}} and {{data-dir}}
+// stay for ConfigText.
+func fillDefaults(text string) string {
+	defaults := reflect.ValueOf(DefaultConfig())
+	var b strings.Builder
+	for {
+		before, rest, ok := strings.Cut(text, "{{")
+		path, after, closed := strings.Cut(rest, "}}")
+		if !ok || !closed {
+			b.WriteString(text)
+			return b.String()
+		}
+		b.WriteString(before)
+		if strings.Contains(path, ".") {
+			b.WriteString(defaultValue(defaults, path))
+		} else {
+			b.WriteString("{{" + path + "}}")
+		}
+		text = after
+	}
+}
+
+// defaultValue renders the value at the dotted key path of the defaults
+// v, as the example file writes values: a block as a flow mapping of its
+// keys, a list as a flow sequence, a duration in Go's syntax without zero
+// units ("168h", "500ms"), and a string in double quotes when it is empty
+// or holds a colon. A path that names no key is a bug of configTemplate,
+// and TestExampleConfig fails on it.
+func defaultValue(v reflect.Value, path string) string {
+	for key := range strings.SplitSeq(path, ".") {
+		f, ok := fieldByKey(v, key)
+		if !ok {
+			panic("configTemplate: no key " + path)
+		}
+		v = f
+	}
+	return flowYAML(v)
+}
+
+// fieldByKey returns the field of struct v whose yaml key is key.
+func fieldByKey(v reflect.Value, key string) (reflect.Value, bool) {
+	if v.Kind() != reflect.Struct {
+		return reflect.Value{}, false
+	}
+	for i := range v.NumField() {
+		if yamlKey(v.Type().Field(i)) == key {
+			return v.Field(i), true
+		}
+	}
+	return reflect.Value{}, false
+}
+
+func yamlKey(f reflect.StructField) string {
+	k, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return k
+}
+
+// flowYAML renders v on one line (see defaultValue).
+func flowYAML(v reflect.Value) string {
+	if d, ok := v.Interface().(time.Duration); ok {
+		return shortDuration(d)
+	}
+	var parts []string
+	switch v.Kind() {
+	case reflect.Struct:
+		for i := range v.NumField() {
+			parts = append(parts, yamlKey(v.Type().Field(i))+": "+flowYAML(v.Field(i)))
+		}
+		return "{ " + strings.Join(parts, ", ") + " }"
+	case reflect.Slice:
+		for i := range v.Len() {
+			parts = append(parts, flowYAML(v.Index(i)))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case reflect.String:
+		if s := v.String(); s != "" && !strings.Contains(s, ":") {
+			return s
+		}
+		return strconv.Quote(v.String())
+	}
+	return fmt.Sprint(v.Interface())
+}
+
+// shortDuration writes d in Go's syntax without its zero units: "168h",
+// "1h30m", "500ms".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if t, ok := strings.CutSuffix(s, "m0s"); ok {
+		s = t + "m"
+		if t, ok := strings.CutSuffix(s, "h0m"); ok {
+			s = t + "h"
+		}
+	}
+	return s
+}

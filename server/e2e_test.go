@@ -1,0 +1,400 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/ca"
+)
+
+func newKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func csrFor(t *testing.T, key crypto.Signer, names ...string) []byte {
+	t.Helper()
+	tmpl := &x509.CertificateRequest{}
+	for _, n := range names {
+		if ip := net.ParseIP(n); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, n)
+		}
+	}
+	der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
+}
+
+// issue runs a whole order for names, solving each authorization with
+// typ, and returns the chain and certificate URL.
+func (e *testEnv) issue(ctx context.Context, c *xacme.Client, certKey crypto.Signer, typ string, ids ...xacme.AuthzID) ([][]byte, string) {
+	e.t.Helper()
+	o, err := c.AuthorizeOrder(ctx, ids)
+	if err != nil {
+		e.t.Fatalf("new-order: %v", err)
+	}
+	for _, u := range o.AuthzURLs {
+		e.solve(ctx, c, u, typ)
+	}
+	if o, err = c.WaitOrder(ctx, o.URI); err != nil {
+		e.t.Fatalf("wait order: %v", err)
+	}
+	if o.Status != xacme.StatusReady {
+		e.t.Fatalf("order status = %q, want ready", o.Status)
+	}
+	var names []string
+	for _, id := range ids {
+		names = append(names, id.Value)
+	}
+	chain, certURL, err := c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(e.t, certKey, names...), true)
+	if err != nil {
+		e.t.Fatalf("finalize: %v", err)
+	}
+	return chain, certURL
+}
+
+// verifyChain checks a chain against weir's root and returns the leaf.
+func (e *testEnv) verifyChain(chain [][]byte, names ...string) *x509.Certificate {
+	e.t.Helper()
+	if len(chain) != 2 {
+		e.t.Fatalf("chain has %d certificates, want leaf + intermediate", len(chain))
+	}
+	leaf, err := x509.ParseCertificate(chain[0])
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	inter, err := x509.ParseCertificate(chain[1])
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AddCert(inter)
+	if _, err := leaf.Verify(x509.VerifyOptions{Roots: e.roots, Intermediates: pool}); err != nil {
+		e.t.Fatalf("leaf does not chain to weir's root: %v", err)
+	}
+	var got []string
+	got = append(got, leaf.DNSNames...)
+	for _, ip := range leaf.IPAddresses {
+		got = append(got, ip.String())
+	}
+	slices.Sort(got)
+	want := slices.Clone(names)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		e.t.Errorf("SANs = %v, want %v", got, want)
+	}
+	if leaf.Subject.CommonName != "" {
+		e.t.Errorf("subject CN = %q, want SANs only", leaf.Subject.CommonName)
+	}
+	if !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
+		e.t.Errorf("EKU %v lacks serverAuth", leaf.ExtKeyUsage)
+	}
+	if len(leaf.CRLDistributionPoints) != 1 || len(leaf.IssuingCertificateURL) != 1 {
+		e.t.Errorf("CRL DP %v, AIA %v: want one of each", leaf.CRLDistributionPoints, leaf.IssuingCertificateURL)
+	}
+	if leaf.SerialNumber.BitLen() > 128 || leaf.SerialNumber.BitLen() < 64 {
+		e.t.Errorf("serial has %d bits", leaf.SerialNumber.BitLen())
+	}
+	return leaf
+}
+
+// crlSerials fetches the CRL from the leaf's distribution point.
+func (e *testEnv) crlSerials(leaf *x509.Certificate) map[string]int {
+	return e.crlAt(leaf.CRLDistributionPoints[0])
+}
+
+// crlAt fetches the CRL at url with e.http, checks the intermediate's
+// signature and returns its entries, serial → reason.
+func (e *testEnv) crlAt(url string) map[string]int {
+	e.t.Helper()
+	res, err := e.http.Get(url)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	der, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusOK {
+		e.t.Fatalf("CRL: %d %s", res.StatusCode, der)
+	}
+	crl, err := x509.ParseRevocationList(der)
+	if err != nil {
+		e.t.Fatalf("CRL: %v", err)
+	}
+	if err := crl.CheckSignatureFrom(e.srv.svc.CA().Hierarchy().Intermediate); err != nil {
+		e.t.Fatalf("CRL signature: %v", err)
+	}
+	out := map[string]int{}
+	for _, r := range crl.RevokedCertificateEntries {
+		out[r.SerialNumber.String()] = r.ReasonCode
+	}
+	return out
+}
+
+func TestEndToEnd(t *testing.T) {
+	e := startEnv(t, func(c *Config) { c.ACME.OrdersPerPage = 2 })
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+
+	acctKey := newKey(t)
+	c := e.client(acctKey)
+	dir, err := c.Discover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dir.RegURL != e.base+"/acme/new-account" || dir.KeyChangeURL == "" || dir.RevokeURL == "" {
+		t.Fatalf("directory = %+v", dir)
+	}
+
+	// Accounts: create, find again, update.
+	acct, err := c.Register(ctx, &xacme.Account{Contact: []string{"mailto:ops@example.org"}}, xacme.AcceptTOS)
+	if err != nil {
+		t.Fatalf("register: %v", err)
+	}
+	if acct.Status != xacme.StatusValid || acct.URI != e.base+"/acme/account/1" {
+		t.Fatalf("account = %+v", acct)
+	}
+	if _, err := e.client(acctKey).Register(ctx, &xacme.Account{}, xacme.AcceptTOS); !errors.Is(err, xacme.ErrAccountAlreadyExists) {
+		t.Fatalf("second register: err = %v, want ErrAccountAlreadyExists", err)
+	}
+	acct.Contact = []string{"mailto:pki@example.org"}
+	if acct, err = c.UpdateReg(ctx, acct); err != nil || !slices.Equal(acct.Contact, []string{"mailto:pki@example.org"}) {
+		t.Fatalf("update contact: %+v, %v", acct, err)
+	}
+
+	// http-01 for two names, dns-01 for a wildcard and its base, tls-alpn-01, an IP.
+	certKey := newKey(t)
+	chain, certURL := e.issue(ctx, c, certKey, "http-01", xacme.DomainIDs("a.weir.test", "b.weir.test")...)
+	leaf := e.verifyChain(chain, "a.weir.test", "b.weir.test")
+	wchain, _ := e.issue(ctx, c, newKey(t), "dns-01", xacme.DomainIDs("*.w.weir.test", "w.weir.test")...)
+	e.verifyChain(wchain, "*.w.weir.test", "w.weir.test")
+	achain, _ := e.issue(ctx, c, newKey(t), "tls-alpn-01", xacme.DomainIDs("alpn.weir.test")...)
+	e.verifyChain(achain, "alpn.weir.test")
+	ichain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.IPIDs("127.0.0.1")...)
+	e.verifyChain(ichain, "127.0.0.1")
+
+	// The certificate resource serves exactly the chain.
+	fetched, err := c.FetchCert(ctx, certURL, true)
+	if err != nil || len(fetched) != 2 || string(fetched[0]) != string(chain[0]) {
+		t.Fatalf("fetch cert: %d certs, %v", len(fetched), err)
+	}
+
+	// The PEM chain names no "up" (it holds the issuer already). Asked
+	// for application/pkix-cert, the resource serves the leaf alone with
+	// a Link rel="up" to its issuer, which serves the intermediate as a
+	// PEM chain by default and as DER on request.
+	res := e.postJWS(acctKey, certURL, []byte{}, signOpts{kid: acct.URI})
+	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pem-certificate-chain" || linkRel(res.header, "up") != "" {
+		t.Fatalf("certificate POST-as-GET: %d %q, Link %v", res.status, res.header.Get("Content-Type"), res.header.Values("Link"))
+	}
+	res = e.postJWSAccept(acctKey, certURL, []byte{}, signOpts{kid: acct.URI}, "application/pkix-cert")
+	up := linkRel(res.header, "up")
+	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.body, chain[0]) || up == "" {
+		t.Fatalf("certificate as application/pkix-cert: %d %q, Link %v", res.status, res.header.Get("Content-Type"), res.header.Values("Link"))
+	}
+	res = e.postJWS(acctKey, up, []byte{}, signOpts{kid: acct.URI})
+	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pem-certificate-chain" {
+		t.Fatalf("issuer %s: %d %q %s", up, res.status, res.header.Get("Content-Type"), res.body)
+	}
+	if b, rest := pem.Decode(res.body); b == nil || b.Type != "CERTIFICATE" || !bytes.Equal(b.Bytes, chain[1]) || len(bytes.TrimSpace(rest)) != 0 {
+		t.Fatalf("issuer %s does not serve exactly the chain's intermediate: %q", up, res.body)
+	}
+	res = e.postJWSAccept(acctKey, up, []byte{}, signOpts{kid: acct.URI}, "application/pkix-cert")
+	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.body, chain[1]) {
+		t.Fatalf("issuer %s as application/pkix-cert: %d %q", up, res.status, res.header.Get("Content-Type"))
+	}
+
+	// Authorization reuse: a second order for a.weir.test is ready at once.
+	o, err := c.AuthorizeOrder(ctx, xacme.DomainIDs("a.weir.test"))
+	if err != nil || o.Status != xacme.StatusReady {
+		t.Fatalf("order with reused authz: status %v, err %v", o, err)
+	}
+
+	// Authorization deactivation makes the order invalid.
+	o, err = c.AuthorizeOrder(ctx, xacme.DomainIDs("deact.weir.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.RevokeAuthorization(ctx, o.AuthzURLs[0]); err != nil {
+		t.Fatalf("deactivate authz: %v", err)
+	}
+	if a, err := c.GetAuthorization(ctx, o.AuthzURLs[0]); err != nil || a.Status != xacme.StatusDeactivated {
+		t.Fatalf("authz after deactivation: %+v, %v", a, err)
+	}
+	if o, err = c.GetOrder(ctx, o.URI); err != nil || o.Status != xacme.StatusInvalid {
+		t.Fatalf("order after authz deactivation: %+v, %v", o, err)
+	}
+
+	// The orders list, page by page.
+	var listed []string
+	next := acct.OrdersURL
+	for i := 0; next != "" && i < 10; i++ {
+		res := e.postJWS(acctKey, next, []byte{}, signOpts{kid: acct.URI})
+		if res.status != http.StatusOK {
+			t.Fatalf("orders list: %d %s", res.status, res.body)
+		}
+		var page struct{ Orders []string }
+		if err := json.Unmarshal(res.body, &page); err != nil {
+			t.Fatal(err)
+		}
+		listed = append(listed, page.Orders...)
+		next = linkRel(res.header, "next")
+	}
+	if len(listed) != 6 {
+		t.Errorf("orders list has %d orders, want 6: %v", len(listed), listed)
+	}
+
+	// Revocation by the certificate's key, then again: alreadyRevoked.
+	if err := c.RevokeCert(ctx, certKey, chain[0], xacme.CRLReasonKeyCompromise); err != nil {
+		t.Fatalf("revoke by certificate key: %v", err)
+	}
+	// (x/crypto/acme hides alreadyRevoked, so this one is sent by hand.)
+	payload, _ := json.Marshal(map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(chain[0]), "reason": 1})
+	res = e.postJWS(acctKey, dir.RevokeURL, payload, signOpts{kid: acct.URI})
+	if typ, _ := res.problem(); res.status != http.StatusBadRequest || typ != "urn:ietf:params:acme:error:alreadyRevoked" {
+		t.Fatalf("second revoke: %d %s, want 400 alreadyRevoked", res.status, res.body)
+	}
+	var ae *xacme.Error
+	// Revocation by the account key.
+	wleaf, _ := x509.ParseCertificate(wchain[0])
+	if err := c.RevokeCert(ctx, nil, wchain[0], xacme.CRLReasonSuperseded); err != nil {
+		t.Fatalf("revoke by account: %v", err)
+	}
+	serials := e.crlSerials(leaf)
+	if serials[leaf.SerialNumber.String()] != int(xacme.CRLReasonKeyCompromise) {
+		t.Errorf("CRL %v lacks %s with reason keyCompromise", serials, leaf.SerialNumber)
+	}
+	if serials[wleaf.SerialNumber.String()] != int(xacme.CRLReasonSuperseded) {
+		t.Errorf("CRL %v lacks %s with reason superseded", serials, wleaf.SerialNumber)
+	}
+
+	// Another account may not revoke, unless it holds authorizations.
+	other := e.client(newKey(t))
+	if _, err := other.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
+		t.Fatal(err)
+	}
+	err = other.RevokeCert(ctx, nil, achain[0], xacme.CRLReasonUnspecified)
+	if !errors.As(err, &ae) || ae.ProblemType != "urn:ietf:params:acme:error:unauthorized" {
+		t.Fatalf("revoke by a stranger: %v, want unauthorized", err)
+	}
+	e.issue(ctx, other, newKey(t), "http-01", xacme.DomainIDs("alpn.weir.test")...)
+	if err := other.RevokeCert(ctx, nil, achain[0], xacme.CRLReasonCessationOfOperation); err != nil {
+		t.Fatalf("revoke by an account holding authorizations: %v", err)
+	}
+
+	// Key rollover: the new key works, the old one no longer does.
+	newAcctKey := newKey(t)
+	if err := c.AccountKeyRollover(ctx, newAcctKey); err != nil {
+		t.Fatalf("key rollover: %v", err)
+	}
+	if _, err := e.client(acctKey).GetReg(ctx, ""); err == nil {
+		t.Fatal("old key still finds the account after rollover")
+	}
+	c2 := e.client(newAcctKey)
+	if a, err := c2.GetReg(ctx, ""); err != nil || a.URI != acct.URI {
+		t.Fatalf("new key: %+v, %v", a, err)
+	}
+	// Rolling another account onto a key in use is a 409 naming that account.
+	err = other.AccountKeyRollover(ctx, newAcctKey)
+	if !errors.As(err, &ae) || ae.StatusCode != http.StatusConflict {
+		t.Fatalf("rollover to a used key: %v, want 409", err)
+	}
+
+	// Account deactivation: further use is unauthorized.
+	if err := c2.DeactivateReg(ctx); err != nil {
+		t.Fatalf("deactivate: %v", err)
+	}
+	_, err = c2.AuthorizeOrder(ctx, xacme.DomainIDs("late.weir.test"))
+	if !errors.As(err, &ae) || ae.ProblemType != "urn:ietf:params:acme:error:unauthorized" {
+		t.Fatalf("order after deactivation: %v, want unauthorized", err)
+	}
+}
+
+// linkRel returns the URL of the Link header with relation rel.
+func linkRel(h http.Header, rel string) string {
+	for _, v := range h.Values("Link") {
+		for _, part := range strings.Split(v, ",") {
+			part = strings.TrimSpace(part)
+			if strings.HasSuffix(part, `rel="`+rel+`"`) {
+				return strings.Trim(part[:strings.Index(part, ">")+1], "<>")
+			}
+		}
+	}
+	return ""
+}
+
+// TestConcurrentFinalize: 50 finalize calls on one ready order produce
+// exactly one certificate.
+func TestConcurrentFinalize(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx := t.Context()
+	c := e.client(newKey(t))
+	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
+		t.Fatal(err)
+	}
+	o, err := c.AuthorizeOrder(ctx, xacme.DomainIDs("race.weir.test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.solve(ctx, c, o.AuthzURLs[0], "http-01")
+	csr := csrFor(t, newKey(t), "race.weir.test")
+	var (
+		wg      sync.WaitGroup
+		mu      sync.Mutex
+		serials = map[string]bool{}
+		ok      int
+	)
+	for range 50 {
+		wg.Go(func() {
+			chain, _, err := c.CreateOrderCert(ctx, o.FinalizeURL, csr, false)
+			if err != nil {
+				return
+			}
+			leaf, _ := x509.ParseCertificate(chain[0])
+			mu.Lock()
+			ok++
+			serials[ca.SerialHex(leaf.SerialNumber)] = true
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	if len(serials) != 1 {
+		t.Fatalf("distinct certificates issued = %d, want 1", len(serials))
+	}
+	got, err := c.GetOrder(ctx, o.URI)
+	if err != nil || got.Status != xacme.StatusValid {
+		t.Fatalf("order: %+v, %v", got, err)
+	}
+	for s := range serials {
+		if !strings.HasSuffix(got.CertURL, s) {
+			t.Errorf("order certificate %s, the one issued was %s", got.CertURL, s)
+		}
+	}
+	t.Logf("%d of 50 finalize calls returned the certificate", ok)
+}

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"encoding/base64"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// reloadWith writes the configuration edit makes of the running one and
+// reloads it live, as a save of the file does.
+func (e *testEnv) reloadWith(edit func(*Config)) {
+	e.t.Helper()
+	cfg := e.cfg
+	cfg.CA.Profiles = defaultProfiles()
+	edit(&cfg)
+	e.writeConfig(cfg)
+	if err := e.srv.reload("test"); err != nil {
+		e.t.Fatalf("reload: %v", err)
+	}
+}
+
+// liveRuleChanges are reloads that no longer admit an order for
+// name under the default profile, and the problem type new-order gives.
+func liveRuleChanges(name string) []struct {
+	name     string
+	edit     func(*Config)
+	wantType acme.ProblemType
+} {
+	return []struct {
+		name     string
+		edit     func(*Config)
+		wantType acme.ProblemType
+	}{
+		{"ca.policy.denied-domains", func(c *Config) { c.CA.Policy.DeniedDomains = []string{name} }, acme.ProbRejectedIdentifier},
+		{"ca.profiles identifier-types", func(c *Config) {
+			p := c.CA.Profiles[profileTLSServer]
+			p.IdentifierTypes = []acme.IdentifierType{acme.IdentifierIP}
+			c.CA.Profiles[profileTLSServer] = p
+		}, acme.ProbRejectedIdentifier},
+		{"ca.default-profile withdrawn", func(c *Config) {
+			c.CA.DefaultProfile = profileTLSClientServer
+			delete(c.CA.Profiles, profileTLSServer)
+		}, acme.ProbInvalidProfile},
+	}
+}
+
+// TestFinalizeAfterReload: an order made ready, then a live reload that no
+// longer admits it (its name denied, its profile's rules changed or the
+// profile withdrawn). Its finalize is refused with new-order's problem,
+// no certificate is stored, and the order is invalid with that problem.
+func TestFinalizeAfterReload(t *testing.T) {
+	for _, tc := range liveRuleChanges("gone.weir.test") {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEnv(t, nil)
+			ctx, key, c, acct := e.registered(t)
+			url, o := e.readyProfileOrder(ctx, c, acct.URI, "", "gone.weir.test")
+
+			e.reloadWith(tc.edit)
+			before := snapshotDB(t, e)
+			csr := base64.RawURLEncoding.EncodeToString(csrFor(t, newKey(t), "gone.weir.test"))
+			res := e.postJWS(key, o.Finalize, []byte(`{"csr":"`+csr+`"}`), signOpts{kid: acct.URI})
+			if typ, detail := res.problem(); res.status != http.StatusBadRequest || typ != string(tc.wantType) {
+				t.Fatalf("finalize after the reload: %d %s %q, want 400 %s", res.status, typ, detail, tc.wantType)
+			}
+			after := snapshotDB(t, e)
+			if after.counts["certificates"] != before.counts["certificates"] {
+				t.Errorf("certificates: %d before the refused finalize, %d after", before.counts["certificates"], after.counts["certificates"])
+			}
+			got := e.getOrder(key, acct.URI, url)
+			if got.Status != "invalid" || got.Error == nil || got.Error.Type != tc.wantType || got.Certificate != "" {
+				t.Errorf("the order after the refused finalize: %+v, want invalid with a %s error and no certificate", got, tc.wantType)
+			}
+		})
+	}
+}
+
+// TestFinalizeTakeoverAfterReload: a replica moved a ready order to
+// processing (StartFinalize: its CSR stored, the finalization leased) and
+// died; a live reload no longer admits the order. The replica that takes
+// the finalization over once the lease ends issues nothing and makes the
+// order invalid with new-order's problem.
+func TestFinalizeTakeoverAfterReload(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx, key, c, acct := e.registered(t)
+	url, _ := e.readyProfileOrder(ctx, c, acct.URI, "", "gone.weir.test")
+	id := url[strings.LastIndex(url, "/")+1:]
+
+	e.reloadWith(liveRuleChanges("gone.weir.test")[0].edit)
+	// The dead replica's lease ended just now, so the next claim (within
+	// acme.Config.ClaimInterval, 5 s) takes it over.
+	lease := e.srv.svc.Config().ValidationLease
+	csr := csrFor(t, newKey(t), "gone.weir.test")
+	if err := e.srv.store.StartFinalize(ctx, id, "a-dead-replica", csr, time.Now().Add(-lease), lease); err != nil {
+		t.Fatalf("StartFinalize as the dead replica: %v", err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	var got orderJSON
+	for got = e.getOrder(key, acct.URI, url); got.Status == "processing" && time.Now().Before(deadline); got = e.getOrder(key, acct.URI, url) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got.Status != "invalid" || got.Error == nil || got.Error.Type != acme.ProbRejectedIdentifier || got.Certificate != "" {
+		t.Fatalf("the order taken over after the reload: %+v, want invalid with a rejectedIdentifier error and no certificate", got)
+	}
+	if n := snapshotDB(t, e).counts["certificates"]; n != 0 {
+		t.Errorf("%d certificates stored, want 0", n)
+	}
+}

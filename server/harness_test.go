@@ -1,0 +1,337 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rsa"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"net/netip"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	jose "github.com/go-jose/go-jose/v4"
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/internal/dnstest"
+)
+
+// testEnv is a whole weir server on loopback with a DNS server and
+// http-01 / tls-alpn-01 responders for the test's names.
+type testEnv struct {
+	t     *testing.T
+	cfg   Config
+	srv   *Server
+	base  string
+	dns   *dnstest.Server
+	roots *x509.CertPool
+	http  *http.Client
+	// adminURL is the admin listener's base URL ("" when admin is off);
+	// its token is in adminTokenPath(cfg).
+	adminURL string
+
+	tokens   sync.Map // http-01 token -> key authorization
+	redirect sync.Map // http-01 token -> the URL its challenge path redirects to
+	alpnMu   sync.Mutex
+	alpnCert map[string]*tls.Certificate // SNI -> challenge cert
+}
+
+func listenLoopback(t *testing.T) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	return ln
+}
+
+func port(ln net.Listener) int { return ln.Addr().(*net.TCPAddr).Port }
+
+// startEnv starts weir with a test configuration that mutate may adjust.
+func startEnv(t *testing.T, mutate func(*Config)) *testEnv {
+	t.Helper()
+	return startEnvLog(t, mutate, io.Discard)
+}
+
+// startEnvLog is startEnv with the server's log written to logw.
+func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
+	t.Helper()
+	e := &testEnv{t: t, alpnCert: map[string]*tls.Certificate{}}
+	var err error
+	e.dns, err = dnstest.Start("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.dns.Close() })
+	e.dns.SetDefaultAddrs(netipMust("127.0.0.1"))
+
+	httpLn := listenLoopback(t)
+	hs := &http.Server{Handler: http.HandlerFunc(e.serveHTTP01)}
+	go hs.Serve(httpLn)
+	t.Cleanup(func() { hs.Close() })
+
+	alpnLn := tls.NewListener(listenLoopback(t), &tls.Config{
+		NextProtos: []string{"acme-tls/1"},
+		GetCertificate: func(h *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			e.alpnMu.Lock()
+			defer e.alpnMu.Unlock()
+			return e.alpnCert[h.ServerName], nil
+		},
+	})
+	go func() {
+		for {
+			c, err := alpnLn.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				_ = c.(*tls.Conn).Handshake()
+				c.Close()
+			}()
+		}
+	}()
+
+	ln := listenLoopback(t)
+	adminLn := listenLoopback(t)
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.Server.Listen = ln.Addr().String()
+	cfg.Admin.Listen = adminLn.Addr().String()
+	cfg.Challenges.HTTP01.Port = port(httpLn)
+	cfg.Challenges.TLSALPN01.Port = port(alpnLn)
+	cfg.Challenges.DNSResolver = e.dns.Addr()
+	cfg.Challenges.Timeout = 5 * time.Second
+	cfg.Log.Level = "warn"
+	cfg.CA.Policy.AllowedIPRanges = []string{"127.0.0.0/8"}
+	// The core tests run with every limit off; the rate-limit tests turn
+	// on what they exercise.
+	rl := &cfg.RateLimiting
+	rl.Global.Enabled, rl.AccountCreation.Enabled, rl.OrderCreation.Enabled = false, false, false
+	rl.DuplicateCertificate.Enabled, rl.FailedValidation.Enabled = false, false
+	rl.PendingAuthorizations.Enabled, rl.RegisteredDomain.Enabled = false, false
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg = cfg
+	// The running server watches this file, as weir serve -config does.
+	e.srv, err = New(t.Context(), cfg, Options{ConfigFile: filepath.Join(cfg.DataDir, "weir.yaml"), Log: logw})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.writeConfig(cfg)
+	if e.srv.admin != nil {
+		e.adminURL = AdminURL(cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- e.srv.Serve(ctx, ln, adminLn) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		e.srv.Close()
+	})
+	e.base = e.srv.baseURL
+	e.roots = x509.NewCertPool()
+	if !e.roots.AppendCertsFromPEM(e.srv.root) {
+		t.Fatal("no root PEM")
+	}
+	e.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: e.roots}, MaxIdleConnsPerHost: 64,
+	}}
+	t.Cleanup(e.http.CloseIdleConnections)
+	return e
+}
+
+func (e *testEnv) serveHTTP01(w http.ResponseWriter, r *http.Request) {
+	token := strings.TrimPrefix(r.URL.Path, "/.well-known/acme-challenge/")
+	if to, ok := e.redirect.Load(token); ok {
+		http.Redirect(w, r, to.(string), http.StatusFound)
+		return
+	}
+	if v, ok := e.tokens.Load(token); ok {
+		io.WriteString(w, v.(string))
+		return
+	}
+	http.NotFound(w, r)
+}
+
+// client returns an x/crypto/acme client for key.
+func (e *testEnv) client(key crypto.Signer) *xacme.Client {
+	return &xacme.Client{Key: key, DirectoryURL: e.base + "/directory", HTTPClient: e.http, UserAgent: "weir-e2e"}
+}
+
+// solve makes the challenge of type typ of the authorization at url pass
+// and waits for the authorization to be valid.
+func (e *testEnv) solve(ctx context.Context, c *xacme.Client, authzURL, typ string) {
+	e.t.Helper()
+	a, err := c.GetAuthorization(ctx, authzURL)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if a.Status == xacme.StatusValid {
+		return
+	}
+	var ch *xacme.Challenge
+	for _, x := range a.Challenges {
+		if x.Type == typ {
+			ch = x
+		}
+	}
+	if ch == nil {
+		e.t.Fatalf("authorization %s has no %s challenge", a.Identifier.Value, typ)
+	}
+	switch typ {
+	case "http-01":
+		ka, _ := c.HTTP01ChallengeResponse(ch.Token)
+		e.tokens.Store(ch.Token, ka)
+	case "dns-01":
+		rec, _ := c.DNS01ChallengeRecord(ch.Token)
+		e.dns.SetTXT("_acme-challenge."+a.Identifier.Value, rec)
+	case "tls-alpn-01":
+		cert, err := c.TLSALPN01ChallengeCert(ch.Token, a.Identifier.Value)
+		if err != nil {
+			e.t.Fatal(err)
+		}
+		e.alpnMu.Lock()
+		e.alpnCert[a.Identifier.Value] = &cert
+		e.alpnMu.Unlock()
+	}
+	if _, err := c.Accept(ctx, ch); err != nil {
+		e.t.Fatalf("accept %s: %v", typ, err)
+	}
+	if _, err := c.WaitAuthorization(ctx, authzURL); err != nil {
+		e.t.Fatalf("wait authorization %s (%s): %v", a.Identifier.Value, typ, err)
+	}
+}
+
+// rawResponse is a response to a hand-made request.
+type rawResponse struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+// problem decodes a problem document body.
+func (r rawResponse) problem() (typ string, detail string) {
+	var p struct{ Type, Detail string }
+	_ = json.Unmarshal(r.body, &p)
+	return p.Type, p.Detail
+}
+
+// nonce fetches a fresh nonce.
+func (e *testEnv) nonce() string {
+	e.t.Helper()
+	res, err := e.http.Head(e.base + "/acme/new-nonce")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	res.Body.Close()
+	return res.Header.Get("Replay-Nonce")
+}
+
+// signOpts shape a hand-made JWS.
+type signOpts struct {
+	kid   string // "" means embed the JWK
+	nonce string // "" means fetch a fresh one
+	url   string // "" means the request URL
+	alg   jose.SignatureAlgorithm
+}
+
+// sign makes a flattened JWS over payload.
+func (e *testEnv) sign(key crypto.Signer, url string, payload []byte, o signOpts) []byte {
+	e.t.Helper()
+	if o.nonce == "" {
+		o.nonce = e.nonce()
+	}
+	if o.url == "" {
+		o.url = url
+	}
+	if o.alg == "" {
+		o.alg = algFor(key)
+	}
+	opts := &jose.SignerOptions{ExtraHeaders: map[jose.HeaderKey]any{"nonce": o.nonce, "url": o.url}}
+	sk := jose.SigningKey{Algorithm: o.alg, Key: key}
+	if o.kid != "" {
+		sk.Key = jose.JSONWebKey{Key: key, KeyID: o.kid}
+	} else {
+		opts.EmbedJWK = true
+	}
+	signer, err := jose.NewSigner(sk, opts)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	jws, err := signer.Sign(payload)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return []byte(jws.FullSerialize())
+}
+
+func algFor(key crypto.Signer) jose.SignatureAlgorithm {
+	switch k := key.Public().(type) {
+	case *rsa.PublicKey:
+		return jose.RS256
+	case ed25519.PublicKey:
+		return jose.EdDSA
+	case *ecdsa.PublicKey:
+		if k.Curve.Params().BitSize == 384 {
+			return jose.ES384
+		}
+	}
+	return jose.ES256
+}
+
+// post sends a body to url with the given content type.
+func (e *testEnv) post(url, contentType string, body []byte) rawResponse {
+	e.t.Helper()
+	res, err := e.http.Post(url, contentType, bytes.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return rawResponse{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// postJWS signs payload and posts it.
+func (e *testEnv) postJWS(key crypto.Signer, url string, payload []byte, o signOpts) rawResponse {
+	e.t.Helper()
+	return e.post(url, "application/jose+json", e.sign(key, url, payload, o))
+}
+
+// postJWSAccept is postJWS with an Accept header.
+func (e *testEnv) postJWSAccept(key crypto.Signer, url string, payload []byte, o signOpts, accept string) rawResponse {
+	e.t.Helper()
+	req, err := http.NewRequestWithContext(e.t.Context(), http.MethodPost, url, bytes.NewReader(e.sign(key, url, payload, o)))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/jose+json")
+	req.Header.Set("Accept", accept)
+	res, err := e.http.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return rawResponse{status: res.StatusCode, header: res.Header, body: b}
+}
+
+func netipMust(s string) netip.Addr { return netip.MustParseAddr(s) }

@@ -1,0 +1,341 @@
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// metricsLogBuf collects the server's log for inspection while the
+// server keeps writing to it.
+type metricsLogBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *metricsLogBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// requestLines returns the JSON "request" lines logged so far.
+func (l *metricsLogBuf) requestLines(t *testing.T) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	data := bytes.Clone(l.b.Bytes())
+	l.mu.Unlock()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("log line is not JSON: %v: %s", err, sc.Bytes())
+		}
+		if line["msg"] == "request" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// promScrape is one parsed scrape of the server's /metrics.
+type promScrape map[string]*dto.MetricFamily
+
+// scrapeServer reads srv.metrics as Prometheus would.
+func scrapeServer(t *testing.T, srv *Server) promScrape {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	srv.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v", err)
+	}
+	return fams
+}
+
+// get sums the series of name whose labels include the name=value pairs
+// of labels (a histogram counts its observations); missing is 0.
+func (s promScrape) get(name string, labels ...string) float64 {
+	var sum float64
+	f := s[name]
+	if f == nil {
+		return 0
+	}
+next:
+	for _, m := range f.GetMetric() {
+		for i := 0; i+1 < len(labels); i += 2 {
+			found := false
+			for _, lp := range m.GetLabel() {
+				found = found || (lp.GetName() == labels[i] && lp.GetValue() == labels[i+1])
+			}
+			if !found {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			sum += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return sum
+}
+
+// TestMetricsEndToEnd drives an issuance, a 429 and a revocation through
+// a whole server and checks that the Prometheus series, the dashboard's
+// limiter activity and the wide log line all saw them.
+func TestMetricsEndToEnd(t *testing.T) {
+	logs := &metricsLogBuf{}
+	e := startEnvLog(t, func(c *Config) {
+		c.Log.Level, c.Log.Format = "info", "json"
+		c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 6000, Burst: 1000}
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
+	}, logs)
+	ctx := t.Context()
+	key := newKey(t)
+	c := e.client(key)
+	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	before := time.Now()
+
+	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("m1.weir.test")...)
+	wantStatus(t, e.rawOrder(key, acct.URI, "m2.weir.test"), http.StatusCreated)
+	want429(t, e.rawOrder(key, acct.URI, "m3.weir.test"), "order-creation", id)
+	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonSuperseded); err != nil {
+		t.Fatal(err)
+	}
+
+	// A request is counted and logged after its response is written:
+	// wait for the last one.
+	var s promScrape
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		s = scrapeServer(t, e.srv)
+		if s.get("weir_http_requests_total", "endpoint", "revoke-cert", "status", "200") == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, c := range []struct {
+		name   string
+		labels []string
+		want   float64
+	}{
+		{"weir_certificates_issued_total", nil, 1},
+		{"weir_order_issue_duration_seconds", nil, 1},
+		{"weir_validations_total", []string{"type", "http-01", "result", "valid"}, 1},
+		{"weir_validations_total", []string{"result", "invalid"}, 0},
+		{"weir_validation_duration_seconds", []string{"type", "http-01"}, 1},
+		{"weir_http_requests_total", []string{"endpoint", "new-order", "status", "201"}, 2},
+		{"weir_http_requests_total", []string{"endpoint", "new-order", "status", "429"}, 1},
+		{"weir_http_requests_total", []string{"endpoint", "finalize", "status", "200"}, 1},
+		{"weir_http_requests_total", []string{"endpoint", "revoke-cert", "status", "200"}, 1},
+		{"weir_http_request_duration_seconds", []string{"endpoint", "new-order"}, 3},
+		{"weir_ratelimit_decisions_total", []string{"limit", "order-creation", "outcome", "allowed"}, 2},
+		{"weir_ratelimit_decisions_total", []string{"limit", "order-creation", "outcome", "denied"}, 1},
+		{"weir_ratelimit_decisions_total", []string{"limit", "global", "outcome", "denied"}, 0},
+		{"weir_ratelimit_decisions_total", []string{"outcome", "error"}, 0},
+		{"weir_ratelimit_backend_duration_seconds", []string{"action", "new-order"}, 3},
+		{"weir_ratelimit_backend_errors_total", nil, 0},
+		{"weir_certificates_revoked_total", []string{"reason", "superseded"}, 1},
+	} {
+		if got := s.get(c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+	// Every ACME request passed the global layer: each one was a decision.
+	if got, acmeReqs := s.get("weir_ratelimit_decisions_total", "limit", "global", "outcome", "allowed"), s.get("weir_http_requests_total"); got < 10 || got > acmeReqs {
+		t.Errorf("global allowed decisions = %v, want at least 10 and at most the %v requests", got, acmeReqs)
+	}
+	for _, cert := range []string{"root", "intermediate"} {
+		if exp := s.get("weir_ca_certificate_expiry_timestamp_seconds", "cert", cert); exp < float64(time.Now().Add(24*time.Hour).Unix()) {
+			t.Errorf("CA %s expiry = %v, want a time well after now", cert, exp)
+		}
+	}
+	if f := s["weir_order_issue_duration_seconds"]; f != nil && len(f.GetMetric()) == 1 {
+		if age := f.GetMetric()[0].GetHistogram().GetSampleSum(); age <= 0 || age > time.Since(before).Seconds() {
+			t.Errorf("order age = %vs, want between 0 and %v", age, time.Since(before).Seconds())
+		}
+	}
+
+	// The dashboard's view of the limiter.
+	recent := e.srv.metrics.Recent429s(10)
+	if len(recent) != 1 || recent[0].Limit != "order-creation" || recent[0].Key != id || recent[0].Action != "new-order" || recent[0].RetryAfter <= 0 {
+		t.Errorf("Recent429s = %+v, want one order-creation denial of %s", recent, id)
+	}
+	if got := e.srv.metrics.DenialsByLimit()["order-creation"]; got != 1 {
+		t.Errorf("DenialsByLimit[order-creation] = %d, want 1", got)
+	}
+	hot := false
+	for _, h := range e.srv.metrics.HotKeys(0) {
+		hot = hot || (h.Limit == "order-creation" && h.Key == id && h.Hits == 3)
+	}
+	if !hot {
+		t.Errorf("HotKeys = %+v, want order-creation:%s with 3 hits", e.srv.metrics.HotKeys(0), id)
+	}
+
+	// The wide log line.
+	var denied []map[string]any
+	newOrders := 0
+	for _, l := range logs.requestLines(t) {
+		if l["endpoint"] != "new-order" {
+			continue
+		}
+		newOrders++
+		if l["status"] == float64(http.StatusTooManyRequests) {
+			denied = append(denied, l)
+		} else if lim, _ := l["limiter"].(string); !strings.HasPrefix(lim, "allowed order-creation:"+id+" remaining=") &&
+			!strings.HasPrefix(lim, "allowed san-budget:"+id+" remaining=") {
+			t.Errorf("admitted new-order logged limiter=%q, want the allowed decision", lim)
+		}
+	}
+	if newOrders != 3 || len(denied) != 1 {
+		t.Fatalf("logged %d new-order lines, %d of them 429; want 3 and 1", newOrders, len(denied))
+	}
+	l := denied[0]
+	if lim, _ := l["limiter"].(string); !strings.HasPrefix(lim, "denied order-creation:"+id+" retry-after=") {
+		t.Errorf("429 logged limiter=%q, want \"denied order-creation:%s retry-after=...\"", lim, id)
+	}
+	for k, want := range map[string]any{
+		"method": "POST", "client_ip": "127.0.0.1", "account": id,
+		"problem": "urn:ietf:params:acme:error:rateLimited",
+	} {
+		if l[k] != want {
+			t.Errorf("429 line: %s = %v, want %v", k, l[k], want)
+		}
+	}
+	for _, k := range []string{"detail", "duration"} {
+		if _, ok := l[k]; !ok {
+			t.Errorf("429 line lacks %s: %v", k, l)
+		}
+	}
+	if _, ok := l["limiter_error"]; ok {
+		t.Errorf("429 line has limiter_error without a backend error: %v", l)
+	}
+	// Nothing of a JWS body reaches the log.
+	logs.mu.Lock()
+	all := logs.b.String()
+	logs.mu.Unlock()
+	for _, secret := range []string{`"protected"`, `"signature"`, `"payload"`, "BEGIN"} {
+		if strings.Contains(all, secret) {
+			t.Errorf("the log contains %s", secret)
+		}
+	}
+}
+
+// TestMetricsGlobalDenial checks the global layer's 429: counted per
+// limit, remembered for the dashboard, and named on the log line.
+func TestMetricsGlobalDenial(t *testing.T) {
+	logs := &metricsLogBuf{}
+	e := startEnvLog(t, func(c *Config) {
+		c.Log.Level, c.Log.Format = "info", "json"
+		c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 2}
+	}, logs)
+	for i := range 2 {
+		if res := e.post(e.base+"/acme/new-nonce", "", nil); res.status == http.StatusTooManyRequests {
+			t.Fatalf("request %d refused within the burst", i+1)
+		}
+	}
+	want429(t, e.post(e.base+"/acme/new-nonce", "", nil), "global", "127.0.0.1")
+	var s promScrape
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		s = scrapeServer(t, e.srv)
+		if s.get("weir_http_requests_total", "status", "429") == 1 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := s.get("weir_ratelimit_decisions_total", "limit", "global", "outcome", "denied"); got != 1 {
+		t.Errorf("global denied = %v, want 1", got)
+	}
+	if got := s.get("weir_ratelimit_decisions_total", "limit", "global", "outcome", "allowed"); got != 2 {
+		t.Errorf("global allowed = %v, want 2", got)
+	}
+	if got := s.get("weir_ratelimit_backend_duration_seconds", "action", "global"); got != 0 {
+		t.Errorf("the in-process global layer was timed as a backend call %v times", got)
+	}
+	if r := e.srv.metrics.Recent429s(0); len(r) != 1 || r[0].Limit != "global" || r[0].Key != "127.0.0.1" || r[0].Action != "global" {
+		t.Errorf("Recent429s = %+v, want the global denial of 127.0.0.1", r)
+	}
+	var lim string
+	for _, l := range logs.requestLines(t) {
+		if l["status"] == float64(http.StatusTooManyRequests) {
+			lim, _ = l["limiter"].(string)
+		}
+	}
+	if !strings.HasPrefix(lim, "denied global:127.0.0.1 retry-after=") {
+		t.Errorf("429 logged limiter=%q, want \"denied global:127.0.0.1 retry-after=...\"", lim)
+	}
+}
+
+// TestStoreMetrics checks the store's series on a whole server with the
+// default SQLite store: an issuance's writes are committed, counted and
+// timed, and the reader pool is reported.
+func TestStoreMetrics(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx := t.Context()
+	before := scrapeServer(t, e.srv)
+	if got := before.get("weir_store_connections_max"); got < 1 {
+		t.Errorf("weir_store_connections_max = %v, want the reader pool's size", got)
+	}
+	key := newKey(t)
+	c := e.client(key)
+	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
+		t.Fatal(err)
+	}
+	e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("store-metrics.weir.test")...)
+
+	// The writer counts each commit before it answers the callers, so the
+	// issuance's commits are all in. A write of the server's own (not the
+	// issuance's) may be queued, or its commit half reported (counted, not
+	// yet timed), at a scrape: scrape again, a bounded number of times,
+	// until the queue is empty and the counters agree.
+	var after promScrape
+	var commits, writes, timed float64
+	for i := 0; i < 50; i++ {
+		after = scrapeServer(t, e.srv)
+		commits = after.get("weir_store_commits_total") - before.get("weir_store_commits_total")
+		writes = after.get("weir_store_committed_writes_total") - before.get("weir_store_committed_writes_total")
+		timed = after.get("weir_store_commit_duration_seconds") - before.get("weir_store_commit_duration_seconds")
+		if timed == commits && after.get("weir_store_write_queue") == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	// New account, new order, the challenge started and validated, the
+	// order finalizing and then valid with its certificate: six writes
+	// at least, in one commit each or fewer.
+	if writes < 6 {
+		t.Errorf("committed writes = %v, want at least 6 for an account and an issuance", writes)
+	}
+	if commits < 1 || commits > writes {
+		t.Errorf("commits = %v, want between 1 and the %v writes", commits, writes)
+	}
+	if timed != commits {
+		t.Errorf("commit durations observed = %v, want one per commit (%v)", timed, commits)
+	}
+	if q := after.get("weir_store_write_queue"); q != 0 {
+		t.Errorf("weir_store_write_queue = %v with nothing in flight, want 0", q)
+	}
+}

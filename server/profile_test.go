@@ -1,0 +1,432 @@
+package server
+
+import (
+	"context"
+	"crypto"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"errors"
+	"maps"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ca"
+)
+
+// TestProfileConfig: the ca.default-profile and ca.profiles keys, their
+// defaults, how they fold in ca.certificate-lifetime, and every problem
+// named by its key.
+func TestProfileConfig(t *testing.T) {
+	day := 24 * time.Hour
+	type want struct {
+		lifetime time.Duration
+		eku      []acme.KeyUsage
+		types    []acme.IdentifierType
+		cn       ca.CommonNamePolicy
+	}
+	tests := []struct {
+		name        string
+		yaml        string
+		wantDefault string
+		want        map[string]want // the compiled profiles, exactly
+		wantErr     []string        // substrings of check-config's lines, each naming a key
+	}{
+		{
+			name: "no file: the three defaults", yaml: "", wantDefault: "tls-server",
+			want: map[string]want{
+				"tls-server":        {90 * day, []acme.KeyUsage{"serverAuth"}, []acme.IdentifierType{"dns", "ip"}, "none"},
+				"tls-client-server": {90 * day, []acme.KeyUsage{"serverAuth", "clientAuth"}, []acme.IdentifierType{"dns", "ip"}, "first-name"},
+				"shortlived":        {7 * day, []acme.KeyUsage{"serverAuth"}, []acme.IdentifierType{"dns", "ip"}, "none"},
+			},
+		},
+		{
+			name: "an older file with only ca.certificate-lifetime keeps its lifetime", yaml: "ca:\n  certificate-lifetime: 720h\n",
+			wantDefault: "tls-server",
+			want: map[string]want{
+				"tls-server":        {30 * day, []acme.KeyUsage{"serverAuth"}, []acme.IdentifierType{"dns", "ip"}, "none"},
+				"tls-client-server": {30 * day, []acme.KeyUsage{"serverAuth", "clientAuth"}, []acme.IdentifierType{"dns", "ip"}, "first-name"},
+				"shortlived":        {7 * day, []acme.KeyUsage{"serverAuth"}, []acme.IdentifierType{"dns", "ip"}, "none"},
+			},
+		},
+		{
+			name: "a profiles block replaces the defaults; left-out keys get theirs",
+			yaml: "ca:\n  certificate-lifetime: 240h\n  default-profile: web\n  profiles:\n    web: {}\n" +
+				"    client: { certificate-lifetime: 24h, key-usages: [clientAuth], identifier-types: [dns], common-name: first-name }\n",
+			wantDefault: "web",
+			want: map[string]want{
+				"web":    {10 * day, []acme.KeyUsage{"serverAuth"}, []acme.IdentifierType{"dns", "ip"}, "none"},
+				"client": {day, []acme.KeyUsage{"clientAuth"}, []acme.IdentifierType{"dns"}, "first-name"},
+			},
+		},
+		{
+			name: "profiles off", yaml: "ca:\n  default-profile: \"\"\n  profiles: {}\n", wantDefault: "", want: map[string]want{},
+		},
+		{
+			name: "default-profile not among the profiles", yaml: "ca:\n  default-profile: nope\n",
+			wantErr: []string{`ca.default-profile: "nope" is not among ca.profiles (shortlived, tls-client-server, tls-server)`},
+		},
+		{
+			name: "empty profiles with a default", yaml: "ca:\n  profiles: {}\n",
+			wantErr: []string{`ca.profiles: is empty, but ca.default-profile names "tls-server"`},
+		},
+		{
+			name: "profiles without a default", yaml: "ca:\n  default-profile: \"\"\n",
+			wantErr: []string{"ca.default-profile: must name one of ca.profiles"},
+		},
+		{
+			name: "every problem of a profile at once",
+			yaml: "ca:\n  default-profile: p\n  profiles:\n    p:\n      certificate-lifetime: 0s\n      key-usages: [serverAuth, codeSigning, serverAuth]\n" +
+				"      identifier-types: [dns, email]\n      common-name: last-name\n    q: { certificate-lifetime: -1h, key-usages: [], identifier-types: [] }\n",
+			wantErr: []string{
+				"ca.profiles.p.certificate-lifetime: must be a positive duration, got 0s",
+				`ca.profiles.p.key-usages[1]: "codeSigning" is not serverAuth or clientAuth`,
+				`ca.profiles.p.key-usages[2]: "serverAuth" is listed twice`,
+				`ca.profiles.p.identifier-types[1]: "email" is not dns or ip`,
+				`ca.profiles.p.common-name: "last-name" is not none or first-name`,
+				"ca.profiles.q.certificate-lifetime: must be a positive duration, got -1h0m0s",
+				"ca.profiles.q.key-usages: must list serverAuth, clientAuth or both",
+				"ca.profiles.q.identifier-types: must list dns, ip or both",
+			},
+		},
+		{
+			name: "a bad profile name", yaml: "ca:\n  default-profile: ok\n  profiles:\n    ok: {}\n    \"has space\": {}\n",
+			wantErr: []string{"ca.profiles.has space: the name"},
+		},
+		{
+			name: "an unknown key in a profile", yaml: "ca:\n  profiles:\n    tls-server:\n      lifetime: 24h\n",
+			wantErr: []string{"ca.profiles.tls-server.lifetime: unknown key; ca.profiles.tls-server takes description, certificate-lifetime,"},
+		},
+		{
+			name: "a bad duration in a profile", yaml: "ca:\n  profiles:\n    tls-server:\n      certificate-lifetime: soon\n",
+			wantErr: []string{`ca.profiles.tls-server.certificate-lifetime: "soon" is not a duration (e.g. 10s, 5m, 2h)`},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := ParseConfig("", []byte(tt.yaml))
+			problems := problemLines(err)
+			if len(tt.wantErr) > 0 {
+				if err == nil {
+					t.Fatalf("parseConfig: got nil error, want errors naming %q", tt.wantErr)
+				}
+				for _, w := range tt.wantErr {
+					if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, w) }) {
+						t.Errorf("check-config problems %q: want one containing %q", problems, w)
+					}
+				}
+				if len(problems) != len(tt.wantErr) {
+					t.Errorf("check-config: got %d problems %q, want %d", len(problems), problems, len(tt.wantErr))
+				}
+				return
+			}
+			if err != nil || len(problems) > 0 {
+				t.Fatalf("parseConfig: %v; check-config: %q; want neither", err, problems)
+			}
+			ps, err := newProfiles(cfg.CA)
+			if err != nil {
+				t.Fatalf("newProfiles: %v", err)
+			}
+			if got := ps.Default(); got != tt.wantDefault {
+				t.Errorf("Default: got %q, want %q", got, tt.wantDefault)
+			}
+			if got, want := ps.Names(), slices.Sorted(maps.Keys(tt.want)); !slices.Equal(got, want) {
+				t.Errorf("Names: got %q, want %q", got, want)
+			}
+			for name, w := range tt.want {
+				p, ok := ps.Get(name)
+				if !ok {
+					continue
+				}
+				got := want{p.Lifetime, p.KeyUsages, p.IdentifierTypes, p.CommonName}
+				if got.lifetime != w.lifetime || !slices.Equal(got.eku, w.eku) || !slices.Equal(got.types, w.types) || got.cn != w.cn {
+					t.Errorf("profile %s: got %+v, want %+v", name, got, w)
+				}
+			}
+		})
+	}
+}
+
+// orderJSON is the part of an order resource the tests read.
+type orderJSON struct {
+	Status         string        `json:"status"`
+	Profile        string        `json:"profile"`
+	Authorizations []string      `json:"authorizations"`
+	Finalize       string        `json:"finalize"`
+	Error          *acme.Problem `json:"error"`
+	Certificate    string        `json:"certificate"`
+}
+
+// profileOrder sends a hand-made new-order with a profile (x/crypto/acme
+// cannot send one); extra fields go into the payload too.
+func (e *testEnv) profileOrder(key crypto.Signer, kid, profile string, extra map[string]any, names ...string) rawResponse {
+	e.t.Helper()
+	var ids []acme.Identifier
+	for _, n := range names {
+		if net.ParseIP(n) != nil {
+			ids = append(ids, acme.Identifier{Type: acme.IdentifierIP, Value: n})
+		} else {
+			ids = append(ids, acme.Identifier{Type: acme.IdentifierDNS, Value: n})
+		}
+	}
+	payload := map[string]any{"identifiers": ids}
+	if profile != "" {
+		payload["profile"] = profile
+	}
+	maps.Copy(payload, extra)
+	b, err := json.Marshal(payload)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.postJWS(key, e.base+"/acme/new-order", b, signOpts{kid: kid})
+}
+
+// readyProfileOrder creates an order under profile by hand and solves its
+// authorizations with http-01 through x/crypto/acme; it returns the order
+// URL and resource once ready.
+func (e *testEnv) readyProfileOrder(ctx context.Context, c *xacme.Client, kid, profile string, names ...string) (string, orderJSON) {
+	e.t.Helper()
+	res := e.profileOrder(c.Key, kid, profile, nil, names...)
+	wantStatus(e.t, res, http.StatusCreated)
+	var o orderJSON
+	if err := json.Unmarshal(res.body, &o); err != nil {
+		e.t.Fatal(err)
+	}
+	for _, u := range o.Authorizations {
+		e.solve(ctx, c, u, "http-01")
+	}
+	url := res.header.Get("Location")
+	if _, err := c.WaitOrder(ctx, url); err != nil {
+		e.t.Fatalf("wait order: %v", err)
+	}
+	return url, o
+}
+
+// csrWithCN is a CSR for names whose subject CN is cn ("" for none).
+func csrWithCN(t *testing.T, key crypto.Signer, cn string, names ...string) []byte {
+	t.Helper()
+	der, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{
+		Subject: pkix.Name{CommonName: cn}, DNSNames: names}, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return der
+}
+
+// getOrder fetches an order resource with POST-as-GET.
+func (e *testEnv) getOrder(key crypto.Signer, kid, url string) orderJSON {
+	e.t.Helper()
+	res := e.postJWS(key, url, []byte{}, signOpts{kid: kid})
+	wantStatus(e.t, res, http.StatusOK)
+	var o orderJSON
+	if err := json.Unmarshal(res.body, &o); err != nil {
+		e.t.Fatal(err)
+	}
+	return o
+}
+
+// directoryProfiles reads meta.profiles from the directory.
+func (e *testEnv) directoryProfiles() map[string]string {
+	e.t.Helper()
+	res, err := e.http.Get(e.base + "/directory")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	var dir struct {
+		Meta struct {
+			Profiles map[string]string `json:"profiles"`
+		} `json:"meta"`
+	}
+	if err := json.NewDecoder(res.Body).Decode(&dir); err != nil {
+		e.t.Fatal(err)
+	}
+	return dir.Meta.Profiles
+}
+
+// TestProfiles: certificate profiles end to end (draft-aaron-acme-profiles):
+// meta.profiles, new-order's profile, the issued certificate's lifetime,
+// EKUs and CN, the default profile, invalidProfile, identifier types, the
+// lifetime as the ceiling of notAfter, and a live reload.
+func TestProfiles(t *testing.T) {
+	day := 24 * time.Hour
+	e := startEnv(t, func(c *Config) {
+		c.CA.Profiles["client-dns"] = acme.ProfileConfig{
+			Description: "client certificates for DNS names", CertificateLifetime: &day,
+			KeyUsages:       []acme.KeyUsage{acme.KeyUsageClientAuth},
+			IdentifierTypes: []acme.IdentifierType{acme.IdentifierDNS}, CommonName: ca.CommonNameFirstName,
+		}
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+	c := e.client(newKey(t))
+	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kid := acct.URI
+	server := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+
+	// issue finalizes a ready order with a CSR whose CN is cn and checks
+	// the certificate: lifetime, EKUs, CN, and the profile stored with it
+	// and shown on the order.
+	issue := func(t *testing.T, url string, o orderJSON, cn string, names []string,
+		wantProfile string, wantLife time.Duration, wantEKU []x509.ExtKeyUsage, wantCN string) {
+		t.Helper()
+		chain, _, err := c.CreateOrderCert(ctx, o.Finalize, csrWithCN(t, newKey(t), cn, names...), true)
+		if err != nil {
+			t.Fatalf("finalize: %v", err)
+		}
+		leaf, err := x509.ParseCertificate(chain[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := leaf.NotAfter.Sub(leaf.NotBefore); got != wantLife {
+			t.Errorf("lifetime: got %s, want %s", got, wantLife)
+		}
+		if !slices.Equal(leaf.ExtKeyUsage, wantEKU) {
+			t.Errorf("ExtKeyUsage: got %v, want %v", leaf.ExtKeyUsage, wantEKU)
+		}
+		if leaf.Subject.CommonName != wantCN {
+			t.Errorf("subject CN: got %q, want %q", leaf.Subject.CommonName, wantCN)
+		}
+		stored, err := e.srv.store.GetCertificate(ctx, ca.SerialHex(leaf.SerialNumber))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if stored.Profile != wantProfile {
+			t.Errorf("stored certificate's profile: got %q, want %q", stored.Profile, wantProfile)
+		}
+		if got := e.getOrder(c.Key, kid, url); got.Status != "valid" || got.Profile != wantProfile {
+			t.Errorf("valid order: status %q profile %q, want valid under %q", got.Status, got.Profile, wantProfile)
+		}
+	}
+
+	t.Run("directory lists the profiles", func(t *testing.T) {
+		got := e.directoryProfiles()
+		want := map[string]string{"client-dns": "client certificates for DNS names"}
+		for name, p := range defaultProfiles() {
+			want[name] = p.Description
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("meta.profiles: got %v, want %v", got, want)
+		}
+	})
+	t.Run("shortlived", func(t *testing.T) {
+		url, o := e.readyProfileOrder(ctx, c, kid, "shortlived", "short.weir.test")
+		if o.Profile != "shortlived" {
+			t.Errorf("new order's profile: got %q, want shortlived", o.Profile)
+		}
+		issue(t, url, o, "", []string{"short.weir.test"}, "shortlived", 7*day, server, "")
+	})
+	t.Run("no profile gets the default, tls-server", func(t *testing.T) {
+		url, o := e.readyProfileOrder(ctx, c, kid, "", "plain.weir.test")
+		if o.Profile != "tls-server" {
+			t.Errorf("new order's profile: got %q, want tls-server", o.Profile)
+		}
+		issue(t, url, o, "", []string{"plain.weir.test"}, "tls-server", e.cfg.CA.CertificateLifetime, server, "")
+	})
+	t.Run("tls-client-server: both EKUs, CN from the CSR", func(t *testing.T) {
+		names := []string{"b.mtls.weir.test", "a.mtls.weir.test"}
+		url, o := e.readyProfileOrder(ctx, c, kid, "tls-client-server", names...)
+		issue(t, url, o, "b.mtls.weir.test", names, "tls-client-server", e.cfg.CA.CertificateLifetime,
+			[]x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, "b.mtls.weir.test")
+	})
+	t.Run("client-dns: clientAuth only, CN the first name", func(t *testing.T) {
+		names := []string{"y.client.weir.test", "x.client.weir.test"}
+		url, o := e.readyProfileOrder(ctx, c, kid, "client-dns", names...)
+		issue(t, url, o, "", names, "client-dns", day, []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}, "x.client.weir.test")
+	})
+
+	t.Run("unknown profile is invalidProfile", func(t *testing.T) {
+		res := e.profileOrder(c.Key, kid, "classic", nil, "u.weir.test")
+		typ, detail := res.problem()
+		if res.status != http.StatusBadRequest || typ != string(acme.ProbInvalidProfile) {
+			t.Fatalf("got %d %s, want 400 %s: %s", res.status, typ, acme.ProbInvalidProfile, res.body)
+		}
+		for _, name := range []string{`"classic"`, "client-dns", "shortlived", "tls-client-server", "tls-server"} {
+			if !strings.Contains(detail, name) {
+				t.Errorf("detail %q does not name %s", detail, name)
+			}
+		}
+	})
+	t.Run("a type the profile does not allow is rejectedIdentifier", func(t *testing.T) {
+		res := e.profileOrder(c.Key, kid, "client-dns", nil, "ok.client.weir.test", "127.0.0.1")
+		var p acme.Problem
+		_ = json.Unmarshal(res.body, &p)
+		if res.status != http.StatusBadRequest || p.Type != acme.ProbRejectedIdentifier {
+			t.Fatalf("got %d %s, want 400 rejectedIdentifier: %s", res.status, p.Type, res.body)
+		}
+		if p.Identifier == nil || *p.Identifier != (acme.Identifier{Type: acme.IdentifierIP, Value: "127.0.0.1"}) {
+			t.Errorf("identifier: got %v, want ip 127.0.0.1", p.Identifier)
+		}
+		// The same IP under a profile that allows it is fine.
+		wantStatus(t, e.profileOrder(c.Key, kid, "tls-server", nil, "127.0.0.1"), http.StatusCreated)
+	})
+	t.Run("notAfter within the profile's lifetime", func(t *testing.T) {
+		na := func(d time.Duration) map[string]any {
+			return map[string]any{"notAfter": time.Now().Add(d).UTC().Format(time.RFC3339)}
+		}
+		res := e.profileOrder(c.Key, kid, "shortlived", na(8*day), "na.weir.test")
+		if typ, detail := res.problem(); res.status != http.StatusBadRequest || typ != string(acme.ProbMalformed) ||
+			!strings.Contains(detail, "exceeds the maximum certificate lifetime of 168h0m0s") {
+			t.Errorf("notAfter in 8 days under shortlived: got %d %s", res.status, res.body)
+		}
+		wantStatus(t, e.profileOrder(c.Key, kid, "shortlived", na(6*day), "na.weir.test"), http.StatusCreated)
+		wantStatus(t, e.profileOrder(c.Key, kid, "tls-server", na(8*day), "na.weir.test"), http.StatusCreated)
+	})
+
+	t.Run("reload", func(t *testing.T) {
+		// An order made ready under shortlived before the profile goes.
+		url, o := e.readyProfileOrder(ctx, c, kid, "shortlived", "gone.weir.test")
+
+		cfg := e.cfg
+		cfg.CA.DefaultProfile = "tls-client-server"
+		cfg.CA.Profiles = defaultProfiles()
+		delete(cfg.CA.Profiles, "shortlived")
+		e.writeConfig(cfg)
+		if err := e.srv.reload("test"); err != nil {
+			t.Fatalf("reload: %v", err)
+		}
+		if got, want := slices.Sorted(maps.Keys(e.directoryProfiles())), []string{"tls-client-server", "tls-server"}; !slices.Equal(got, want) {
+			t.Errorf("meta.profiles after reload: got %q, want %q", got, want)
+		}
+		res := e.profileOrder(c.Key, kid, "", nil, "after.weir.test")
+		wantStatus(t, res, http.StatusCreated)
+		var after orderJSON
+		_ = json.Unmarshal(res.body, &after)
+		if after.Profile != "tls-client-server" {
+			t.Errorf("order without a profile after reload: got %q, want the new default tls-client-server", after.Profile)
+		}
+		if typ, _ := e.profileOrder(c.Key, kid, "shortlived", nil, "after.weir.test").problem(); typ != string(acme.ProbInvalidProfile) {
+			t.Errorf("shortlived after reload: got %s, want invalidProfile", typ)
+		}
+		_, _, err := c.CreateOrderCert(ctx, o.Finalize, csrWithCN(t, newKey(t), "", "gone.weir.test"), true)
+		var ae *xacme.Error
+		if !errors.As(err, &ae) || ae.ProblemType != string(acme.ProbInvalidProfile) || !strings.Contains(ae.Detail, "create a new order") {
+			t.Errorf("finalize under a withdrawn profile: got %v, want invalidProfile", err)
+		}
+		// It can never be finalized now (acme.Service.Finalize).
+		if got := e.getOrder(c.Key, kid, url); got.Status != "invalid" {
+			t.Errorf("order after the refused finalize: status %q, want invalid", got.Status)
+		}
+
+		// An invalid edit is refused and the profiles in force stay.
+		cfg.CA.DefaultProfile = "nope"
+		e.writeConfig(cfg)
+		if err := e.srv.reload("test"); err == nil || !strings.Contains(err.Error(), "ca.default-profile") {
+			t.Errorf("reload with a bad default-profile: got %v, want an error naming ca.default-profile", err)
+		}
+		if got := e.srv.svc.Profiles().Default(); got != "tls-client-server" {
+			t.Errorf("default profile after a refused reload: got %q, want tls-client-server", got)
+		}
+	})
+}

@@ -1,0 +1,84 @@
+package server
+
+import (
+	"crypto/x509"
+	"log/slog"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ca"
+)
+
+// profileMap is the ca.profiles block. A file that sets it replaces the
+// default profiles; yaml.v3 would otherwise merge its entries into the
+// default map, and a profile could never be removed.
+type profileMap map[string]acme.ProfileConfig
+
+// UnmarshalYAML decodes into a fresh map. It is the older unmarshaler
+// form on purpose: its callback decodes with the caller's decoder, so
+// unknown keys inside a profile stay errors (KnownFields) and type errors
+// keep their line numbers for check-config.
+func (m *profileMap) UnmarshalYAML(unmarshal func(any) error) error {
+	var fresh map[string]acme.ProfileConfig
+	if err := unmarshal(&fresh); err != nil {
+		return err
+	}
+	*m = fresh
+	return nil
+}
+
+// The default profile names.
+const (
+	profileTLSServer       = "tls-server"
+	profileTLSClientServer = "tls-client-server"
+	profileShortLived      = "shortlived"
+)
+
+// defaultProfiles are the profiles offered with no ca.profiles block;
+// configdoc.go shows them. tls-server, the default, issues what weir
+// issued before profiles existed: ca.certificate-lifetime, serverAuth, no
+// CN.
+func defaultProfiles() profileMap {
+	week := 7 * 24 * time.Hour
+	both := func() []acme.IdentifierType { return []acme.IdentifierType{acme.IdentifierDNS, acme.IdentifierIP} }
+	return profileMap{
+		profileTLSServer: {
+			Description: "TLS server certificate: serverAuth, DNS names and IP addresses in the SAN only",
+			KeyUsages:   []acme.KeyUsage{acme.KeyUsageServerAuth}, IdentifierTypes: both(), CommonName: ca.CommonNameNone,
+		},
+		profileTLSClientServer: {
+			Description: "TLS client and server certificate for mutual TLS: serverAuth and clientAuth, CN = the first DNS name",
+			KeyUsages:   []acme.KeyUsage{acme.KeyUsageServerAuth, acme.KeyUsageClientAuth}, IdentifierTypes: both(),
+			CommonName: ca.CommonNameFirstName,
+		},
+		profileShortLived: {
+			Description:         "Short-lived TLS server certificate: 7 days, serverAuth, SAN only",
+			CertificateLifetime: &week,
+			KeyUsages:           []acme.KeyUsage{acme.KeyUsageServerAuth}, IdentifierTypes: both(), CommonName: ca.CommonNameNone,
+		},
+	}
+}
+
+// newProfiles compiles the ca.default-profile and ca.profiles keys;
+// profiles without a certificate-lifetime get ca.certificate-lifetime.
+func newProfiles(c CAConfig) (*acme.Profiles, error) {
+	return acme.NewProfiles(c.DefaultProfile, c.Profiles, c.CertificateLifetime)
+}
+
+// warnProfiles logs the profiles whose certificates the intermediate
+// cannot cover for their whole lifetime from now: they are cut short at
+// the intermediate's expiry.
+func warnProfiles(log *slog.Logger, ps *acme.Profiles, inter *x509.Certificate, now time.Time) {
+	if inter == nil {
+		return
+	}
+	left := inter.NotAfter.Sub(now)
+	for _, name := range ps.Names() {
+		p, _ := ps.Get(name)
+		if p.Lifetime > left {
+			log.Warn("a profile's certificate lifetime reaches beyond the intermediate's expiry; its certificates will end with the intermediate",
+				"key", "ca.profiles."+name+".certificate-lifetime", "lifetime", p.Lifetime,
+				"intermediate_not_after", inter.NotAfter.UTC().Format(time.RFC3339))
+		}
+	}
+}

@@ -1,0 +1,222 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/challenge"
+)
+
+// reloadState remembers the outcome of the last reload, for operators.
+type reloadState struct {
+	mu      sync.Mutex
+	at      time.Time
+	err     error
+	restart []string
+}
+
+// configPoll is how often the config file is looked at, and configSettle
+// how long a changed file must hold still before it is read: an edit takes
+// effect within their sum plus the reload itself, well within 2 s.
+const (
+	configPoll   = time.Second
+	configSettle = 100 * time.Millisecond
+)
+
+// watchConfig reloads the configuration on SIGHUP and when the file's
+// content changes (polled every configPoll), until ctx ends, and reads the
+// admin token file again on SIGHUP and when its content changes. With no
+// config file there is nothing to reload.
+func (s *Server) watchConfig(ctx context.Context) {
+	if s.configPath == "" {
+		return
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	tick := time.NewTicker(configPoll)
+	defer tick.Stop()
+	last := fileDigest(s.configPath)
+	tokenPath := adminTokenPath(s.currentConfig())
+	lastToken := fileDigest(tokenPath)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-hup:
+			last, lastToken = fileDigest(s.configPath), fileDigest(tokenPath)
+			s.reload("SIGHUP")
+			_ = s.rotateAdminToken("SIGHUP") // logged
+		case <-tick.C:
+			// A token file that cannot be read is left alone, as the
+			// config file is; a changed one is read (and refused, and
+			// read again at its next change, if it is half written).
+			if d := fileDigest(tokenPath); d != lastToken && d != ([sha256.Size]byte{}) {
+				lastToken = d
+				_ = s.rotateAdminToken("file change") // logged
+			}
+			// The content, not the modification time: a save within the
+			// same mtime tick, or a ConfigMap's symlink swap, still counts.
+			// A file that cannot be read is left alone until it can.
+			d := fileDigest(s.configPath)
+			if d == last || d == ([sha256.Size]byte{}) {
+				continue
+			}
+			// An editor saving in place truncates, then writes: reload
+			// only content that holds still, so that a half-written (or
+			// empty, which means all defaults) file is never applied.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(configSettle):
+			}
+			if fileDigest(s.configPath) != d {
+				continue // still changing: the next tick looks again
+			}
+			last = d
+			s.reload("file change")
+		}
+	}
+}
+
+// fileDigest is the SHA-256 of the file at path, zero when it cannot be
+// read.
+func fileDigest(path string) [sha256.Size]byte {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return [sha256.Size]byte{}
+	}
+	return sha256.Sum256(data)
+}
+
+// restartKeys lists what differs between two configurations but can only
+// change with a restart.
+func restartKeys(old, cur Config) []string {
+	var keys []string
+	// Compared as YAML, as the file says them: an empty list is no list.
+	diff := func(key string, a, b any) {
+		ya, erra := yaml.Marshal(a)
+		yb, errb := yaml.Marshal(b)
+		if erra != nil || errb != nil || !bytes.Equal(ya, yb) {
+			keys = append(keys, key)
+		}
+	}
+	diff("data-dir", old.DataDir, cur.DataDir)
+	diff("server.listen", old.Server.Listen, cur.Server.Listen)
+	diff("server.external-url", old.Server.ExternalURL, cur.Server.ExternalURL)
+	diff("server.tls", old.Server.TLS, cur.Server.TLS)
+	diff("server.max-body-bytes", old.Server.MaxBodyBytes, cur.Server.MaxBodyBytes)
+	oldACME, curACME := old.ACME, cur.ACME
+	oldACME.RenewalInfo, curACME.RenewalInfo = ARIConfig{}, ARIConfig{}
+	diff("acme (other than acme.renewal-info)", oldACME, curACME)
+	oldCA, curCA := old.CA, cur.CA
+	oldCA.Policy, curCA.Policy = acme.PolicyConfig{}, acme.PolicyConfig{}
+	oldCA.DefaultProfile, curCA.DefaultProfile, oldCA.Profiles, curCA.Profiles = "", "", nil, nil
+	diff("ca (other than ca.policy, ca.default-profile and ca.profiles)", oldCA, curCA)
+	oldCh, curCh := old.Challenges, cur.Challenges
+	oldCh.Egress, curCh.Egress = challenge.EgressConfig{}, challenge.EgressConfig{}
+	diff("challenges (other than challenges.egress)", oldCh, curCh)
+	diff("storage", old.Storage, cur.Storage)
+	diff("rate-limiting.backend", old.RateLimiting.Backend, cur.RateLimiting.Backend)
+	diff("rate-limiting.redis", old.RateLimiting.Redis, cur.RateLimiting.Redis)
+	diff("admin", old.Admin, cur.Admin)
+	diff("log.format", old.Log.Format, cur.Log.Format)
+	return keys
+}
+
+// reload reads the config file again and applies what can change live:
+// the limits, whitelist, trusted proxies, CA policy, certificate profiles,
+// validation egress policy and log level. An invalid file is refused and the running configuration
+// stays.
+func (s *Server) reload(trigger string) error {
+	s.reloadMu.Lock()
+	defer s.reloadMu.Unlock()
+	err := s.reloadLocked()
+	s.reloaded.mu.Lock()
+	s.reloaded.at, s.reloaded.err = time.Now(), err
+	s.reloaded.mu.Unlock()
+	if s.metrics != nil {
+		s.metrics.ConfigReload(err == nil, time.Now())
+	}
+	if err != nil {
+		s.log.Error("configuration reload refused; the running configuration stays", "trigger", trigger, "file", s.configPath, "err", err)
+		return err
+	}
+	s.log.Info("configuration reloaded", "trigger", trigger, "file", s.configPath, "needs_restart", s.reloaded.restart)
+	return nil
+}
+
+func (s *Server) reloadLocked() error {
+	data, err := os.ReadFile(s.configPath)
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	// The problems as weir check-config prints them, each with its line
+	// and key.
+	cfg, err := ParseConfig(s.configPath, data)
+	if err != nil {
+		return err
+	}
+	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
+		return err
+	}
+	restart := restartKeys(s.cfg, cfg)
+	ls, err := newLimiterSettings(cfg, s.backend.src)
+	if err != nil {
+		return err
+	}
+	policy, err := acme.NewPolicy(cfg.CA.Policy)
+	if err != nil {
+		return err
+	}
+	// ca.certificate-lifetime needs a restart: profiles that leave their
+	// lifetime out keep the running one.
+	profCA := cfg.CA
+	profCA.CertificateLifetime = s.cfg.CA.CertificateLifetime
+	profiles, err := newProfiles(profCA)
+	if err != nil {
+		return err
+	}
+	level, err := parseLevel(cfg.Log.Level)
+	if err != nil {
+		return fmt.Errorf("log.level: %w", err)
+	}
+	egress, err := s.newEgress(cfg.Challenges.Egress)
+	if err != nil {
+		return err
+	}
+	if err := s.applyLimiter(ls, cfg.RateLimiting.Global.Enabled); err != nil {
+		return err
+	}
+	s.limiterNow = ls
+	s.svc.SetPolicy(policy)
+	s.svc.SetProfiles(profiles)
+	warnProfiles(s.log, profiles, s.svc.CA().Hierarchy().Intermediate, time.Now())
+	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)
+	s.svc.SetARI(cfg.ACME.RenewalInfo.acme())
+	s.validator.SetEgress(egress)
+	s.logLevel.Set(level)
+	// Keep what needs a restart as it runs; take the live parts.
+	backend, redis := s.cfg.RateLimiting.Backend, s.cfg.RateLimiting.Redis
+	s.cfg.RateLimiting = cfg.RateLimiting
+	s.cfg.RateLimiting.Backend, s.cfg.RateLimiting.Redis = backend, redis
+	s.cfg.Server.TrustedProxies = cfg.Server.TrustedProxies
+	s.cfg.CA.Policy = cfg.CA.Policy
+	s.cfg.CA.DefaultProfile, s.cfg.CA.Profiles = cfg.CA.DefaultProfile, cfg.CA.Profiles
+	s.cfg.ACME.RenewalInfo = cfg.ACME.RenewalInfo
+	s.cfg.Challenges.Egress = cfg.Challenges.Egress
+	s.cfg.Log.Level = cfg.Log.Level
+	s.reloaded.restart = restart
+	return nil
+}

@@ -1,0 +1,147 @@
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	xacme "golang.org/x/crypto/acme"
+)
+
+// roundRobin is a load balancer in the client: every request opens a new
+// connection, to the next replica in turn, so consecutive requests of one
+// client land on different replicas.
+type roundRobin struct {
+	addrs []string
+	next  atomic.Uint64
+}
+
+func (rr *roundRobin) dial(ctx context.Context, network, _ string) (net.Conn, error) {
+	addr := rr.addrs[(rr.next.Add(1)-1)%uint64(len(rr.addrs))]
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+// startReplicas starts two weir servers that share everything that is
+// shared in production: the ACME store on one PostgreSQL schema (a SQLite
+// database is one process's: sqlite.Open locks it), one data directory
+// (the CA and the limiter's file), one external URL, the challenge
+// responders and DNS of the first, and nonces on a Redis of the test's
+// own. It returns them and a client HTTP transport that spreads requests
+// over both.
+func startReplicas(t *testing.T) (a, b *testEnv, lb *http.Client) {
+	t.Helper()
+	rs := startRedis(t)
+	dsn := postgresSchema(t)
+	shared := func(c *Config) {
+		c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 8}
+		c.ACME.Nonces.Backend = nonceRedis
+		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
+	}
+	a = startEnv(t, shared)
+	b = startEnv(t, func(c *Config) {
+		shared(c)
+		c.DataDir = a.cfg.DataDir
+		c.Server.ExternalURL = a.base
+		c.Challenges = a.cfg.Challenges
+	})
+	if b.base != a.base {
+		t.Fatalf("replica bases %s and %s differ", a.base, b.base)
+	}
+	rr := &roundRobin{addrs: []string{a.cfg.Server.Listen, b.cfg.Server.Listen}}
+	lb = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig:   &tls.Config{RootCAs: a.roots},
+		DialContext:       rr.dial,
+		DisableKeepAlives: true,
+		ForceAttemptHTTP2: false,
+	}}
+	return a, b, lb
+}
+
+// direct returns an HTTP client that always reaches e's own listener,
+// whatever the (shared) URL says.
+func direct(e *testEnv) *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: e.roots},
+		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, e.cfg.Server.Listen)
+		},
+	}}
+}
+
+// TestReplicas: two replicas behind a round-robin balancer serve one
+// client as one server would. An account made on one is used on the
+// other; a key rollover done on one is honoured by the other at once
+// (although the other cached the account) for signatures and for the key
+// authorization its validation expects; and a certificate revoked on one
+// is listed by the CRL that both serve.
+func TestReplicas(t *testing.T) {
+	a, b, lb := startReplicas(t)
+	for _, e := range []*testEnv{a, b} {
+		e.http = direct(e)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
+	defer cancel()
+	c := &xacme.Client{Key: newKey(t), DirectoryURL: a.base + "/directory", HTTPClient: lb, UserAgent: "weir-replicas"}
+	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
+		t.Fatal(err)
+	}
+	// Both replicas read (and cache) the account.
+	for i := range 4 {
+		if _, err := c.GetReg(ctx, ""); err != nil {
+			t.Fatalf("account fetch %d: %v", i, err)
+		}
+	}
+	chain, _ := a.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "one.weir.test"})
+	first := a.verifyChain(chain, "one.weir.test")
+
+	// Roll the key over on one replica, then go on at once: the next
+	// requests, half of them on the other replica, sign with the new key
+	// and answer challenges with its key authorizations.
+	newAcctKey := newKey(t)
+	if err := c.AccountKeyRollover(ctx, newAcctKey); err != nil {
+		t.Fatalf("key rollover: %v", err)
+	}
+	for i := range 2 {
+		if _, err := c.GetReg(ctx, ""); err != nil {
+			t.Fatalf("account fetch %d with the new key: %v", i, err)
+		}
+	}
+	for i, name := range []string{"two.weir.test", "three.weir.test"} {
+		chain, _ := a.issue(ctx, c, newKey(t), []string{"http-01", "dns-01"}[i], xacme.AuthzID{Type: "dns", Value: name})
+		a.verifyChain(chain, name)
+	}
+
+	// Revoke through the balancer: each replica's CRL lists it, whichever
+	// one revoked.
+	crlURL := first.CRLDistributionPoints[0]
+	for _, e := range []*testEnv{a, b} {
+		// e.http dials e's own listener: the base is shared.
+		if _, listed := e.crlAt(crlURL)[first.SerialNumber.String()]; listed {
+			t.Fatal("the certificate is on a CRL before it is revoked")
+		}
+	}
+	if err := c.RevokeCert(ctx, nil, first.Raw, xacme.CRLReasonKeyCompromise); err != nil {
+		t.Fatalf("revoke: %v", err)
+	}
+	for _, e := range []*testEnv{a, b} {
+		if _, listed := e.crlAt(crlURL)[first.SerialNumber.String()]; !listed {
+			t.Errorf("the CRL served by %s does not list the revoked certificate", e.cfg.Server.Listen)
+		}
+	}
+	// The admin listener of each shows the same.
+	for _, e := range []*testEnv{a, b} {
+		v, _, err := e.srv.admin.CRL(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(v.Entries) != 1 {
+			t.Errorf("admin CRL of %s lists %d certificates, want 1", e.cfg.Server.Listen, len(v.Entries))
+		}
+	}
+}

@@ -1,0 +1,338 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/challenge"
+	"github.com/weir-pki/weir/acme/limits"
+	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/web"
+	"github.com/weir-pki/weir/web/admin"
+)
+
+// Server is a wired weir instance: the ACME service with its store,
+// limiter, CA and front ends, and the admin listener.
+type Server struct {
+	cfg        Config
+	configPath string
+	log        *slog.Logger
+	logLevel   *slog.LevelVar
+	store      acmeStore // SQLite or PostgreSQL (storage.go)
+	backend    *limiterBackend
+	limits     *limits.Adapter
+	edge       *ratelimit.Edge
+	svc        *acme.Service
+	validator  *challenge.Validator
+	web        *web.Server
+	nonces     acme.NonceStore
+	limiterNow *limiterSettings
+	reloadMu   sync.Mutex
+	reloaded   reloadState
+	tlsCert    tls.Certificate
+	root       []byte // PEM of the root, for the banner and /root.pem
+	rootFP     string
+	baseURL    string
+	health     *web.Health // /healthz and /readyz, on the ACME and admin listeners
+	admin      *admin.Server
+	metrics    *admin.Metrics // Prometheus series and the limiter's recent activity
+	adminLn    net.Listener   // the admin listener (Serve's); nil when admin is off
+	started    time.Time
+	// ownListeners are weir's listeners besides the admin listener that
+	// validations must never connect to (Options.OtherListeners);
+	// egress.go.
+	ownListeners []net.Addr
+
+	// adminToken is the digest of the admin token in use, to tell a
+	// rotation from a reread of the same file (admintoken.go).
+	adminToken [sha256.Size]byte
+
+	// closeNonces closes a Redis client of the nonces' own; nil when
+	// there is none (nonces.go).
+	closeNonces func() error
+}
+
+// newLogger makes the process logger from log.level and log.format; the
+// level can change on reload.
+func newLogger(c LogConfig, w io.Writer) (*slog.Logger, *slog.LevelVar) {
+	level, _ := parseLevel(c.Level)
+	lv := new(slog.LevelVar)
+	lv.Set(level)
+	opts := &slog.HandlerOptions{Level: lv}
+	if c.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts)), lv
+	}
+	return slog.New(slog.NewTextHandler(w, opts)), lv
+}
+
+// Options are what New needs besides the configuration.
+type Options struct {
+	// ConfigFile is the file cfg was read from: Serve reads it again on
+	// SIGHUP and when its content changes, and applies what can change
+	// live. "" (the embedded defaults) reloads nothing.
+	ConfigFile string
+	// Log receives the server's log, in log.format; nil discards it.
+	Log io.Writer
+	// OtherListeners are the addresses of weir's listeners besides the
+	// ACME and admin ones (weir serve's -pprof), which validations must
+	// never connect to.
+	OtherListeners []net.Addr
+}
+
+// New creates the data directory, the CA and the store, and wires the
+// ACME service, its front end and the admin surface of cfg, which
+// Validate accepts. Nothing listens until Serve.
+func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	log, logLevel := newLogger(cfg.Log, opts.Log)
+	dd, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg.DataDir = dd
+	if err := os.MkdirAll(dd, 0o700); err != nil {
+		return nil, fmt.Errorf("data-dir: %w", err)
+	}
+	now := time.Now()
+	h, created, err := loadOrCreateHierarchy(cfg, now)
+	if err != nil {
+		return nil, fmt.Errorf("ca: %w", err)
+	}
+	if created {
+		log.Info("generated a new CA", "root", h.Root.Subject.String(), "intermediate", h.Intermediate.Subject.String(), "dir", dataPath(dd, "ca"))
+	}
+	base := cfg.Server.ExternalURL
+	if base == "" {
+		base = "https://" + cfg.Server.Listen
+	}
+	issuer, err := ca.New(ca.Config{
+		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: web.IntermediateURL(base), CRLURL: web.CRLURL(base),
+		KeyPolicy: ca.KeyPolicy{AllowEd25519: cfg.CA.AllowEd25519},
+	}, h, nil)
+	if err != nil {
+		return nil, err
+	}
+	tlsCert, err := serverCertificate(cfg, issuer, now)
+	if err != nil {
+		return nil, fmt.Errorf("server.tls: %w", err)
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
+		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base}
+	if err := s.wire(ctx, issuer); err != nil {
+		s.Close()
+		return nil, err
+	}
+	warnProfiles(log, s.svc.Profiles(), h.Intermediate, now)
+	warnConstraints(log, cfg.CA, h, created)
+	if h.Root != nil {
+		s.root = ca.EncodeCertPEM(h.Root.Raw)
+		s.rootFP = fingerprint(h.Root)
+	}
+	s.health = s.newHealth()
+	s.web, err = web.New(web.Config{
+		BaseURL: base, MaxBodyBytes: cfg.Server.MaxBodyBytes, Website: cfg.ACME.Website,
+		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.directoryCAAIdentities(), RootPEM: s.root,
+		OrdersPerPage: cfg.ACME.OrdersPerPage, Health: s.health,
+		Profiles: func() map[string]string { return s.svc.Profiles().Descriptions() },
+	}, s.svc, s.nonces, log)
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.web.SetEdge(s.limiterNow.edge)
+	s.web.SetRateLimits(s.limits)
+	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: s.svc.CA, Store: s.store})
+	s.svc.SetObserver(s.metrics)
+	s.limits.SetObserver(s.metrics)
+	s.web.SetObserver(s.metrics)
+	s.started = now
+	if err := s.newAdmin(); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("admin: %w", err)
+	}
+	return s, nil
+}
+
+// wire opens the limiter backend and builds the ACME service.
+func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
+	var err error
+	if s.backend, err = openLimiterBackend(ctx, s.cfg, s.log); err != nil {
+		return fmt.Errorf("rate-limiting: %w", err)
+	}
+	if s.nonces, err = s.openNonces(s.store); err != nil {
+		return err
+	}
+	ls, err := newLimiterSettings(s.cfg, s.backend.src)
+	if err != nil {
+		return err
+	}
+	if err := s.applyLimiter(ls, s.cfg.RateLimiting.Global.Enabled); err != nil {
+		return err
+	}
+	s.limiterNow = ls
+	if s.validator, err = newValidator(s.cfg); err != nil {
+		return err
+	}
+	s.svc, err = newService(s.cfg, s.store, issuer, s.validator, s.limits, s.log)
+	// Accounts bound with an EAB key take the overrides of its label.
+	s.limits.SetEABLabels(acme.NewEABLabels(s.store))
+	return err
+}
+
+// newValidator makes the challenge validator of cfg. Its egress policy
+// does not know weir's own listeners until Serve binds them
+// (applyEgress), before any validation runs.
+func newValidator(cfg Config) (*challenge.Validator, error) {
+	v, err := challenge.New(challenge.Config{
+		HTTPPort: cfg.Challenges.HTTP01.Port, TLSALPNPort: cfg.Challenges.TLSALPN01.Port,
+		Resolver: cfg.Challenges.DNSResolver, Timeout: cfg.Challenges.Timeout, Enabled: challengeTypes(cfg),
+		CAA: challenge.CAAConfig{Enabled: cfg.Challenges.CAA.Enabled, Identities: cfg.caaIdentities(),
+			AccountURIPrefix: web.AccountURL(externalURL(cfg), "")},
+		Egress: cfg.Challenges.Egress,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("challenges: %w", err)
+	}
+	return v, nil
+}
+
+// challengeTypes says which challenge types cfg enables.
+func challengeTypes(cfg Config) map[acme.ChallengeType]bool {
+	return map[acme.ChallengeType]bool{
+		acme.ChallengeHTTP01:    enabled(cfg.Challenges.HTTP01.Enabled),
+		acme.ChallengeDNS01:     enabled(cfg.Challenges.DNS01.Enabled),
+		acme.ChallengeTLSALPN01: enabled(cfg.Challenges.TLSALPN01.Enabled),
+	}
+}
+
+// newService wires the ACME use cases: policy, validator and limits.
+func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, limits acme.Limits, log *slog.Logger) (*acme.Service, error) {
+	policy, err := acme.NewPolicy(cfg.CA.Policy)
+	if err != nil {
+		return nil, err
+	}
+	profiles, err := newProfiles(cfg.CA)
+	if err != nil {
+		return nil, err
+	}
+	types := challengeTypes(cfg)
+	var offered []acme.ChallengeType
+	for _, t := range []acme.ChallengeType{acme.ChallengeHTTP01, acme.ChallengeDNS01, acme.ChallengeTLSALPN01} {
+		if types[t] {
+			offered = append(offered, t)
+		}
+	}
+	svc, err := acme.New(acme.Config{
+		MaxIdentifiers: cfg.ACME.MaxIdentifiers, OrderLifetime: cfg.ACME.OrderLifetime,
+		PendingAuthzLifetime: cfg.ACME.PendingAuthzLifetime, ValidAuthzLifetime: cfg.ACME.ValidAuthzLifetime,
+		Challenges: offered, ValidationWorkers: cfg.ACME.ValidationWorkers,
+		ValidationWorkersPerAccount: cfg.ACME.ValidationWorkersPerAccount,
+		ValidationTimeout:           cfg.Challenges.Timeout + 5*time.Second,
+		TermsOfService:              cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval,
+		Owner: newOwner(), // leases.go
+	}, store, issuer, policy, v, limits, log, nil)
+	if err != nil {
+		return nil, err
+	}
+	svc.SetARI(cfg.ACME.RenewalInfo.acme())
+	svc.SetProfiles(profiles)
+	svc.SetEAB(cfg.ACME.ExternalAccountBinding)
+	return svc, nil
+}
+
+// Close releases the stores.
+func (s *Server) Close() error {
+	var err error
+	if s.backend != nil {
+		err = s.backend.close()
+	}
+	if s.closeNonces != nil {
+		if cerr := s.closeNonces(); err == nil {
+			err = cerr
+		}
+	}
+	if cerr := s.store.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Serve runs the ACME listener ln (HTTPS), the admin listener adminLn and
+// the background work until ctx ends, then shuts down gracefully:
+// in-flight requests and validations finish. adminLn is not served when
+// the admin listener is off (admin.enabled: false), and may then be nil.
+func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
+	if s.admin != nil && adminLn != nil {
+		// Under reloadMu: a reload reads it (ownAddrPorts).
+		s.reloadMu.Lock()
+		s.adminLn = adminLn
+		s.reloadMu.Unlock()
+	}
+	hs := s.httpServer(s.web.Handler())
+	hs.TLSConfig = &tls.Config{
+		Certificates: []tls.Certificate{s.tlsCert},
+		MinVersion:   tls.VersionTLS12,
+		NextProtos:   []string{"h2", "http/1.1"},
+	}
+	// Before any validation runs: the policy now knows the listeners.
+	if err := s.applyEgress(s.cfg.Challenges.Egress); err != nil {
+		return err
+	}
+	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
+	bgDone := make(chan error, 4)
+	go func() { bgDone <- s.svc.Run(bg) }()
+	go func() { bgDone <- runNonces(bg, s.nonces, s.svc) }()
+	go func() {
+		if s.adminLn == nil || s.admin == nil {
+			bgDone <- nil
+			return
+		}
+		if err := s.serveAdmin(bg, s.adminLn); err != nil {
+			s.log.Error("admin listener stopped", "err", err)
+		}
+		bgDone <- nil
+	}()
+	go func() { bgDone <- s.runLimiterHousekeeping(bg) }()
+	go s.watchConfig(bg)
+	serveErr := make(chan error, 1)
+	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
+	var err error
+	select {
+	case <-ctx.Done():
+		s.log.Info("shutting down")
+	case err = <-serveErr:
+	}
+	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if serr := hs.Shutdown(shutCtx); serr != nil && err == nil {
+		err = serr
+	}
+	stopBG()
+	<-bgDone
+	<-bgDone
+	<-bgDone
+	<-bgDone
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	return err
+}
