@@ -104,7 +104,7 @@ func (s *Service) NewAccount(ctx context.Context, c Caller, req NewAccountReques
 	if err != nil {
 		return nil, false, err
 	}
-	refund, err := s.lim().NewAccount(ctx, c.IP)
+	refund, err := s.limits.NewAccount(ctx, c.IP)
 	if err != nil {
 		return nil, false, err
 	}

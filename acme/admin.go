@@ -136,7 +136,7 @@ func (s *Service) ExplainNewOrder(ctx context.Context, accountID string, req New
 		return nil, err
 	}
 	ex.FreshAuthzs = len(plan.fresh)
-	lim, ok := s.lim().(explainer)
+	lim, ok := s.limits.(explainer)
 	if !ok {
 		ex.Decision = ratelimit.Decision{Allowed: true, At: s.now().UTC()}
 		return ex, nil

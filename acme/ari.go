@@ -119,15 +119,16 @@ func (s *Service) RenewalInfo(ctx context.Context, certID string) (*RenewalInfo,
 		return nil, p
 	}
 	now := s.now().UTC()
+	explanation := s.rules().ARI.ExplanationURL
 	ri := &RenewalInfo{}
 	switch {
 	case cert.Revoked():
 		ri.Start, ri.End = cert.RevokedAt.Add(-2*time.Hour), cert.RevokedAt.Add(-time.Hour)
-		ri.ExplanationURL = s.ariConfig().ExplanationURL
+		ri.ExplanationURL = explanation
 	case !cert.RenewalStart.IsZero():
 		ri.Start, ri.End = cert.RenewalStart, cert.RenewalEnd
-		if !ri.End.After(now) && s.ariConfig().ExplanationURL != "" {
-			ri.ExplanationURL = s.ariConfig().ExplanationURL
+		if !ri.End.After(now) {
+			ri.ExplanationURL = explanation
 		}
 	default:
 		ri.Start, ri.End = defaultWindow(cert.NotBefore, cert.NotAfter)

@@ -41,7 +41,7 @@ func (s *Service) DeactivateAuthz(ctx context.Context, c Caller, id string) (*Au
 		return nil, Internal(err)
 	}
 	if from == StatusPending {
-		s.lim().AuthzFinished(ctx, a)
+		s.limits.AuthzFinished(ctx, a)
 	}
 	return a, nil
 }

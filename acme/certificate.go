@@ -95,8 +95,8 @@ func reasonName(code int) string {
 // the CRL is regenerated.
 func (s *Service) revoked(ctx context.Context, cert *Certificate, reason int, at time.Time) {
 	cert.RevokedAt, cert.RevocationReason = at, reason
-	s.lim().Revoked(ctx, cert)
-	s.obs().Revoked(cert, reason)
+	s.limits.Revoked(ctx, cert)
+	s.observer.Revoked(cert, reason)
 	if err := s.RegenerateCRL(ctx); err != nil {
 		s.log.Error("CRL regeneration after revocation", "serial", cert.Serial, "err", err)
 	}

@@ -109,18 +109,6 @@ func CheckEABLabel(label string) error {
 // a key of label (ratelimit.Request.OverrideKey): "eab:LABEL".
 func EABOverrideKey(label string) string { return "eab:" + label }
 
-// SetEAB sets the External Account Binding configuration; it may be
-// called at any time.
-func (s *Service) SetEAB(cfg EABConfig) { s.eab.Store(&cfg) }
-
-// EAB returns the External Account Binding configuration.
-func (s *Service) EAB() EABConfig {
-	if c := s.eab.Load(); c != nil {
-		return *c
-	}
-	return EABConfig{}
-}
-
 // EABStore returns the store's EAB keys; false if it keeps none.
 func (s *Service) EABStore() (EABStore, bool) {
 	k, ok := s.store.(EABStore)
@@ -132,7 +120,7 @@ func (s *Service) EABStore() (EABStore, bool) {
 // CreateAccount, which refuses it if it was bound or revoked meanwhile.
 func (s *Service) checkEAB(ctx context.Context, b EABBinding) (string, error) {
 	if b == nil {
-		if s.EAB().Required {
+		if s.cfg.EAB.Required {
 			return "", NewProblem(ProbExternalAccountRequired, "this server requires an External Account Binding for new accounts (RFC 8555 §7.3.4); ask its administrators for a key ID and HMAC key")
 		}
 		return "", nil

@@ -140,7 +140,7 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER
 		s.failOrder(ctx, o, StatusPending, p, "marking an order the CA's policy no longer admits invalid")
 		return nil, p
 	}
-	refund, err := s.lim().Finalize(ctx, c.Account, o)
+	refund, err := s.limits.Finalize(ctx, c.Account, o)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 		return nil, Internal(fmt.Errorf("finalize order %s: storing the certificate: %w", o.ID, err))
 	}
 	o.Status, o.CertSerial = StatusValid, cert.Serial
-	s.obs().Issued(cert, cert.IssuedAt.Sub(o.CreatedAt))
+	s.observer.Issued(cert, cert.IssuedAt.Sub(o.CreatedAt))
 	return o, nil
 }
 

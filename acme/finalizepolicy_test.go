@@ -39,8 +39,7 @@ func (r rules) apply(t *testing.T, svc *acme.Service) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.SetPolicy(p)
-	svc.SetProfiles(ps)
+	svc.SetLive(acme.Live{Policy: p, Profiles: ps})
 }
 
 // orderSpec is the order a case finalizes.
@@ -165,9 +164,8 @@ func TestFinalizeReadmitsOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := openSQLite(t)
 			clock := newFakeClock()
-			svc := replica(t, st, "replica-a", clock.now, &recorder{})
 			spends := &finalizeSpends{}
-			svc.SetLimits(spends)
+			svc := limitedReplica(t, st, "replica-a", clock.now, &recorder{}, spends)
 			tc.before.apply(t, svc)
 			caller, o, csr := seedOrder(t, st, clock.now(), tc.order)
 			if got, err := svc.Finalize(t.Context(), caller, o.ID, csr); err != nil || got.Status != acme.StatusValid {

@@ -125,6 +125,12 @@ func (c *claimCounter) ClaimChallenges(ctx context.Context, owner string, now ti
 // 5 ms of real time.
 func replica(t *testing.T, store acme.Store, owner string, now func() time.Time, v acme.Validator) *acme.Service {
 	t.Helper()
+	return limitedReplica(t, store, owner, now, v, nil)
+}
+
+// limitedReplica is replica with limits (nil: none).
+func limitedReplica(t *testing.T, store acme.Store, owner string, now func() time.Time, v acme.Validator, limits acme.Limits) *acme.Service {
+	t.Helper()
 	h, err := ca.GenerateHierarchy("lease test", time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +144,8 @@ func replica(t *testing.T, store acme.Store, owner string, now func() time.Time,
 		t.Fatal(err)
 	}
 	svc, err := acme.New(acme.Config{Owner: owner, ValidationWorkers: 1, ValidationTimeout: 10 * time.Second,
-		ClaimInterval: 5 * time.Millisecond}, store, issuer, policy, v, nil, nil, now)
+		ClaimInterval: 5 * time.Millisecond}, acme.Live{Policy: policy},
+		acme.Deps{Store: store, CA: issuer, Validator: v, Limits: limits, Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

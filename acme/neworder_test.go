@@ -67,7 +67,7 @@ func denyDomain(t *testing.T, svc *acme.Service, domain string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.SetPolicy(p)
+	svc.SetLive(acme.Live{Policy: p})
 }
 
 // refusingLimits refuses every new order with a rateLimited problem.
@@ -131,8 +131,7 @@ func TestNewOrder(t *testing.T) {
 			st := openSQLite(t)
 			clock := newFakeClock()
 			cs := &countingStore{st: st}
-			svc := replica(t, cs, "replica-a", clock.now, &recorder{})
-			svc.SetLimits(tc.limits)
+			svc := limitedReplica(t, cs, "replica-a", clock.now, &recorder{}, tc.limits)
 			denyDomain(t, svc, "denied.example")
 			c := newAccount(t, st, clock.now())
 			reused := map[string]string{}
@@ -238,9 +237,8 @@ func (r *refundingLimits) NewOrder(context.Context, *acme.Account, *acme.Order, 
 func TestNewOrderRefundsOnStoreFailure(t *testing.T) {
 	st := openSQLite(t)
 	clock := newFakeClock()
-	svc := replica(t, &failingCreate{countingStore{st: st}}, "replica-a", clock.now, &recorder{})
 	lim := &refundingLimits{}
-	svc.SetLimits(lim)
+	svc := limitedReplica(t, &failingCreate{countingStore{st: st}}, "replica-a", clock.now, &recorder{}, lim)
 	c := newAccount(t, st, clock.now())
 	_, err := svc.NewOrder(t.Context(), c, acme.NewOrderRequest{Identifiers: dnsIdents("www.example.com")})
 	if p := acme.AsProblem(err); p == nil || p.Type != acme.ProbServerInternal {

@@ -57,7 +57,7 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 		return nil, err
 	}
 	o := plan.order
-	refund, err := s.lim().NewOrder(ctx, c.Account, o, plan.fresh)
+	refund, err := s.limits.NewOrder(ctx, c.Account, o, plan.fresh)
 	if err != nil {
 		return nil, err
 	}

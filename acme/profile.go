@@ -198,7 +198,7 @@ func (p *Profile) name() string {
 
 // Profiles is the set of certificate profiles a server offers and the
 // default one. It is immutable; a reload swaps in a new one
-// (Service.SetProfiles). The nil *Profiles offers none.
+// (Service.SetLive). The nil *Profiles offers none.
 type Profiles struct {
 	def    string
 	byName map[string]*Profile
@@ -310,14 +310,8 @@ func (ps *Profiles) Resolve(name string) (*Profile, *Problem) {
 	return nil, NewProblem(ProbInvalidProfile, "profile %q is not offered; this server offers %s", name, strings.Join(ps.Names(), ", "))
 }
 
-// SetProfiles swaps the certificate profiles (live reload); nil offers
-// none. Orders already created keep their profile's name; at finalize
-// they are admitted again, and issued, under the profile of that name in
-// force then (readmitOrder).
-func (s *Service) SetProfiles(p *Profiles) { s.profiles.Store(p) }
-
 // Profiles returns the certificate profiles in force.
-func (s *Service) Profiles() *Profiles { return s.profiles.Load() }
+func (s *Service) Profiles() *Profiles { return s.rules().Profiles }
 
 // maxLifetime is the longest validity an order under p may ask for.
 func (s *Service) maxLifetime(p *Profile) time.Duration {

@@ -75,22 +75,6 @@ const planReload = 5 * time.Minute
 
 func hourIndex(t time.Time) int64 { return t.Unix() / 3600 }
 
-// ariConfig returns the current ARI configuration.
-func (s *Service) ariConfig() ARIConfig {
-	if c := s.ari.Load(); c != nil {
-		return *c
-	}
-	var c ARIConfig
-	c.setDefaults()
-	return c
-}
-
-// SetARI installs the renewal-window configuration (live reload).
-func (s *Service) SetARI(c ARIConfig) {
-	c.setDefaults()
-	s.ari.Store(&c)
-}
-
 // load reads the promised windows at the first placement and again once
 // what it read is planReload old. When reading fails, the plan stays as it
 // was (if there is one) and the next placement tries again.
@@ -174,12 +158,12 @@ func (p *planner) place(c ARIConfig, account string, nb, na time.Time, perHour f
 // renewalWindow places the ARI window of a certificate being issued; with
 // planning off it is the default window.
 func (s *Service) renewalWindow(ctx context.Context, account string, names int, nb, na time.Time) (time.Time, time.Time) {
-	c := s.ariConfig()
+	c := s.rules().ARI
 	if c.MaxRenewalsPerHour <= 0 {
 		return defaultWindow(nb, na)
 	}
 	perHour := math.Inf(1)
-	if h, ok := s.lim().(renewalHeadroom); ok {
+	if h, ok := s.limits.(renewalHeadroom); ok {
 		perHour = h.RenewalsPerHour(account, names)
 	}
 	inv, _ := s.Inventory()

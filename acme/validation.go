@@ -111,7 +111,7 @@ func (s *Service) validate(ctx context.Context, id string) error {
 	}
 	// Observed before the result is stored, so a client that sees the
 	// outcome also finds it counted.
-	s.obs().Validation(ch.Type, prob == nil, time.Since(start))
+	s.observer.Validation(ch.Type, prob == nil, time.Since(start))
 	now := s.now().UTC()
 	var done *Challenge
 	for _, c := range a.Challenges {
@@ -149,7 +149,7 @@ func (s *Service) validate(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	s.lim().AuthzFinished(ctx, a)
+	s.limits.AuthzFinished(ctx, a)
 	s.settled(ch.ID, a)
 	return nil
 }

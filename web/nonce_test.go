@@ -81,7 +81,7 @@ func nonceServer(t *testing.T) (*Server, *flakyNonces, *accountlessStore, *syncB
 		t.Fatal(err)
 	}
 	store := &accountlessStore{}
-	svc, err := acme.New(acme.Config{}, store, issuer, policy, noValidator{}, nil, nil, nil)
+	svc, err := acme.New(acme.Config{}, acme.Live{Policy: policy}, acme.Deps{Store: store, CA: issuer, Validator: noValidator{}})
 	if err != nil {
 		t.Fatal(err)
 	}
