@@ -13,7 +13,7 @@ func (s *Service) GetAuthz(ctx context.Context, c Caller, id string) (*Authoriza
 	}
 	a, err := s.store.GetAuthz(ctx, id)
 	if err != nil {
-		return nil, storeErr(err, "authorization "+id)
+		return nil, storeErr(err, "authorization %s", id)
 	}
 	if a.AccountID != c.Account.ID {
 		return nil, Unauthorized("authorization %s belongs to another account", id)
@@ -53,7 +53,7 @@ func (s *Service) GetChallenge(ctx context.Context, c Caller, id string) (*Chall
 	}
 	ch, err := s.store.GetChallenge(ctx, id)
 	if err != nil {
-		return nil, nil, storeErr(err, "challenge "+id)
+		return nil, nil, storeErr(err, "challenge %s", id)
 	}
 	a, err := s.store.GetAuthz(ctx, ch.AuthzID)
 	if err != nil {

@@ -20,7 +20,7 @@ func (s *Service) GetCertificate(ctx context.Context, c Caller, serial string) (
 	}
 	cert, err := s.store.GetCertificate(ctx, serial)
 	if err != nil {
-		return nil, storeErr(err, "certificate "+serial)
+		return nil, storeErr(err, "certificate %s", serial)
 	}
 	return cert, nil
 }

@@ -37,7 +37,7 @@ type EABKey struct {
 	CreatedAt time.Time
 	// BoundAccount is the ID of the account created with the key; "" while
 	// unbound.
-	BoundAccount string
+	BoundAccount AccountID
 	BoundAt      time.Time // zero while unbound
 	RevokedAt    time.Time // zero unless revoked
 }
@@ -211,7 +211,7 @@ func (s *Service) RevokeEABKey(ctx context.Context, id string) (*EABKey, error) 
 			p.Status = http.StatusConflict
 			return nil, p
 		}
-		return nil, storeErr(err, "EAB key "+id)
+		return nil, storeErr(err, "EAB key %s", id)
 	}
 	k, err := keys.GetEABKey(ctx, id)
 	if err != nil {

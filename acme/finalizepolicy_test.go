@@ -53,7 +53,7 @@ type orderSpec struct {
 // (its authorizations already valid), and returns a CSR for its names.
 func seedOrder(t *testing.T, st acme.Store, now time.Time, spec orderSpec) (acme.Caller, *acme.Order, []byte) {
 	t.Helper()
-	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: "thumb-" + rand.Text(), Status: acme.StatusValid, CreatedAt: now}
+	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: acme.Thumbprint("thumb-" + rand.Text()), Status: acme.StatusValid, CreatedAt: now}
 	if err := st.CreateAccount(t.Context(), acct); err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func (f *finalizeSpends) Finalize(context.Context, *acme.Account, *acme.Order) (
 }
 
 // certificatesOf counts the certificates stored for an account.
-func certificatesOf(t *testing.T, st acme.Store, accountID string) int {
+func certificatesOf(t *testing.T, st acme.Store, accountID acme.AccountID) int {
 	t.Helper()
 	certs, _, err := st.(acme.Inventory).ListCertificates(t.Context(), acme.CertQuery{AccountID: accountID, Limit: 10})
 	if err != nil {

@@ -46,7 +46,7 @@ const releaseTimeout = 5 * time.Second
 // validationJob is a claimed challenge waiting for a worker.
 type validationJob struct {
 	id      string
-	account string    // the account of the challenge, whose share of the workers it uses (validationqueue.go)
+	account AccountID // the account of the challenge, whose share of the workers it uses (validationqueue.go)
 	until   time.Time // when this replica's lease ends, unless renewed
 }
 
@@ -55,7 +55,7 @@ type validationJob struct {
 // replica, and queues it for the workers as a job of account, reporting
 // whether it did. Without room in the queue it stays unclaimed, and the
 // next claim of any replica takes it.
-func (s *Service) startValidation(ctx context.Context, ch *Challenge, account string) (queued bool, err error) {
+func (s *Service) startValidation(ctx context.Context, ch *Challenge, account AccountID) (queued bool, err error) {
 	if s.jobs.room() <= 0 {
 		s.log.Warn("validation queue full; the challenge waits for a replica to claim it", "challenge", ch.ID)
 		return false, s.store.UpdateChallenge(ctx, ch, StatusPending)

@@ -185,7 +185,7 @@ func start(t *testing.T, svc *acme.Service) (stop func()) {
 func seedAuthzs(t *testing.T, st acme.Store, now time.Time, n int) (acme.Caller, []*acme.Authorization) {
 	t.Helper()
 	ctx := t.Context()
-	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: "thumb-" + rand.Text(), Status: acme.StatusValid, CreatedAt: now}
+	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: acme.Thumbprint("thumb-" + rand.Text()), Status: acme.StatusValid, CreatedAt: now}
 	if err := st.CreateAccount(ctx, acct); err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 // newAccount stores a valid account.
 func newAccount(t *testing.T, st acme.Store, now time.Time) acme.Caller {
 	t.Helper()
-	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: "thumb-" + rand.Text(), Status: acme.StatusValid, CreatedAt: now}
+	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: acme.Thumbprint("thumb-" + rand.Text()), Status: acme.StatusValid, CreatedAt: now}
 	if err := st.CreateAccount(t.Context(), acct); err != nil {
 		t.Fatal(err)
 	}

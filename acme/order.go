@@ -158,7 +158,7 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 // newAuthz makes a pending authorization with one challenge per offered
 // type; a wildcard gets dns-01 only (RFC 8555 §7.1.3), an IP address no
 // dns-01 (RFC 8738 §7).
-func (s *Service) newAuthz(accountID string, id Identifier, wildcard bool, now time.Time) *Authorization {
+func (s *Service) newAuthz(accountID AccountID, id Identifier, wildcard bool, now time.Time) *Authorization {
 	a := &Authorization{
 		ID: newID(), AccountID: accountID, Identifier: id, Wildcard: wildcard,
 		Status: StatusPending, Expires: now.Add(s.cfg.PendingAuthzLifetime), CreatedAt: now,
@@ -185,7 +185,7 @@ func (s *Service) GetOrder(ctx context.Context, c Caller, id string) (*Order, er
 	}
 	o, err := s.store.GetOrder(ctx, id)
 	if err != nil {
-		return nil, storeErr(err, "order "+id)
+		return nil, storeErr(err, "order %s", id)
 	}
 	if o.AccountID != c.Account.ID {
 		return nil, Unauthorized("order %s belongs to another account", id)
@@ -259,7 +259,7 @@ func authzStatus(a *Authorization, now time.Time) Status {
 
 // ListOrders returns a page of the account's order IDs (RFC 8555 §7.1.2.1)
 // and the cursor of the next page.
-func (s *Service) ListOrders(ctx context.Context, c Caller, accountID, cursor string, limit int) ([]string, string, error) {
+func (s *Service) ListOrders(ctx context.Context, c Caller, accountID AccountID, cursor string, limit int) ([]string, string, error) {
 	if p := requireAccount(c); p != nil {
 		return nil, "", p
 	}

@@ -147,7 +147,7 @@ type Caller struct {
 	Account    *Account
 	Key        crypto.PublicKey
 	KeyJSON    []byte
-	Thumbprint string
+	Thumbprint Thumbprint
 	IP         netip.Addr
 }
 
@@ -266,11 +266,11 @@ func randomString(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// storeErr maps a Store error to a problem: not found → 404, anything else
-// internal.
-func storeErr(err error, what string) *Problem {
+// storeErr maps a Store error to a problem: not found → 404 naming the
+// object (a format and its arguments), anything else internal.
+func storeErr(err error, format string, args ...any) *Problem {
 	if errors.Is(err, ErrNotFound) {
-		return NotFound("%s does not exist", what)
+		return NotFound("%s does not exist", fmt.Sprintf(format, args...))
 	}
 	return Internal(err)
 }

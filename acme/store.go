@@ -41,14 +41,14 @@ type AccountStore interface {
 	// CreateAccount stores a new account and sets a.ID (a decimal integer
 	// string). ErrConflict if an account with the same KeyThumbprint exists.
 	CreateAccount(ctx context.Context, a *Account) error
-	GetAccount(ctx context.Context, id string) (*Account, error)
-	GetAccountByKey(ctx context.Context, thumbprint string) (*Account, error)
+	GetAccount(ctx context.Context, id AccountID) (*Account, error)
+	GetAccountByKey(ctx context.Context, thumbprint Thumbprint) (*Account, error)
 	// UpdateAccount writes Contact and Status, compare-and-set on status from.
 	UpdateAccount(ctx context.Context, a *Account, from Status) error
-	// ChangeAccountKey replaces the key of account id if it still has
-	// oldThumbprint. ErrConflict if newThumbprint belongs to any account or
-	// the old key no longer matches.
-	ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error
+	// ChangeAccountKey replaces the key of account id, if it is still the
+	// key of old, with newKey, whose thumbprint is new. ErrConflict if new
+	// belongs to any account or the old key no longer matches.
+	ChangeAccountKey(ctx context.Context, id AccountID, old, new Thumbprint, newKey []byte) error
 }
 
 // OrderStore keeps orders and their authorizations (RFC 8555 §7.4, §7.5).
@@ -62,7 +62,7 @@ type OrderStore interface {
 	// starting after cursor ("" = from the start), and the cursor of the next
 	// page ("" when there is none). A cursor it did not give out is an
 	// error wrapping ErrBadCursor.
-	ListOrders(ctx context.Context, accountID, cursor string, limit int) (ids []string, next string, err error)
+	ListOrders(ctx context.Context, accountID AccountID, cursor string, limit int) (ids []string, next string, err error)
 	// UpdateOrder writes Status, Error and CertSerial, compare-and-set on
 	// from, and frees the order's finalization lease.
 	UpdateOrder(ctx context.Context, o *Order, from Status) error
@@ -77,7 +77,7 @@ type OrderStore interface {
 	// FindValidAuthz returns an authorization of the account for the
 	// identifier (and wildcard flag) that is valid and expires after
 	// notBefore, the latest-expiring one if several. ErrNotFound if none.
-	FindValidAuthz(ctx context.Context, accountID string, ident Identifier, wildcard bool, notBefore time.Time) (*Authorization, error)
+	FindValidAuthz(ctx context.Context, accountID AccountID, ident Identifier, wildcard bool, notBefore time.Time) (*Authorization, error)
 	// UpdateAuthz writes the authorization's Status and Expires and the
 	// Status, Error, Validated and UpdatedAt of each challenge in
 	// a.Challenges (which may list only those that changed), in one

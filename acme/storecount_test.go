@@ -29,12 +29,12 @@ func (c *countingStore) CreateAccount(ctx context.Context, a *acme.Account) erro
 	return c.st.CreateAccount(ctx, a)
 }
 
-func (c *countingStore) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
+func (c *countingStore) GetAccount(ctx context.Context, id acme.AccountID) (*acme.Account, error) {
 	c.read()
 	return c.st.GetAccount(ctx, id)
 }
 
-func (c *countingStore) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.Account, error) {
+func (c *countingStore) GetAccountByKey(ctx context.Context, thumbprint acme.Thumbprint) (*acme.Account, error) {
 	c.read()
 	return c.st.GetAccountByKey(ctx, thumbprint)
 }
@@ -44,9 +44,9 @@ func (c *countingStore) UpdateAccount(ctx context.Context, a *acme.Account, from
 	return c.st.UpdateAccount(ctx, a, from)
 }
 
-func (c *countingStore) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
+func (c *countingStore) ChangeAccountKey(ctx context.Context, id acme.AccountID, old, new acme.Thumbprint, newKey []byte) error {
 	c.write()
-	return c.st.ChangeAccountKey(ctx, id, oldThumbprint, newThumbprint, newKey)
+	return c.st.ChangeAccountKey(ctx, id, old, new, newKey)
 }
 
 func (c *countingStore) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acme.Authorization) error {
@@ -59,7 +59,7 @@ func (c *countingStore) GetOrder(ctx context.Context, id string) (*acme.Order, e
 	return c.st.GetOrder(ctx, id)
 }
 
-func (c *countingStore) ListOrders(ctx context.Context, accountID, cursor string, limit int) ([]string, string, error) {
+func (c *countingStore) ListOrders(ctx context.Context, accountID acme.AccountID, cursor string, limit int) ([]string, string, error) {
 	c.read()
 	return c.st.ListOrders(ctx, accountID, cursor, limit)
 }
@@ -74,7 +74,7 @@ func (c *countingStore) GetAuthz(ctx context.Context, id string) (*acme.Authoriz
 	return c.st.GetAuthz(ctx, id)
 }
 
-func (c *countingStore) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
+func (c *countingStore) FindValidAuthz(ctx context.Context, accountID acme.AccountID, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
 	c.read()
 	return c.st.FindValidAuthz(ctx, accountID, ident, wildcard, notBefore)
 }

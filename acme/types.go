@@ -46,9 +46,9 @@ const (
 
 // Account is an ACME account (RFC 8555 §7.1.2). ID is assigned by the Store.
 type Account struct {
-	ID            string
-	Key           []byte // the account's public JWK, JSON-encoded
-	KeyThumbprint string // RFC 7638 thumbprint (SHA-256, base64url) of Key
+	ID            AccountID
+	Key           []byte     // the account's public JWK, JSON-encoded
+	KeyThumbprint Thumbprint // of Key
 	Contact       []string
 	Status        Status
 	CreatedAt     time.Time
@@ -63,7 +63,7 @@ type Account struct {
 // derived from its authorizations by Service.
 type Order struct {
 	ID          string
-	AccountID   string
+	AccountID   AccountID
 	Status      Status
 	Identifiers []Identifier
 	AuthzIDs    []string
@@ -87,7 +87,7 @@ type Order struct {
 // Authorization is an ACME authorization (RFC 8555 §7.1.4).
 type Authorization struct {
 	ID         string
-	AccountID  string
+	AccountID  AccountID
 	Identifier Identifier // for a wildcard, the base name without "*."
 	Wildcard   bool
 	Status     Status
@@ -122,7 +122,7 @@ type Challenge struct {
 // and count it. Nothing issued is ever deleted.
 type Certificate struct {
 	Serial           string // lowercase hex, the key of the certificate resource
-	AccountID        string
+	AccountID        AccountID
 	OrderID          string
 	DER              []byte   // the leaf
 	ChainPEM         []byte   // leaf then issuer chain, as served to the client

@@ -101,7 +101,7 @@ func (s *Service) validate(ctx context.Context, id string) error {
 	start := time.Now()
 	prob := s.validator.Validate(ctx, ValidationRequest{
 		Identifier: a.Identifier, Type: ch.Type, Token: ch.Token,
-		KeyAuthorization: ch.Token + "." + acct.KeyThumbprint,
+		KeyAuthorization: ch.Token + "." + string(acct.KeyThumbprint),
 	})
 	if c, ok := s.validator.(CAAChecker); ok && prob == nil {
 		// CAA is checked once control is shown, as Boulder does (RFC 8659

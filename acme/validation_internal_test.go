@@ -29,7 +29,7 @@ func (s *oneChallengeStore) GetAuthz(context.Context, string) (*Authorization, e
 	return &a, nil
 }
 
-func (s *oneChallengeStore) GetAccount(context.Context, string) (*Account, error) {
+func (s *oneChallengeStore) GetAccount(context.Context, AccountID) (*Account, error) {
 	a := s.acct
 	return &a, nil
 }
@@ -62,7 +62,7 @@ func TestValidateUsesCurrentKey(t *testing.T) {
 	}
 	v := &keyAuthValidator{want: "tok.new-thumbprint"}
 	s := &Service{store: st, validator: v, limits: NoLimits{}, observer: NopObserver{}, now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler)}
-	s.accounts.m = map[string]cachedAccount{"7": {acct: Account{ID: "7", KeyThumbprint: "old-thumbprint", Status: StatusValid}, fetched: now}}
+	s.accounts.m = map[AccountID]cachedAccount{"7": {acct: Account{ID: "7", KeyThumbprint: "old-thumbprint", Status: StatusValid}, fetched: now}}
 	if err := s.validate(t.Context(), "ch"); err != nil {
 		t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // jobsOf makes n jobs of account, named account+"1", account+"2", ...
-func jobsOf(account string, n int) []validationJob {
+func jobsOf(account AccountID, n int) []validationJob {
 	js := make([]validationJob, n)
 	for i := range js {
 		js[i] = validationJob{id: fmt.Sprintf("%s%d", account, i+1), account: account}
@@ -224,7 +224,7 @@ func TestValidationQueueHungAccount(t *testing.T) {
 					maxA        int
 					bStarted    time.Time
 					wg          sync.WaitGroup
-					durationsOf = map[string]time.Duration{"a": hang, "b": 300 * time.Millisecond}
+					durationsOf = map[AccountID]time.Duration{"a": hang, "b": 300 * time.Millisecond}
 				)
 				for range workers {
 					wg.Go(func() {

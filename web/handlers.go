@@ -107,7 +107,7 @@ func (s *Server) account(w http.ResponseWriter, r *http.Request, req *jws.Reques
 			return err
 		}
 	}
-	a, err := s.svc.UpdateAccount(r.Context(), s.caller(w, r, req), chi.URLParam(r, "id"), upd)
+	a, err := s.svc.UpdateAccount(r.Context(), s.caller(w, r, req), acme.AccountID(chi.URLParam(r, "id")), upd)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (s *Server) orders(w http.ResponseWriter, r *http.Request, req *jws.Request
 	if err := requirePostAsGet(req); err != nil {
 		return err
 	}
-	id := chi.URLParam(r, "id")
+	id := acme.AccountID(chi.URLParam(r, "id"))
 	// URL.Query drops what it cannot parse, and Get reads the first of
 	// several values: both would read a malformed query as another one.
 	q, err := url.ParseQuery(r.URL.RawQuery)

@@ -3,6 +3,8 @@ package web
 import (
 	"fmt"
 	"strings"
+
+	"github.com/weir-pki/weir/acme"
 )
 
 // The URL paths of the ACME resources.
@@ -25,9 +27,13 @@ const (
 // urls builds absolute resource URLs.
 type urls struct{ base string }
 
-func (u urls) directory() string           { return u.base + "/directory" }
-func (u urls) account(id string) string    { return u.base + pathAccount + id }
-func (u urls) orders(id string) string     { return u.base + pathAccount + id + "/orders" }
+func (u urls) directory() string { return u.base + "/directory" }
+func (u urls) account(id acme.AccountID) string {
+	return u.base + pathAccount + string(id)
+}
+func (u urls) orders(id acme.AccountID) string {
+	return u.base + pathAccount + string(id) + "/orders"
+}
 func (u urls) order(id string) string      { return u.base + pathOrder + id }
 func (u urls) finalize(id string) string   { return u.base + pathOrder + id + "/finalize" }
 func (u urls) authz(id string) string      { return u.base + pathAuthz + id }
@@ -50,5 +56,5 @@ func CRLURL(base string) string { return urls{base: base}.crl() }
 // AccountURL is the URL of account id for a server at base: the kid of
 // its requests, and what a CAA accounturi parameter names (RFC 8657 §3).
 func AccountURL(base, id string) string {
-	return urls{base: strings.TrimSuffix(base, "/")}.account(id)
+	return urls{base: strings.TrimSuffix(base, "/")}.account(acme.AccountID(id))
 }

@@ -10,7 +10,7 @@ import (
 // limitsOrder is o, placed by acct, as the limits see it; overrideKey is
 // the account's group override.
 func limitsOrder(acct *acme.Account, o *acme.Order, overrideKey string) ratelimit.Order {
-	return ratelimit.Order{ID: o.ID, Account: acct.ID, OverrideKey: overrideKey, Names: acme.IdentifierValues(o.Identifiers),
+	return ratelimit.Order{ID: o.ID, Account: string(acct.ID), OverrideKey: overrideKey, Names: acme.IdentifierValues(o.Identifiers),
 		Renewal: o.Replaces != "", Urgent: o.Urgent}
 }
 

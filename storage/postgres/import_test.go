@@ -180,7 +180,7 @@ func TestImport(t *testing.T) {
 func TestImportRefusesNonEmpty(t *testing.T) {
 	s := openFresh(t)
 	ctx := t.Context()
-	for i, th := range []string{"x", "y"} {
+	for i, th := range []acme.Thumbprint{"x", "y"} {
 		if err := s.CreateAccount(ctx, &acme.Account{Key: []byte(`{}`), KeyThumbprint: th, Status: acme.StatusValid, CreatedAt: fixedNow()}); err != nil {
 			t.Fatalf("CreateAccount %d: %v", i, err)
 		}

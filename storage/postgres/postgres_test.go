@@ -24,7 +24,7 @@ func TestContract(t *testing.T) {
 func seed(t *testing.T, s *Store) (*acme.Account, *acme.Certificate) {
 	t.Helper()
 	ctx := t.Context()
-	a := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: randomName("thumb-"), Status: acme.StatusValid, CreatedAt: fixedNow()}
+	a := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: acme.Thumbprint(randomName("thumb-")), Status: acme.StatusValid, CreatedAt: fixedNow()}
 	if err := s.CreateAccount(ctx, a); err != nil {
 		t.Fatalf("CreateAccount: %v", err)
 	}
@@ -248,7 +248,7 @@ func TestInvalidKeys(t *testing.T) {
 			"GetAuthz":        func() error { _, err := s.GetAuthz(ctx, key); return err },
 			"GetChallenge":    func() error { _, err := s.GetChallenge(ctx, key); return err },
 			"GetCertificate":  func() error { _, err := s.GetCertificate(ctx, key); return err },
-			"GetAccountByKey": func() error { _, err := s.GetAccountByKey(ctx, key); return err },
+			"GetAccountByKey": func() error { _, err := s.GetAccountByKey(ctx, acme.Thumbprint(key)); return err },
 			"GetEABKey":       func() error { _, err := s.GetEABKey(ctx, key); return err },
 			"ReplacingOrder":  func() error { _, err := s.ReplacingOrder(ctx, key); return err },
 			"RevokeCertificate": func() error {

@@ -47,7 +47,7 @@ func (m *cpuMeter) report(b *testing.B) {
 
 // benchOrder returns a new order with one new authorization of three
 // challenges.
-func benchOrder(accountID string, i int, status acme.Status) (*acme.Order, []*acme.Authorization) {
+func benchOrder(accountID acme.AccountID, i int, status acme.Status) (*acme.Order, []*acme.Authorization) {
 	now := time.Now()
 	az := &acme.Authorization{
 		ID: fmt.Sprintf("authz-%d", i), AccountID: accountID, Status: acme.StatusPending,

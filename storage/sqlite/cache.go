@@ -42,7 +42,7 @@ type objCache struct {
 	// certs are the certificates issued lately (FinalizeOrder), which
 	// their clients download next; accounts are filled by reads.
 	certs    map[string]*acme.Certificate
-	accounts map[string]*acme.Account
+	accounts map[acme.AccountID]*acme.Account
 	// chains maps an issuer chain's PEM to its issuer_chains id, for the
 	// chains committed since Open: rows of issuer_chains are never changed
 	// or deleted, so an entry stays true; there is one per intermediate.
@@ -65,7 +65,7 @@ func newObjCache(max, maxCerts int) *objCache {
 		orders:   make(map[string]*acme.Order),
 		chAuthz:  make(map[string]string),
 		certs:    make(map[string]*acme.Certificate),
-		accounts: make(map[string]*acme.Account),
+		accounts: make(map[acme.AccountID]*acme.Account),
 		chains:   make(map[string]int64),
 	}
 }
@@ -125,7 +125,7 @@ func editChainID(pem []byte, id int64) cacheEdit {
 }
 
 // cachedCopy returns clone's copy of m[k], or nil; it takes c.mu.
-func cachedCopy[T any](c *objCache, m map[string]*T, k string, clone func(*T) *T) *T {
+func cachedCopy[K comparable, T any](c *objCache, m map[K]*T, k K, clone func(*T) *T) *T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if v, ok := m[k]; ok {
@@ -158,7 +158,7 @@ func (c *objCache) cert(serial string) *acme.Certificate {
 }
 
 // account returns a copy of the cached account id, or nil.
-func (c *objCache) account(id string) *acme.Account {
+func (c *objCache) account(id acme.AccountID) *acme.Account {
 	return cachedCopy(c, c.accounts, id, cloneAccount)
 }
 
@@ -170,7 +170,7 @@ func (c *objCache) fillAccount(a *acme.Account, gen uint64) {
 // fillCopy sets m[k] to clone's copy of v, as read by a read that
 // started in generation gen, unless an edit was applied since; it takes
 // c.mu.
-func fillCopy[T any](c *objCache, m map[string]*T, k string, v *T, gen uint64, clone func(*T) *T) {
+func fillCopy[K comparable, T any](c *objCache, m map[K]*T, k K, v *T, gen uint64, clone func(*T) *T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == gen {
@@ -214,7 +214,7 @@ func (c *objCache) putOrder(o *acme.Order) { putBounded(c.orders, o.ID, o, c.max
 
 // putBounded sets m[k] to v, first evicting an arbitrary entry if k is
 // new and m holds max entries.
-func putBounded[V any](m map[string]V, k string, v V, max int) {
+func putBounded[K comparable, V any](m map[K]V, k K, v V, max int) {
 	if _, ok := m[k]; !ok && len(m) >= max {
 		for old := range m {
 			delete(m, old)
@@ -326,7 +326,7 @@ func editDropCert(serial string) cacheEdit {
 
 // editDropAccount forgets account id, whose contact, status or key a
 // write changed.
-func editDropAccount(id string) cacheEdit {
+func editDropAccount(id acme.AccountID) cacheEdit {
 	return func(c *objCache) { delete(c.accounts, id) }
 }
 

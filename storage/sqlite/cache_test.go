@@ -377,7 +377,7 @@ func TestCacheAccounts(t *testing.T) {
 		if s.cache.account(a.ID) == nil {
 			t.Errorf("%s: the account is not in the cache after a read", step)
 		}
-		n, _ := strconv.ParseInt(a.ID, 10, 64)
+		n, _ := strconv.ParseInt(string(a.ID), 10, 64)
 		want, err := sqlrow.ScanAccount(s.queryRow(ctx, rGetAccount, n))
 		if err != nil {
 			t.Fatal(err)

@@ -248,7 +248,7 @@ func TestExportRows(t *testing.T) {
 		}
 	}
 
-	if got := sink.accts[0]; got.ID != 1 || got.KeyThumbprint != a.KeyThumbprint || string(got.JWK) != string(a.Key) ||
+	if got := sink.accts[0]; got.ID != 1 || got.KeyThumbprint != string(a.KeyThumbprint) || string(got.JWK) != string(a.Key) ||
 		got.Contact != "[]" || got.CreatedAt != fixedNow().UnixNano() {
 		t.Errorf("account 1: %+v", got)
 	}

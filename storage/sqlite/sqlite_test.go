@@ -248,7 +248,7 @@ func TestCreateOrderChecksReusedAuthzs(t *testing.T) {
 	ctx := t.Context()
 	var accts [2]*acme.Account
 	for i := range accts {
-		accts[i] = &acme.Account{Key: []byte(`{}`), KeyThumbprint: string(rune('a' + i)), Status: acme.StatusValid, CreatedAt: fixedNow()}
+		accts[i] = &acme.Account{Key: []byte(`{}`), KeyThumbprint: acme.Thumbprint(rune('a' + i)), Status: acme.StatusValid, CreatedAt: fixedNow()}
 		if err := s.CreateAccount(ctx, accts[i]); err != nil {
 			t.Fatalf("CreateAccount: %v", err)
 		}

@@ -63,7 +63,7 @@ func async(f func() error) <-chan error {
 }
 
 // account returns a new, unstored valid account with the given thumbprint.
-func newAccount(thumb string) *acme.Account {
+func newAccount(thumb acme.Thumbprint) *acme.Account {
 	return &acme.Account{Key: []byte(`{}`), KeyThumbprint: thumb, Status: acme.StatusValid, CreatedAt: fixedNow()}
 }
 
@@ -372,7 +372,7 @@ func TestConcurrentWritesGroup(t *testing.T) {
 		for j := range 2 {
 			wg.Go(func() { errs[2*i+j] = s.FinalizeOrder(ctx, certFor(orders[i], fmt.Sprintf("%02x%d", i, j))) })
 		}
-		wg.Go(func() { errs[2*n+i] = s.CreateAccount(ctx, newAccount(fmt.Sprintf("k%d", i))) })
+		wg.Go(func() { errs[2*n+i] = s.CreateAccount(ctx, newAccount(acme.Thumbprint(fmt.Sprintf("k%d", i)))) })
 	}
 	wg.Wait()
 	for i := range n {

@@ -151,7 +151,7 @@ type OrdersPage struct {
 
 // NewOrdersPage checks the arguments of ListOrders; ok is false when the
 // account cannot exist, so the page is empty.
-func NewOrdersPage(d Driver, accountID, cursor string, limit int) (p OrdersPage, ok bool, err error) {
+func NewOrdersPage(d Driver, accountID acme.AccountID, cursor string, limit int) (p OrdersPage, ok bool, err error) {
 	if limit <= 0 {
 		return p, false, d.Errorf("list orders: limit %d is not positive", limit)
 	}

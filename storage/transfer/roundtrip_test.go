@@ -39,7 +39,7 @@ func populate(t *testing.T, s store) []string {
 	t0 := time.Date(2031, 3, 4, 5, 6, 7, 891011123, time.UTC) // nanoseconds survive
 	var orders []string
 	for i := range 12 {
-		a := &acme.Account{Key: []byte(fmt.Sprintf(`{"kty":"EC","x":"%d"}`, i)), KeyThumbprint: fmt.Sprintf("thumb-%d", i),
+		a := &acme.Account{Key: []byte(fmt.Sprintf(`{"kty":"EC","x":"%d"}`, i)), KeyThumbprint: acme.Thumbprint(fmt.Sprintf("thumb-%d", i)),
 			Status: acme.StatusValid, CreatedAt: t0.Add(time.Duration(i) * time.Second), CreatedIP: "192.0.2.7"}
 		if i%3 == 0 {
 			a.Contact = []string{fmt.Sprintf("mailto:ops%d@example.org", i)}
@@ -213,7 +213,7 @@ func TestSQLiteToPostgres(t *testing.T) {
 		for _, z := range o.AuthzIDs {
 			both("authorization "+z, func(s store) (any, error) { return s.GetAuthz(ctx, z) })
 		}
-		both("orders of account "+o.AccountID, func(s store) (any, error) {
+		both("orders of account "+string(o.AccountID), func(s store) (any, error) {
 			ids, _, err := s.ListOrders(ctx, o.AccountID, "", 100)
 			return ids, err
 		})
