@@ -7,7 +7,7 @@ import (
 )
 
 // GetAuthz returns the caller's authorization with its current status.
-func (s *Service) GetAuthz(ctx context.Context, c Caller, id string) (*Authorization, error) {
+func (s *Service) GetAuthz(ctx context.Context, c Caller, id AuthzID) (*Authorization, error) {
 	if p := requireAccount(c); p != nil {
 		return nil, p
 	}
@@ -24,7 +24,7 @@ func (s *Service) GetAuthz(ctx context.Context, c Caller, id string) (*Authoriza
 
 // DeactivateAuthz deactivates a pending or valid authorization (RFC 8555
 // §7.5.2).
-func (s *Service) DeactivateAuthz(ctx context.Context, c Caller, id string) (*Authorization, error) {
+func (s *Service) DeactivateAuthz(ctx context.Context, c Caller, id AuthzID) (*Authorization, error) {
 	a, err := s.GetAuthz(ctx, c, id)
 	if err != nil {
 		return nil, err
@@ -47,7 +47,7 @@ func (s *Service) DeactivateAuthz(ctx context.Context, c Caller, id string) (*Au
 }
 
 // GetChallenge returns the caller's challenge and its authorization.
-func (s *Service) GetChallenge(ctx context.Context, c Caller, id string) (*Challenge, *Authorization, error) {
+func (s *Service) GetChallenge(ctx context.Context, c Caller, id ChallengeID) (*Challenge, *Authorization, error) {
 	if p := requireAccount(c); p != nil {
 		return nil, nil, p
 	}
@@ -70,7 +70,7 @@ func (s *Service) GetChallenge(ctx context.Context, c Caller, id string) (*Chall
 // §7.5.1): it moves a pending challenge to processing, claims its
 // validation job and queues it (lease.go). A challenge that is no longer
 // pending is returned as it is.
-func (s *Service) RespondChallenge(ctx context.Context, c Caller, id string) (*Challenge, *Authorization, error) {
+func (s *Service) RespondChallenge(ctx context.Context, c Caller, id ChallengeID) (*Challenge, *Authorization, error) {
 	ch, a, err := s.GetChallenge(ctx, c, id)
 	if err != nil {
 		return nil, nil, err
@@ -119,7 +119,7 @@ func (s *Service) RespondChallenge(ctx context.Context, c Caller, id string) (*C
 
 // settled hands the authorization a, whose challenge id a worker has just
 // validated and stored, to the POST of that challenge if it still waits.
-func (s *Service) settled(id string, a *Authorization) {
+func (s *Service) settled(id ChallengeID, a *Authorization) {
 	if w, ok := s.waiters.Load(id); ok {
 		select {
 		case w.(chan *Authorization) <- a:

@@ -99,7 +99,7 @@ func diffIdentifiers(want, got []Identifier) string {
 // is admitted again under the CA's policy and profiles in force
 // (readmitOrder): one they no longer admit gets new-order's problem and
 // becomes invalid, and nothing is spent or issued.
-func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER []byte) (*Order, error) {
+func (s *Service) Finalize(ctx context.Context, c Caller, orderID OrderID, csrDER []byte) (*Order, error) {
 	o, err := s.GetOrder(ctx, c, orderID)
 	if err != nil {
 		return nil, err

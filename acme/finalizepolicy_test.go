@@ -57,7 +57,7 @@ func seedOrder(t *testing.T, st acme.Store, now time.Time, spec orderSpec) (acme
 	if err := st.CreateAccount(t.Context(), acct); err != nil {
 		t.Fatal(err)
 	}
-	o := &acme.Order{ID: "order-" + rand.Text(), AccountID: acct.ID, Status: acme.StatusPending,
+	o := &acme.Order{ID: acme.OrderID("order-" + rand.Text()), AccountID: acct.ID, Status: acme.StatusPending,
 		Expires: now.Add(24 * time.Hour), CreatedAt: now, Profile: spec.profile}
 	if spec.notAfter != 0 {
 		o.NotAfter = now.Add(spec.notAfter)
@@ -72,9 +72,9 @@ func seedOrder(t *testing.T, st acme.Store, now time.Time, spec orderSpec) (acme
 		} else {
 			tmpl.DNSNames = append(tmpl.DNSNames, n)
 		}
-		a := &acme.Authorization{ID: fmt.Sprintf("authz-%d-%s", i, rand.Text()), AccountID: acct.ID, Identifier: id,
+		a := &acme.Authorization{ID: acme.AuthzID(fmt.Sprintf("authz-%d-%s", i, rand.Text())), AccountID: acct.ID, Identifier: id,
 			Status: acme.StatusValid, Expires: now.Add(24 * time.Hour), CreatedAt: now}
-		a.Challenges = []*acme.Challenge{{ID: fmt.Sprintf("chall-%d-%s", i, rand.Text()), AuthzID: a.ID,
+		a.Challenges = []*acme.Challenge{{ID: acme.ChallengeID(fmt.Sprintf("chall-%d-%s", i, rand.Text())), AuthzID: a.ID,
 			Type: acme.ChallengeHTTP01, Token: rand.Text(), Status: acme.StatusValid, Validated: now, UpdatedAt: now}}
 		o.Identifiers = append(o.Identifiers, id)
 		o.AuthzIDs = append(o.AuthzIDs, a.ID)

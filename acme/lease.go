@@ -45,7 +45,7 @@ const releaseTimeout = 5 * time.Second
 
 // validationJob is a claimed challenge waiting for a worker.
 type validationJob struct {
-	id      string
+	id      ChallengeID
 	account AccountID // the account of the challenge, whose share of the workers it uses (validationqueue.go)
 	until   time.Time // when this replica's lease ends, unless renewed
 }
@@ -169,7 +169,7 @@ func (s *Service) releaseQueued() {
 }
 
 // releaseJob gives up this replica's lease of challenge id.
-func (s *Service) releaseJob(ctx context.Context, id string) {
+func (s *Service) releaseJob(ctx context.Context, id ChallengeID) {
 	if err := s.store.ReleaseChallenge(ctx, id, s.cfg.Owner); err != nil {
 		s.log.Warn("releasing the lease of a validation; it is claimed again when it ends", "challenge", id, "err", err)
 	}

@@ -189,14 +189,14 @@ func seedAuthzs(t *testing.T, st acme.Store, now time.Time, n int) (acme.Caller,
 	if err := st.CreateAccount(ctx, acct); err != nil {
 		t.Fatal(err)
 	}
-	o := &acme.Order{ID: "order-" + rand.Text(), AccountID: acct.ID, Status: acme.StatusPending,
+	o := &acme.Order{ID: acme.OrderID("order-" + rand.Text()), AccountID: acct.ID, Status: acme.StatusPending,
 		Expires: now.Add(24 * time.Hour), CreatedAt: now}
 	var authzs []*acme.Authorization
 	for i := range n {
-		a := &acme.Authorization{ID: fmt.Sprintf("authz-%d-%s", i, rand.Text()), AccountID: acct.ID,
+		a := &acme.Authorization{ID: acme.AuthzID(fmt.Sprintf("authz-%d-%s", i, rand.Text())), AccountID: acct.ID,
 			Identifier: acme.Identifier{Type: acme.IdentifierDNS, Value: fmt.Sprintf("n%d.example.com", i)},
 			Status:     acme.StatusPending, Expires: now.Add(24 * time.Hour), CreatedAt: now}
-		a.Challenges = []*acme.Challenge{{ID: fmt.Sprintf("chall-%d-%s", i, rand.Text()), AuthzID: a.ID,
+		a.Challenges = []*acme.Challenge{{ID: acme.ChallengeID(fmt.Sprintf("chall-%d-%s", i, rand.Text())), AuthzID: a.ID,
 			Type: acme.ChallengeHTTP01, Token: fmt.Sprintf("token-%d", i), Status: acme.StatusPending, UpdatedAt: now}}
 		o.Identifiers = append(o.Identifiers, a.Identifier)
 		o.AuthzIDs = append(o.AuthzIDs, a.ID)
@@ -221,7 +221,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // authzStatus reads the stored status of authorization id.
-func authzStatus(t *testing.T, st acme.Store, id string) acme.Status {
+func authzStatus(t *testing.T, st acme.Store, id acme.AuthzID) acme.Status {
 	t.Helper()
 	a, err := st.GetAuthz(context.Background(), id)
 	if err != nil {
@@ -368,7 +368,7 @@ func seedReadyOrder(t *testing.T, st acme.Store, now time.Time) (acme.Caller, *a
 }
 
 // orderStatus reads the stored status of order id.
-func orderStatus(t *testing.T, st acme.Store, id string) acme.Status {
+func orderStatus(t *testing.T, st acme.Store, id acme.OrderID) acme.Status {
 	t.Helper()
 	o, err := st.GetOrder(context.Background(), id)
 	if err != nil {

@@ -133,7 +133,7 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 
 	now := s.now().UTC()
 	o := &Order{
-		ID: newID(), AccountID: c.Account.ID, Status: StatusPending, Identifiers: idents,
+		ID: newID[OrderID](), AccountID: c.Account.ID, Status: StatusPending, Identifiers: idents,
 		NotBefore: nb, NotAfter: na, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now, Replaces: replaces, Urgent: urgent,
 		Profile: profile.name(),
 	}
@@ -160,7 +160,7 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 // dns-01 (RFC 8738 §7).
 func (s *Service) newAuthz(accountID AccountID, id Identifier, wildcard bool, now time.Time) *Authorization {
 	a := &Authorization{
-		ID: newID(), AccountID: accountID, Identifier: id, Wildcard: wildcard,
+		ID: newID[AuthzID](), AccountID: accountID, Identifier: id, Wildcard: wildcard,
 		Status: StatusPending, Expires: now.Add(s.cfg.PendingAuthzLifetime), CreatedAt: now,
 	}
 	token := newToken()
@@ -172,14 +172,14 @@ func (s *Service) newAuthz(accountID AccountID, id Identifier, wildcard bool, no
 			continue
 		}
 		a.Challenges = append(a.Challenges, &Challenge{
-			ID: newID(), AuthzID: a.ID, Type: t, Token: token, Status: StatusPending, UpdatedAt: now,
+			ID: newID[ChallengeID](), AuthzID: a.ID, Type: t, Token: token, Status: StatusPending, UpdatedAt: now,
 		})
 	}
 	return a
 }
 
 // GetOrder returns the caller's order with its current status.
-func (s *Service) GetOrder(ctx context.Context, c Caller, id string) (*Order, error) {
+func (s *Service) GetOrder(ctx context.Context, c Caller, id OrderID) (*Order, error) {
 	if p := requireAccount(c); p != nil {
 		return nil, p
 	}
@@ -259,7 +259,7 @@ func authzStatus(a *Authorization, now time.Time) Status {
 
 // ListOrders returns a page of the account's order IDs (RFC 8555 §7.1.2.1)
 // and the cursor of the next page.
-func (s *Service) ListOrders(ctx context.Context, c Caller, accountID AccountID, cursor string, limit int) ([]string, string, error) {
+func (s *Service) ListOrders(ctx context.Context, c Caller, accountID AccountID, cursor string, limit int) ([]OrderID, string, error) {
 	if p := requireAccount(c); p != nil {
 		return nil, "", p
 	}

@@ -167,7 +167,7 @@ type Service struct {
 
 	jobs     *validationQueue // claimed challenges waiting for a worker (lease.go)
 	running  atomic.Bool      // Run's workers are running
-	waiters  sync.Map         // challenge ID -> chan *Authorization: POSTs waiting for the outcome
+	waiters  sync.Map         // ChallengeID -> chan *Authorization: POSTs waiting for the outcome
 	crl      *crlCache
 	accounts accountCache
 }
@@ -238,7 +238,7 @@ func (s *Service) Store() Store { return s.store }
 // pages and a read finds them in fewer. The 80 random bits keep IDs
 // unguessable; IDs grant nothing anyway, as every resource is checked
 // against the account that asks for it.
-func newID() string {
+func newID[ID ~string]() ID {
 	var b [16]byte
 	ms := uint64(time.Now().UnixMilli())
 	binary.BigEndian.PutUint16(b[0:2], uint16(ms>>32))
@@ -246,7 +246,7 @@ func newID() string {
 	if _, err := rand.Read(b[6:]); err != nil {
 		panic(fmt.Sprintf("acme: crypto/rand failed: %v", err))
 	}
-	return sortedIDs.EncodeToString(b[:])
+	return ID(sortedIDs.EncodeToString(b[:]))
 }
 
 // sortedIDs is lowercase Crockford base32, whose alphabet is in ASCII

@@ -57,12 +57,12 @@ type OrderStore interface {
 	// transaction. o.AuthzIDs may also name existing authorizations being
 	// reused. Sets nothing on o: IDs are chosen by the caller.
 	CreateOrder(ctx context.Context, o *Order, newAuthzs []*Authorization) error
-	GetOrder(ctx context.Context, id string) (*Order, error)
+	GetOrder(ctx context.Context, id OrderID) (*Order, error)
 	// ListOrders returns up to limit order IDs of the account, oldest first,
 	// starting after cursor ("" = from the start), and the cursor of the next
 	// page ("" when there is none). A cursor it did not give out is an
 	// error wrapping ErrBadCursor.
-	ListOrders(ctx context.Context, accountID AccountID, cursor string, limit int) (ids []string, next string, err error)
+	ListOrders(ctx context.Context, accountID AccountID, cursor string, limit int) (ids []OrderID, next string, err error)
 	// UpdateOrder writes Status, Error and CertSerial, compare-and-set on
 	// from, and frees the order's finalization lease.
 	UpdateOrder(ctx context.Context, o *Order, from Status) error
@@ -73,7 +73,7 @@ type OrderStore interface {
 	ReplacingOrder(ctx context.Context, certID string) (*Order, error)
 
 	// GetAuthz returns an authorization with its challenges.
-	GetAuthz(ctx context.Context, id string) (*Authorization, error)
+	GetAuthz(ctx context.Context, id AuthzID) (*Authorization, error)
 	// FindValidAuthz returns an authorization of the account for the
 	// identifier (and wildcard flag) that is valid and expires after
 	// notBefore, the latest-expiring one if several. ErrNotFound if none.
@@ -89,14 +89,14 @@ type OrderStore interface {
 // (lease.go, RFC 8555 §7.5.1).
 type ValidationStore interface {
 	// GetChallenge returns one challenge (with AuthzID set).
-	GetChallenge(ctx context.Context, id string) (*Challenge, error)
+	GetChallenge(ctx context.Context, id ChallengeID) (*Challenge, error)
 	// UpdateChallenge writes Status, Error, Validated and UpdatedAt,
 	// compare-and-set on from.
 	UpdateChallenge(ctx context.Context, c *Challenge, from Status) error
 	// StartChallenge moves challenge id from pending to processing, with
 	// UpdatedAt now, and leases it to owner until now+lease, in one
 	// compare-and-set: ErrConflict unless it is pending.
-	StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error
+	StartChallenge(ctx context.Context, id ChallengeID, owner string, now time.Time, lease time.Duration) error
 	// ClaimChallenges atomically leases to owner, until now+lease, up to
 	// limit challenges in processing whose lease is free or ended, and
 	// returns them, least recently updated first. Concurrent calls, from
@@ -107,11 +107,11 @@ type ValidationStore interface {
 	// is processing and its lease is free, ended or owner's (a renewal).
 	// ErrConflict if it is not processing or another owner's lease is
 	// live.
-	ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error
+	ClaimChallenge(ctx context.Context, id ChallengeID, owner string, now time.Time, lease time.Duration) error
 	// ReleaseChallenge frees owner's lease of challenge id, so that the
 	// next claim of any process may take it. Nothing happens if owner
 	// does not hold it.
-	ReleaseChallenge(ctx context.Context, id, owner string) error
+	ReleaseChallenge(ctx context.Context, id ChallengeID, owner string) error
 }
 
 // FinalizationStore leases finalizations and stores what they issue
@@ -120,7 +120,7 @@ type FinalizationStore interface {
 	// StartFinalize moves order id from pending to processing, stores csr
 	// (DER) as its CSR and leases the finalization to owner until
 	// now+lease, in one compare-and-set: ErrConflict unless it is pending.
-	StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error
+	StartFinalize(ctx context.Context, id OrderID, owner string, csr []byte, now time.Time, lease time.Duration) error
 	// ClaimOrders atomically leases to owner, until now+lease, up to
 	// limit orders in processing whose lease is free or ended, and
 	// returns them (with their CSR), oldest first. Concurrent calls, from

@@ -62,11 +62,11 @@ type Account struct {
 // processing, valid or invalid; "ready" and expiry-driven "invalid" are
 // derived from its authorizations by Service.
 type Order struct {
-	ID          string
+	ID          OrderID
 	AccountID   AccountID
 	Status      Status
 	Identifiers []Identifier
-	AuthzIDs    []string
+	AuthzIDs    []AuthzID
 	NotBefore   time.Time // zero when not requested
 	NotAfter    time.Time // zero when not requested
 	Expires     time.Time
@@ -86,7 +86,7 @@ type Order struct {
 
 // Authorization is an ACME authorization (RFC 8555 §7.1.4).
 type Authorization struct {
-	ID         string
+	ID         AuthzID
 	AccountID  AccountID
 	Identifier Identifier // for a wildcard, the base name without "*."
 	Wildcard   bool
@@ -108,8 +108,8 @@ func (a *Authorization) Name() string {
 
 // Challenge is an ACME challenge (RFC 8555 §7.1.5, §8).
 type Challenge struct {
-	ID        string
-	AuthzID   string
+	ID        ChallengeID
+	AuthzID   AuthzID
 	Type      ChallengeType
 	Token     string
 	Status    Status
@@ -123,7 +123,7 @@ type Challenge struct {
 type Certificate struct {
 	Serial           string // lowercase hex, the key of the certificate resource
 	AccountID        AccountID
-	OrderID          string
+	OrderID          OrderID
 	DER              []byte   // the leaf
 	ChainPEM         []byte   // leaf then issuer chain, as served to the client
 	Names            []string // canonical, sorted identifier values (the "FQDN set")

@@ -64,7 +64,7 @@ func (s *Service) worker(ctx context.Context) {
 // its authorization in one store update (RFC 8555 §7.5.1: the
 // authorization becomes valid with one valid challenge, invalid with one
 // failed one).
-func (s *Service) validate(ctx context.Context, id string) error {
+func (s *Service) validate(ctx context.Context, id ChallengeID) error {
 	ch, err := s.store.GetChallenge(ctx, id)
 	if err != nil {
 		return err

@@ -17,12 +17,12 @@ type oneChallengeStore struct {
 	updated *Authorization
 }
 
-func (s *oneChallengeStore) GetChallenge(context.Context, string) (*Challenge, error) {
+func (s *oneChallengeStore) GetChallenge(context.Context, ChallengeID) (*Challenge, error) {
 	c := s.ch
 	return &c, nil
 }
 
-func (s *oneChallengeStore) GetAuthz(context.Context, string) (*Authorization, error) {
+func (s *oneChallengeStore) GetAuthz(context.Context, AuthzID) (*Authorization, error) {
 	a := s.authz
 	ch := s.ch
 	a.Challenges = []*Challenge{&ch}

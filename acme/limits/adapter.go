@@ -259,7 +259,7 @@ func (r *Adapter) AuthzFinished(ctx context.Context, a *acme.Authorization) {
 	st := r.state.Load()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 	defer cancel()
-	free, failed := ratelimit.AuthzFinishedRequests(string(a.AccountID), a.ID, a.Name(), a.Status == acme.StatusInvalid)
+	free, failed := ratelimit.AuthzFinishedRequests(string(a.AccountID), string(a.ID), a.Name(), a.Status == acme.StatusInvalid)
 	err := r.remove(ctx, st, action, free)
 	if len(failed) > 0 && err == nil {
 		// Recording a failure, not asking: a denial here refuses nobody.
@@ -283,7 +283,7 @@ func (r *Adapter) Revoked(ctx context.Context, cert *acme.Certificate) {
 	st := r.state.Load()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 	defer cancel()
-	err := r.remove(ctx, st, "revoked", ratelimit.RevokedRequest(string(cert.AccountID), cert.Names, cert.OrderID))
+	err := r.remove(ctx, st, "revoked", ratelimit.RevokedRequest(string(cert.AccountID), cert.Names, string(cert.OrderID)))
 	if err != nil && !errors.Is(err, context.Canceled) {
 		r.backendErrors.Add(1)
 		r.log.Warn("rate limiter backend error freeing a duplicate-certificate slot", "serial", cert.Serial, "err", err)

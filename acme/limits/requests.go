@@ -10,7 +10,7 @@ import (
 // limitsOrder is o, placed by acct, as the limits see it; overrideKey is
 // the account's group override.
 func limitsOrder(acct *acme.Account, o *acme.Order, overrideKey string) ratelimit.Order {
-	return ratelimit.Order{ID: o.ID, Account: string(acct.ID), OverrideKey: overrideKey, Names: acme.IdentifierValues(o.Identifiers),
+	return ratelimit.Order{ID: string(o.ID), Account: string(acct.ID), OverrideKey: overrideKey, Names: acme.IdentifierValues(o.Identifiers),
 		Renewal: o.Replaces != "", Urgent: o.Urgent}
 }
 
@@ -24,7 +24,7 @@ func (r *Adapter) limitsOrder(ctx context.Context, acct *acme.Account, o *acme.O
 func newOrderRequests(o ratelimit.Order, fresh []*acme.Authorization) []ratelimit.Request {
 	authzs := make([]ratelimit.Authz, len(fresh))
 	for i, a := range fresh {
-		authzs[i] = ratelimit.Authz{ID: a.ID, Expires: a.Expires}
+		authzs[i] = ratelimit.Authz{ID: string(a.ID), Expires: a.Expires}
 	}
 	return ratelimit.NewOrderRequests(o, authzs)
 }

@@ -45,7 +45,7 @@ func (s *Store) queryAuthz(ctx context.Context, what, query string, args ...any)
 
 // GetAuthz returns the authorization with the given ID and its challenges,
 // in creation order, read in one query.
-func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, error) {
+func (s *Store) GetAuthz(ctx context.Context, id acme.AuthzID) (*acme.Authorization, error) {
 	what := fmt.Sprintf("authorization %q", id)
 	if !validKey(id) {
 		return nil, drv.NotFound(what)

@@ -9,7 +9,7 @@ import (
 )
 
 // GetChallenge returns the challenge with the given ID, AuthzID set.
-func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, error) {
+func (s *Store) GetChallenge(ctx context.Context, id acme.ChallengeID) (*acme.Challenge, error) {
 	what := fmt.Sprintf("challenge %q", id)
 	if !validKey(id) {
 		return nil, drv.NotFound(what)

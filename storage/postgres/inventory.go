@@ -171,5 +171,5 @@ func (s *Store) RecentNames(ctx context.Context, accountID acme.AccountID, since
 // ILIKE, which under the schema's "C" collation folds ASCII case only, as
 // SQLite's LIKE does, and no comparison with text it would refuse.
 func inventory() sqlrow.Inventory {
-	return sqlrow.Inventory{Driver: drv, ILike: "ILIKE", Storable: validKey}
+	return sqlrow.Inventory{Driver: drv, ILike: "ILIKE", Storable: validKey[string]}
 }

@@ -25,7 +25,7 @@ func insertAuthz(w *writeTx, a *sqlrow.AuthzRow) error {
 
 // GetAuthz returns the authorization with the given ID and its challenges,
 // in creation order, from the cache (cache.go) or else read in one query.
-func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, error) {
+func (s *Store) GetAuthz(ctx context.Context, id acme.AuthzID) (*acme.Authorization, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err

@@ -50,18 +50,18 @@ func (m *cpuMeter) report(b *testing.B) {
 func benchOrder(accountID acme.AccountID, i int, status acme.Status) (*acme.Order, []*acme.Authorization) {
 	now := time.Now()
 	az := &acme.Authorization{
-		ID: fmt.Sprintf("authz-%d", i), AccountID: accountID, Status: acme.StatusPending,
+		ID: acme.AuthzID(fmt.Sprintf("authz-%d", i)), AccountID: accountID, Status: acme.StatusPending,
 		Identifier: acme.Identifier{Type: acme.IdentifierDNS, Value: fmt.Sprintf("n%d.example.com", i)},
 		Expires:    now.Add(time.Hour), CreatedAt: now,
 	}
 	for j, typ := range []acme.ChallengeType{acme.ChallengeHTTP01, acme.ChallengeDNS01, acme.ChallengeTLSALPN01} {
 		az.Challenges = append(az.Challenges, &acme.Challenge{
-			ID: fmt.Sprintf("chall-%d-%d", i, j), Type: typ, Token: "token", Status: acme.StatusPending, UpdatedAt: now,
+			ID: acme.ChallengeID(fmt.Sprintf("chall-%d-%d", i, j)), Type: typ, Token: "token", Status: acme.StatusPending, UpdatedAt: now,
 		})
 	}
 	o := &acme.Order{
-		ID: fmt.Sprintf("order-%d", i), AccountID: accountID, Status: status,
-		Identifiers: []acme.Identifier{az.Identifier}, AuthzIDs: []string{az.ID},
+		ID: acme.OrderID(fmt.Sprintf("order-%d", i)), AccountID: accountID, Status: status,
+		Identifiers: []acme.Identifier{az.Identifier}, AuthzIDs: []acme.AuthzID{az.ID},
 		Expires: now.Add(time.Hour), CreatedAt: now,
 	}
 	return o, []*acme.Authorization{az}
@@ -173,7 +173,7 @@ func BenchmarkGetOrderParallel(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for i := 0; pb.Next(); i++ {
-			if _, err := s.GetOrder(ctx, fmt.Sprintf("order-%d", i%orders)); err != nil {
+			if _, err := s.GetOrder(ctx, acme.OrderID(fmt.Sprintf("order-%d", i%orders))); err != nil {
 				b.Errorf("GetOrder: %v", err)
 				return
 			}
@@ -235,7 +235,7 @@ func BenchmarkGetAuthzParallel(b *testing.B) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for i := 0; pb.Next(); i++ {
-			az, err := s.GetAuthz(ctx, fmt.Sprintf("authz-%d", i%orders))
+			az, err := s.GetAuthz(ctx, acme.AuthzID(fmt.Sprintf("authz-%d", i%orders)))
 			if err != nil {
 				b.Errorf("GetAuthz: %v", err)
 				return

@@ -10,7 +10,7 @@ import (
 
 // GetChallenge returns the challenge with the given ID, AuthzID set, from
 // the cache (cache.go) if its authorization is there.
-func (s *Store) GetChallenge(ctx context.Context, id string) (*acme.Challenge, error) {
+func (s *Store) GetChallenge(ctx context.Context, id acme.ChallengeID) (*acme.Challenge, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err

@@ -70,7 +70,7 @@ func newAccount(thumb acme.Thumbprint) *acme.Account {
 // processingOrder stores a processing order of account a and returns it.
 func processingOrder(t *testing.T, s *Store, a *acme.Account, id string) *acme.Order {
 	t.Helper()
-	o := &acme.Order{ID: id, AccountID: a.ID, Status: acme.StatusProcessing,
+	o := &acme.Order{ID: acme.OrderID(id), AccountID: a.ID, Status: acme.StatusProcessing,
 		Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: id + ".example"}},
 		Expires:     fixedNow().Add(time.Hour), CreatedAt: fixedNow()}
 	if err := s.CreateOrder(t.Context(), o, nil); err != nil {

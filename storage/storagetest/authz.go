@@ -31,14 +31,14 @@ func testAuthz(t *testing.T, f *fixture) {
 	checkAuthz(t, "GetAuthz after mutating a returned authorization", again, a)
 
 	ip := &acme.Authorization{
-		ID:         f.id("authz"),
+		ID:         acme.AuthzID(f.id("authz")),
 		AccountID:  acct.ID,
 		Identifier: acme.Identifier{Type: acme.IdentifierIP, Value: "2001:db8::1"},
 		Status:     acme.StatusPending,
 		Expires:    at(time.Hour),
 		CreatedAt:  at(0),
 		Challenges: []*acme.Challenge{{
-			ID: f.id("chall"), Type: acme.ChallengeHTTP01, Token: "tok", Status: acme.StatusPending, UpdatedAt: at(0),
+			ID: acme.ChallengeID(f.id("chall")), Type: acme.ChallengeHTTP01, Token: "tok", Status: acme.StatusPending, UpdatedAt: at(0),
 		}},
 	}
 	f.order(t, acct.ID, []*acme.Authorization{ip})

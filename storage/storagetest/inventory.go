@@ -168,8 +168,8 @@ func testListAllOrders(t *testing.T, f *fixture) {
 	o3 := f.simpleOrder(t, a.ID, "c.example.com")
 	got := pages(t, func(c string) ([]*acme.Order, string, error) {
 		return inv.ListAllOrders(f.ctx, acme.OrderQuery{Cursor: c, Limit: 2})
-	}, func(o *acme.Order) string { return o.ID })
-	want := []string{o3.ID, o2.ID, o1.ID}
+	}, func(o *acme.Order) acme.OrderID { return o.ID })
+	want := []acme.OrderID{o3.ID, o2.ID, o1.ID}
 	if len(got) != 2 || !slices.Equal(slices.Concat(got...), want) {
 		t.Errorf("pages of 2: got %v, want %v", got, want)
 	}

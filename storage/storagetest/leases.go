@@ -48,13 +48,13 @@ func (f *fixture) processing(t *testing.T, n int) []*acme.Challenge {
 }
 
 // claim calls ClaimChallenges and returns the IDs it claimed.
-func (f *fixture) claim(t *testing.T, owner string, now time.Time, lease time.Duration, limit int) []string {
+func (f *fixture) claim(t *testing.T, owner string, now time.Time, lease time.Duration, limit int) []acme.ChallengeID {
 	t.Helper()
 	cs, err := f.s.ClaimChallenges(f.ctx, owner, now, lease, limit)
 	if err != nil {
 		t.Fatalf("ClaimChallenges(%s, %v): %v", owner, now, err)
 	}
-	ids := make([]string, len(cs))
+	ids := make([]acme.ChallengeID, len(cs))
 	for i, c := range cs {
 		ids[i] = c.ID
 	}
@@ -62,8 +62,8 @@ func (f *fixture) claim(t *testing.T, owner string, now time.Time, lease time.Du
 }
 
 // ids returns the IDs of cs.
-func ids(cs ...*acme.Challenge) []string {
-	out := make([]string, len(cs))
+func ids(cs ...*acme.Challenge) []acme.ChallengeID {
+	out := make([]acme.ChallengeID, len(cs))
 	for i, c := range cs {
 		out[i] = c.ID
 	}
@@ -216,7 +216,7 @@ func testClaimConcurrent(t *testing.T, f *fixture) {
 	now := at(time.Hour)
 	var (
 		mu      sync.Mutex
-		claimed = map[string][]string{} // challenge -> owners
+		claimed = map[acme.ChallengeID][]string{} // challenge -> owners
 		wg      sync.WaitGroup
 	)
 	for o := range owners {
@@ -340,13 +340,13 @@ func testTryLease(t *testing.T, f *fixture) {
 
 // claimOrders calls ClaimOrders and returns the IDs it claimed among
 // mine, in the order returned.
-func (f *fixture) claimOrders(t *testing.T, owner string, now time.Time, lease time.Duration, mine []*acme.Order) []string {
+func (f *fixture) claimOrders(t *testing.T, owner string, now time.Time, lease time.Duration, mine []*acme.Order) []acme.OrderID {
 	t.Helper()
 	os, err := f.s.ClaimOrders(f.ctx, owner, now, lease, 1000)
 	if err != nil {
 		t.Fatalf("ClaimOrders(%s, %v): %v", owner, now, err)
 	}
-	var out []string
+	var out []acme.OrderID
 	for _, o := range os {
 		if slices.ContainsFunc(mine, func(m *acme.Order) bool { return m.ID == o.ID }) {
 			out = append(out, o.ID)
@@ -356,8 +356,8 @@ func (f *fixture) claimOrders(t *testing.T, owner string, now time.Time, lease t
 }
 
 // orderIDs returns the IDs of os.
-func orderIDs(os ...*acme.Order) []string {
-	out := make([]string, len(os))
+func orderIDs(os ...*acme.Order) []acme.OrderID {
+	out := make([]acme.OrderID, len(os))
 	for i, o := range os {
 		out[i] = o.ID
 	}
@@ -459,7 +459,7 @@ func testFinalizeLeases(t *testing.T, f *fixture) {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
-		taken = map[string]string{}
+		taken = map[acme.OrderID]string{}
 	)
 	for c := range 8 {
 		owner := fmt.Sprintf("claimer-%d", c)

@@ -97,7 +97,7 @@ func (f *fixture) account(t *testing.T) *acme.Account {
 // with three challenges in the given status.
 func (f *fixture) authz(accountID acme.AccountID, name string, wildcard bool, status acme.Status, expires time.Time) *acme.Authorization {
 	a := &acme.Authorization{
-		ID:         f.id("authz"),
+		ID:         acme.AuthzID(f.id("authz")),
 		AccountID:  accountID,
 		Identifier: acme.Identifier{Type: acme.IdentifierDNS, Value: name},
 		Wildcard:   wildcard,
@@ -110,7 +110,7 @@ func (f *fixture) authz(accountID acme.AccountID, name string, wildcard bool, st
 			continue
 		}
 		a.Challenges = append(a.Challenges, &acme.Challenge{
-			ID:        f.id("chall"),
+			ID:        acme.ChallengeID(f.id("chall")),
 			AuthzID:   a.ID,
 			Type:      typ,
 			Token:     f.id("token"),
@@ -123,10 +123,10 @@ func (f *fixture) authz(accountID acme.AccountID, name string, wildcard bool, st
 
 // order creates and returns a pending order of accountID whose new
 // authorizations are authzs and whose other authorization IDs are reused.
-func (f *fixture) order(t *testing.T, accountID acme.AccountID, authzs []*acme.Authorization, reused ...string) *acme.Order {
+func (f *fixture) order(t *testing.T, accountID acme.AccountID, authzs []*acme.Authorization, reused ...acme.AuthzID) *acme.Order {
 	t.Helper()
 	o := &acme.Order{
-		ID:        f.id("order"),
+		ID:        acme.OrderID(f.id("order")),
 		AccountID: accountID,
 		Status:    acme.StatusPending,
 		Expires:   at(7 * 24 * time.Hour),

@@ -357,7 +357,7 @@ func certState(c *acme.Certificate, now time.Time) acme.CertState {
 }
 
 func certView(c *acme.Certificate, now time.Time, full bool) CertView {
-	v := CertView{Serial: c.Serial, Account: string(c.AccountID), Order: c.OrderID, Names: c.Names, State: string(certState(c, now)),
+	v := CertView{Serial: c.Serial, Account: string(c.AccountID), Order: string(c.OrderID), Names: c.Names, State: string(certState(c, now)),
 		NotBefore: c.NotBefore, NotAfter: c.NotAfter, IssuedAt: c.IssuedAt}
 	if c.Revoked() {
 		at := c.RevokedAt
@@ -387,7 +387,7 @@ type OrderView struct {
 }
 
 func orderView(o *acme.Order) OrderView {
-	v := OrderView{ID: o.ID, Account: string(o.AccountID), Status: string(o.Status), Identifiers: o.Identifiers,
+	v := OrderView{ID: string(o.ID), Account: string(o.AccountID), Status: string(o.Status), Identifiers: o.Identifiers,
 		CreatedAt: o.CreatedAt, Expires: o.Expires, Certificate: o.CertSerial, Replaces: o.Replaces}
 	if o.Error != nil {
 		v.Error = &ProblemView{Type: string(o.Error.Type), Detail: o.Error.Detail}
