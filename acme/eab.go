@@ -87,15 +87,15 @@ type EABBinding interface {
 	VerifyMAC(hmacKey []byte) error
 }
 
-// MaxEABLabel is the longest label of an EAB key.
-const MaxEABLabel = 64
+// maxEABLabel is the longest label of an EAB key.
+const maxEABLabel = 64
 
 // CheckEABLabel reports why label cannot label an EAB key: it must be 1 to
-// MaxEABLabel letters, digits, '.', '_' or '-', so that "eab:LABEL" is a
+// maxEABLabel letters, digits, '.', '_' or '-', so that "eab:LABEL" is a
 // plain rate-limit override key.
 func CheckEABLabel(label string) error {
-	if label == "" || len(label) > MaxEABLabel {
-		return fmt.Errorf("the label must have 1 to %d characters, got %d", MaxEABLabel, len(label))
+	if label == "" || len(label) > maxEABLabel {
+		return fmt.Errorf("the label must have 1 to %d characters, got %d", maxEABLabel, len(label))
 	}
 	for _, c := range label {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
@@ -109,8 +109,8 @@ func CheckEABLabel(label string) error {
 // a key of label (ratelimit.Request.OverrideKey): "eab:LABEL".
 func EABOverrideKey(label string) string { return "eab:" + label }
 
-// EABStore returns the store's EAB keys; false if it keeps none.
-func (s *Service) EABStore() (EABStore, bool) {
+// eabStore returns the store's EAB keys; false if it keeps none.
+func (s *Service) eabStore() (EABStore, bool) {
 	k, ok := s.store.(EABStore)
 	return k, ok
 }
@@ -125,7 +125,7 @@ func (s *Service) checkEAB(ctx context.Context, b EABBinding) (string, error) {
 		}
 		return "", nil
 	}
-	keys, ok := s.EABStore()
+	keys, ok := s.eabStore()
 	if !ok {
 		return "", Unauthorized("this server keeps no External Account Binding keys")
 	}
@@ -165,7 +165,7 @@ func (s *Service) CreateEABKey(ctx context.Context, label string) (*EABKey, erro
 	if err := CheckEABLabel(label); err != nil {
 		return nil, Malformed("%v", err)
 	}
-	keys, ok := s.EABStore()
+	keys, ok := s.eabStore()
 	if !ok {
 		return nil, Internal(errors.New("acme: the store keeps no EAB keys"))
 	}
@@ -186,7 +186,7 @@ func (s *Service) CreateEABKey(ctx context.Context, label string) (*EABKey, erro
 
 // ListEABKeys lists the EAB keys with label ("" for all), newest first.
 func (s *Service) ListEABKeys(ctx context.Context, label string) ([]*EABKey, error) {
-	keys, ok := s.EABStore()
+	keys, ok := s.eabStore()
 	if !ok {
 		return nil, Internal(errors.New("acme: the store keeps no EAB keys"))
 	}
@@ -201,7 +201,7 @@ func (s *Service) ListEABKeys(ctx context.Context, label string) ([]*EABKey, err
 // administrator's action). An account already bound with it keeps working:
 // deactivate the account to stop it.
 func (s *Service) RevokeEABKey(ctx context.Context, id string) (*EABKey, error) {
-	keys, ok := s.EABStore()
+	keys, ok := s.eabStore()
 	if !ok {
 		return nil, Internal(errors.New("acme: the store keeps no EAB keys"))
 	}
@@ -289,7 +289,7 @@ func (l *EABLabels) OverrideKey(ctx context.Context, acct *Account) (string, err
 // eabOverrideKey is the override key of acct's limits, read from the
 // store (the administrators' path; the rate limits' adapter caches).
 func (s *Service) eabOverrideKey(ctx context.Context, acct *Account) string {
-	keys, ok := s.EABStore()
+	keys, ok := s.eabStore()
 	if !ok || acct.EABKeyID == "" {
 		return ""
 	}

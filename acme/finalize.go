@@ -14,12 +14,12 @@ import (
 	"github.com/weir-pki/weir/ca"
 )
 
-// CSRIdentifiers checks a CSR's signature (its algorithm and that it
+// csrIdentifiers checks a CSR's signature (its algorithm and that it
 // verifies: ca.CheckCSRSignature) and returns its names as canonical,
 // sorted identifiers: the DNS and IP SANs plus a subject CN, which must
 // also be among the SANs. Other SAN types are refused (RFC 8555 §7.4: the
 // CSR must only ask for the order's identifiers).
-func CSRIdentifiers(csr *x509.CertificateRequest) ([]Identifier, *Problem) {
+func csrIdentifiers(csr *x509.CertificateRequest) ([]Identifier, *Problem) {
 	if err := ca.CheckCSRSignature(csr); err != nil {
 		return nil, NewProblem(ProbBadCSR, "%v", err)
 	}
@@ -33,7 +33,7 @@ func CSRIdentifiers(csr *x509.CertificateRequest) ([]Identifier, *Problem) {
 	for _, ip := range csr.IPAddresses {
 		raw = append(raw, Identifier{Type: IdentifierIP, Value: ip.String()})
 	}
-	idents, p := CanonicalIdentifiers(raw)
+	idents, p := canonicalIdentifiers(raw)
 	if p != nil {
 		return nil, NewProblem(ProbBadCSR, "the CSR has an invalid name: %s", p.Detail)
 	}
@@ -44,7 +44,7 @@ func CSRIdentifiers(csr *x509.CertificateRequest) ([]Identifier, *Problem) {
 		} else {
 			id = Identifier{Type: IdentifierDNS, Value: cn}
 		}
-		c, p := CanonicalIdentifier(id)
+		c, p := canonicalIdentifier(id)
 		if p != nil || !containsIdent(idents, c) {
 			return nil, NewProblem(ProbBadCSR, "the CSR's common name %q is not one of its subject alternative names", cn)
 		}
@@ -118,7 +118,7 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID OrderID, csrDE
 	if err != nil {
 		return nil, NewProblem(ProbBadCSR, "the CSR cannot be parsed: %v", err)
 	}
-	idents, p := CSRIdentifiers(csr)
+	idents, p := csrIdentifiers(csr)
 	if p != nil {
 		return nil, p
 	}

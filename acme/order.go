@@ -101,7 +101,7 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 	if len(req.Identifiers) > s.cfg.MaxIdentifiers {
 		return plan, NewProblem(ProbRejectedIdentifier, "an order may have at most %d identifiers; this one has %d", s.cfg.MaxIdentifiers, len(req.Identifiers))
 	}
-	idents, p := CanonicalIdentifiers(req.Identifiers)
+	idents, p := canonicalIdentifiers(req.Identifiers)
 	if p != nil {
 		return plan, p
 	}

@@ -20,11 +20,11 @@ func (s *Service) admitOrder(idents []Identifier, profileName string, nb, na tim
 			probs = append(probs, p)
 		}
 	}
-	if p := Combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
+	if p := combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
 		return nil, p
 	}
 	// draft-aaron-acme-profiles §4: no profile means the default one.
-	profile, p := rules.Profiles.Resolve(profileName)
+	profile, p := rules.Profiles.resolve(profileName)
 	if p != nil {
 		return nil, p
 	}
