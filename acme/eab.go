@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -239,63 +238,21 @@ func randomBytes(n int) []byte {
 	return b
 }
 
-// eabLabelCacheMax bounds the labels EABLabels keeps; past it the cache
-// starts over.
-const eabLabelCacheMax = 100_000
-
-// EABLabels finds the label of an account's EAB key for the rate limiter's
-// per-label overrides. A key's label never changes and an account never
-// changes its key, so labels are cached.
-type EABLabels struct {
-	keys EABStore
-	mu   sync.Mutex
-	m    map[string]string // key ID -> label
-}
-
-// NewEABLabels looks labels up in keys.
-func NewEABLabels(keys EABStore) *EABLabels { return &EABLabels{keys: keys} }
-
-// OverrideKey returns the override key ("eab:LABEL") of acct's limits, ""
-// when acct was created without an EAB key.
-func (l *EABLabels) OverrideKey(ctx context.Context, acct *Account) (string, error) {
-	if l == nil || acct == nil || acct.EABKeyID == "" {
-		return "", nil
-	}
-	l.mu.Lock()
-	label, ok := l.m[acct.EABKeyID]
-	l.mu.Unlock()
-	if !ok {
-		k, err := l.keys.GetEABKey(ctx, acct.EABKeyID)
-		switch {
-		case errors.Is(err, ErrNotFound):
-		case err != nil:
-			return "", err
-		default:
-			label = k.Label
-		}
-		l.mu.Lock()
-		if l.m == nil || len(l.m) >= eabLabelCacheMax {
-			l.m = make(map[string]string)
-		}
-		l.m[acct.EABKeyID] = label
-		l.mu.Unlock()
-	}
-	if label == "" {
-		return "", nil
-	}
-	return EABOverrideKey(label), nil
-}
-
-// eabOverrideKey is the override key of acct's limits, read from the
-// store (the administrators' path; the rate limits' adapter caches).
+// eabOverrideKey is the override key ("eab:LABEL") of acct's limits, read
+// from the store, "" when acct was created without an EAB key (the
+// administrators' path; acme/limits caches the labels).
 func (s *Service) eabOverrideKey(ctx context.Context, acct *Account) string {
 	keys, ok := s.eabStore()
 	if !ok || acct.EABKeyID == "" {
 		return ""
 	}
-	key, err := NewEABLabels(keys).OverrideKey(ctx, acct)
-	if err != nil {
+	k, err := keys.GetEABKey(ctx, acct.EABKeyID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return ""
+	case err != nil:
 		s.log.Warn("looking up the EAB label of an account", "account", acct.ID, "err", err)
+		return ""
 	}
-	return key
+	return EABOverrideKey(k.Label)
 }

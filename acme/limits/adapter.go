@@ -48,8 +48,8 @@ type Adapter struct {
 	// BackendErrors counts decisions the backend failed to make.
 	backendErrors atomic.Uint64
 	// eabLabels finds the EAB label whose overrides an account's own
-	// limits take (SetEABLabels); nil: none.
-	eabLabels atomic.Pointer[acme.EABLabels]
+	// limits take (SetEABKeys); nil: none.
+	eabLabels atomic.Pointer[eabLabels]
 }
 
 var _ acme.Limits = (*Adapter)(nil)

@@ -225,7 +225,7 @@ func (s *server) wire(ctx context.Context, issuer *ca.CA) error {
 	}
 	s.svc, err = newService(s.cfg, s.store, issuer, s.validator, s.limits, s.metrics, s.log)
 	// Accounts bound with an EAB key take the overrides of its label.
-	s.limits.SetEABLabels(acme.NewEABLabels(s.store))
+	s.limits.SetEABKeys(s.store)
 	return err
 }
 
