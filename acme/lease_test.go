@@ -131,26 +131,32 @@ func replica(t *testing.T, store acme.Store, owner string, now func() time.Time,
 // limitedReplica is replica with limits (nil: none).
 func limitedReplica(t *testing.T, store acme.Store, owner string, now func() time.Time, v acme.Validator, limits acme.Limits) *acme.Service {
 	t.Helper()
+	svc := newService(t, acme.Config{Owner: owner, ValidationWorkers: 1, ValidationTimeout: 10 * time.Second,
+		ClaimInterval: 5 * time.Millisecond}, acme.Deps{Store: store, Validator: v, Limits: limits, Now: now})
+	if got, want := svc.Config().ValidationLease, 20*time.Second; got != want {
+		t.Fatalf("ValidationLease = %s, want twice the validation timeout, %s", got, want)
+	}
+	return svc
+}
+
+// newService makes a Service of cfg and deps, with a CA of its own and
+// the empty naming policy.
+func newService(t *testing.T, cfg acme.Config, deps acme.Deps) *acme.Service {
+	t.Helper()
 	h, err := ca.GenerateHierarchy("lease test", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	issuer, err := ca.New(ca.Config{Lifetime: time.Hour}, h, nil)
-	if err != nil {
+	if deps.CA, err = ca.New(ca.Config{Lifetime: time.Hour}, h, nil); err != nil {
 		t.Fatal(err)
 	}
 	policy, err := acme.NewPolicy(acme.PolicyConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := acme.New(acme.Config{Owner: owner, ValidationWorkers: 1, ValidationTimeout: 10 * time.Second,
-		ClaimInterval: 5 * time.Millisecond}, acme.Live{Policy: policy},
-		acme.Deps{Store: store, CA: issuer, Validator: v, Limits: limits, Now: now})
+	svc, err := acme.New(cfg, acme.Live{Policy: policy}, deps)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if got, want := svc.Config().ValidationLease, 20*time.Second; got != want {
-		t.Fatalf("ValidationLease = %s, want twice the validation timeout, %s", got, want)
 	}
 	return svc
 }
