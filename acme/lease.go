@@ -53,13 +53,9 @@ type validationJob struct {
 // startValidation moves ch, still pending, to processing at ch.UpdatedAt
 // (compare-and-set: ErrConflict if it is not pending), claimed by this
 // replica, and queues it for the workers as a job of account, reporting
-// whether it did. Without room in the queue it stays unclaimed, and the
-// next claim of any replica takes it.
+// whether it did. Without room in the queue its lease is given up
+// (queue), and the next claim of any replica takes it.
 func (s *Service) startValidation(ctx context.Context, ch *Challenge, account AccountID) (queued bool, err error) {
-	if s.jobs.room() <= 0 {
-		s.log.Warn("validation queue full; the challenge waits for a replica to claim it", "challenge", ch.ID)
-		return false, s.store.UpdateChallenge(ctx, ch, StatusPending)
-	}
 	if err := s.store.StartChallenge(ctx, ch.ID, s.cfg.Owner, ch.UpdatedAt, s.cfg.ValidationLease); err != nil {
 		return false, err
 	}

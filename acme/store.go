@@ -88,11 +88,9 @@ type OrderStore interface {
 // ValidationStore keeps challenges and leases their validation jobs
 // (lease.go, RFC 8555 §7.5.1).
 type ValidationStore interface {
-	// GetChallenge returns one challenge (with AuthzID set).
+	// GetChallenge returns one challenge (with AuthzID set). Its outcome
+	// is written with its authorization's (OrderStore.UpdateAuthz).
 	GetChallenge(ctx context.Context, id ChallengeID) (*Challenge, error)
-	// UpdateChallenge writes Status, Error, Validated and UpdatedAt,
-	// compare-and-set on from.
-	UpdateChallenge(ctx context.Context, c *Challenge, from Status) error
 	// StartChallenge moves challenge id from pending to processing, with
 	// UpdatedAt now, and leases it to owner until now+lease, in one
 	// compare-and-set: ErrConflict unless it is pending.

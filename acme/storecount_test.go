@@ -89,11 +89,6 @@ func (c *countingStore) GetChallenge(ctx context.Context, id acme.ChallengeID) (
 	return c.st.GetChallenge(ctx, id)
 }
 
-func (c *countingStore) UpdateChallenge(ctx context.Context, ch *acme.Challenge, from acme.Status) error {
-	c.write()
-	return c.st.UpdateChallenge(ctx, ch, from)
-}
-
 func (c *countingStore) ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Challenge, error) {
 	c.write()
 	return c.st.ClaimChallenges(ctx, owner, now, lease, limit)

@@ -85,9 +85,12 @@ func (s *Service) validate(ctx context.Context, id ChallengeID) error {
 	}
 	if st := authzStatus(a, s.now()); st != StatusPending {
 		// Settled some other way (another challenge, deactivation, expiry):
-		// close this challenge without touching the authorization.
+		// close this challenge and leave the authorization as it is, unless
+		// it changed meanwhile.
 		ch.Status, ch.Error, ch.UpdatedAt = StatusInvalid, Unauthorized("the authorization is %s", st).WithIdentifier(a.Identifier), s.now().UTC()
-		if err := s.store.UpdateChallenge(ctx, ch, StatusProcessing); err != nil {
+		only := *a
+		only.Challenges = []*Challenge{ch}
+		if err := s.store.UpdateAuthz(ctx, &only, a.Status); err != nil {
 			return err
 		}
 		for i, c := range a.Challenges {

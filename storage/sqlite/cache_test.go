@@ -153,10 +153,15 @@ func TestCacheFollowsWrites(t *testing.T) {
 	ch.Status, ch.UpdatedAt = acme.StatusInvalid, now.Add(2*time.Second)
 	ch.Error = acme.Unauthorized("nope").WithIdentifier(a.Identifier)
 	ch.Error.Subproblems = []*acme.Problem{acme.Malformed("sub")}
-	if err := s.UpdateChallenge(ctx, ch, acme.StatusPending); err != nil {
-		t.Fatalf("UpdateChallenge: %v", err)
+	one, err := s.GetAuthz(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
 	}
-	checkCached(t, s, "after UpdateChallenge", o.ID, a.ID)
+	one.Challenges = []*acme.Challenge{ch}
+	if err := s.UpdateAuthz(ctx, one, acme.StatusPending); err != nil {
+		t.Fatalf("UpdateAuthz of one challenge: %v", err)
+	}
+	checkCached(t, s, "after UpdateAuthz of one challenge", o.ID, a.ID)
 
 	got, err := s.GetAuthz(ctx, a.ID)
 	if err != nil {

@@ -168,8 +168,8 @@ func (r *AuthzRow) ChallengeValues(i int) []any {
 		r.Errors[i], ToNanos(c.UpdatedAt)}
 }
 
-// ChallengeUpdate is what a write of a challenge's outcome (UpdateChallenge,
-// UpdateAuthz) stores in its row.
+// ChallengeUpdate is what a write of a challenge's outcome (UpdateAuthz)
+// stores in its row.
 type ChallengeUpdate struct {
 	What      string // names the write in errors
 	ID        acme.ChallengeID

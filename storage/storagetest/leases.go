@@ -39,8 +39,12 @@ func (f *fixture) processing(t *testing.T, n int) []*acme.Challenge {
 	for i, a := range authzs {
 		c := a.Challenges[0]
 		c.Status, c.UpdatedAt = acme.StatusProcessing, at(time.Duration(i)*time.Minute)
-		if err := f.s.UpdateChallenge(f.ctx, c, acme.StatusPending); err != nil {
-			t.Fatalf("UpdateChallenge(%s, pending->processing): %v", c.ID, err)
+		// Processing with its lease free, as a full queue leaves it.
+		if err := f.s.StartChallenge(f.ctx, c.ID, "starter", c.UpdatedAt, time.Minute); err != nil {
+			t.Fatalf("StartChallenge(%s): %v", c.ID, err)
+		}
+		if err := f.s.ReleaseChallenge(f.ctx, c.ID, "starter"); err != nil {
+			t.Fatalf("ReleaseChallenge(%s): %v", c.ID, err)
 		}
 		out = append(out, c)
 	}
@@ -107,9 +111,7 @@ func testStartChallenge(t *testing.T, f *fixture) {
 	checkAuthz(t, "GetAuthz after StartChallenge", authz, a)
 	// Leave nothing claimable for the tests after.
 	c.Status, c.UpdatedAt = acme.StatusInvalid, t0.Add(lease)
-	if err := f.s.UpdateChallenge(f.ctx, c, acme.StatusProcessing); err != nil {
-		t.Fatalf("UpdateChallenge(processing->invalid): %v", err)
-	}
+	f.settle(t, c)
 }
 
 // testClaimChallenges checks the leases of validation jobs: a claim takes
@@ -178,9 +180,7 @@ func testClaimChallenges(t *testing.T, f *fixture) {
 
 	// Settled challenges are not jobs, whatever their lease.
 	cs[2].Status, cs[2].Validated, cs[2].UpdatedAt = acme.StatusValid, at(time.Hour), at(time.Hour)
-	if err := f.s.UpdateChallenge(f.ctx, cs[2], acme.StatusProcessing); err != nil {
-		t.Fatalf("UpdateChallenge(processing->valid): %v", err)
-	}
+	f.settle(t, cs[2])
 	if got := f.claim(t, "d", t0.Add(time.Hour), lease, 10); !slices.Equal(got, ids(cs[0], cs[1])) {
 		t.Errorf("ClaimChallenges when every lease ended: got %v, want the processing %v", got, ids(cs[0], cs[1]))
 	}

@@ -165,6 +165,21 @@ func (f *fixture) processingOrder(t *testing.T, accountID acme.AccountID, name s
 	return o
 }
 
+// settle writes the outcome of challenge c (its status, error and times)
+// with its authorization, whose own status and expiry stay as stored
+// (UpdateAuthz of one challenge, as a validation writes it).
+func (f *fixture) settle(t *testing.T, c *acme.Challenge) {
+	t.Helper()
+	a, err := f.s.GetAuthz(f.ctx, c.AuthzID)
+	if err != nil {
+		t.Fatalf("GetAuthz(%s): %v", c.AuthzID, err)
+	}
+	a.Challenges = []*acme.Challenge{c}
+	if err := f.s.UpdateAuthz(f.ctx, a, a.Status); err != nil {
+		t.Fatalf("UpdateAuthz(%s, challenge %s %s): %v", a.ID, c.ID, c.Status, err)
+	}
+}
+
 // cert returns a new, unstored certificate for order o.
 func (f *fixture) cert(o *acme.Order, serial string, notAfter time.Time) *acme.Certificate {
 	names := make([]string, len(o.Identifiers))
