@@ -15,7 +15,7 @@ import (
 // "MUST NOT accept further requests authorized by that account's key";
 // such a request gets 401 unauthorized (RFC 8555 §7.3.6), not the 403 of
 // other unauthorized problems.
-func AccountNotValid(id string, status Status) *Problem {
+func AccountNotValid(id AccountID, status Status) *Problem {
 	p := Unauthorized("account %s is %s; it accepts no further requests (RFC 8555 §7.3.6)", id, status)
 	p.Status = http.StatusUnauthorized
 	return p
@@ -104,7 +104,7 @@ func (s *Service) NewAccount(ctx context.Context, c Caller, req NewAccountReques
 	if err != nil {
 		return nil, false, err
 	}
-	refund, err := s.lim().NewAccount(ctx, c.IP)
+	refund, err := s.limits.NewAccount(ctx, c.IP)
 	if err != nil {
 		return nil, false, err
 	}
@@ -141,7 +141,7 @@ type AccountUpdate struct {
 
 // UpdateAccount changes the contacts of the caller's account, or deactivates
 // it. id must be the caller's own account.
-func (s *Service) UpdateAccount(ctx context.Context, c Caller, id string, upd *AccountUpdate) (*Account, error) {
+func (s *Service) UpdateAccount(ctx context.Context, c Caller, id AccountID, upd *AccountUpdate) (*Account, error) {
 	if p := requireAccount(c); p != nil {
 		return nil, p
 	}
@@ -184,7 +184,7 @@ func (s *Service) UpdateAccount(ctx context.Context, c Caller, id string, upd *A
 // KeyChange replaces the caller's account key with newKey (RFC 8555
 // §7.3.5). acme/jws has already checked the inner JWS: it is signed by the
 // new key, names this account and the old key.
-func (s *Service) KeyChange(ctx context.Context, c Caller, newKeyJSON []byte, newThumbprint string) (*Account, error) {
+func (s *Service) KeyChange(ctx context.Context, c Caller, newKeyJSON []byte, newThumbprint Thumbprint) (*Account, error) {
 	if p := requireAccount(c); p != nil {
 		return nil, p
 	}
@@ -213,7 +213,7 @@ func (s *Service) KeyChange(ctx context.Context, c Caller, newKeyJSON []byte, ne
 // (RFC 8555 §7.3.5: the response carries that account's URL in Location).
 type KeyInUse struct {
 	*Problem
-	AccountID string
+	AccountID AccountID
 }
 
 // Unwrap exposes the problem to errors.As.

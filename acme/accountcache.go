@@ -18,7 +18,7 @@ const accountCacheMax = 100_000
 // looks its account up, usually the same few accounts again and again.
 type accountCache struct {
 	mu sync.Mutex
-	m  map[string]cachedAccount
+	m  map[AccountID]cachedAccount
 }
 
 type cachedAccount struct {
@@ -28,7 +28,7 @@ type cachedAccount struct {
 
 // Account returns an account by ID, from the cache when fresh. The caller
 // gets its own copy.
-func (s *Service) Account(ctx context.Context, id string) (*Account, error) {
+func (s *Service) Account(ctx context.Context, id AccountID) (*Account, error) {
 	now := s.now()
 	c := &s.accounts
 	c.mu.Lock()
@@ -44,7 +44,7 @@ func (s *Service) Account(ctx context.Context, id string) (*Account, error) {
 	}
 	c.mu.Lock()
 	if c.m == nil || len(c.m) >= accountCacheMax {
-		c.m = make(map[string]cachedAccount)
+		c.m = make(map[AccountID]cachedAccount)
 	}
 	c.m[id] = cachedAccount{acct: *a, fetched: now}
 	c.mu.Unlock()
@@ -55,13 +55,13 @@ func (s *Service) Account(ctx context.Context, id string) (*Account, error) {
 // for when the cached copy may predate a change made by another replica
 // (acme/jws asks again before refusing a signature, which a key change
 // there would explain).
-func (s *Service) AccountFresh(ctx context.Context, id string) (*Account, error) {
+func (s *Service) AccountFresh(ctx context.Context, id AccountID) (*Account, error) {
 	s.forgetAccount(id)
 	return s.Account(ctx, id)
 }
 
 // forgetAccount drops an account from the cache after a change.
-func (s *Service) forgetAccount(id string) {
+func (s *Service) forgetAccount(id AccountID) {
 	s.accounts.mu.Lock()
 	delete(s.accounts.m, id)
 	s.accounts.mu.Unlock()

@@ -29,7 +29,7 @@ func (s *Service) AdminRevoke(ctx context.Context, serial string, reason int) (*
 	}
 	cert, err := s.store.GetCertificate(ctx, serial)
 	if err != nil {
-		return nil, storeErr(err, "certificate "+serial)
+		return nil, storeErr(err, "certificate %s", serial)
 	}
 	if err := s.markRevoked(ctx, cert, reason); err != nil {
 		return nil, err
@@ -53,10 +53,10 @@ func (s *Service) markRevoked(ctx context.Context, cert *Certificate, reason int
 
 // AdminDeactivateAccount deactivates an account (RFC 8555 §7.3.6 lets the
 // server do so); its requests are refused from then on.
-func (s *Service) AdminDeactivateAccount(ctx context.Context, id string) (*Account, error) {
+func (s *Service) AdminDeactivateAccount(ctx context.Context, id AccountID) (*Account, error) {
 	a, err := s.store.GetAccount(ctx, id)
 	if err != nil {
-		return nil, storeErr(err, "account "+id)
+		return nil, storeErr(err, "account %s", id)
 	}
 	if a.Status != StatusValid {
 		return nil, Malformed("account %s is already %s", id, a.Status)
@@ -74,22 +74,22 @@ func (s *Service) AdminDeactivateAccount(ctx context.Context, id string) (*Accou
 
 // AccountBuckets names the limiter buckets of an account: its own, and
 // those of the names and name sets it used within the longest window.
-func (s *Service) AccountBuckets(ctx context.Context, accountID string) ([]ratelimit.Request, error) {
+func (s *Service) AccountBuckets(ctx context.Context, accountID AccountID) ([]ratelimit.Request, error) {
 	acct, err := s.store.GetAccount(ctx, accountID)
 	if err != nil {
-		return nil, storeErr(err, "account "+accountID)
+		return nil, storeErr(err, "account %s", accountID)
 	}
 	// An account bound with an EAB key has the overrides of its label.
 	override := s.eabOverrideKey(ctx, acct)
 	inv, ok := s.Inventory()
 	if !ok {
-		return ratelimit.AccountBuckets(accountID, override, nil, nil), nil
+		return ratelimit.AccountBuckets(string(accountID), override, nil, nil), nil
 	}
 	names, sets, err := inv.RecentNames(ctx, accountID, s.now().Add(-statusWindow), 200)
 	if err != nil {
 		return nil, Internal(err)
 	}
-	return ratelimit.AccountBuckets(accountID, override, names, sets), nil
+	return ratelimit.AccountBuckets(string(accountID), override, names, sets), nil
 }
 
 // statusWindow is how far back AccountBuckets looks for names: the longest
@@ -118,10 +118,10 @@ type explainer interface {
 // ExplainNewOrder predicts what new-order would answer now to req from
 // accountID, spending nothing and writing nothing: the same checks
 // (planOrder), then the limiter's prediction.
-func (s *Service) ExplainNewOrder(ctx context.Context, accountID string, req NewOrderRequest) (*Explanation, error) {
+func (s *Service) ExplainNewOrder(ctx context.Context, accountID AccountID, req NewOrderRequest) (*Explanation, error) {
 	acct, err := s.store.GetAccount(ctx, accountID)
 	if err != nil {
-		return nil, storeErr(err, "account "+accountID)
+		return nil, storeErr(err, "account %s", accountID)
 	}
 	plan, err := s.planOrder(ctx, Caller{Account: acct}, req)
 	ex := &Explanation{Identifiers: req.Identifiers}
@@ -136,7 +136,7 @@ func (s *Service) ExplainNewOrder(ctx context.Context, accountID string, req New
 		return nil, err
 	}
 	ex.FreshAuthzs = len(plan.fresh)
-	lim, ok := s.lim().(explainer)
+	lim, ok := s.limits.(explainer)
 	if !ok {
 		ex.Decision = ratelimit.Decision{Allowed: true, At: s.now().UTC()}
 		return ex, nil

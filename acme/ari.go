@@ -35,7 +35,7 @@ func serialOctets(n *big.Int) []byte {
 	return b
 }
 
-// ParseCertID splits an ARI certificate identifier into the issuer's key
+// parseCertID splits an ARI certificate identifier into the issuer's key
 // identifier and the serial in weir's hex form. RFC 9773 §4.1 asks for the
 // content octets of the serial's DER INTEGER, which for a serial whose
 // high bit is set begin with a zero octet; a serial given without that
@@ -44,7 +44,7 @@ func serialOctets(n *big.Int) []byte {
 // Anything else is malformed: base64url that does not re-encode to the
 // same text (padding, line breaks, set bits past the data), a redundant
 // leading zero octet, or a serial longer than 20 octets.
-func ParseCertID(id string) (aki []byte, serial string, p *Problem) {
+func parseCertID(id string) (aki []byte, serial string, p *Problem) {
 	a, s, ok := strings.Cut(id, ".")
 	if !ok || a == "" || s == "" || strings.ContainsAny(id, "=+/") {
 		return nil, "", Malformed("%q is not an ARI certificate identifier (base64url(AKI).base64url(serial), RFC 9773 §4.1)", id)
@@ -73,7 +73,7 @@ func ParseCertID(id string) (aki []byte, serial string, p *Problem) {
 // certificate's identifier as CertID makes it, whichever of the accepted
 // forms id was.
 func (s *Service) certByID(ctx context.Context, id string) (*Certificate, string, *Problem) {
-	aki, serial, p := ParseCertID(id)
+	aki, serial, p := parseCertID(id)
 	if p != nil {
 		return nil, "", p
 	}
@@ -119,15 +119,16 @@ func (s *Service) RenewalInfo(ctx context.Context, certID string) (*RenewalInfo,
 		return nil, p
 	}
 	now := s.now().UTC()
+	explanation := s.rules().ARI.ExplanationURL
 	ri := &RenewalInfo{}
 	switch {
 	case cert.Revoked():
 		ri.Start, ri.End = cert.RevokedAt.Add(-2*time.Hour), cert.RevokedAt.Add(-time.Hour)
-		ri.ExplanationURL = s.ariConfig().ExplanationURL
+		ri.ExplanationURL = explanation
 	case !cert.RenewalStart.IsZero():
 		ri.Start, ri.End = cert.RenewalStart, cert.RenewalEnd
-		if !ri.End.After(now) && s.ariConfig().ExplanationURL != "" {
-			ri.ExplanationURL = s.ariConfig().ExplanationURL
+		if !ri.End.After(now) {
+			ri.ExplanationURL = explanation
 		}
 	default:
 		ri.Start, ri.End = defaultWindow(cert.NotBefore, cert.NotAfter)

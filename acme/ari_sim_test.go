@@ -35,7 +35,7 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	p := &planner{global: map[int64]float64{}, acct: map[string]map[int64]float64{}, loaded: true}
+	p := &planner{global: map[int64]float64{}, acct: map[AccountID]map[int64]float64{}, loaded: true}
 	const life = 90 * 24 * time.Hour
 
 	type renewal struct {
@@ -57,7 +57,7 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 			i++
 			var ws, we time.Time
 			if plan {
-				ws, we = p.place(cfg, acct, nb, nb.Add(life), lim.RenewalsPerHour(acct, 1))
+				ws, we = p.place(cfg, AccountID(acct), nb, nb.Add(life), lim.RenewalsPerHour(acct, 1))
 			} else {
 				ws, we = defaultWindow(nb, nb.Add(life))
 			}
@@ -144,7 +144,7 @@ func TestARIFleetSimulation(t *testing.T) {
 func TestPlannerPlace(t *testing.T) {
 	cfg := ARIConfig{MaxRenewalsPerHour: 4, WindowWidth: time.Hour}
 	cfg.setDefaults()
-	p := &planner{global: map[int64]float64{}, acct: map[string]map[int64]float64{}, loaded: true}
+	p := &planner{global: map[int64]float64{}, acct: map[AccountID]map[int64]float64{}, loaded: true}
 	nb := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	na := nb.Add(100 * time.Hour)
 	var starts []time.Time

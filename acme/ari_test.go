@@ -1,4 +1,4 @@
-package acme_test
+package acme
 
 import (
 	"crypto/x509"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
 )
 
@@ -19,7 +18,7 @@ func certIDOf(t *testing.T, serialHex string) string {
 	if !ok {
 		t.Fatalf("bad serial %q", serialHex)
 	}
-	return acme.CertID(&x509.Certificate{AuthorityKeyId: []byte{1, 2, 3}, SerialNumber: n})
+	return CertID(&x509.Certificate{AuthorityKeyId: []byte{1, 2, 3}, SerialNumber: n})
 }
 
 func TestParseCertID(t *testing.T) {
@@ -51,21 +50,21 @@ func TestParseCertID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			aki, serial, p := acme.ParseCertID(tt.id)
+			aki, serial, p := parseCertID(tt.id)
 			if tt.wantSerial == "" {
-				if p == nil || p.Type != acme.ProbMalformed || p.Status != 400 {
-					t.Fatalf("ParseCertID(%q) = %x, %q, %v; want malformed", tt.id, aki, serial, p)
+				if p == nil || p.Type != ProbMalformed || p.Status != 400 {
+					t.Fatalf("parseCertID(%q) = %x, %q, %v; want malformed", tt.id, aki, serial, p)
 				}
 				return
 			}
 			if p != nil || serial != tt.wantSerial || string(aki) != "\x01\x02\x03" {
-				t.Fatalf("ParseCertID(%q) = %x, %q, %v; want 010203, %q", tt.id, aki, serial, p, tt.wantSerial)
+				t.Fatalf("parseCertID(%q) = %x, %q, %v; want 010203, %q", tt.id, aki, serial, p, tt.wantSerial)
 			}
 		})
 	}
 }
 
-// FuzzParseCertID: ParseCertID never panics, a failure is malformed, and
+// FuzzParseCertID: parseCertID never panics, a failure is malformed, and
 // a success is the identifier's own text: the key identifier and the
 // serial re-encode to exactly the input, with the serial in one of the two
 // accepted forms (DER INTEGER content, or unsigned big-endian octets).
@@ -78,16 +77,16 @@ func FuzzParseCertID(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, id string) {
-		aki, serial, p := acme.ParseCertID(id)
+		aki, serial, p := parseCertID(id)
 		if p != nil {
-			if p.Type != acme.ProbMalformed || p.Status != 400 || p.Detail == "" {
-				t.Fatalf("ParseCertID(%q) problem %+v; want malformed, 400, a detail", id, p)
+			if p.Type != ProbMalformed || p.Status != 400 || p.Detail == "" {
+				t.Fatalf("parseCertID(%q) problem %+v; want malformed, 400, a detail", id, p)
 			}
 			return
 		}
 		n, ok := new(big.Int).SetString(serial, 16)
 		if !ok || ca.SerialHex(n) != serial || n.Sign() < 0 || len(n.Bytes()) > 20 {
-			t.Fatalf("ParseCertID(%q) serial %q is not a positive serial of at most 20 octets in weir's form", id, serial)
+			t.Fatalf("parseCertID(%q) serial %q is not a positive serial of at most 20 octets in weir's form", id, serial)
 		}
 		der := n.Bytes()
 		if len(der) == 0 || der[0]&0x80 != 0 {
@@ -95,7 +94,7 @@ func FuzzParseCertID(f *testing.F) {
 		}
 		a, s, _ := strings.Cut(id, ".")
 		if a != b64(aki) || (s != b64(der) && s != b64(n.Bytes())) {
-			t.Fatalf("ParseCertID(%q) = %x, %s: not what the identifier encodes", id, aki, serial)
+			t.Fatalf("parseCertID(%q) = %x, %s: not what the identifier encodes", id, aki, serial)
 		}
 	})
 }

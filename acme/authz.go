@@ -7,13 +7,13 @@ import (
 )
 
 // GetAuthz returns the caller's authorization with its current status.
-func (s *Service) GetAuthz(ctx context.Context, c Caller, id string) (*Authorization, error) {
+func (s *Service) GetAuthz(ctx context.Context, c Caller, id AuthzID) (*Authorization, error) {
 	if p := requireAccount(c); p != nil {
 		return nil, p
 	}
 	a, err := s.store.GetAuthz(ctx, id)
 	if err != nil {
-		return nil, storeErr(err, "authorization "+id)
+		return nil, storeErr(err, "authorization %s", id)
 	}
 	if a.AccountID != c.Account.ID {
 		return nil, Unauthorized("authorization %s belongs to another account", id)
@@ -24,7 +24,7 @@ func (s *Service) GetAuthz(ctx context.Context, c Caller, id string) (*Authoriza
 
 // DeactivateAuthz deactivates a pending or valid authorization (RFC 8555
 // §7.5.2).
-func (s *Service) DeactivateAuthz(ctx context.Context, c Caller, id string) (*Authorization, error) {
+func (s *Service) DeactivateAuthz(ctx context.Context, c Caller, id AuthzID) (*Authorization, error) {
 	a, err := s.GetAuthz(ctx, c, id)
 	if err != nil {
 		return nil, err
@@ -41,19 +41,19 @@ func (s *Service) DeactivateAuthz(ctx context.Context, c Caller, id string) (*Au
 		return nil, Internal(err)
 	}
 	if from == StatusPending {
-		s.lim().AuthzFinished(ctx, a)
+		s.limits.AuthzFinished(ctx, a)
 	}
 	return a, nil
 }
 
 // GetChallenge returns the caller's challenge and its authorization.
-func (s *Service) GetChallenge(ctx context.Context, c Caller, id string) (*Challenge, *Authorization, error) {
+func (s *Service) GetChallenge(ctx context.Context, c Caller, id ChallengeID) (*Challenge, *Authorization, error) {
 	if p := requireAccount(c); p != nil {
 		return nil, nil, p
 	}
 	ch, err := s.store.GetChallenge(ctx, id)
 	if err != nil {
-		return nil, nil, storeErr(err, "challenge "+id)
+		return nil, nil, storeErr(err, "challenge %s", id)
 	}
 	a, err := s.store.GetAuthz(ctx, ch.AuthzID)
 	if err != nil {
@@ -70,7 +70,7 @@ func (s *Service) GetChallenge(ctx context.Context, c Caller, id string) (*Chall
 // §7.5.1): it moves a pending challenge to processing, claims its
 // validation job and queues it (lease.go). A challenge that is no longer
 // pending is returned as it is.
-func (s *Service) RespondChallenge(ctx context.Context, c Caller, id string) (*Challenge, *Authorization, error) {
+func (s *Service) RespondChallenge(ctx context.Context, c Caller, id ChallengeID) (*Challenge, *Authorization, error) {
 	ch, a, err := s.GetChallenge(ctx, c, id)
 	if err != nil {
 		return nil, nil, err
@@ -119,7 +119,7 @@ func (s *Service) RespondChallenge(ctx context.Context, c Caller, id string) (*C
 
 // settled hands the authorization a, whose challenge id a worker has just
 // validated and stored, to the POST of that challenge if it still waits.
-func (s *Service) settled(id string, a *Authorization) {
+func (s *Service) settled(id ChallengeID, a *Authorization) {
 	if w, ok := s.waiters.Load(id); ok {
 		select {
 		case w.(chan *Authorization) <- a:

@@ -12,7 +12,7 @@ type CAARequest struct {
 	Wildcard bool
 	// AccountID is the applicant's account, for the accounturi parameter
 	// (RFC 8657 §3).
-	AccountID string
+	AccountID AccountID
 	// Method is the challenge type that validated the identifier, for the
 	// validationmethods parameter (RFC 8657 §4).
 	Method ChallengeType

@@ -20,7 +20,7 @@ func (s *Service) GetCertificate(ctx context.Context, c Caller, serial string) (
 	}
 	cert, err := s.store.GetCertificate(ctx, serial)
 	if err != nil {
-		return nil, storeErr(err, "certificate "+serial)
+		return nil, storeErr(err, "certificate %s", serial)
 	}
 	return cert, nil
 }
@@ -95,8 +95,8 @@ func reasonName(code int) string {
 // the CRL is regenerated.
 func (s *Service) revoked(ctx context.Context, cert *Certificate, reason int, at time.Time) {
 	cert.RevokedAt, cert.RevocationReason = at, reason
-	s.lim().Revoked(ctx, cert)
-	s.obs().Revoked(cert, reason)
+	s.limits.Revoked(ctx, cert)
+	s.observer.Revoked(cert, reason)
 	if err := s.RegenerateCRL(ctx); err != nil {
 		s.log.Error("CRL regeneration after revocation", "serial", cert.Serial, "err", err)
 	}

@@ -37,14 +37,6 @@ type crlCache struct {
 	mark string
 }
 
-// CRL returns the DER CRL this replica made last and when. Another
-// replica may have revoked a certificate since: serve CurrentCRL.
-func (s *Service) CRL() ([]byte, time.Time) {
-	s.crl.mu.Lock()
-	defer s.crl.mu.Unlock()
-	return s.crl.der, s.crl.at
-}
-
 // CurrentCRL returns a CRL that lists every certificate whose revocation
 // was stored before the call, by this replica or any other, making a new
 // one when the store has seen a revocation since this replica's CRL was

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"sync"
 	"time"
 )
 
@@ -37,7 +36,7 @@ type EABKey struct {
 	CreatedAt time.Time
 	// BoundAccount is the ID of the account created with the key; "" while
 	// unbound.
-	BoundAccount string
+	BoundAccount AccountID
 	BoundAt      time.Time // zero while unbound
 	RevokedAt    time.Time // zero unless revoked
 }
@@ -87,15 +86,15 @@ type EABBinding interface {
 	VerifyMAC(hmacKey []byte) error
 }
 
-// MaxEABLabel is the longest label of an EAB key.
-const MaxEABLabel = 64
+// maxEABLabel is the longest label of an EAB key.
+const maxEABLabel = 64
 
 // CheckEABLabel reports why label cannot label an EAB key: it must be 1 to
-// MaxEABLabel letters, digits, '.', '_' or '-', so that "eab:LABEL" is a
+// maxEABLabel letters, digits, '.', '_' or '-', so that "eab:LABEL" is a
 // plain rate-limit override key.
 func CheckEABLabel(label string) error {
-	if label == "" || len(label) > MaxEABLabel {
-		return fmt.Errorf("the label must have 1 to %d characters, got %d", MaxEABLabel, len(label))
+	if label == "" || len(label) > maxEABLabel {
+		return fmt.Errorf("the label must have 1 to %d characters, got %d", maxEABLabel, len(label))
 	}
 	for _, c := range label {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
@@ -109,20 +108,8 @@ func CheckEABLabel(label string) error {
 // a key of label (ratelimit.Request.OverrideKey): "eab:LABEL".
 func EABOverrideKey(label string) string { return "eab:" + label }
 
-// SetEAB sets the External Account Binding configuration; it may be
-// called at any time.
-func (s *Service) SetEAB(cfg EABConfig) { s.eab.Store(&cfg) }
-
-// EAB returns the External Account Binding configuration.
-func (s *Service) EAB() EABConfig {
-	if c := s.eab.Load(); c != nil {
-		return *c
-	}
-	return EABConfig{}
-}
-
-// EABStore returns the store's EAB keys; false if it keeps none.
-func (s *Service) EABStore() (EABStore, bool) {
+// eabStore returns the store's EAB keys; false if it keeps none.
+func (s *Service) eabStore() (EABStore, bool) {
 	k, ok := s.store.(EABStore)
 	return k, ok
 }
@@ -132,12 +119,12 @@ func (s *Service) EABStore() (EABStore, bool) {
 // CreateAccount, which refuses it if it was bound or revoked meanwhile.
 func (s *Service) checkEAB(ctx context.Context, b EABBinding) (string, error) {
 	if b == nil {
-		if s.EAB().Required {
+		if s.cfg.EAB.Required {
 			return "", NewProblem(ProbExternalAccountRequired, "this server requires an External Account Binding for new accounts (RFC 8555 §7.3.4); ask its administrators for a key ID and HMAC key")
 		}
 		return "", nil
 	}
-	keys, ok := s.EABStore()
+	keys, ok := s.eabStore()
 	if !ok {
 		return "", Unauthorized("this server keeps no External Account Binding keys")
 	}
@@ -177,7 +164,7 @@ func (s *Service) CreateEABKey(ctx context.Context, label string) (*EABKey, erro
 	if err := CheckEABLabel(label); err != nil {
 		return nil, Malformed("%v", err)
 	}
-	keys, ok := s.EABStore()
+	keys, ok := s.eabStore()
 	if !ok {
 		return nil, Internal(errors.New("acme: the store keeps no EAB keys"))
 	}
@@ -198,7 +185,7 @@ func (s *Service) CreateEABKey(ctx context.Context, label string) (*EABKey, erro
 
 // ListEABKeys lists the EAB keys with label ("" for all), newest first.
 func (s *Service) ListEABKeys(ctx context.Context, label string) ([]*EABKey, error) {
-	keys, ok := s.EABStore()
+	keys, ok := s.eabStore()
 	if !ok {
 		return nil, Internal(errors.New("acme: the store keeps no EAB keys"))
 	}
@@ -213,7 +200,7 @@ func (s *Service) ListEABKeys(ctx context.Context, label string) ([]*EABKey, err
 // administrator's action). An account already bound with it keeps working:
 // deactivate the account to stop it.
 func (s *Service) RevokeEABKey(ctx context.Context, id string) (*EABKey, error) {
-	keys, ok := s.EABStore()
+	keys, ok := s.eabStore()
 	if !ok {
 		return nil, Internal(errors.New("acme: the store keeps no EAB keys"))
 	}
@@ -223,7 +210,7 @@ func (s *Service) RevokeEABKey(ctx context.Context, id string) (*EABKey, error) 
 			p.Status = http.StatusConflict
 			return nil, p
 		}
-		return nil, storeErr(err, "EAB key "+id)
+		return nil, storeErr(err, "EAB key %s", id)
 	}
 	k, err := keys.GetEABKey(ctx, id)
 	if err != nil {
@@ -251,63 +238,21 @@ func randomBytes(n int) []byte {
 	return b
 }
 
-// eabLabelCacheMax bounds the labels EABLabels keeps; past it the cache
-// starts over.
-const eabLabelCacheMax = 100_000
-
-// EABLabels finds the label of an account's EAB key for the rate limiter's
-// per-label overrides. A key's label never changes and an account never
-// changes its key, so labels are cached.
-type EABLabels struct {
-	keys EABStore
-	mu   sync.Mutex
-	m    map[string]string // key ID -> label
-}
-
-// NewEABLabels looks labels up in keys.
-func NewEABLabels(keys EABStore) *EABLabels { return &EABLabels{keys: keys} }
-
-// OverrideKey returns the override key ("eab:LABEL") of acct's limits, ""
-// when acct was created without an EAB key.
-func (l *EABLabels) OverrideKey(ctx context.Context, acct *Account) (string, error) {
-	if l == nil || acct == nil || acct.EABKeyID == "" {
-		return "", nil
-	}
-	l.mu.Lock()
-	label, ok := l.m[acct.EABKeyID]
-	l.mu.Unlock()
-	if !ok {
-		k, err := l.keys.GetEABKey(ctx, acct.EABKeyID)
-		switch {
-		case errors.Is(err, ErrNotFound):
-		case err != nil:
-			return "", err
-		default:
-			label = k.Label
-		}
-		l.mu.Lock()
-		if l.m == nil || len(l.m) >= eabLabelCacheMax {
-			l.m = make(map[string]string)
-		}
-		l.m[acct.EABKeyID] = label
-		l.mu.Unlock()
-	}
-	if label == "" {
-		return "", nil
-	}
-	return EABOverrideKey(label), nil
-}
-
-// eabOverrideKey is the override key of acct's limits, read from the
-// store (the administrators' path; the rate limits' adapter caches).
+// eabOverrideKey is the override key ("eab:LABEL") of acct's limits, read
+// from the store, "" when acct was created without an EAB key (the
+// administrators' path; acme/limits caches the labels).
 func (s *Service) eabOverrideKey(ctx context.Context, acct *Account) string {
-	keys, ok := s.EABStore()
+	keys, ok := s.eabStore()
 	if !ok || acct.EABKeyID == "" {
 		return ""
 	}
-	key, err := NewEABLabels(keys).OverrideKey(ctx, acct)
-	if err != nil {
+	k, err := keys.GetEABKey(ctx, acct.EABKeyID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return ""
+	case err != nil:
 		s.log.Warn("looking up the EAB label of an account", "account", acct.ID, "err", err)
+		return ""
 	}
-	return key
+	return EABOverrideKey(k.Label)
 }

@@ -42,7 +42,6 @@ func TestExplainAgreesWithNewOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := openSQLite(t)
 			clock := newFakeClock()
-			svc := replica(t, st, "replica-a", clock.now, &recorder{})
 			profiles, err := acme.NewProfiles("default", map[string]acme.ProfileConfig{
 				"default": {IdentifierTypes: []acme.IdentifierType{acme.IdentifierDNS}},
 				"short":   {CertificateLifetime: &short},
@@ -50,12 +49,10 @@ func TestExplainAgreesWithNewOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			svc.SetProfiles(profiles)
 			p, err := acme.NewPolicy(acme.PolicyConfig{DeniedDomains: []string{"denied.example"}, AllowedIPRanges: []string{"127.0.0.0/8"}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			svc.SetPolicy(p)
 			cfg := ratelimit.Policy{
 				Limits:  map[ratelimit.Name]ratelimit.Limit{ratelimit.OrderCreation: {Count: 1, Period: time.Hour, Burst: 2}},
 				Enabled: map[ratelimit.Name]bool{ratelimit.OrderCreation: true},
@@ -64,7 +61,8 @@ func TestExplainAgreesWithNewOrder(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			svc.SetLimits(limits.New(limits.Config{}, lim, nil))
+			svc := limitedReplica(t, st, "replica-a", clock.now, &recorder{}, limits.New(limits.Config{}, lim, nil))
+			svc.SetLive(acme.Live{Policy: p, Profiles: profiles})
 			c := newAccount(t, st, clock.now())
 			for i := range tc.spent {
 				if _, err := svc.NewOrder(t.Context(), c, acme.NewOrderRequest{Identifiers: dnsIdents(fmt.Sprintf("before-%d.example.com", i))}); err != nil {

@@ -14,12 +14,12 @@ import (
 	"github.com/weir-pki/weir/ca"
 )
 
-// CSRIdentifiers checks a CSR's signature (its algorithm and that it
+// csrIdentifiers checks a CSR's signature (its algorithm and that it
 // verifies: ca.CheckCSRSignature) and returns its names as canonical,
 // sorted identifiers: the DNS and IP SANs plus a subject CN, which must
 // also be among the SANs. Other SAN types are refused (RFC 8555 §7.4: the
 // CSR must only ask for the order's identifiers).
-func CSRIdentifiers(csr *x509.CertificateRequest) ([]Identifier, *Problem) {
+func csrIdentifiers(csr *x509.CertificateRequest) ([]Identifier, *Problem) {
 	if err := ca.CheckCSRSignature(csr); err != nil {
 		return nil, NewProblem(ProbBadCSR, "%v", err)
 	}
@@ -33,7 +33,7 @@ func CSRIdentifiers(csr *x509.CertificateRequest) ([]Identifier, *Problem) {
 	for _, ip := range csr.IPAddresses {
 		raw = append(raw, Identifier{Type: IdentifierIP, Value: ip.String()})
 	}
-	idents, p := CanonicalIdentifiers(raw)
+	idents, p := canonicalIdentifiers(raw)
 	if p != nil {
 		return nil, NewProblem(ProbBadCSR, "the CSR has an invalid name: %s", p.Detail)
 	}
@@ -44,7 +44,7 @@ func CSRIdentifiers(csr *x509.CertificateRequest) ([]Identifier, *Problem) {
 		} else {
 			id = Identifier{Type: IdentifierDNS, Value: cn}
 		}
-		c, p := CanonicalIdentifier(id)
+		c, p := canonicalIdentifier(id)
 		if p != nil || !containsIdent(idents, c) {
 			return nil, NewProblem(ProbBadCSR, "the CSR's common name %q is not one of its subject alternative names", cn)
 		}
@@ -99,7 +99,7 @@ func diffIdentifiers(want, got []Identifier) string {
 // is admitted again under the CA's policy and profiles in force
 // (readmitOrder): one they no longer admit gets new-order's problem and
 // becomes invalid, and nothing is spent or issued.
-func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER []byte) (*Order, error) {
+func (s *Service) Finalize(ctx context.Context, c Caller, orderID OrderID, csrDER []byte) (*Order, error) {
 	o, err := s.GetOrder(ctx, c, orderID)
 	if err != nil {
 		return nil, err
@@ -118,7 +118,7 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER
 	if err != nil {
 		return nil, NewProblem(ProbBadCSR, "the CSR cannot be parsed: %v", err)
 	}
-	idents, p := CSRIdentifiers(csr)
+	idents, p := csrIdentifiers(csr)
 	if p != nil {
 		return nil, p
 	}
@@ -140,7 +140,7 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID string, csrDER
 		s.failOrder(ctx, o, StatusPending, p, "marking an order the CA's policy no longer admits invalid")
 		return nil, p
 	}
-	refund, err := s.lim().Finalize(ctx, c.Account, o)
+	refund, err := s.limits.Finalize(ctx, c.Account, o)
 	if err != nil {
 		return nil, err
 	}
@@ -196,7 +196,7 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 		return nil, Internal(fmt.Errorf("finalize order %s: storing the certificate: %w", o.ID, err))
 	}
 	o.Status, o.CertSerial = StatusValid, cert.Serial
-	s.obs().Issued(cert, cert.IssuedAt.Sub(o.CreatedAt))
+	s.observer.Issued(cert, cert.IssuedAt.Sub(o.CreatedAt))
 	return o, nil
 }
 

@@ -39,8 +39,7 @@ func (r rules) apply(t *testing.T, svc *acme.Service) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.SetPolicy(p)
-	svc.SetProfiles(ps)
+	svc.SetLive(acme.Live{Policy: p, Profiles: ps})
 }
 
 // orderSpec is the order a case finalizes.
@@ -54,11 +53,11 @@ type orderSpec struct {
 // (its authorizations already valid), and returns a CSR for its names.
 func seedOrder(t *testing.T, st acme.Store, now time.Time, spec orderSpec) (acme.Caller, *acme.Order, []byte) {
 	t.Helper()
-	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: "thumb-" + rand.Text(), Status: acme.StatusValid, CreatedAt: now}
+	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: acme.Thumbprint("thumb-" + rand.Text()), Status: acme.StatusValid, CreatedAt: now}
 	if err := st.CreateAccount(t.Context(), acct); err != nil {
 		t.Fatal(err)
 	}
-	o := &acme.Order{ID: "order-" + rand.Text(), AccountID: acct.ID, Status: acme.StatusPending,
+	o := &acme.Order{ID: acme.OrderID("order-" + rand.Text()), AccountID: acct.ID, Status: acme.StatusPending,
 		Expires: now.Add(24 * time.Hour), CreatedAt: now, Profile: spec.profile}
 	if spec.notAfter != 0 {
 		o.NotAfter = now.Add(spec.notAfter)
@@ -73,9 +72,9 @@ func seedOrder(t *testing.T, st acme.Store, now time.Time, spec orderSpec) (acme
 		} else {
 			tmpl.DNSNames = append(tmpl.DNSNames, n)
 		}
-		a := &acme.Authorization{ID: fmt.Sprintf("authz-%d-%s", i, rand.Text()), AccountID: acct.ID, Identifier: id,
+		a := &acme.Authorization{ID: acme.AuthzID(fmt.Sprintf("authz-%d-%s", i, rand.Text())), AccountID: acct.ID, Identifier: id,
 			Status: acme.StatusValid, Expires: now.Add(24 * time.Hour), CreatedAt: now}
-		a.Challenges = []*acme.Challenge{{ID: fmt.Sprintf("chall-%d-%s", i, rand.Text()), AuthzID: a.ID,
+		a.Challenges = []*acme.Challenge{{ID: acme.ChallengeID(fmt.Sprintf("chall-%d-%s", i, rand.Text())), AuthzID: a.ID,
 			Type: acme.ChallengeHTTP01, Token: rand.Text(), Status: acme.StatusValid, Validated: now, UpdatedAt: now}}
 		o.Identifiers = append(o.Identifiers, id)
 		o.AuthzIDs = append(o.AuthzIDs, a.ID)
@@ -107,7 +106,7 @@ func (f *finalizeSpends) Finalize(context.Context, *acme.Account, *acme.Order) (
 }
 
 // certificatesOf counts the certificates stored for an account.
-func certificatesOf(t *testing.T, st acme.Store, accountID string) int {
+func certificatesOf(t *testing.T, st acme.Store, accountID acme.AccountID) int {
 	t.Helper()
 	certs, _, err := st.(acme.Inventory).ListCertificates(t.Context(), acme.CertQuery{AccountID: accountID, Limit: 10})
 	if err != nil {
@@ -165,9 +164,8 @@ func TestFinalizeReadmitsOrder(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := openSQLite(t)
 			clock := newFakeClock()
-			svc := replica(t, st, "replica-a", clock.now, &recorder{})
 			spends := &finalizeSpends{}
-			svc.SetLimits(spends)
+			svc := limitedReplica(t, st, "replica-a", clock.now, &recorder{}, spends)
 			tc.before.apply(t, svc)
 			caller, o, csr := seedOrder(t, st, clock.now(), tc.order)
 			if got, err := svc.Finalize(t.Context(), caller, o.ID, csr); err != nil || got.Status != acme.StatusValid {

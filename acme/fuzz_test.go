@@ -1,4 +1,4 @@
-package acme_test
+package acme
 
 import (
 	"crypto/ecdsa"
@@ -13,11 +13,9 @@ import (
 	"testing"
 
 	"golang.org/x/net/idna"
-
-	"github.com/weir-pki/weir/acme"
 )
 
-// FuzzCanonicalIdentifier: CanonicalIdentifier never panics, a failure is
+// FuzzCanonicalIdentifier: canonicalIdentifier never panics, a failure is
 // a malformed or unsupportedIdentifier problem (or rejectedIdentifier for
 // a DNS name that is not valid IDNA), and a success is canonical:
 // idempotent, and for DNS lowercase LDH of at most 253 bytes with no
@@ -39,17 +37,17 @@ func FuzzCanonicalIdentifier(f *testing.F) {
 		f.Add(s.typ, s.value)
 	}
 	f.Fuzz(func(t *testing.T, typ, value string) {
-		in := acme.Identifier{Type: acme.IdentifierType(typ), Value: value}
-		out, prob := acme.CanonicalIdentifier(in)
+		in := Identifier{Type: IdentifierType(typ), Value: value}
+		out, prob := canonicalIdentifier(in)
 		if prob != nil {
-			notIDNA := typ == "dns" && prob.Type == acme.ProbRejectedIdentifier
-			if prob.Type != acme.ProbMalformed && prob.Type != acme.ProbUnsupportedIdentifier && !notIDNA {
-				t.Fatalf("CanonicalIdentifier(%q) problem type %s", in, prob.Type)
+			notIDNA := typ == "dns" && prob.Type == ProbRejectedIdentifier
+			if prob.Type != ProbMalformed && prob.Type != ProbUnsupportedIdentifier && !notIDNA {
+				t.Fatalf("canonicalIdentifier(%q) problem type %s", in, prob.Type)
 			}
 			if prob.Status != 400 || prob.Detail == "" {
-				t.Fatalf("CanonicalIdentifier(%q) problem %+v lacks status or detail", in, prob)
+				t.Fatalf("canonicalIdentifier(%q) problem %+v lacks status or detail", in, prob)
 			}
-			if typ != "dns" && typ != "ip" && typ != "" && prob.Type != acme.ProbUnsupportedIdentifier {
+			if typ != "dns" && typ != "ip" && typ != "" && prob.Type != ProbUnsupportedIdentifier {
 				t.Fatalf("unknown type %q gave %s, want unsupportedIdentifier", typ, prob.Type)
 			}
 			return
@@ -57,14 +55,14 @@ func FuzzCanonicalIdentifier(f *testing.F) {
 		if out.Type != in.Type {
 			t.Fatalf("type changed: %q -> %q", in.Type, out.Type)
 		}
-		again, prob := acme.CanonicalIdentifier(out)
+		again, prob := canonicalIdentifier(out)
 		if prob != nil || again != out {
 			t.Fatalf("not idempotent: %q -> %q -> %q, %v", in, out, again, prob)
 		}
 		switch out.Type {
-		case acme.IdentifierDNS:
+		case IdentifierDNS:
 			checkCanonicalDNS(t, value, out.Value)
-		case acme.IdentifierIP:
+		case IdentifierIP:
 			a, err := netip.ParseAddr(out.Value)
 			if err != nil || a.Zone() != "" || a.Is4In6() || a.String() != out.Value {
 				t.Fatalf("IP %q -> %q is not canonical (%v)", value, out.Value, err)
@@ -133,7 +131,7 @@ func asciiLower(s string) string {
 	return string(b)
 }
 
-// FuzzCSRIdentifiers: for any bytes that parse as a CSR, CSRIdentifiers
+// FuzzCSRIdentifiers: for any bytes that parse as a CSR, csrIdentifiers
 // never panics, fails with badCSR, or returns a non-empty, sorted,
 // duplicate-free list of canonical identifiers that are exactly the
 // canonical forms of the CSR's SANs, for a CSR whose signature verifies
@@ -172,27 +170,27 @@ func FuzzCSRIdentifiers(f *testing.F) {
 		if err != nil {
 			return
 		}
-		ids, prob := acme.CSRIdentifiers(csr)
+		ids, prob := csrIdentifiers(csr)
 		if prob != nil {
-			if prob.Type != acme.ProbBadCSR || prob.Status != 400 || prob.Detail == "" {
-				t.Fatalf("CSRIdentifiers problem = %+v; want badCSR, 400, a detail", prob)
+			if prob.Type != ProbBadCSR || prob.Status != 400 || prob.Detail == "" {
+				t.Fatalf("csrIdentifiers problem = %+v; want badCSR, 400, a detail", prob)
 			}
 			return
 		}
 		if len(ids) == 0 {
-			t.Fatal("CSRIdentifiers returned no identifiers and no problem")
+			t.Fatal("csrIdentifiers returned no identifiers and no problem")
 		}
 		if csr.CheckSignature() != nil {
-			t.Fatal("CSRIdentifiers accepted a CSR whose signature does not verify")
+			t.Fatal("csrIdentifiers accepted a CSR whose signature does not verify")
 		}
 		switch csr.SignatureAlgorithm {
 		case x509.MD2WithRSA, x509.MD5WithRSA, x509.SHA1WithRSA, x509.DSAWithSHA1, x509.ECDSAWithSHA1:
-			t.Fatalf("CSRIdentifiers accepted a CSR signed with %s", csr.SignatureAlgorithm)
+			t.Fatalf("csrIdentifiers accepted a CSR signed with %s", csr.SignatureAlgorithm)
 		}
 		if len(csr.EmailAddresses) > 0 || len(csr.URIs) > 0 {
-			t.Fatal("CSRIdentifiers accepted e-mail or URI SANs")
+			t.Fatal("csrIdentifiers accepted e-mail or URI SANs")
 		}
-		sorted := slices.IsSortedFunc(ids, func(a, b acme.Identifier) int {
+		sorted := slices.IsSortedFunc(ids, func(a, b Identifier) int {
 			if c := strings.Compare(string(a.Type), string(b.Type)); c != 0 {
 				return c
 			}
@@ -202,7 +200,7 @@ func FuzzCSRIdentifiers(f *testing.F) {
 			t.Fatalf("identifiers not sorted: %q", ids)
 		}
 		for i, id := range ids {
-			c, p := acme.CanonicalIdentifier(id)
+			c, p := canonicalIdentifier(id)
 			if p != nil || c != id {
 				t.Fatalf("identifier %q is not canonical: %q, %v", id, c, p)
 			}
@@ -211,16 +209,16 @@ func FuzzCSRIdentifiers(f *testing.F) {
 			}
 		}
 		// Exactly the SANs, canonicalised.
-		want := map[acme.Identifier]bool{}
+		want := map[Identifier]bool{}
 		for _, n := range csr.DNSNames {
-			c, p := acme.CanonicalIdentifier(acme.Identifier{Type: acme.IdentifierDNS, Value: n})
+			c, p := canonicalIdentifier(Identifier{Type: IdentifierDNS, Value: n})
 			if p != nil {
 				t.Fatalf("accepted a CSR with the invalid DNS SAN %q", n)
 			}
 			want[c] = true
 		}
 		for _, a := range csr.IPAddresses {
-			c, p := acme.CanonicalIdentifier(acme.Identifier{Type: acme.IdentifierIP, Value: a.String()})
+			c, p := canonicalIdentifier(Identifier{Type: IdentifierIP, Value: a.String()})
 			if p != nil {
 				t.Fatalf("accepted a CSR with the invalid IP SAN %v", a)
 			}

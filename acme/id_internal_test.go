@@ -14,7 +14,7 @@ func TestNewIDSortsByTime(t *testing.T) {
 	seen := map[string]bool{}
 	prev := ""
 	for i := range 50 {
-		id := newID()
+		id := newID[string]()
 		if len(id) != 26 {
 			t.Fatalf("newID() = %q: %d characters, want 26", id, len(id))
 		}

@@ -13,12 +13,12 @@ import (
 // maxDNSNameLength is the longest presentation-form name (RFC 1035 §2.3.4).
 const maxDNSNameLength = 253
 
-// CanonicalIdentifier validates an identifier from a client and returns its
+// canonicalIdentifier validates an identifier from a client and returns its
 // canonical form: DNS names lowercased without a trailing dot, IP addresses
 // in their shortest form (IPv4-mapped IPv6 unmapped). A wildcard keeps its
 // "*." prefix. The problem is malformed for bad syntax and
 // unsupportedIdentifier for an unknown type.
-func CanonicalIdentifier(id Identifier) (Identifier, *Problem) {
+func canonicalIdentifier(id Identifier) (Identifier, *Problem) {
 	switch id.Type {
 	case IdentifierDNS:
 		name, err := canonicalDNSName(id.Value)
@@ -158,14 +158,14 @@ func isAllDigits(s string) bool {
 	return s != ""
 }
 
-// CanonicalIdentifiers canonicalises, de-duplicates and sorts a list of
+// canonicalIdentifiers canonicalises, de-duplicates and sorts a list of
 // identifiers, collecting one subproblem per bad identifier.
-func CanonicalIdentifiers(ids []Identifier) ([]Identifier, *Problem) {
+func canonicalIdentifiers(ids []Identifier) ([]Identifier, *Problem) {
 	var probs []*Problem
 	seen := make(map[Identifier]bool, len(ids))
 	out := make([]Identifier, 0, len(ids))
 	for _, id := range ids {
-		c, p := CanonicalIdentifier(id)
+		c, p := canonicalIdentifier(id)
 		if p != nil {
 			probs = append(probs, p)
 			continue
@@ -175,15 +175,15 @@ func CanonicalIdentifiers(ids []Identifier) ([]Identifier, *Problem) {
 			out = append(out, c)
 		}
 	}
-	if p := Combine(ProbMalformed, "some identifiers are invalid", probs); p != nil {
+	if p := combine(ProbMalformed, "some identifiers are invalid", probs); p != nil {
 		return nil, p
 	}
-	SortIdentifiers(out)
+	sortIdentifiers(out)
 	return out, nil
 }
 
-// SortIdentifiers orders identifiers by type, then value.
-func SortIdentifiers(ids []Identifier) {
+// sortIdentifiers orders identifiers by type, then value.
+func sortIdentifiers(ids []Identifier) {
 	sort.Slice(ids, func(i, j int) bool {
 		if ids[i].Type != ids[j].Type {
 			return ids[i].Type < ids[j].Type

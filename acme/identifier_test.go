@@ -1,15 +1,13 @@
-package acme_test
+package acme
 
 import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/weir-pki/weir/acme"
 )
 
-func dns(v string) acme.Identifier { return acme.Identifier{Type: acme.IdentifierDNS, Value: v} }
-func ip(v string) acme.Identifier  { return acme.Identifier{Type: acme.IdentifierIP, Value: v} }
+func dns(v string) Identifier { return Identifier{Type: IdentifierDNS, Value: v} }
+func ip(v string) Identifier  { return Identifier{Type: IdentifierIP, Value: v} }
 
 func TestCanonicalIdentifier(t *testing.T) {
 	label63 := strings.Repeat("a", 63)
@@ -19,9 +17,9 @@ func TestCanonicalIdentifier(t *testing.T) {
 
 	tests := []struct {
 		name     string
-		in       acme.Identifier
-		want     acme.Identifier // compared when wantProb is ""
-		wantProb acme.ProblemType
+		in       Identifier
+		want     Identifier // compared when wantProb is ""
+		wantProb ProblemType
 	}{
 		// DNS names: valid.
 		{name: "plain", in: dns("example.com"), want: dns("example.com")},
@@ -39,38 +37,38 @@ func TestCanonicalIdentifier(t *testing.T) {
 		{name: "wildcard over three labels", in: dns("*.a.example.com"), want: dns("*.a.example.com")},
 
 		// DNS names: invalid.
-		{name: "empty", in: dns(""), wantProb: acme.ProbMalformed},
-		{name: "only a dot", in: dns("."), wantProb: acme.ProbMalformed},
-		{name: "two trailing dots", in: dns("example.com.."), wantProb: acme.ProbMalformed},
-		{name: "leading dot", in: dns(".example.com"), wantProb: acme.ProbMalformed},
-		{name: "empty label", in: dns("a..b.test"), wantProb: acme.ProbMalformed},
-		{name: "underscore", in: dns("bad_name.test"), wantProb: acme.ProbMalformed},
-		{name: "leading hyphen", in: dns("-x.test"), wantProb: acme.ProbMalformed},
-		{name: "trailing hyphen", in: dns("x-.test"), wantProb: acme.ProbMalformed},
-		{name: "hyphens 3-4 not xn", in: dns("ab--cd.test"), wantProb: acme.ProbRejectedIdentifier},
-		{name: "64-byte label", in: dns(label63 + "a.com"), wantProb: acme.ProbMalformed},
-		{name: "254 bytes", in: dns(name254), wantProb: acme.ProbMalformed},
-		{name: "space", in: dns("a b.test"), wantProb: acme.ProbMalformed},
-		{name: "U-label", in: dns("bücher.example"), wantProb: acme.ProbMalformed},
-		{name: "Kelvin sign folds to k", in: dns("\u212a.test"), wantProb: acme.ProbMalformed},
-		{name: "invalid UTF-8", in: dns("a\xff.test"), wantProb: acme.ProbMalformed},
-		{name: "NUL byte", in: dns("a\x00.test"), wantProb: acme.ProbMalformed},
-		{name: "numeric TLD", in: dns("example.123"), wantProb: acme.ProbMalformed},
-		{name: "IPv4 as dns", in: dns("192.0.2.1"), wantProb: acme.ProbMalformed},
-		{name: "IPv6 as dns", in: dns("2001:db8::1"), wantProb: acme.ProbMalformed},
-		{name: "IPv4 as dns trailing dot", in: dns("192.0.2.1."), wantProb: acme.ProbMalformed},
-		{name: "URL", in: dns("https://example.com/"), wantProb: acme.ProbMalformed},
-		{name: "port", in: dns("example.com:443"), wantProb: acme.ProbMalformed},
+		{name: "empty", in: dns(""), wantProb: ProbMalformed},
+		{name: "only a dot", in: dns("."), wantProb: ProbMalformed},
+		{name: "two trailing dots", in: dns("example.com.."), wantProb: ProbMalformed},
+		{name: "leading dot", in: dns(".example.com"), wantProb: ProbMalformed},
+		{name: "empty label", in: dns("a..b.test"), wantProb: ProbMalformed},
+		{name: "underscore", in: dns("bad_name.test"), wantProb: ProbMalformed},
+		{name: "leading hyphen", in: dns("-x.test"), wantProb: ProbMalformed},
+		{name: "trailing hyphen", in: dns("x-.test"), wantProb: ProbMalformed},
+		{name: "hyphens 3-4 not xn", in: dns("ab--cd.test"), wantProb: ProbRejectedIdentifier},
+		{name: "64-byte label", in: dns(label63 + "a.com"), wantProb: ProbMalformed},
+		{name: "254 bytes", in: dns(name254), wantProb: ProbMalformed},
+		{name: "space", in: dns("a b.test"), wantProb: ProbMalformed},
+		{name: "U-label", in: dns("bücher.example"), wantProb: ProbMalformed},
+		{name: "Kelvin sign folds to k", in: dns("\u212a.test"), wantProb: ProbMalformed},
+		{name: "invalid UTF-8", in: dns("a\xff.test"), wantProb: ProbMalformed},
+		{name: "NUL byte", in: dns("a\x00.test"), wantProb: ProbMalformed},
+		{name: "numeric TLD", in: dns("example.123"), wantProb: ProbMalformed},
+		{name: "IPv4 as dns", in: dns("192.0.2.1"), wantProb: ProbMalformed},
+		{name: "IPv6 as dns", in: dns("2001:db8::1"), wantProb: ProbMalformed},
+		{name: "IPv4 as dns trailing dot", in: dns("192.0.2.1."), wantProb: ProbMalformed},
+		{name: "URL", in: dns("https://example.com/"), wantProb: ProbMalformed},
+		{name: "port", in: dns("example.com:443"), wantProb: ProbMalformed},
 
 		// Wildcards: invalid.
-		{name: "bare wildcard", in: dns("*"), wantProb: acme.ProbMalformed},
-		{name: "wildcard over a TLD", in: dns("*.com"), wantProb: acme.ProbMalformed},
-		{name: "wildcard dot only", in: dns("*."), wantProb: acme.ProbMalformed},
-		{name: "double wildcard", in: dns("*.*.example.com"), wantProb: acme.ProbMalformed},
-		{name: "wildcard not leftmost", in: dns("a.*.example.com"), wantProb: acme.ProbMalformed},
-		{name: "partial wildcard", in: dns("a*.example.com"), wantProb: acme.ProbMalformed},
-		{name: "wildcard suffix", in: dns("example.*"), wantProb: acme.ProbMalformed},
-		{name: "wildcard over an IP", in: dns("*.192.0.2.1"), wantProb: acme.ProbMalformed},
+		{name: "bare wildcard", in: dns("*"), wantProb: ProbMalformed},
+		{name: "wildcard over a TLD", in: dns("*.com"), wantProb: ProbMalformed},
+		{name: "wildcard dot only", in: dns("*."), wantProb: ProbMalformed},
+		{name: "double wildcard", in: dns("*.*.example.com"), wantProb: ProbMalformed},
+		{name: "wildcard not leftmost", in: dns("a.*.example.com"), wantProb: ProbMalformed},
+		{name: "partial wildcard", in: dns("a*.example.com"), wantProb: ProbMalformed},
+		{name: "wildcard suffix", in: dns("example.*"), wantProb: ProbMalformed},
+		{name: "wildcard over an IP", in: dns("*.192.0.2.1"), wantProb: ProbMalformed},
 
 		// IP addresses.
 		{name: "IPv4", in: ip("192.0.2.1"), want: ip("192.0.2.1")},
@@ -80,31 +78,31 @@ func TestCanonicalIdentifier(t *testing.T) {
 		{name: "IPv4-mapped IPv6 hex", in: ip("::ffff:c000:0201"), want: ip("192.0.2.1")},
 		{name: "IPv4-compatible stays v6", in: ip("::192.0.2.1"), want: ip("::c000:201")},
 		{name: "loopback v6", in: ip("::1"), want: ip("::1")},
-		{name: "IPv6 zone", in: ip("fe80::1%eth0"), wantProb: acme.ProbMalformed},
-		{name: "IPv4-mapped with zone", in: ip("::ffff:192.0.2.1%1"), wantProb: acme.ProbMalformed},
-		{name: "IPv4 leading zero", in: ip("192.0.2.01"), wantProb: acme.ProbMalformed},
-		{name: "IPv4 short", in: ip("192.0.2"), wantProb: acme.ProbMalformed},
-		{name: "CIDR", in: ip("192.0.2.0/24"), wantProb: acme.ProbMalformed},
-		{name: "IP with brackets", in: ip("[::1]"), wantProb: acme.ProbMalformed},
-		{name: "IP empty", in: ip(""), wantProb: acme.ProbMalformed},
-		{name: "IP given a name", in: ip("example.com"), wantProb: acme.ProbMalformed},
-		{name: "IP with spaces", in: ip(" 192.0.2.1"), wantProb: acme.ProbMalformed},
+		{name: "IPv6 zone", in: ip("fe80::1%eth0"), wantProb: ProbMalformed},
+		{name: "IPv4-mapped with zone", in: ip("::ffff:192.0.2.1%1"), wantProb: ProbMalformed},
+		{name: "IPv4 leading zero", in: ip("192.0.2.01"), wantProb: ProbMalformed},
+		{name: "IPv4 short", in: ip("192.0.2"), wantProb: ProbMalformed},
+		{name: "CIDR", in: ip("192.0.2.0/24"), wantProb: ProbMalformed},
+		{name: "IP with brackets", in: ip("[::1]"), wantProb: ProbMalformed},
+		{name: "IP empty", in: ip(""), wantProb: ProbMalformed},
+		{name: "IP given a name", in: ip("example.com"), wantProb: ProbMalformed},
+		{name: "IP with spaces", in: ip(" 192.0.2.1"), wantProb: ProbMalformed},
 
 		// Types.
-		{name: "no type", in: acme.Identifier{Value: "example.com"}, wantProb: acme.ProbMalformed},
-		{name: "email type", in: acme.Identifier{Type: "email", Value: "a@example.com"}, wantProb: acme.ProbUnsupportedIdentifier},
-		{name: "uppercase DNS type", in: acme.Identifier{Type: "DNS", Value: "example.com"}, wantProb: acme.ProbUnsupportedIdentifier},
-		{name: "permanent-identifier", in: acme.Identifier{Type: "permanent-identifier", Value: "x"}, wantProb: acme.ProbUnsupportedIdentifier},
+		{name: "no type", in: Identifier{Value: "example.com"}, wantProb: ProbMalformed},
+		{name: "email type", in: Identifier{Type: "email", Value: "a@example.com"}, wantProb: ProbUnsupportedIdentifier},
+		{name: "uppercase DNS type", in: Identifier{Type: "DNS", Value: "example.com"}, wantProb: ProbUnsupportedIdentifier},
+		{name: "permanent-identifier", in: Identifier{Type: "permanent-identifier", Value: "x"}, wantProb: ProbUnsupportedIdentifier},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, prob := acme.CanonicalIdentifier(tt.in)
+			got, prob := canonicalIdentifier(tt.in)
 			if tt.wantProb != "" {
 				if prob == nil {
-					t.Fatalf("CanonicalIdentifier(%+v) = %+v, nil; want a %s problem", tt.in, got, tt.wantProb)
+					t.Fatalf("canonicalIdentifier(%+v) = %+v, nil; want a %s problem", tt.in, got, tt.wantProb)
 				}
 				if prob.Type != tt.wantProb || prob.Status != 400 || prob.Detail == "" {
-					t.Errorf("CanonicalIdentifier(%+v) problem = %s (status %d); want %s, 400", tt.in, prob, prob.Status, tt.wantProb)
+					t.Errorf("canonicalIdentifier(%+v) problem = %s (status %d); want %s, 400", tt.in, prob, prob.Status, tt.wantProb)
 				}
 				if tt.in.Type != "" && (prob.Identifier == nil || *prob.Identifier != tt.in) {
 					t.Errorf("problem identifier = %v; want the input %+v", prob.Identifier, tt.in)
@@ -112,14 +110,14 @@ func TestCanonicalIdentifier(t *testing.T) {
 				return
 			}
 			if prob != nil {
-				t.Fatalf("CanonicalIdentifier(%+v) problem = %v; want %+v", tt.in, prob, tt.want)
+				t.Fatalf("canonicalIdentifier(%+v) problem = %v; want %+v", tt.in, prob, tt.want)
 			}
 			if got != tt.want {
-				t.Errorf("CanonicalIdentifier(%+v) = %+v; want %+v", tt.in, got, tt.want)
+				t.Errorf("canonicalIdentifier(%+v) = %+v; want %+v", tt.in, got, tt.want)
 			}
-			again, prob := acme.CanonicalIdentifier(got)
+			again, prob := canonicalIdentifier(got)
 			if prob != nil || again != got {
-				t.Errorf("not idempotent: CanonicalIdentifier(%+v) = %+v, %v", got, again, prob)
+				t.Errorf("not idempotent: canonicalIdentifier(%+v) = %+v, %v", got, again, prob)
 			}
 		})
 	}
@@ -160,16 +158,16 @@ func TestCanonicalIdentifierIDNA(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			got, prob := acme.CanonicalIdentifier(dns(tt.in))
+			got, prob := canonicalIdentifier(dns(tt.in))
 			if tt.want != "" {
 				if prob != nil || got != dns(tt.want) {
 					t.Fatalf("got %+v, %v; want %s", got, prob, tt.want)
 				}
 				return
 			}
-			want := acme.ProbRejectedIdentifier
+			want := ProbRejectedIdentifier
 			if tt.malformed {
-				want = acme.ProbMalformed
+				want = ProbMalformed
 			}
 			if prob == nil {
 				t.Fatalf("got %+v, nil; want %s", got, want)
@@ -186,27 +184,27 @@ func TestCanonicalIdentifierIDNA(t *testing.T) {
 
 func TestCanonicalIdentifiers(t *testing.T) {
 	t.Run("sorted and deduplicated", func(t *testing.T) {
-		got, prob := acme.CanonicalIdentifiers([]acme.Identifier{
+		got, prob := canonicalIdentifiers([]Identifier{
 			dns("b.test"), ip("::ffff:10.0.0.1"), dns("A.test."), dns("a.test"), ip("10.0.0.1"), dns("*.a.test"),
 		})
 		if prob != nil {
 			t.Fatal(prob)
 		}
-		want := []acme.Identifier{dns("*.a.test"), dns("a.test"), dns("b.test"), ip("10.0.0.1")}
+		want := []Identifier{dns("*.a.test"), dns("a.test"), dns("b.test"), ip("10.0.0.1")}
 		if !slices.Equal(got, want) {
 			t.Errorf("got %+v; want %+v", got, want)
 		}
 	})
 	t.Run("one bad identifier is the problem itself", func(t *testing.T) {
-		_, prob := acme.CanonicalIdentifiers([]acme.Identifier{dns("ok.test"), {Type: "email", Value: "x"}})
-		if prob == nil || prob.Type != acme.ProbUnsupportedIdentifier || len(prob.Subproblems) != 0 {
+		_, prob := canonicalIdentifiers([]Identifier{dns("ok.test"), {Type: "email", Value: "x"}})
+		if prob == nil || prob.Type != ProbUnsupportedIdentifier || len(prob.Subproblems) != 0 {
 			t.Fatalf("got %v; want a single unsupportedIdentifier problem", prob)
 		}
 	})
 	t.Run("several bad identifiers are subproblems", func(t *testing.T) {
-		bad := []acme.Identifier{dns("bad_name.test"), dns("-x.test"), dns("a..b.test")}
-		_, prob := acme.CanonicalIdentifiers(append([]acme.Identifier{dns("ok.test")}, bad...))
-		if prob == nil || prob.Type != acme.ProbMalformed {
+		bad := []Identifier{dns("bad_name.test"), dns("-x.test"), dns("a..b.test")}
+		_, prob := canonicalIdentifiers(append([]Identifier{dns("ok.test")}, bad...))
+		if prob == nil || prob.Type != ProbMalformed {
 			t.Fatalf("got %v; want malformed", prob)
 		}
 		if len(prob.Subproblems) != len(bad) {
@@ -224,8 +222,8 @@ func TestCanonicalIdentifiers(t *testing.T) {
 // (RFC 8555 §7.1.3), and the authorization's Name gives the name back.
 func TestSplitWildcard(t *testing.T) {
 	for _, tc := range []struct {
-		id       acme.Identifier
-		base     acme.Identifier
+		id       Identifier
+		base     Identifier
 		wildcard bool
 	}{
 		{dns("*.example.com"), dns("example.com"), true},
@@ -237,7 +235,7 @@ func TestSplitWildcard(t *testing.T) {
 		if base != tc.base || wildcard != tc.wildcard {
 			t.Errorf("%v: %v, %t; want %v, %t", tc.id, base, wildcard, tc.base, tc.wildcard)
 		}
-		a := &acme.Authorization{Identifier: base, Wildcard: wildcard}
+		a := &Authorization{Identifier: base, Wildcard: wildcard}
 		if a.Name() != tc.id.Value {
 			t.Errorf("%v: the authorization's name is %q", tc.id, a.Name())
 		}

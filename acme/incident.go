@@ -17,7 +17,7 @@ import (
 // IncidentScope selects the certificates of an incident.
 type IncidentScope struct {
 	// AccountID takes every active certificate of one account.
-	AccountID string
+	AccountID AccountID
 	// Serials takes these certificates.
 	Serials []string
 	// All takes every active certificate of the CA.
@@ -51,7 +51,7 @@ func (s *Service) activeInScope(ctx context.Context, sc IncidentScope) ([]*Certi
 		for _, serial := range sc.Serials {
 			c, err := s.store.GetCertificate(ctx, serial)
 			if err != nil {
-				return nil, storeErr(err, "certificate "+serial)
+				return nil, storeErr(err, "certificate %s", serial)
 			}
 			if !c.Revoked() && c.NotAfter.After(now) {
 				out = append(out, c)

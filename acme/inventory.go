@@ -29,7 +29,7 @@ type Inventory interface {
 	// created since then (a wildcard authorization as "*.name"), and the
 	// name sets of its certificates issued since then. Each list holds
 	// distinct values, at most limit of them, newest first.
-	RecentNames(ctx context.Context, accountID string, since time.Time, limit int) (names []string, sets [][]string, err error)
+	RecentNames(ctx context.Context, accountID AccountID, since time.Time, limit int) (names []string, sets [][]string, err error)
 	// RenewalWindows returns the renewal windows of the unrevoked
 	// certificates whose window ends after after: what the renewal planner
 	// has already promised.
@@ -39,7 +39,7 @@ type Inventory interface {
 // RenewalWindow is one certificate's promised ARI window.
 type RenewalWindow struct {
 	Serial     string
-	AccountID  string
+	AccountID  AccountID
 	Start, End time.Time
 }
 
@@ -70,7 +70,7 @@ const (
 // CertQuery selects certificates.
 type CertQuery struct {
 	// AccountID keeps one account's certificates; "" keeps all.
-	AccountID string
+	AccountID AccountID
 	// Search matches a serial prefix (hex) or a substring of a name.
 	Search string
 	// State keeps certificates in one state at Now.
@@ -85,7 +85,7 @@ type CertQuery struct {
 // OrderQuery selects orders.
 type OrderQuery struct {
 	// AccountID keeps one account's orders; "" keeps all.
-	AccountID string
+	AccountID AccountID
 	// Status keeps orders whose stored status is this; "" keeps all.
 	Status Status
 	Cursor string

@@ -45,21 +45,17 @@ const releaseTimeout = 5 * time.Second
 
 // validationJob is a claimed challenge waiting for a worker.
 type validationJob struct {
-	id      string
-	account string    // the account of the challenge, whose share of the workers it uses (validationqueue.go)
+	id      ChallengeID
+	account AccountID // the account of the challenge, whose share of the workers it uses (validationqueue.go)
 	until   time.Time // when this replica's lease ends, unless renewed
 }
 
 // startValidation moves ch, still pending, to processing at ch.UpdatedAt
 // (compare-and-set: ErrConflict if it is not pending), claimed by this
 // replica, and queues it for the workers as a job of account, reporting
-// whether it did. Without room in the queue it stays unclaimed, and the
-// next claim of any replica takes it.
-func (s *Service) startValidation(ctx context.Context, ch *Challenge, account string) (queued bool, err error) {
-	if s.jobs.room() <= 0 {
-		s.log.Warn("validation queue full; the challenge waits for a replica to claim it", "challenge", ch.ID)
-		return false, s.store.UpdateChallenge(ctx, ch, StatusPending)
-	}
+// whether it did. Without room in the queue its lease is given up
+// (queue), and the next claim of any replica takes it.
+func (s *Service) startValidation(ctx context.Context, ch *Challenge, account AccountID) (queued bool, err error) {
 	if err := s.store.StartChallenge(ctx, ch.ID, s.cfg.Owner, ch.UpdatedAt, s.cfg.ValidationLease); err != nil {
 		return false, err
 	}
@@ -169,7 +165,7 @@ func (s *Service) releaseQueued() {
 }
 
 // releaseJob gives up this replica's lease of challenge id.
-func (s *Service) releaseJob(ctx context.Context, id string) {
+func (s *Service) releaseJob(ctx context.Context, id ChallengeID) {
 	if err := s.store.ReleaseChallenge(ctx, id, s.cfg.Owner); err != nil {
 		s.log.Warn("releasing the lease of a validation; it is claimed again when it ends", "challenge", id, "err", err)
 	}

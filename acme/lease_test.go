@@ -125,25 +125,38 @@ func (c *claimCounter) ClaimChallenges(ctx context.Context, owner string, now ti
 // 5 ms of real time.
 func replica(t *testing.T, store acme.Store, owner string, now func() time.Time, v acme.Validator) *acme.Service {
 	t.Helper()
+	return limitedReplica(t, store, owner, now, v, nil)
+}
+
+// limitedReplica is replica with limits (nil: none).
+func limitedReplica(t *testing.T, store acme.Store, owner string, now func() time.Time, v acme.Validator, limits acme.Limits) *acme.Service {
+	t.Helper()
+	svc := newService(t, acme.Config{Owner: owner, ValidationWorkers: 1, ValidationTimeout: 10 * time.Second,
+		ClaimInterval: 5 * time.Millisecond}, acme.Deps{Store: store, Validator: v, Limits: limits, Now: now})
+	if got, want := svc.Config().ValidationLease, 20*time.Second; got != want {
+		t.Fatalf("ValidationLease = %s, want twice the validation timeout, %s", got, want)
+	}
+	return svc
+}
+
+// newService makes a Service of cfg and deps, with a CA of its own and
+// the empty naming policy.
+func newService(t *testing.T, cfg acme.Config, deps acme.Deps) *acme.Service {
+	t.Helper()
 	h, err := ca.GenerateHierarchy("lease test", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	issuer, err := ca.New(ca.Config{Lifetime: time.Hour}, h, nil)
-	if err != nil {
+	if deps.CA, err = ca.New(ca.Config{Lifetime: time.Hour}, h, nil); err != nil {
 		t.Fatal(err)
 	}
 	policy, err := acme.NewPolicy(acme.PolicyConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := acme.New(acme.Config{Owner: owner, ValidationWorkers: 1, ValidationTimeout: 10 * time.Second,
-		ClaimInterval: 5 * time.Millisecond}, store, issuer, policy, v, nil, nil, now)
+	svc, err := acme.New(cfg, acme.Live{Policy: policy}, deps)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if got, want := svc.Config().ValidationLease, 20*time.Second; got != want {
-		t.Fatalf("ValidationLease = %s, want twice the validation timeout, %s", got, want)
 	}
 	return svc
 }
@@ -178,18 +191,18 @@ func start(t *testing.T, svc *acme.Service) (stop func()) {
 func seedAuthzs(t *testing.T, st acme.Store, now time.Time, n int) (acme.Caller, []*acme.Authorization) {
 	t.Helper()
 	ctx := t.Context()
-	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: "thumb-" + rand.Text(), Status: acme.StatusValid, CreatedAt: now}
+	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: acme.Thumbprint("thumb-" + rand.Text()), Status: acme.StatusValid, CreatedAt: now}
 	if err := st.CreateAccount(ctx, acct); err != nil {
 		t.Fatal(err)
 	}
-	o := &acme.Order{ID: "order-" + rand.Text(), AccountID: acct.ID, Status: acme.StatusPending,
+	o := &acme.Order{ID: acme.OrderID("order-" + rand.Text()), AccountID: acct.ID, Status: acme.StatusPending,
 		Expires: now.Add(24 * time.Hour), CreatedAt: now}
 	var authzs []*acme.Authorization
 	for i := range n {
-		a := &acme.Authorization{ID: fmt.Sprintf("authz-%d-%s", i, rand.Text()), AccountID: acct.ID,
+		a := &acme.Authorization{ID: acme.AuthzID(fmt.Sprintf("authz-%d-%s", i, rand.Text())), AccountID: acct.ID,
 			Identifier: acme.Identifier{Type: acme.IdentifierDNS, Value: fmt.Sprintf("n%d.example.com", i)},
 			Status:     acme.StatusPending, Expires: now.Add(24 * time.Hour), CreatedAt: now}
-		a.Challenges = []*acme.Challenge{{ID: fmt.Sprintf("chall-%d-%s", i, rand.Text()), AuthzID: a.ID,
+		a.Challenges = []*acme.Challenge{{ID: acme.ChallengeID(fmt.Sprintf("chall-%d-%s", i, rand.Text())), AuthzID: a.ID,
 			Type: acme.ChallengeHTTP01, Token: fmt.Sprintf("token-%d", i), Status: acme.StatusPending, UpdatedAt: now}}
 		o.Identifiers = append(o.Identifiers, a.Identifier)
 		o.AuthzIDs = append(o.AuthzIDs, a.ID)
@@ -214,7 +227,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // authzStatus reads the stored status of authorization id.
-func authzStatus(t *testing.T, st acme.Store, id string) acme.Status {
+func authzStatus(t *testing.T, st acme.Store, id acme.AuthzID) acme.Status {
 	t.Helper()
 	a, err := st.GetAuthz(context.Background(), id)
 	if err != nil {
@@ -361,7 +374,7 @@ func seedReadyOrder(t *testing.T, st acme.Store, now time.Time) (acme.Caller, *a
 }
 
 // orderStatus reads the stored status of order id.
-func orderStatus(t *testing.T, st acme.Store, id string) acme.Status {
+func orderStatus(t *testing.T, st acme.Store, id acme.OrderID) acme.Status {
 	t.Helper()
 	o, err := st.GetOrder(context.Background(), id)
 	if err != nil {

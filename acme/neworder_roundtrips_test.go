@@ -73,7 +73,7 @@ func newOrderRoundTrips(t *testing.T, st acme.Store, wire *pgRoundTrips) {
 				// What CreateOrder costs on its own, for an order of the
 				// same shape: new authorizations, or the reused ones.
 				_, create := measure(func() {
-					o := &acme.Order{ID: "order-" + fmt.Sprint(time.Now().UnixNano()), AccountID: c.Account.ID, Status: acme.StatusPending,
+					o := &acme.Order{ID: acme.OrderID("order-" + fmt.Sprint(time.Now().UnixNano())), AccountID: c.Account.ID, Status: acme.StatusPending,
 						Identifiers: warm.Identifiers, Expires: clock.now().Add(time.Hour), CreatedAt: clock.now()}
 					var fresh []*acme.Authorization
 					for i, id := range warm.Identifiers {
@@ -81,10 +81,10 @@ func newOrderRoundTrips(t *testing.T, st acme.Store, wire *pgRoundTrips) {
 							o.AuthzIDs = append(o.AuthzIDs, warm.AuthzIDs[i])
 							continue
 						}
-						a := &acme.Authorization{ID: fmt.Sprintf("authz-%s-%d", o.ID, i), AccountID: c.Account.ID, Identifier: id,
+						a := &acme.Authorization{ID: acme.AuthzID(fmt.Sprintf("authz-%s-%d", o.ID, i)), AccountID: c.Account.ID, Identifier: id,
 							Status: acme.StatusPending, Expires: clock.now().Add(time.Hour), CreatedAt: clock.now()}
 						for j, typ := range []acme.ChallengeType{acme.ChallengeHTTP01, acme.ChallengeDNS01, acme.ChallengeTLSALPN01} {
-							a.Challenges = append(a.Challenges, &acme.Challenge{ID: fmt.Sprintf("%s-%d", a.ID, j), AuthzID: a.ID, Type: typ,
+							a.Challenges = append(a.Challenges, &acme.Challenge{ID: acme.ChallengeID(fmt.Sprintf("%s-%d", a.ID, j)), AuthzID: a.ID, Type: typ,
 								Token: "token", Status: acme.StatusPending, UpdatedAt: clock.now()})
 						}
 						fresh = append(fresh, a)

@@ -18,7 +18,7 @@ import (
 // newAccount stores a valid account.
 func newAccount(t *testing.T, st acme.Store, now time.Time) acme.Caller {
 	t.Helper()
-	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: "thumb-" + rand.Text(), Status: acme.StatusValid, CreatedAt: now}
+	acct := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: acme.Thumbprint("thumb-" + rand.Text()), Status: acme.StatusValid, CreatedAt: now}
 	if err := st.CreateAccount(t.Context(), acct); err != nil {
 		t.Fatal(err)
 	}
@@ -27,16 +27,16 @@ func newAccount(t *testing.T, st acme.Store, now time.Time) acme.Caller {
 
 // seedValidAuthz stores a valid authorization of the caller for the DNS
 // name (a "*." name is a wildcard one) and returns its ID.
-func seedValidAuthz(t *testing.T, st acme.Store, c acme.Caller, now time.Time, name string) string {
+func seedValidAuthz(t *testing.T, st acme.Store, c acme.Caller, now time.Time, name string) acme.AuthzID {
 	t.Helper()
 	id := acme.Identifier{Type: acme.IdentifierDNS, Value: name}
 	base, wildcard := id.SplitWildcard()
-	a := &acme.Authorization{ID: "authz-" + rand.Text(), AccountID: c.Account.ID, Identifier: base, Wildcard: wildcard,
+	a := &acme.Authorization{ID: acme.AuthzID("authz-" + rand.Text()), AccountID: c.Account.ID, Identifier: base, Wildcard: wildcard,
 		Status: acme.StatusValid, Expires: now.Add(30 * 24 * time.Hour), CreatedAt: now}
-	a.Challenges = []*acme.Challenge{{ID: "chall-" + rand.Text(), AuthzID: a.ID, Type: acme.ChallengeHTTP01,
+	a.Challenges = []*acme.Challenge{{ID: acme.ChallengeID("chall-" + rand.Text()), AuthzID: a.ID, Type: acme.ChallengeHTTP01,
 		Token: rand.Text(), Status: acme.StatusValid, Validated: now, UpdatedAt: now}}
-	o := &acme.Order{ID: "order-" + rand.Text(), AccountID: c.Account.ID, Status: acme.StatusPending,
-		Identifiers: []acme.Identifier{id}, AuthzIDs: []string{a.ID}, Expires: now.Add(24 * time.Hour), CreatedAt: now}
+	o := &acme.Order{ID: acme.OrderID("order-" + rand.Text()), AccountID: c.Account.ID, Status: acme.StatusPending,
+		Identifiers: []acme.Identifier{id}, AuthzIDs: []acme.AuthzID{a.ID}, Expires: now.Add(24 * time.Hour), CreatedAt: now}
 	if err := st.CreateOrder(t.Context(), o, []*acme.Authorization{a}); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +67,7 @@ func denyDomain(t *testing.T, svc *acme.Service, domain string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc.SetPolicy(p)
+	svc.SetLive(acme.Live{Policy: p})
 }
 
 // refusingLimits refuses every new order with a rateLimited problem.
@@ -131,11 +131,10 @@ func TestNewOrder(t *testing.T) {
 			st := openSQLite(t)
 			clock := newFakeClock()
 			cs := &countingStore{st: st}
-			svc := replica(t, cs, "replica-a", clock.now, &recorder{})
-			svc.SetLimits(tc.limits)
+			svc := limitedReplica(t, cs, "replica-a", clock.now, &recorder{}, tc.limits)
 			denyDomain(t, svc, "denied.example")
 			c := newAccount(t, st, clock.now())
-			reused := map[string]string{}
+			reused := map[string]acme.AuthzID{}
 			for _, n := range tc.reuse {
 				reused[n] = seedValidAuthz(t, st, c, clock.now(), n)
 			}
@@ -238,9 +237,8 @@ func (r *refundingLimits) NewOrder(context.Context, *acme.Account, *acme.Order, 
 func TestNewOrderRefundsOnStoreFailure(t *testing.T) {
 	st := openSQLite(t)
 	clock := newFakeClock()
-	svc := replica(t, &failingCreate{countingStore{st: st}}, "replica-a", clock.now, &recorder{})
 	lim := &refundingLimits{}
-	svc.SetLimits(lim)
+	svc := limitedReplica(t, &failingCreate{countingStore{st: st}}, "replica-a", clock.now, &recorder{}, lim)
 	c := newAccount(t, st, clock.now())
 	_, err := svc.NewOrder(t.Context(), c, acme.NewOrderRequest{Identifiers: dnsIdents("www.example.com")})
 	if p := acme.AsProblem(err); p == nil || p.Type != acme.ProbServerInternal {

@@ -57,7 +57,7 @@ func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (
 		return nil, err
 	}
 	o := plan.order
-	refund, err := s.lim().NewOrder(ctx, c.Account, o, plan.fresh)
+	refund, err := s.limits.NewOrder(ctx, c.Account, o, plan.fresh)
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 	if len(req.Identifiers) > s.cfg.MaxIdentifiers {
 		return plan, NewProblem(ProbRejectedIdentifier, "an order may have at most %d identifiers; this one has %d", s.cfg.MaxIdentifiers, len(req.Identifiers))
 	}
-	idents, p := CanonicalIdentifiers(req.Identifiers)
+	idents, p := canonicalIdentifiers(req.Identifiers)
 	if p != nil {
 		return plan, p
 	}
@@ -133,7 +133,7 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 
 	now := s.now().UTC()
 	o := &Order{
-		ID: newID(), AccountID: c.Account.ID, Status: StatusPending, Identifiers: idents,
+		ID: newID[OrderID](), AccountID: c.Account.ID, Status: StatusPending, Identifiers: idents,
 		NotBefore: nb, NotAfter: na, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now, Replaces: replaces, Urgent: urgent,
 		Profile: profile.name(),
 	}
@@ -158,9 +158,9 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 // newAuthz makes a pending authorization with one challenge per offered
 // type; a wildcard gets dns-01 only (RFC 8555 §7.1.3), an IP address no
 // dns-01 (RFC 8738 §7).
-func (s *Service) newAuthz(accountID string, id Identifier, wildcard bool, now time.Time) *Authorization {
+func (s *Service) newAuthz(accountID AccountID, id Identifier, wildcard bool, now time.Time) *Authorization {
 	a := &Authorization{
-		ID: newID(), AccountID: accountID, Identifier: id, Wildcard: wildcard,
+		ID: newID[AuthzID](), AccountID: accountID, Identifier: id, Wildcard: wildcard,
 		Status: StatusPending, Expires: now.Add(s.cfg.PendingAuthzLifetime), CreatedAt: now,
 	}
 	token := newToken()
@@ -172,20 +172,20 @@ func (s *Service) newAuthz(accountID string, id Identifier, wildcard bool, now t
 			continue
 		}
 		a.Challenges = append(a.Challenges, &Challenge{
-			ID: newID(), AuthzID: a.ID, Type: t, Token: token, Status: StatusPending, UpdatedAt: now,
+			ID: newID[ChallengeID](), AuthzID: a.ID, Type: t, Token: token, Status: StatusPending, UpdatedAt: now,
 		})
 	}
 	return a
 }
 
 // GetOrder returns the caller's order with its current status.
-func (s *Service) GetOrder(ctx context.Context, c Caller, id string) (*Order, error) {
+func (s *Service) GetOrder(ctx context.Context, c Caller, id OrderID) (*Order, error) {
 	if p := requireAccount(c); p != nil {
 		return nil, p
 	}
 	o, err := s.store.GetOrder(ctx, id)
 	if err != nil {
-		return nil, storeErr(err, "order "+id)
+		return nil, storeErr(err, "order %s", id)
 	}
 	if o.AccountID != c.Account.ID {
 		return nil, Unauthorized("order %s belongs to another account", id)
@@ -259,7 +259,7 @@ func authzStatus(a *Authorization, now time.Time) Status {
 
 // ListOrders returns a page of the account's order IDs (RFC 8555 §7.1.2.1)
 // and the cursor of the next page.
-func (s *Service) ListOrders(ctx context.Context, c Caller, accountID, cursor string, limit int) ([]string, string, error) {
+func (s *Service) ListOrders(ctx context.Context, c Caller, accountID AccountID, cursor string, limit int) ([]OrderID, string, error) {
 	if p := requireAccount(c); p != nil {
 		return nil, "", p
 	}

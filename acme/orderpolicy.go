@@ -10,21 +10,21 @@ import "time"
 //
 // NewOrder admits a request with it; Finalize and resumeFinalize admit
 // the order again with the rules in force then, because a live reload
-// (SetPolicy, SetProfiles) may have changed them in the up to
-// OrderLifetime between the two.
+// (SetLive) may have changed them in the up to OrderLifetime between the
+// two.
 func (s *Service) admitOrder(idents []Identifier, profileName string, nb, na time.Time) (*Profile, *Problem) {
-	policy := s.policy.Load()
+	rules := s.rules()
 	var probs []*Problem
 	for _, id := range idents {
-		if p := s.checkIdentifier(policy, id); p != nil {
+		if p := s.checkIdentifier(rules.Policy, id); p != nil {
 			probs = append(probs, p)
 		}
 	}
-	if p := Combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
+	if p := combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
 		return nil, p
 	}
 	// draft-aaron-acme-profiles §4: no profile means the default one.
-	profile, p := s.Profiles().Resolve(profileName)
+	profile, p := rules.Profiles.resolve(profileName)
 	if p != nil {
 		return nil, p
 	}

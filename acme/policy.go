@@ -94,9 +94,9 @@ func underDomain(name, d string) bool {
 	return name == d || strings.HasSuffix(name, "."+d)
 }
 
-// Check returns a rejectedIdentifier problem when policy forbids id, which
+// check returns a rejectedIdentifier problem when policy forbids id, which
 // must be canonical.
-func (p *Policy) Check(id Identifier) *Problem {
+func (p *Policy) check(id Identifier) *Problem {
 	switch id.Type {
 	case IdentifierIP:
 		addr, err := netip.ParseAddr(id.Value)
@@ -138,11 +138,11 @@ func (p *Policy) Check(id Identifier) *Problem {
 	return NewProblem(ProbUnsupportedIdentifier, "identifier type %q is not supported", id.Type).WithIdentifier(id)
 }
 
-// checkIdentifier is policy.Check, then the name constraints of the CA
+// checkIdentifier is policy.check, then the name constraints of the CA
 // (ca.Hierarchy.PermitsDNS, PermitsIP): relying parties would refuse a
 // certificate for a name they do not permit.
 func (s *Service) checkIdentifier(policy *Policy, id Identifier) *Problem {
-	if p := policy.Check(id); p != nil {
+	if p := policy.check(id); p != nil {
 		return p
 	}
 	h := s.ca.Hierarchy()

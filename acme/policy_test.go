@@ -1,17 +1,15 @@
-package acme_test
+package acme
 
 import (
 	"strings"
 	"testing"
-
-	"github.com/weir-pki/weir/acme"
 )
 
 func TestPolicyCheck(t *testing.T) {
 	tests := []struct {
 		name   string
-		cfg    acme.PolicyConfig
-		id     acme.Identifier
+		cfg    PolicyConfig
+		id     Identifier
 		reject bool   // want a rejectedIdentifier problem
 		detail string // substring of the problem detail when rejected
 	}{
@@ -47,8 +45,8 @@ func TestPolicyCheck(t *testing.T) {
 		{name: "wildcard covering a denied name", cfg: deny("a.example.com"), id: dns("*.example.com"), reject: true, detail: "a.example.com"},
 		// ... but not for x.a.example.com: a wildcard matches one label.
 		{name: "wildcard above a deeper denied name", cfg: deny("x.a.example.com"), id: dns("*.example.com")},
-		{name: "denied wins over allowed", cfg: acme.PolicyConfig{AllowedDomains: []string{"example.com"}, DeniedDomains: []string{"secret.example.com"}}, id: dns("x.secret.example.com"), reject: true, detail: "denied"},
-		{name: "allowed beside denied", cfg: acme.PolicyConfig{AllowedDomains: []string{"example.com"}, DeniedDomains: []string{"secret.example.com"}}, id: dns("www.example.com")},
+		{name: "denied wins over allowed", cfg: PolicyConfig{AllowedDomains: []string{"example.com"}, DeniedDomains: []string{"secret.example.com"}}, id: dns("x.secret.example.com"), reject: true, detail: "denied"},
+		{name: "allowed beside denied", cfg: PolicyConfig{AllowedDomains: []string{"example.com"}, DeniedDomains: []string{"secret.example.com"}}, id: dns("www.example.com")},
 		{name: "denied entry normalised", cfg: deny("DENIED.test."), id: dns("denied.test"), reject: true},
 
 		// allowed-ip-ranges.
@@ -64,23 +62,23 @@ func TestPolicyCheck(t *testing.T) {
 		{name: "v4 range does not admit v6", cfg: ipRanges("0.0.0.0/0"), id: ip("::1"), reject: true},
 		{name: "v6 range does not admit v4", cfg: ipRanges("::/0"), id: ip("127.0.0.1"), reject: true},
 		{name: "second range", cfg: ipRanges("10.0.0.0/8", "127.0.0.0/8"), id: ip("127.0.0.1")},
-		{name: "IP ranges do not allow names", cfg: acme.PolicyConfig{AllowedDomains: []string{"example.com"}, AllowedIPRanges: []string{"0.0.0.0/0"}}, id: dns("other.test"), reject: true},
-		{name: "allowed-domains do not restrict IPs", cfg: acme.PolicyConfig{AllowedDomains: []string{"example.com"}, AllowedIPRanges: []string{"0.0.0.0/0"}}, id: ip("198.51.100.1")},
+		{name: "IP ranges do not allow names", cfg: PolicyConfig{AllowedDomains: []string{"example.com"}, AllowedIPRanges: []string{"0.0.0.0/0"}}, id: dns("other.test"), reject: true},
+		{name: "allowed-domains do not restrict IPs", cfg: PolicyConfig{AllowedDomains: []string{"example.com"}, AllowedIPRanges: []string{"0.0.0.0/0"}}, id: ip("198.51.100.1")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, err := acme.NewPolicy(tt.cfg)
+			p, err := NewPolicy(tt.cfg)
 			if err != nil {
 				t.Fatalf("NewPolicy(%+v): %v", tt.cfg, err)
 			}
-			prob := p.Check(tt.id)
+			prob := p.check(tt.id)
 			switch {
 			case !tt.reject && prob != nil:
 				t.Fatalf("Check(%+v) = %v; want allowed", tt.id, prob)
 			case tt.reject && prob == nil:
 				t.Fatalf("Check(%+v) = nil; want rejectedIdentifier", tt.id)
 			case tt.reject:
-				if prob.Type != acme.ProbRejectedIdentifier || prob.Status != 400 {
+				if prob.Type != ProbRejectedIdentifier || prob.Status != 400 {
 					t.Errorf("Check(%+v) = %s (status %d); want rejectedIdentifier, 400", tt.id, prob, prob.Status)
 				}
 				if prob.Identifier == nil || *prob.Identifier != tt.id {
@@ -95,11 +93,11 @@ func TestPolicyCheck(t *testing.T) {
 }
 
 func TestPolicyCheckUnknownType(t *testing.T) {
-	p, err := acme.NewPolicy(acme.PolicyConfig{})
+	p, err := NewPolicy(PolicyConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if prob := p.Check(acme.Identifier{Type: "email", Value: "a@b.test"}); prob == nil || prob.Type != acme.ProbUnsupportedIdentifier {
+	if prob := p.check(Identifier{Type: "email", Value: "a@b.test"}); prob == nil || prob.Type != ProbUnsupportedIdentifier {
 		t.Errorf("Check(email) = %v; want unsupportedIdentifier", prob)
 	}
 }
@@ -107,11 +105,11 @@ func TestPolicyCheckUnknownType(t *testing.T) {
 func TestPolicyValidate(t *testing.T) {
 	tests := []struct {
 		name string
-		cfg  acme.PolicyConfig
+		cfg  PolicyConfig
 		want []string // substrings of the error; none means valid
 	}{
-		{name: "empty", cfg: acme.PolicyConfig{}},
-		{name: "valid", cfg: acme.PolicyConfig{
+		{name: "empty", cfg: PolicyConfig{}},
+		{name: "valid", cfg: PolicyConfig{
 			AllowedDomains:  []string{"example.com", ".example.org", "Example.NET.", "test"},
 			DeniedDomains:   []string{"secret.example.com"},
 			AllowedIPRanges: []string{"10.0.0.0/8", "192.0.2.1", "2001:db8::/32", "::1"},
@@ -123,7 +121,7 @@ func TestPolicyValidate(t *testing.T) {
 		{name: "IP as domain", cfg: allow("192.0.2.1"), want: []string{"ca.policy.allowed-domains[0]"}},
 		{name: "bad IP range", cfg: ipRanges("10.0.0.0/8", "10.0.0.0/33"), want: []string{`ca.policy.allowed-ip-ranges[1]: "10.0.0.0/33" is not an IP address or CIDR`}},
 		{name: "name as IP range", cfg: ipRanges("localhost"), want: []string{"ca.policy.allowed-ip-ranges[0]"}},
-		{name: "every error at once", cfg: acme.PolicyConfig{
+		{name: "every error at once", cfg: PolicyConfig{
 			AllowedDomains:  []string{"-a.test"},
 			DeniedDomains:   []string{"ok.test", "a..b"},
 			AllowedIPRanges: []string{"x"},
@@ -136,7 +134,7 @@ func TestPolicyValidate(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Validate() = %v; want nil", err)
 				}
-				if _, err := acme.NewPolicy(tt.cfg); err != nil {
+				if _, err := NewPolicy(tt.cfg); err != nil {
 					t.Fatalf("NewPolicy() = %v; want nil", err)
 				}
 				return
@@ -149,13 +147,13 @@ func TestPolicyValidate(t *testing.T) {
 					t.Errorf("Validate() = %q; want it to contain %q", err, w)
 				}
 			}
-			if _, nerr := acme.NewPolicy(tt.cfg); nerr == nil {
+			if _, nerr := NewPolicy(tt.cfg); nerr == nil {
 				t.Errorf("NewPolicy() = nil error for an invalid config")
 			}
 		})
 	}
 }
 
-func allow(d ...string) acme.PolicyConfig    { return acme.PolicyConfig{AllowedDomains: d} }
-func deny(d ...string) acme.PolicyConfig     { return acme.PolicyConfig{DeniedDomains: d} }
-func ipRanges(r ...string) acme.PolicyConfig { return acme.PolicyConfig{AllowedIPRanges: r} }
+func allow(d ...string) PolicyConfig    { return PolicyConfig{AllowedDomains: d} }
+func deny(d ...string) PolicyConfig     { return PolicyConfig{DeniedDomains: d} }
+func ipRanges(r ...string) PolicyConfig { return PolicyConfig{AllowedIPRanges: r} }

@@ -168,10 +168,10 @@ func (p *Problem) WithIdentifier(ident Identifier) *Problem {
 	return &q
 }
 
-// Combine returns nil for no problems, the single problem for one, and for
+// combine returns nil for no problems, the single problem for one, and for
 // several a problem of type t whose subproblems are the individual ones
 // (RFC 8555 §6.7.1).
-func Combine(t ProblemType, detail string, probs []*Problem) *Problem {
+func combine(t ProblemType, detail string, probs []*Problem) *Problem {
 	switch len(probs) {
 	case 0:
 		return nil

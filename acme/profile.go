@@ -149,9 +149,9 @@ type Profile struct {
 	CommonName      ca.CommonNamePolicy
 }
 
-// Allows reports whether orders under the profile may name identifiers of
+// allows reports whether orders under the profile may name identifiers of
 // type t.
-func (p *Profile) Allows(t IdentifierType) bool { return slices.Contains(p.IdentifierTypes, t) }
+func (p *Profile) allows(t IdentifierType) bool { return slices.Contains(p.IdentifierTypes, t) }
 
 // checkIdentifiers refuses the identifiers whose type the profile does not
 // allow, one subproblem each (RFC 8555 §6.7.1).
@@ -161,12 +161,12 @@ func (p *Profile) checkIdentifiers(idents []Identifier) *Problem {
 	}
 	var probs []*Problem
 	for _, id := range idents {
-		if !p.Allows(id.Type) {
+		if !p.allows(id.Type) {
 			probs = append(probs, NewProblem(ProbRejectedIdentifier,
 				"profile %q does not issue for %s identifiers (it allows %s)", p.Name, id.Type, joinTypes(p.IdentifierTypes)).WithIdentifier(id))
 		}
 	}
-	return Combine(ProbRejectedIdentifier, fmt.Sprintf("profile %q does not allow some identifiers of this order", p.Name), probs)
+	return combine(ProbRejectedIdentifier, fmt.Sprintf("profile %q does not allow some identifiers of this order", p.Name), probs)
 }
 
 func joinTypes(ts []IdentifierType) string {
@@ -198,7 +198,7 @@ func (p *Profile) name() string {
 
 // Profiles is the set of certificate profiles a server offers and the
 // default one. It is immutable; a reload swaps in a new one
-// (Service.SetProfiles). The nil *Profiles offers none.
+// (Service.SetLive). The nil *Profiles offers none.
 type Profiles struct {
 	def    string
 	byName map[string]*Profile
@@ -290,11 +290,11 @@ func (ps *Profiles) Descriptions() map[string]string {
 	return m
 }
 
-// Resolve returns the profile an order asking for name is issued under:
+// resolve returns the profile an order asking for name is issued under:
 // the default for "", and nil (the CA's defaults) when no profiles are
 // offered and none is asked for. A name that is not offered is an
 // invalidProfile problem listing the offered ones.
-func (ps *Profiles) Resolve(name string) (*Profile, *Problem) {
+func (ps *Profiles) resolve(name string) (*Profile, *Problem) {
 	if name == "" {
 		name = ps.Default()
 		if name == "" {
@@ -310,14 +310,8 @@ func (ps *Profiles) Resolve(name string) (*Profile, *Problem) {
 	return nil, NewProblem(ProbInvalidProfile, "profile %q is not offered; this server offers %s", name, strings.Join(ps.Names(), ", "))
 }
 
-// SetProfiles swaps the certificate profiles (live reload); nil offers
-// none. Orders already created keep their profile's name; at finalize
-// they are admitted again, and issued, under the profile of that name in
-// force then (readmitOrder).
-func (s *Service) SetProfiles(p *Profiles) { s.profiles.Store(p) }
-
 // Profiles returns the certificate profiles in force.
-func (s *Service) Profiles() *Profiles { return s.profiles.Load() }
+func (s *Service) Profiles() *Profiles { return s.rules().Profiles }
 
 // maxLifetime is the longest validity an order under p may ask for.
 func (s *Service) maxLifetime(p *Profile) time.Duration {
@@ -338,7 +332,7 @@ func profileRequest(req *ca.IssueRequest, p *Profile, csr *x509.CertificateReque
 	req.ExtKeyUsages = p.extKeyUsages()
 	req.CommonName = p.CommonName
 	if cn := csr.Subject.CommonName; cn != "" && p.CommonName == ca.CommonNameFirstName {
-		if id, prob := CanonicalIdentifier(Identifier{Type: IdentifierDNS, Value: cn}); prob == nil {
+		if id, prob := canonicalIdentifier(Identifier{Type: IdentifierDNS, Value: cn}); prob == nil {
 			if i := slices.Index(req.DNSNames, id.Value); i > 0 {
 				req.DNSNames = append(append([]string{id.Value}, req.DNSNames[:i]...), req.DNSNames[i+1:]...)
 			}

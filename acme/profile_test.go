@@ -37,7 +37,7 @@ func TestProfilesResolve(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			p, prob := tt.ps.Resolve(tt.ask)
+			p, prob := tt.ps.resolve(tt.ask)
 			if tt.wantProb != "" {
 				if prob == nil || prob.Type != tt.wantProb || prob.Status != 400 || !strings.Contains(prob.Detail, tt.wantDetail) {
 					t.Fatalf("Resolve(%q): got %v, want 400 %s containing %q", tt.ask, prob, tt.wantProb, tt.wantDetail)

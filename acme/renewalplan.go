@@ -45,7 +45,7 @@ func (c *ARIConfig) setDefaults() {
 // an hour an account can make without a 429 (limits.Adapter: its san-budget
 // rate), so the planner spreads one account's certificates within it.
 type renewalHeadroom interface {
-	RenewalsPerHour(accountID string, names int) float64
+	RenewalsPerHour(accountID AccountID, names int) float64
 }
 
 // planner places renewal windows. It keeps the expected renewals per hour
@@ -61,8 +61,8 @@ type planner struct {
 	mu       sync.Mutex
 	loaded   bool
 	loadedAt time.Time
-	global   map[int64]float64            // hour index → expected renewals
-	acct     map[string]map[int64]float64 // account → hour → expected renewals
+	global   map[int64]float64               // hour index → expected renewals
+	acct     map[AccountID]map[int64]float64 // account → hour → expected renewals
 }
 
 // planReload is how long the planner trusts what it loaded. With N
@@ -74,22 +74,6 @@ type planner struct {
 const planReload = 5 * time.Minute
 
 func hourIndex(t time.Time) int64 { return t.Unix() / 3600 }
-
-// ariConfig returns the current ARI configuration.
-func (s *Service) ariConfig() ARIConfig {
-	if c := s.ari.Load(); c != nil {
-		return *c
-	}
-	var c ARIConfig
-	c.setDefaults()
-	return c
-}
-
-// SetARI installs the renewal-window configuration (live reload).
-func (s *Service) SetARI(c ARIConfig) {
-	c.setDefaults()
-	s.ari.Store(&c)
-}
 
 // load reads the promised windows at the first placement and again once
 // what it read is planReload old. When reading fails, the plan stays as it
@@ -105,7 +89,7 @@ func (p *planner) load(ctx context.Context, inv Inventory, now time.Time) error 
 			return fmt.Errorf("renewal planner: %w", err)
 		}
 	}
-	p.global, p.acct = map[int64]float64{}, map[string]map[int64]float64{}
+	p.global, p.acct = map[int64]float64{}, map[AccountID]map[int64]float64{}
 	for _, w := range ws {
 		p.add(w.AccountID, w.Start, w.End)
 	}
@@ -114,7 +98,7 @@ func (p *planner) load(ctx context.Context, inv Inventory, now time.Time) error 
 }
 
 // add spreads one renewal over the hours of [start, end).
-func (p *planner) add(account string, start, end time.Time) {
+func (p *planner) add(account AccountID, start, end time.Time) {
 	h0, h1 := hourIndex(start), hourIndex(end.Add(-time.Nanosecond))
 	share := 1 / float64(h1-h0+1)
 	a := p.acct[account]
@@ -131,7 +115,7 @@ func (p *planner) add(account string, start, end time.Time) {
 // place chooses the window of a new certificate of account valid over
 // [nb, na) and records it. perHour is the account's headroom (+Inf for
 // none).
-func (p *planner) place(c ARIConfig, account string, nb, na time.Time, perHour float64) (time.Time, time.Time) {
+func (p *planner) place(c ARIConfig, account AccountID, nb, na time.Time, perHour float64) (time.Time, time.Time) {
 	life := na.Sub(nb)
 	width := c.WindowWidth
 	if width <= 0 {
@@ -173,13 +157,13 @@ func (p *planner) place(c ARIConfig, account string, nb, na time.Time, perHour f
 
 // renewalWindow places the ARI window of a certificate being issued; with
 // planning off it is the default window.
-func (s *Service) renewalWindow(ctx context.Context, account string, names int, nb, na time.Time) (time.Time, time.Time) {
-	c := s.ariConfig()
+func (s *Service) renewalWindow(ctx context.Context, account AccountID, names int, nb, na time.Time) (time.Time, time.Time) {
+	c := s.rules().ARI
 	if c.MaxRenewalsPerHour <= 0 {
 		return defaultWindow(nb, na)
 	}
 	perHour := math.Inf(1)
-	if h, ok := s.lim().(renewalHeadroom); ok {
+	if h, ok := s.limits.(renewalHeadroom); ok {
 		perHour = h.RenewalsPerHour(account, names)
 	}
 	inv, _ := s.Inventory()

@@ -63,6 +63,41 @@ type Config struct {
 	// validation that takes longer is answered as processing. Zero means
 	// 1 s; negative, no wait.
 	ChallengeWait time.Duration
+	// EAB is the External Account Binding configuration (eab.go).
+	EAB EABConfig
+}
+
+// Deps are what a Service works with: the store, the CA and the
+// validator, which it needs, and the limits, observer, log and clock,
+// which default.
+type Deps struct {
+	Store     Store
+	CA        *ca.CA
+	Validator Validator
+	// Limits is consulted at the points docs/ARCHITECTURE.md names; nil
+	// means NoLimits.
+	Limits Limits
+	// Observer receives issuance, revocation and validation; nil means
+	// NopObserver.
+	Observer Observer
+	// Log nil discards.
+	Log *slog.Logger
+	// Now nil means time.Now.
+	Now func() time.Time
+}
+
+// Live is the part of a Service's configuration that a reload changes
+// (SetLive): the naming policy, the certificate profiles and the renewal
+// windows. They are swapped together, so a use case reads one consistent
+// set.
+type Live struct {
+	// Policy is the naming policy; nil allows every DNS name and no IP
+	// address, as an empty PolicyConfig does.
+	Policy *Policy
+	// Profiles are the certificate profiles offered; nil offers none.
+	Profiles *Profiles
+	// ARI shapes the renewal windows; zero fields get defaults.
+	ARI ARIConfig
 }
 
 func (c *Config) setDefaults() {
@@ -112,7 +147,7 @@ type Caller struct {
 	Account    *Account
 	Key        crypto.PublicKey
 	KeyJSON    []byte
-	Thumbprint string
+	Thumbprint Thumbprint
 	IP         netip.Addr
 }
 
@@ -121,44 +156,44 @@ type Service struct {
 	cfg       Config
 	store     Store
 	ca        *ca.CA
-	policy    atomic.Pointer[Policy]
-	profiles  atomic.Pointer[Profiles] // nil: no profiles offered
 	validator Validator
-	limits    atomic.Value // limitsBox
-	observer  atomic.Pointer[observerBox]
+	limits    Limits
+	observer  Observer
 	log       *slog.Logger
 	now       func() time.Time
 
-	ari  atomic.Pointer[ARIConfig]
-	eab  atomic.Pointer[EABConfig]
+	live atomic.Pointer[Live] // nil: the zero Live, with defaults
 	plan planner
 
 	jobs     *validationQueue // claimed challenges waiting for a worker (lease.go)
 	running  atomic.Bool      // Run's workers are running
-	waiters  sync.Map         // challenge ID -> chan *Authorization: POSTs waiting for the outcome
+	waiters  sync.Map         // ChallengeID -> chan *Authorization: POSTs waiting for the outcome
 	crl      *crlCache
 	accounts accountCache
 }
 
-// New makes a Service. limits nil means NoLimits; log nil discards.
-func New(cfg Config, store Store, issuer *ca.CA, policy *Policy, v Validator, limits Limits, log *slog.Logger, now func() time.Time) (*Service, error) {
+// New makes a Service of cfg that starts with the rules of live.
+func New(cfg Config, live Live, deps Deps) (*Service, error) {
 	cfg.setDefaults()
-	if store == nil || issuer == nil || policy == nil || v == nil {
-		return nil, errors.New("acme: store, CA, policy and validator are required")
+	if deps.Store == nil || deps.CA == nil || deps.Validator == nil {
+		return nil, errors.New("acme: the store, CA and validator are required")
 	}
-	if limits == nil {
-		limits = NoLimits{}
+	if deps.Limits == nil {
+		deps.Limits = NoLimits{}
 	}
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if deps.Observer == nil {
+		deps.Observer = NopObserver{}
 	}
-	if now == nil {
-		now = time.Now
+	if deps.Log == nil {
+		deps.Log = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{cfg: cfg, store: store, ca: issuer, validator: v,
-		log: log, now: now, jobs: newValidationQueue(cfg.ValidationQueue, cfg.ValidationWorkersPerAccount)}
-	s.policy.Store(policy)
-	s.limits.Store(limitsBox{limits})
+	if deps.Now == nil {
+		deps.Now = time.Now
+	}
+	s := &Service{cfg: cfg, store: deps.Store, ca: deps.CA, validator: deps.Validator,
+		limits: deps.Limits, observer: deps.Observer, log: deps.Log, now: deps.Now,
+		jobs: newValidationQueue(cfg.ValidationQueue, cfg.ValidationWorkersPerAccount)}
+	s.SetLive(live)
 	s.crl = &crlCache{}
 	return s, nil
 }
@@ -166,46 +201,27 @@ func New(cfg Config, store Store, issuer *ca.CA, policy *Policy, v Validator, li
 // Config returns the effective configuration (with defaults applied).
 func (s *Service) Config() Config { return s.cfg }
 
-// SetPolicy swaps the naming policy (live reload).
-func (s *Service) SetPolicy(p *Policy) { s.policy.Store(p) }
-
-// SetLimits swaps the limiter (live reload).
-func (s *Service) SetLimits(l Limits) {
-	if l == nil {
-		l = NoLimits{}
+// SetLive swaps the naming policy, the certificate profiles and the
+// renewal windows (live reload). Orders already created keep their
+// profile's name; at finalize they are admitted again, and issued, under
+// the rules in force then (readmitOrder).
+func (s *Service) SetLive(l Live) {
+	if l.Policy == nil {
+		l.Policy = &Policy{}
 	}
-	s.limits.Store(limitsBox{l})
+	l.ARI.setDefaults()
+	s.live.Store(&l)
 }
 
-// SetObserver installs the observer of issuance, revocation and
-// validation; nil means NopObserver. It may be called at any time.
-func (s *Service) SetObserver(o Observer) { s.observer.Store(newObserverBox(o)) }
-
-// obs returns the current observer.
-func (s *Service) obs() Observer { return s.observer.Load().get() }
-
-// observerBox holds an Observer behind an atomic.Pointer; a nil box is
-// NopObserver, so the zero Service observes nothing.
-type observerBox struct{ Observer }
-
-func newObserverBox(o Observer) *observerBox {
-	if o == nil {
-		return nil
+// rules returns the live rules in force.
+func (s *Service) rules() *Live {
+	if l := s.live.Load(); l != nil {
+		return l
 	}
-	return &observerBox{o}
+	l := &Live{Policy: &Policy{}}
+	l.ARI.setDefaults()
+	return l
 }
-
-func (b *observerBox) get() Observer {
-	if b == nil {
-		return NopObserver{}
-	}
-	return b.Observer
-}
-
-// limitsBox gives atomic.Value one concrete type whatever Limits is.
-type limitsBox struct{ Limits }
-
-func (s *Service) lim() Limits { return s.limits.Load().(limitsBox).Limits }
 
 // CA returns the issuing CA.
 func (s *Service) CA() *ca.CA { return s.ca }
@@ -222,7 +238,7 @@ func (s *Service) Store() Store { return s.store }
 // pages and a read finds them in fewer. The 80 random bits keep IDs
 // unguessable; IDs grant nothing anyway, as every resource is checked
 // against the account that asks for it.
-func newID() string {
+func newID[ID ~string]() ID {
 	var b [16]byte
 	ms := uint64(time.Now().UnixMilli())
 	binary.BigEndian.PutUint16(b[0:2], uint16(ms>>32))
@@ -230,7 +246,7 @@ func newID() string {
 	if _, err := rand.Read(b[6:]); err != nil {
 		panic(fmt.Sprintf("acme: crypto/rand failed: %v", err))
 	}
-	return sortedIDs.EncodeToString(b[:])
+	return ID(sortedIDs.EncodeToString(b[:]))
 }
 
 // sortedIDs is lowercase Crockford base32, whose alphabet is in ASCII
@@ -250,11 +266,11 @@ func randomString(n int) string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-// storeErr maps a Store error to a problem: not found → 404, anything else
-// internal.
-func storeErr(err error, what string) *Problem {
+// storeErr maps a Store error to a problem: not found → 404 naming the
+// object (a format and its arguments), anything else internal.
+func storeErr(err error, format string, args ...any) *Problem {
 	if errors.Is(err, ErrNotFound) {
-		return NotFound("%s does not exist", what)
+		return NotFound("%s does not exist", fmt.Sprintf(format, args...))
 	}
 	return Internal(err)
 }

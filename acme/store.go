@@ -17,102 +17,123 @@ var (
 	ErrBadCursor = errors.New("malformed cursor")
 )
 
-// Store is the persistence that Service needs. Every method takes ctx. A
-// missing object is an error wrapping ErrNotFound. Values come back as fresh
-// copies the caller may mutate. Status updates are compare-and-set: they fail
-// with an error wrapping ErrConflict unless the stored status still equals
-// from, so two concurrent finalize calls can never both issue.
+// Store is the persistence that Service needs, one interface per role.
+// Every method takes ctx. A missing object is an error wrapping
+// ErrNotFound. Values come back as fresh copies the caller may mutate.
+// Status updates are compare-and-set: they fail with an error wrapping
+// ErrConflict unless the stored status still equals from, so two
+// concurrent finalize calls can never both issue.
+//
+// Leases (lease.go) are live while now is before their end; an owner
+// names one process (Config.Owner). The times are the callers', so
+// replicas' clocks must agree to well within a lease.
 type Store interface {
+	AccountStore
+	OrderStore
+	ValidationStore
+	FinalizationStore
+	CertificateStore
+	LeaseStore
+}
+
+// AccountStore keeps accounts (RFC 8555 §7.3).
+type AccountStore interface {
 	// CreateAccount stores a new account and sets a.ID (a decimal integer
 	// string). ErrConflict if an account with the same KeyThumbprint exists.
 	CreateAccount(ctx context.Context, a *Account) error
-	GetAccount(ctx context.Context, id string) (*Account, error)
-	GetAccountByKey(ctx context.Context, thumbprint string) (*Account, error)
+	GetAccount(ctx context.Context, id AccountID) (*Account, error)
+	GetAccountByKey(ctx context.Context, thumbprint Thumbprint) (*Account, error)
 	// UpdateAccount writes Contact and Status, compare-and-set on status from.
 	UpdateAccount(ctx context.Context, a *Account, from Status) error
-	// ChangeAccountKey replaces the key of account id if it still has
-	// oldThumbprint. ErrConflict if newThumbprint belongs to any account or
-	// the old key no longer matches.
-	ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error
+	// ChangeAccountKey replaces the key of account id, if it is still the
+	// key of old, with newKey, whose thumbprint is new. ErrConflict if new
+	// belongs to any account or the old key no longer matches.
+	ChangeAccountKey(ctx context.Context, id AccountID, old, new Thumbprint, newKey []byte) error
+}
 
+// OrderStore keeps orders and their authorizations (RFC 8555 §7.4, §7.5).
+type OrderStore interface {
 	// CreateOrder stores o and newAuthzs (with their challenges) in one
 	// transaction. o.AuthzIDs may also name existing authorizations being
 	// reused. Sets nothing on o: IDs are chosen by the caller.
 	CreateOrder(ctx context.Context, o *Order, newAuthzs []*Authorization) error
-	GetOrder(ctx context.Context, id string) (*Order, error)
+	GetOrder(ctx context.Context, id OrderID) (*Order, error)
 	// ListOrders returns up to limit order IDs of the account, oldest first,
 	// starting after cursor ("" = from the start), and the cursor of the next
 	// page ("" when there is none). A cursor it did not give out is an
 	// error wrapping ErrBadCursor.
-	ListOrders(ctx context.Context, accountID, cursor string, limit int) (ids []string, next string, err error)
+	ListOrders(ctx context.Context, accountID AccountID, cursor string, limit int) (ids []OrderID, next string, err error)
 	// UpdateOrder writes Status, Error and CertSerial, compare-and-set on
 	// from, and frees the order's finalization lease.
 	UpdateOrder(ctx context.Context, o *Order, from Status) error
+	// ReplacingOrder returns the valid order whose Replaces is certID (an
+	// ARI identifier): the renewal that replaced that certificate (RFC 9773
+	// §5). ErrNotFound if none. At most one order replacing a certificate
+	// can be valid: FinalizeOrder of a second fails with ErrConflict.
+	ReplacingOrder(ctx context.Context, certID string) (*Order, error)
 
 	// GetAuthz returns an authorization with its challenges.
-	GetAuthz(ctx context.Context, id string) (*Authorization, error)
+	GetAuthz(ctx context.Context, id AuthzID) (*Authorization, error)
 	// FindValidAuthz returns an authorization of the account for the
 	// identifier (and wildcard flag) that is valid and expires after
 	// notBefore, the latest-expiring one if several. ErrNotFound if none.
-	FindValidAuthz(ctx context.Context, accountID string, ident Identifier, wildcard bool, notBefore time.Time) (*Authorization, error)
+	FindValidAuthz(ctx context.Context, accountID AccountID, ident Identifier, wildcard bool, notBefore time.Time) (*Authorization, error)
 	// UpdateAuthz writes the authorization's Status and Expires and the
 	// Status, Error, Validated and UpdatedAt of each challenge in
 	// a.Challenges (which may list only those that changed), in one
 	// transaction, compare-and-set on the authorization's status from.
 	UpdateAuthz(ctx context.Context, a *Authorization, from Status) error
+}
 
-	// GetChallenge returns one challenge (with AuthzID set).
-	GetChallenge(ctx context.Context, id string) (*Challenge, error)
-	// UpdateChallenge writes Status, Error, Validated and UpdatedAt,
-	// compare-and-set on from.
-	UpdateChallenge(ctx context.Context, c *Challenge, from Status) error
-
-	// Leases (see lease.go). A lease is live while now is before its
-	// end; owner names one process (Config.Owner). The times are the
-	// callers', so replicas' clocks must agree to well within a lease.
-
+// ValidationStore keeps challenges and leases their validation jobs
+// (lease.go, RFC 8555 §7.5.1).
+type ValidationStore interface {
+	// GetChallenge returns one challenge (with AuthzID set). Its outcome
+	// is written with its authorization's (OrderStore.UpdateAuthz).
+	GetChallenge(ctx context.Context, id ChallengeID) (*Challenge, error)
+	// StartChallenge moves challenge id from pending to processing, with
+	// UpdatedAt now, and leases it to owner until now+lease, in one
+	// compare-and-set: ErrConflict unless it is pending.
+	StartChallenge(ctx context.Context, id ChallengeID, owner string, now time.Time, lease time.Duration) error
 	// ClaimChallenges atomically leases to owner, until now+lease, up to
 	// limit challenges in processing whose lease is free or ended, and
 	// returns them, least recently updated first. Concurrent calls, from
 	// any process, never return the same challenge while its lease is
 	// live.
 	ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*Challenge, error)
-	// StartChallenge moves challenge id from pending to processing, with
-	// UpdatedAt now, and leases it to owner until now+lease, in one
-	// compare-and-set: ErrConflict unless it is pending.
-	StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error
 	// ClaimChallenge leases challenge id to owner until now+lease if it
 	// is processing and its lease is free, ended or owner's (a renewal).
 	// ErrConflict if it is not processing or another owner's lease is
 	// live.
-	ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error
+	ClaimChallenge(ctx context.Context, id ChallengeID, owner string, now time.Time, lease time.Duration) error
 	// ReleaseChallenge frees owner's lease of challenge id, so that the
 	// next claim of any process may take it. Nothing happens if owner
 	// does not hold it.
-	ReleaseChallenge(ctx context.Context, id, owner string) error
-	// TryLease takes or renews the lease called name for owner until
-	// now+ttl if it is free, ended or owner's already, and reports
-	// whether owner holds it: background work that one process at a
-	// time should do.
-	TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error)
-	// ReleaseLease ends the lease called name if owner holds it.
-	ReleaseLease(ctx context.Context, name, owner string) error
+	ReleaseChallenge(ctx context.Context, id ChallengeID, owner string) error
+}
 
+// FinalizationStore leases finalizations and stores what they issue
+// (lease.go, RFC 8555 §7.4).
+type FinalizationStore interface {
 	// StartFinalize moves order id from pending to processing, stores csr
 	// (DER) as its CSR and leases the finalization to owner until
 	// now+lease, in one compare-and-set: ErrConflict unless it is pending.
-	StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error
+	StartFinalize(ctx context.Context, id OrderID, owner string, csr []byte, now time.Time, lease time.Duration) error
 	// ClaimOrders atomically leases to owner, until now+lease, up to
 	// limit orders in processing whose lease is free or ended, and
 	// returns them (with their CSR), oldest first. Concurrent calls, from
 	// any process, never return the same order while its lease is live.
 	ClaimOrders(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*Order, error)
-
 	// FinalizeOrder stores cert and moves order cert.OrderID from processing
 	// to valid with CertSerial = cert.Serial, and frees its lease, in one
 	// transaction; the certificate is durable before this returns.
 	// ErrConflict if the order is not processing.
 	FinalizeOrder(ctx context.Context, cert *Certificate) error
+}
+
+// CertificateStore keeps issued certificates, their revocations (the CRL,
+// crl.go) and their renewal windows (incident.go).
+type CertificateStore interface {
 	GetCertificate(ctx context.Context, serial string) (*Certificate, error)
 	// RevokeCertificate marks a certificate revoked. ErrConflict if it
 	// already is.
@@ -120,16 +141,21 @@ type Store interface {
 	// ListRevoked returns the revoked certificates that have not yet
 	// expired at now (what a CRL must list).
 	ListRevoked(ctx context.Context, now time.Time) ([]*Certificate, error)
-
-	// ReplacingOrder returns the valid order whose Replaces is certID (an
-	// ARI identifier): the renewal that replaced that certificate (RFC 9773
-	// §5). ErrNotFound if none. At most one order replacing a certificate
-	// can be valid: FinalizeOrder of a second fails with ErrConflict.
-	ReplacingOrder(ctx context.Context, certID string) (*Order, error)
 	// SetRenewalWindows moves the ARI windows of the given certificates
 	// and marks them RenewNow (incident mode: a window in the past tells
 	// clients to renew now).
 	SetRenewalWindows(ctx context.Context, serials []string, start, end time.Time) error
+}
+
+// LeaseStore keeps named leases: background work that one process at a
+// time should do (Service.RunLeased).
+type LeaseStore interface {
+	// TryLease takes or renews the lease called name for owner until
+	// now+ttl if it is free, ended or owner's already, and reports
+	// whether owner holds it.
+	TryLease(ctx context.Context, name, owner string, now time.Time, ttl time.Duration) (bool, error)
+	// ReleaseLease ends the lease called name if owner holds it.
+	ReleaseLease(ctx context.Context, name, owner string) error
 }
 
 // NonceStore issues and redeems anti-replay nonces (RFC 8555 §7.2).

@@ -29,12 +29,12 @@ func (c *countingStore) CreateAccount(ctx context.Context, a *acme.Account) erro
 	return c.st.CreateAccount(ctx, a)
 }
 
-func (c *countingStore) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
+func (c *countingStore) GetAccount(ctx context.Context, id acme.AccountID) (*acme.Account, error) {
 	c.read()
 	return c.st.GetAccount(ctx, id)
 }
 
-func (c *countingStore) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.Account, error) {
+func (c *countingStore) GetAccountByKey(ctx context.Context, thumbprint acme.Thumbprint) (*acme.Account, error) {
 	c.read()
 	return c.st.GetAccountByKey(ctx, thumbprint)
 }
@@ -44,9 +44,9 @@ func (c *countingStore) UpdateAccount(ctx context.Context, a *acme.Account, from
 	return c.st.UpdateAccount(ctx, a, from)
 }
 
-func (c *countingStore) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
+func (c *countingStore) ChangeAccountKey(ctx context.Context, id acme.AccountID, old, new acme.Thumbprint, newKey []byte) error {
 	c.write()
-	return c.st.ChangeAccountKey(ctx, id, oldThumbprint, newThumbprint, newKey)
+	return c.st.ChangeAccountKey(ctx, id, old, new, newKey)
 }
 
 func (c *countingStore) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acme.Authorization) error {
@@ -54,12 +54,12 @@ func (c *countingStore) CreateOrder(ctx context.Context, o *acme.Order, newAuthz
 	return c.st.CreateOrder(ctx, o, newAuthzs)
 }
 
-func (c *countingStore) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
+func (c *countingStore) GetOrder(ctx context.Context, id acme.OrderID) (*acme.Order, error) {
 	c.read()
 	return c.st.GetOrder(ctx, id)
 }
 
-func (c *countingStore) ListOrders(ctx context.Context, accountID, cursor string, limit int) ([]string, string, error) {
+func (c *countingStore) ListOrders(ctx context.Context, accountID acme.AccountID, cursor string, limit int) ([]acme.OrderID, string, error) {
 	c.read()
 	return c.st.ListOrders(ctx, accountID, cursor, limit)
 }
@@ -69,12 +69,12 @@ func (c *countingStore) UpdateOrder(ctx context.Context, o *acme.Order, from acm
 	return c.st.UpdateOrder(ctx, o, from)
 }
 
-func (c *countingStore) GetAuthz(ctx context.Context, id string) (*acme.Authorization, error) {
+func (c *countingStore) GetAuthz(ctx context.Context, id acme.AuthzID) (*acme.Authorization, error) {
 	c.read()
 	return c.st.GetAuthz(ctx, id)
 }
 
-func (c *countingStore) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
+func (c *countingStore) FindValidAuthz(ctx context.Context, accountID acme.AccountID, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
 	c.read()
 	return c.st.FindValidAuthz(ctx, accountID, ident, wildcard, notBefore)
 }
@@ -84,14 +84,9 @@ func (c *countingStore) UpdateAuthz(ctx context.Context, a *acme.Authorization, 
 	return c.st.UpdateAuthz(ctx, a, from)
 }
 
-func (c *countingStore) GetChallenge(ctx context.Context, id string) (*acme.Challenge, error) {
+func (c *countingStore) GetChallenge(ctx context.Context, id acme.ChallengeID) (*acme.Challenge, error) {
 	c.read()
 	return c.st.GetChallenge(ctx, id)
-}
-
-func (c *countingStore) UpdateChallenge(ctx context.Context, ch *acme.Challenge, from acme.Status) error {
-	c.write()
-	return c.st.UpdateChallenge(ctx, ch, from)
 }
 
 func (c *countingStore) ClaimChallenges(ctx context.Context, owner string, now time.Time, lease time.Duration, limit int) ([]*acme.Challenge, error) {
@@ -99,17 +94,17 @@ func (c *countingStore) ClaimChallenges(ctx context.Context, owner string, now t
 	return c.st.ClaimChallenges(ctx, owner, now, lease, limit)
 }
 
-func (c *countingStore) StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
+func (c *countingStore) StartChallenge(ctx context.Context, id acme.ChallengeID, owner string, now time.Time, lease time.Duration) error {
 	c.write()
 	return c.st.StartChallenge(ctx, id, owner, now, lease)
 }
 
-func (c *countingStore) ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
+func (c *countingStore) ClaimChallenge(ctx context.Context, id acme.ChallengeID, owner string, now time.Time, lease time.Duration) error {
 	c.write()
 	return c.st.ClaimChallenge(ctx, id, owner, now, lease)
 }
 
-func (c *countingStore) ReleaseChallenge(ctx context.Context, id, owner string) error {
+func (c *countingStore) ReleaseChallenge(ctx context.Context, id acme.ChallengeID, owner string) error {
 	c.write()
 	return c.st.ReleaseChallenge(ctx, id, owner)
 }
@@ -124,7 +119,7 @@ func (c *countingStore) ReleaseLease(ctx context.Context, name, owner string) er
 	return c.st.ReleaseLease(ctx, name, owner)
 }
 
-func (c *countingStore) StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error {
+func (c *countingStore) StartFinalize(ctx context.Context, id acme.OrderID, owner string, csr []byte, now time.Time, lease time.Duration) error {
 	c.write()
 	return c.st.StartFinalize(ctx, id, owner, csr, now, lease)
 }

@@ -46,9 +46,9 @@ const (
 
 // Account is an ACME account (RFC 8555 §7.1.2). ID is assigned by the Store.
 type Account struct {
-	ID            string
-	Key           []byte // the account's public JWK, JSON-encoded
-	KeyThumbprint string // RFC 7638 thumbprint (SHA-256, base64url) of Key
+	ID            AccountID
+	Key           []byte     // the account's public JWK, JSON-encoded
+	KeyThumbprint Thumbprint // of Key
 	Contact       []string
 	Status        Status
 	CreatedAt     time.Time
@@ -62,11 +62,11 @@ type Account struct {
 // processing, valid or invalid; "ready" and expiry-driven "invalid" are
 // derived from its authorizations by Service.
 type Order struct {
-	ID          string
-	AccountID   string
+	ID          OrderID
+	AccountID   AccountID
 	Status      Status
 	Identifiers []Identifier
-	AuthzIDs    []string
+	AuthzIDs    []AuthzID
 	NotBefore   time.Time // zero when not requested
 	NotAfter    time.Time // zero when not requested
 	Expires     time.Time
@@ -86,8 +86,8 @@ type Order struct {
 
 // Authorization is an ACME authorization (RFC 8555 §7.1.4).
 type Authorization struct {
-	ID         string
-	AccountID  string
+	ID         AuthzID
+	AccountID  AccountID
 	Identifier Identifier // for a wildcard, the base name without "*."
 	Wildcard   bool
 	Status     Status
@@ -108,8 +108,8 @@ func (a *Authorization) Name() string {
 
 // Challenge is an ACME challenge (RFC 8555 §7.1.5, §8).
 type Challenge struct {
-	ID        string
-	AuthzID   string
+	ID        ChallengeID
+	AuthzID   AuthzID
 	Type      ChallengeType
 	Token     string
 	Status    Status
@@ -122,8 +122,8 @@ type Challenge struct {
 // and count it. Nothing issued is ever deleted.
 type Certificate struct {
 	Serial           string // lowercase hex, the key of the certificate resource
-	AccountID        string
-	OrderID          string
+	AccountID        AccountID
+	OrderID          OrderID
 	DER              []byte   // the leaf
 	ChainPEM         []byte   // leaf then issuer chain, as served to the client
 	Names            []string // canonical, sorted identifier values (the "FQDN set")

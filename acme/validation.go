@@ -64,7 +64,7 @@ func (s *Service) worker(ctx context.Context) {
 // its authorization in one store update (RFC 8555 §7.5.1: the
 // authorization becomes valid with one valid challenge, invalid with one
 // failed one).
-func (s *Service) validate(ctx context.Context, id string) error {
+func (s *Service) validate(ctx context.Context, id ChallengeID) error {
 	ch, err := s.store.GetChallenge(ctx, id)
 	if err != nil {
 		return err
@@ -85,9 +85,12 @@ func (s *Service) validate(ctx context.Context, id string) error {
 	}
 	if st := authzStatus(a, s.now()); st != StatusPending {
 		// Settled some other way (another challenge, deactivation, expiry):
-		// close this challenge without touching the authorization.
+		// close this challenge and leave the authorization as it is, unless
+		// it changed meanwhile.
 		ch.Status, ch.Error, ch.UpdatedAt = StatusInvalid, Unauthorized("the authorization is %s", st).WithIdentifier(a.Identifier), s.now().UTC()
-		if err := s.store.UpdateChallenge(ctx, ch, StatusProcessing); err != nil {
+		only := *a
+		only.Challenges = []*Challenge{ch}
+		if err := s.store.UpdateAuthz(ctx, &only, a.Status); err != nil {
 			return err
 		}
 		for i, c := range a.Challenges {
@@ -101,7 +104,7 @@ func (s *Service) validate(ctx context.Context, id string) error {
 	start := time.Now()
 	prob := s.validator.Validate(ctx, ValidationRequest{
 		Identifier: a.Identifier, Type: ch.Type, Token: ch.Token,
-		KeyAuthorization: ch.Token + "." + acct.KeyThumbprint,
+		KeyAuthorization: ch.Token + "." + string(acct.KeyThumbprint),
 	})
 	if c, ok := s.validator.(CAAChecker); ok && prob == nil {
 		// CAA is checked once control is shown, as Boulder does (RFC 8659
@@ -111,7 +114,7 @@ func (s *Service) validate(ctx context.Context, id string) error {
 	}
 	// Observed before the result is stored, so a client that sees the
 	// outcome also finds it counted.
-	s.obs().Validation(ch.Type, prob == nil, time.Since(start))
+	s.observer.Validation(ch.Type, prob == nil, time.Since(start))
 	now := s.now().UTC()
 	var done *Challenge
 	for _, c := range a.Challenges {
@@ -149,7 +152,7 @@ func (s *Service) validate(ctx context.Context, id string) error {
 		}
 		return err
 	}
-	s.lim().AuthzFinished(ctx, a)
+	s.limits.AuthzFinished(ctx, a)
 	s.settled(ch.ID, a)
 	return nil
 }

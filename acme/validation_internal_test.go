@@ -17,19 +17,19 @@ type oneChallengeStore struct {
 	updated *Authorization
 }
 
-func (s *oneChallengeStore) GetChallenge(context.Context, string) (*Challenge, error) {
+func (s *oneChallengeStore) GetChallenge(context.Context, ChallengeID) (*Challenge, error) {
 	c := s.ch
 	return &c, nil
 }
 
-func (s *oneChallengeStore) GetAuthz(context.Context, string) (*Authorization, error) {
+func (s *oneChallengeStore) GetAuthz(context.Context, AuthzID) (*Authorization, error) {
 	a := s.authz
 	ch := s.ch
 	a.Challenges = []*Challenge{&ch}
 	return &a, nil
 }
 
-func (s *oneChallengeStore) GetAccount(context.Context, string) (*Account, error) {
+func (s *oneChallengeStore) GetAccount(context.Context, AccountID) (*Account, error) {
 	a := s.acct
 	return &a, nil
 }
@@ -61,9 +61,8 @@ func TestValidateUsesCurrentKey(t *testing.T) {
 		ch:    Challenge{ID: "ch", AuthzID: "az", Type: ChallengeHTTP01, Token: "tok", Status: StatusProcessing},
 	}
 	v := &keyAuthValidator{want: "tok.new-thumbprint"}
-	s := &Service{store: st, validator: v, now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler)}
-	s.limits.Store(limitsBox{NoLimits{}})
-	s.accounts.m = map[string]cachedAccount{"7": {acct: Account{ID: "7", KeyThumbprint: "old-thumbprint", Status: StatusValid}, fetched: now}}
+	s := &Service{store: st, validator: v, limits: NoLimits{}, observer: NopObserver{}, now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler)}
+	s.accounts.m = map[AccountID]cachedAccount{"7": {acct: Account{ID: "7", KeyThumbprint: "old-thumbprint", Status: StatusValid}, fetched: now}}
 	if err := s.validate(t.Context(), "ch"); err != nil {
 		t.Fatal(err)
 	}

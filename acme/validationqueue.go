@@ -28,14 +28,14 @@ type validationQueue struct {
 	mu       sync.Mutex
 	wake     *sync.Cond // a job may have become takeable, or a worker's context ended
 	waiting  int
-	accounts map[string]*accountJobs // accounts with jobs waiting or running
-	ring     []*accountJobs          // accounts with jobs waiting, in serving order
-	next     int                     // the index in ring of the account served next
+	accounts map[AccountID]*accountJobs // accounts with jobs waiting or running
+	ring     []*accountJobs             // accounts with jobs waiting, in serving order
+	next     int                        // the index in ring of the account served next
 }
 
 // accountJobs are one account's jobs in the queue.
 type accountJobs struct {
-	id      string
+	id      AccountID
 	jobs    []validationJob // waiting, oldest first
 	running int             // taken by a worker and not done
 }
@@ -43,7 +43,7 @@ type accountJobs struct {
 // newValidationQueue makes a queue of at most max waiting jobs, of which
 // workers take at most perAccount of one account at once.
 func newValidationQueue(max, perAccount int) *validationQueue {
-	q := &validationQueue{max: max, perAccount: perAccount, accounts: map[string]*accountJobs{}}
+	q := &validationQueue{max: max, perAccount: perAccount, accounts: map[AccountID]*accountJobs{}}
 	q.wake = sync.NewCond(&q.mu)
 	return q
 }

@@ -11,10 +11,10 @@ import (
 )
 
 // jobsOf makes n jobs of account, named account+"1", account+"2", ...
-func jobsOf(account string, n int) []validationJob {
+func jobsOf(account AccountID, n int) []validationJob {
 	js := make([]validationJob, n)
 	for i := range js {
-		js[i] = validationJob{id: fmt.Sprintf("%s%d", account, i+1), account: account}
+		js[i] = validationJob{id: ChallengeID(fmt.Sprintf("%s%d", account, i+1)), account: account}
 	}
 	return js
 }
@@ -57,7 +57,7 @@ func TestValidationQueueOrder(t *testing.T) {
 				if !ok {
 					t.Fatal("take ended")
 				}
-				got = append(got, j.id)
+				got = append(got, string(j.id))
 				q.done(j)
 			}
 			if !slices.Equal(got, tc.want) {
@@ -73,7 +73,7 @@ func TestValidationQueueOrder(t *testing.T) {
 func idsOf(js []validationJob) []string {
 	out := make([]string, len(js))
 	for i, j := range js {
-		out[i] = j.id
+		out[i] = string(j.id)
 	}
 	return out
 }
@@ -90,7 +90,7 @@ func TestValidationQueueLateAccount(t *testing.T) {
 		if !ok {
 			t.Fatal("take ended")
 		}
-		got = append(got, j.id)
+		got = append(got, string(j.id))
 	}
 	take() // a1; b is next
 	pushAll(t, q, jobsOf("c", 2))
@@ -224,7 +224,7 @@ func TestValidationQueueHungAccount(t *testing.T) {
 					maxA        int
 					bStarted    time.Time
 					wg          sync.WaitGroup
-					durationsOf = map[string]time.Duration{"a": hang, "b": 300 * time.Millisecond}
+					durationsOf = map[AccountID]time.Duration{"a": hang, "b": 300 * time.Millisecond}
 				)
 				for range workers {
 					wg.Go(func() {

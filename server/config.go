@@ -105,7 +105,7 @@ type ARIConfig struct {
 	ExplanationURL     string        `yaml:"explanation-url"`
 }
 
-// acme converts the block for acme.Service.SetARI.
+// acme converts the block for acme.Live.
 func (a ARIConfig) acme() acme.ARIConfig {
 	return acme.ARIConfig{WindowStart: a.WindowStart, WindowEnd: a.WindowEnd, WindowWidth: a.WindowWidth,
 		MaxRenewalsPerHour: a.MaxRenewalsPerHour, ExplanationURL: a.ExplanationURL}

@@ -125,7 +125,7 @@ func TestAdminCrossOrigin(t *testing.T) {
 			if res := f.send(t, deactivateAPI); res.status != http.StatusOK {
 				t.Errorf("deactivate from a script: %d, want 200:\n%s", res.status, res.body)
 			}
-			if a, err := f.e.srv.store.GetAccount(t.Context(), f.victim); err != nil || a.Status != acme.StatusDeactivated {
+			if a, err := f.e.srv.store.GetAccount(t.Context(), acme.AccountID(f.victim)); err != nil || a.Status != acme.StatusDeactivated {
 				t.Errorf("after the deactivation from a script: %v, %+v; want deactivated", err, a)
 			}
 			reset.method, reset.cookie, reset.header = http.MethodPost, f.session, map[string]string{"Origin": f.e.adminURL}

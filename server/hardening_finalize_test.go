@@ -94,7 +94,7 @@ func TestFinalizeTakeoverAfterReload(t *testing.T) {
 	// acme.Config.ClaimInterval, 5 s) takes it over.
 	lease := e.srv.svc.Config().ValidationLease
 	csr := csrFor(t, newKey(t), "gone.weir.test")
-	if err := e.srv.store.StartFinalize(ctx, id, "a-dead-replica", csr, time.Now().Add(-lease), lease); err != nil {
+	if err := e.srv.store.StartFinalize(ctx, acme.OrderID(id), "a-dead-replica", csr, time.Now().Add(-lease), lease); err != nil {
 		t.Fatalf("StartFinalize as the dead replica: %v", err)
 	}
 	deadline := time.Now().Add(20 * time.Second)

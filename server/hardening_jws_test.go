@@ -86,7 +86,7 @@ func TestAccountNotValidUnauthorized(t *testing.T) {
 		t.Fatal(err)
 	}
 	// R is revoked by the server (RFC 8555 §7.1.2).
-	acctR, err := e.srv.store.GetAccount(ctx, e.accountID(r.kid))
+	acctR, err := e.srv.store.GetAccount(ctx, acme.AccountID(e.accountID(r.kid)))
 	if err != nil {
 		t.Fatal(err)
 	}

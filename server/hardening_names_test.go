@@ -284,7 +284,7 @@ func TestHardeningContactWhitespace(t *testing.T) {
 		if err := json.Unmarshal(res.body, &v); err != nil {
 			t.Fatalf("account body %s: %v", res.body, err)
 		}
-		a, err := e.srv.store.GetAccount(t.Context(), e.accountID(kid))
+		a, err := e.srv.store.GetAccount(t.Context(), acme.AccountID(e.accountID(kid)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -259,7 +259,7 @@ func TestMigrateStorage(t *testing.T) {
 	if b, err := clientB.GetReg(ctx, ""); err != nil || b.URI != e.onBase(acctB) {
 		t.Errorf("account B after the move: %v, %v; want %s", b, err, e.onBase(acctB))
 	}
-	if k, err := e.srv.store.GetEABKey(ctx, eabKeyID); err != nil || k.BoundAccount != e.accountID(e.onBase(acctB)) {
+	if k, err := e.srv.store.GetEABKey(ctx, eabKeyID); err != nil || string(k.BoundAccount) != e.accountID(e.onBase(acctB)) {
 		t.Errorf("EAB key after the move: %+v, %v; want bound to account B", k, err)
 	}
 	// The old order and certificate, fetched as before.

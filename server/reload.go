@@ -200,11 +200,9 @@ func (s *Server) reloadLocked() error {
 		return err
 	}
 	s.limiterNow = ls
-	s.svc.SetPolicy(policy)
-	s.svc.SetProfiles(profiles)
+	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme()})
 	warnProfiles(s.log, profiles, s.svc.CA().Hierarchy().Intermediate, time.Now())
 	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)
-	s.svc.SetARI(cfg.ACME.RenewalInfo.acme())
 	s.validator.SetEgress(egress)
 	s.logLevel.Set(level)
 	// Keep what needs a restart as it runs; take the live parts.

@@ -137,6 +137,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
 		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base}
+	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store})
 	if err := s.wire(ctx, issuer); err != nil {
 		s.Close()
 		return nil, err
@@ -160,8 +161,6 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	}
 	s.web.SetEdge(s.limiterNow.edge)
 	s.web.SetRateLimits(s.limits)
-	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: s.svc.CA, Store: s.store})
-	s.svc.SetObserver(s.metrics)
 	s.limits.SetObserver(s.metrics)
 	s.web.SetObserver(s.metrics)
 	s.started = now
@@ -192,9 +191,9 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 	if s.validator, err = newValidator(s.cfg); err != nil {
 		return err
 	}
-	s.svc, err = newService(s.cfg, s.store, issuer, s.validator, s.limits, s.log)
+	s.svc, err = newService(s.cfg, s.store, issuer, s.validator, s.limits, s.metrics, s.log)
 	// Accounts bound with an EAB key take the overrides of its label.
-	s.limits.SetEABLabels(acme.NewEABLabels(s.store))
+	s.limits.SetEABKeys(s.store)
 	return err
 }
 
@@ -225,7 +224,7 @@ func challengeTypes(cfg Config) map[acme.ChallengeType]bool {
 }
 
 // newService wires the ACME use cases: policy, validator and limits.
-func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, limits acme.Limits, log *slog.Logger) (*acme.Service, error) {
+func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, limits acme.Limits, obs acme.Observer, log *slog.Logger) (*acme.Service, error) {
 	policy, err := acme.NewPolicy(cfg.CA.Policy)
 	if err != nil {
 		return nil, err
@@ -241,7 +240,7 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, l
 			offered = append(offered, t)
 		}
 	}
-	svc, err := acme.New(acme.Config{
+	return acme.New(acme.Config{
 		MaxIdentifiers: cfg.ACME.MaxIdentifiers, OrderLifetime: cfg.ACME.OrderLifetime,
 		PendingAuthzLifetime: cfg.ACME.PendingAuthzLifetime, ValidAuthzLifetime: cfg.ACME.ValidAuthzLifetime,
 		Challenges: offered, ValidationWorkers: cfg.ACME.ValidationWorkers,
@@ -249,14 +248,9 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, l
 		ValidationTimeout:           cfg.Challenges.Timeout + 5*time.Second,
 		TermsOfService:              cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval,
 		Owner: newOwner(), // leases.go
-	}, store, issuer, policy, v, limits, log, nil)
-	if err != nil {
-		return nil, err
-	}
-	svc.SetARI(cfg.ACME.RenewalInfo.acme())
-	svc.SetProfiles(profiles)
-	svc.SetEAB(cfg.ACME.ExternalAccountBinding)
-	return svc, nil
+		EAB:   cfg.ACME.ExternalAccountBinding,
+	}, acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme()},
+		acme.Deps{Store: store, CA: issuer, Validator: v, Limits: limits, Observer: obs, Log: log})
 }
 
 // Close releases the stores.

@@ -25,7 +25,7 @@ func (s *Server) directory(w http.ResponseWriter, r *http.Request) error {
 		KeyChange: s.urls.path(pathKeyChange), RenewalInfo: s.urls.path(pathRenewalInfo),
 		Meta: metaView{TermsOfService: s.cfg.TermsOfService, Website: s.cfg.Website,
 			CAAIdentities: s.cfg.CAAIdentities, Profiles: s.profiles(),
-			ExternalAccountRequired: s.svc.EAB().Required, Quota: s.quotaURL()},
+			ExternalAccountRequired: s.svc.Config().EAB.Required, Quota: s.quotaURL()},
 	})
 }
 
@@ -107,7 +107,7 @@ func (s *Server) account(w http.ResponseWriter, r *http.Request, req *jws.Reques
 			return err
 		}
 	}
-	a, err := s.svc.UpdateAccount(r.Context(), s.caller(w, r, req), chi.URLParam(r, "id"), upd)
+	a, err := s.svc.UpdateAccount(r.Context(), s.caller(w, r, req), acme.AccountID(chi.URLParam(r, "id")), upd)
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func (s *Server) orders(w http.ResponseWriter, r *http.Request, req *jws.Request
 	if err := requirePostAsGet(req); err != nil {
 		return err
 	}
-	id := chi.URLParam(r, "id")
+	id := acme.AccountID(chi.URLParam(r, "id"))
 	// URL.Query drops what it cannot parse, and Get reads the first of
 	// several values: both would read a malformed query as another one.
 	q, err := url.ParseQuery(r.URL.RawQuery)
@@ -177,7 +177,7 @@ func (s *Server) order(w http.ResponseWriter, r *http.Request, req *jws.Request)
 	if err := requirePostAsGet(req); err != nil {
 		return err
 	}
-	o, err := s.svc.GetOrder(r.Context(), s.caller(w, r, req), chi.URLParam(r, "id"))
+	o, err := s.svc.GetOrder(r.Context(), s.caller(w, r, req), acme.OrderID(chi.URLParam(r, "id")))
 	if err != nil {
 		return err
 	}
@@ -205,7 +205,7 @@ func (s *Server) finalize(w http.ResponseWriter, r *http.Request, req *jws.Reque
 	if err != nil || len(der) == 0 {
 		return acme.NewProblem(acme.ProbBadCSR, "\"csr\" must be a base64url-encoded DER CSR without padding (RFC 8555 §7.4)")
 	}
-	o, err := s.svc.Finalize(r.Context(), s.caller(w, r, req), chi.URLParam(r, "id"), der)
+	o, err := s.svc.Finalize(r.Context(), s.caller(w, r, req), acme.OrderID(chi.URLParam(r, "id")), der)
 	if err != nil {
 		return err
 	}
@@ -217,7 +217,7 @@ type authzUpdate struct {
 }
 
 func (s *Server) authz(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
-	id := chi.URLParam(r, "id")
+	id := acme.AuthzID(chi.URLParam(r, "id"))
 	var (
 		a   *acme.Authorization
 		err error
@@ -248,7 +248,7 @@ func (s *Server) authz(w http.ResponseWriter, r *http.Request, req *jws.Request)
 }
 
 func (s *Server) challenge(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
-	id := chi.URLParam(r, "id")
+	id := acme.ChallengeID(chi.URLParam(r, "id"))
 	var (
 		c   *acme.Challenge
 		a   *acme.Authorization

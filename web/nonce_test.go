@@ -44,7 +44,7 @@ func (f *flakyNonces) Redeem(ctx context.Context, n string) (bool, error) {
 	return f.inner.Redeem(ctx, n)
 }
 
-// accountlessStore is the one Store method new-account reaches first; the
+// accountlessStore is the one AccountStore method new-account reaches first; the
 // rest are never called by these tests. storeErr, when set, is what it
 // fails with.
 type accountlessStore struct {
@@ -52,7 +52,7 @@ type accountlessStore struct {
 	storeErr atomic.Pointer[error]
 }
 
-func (s *accountlessStore) GetAccountByKey(context.Context, string) (*acme.Account, error) {
+func (s *accountlessStore) GetAccountByKey(context.Context, acme.Thumbprint) (*acme.Account, error) {
 	if e := s.storeErr.Load(); e != nil {
 		return nil, *e
 	}
@@ -81,7 +81,7 @@ func nonceServer(t *testing.T) (*Server, *flakyNonces, *accountlessStore, *syncB
 		t.Fatal(err)
 	}
 	store := &accountlessStore{}
-	svc, err := acme.New(acme.Config{}, store, issuer, policy, noValidator{}, nil, nil, nil)
+	svc, err := acme.New(acme.Config{}, acme.Live{Policy: policy}, acme.Deps{Store: store, CA: issuer, Validator: noValidator{}})
 	if err != nil {
 		t.Fatal(err)
 	}

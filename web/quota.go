@@ -39,7 +39,7 @@ const (
 type quotaState struct {
 	limits atomic.Pointer[limits.Adapter]
 	mu     sync.Mutex
-	cache  map[string]cachedQuota
+	cache  map[acme.AccountID]cachedQuota
 }
 
 // cachedQuota is one read of an account's order-creation bucket; ok is
@@ -133,7 +133,7 @@ func (s *Server) cachedQuota(ctx context.Context, lim *limits.Adapter, acct *acm
 	s.quota.mu.Lock()
 	defer s.quota.mu.Unlock()
 	if s.quota.cache == nil {
-		s.quota.cache = make(map[string]cachedQuota)
+		s.quota.cache = make(map[acme.AccountID]cachedQuota)
 	}
 	if len(s.quota.cache) >= quotaCacheMax {
 		for k, e := range s.quota.cache {
@@ -150,7 +150,7 @@ func (s *Server) cachedQuota(ctx context.Context, lim *limits.Adapter, acct *acm
 }
 
 // forgetQuota drops the account's cached read.
-func (s *Server) forgetQuota(account string) {
+func (s *Server) forgetQuota(account acme.AccountID) {
 	s.quota.mu.Lock()
 	delete(s.quota.cache, account)
 	s.quota.mu.Unlock()

@@ -88,7 +88,7 @@ func (s *Server) logRequest(r *http.Request, endpoint string, rec *statusRecorde
 		slog.String("client_ip", rec.ip.String()),
 	)
 	if rec.account != "" {
-		attrs = append(attrs, slog.String("account", rec.account))
+		attrs = append(attrs, slog.String("account", string(rec.account)))
 	}
 	if p != nil {
 		attrs = append(attrs, slog.String("problem", string(p.Type)), slog.String("detail", p.Detail))

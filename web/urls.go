@@ -3,6 +3,8 @@ package web
 import (
 	"fmt"
 	"strings"
+
+	"github.com/weir-pki/weir/acme"
 )
 
 // The URL paths of the ACME resources.
@@ -25,18 +27,18 @@ const (
 // urls builds absolute resource URLs.
 type urls struct{ base string }
 
-func (u urls) directory() string           { return u.base + "/directory" }
-func (u urls) account(id string) string    { return u.base + pathAccount + id }
-func (u urls) orders(id string) string     { return u.base + pathAccount + id + "/orders" }
-func (u urls) order(id string) string      { return u.base + pathOrder + id }
-func (u urls) finalize(id string) string   { return u.base + pathOrder + id + "/finalize" }
-func (u urls) authz(id string) string      { return u.base + pathAuthz + id }
-func (u urls) challenge(id string) string  { return u.base + pathChallenge + id }
-func (u urls) certificate(s string) string { return u.base + pathCert + s }
-func (u urls) certIssuer(s string) string  { return u.base + pathCert + s + "/issuer" }
-func (u urls) intermediate() string        { return u.base + pathIntermediate }
-func (u urls) crl() string                 { return u.base + pathCRL }
-func (u urls) path(p string) string        { return u.base + p }
+func (u urls) directory() string                    { return u.base + "/directory" }
+func (u urls) account(id acme.AccountID) string     { return u.base + pathAccount + string(id) }
+func (u urls) orders(id acme.AccountID) string      { return u.account(id) + "/orders" }
+func (u urls) order(id acme.OrderID) string         { return u.base + pathOrder + string(id) }
+func (u urls) finalize(id acme.OrderID) string      { return u.order(id) + "/finalize" }
+func (u urls) authz(id acme.AuthzID) string         { return u.base + pathAuthz + string(id) }
+func (u urls) challenge(id acme.ChallengeID) string { return u.base + pathChallenge + string(id) }
+func (u urls) certificate(s string) string          { return u.base + pathCert + s }
+func (u urls) certIssuer(s string) string           { return u.base + pathCert + s + "/issuer" }
+func (u urls) intermediate() string                 { return u.base + pathIntermediate }
+func (u urls) crl() string                          { return u.base + pathCRL }
+func (u urls) path(p string) string                 { return u.base + p }
 
 // link formats one Link header value (RFC 8288).
 func link(url, rel string) string { return fmt.Sprintf("<%s>;rel=%q", url, rel) }
@@ -50,5 +52,5 @@ func CRLURL(base string) string { return urls{base: base}.crl() }
 // AccountURL is the URL of account id for a server at base: the kid of
 // its requests, and what a CAA accounturi parameter names (RFC 8657 §3).
 func AccountURL(base, id string) string {
-	return urls{base: strings.TrimSuffix(base, "/")}.account(id)
+	return urls{base: strings.TrimSuffix(base, "/")}.account(acme.AccountID(id))
 }

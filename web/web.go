@@ -309,7 +309,7 @@ func (s *Server) static(name, contentType string, body func(*http.Request) []byt
 type statusRecorder struct {
 	http.ResponseWriter
 	status    int
-	account   string
+	account   acme.AccountID
 	ip        netip.Addr
 	ev        acme.RequestEvent
 	globalReq [1]ratelimit.Request

@@ -142,7 +142,7 @@ func (v *Validator) checkCAA(ctx context.Context, req acme.CAARequest) *acme.Pro
 	}
 	accountURL := ""
 	if req.AccountID != "" {
-		accountURL = v.cfg.CAA.AccountURIPrefix + req.AccountID
+		accountURL = v.cfg.CAA.AccountURIPrefix + string(req.AccountID)
 	}
 	why := caaForbids(recs, wildcard, v.cfg.CAA.Identities, accountURL, string(req.Method))
 	if why == "" {

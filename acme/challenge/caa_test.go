@@ -110,7 +110,7 @@ func TestCheckCAA(t *testing.T) {
 			if account == "" {
 				account = "1"
 			}
-			p := v.CheckCAA(t.Context(), acme.CAARequest{Identifier: dnsIdent(tc.ident), Wildcard: tc.wildcard, AccountID: account, Method: method})
+			p := v.CheckCAA(t.Context(), acme.CAARequest{Identifier: dnsIdent(tc.ident), Wildcard: tc.wildcard, AccountID: acme.AccountID(account), Method: method})
 			switch {
 			case tc.detail == "" && p != nil:
 				t.Errorf("refused: %v, want allowed", p)

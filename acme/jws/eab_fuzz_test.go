@@ -44,7 +44,7 @@ func newEABFixture(tb testing.TB) *eabFixture {
 	hk := make([]byte, 64)
 	rand.Read(hk)
 	return &eabFixture{
-		outer:   &jws.Request{KeyJSON: js, Thumbprint: base64.RawURLEncoding.EncodeToString(tp)},
+		outer:   &jws.Request{KeyJSON: js, Thumbprint: acme.Thumbprint(base64.RawURLEncoding.EncodeToString(tp))},
 		jwk:     js,
 		hmacKey: hk,
 		other:   other,

@@ -28,7 +28,7 @@ const (
 	fuzzKeyChange  = "https://ca.test/acme/key-change"
 )
 
-func noAccount(context.Context, string) (*acme.Account, error) { return nil, acme.ErrNotFound }
+func noAccount(context.Context, acme.AccountID) (*acme.Account, error) { return nil, acme.ErrNotFound }
 
 func newVerifier(tb testing.TB) (*jws.Verifier, *acme.MemoryNonces) {
 	tb.Helper()
@@ -109,13 +109,13 @@ func embeddedKeyPayload(t *testing.T, body []byte) (*jose.JSONWebKey, []byte) {
 	return k, payload
 }
 
-func thumbprint(t *testing.T, k *jose.JSONWebKey) string {
+func thumbprint(t *testing.T, k *jose.JSONWebKey) acme.Thumbprint {
 	t.Helper()
 	tp, err := k.Thumbprint(crypto.SHA256)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return base64.RawURLEncoding.EncodeToString(tp)
+	return acme.Thumbprint(base64.RawURLEncoding.EncodeToString(tp))
 }
 
 // verifySeeds returns request bodies for the seed corpus; the first
@@ -251,7 +251,7 @@ func newKeyChangeFixture(tb testing.TB) *keyChangeFixture {
 		tb.Fatal(err)
 	}
 	tp, _ := jk.Thumbprint(crypto.SHA256)
-	acct := &acme.Account{ID: "7", Key: oldJWK, KeyThumbprint: base64.RawURLEncoding.EncodeToString(tp), Status: acme.StatusValid}
+	acct := &acme.Account{ID: "7", Key: oldJWK, KeyThumbprint: acme.Thumbprint(base64.RawURLEncoding.EncodeToString(tp)), Status: acme.StatusValid}
 	return &keyChangeFixture{outer: &jws.Request{Account: acct}, oldJWK: oldJWK, newKey: newKey}
 }
 

@@ -58,8 +58,8 @@ type Request struct {
 	Key crypto.PublicKey
 	// KeyJSON is the signing key as a canonical public JWK.
 	KeyJSON []byte
-	// Thumbprint is the RFC 7638 SHA-256 thumbprint of Key, base64url.
-	Thumbprint string
+	// Thumbprint is the thumbprint of Key.
+	Thumbprint acme.Thumbprint
 }
 
 // PostAsGet reports whether the request is a POST-as-GET (§6.3): an empty
@@ -75,15 +75,15 @@ type Verifier struct {
 	nonces   acme.NonceStore
 	// account looks up an account by ID (ErrNotFound when unknown); it may
 	// be cached. fresh, when set, reads past the cache.
-	account func(ctx context.Context, id string) (*acme.Account, error)
-	fresh   func(ctx context.Context, id string) (*acme.Account, error)
+	account func(ctx context.Context, id acme.AccountID) (*acme.Account, error)
+	fresh   func(ctx context.Context, id acme.AccountID) (*acme.Account, error)
 	// accountURL is the account URL prefix; kid = accountURL + ID.
 	accountURL string
 }
 
 // NewVerifier makes a Verifier. accountURL is the URL prefix of account
 // resources, e.g. "https://ca.example/acme/account/".
-func NewVerifier(nonces acme.NonceStore, account func(ctx context.Context, id string) (*acme.Account, error), accountURL string) *Verifier {
+func NewVerifier(nonces acme.NonceStore, account func(ctx context.Context, id acme.AccountID) (*acme.Account, error), accountURL string) *Verifier {
 	return &Verifier{nonces: nonces, account: account, accountURL: accountURL}
 }
 
@@ -92,7 +92,7 @@ func NewVerifier(nonces acme.NonceStore, account func(ctx context.Context, id st
 // before refusing a kid-signed request for its key or signature, so that
 // a key change made on another replica is honoured at once. Call it
 // before serving.
-func (v *Verifier) SetAccountRefresh(fresh func(ctx context.Context, id string) (*acme.Account, error)) {
+func (v *Verifier) SetAccountRefresh(fresh func(ctx context.Context, id acme.AccountID) (*acme.Account, error)) {
 	v.fresh = fresh
 }
 
@@ -315,7 +315,7 @@ func verifySig(p *parsed, key *jose.JSONWebKey) ([]byte, *acme.Problem) {
 }
 
 // keyInfo returns the canonical JWK JSON and thumbprint of a public key.
-func keyInfo(k *jose.JSONWebKey) ([]byte, string, error) {
+func keyInfo(k *jose.JSONWebKey) ([]byte, acme.Thumbprint, error) {
 	pub := k.Public()
 	js, err := pub.MarshalJSON()
 	if err != nil {
@@ -325,7 +325,7 @@ func keyInfo(k *jose.JSONWebKey) ([]byte, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return js, base64.RawURLEncoding.EncodeToString(tp), nil
+	return js, acme.Thumbprint(base64.RawURLEncoding.EncodeToString(tp)), nil
 }
 
 // Verify authenticates an ACME POST whose body is body and whose full
@@ -354,10 +354,11 @@ func (v *Verifier) Verify(ctx context.Context, body []byte, url string) (*Reques
 		payload []byte
 	)
 	if h.KID != "" {
-		id, ok := strings.CutPrefix(h.KID, v.accountURL)
-		if !ok || id == "" || strings.Contains(id, "/") {
+		kid, ok := strings.CutPrefix(h.KID, v.accountURL)
+		if !ok || kid == "" || strings.Contains(kid, "/") {
 			return nil, acme.NewProblem(acme.ProbAccountDoesNotExist, "the \"kid\" %q is not an account URL of this server", h.KID)
 		}
+		id := acme.AccountID(kid)
 		var acct *acme.Account
 		acct, key, payload, prob = v.verifyKID(ctx, p, id, v.account)
 		if prob != nil && acct != nil && v.fresh != nil {
@@ -388,7 +389,7 @@ func (v *Verifier) Verify(ctx context.Context, body []byte, url string) (*Reques
 // The account comes back with a problem when the problem is about the key
 // or the signature (which a newer copy of the account could settle), and
 // nil with any other.
-func (v *Verifier) verifyKID(ctx context.Context, p *parsed, id string, lookup func(context.Context, string) (*acme.Account, error)) (*acme.Account, *jose.JSONWebKey, []byte, *acme.Problem) {
+func (v *Verifier) verifyKID(ctx context.Context, p *parsed, id acme.AccountID, lookup func(context.Context, acme.AccountID) (*acme.Account, error)) (*acme.Account, *jose.JSONWebKey, []byte, *acme.Problem) {
 	acct, err := lookup(ctx, id)
 	if err != nil {
 		if errors.Is(err, acme.ErrNotFound) {

@@ -10,7 +10,7 @@ import (
 // NewKey is the verified new key of an account key rollover.
 type NewKey struct {
 	KeyJSON    []byte
-	Thumbprint string
+	Thumbprint acme.Thumbprint
 }
 
 // keyChangePayload is the payload of the inner JWS (RFC 8555 §7.3.5).
@@ -55,7 +55,7 @@ func (v *Verifier) VerifyKeyChange(outer *Request, url string) (*NewKey, error) 
 	if err := Unmarshal(payload, &kc); err != nil {
 		return nil, unmarshalProblem(err, "inner JWS: the payload", "a key-change object")
 	}
-	if kc.Account != v.accountURL+outer.Account.ID {
+	if kc.Account != v.accountURL+string(outer.Account.ID) {
 		return nil, acme.Unauthorized("inner JWS: \"account\" %q is not the URL of the signing account", kc.Account)
 	}
 	old, prob := parseAnyKey(kc.OldKey)

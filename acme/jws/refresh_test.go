@@ -31,7 +31,7 @@ func accountWithKey(t *testing.T, k crypto.Signer, status acme.Status) *acme.Acc
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &acme.Account{ID: "7", Key: js, KeyThumbprint: base64.RawURLEncoding.EncodeToString(tp), Status: status}
+	return &acme.Account{ID: "7", Key: js, KeyThumbprint: acme.Thumbprint(base64.RawURLEncoding.EncodeToString(tp)), Status: status}
 }
 
 // TestVerifyRefreshesStaleAccount: the account lookup may serve a copy
@@ -58,7 +58,7 @@ func TestVerifyRefreshesStaleAccount(t *testing.T) {
 		wantFresh     int32
 		wantType      acme.ProblemType
 		wantStatus    int
-		wantThumb     string
+		wantThumb     acme.Thumbprint
 	}{
 		{name: "new key, stale cache", cached: accountWithKey(t, oldKey, acme.StatusValid), fresh: accountWithKey(t, newKey, acme.StatusValid),
 			signer: newKey, wantOK: true, wantFresh: 1, wantThumb: accountWithKey(t, newKey, acme.StatusValid).KeyThumbprint},
@@ -82,8 +82,8 @@ func TestVerifyRefreshesStaleAccount(t *testing.T) {
 				t.Fatal(err)
 			}
 			var freshCalls atomic.Int32
-			v := jws.NewVerifier(nonces, func(context.Context, string) (*acme.Account, error) { a := *tc.cached; return &a, nil }, fuzzAccountURL)
-			v.SetAccountRefresh(func(context.Context, string) (*acme.Account, error) {
+			v := jws.NewVerifier(nonces, func(context.Context, acme.AccountID) (*acme.Account, error) { a := *tc.cached; return &a, nil }, fuzzAccountURL)
+			v.SetAccountRefresh(func(context.Context, acme.AccountID) (*acme.Account, error) {
 				freshCalls.Add(1)
 				a := *tc.fresh
 				return &a, nil

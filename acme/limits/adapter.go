@@ -48,8 +48,8 @@ type Adapter struct {
 	// BackendErrors counts decisions the backend failed to make.
 	backendErrors atomic.Uint64
 	// eabLabels finds the EAB label whose overrides an account's own
-	// limits take (SetEABLabels); nil: none.
-	eabLabels atomic.Pointer[acme.EABLabels]
+	// limits take (SetEABKeys); nil: none.
+	eabLabels atomic.Pointer[eabLabels]
 }
 
 var _ acme.Limits = (*Adapter)(nil)
@@ -259,7 +259,7 @@ func (r *Adapter) AuthzFinished(ctx context.Context, a *acme.Authorization) {
 	st := r.state.Load()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 	defer cancel()
-	free, failed := ratelimit.AuthzFinishedRequests(a.AccountID, a.ID, a.Name(), a.Status == acme.StatusInvalid)
+	free, failed := ratelimit.AuthzFinishedRequests(string(a.AccountID), string(a.ID), a.Name(), a.Status == acme.StatusInvalid)
 	err := r.remove(ctx, st, action, free)
 	if len(failed) > 0 && err == nil {
 		// Recording a failure, not asking: a denial here refuses nobody.
@@ -283,7 +283,7 @@ func (r *Adapter) Revoked(ctx context.Context, cert *acme.Certificate) {
 	st := r.state.Load()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 	defer cancel()
-	err := r.remove(ctx, st, "revoked", ratelimit.RevokedRequest(cert.AccountID, cert.Names, cert.OrderID))
+	err := r.remove(ctx, st, "revoked", ratelimit.RevokedRequest(string(cert.AccountID), cert.Names, string(cert.OrderID)))
 	if err != nil && !errors.Is(err, context.Canceled) {
 		r.backendErrors.Add(1)
 		r.log.Warn("rate limiter backend error freeing a duplicate-certificate slot", "serial", cert.Serial, "err", err)

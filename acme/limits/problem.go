@@ -9,7 +9,7 @@ import (
 // of an order, so that a denial can name the identifiers it is about.
 // The zero value is a spend for no order (new-account).
 type spendSubject struct {
-	accountID string
+	accountID acme.AccountID
 	idents    []acme.Identifier
 }
 
@@ -65,12 +65,12 @@ func (sub spendSubject) offending(dd ratelimit.Decision) []acme.Identifier {
 	switch dd.Limit {
 	case ratelimit.FailedValidation:
 		for _, id := range sub.idents {
-			if ratelimit.FailedValidationKey(sub.accountID, id.Value) == dd.Key {
+			if ratelimit.FailedValidationKey(string(sub.accountID), id.Value) == dd.Key {
 				out = append(out, id)
 			}
 		}
 	case ratelimit.DuplicateCertificate:
-		if ratelimit.FQDNSetKey(sub.accountID, acme.IdentifierValues(sub.idents)) == dd.Key {
+		if ratelimit.FQDNSetKey(string(sub.accountID), acme.IdentifierValues(sub.idents)) == dd.Key {
 			out = append(out, sub.idents...)
 		}
 	case ratelimit.RegisteredDomain:

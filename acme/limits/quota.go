@@ -99,7 +99,7 @@ func QuotaFromStatus(st ratelimit.BucketStatus) (Quota, bool) {
 // when order-creation is disabled.
 func (r *Adapter) AccountQuota(ctx context.Context, acct *acme.Account) (Quota, bool, error) {
 	st := r.state.Load()
-	reqs := []ratelimit.Request{{Name: ratelimit.OrderCreation, Key: acct.ID, OverrideKey: r.overrideKey(ctx, acct)}}
+	reqs := []ratelimit.Request{{Name: ratelimit.OrderCreation, Key: string(acct.ID), OverrideKey: r.overrideKey(ctx, acct)}}
 	ctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
 	defer cancel()
 	sts, err := st.lim.Status(ctx, reqs...)

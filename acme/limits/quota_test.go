@@ -81,7 +81,7 @@ func TestRateLimitedSubproblems(t *testing.T) {
 			t.Errorf("subproblem identifiers %v, want %v (b.example.com is apart from *.b.example.com)", got, want)
 		}
 		for _, sp := range p.Subproblems {
-			if sp.Key != acct.ID+":"+sp.Identifier.Value || sp.RetryAfter <= 0 {
+			if sp.Key != string(acct.ID)+":"+sp.Identifier.Value || sp.RetryAfter <= 0 {
 				t.Errorf("subproblem %s: key %q, Retry-After %v", sp.Identifier.Value, sp.Key, sp.RetryAfter)
 			}
 		}
@@ -141,7 +141,7 @@ func TestRateLimitedSubproblems(t *testing.T) {
 		}
 		_, err := rl.NewOrder(ctx, acct, o, nil)
 		var p *acme.Problem
-		if !errors.As(err, &p) || p.RateLimitInfo == nil || p.Limit != "order-creation" || p.Key != acct.ID {
+		if !errors.As(err, &p) || p.RateLimitInfo == nil || p.Limit != "order-creation" || p.Key != string(acct.ID) {
 			t.Fatalf("NewOrder: %v, want order-creation", err)
 		}
 		if len(p.Subproblems) != 0 {
@@ -169,7 +169,7 @@ func TestRequestEventQuota(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := limits.QuotaFromDecision(ev.Quota)
-	if q.Limit != ratelimit.OrderCreation || q.Key != acct.ID || q.Remaining != 4 || q.Capacity != 5 || q.Window != 15*time.Minute || q.Reset != 3*time.Minute || q.Denied {
+	if q.Limit != ratelimit.OrderCreation || q.Key != string(acct.ID) || q.Remaining != 4 || q.Capacity != 5 || q.Window != 15*time.Minute || q.Reset != 3*time.Minute || q.Denied {
 		t.Errorf("quota %+v, want order-creation 4 of 5, window 15m, full again in 3m", q)
 	}
 }

@@ -10,7 +10,7 @@ import (
 // limitsOrder is o, placed by acct, as the limits see it; overrideKey is
 // the account's group override.
 func limitsOrder(acct *acme.Account, o *acme.Order, overrideKey string) ratelimit.Order {
-	return ratelimit.Order{ID: o.ID, Account: acct.ID, OverrideKey: overrideKey, Names: acme.IdentifierValues(o.Identifiers),
+	return ratelimit.Order{ID: string(o.ID), Account: string(acct.ID), OverrideKey: overrideKey, Names: acme.IdentifierValues(o.Identifiers),
 		Renewal: o.Replaces != "", Urgent: o.Urgent}
 }
 
@@ -24,19 +24,26 @@ func (r *Adapter) limitsOrder(ctx context.Context, acct *acme.Account, o *acme.O
 func newOrderRequests(o ratelimit.Order, fresh []*acme.Authorization) []ratelimit.Request {
 	authzs := make([]ratelimit.Authz, len(fresh))
 	for i, a := range fresh {
-		authzs[i] = ratelimit.Authz{ID: a.ID, Expires: a.Expires}
+		authzs[i] = ratelimit.Authz{ID: string(a.ID), Expires: a.Expires}
 	}
 	return ratelimit.NewOrderRequests(o, authzs)
 }
 
-// SetEABLabels makes the account limits of accounts bound with an EAB key
-// take the overrides of the key's label ("eab:LABEL"); nil turns that off.
-func (r *Adapter) SetEABLabels(l *acme.EABLabels) { r.eabLabels.Store(l) }
+// SetEABKeys makes the account limits of accounts bound with an EAB key
+// take the overrides of the key's label ("eab:LABEL"), looked up in keys;
+// nil turns that off.
+func (r *Adapter) SetEABKeys(keys acme.EABStore) {
+	if keys == nil {
+		r.eabLabels.Store(nil)
+		return
+	}
+	r.eabLabels.Store(&eabLabels{keys: keys})
+}
 
 // overrideKey is the override key of acct's limits, that of its EAB
 // key's label. A failed lookup is logged and leaves the default limits.
 func (r *Adapter) overrideKey(ctx context.Context, acct *acme.Account) string {
-	key, err := r.eabLabels.Load().OverrideKey(ctx, acct)
+	key, err := r.eabLabels.Load().overrideKey(ctx, acct)
 	if err != nil {
 		r.log.Warn("rate limits: looking up the EAB label of an account; its default limits apply", "account", acct.ID, "err", err)
 	}

@@ -3,6 +3,7 @@ package limits
 import (
 	"context"
 
+	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -23,6 +24,6 @@ func (r *Adapter) Policy() ratelimit.Policy { return r.state.Load().lim.Policy()
 // account can make without a 429 (ratelimit.Limiter.RenewalsPerHour of
 // the current limiter): the renewal planner keeps each account's windows
 // within it.
-func (r *Adapter) RenewalsPerHour(accountID string, names int) float64 {
-	return r.state.Load().lim.RenewalsPerHour(accountID, names)
+func (r *Adapter) RenewalsPerHour(accountID acme.AccountID, names int) float64 {
+	return r.state.Load().lim.RenewalsPerHour(string(accountID), names)
 }

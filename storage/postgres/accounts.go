@@ -45,25 +45,25 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 }
 
 // GetAccount returns the account with the given ID.
-func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
+func (s *Store) GetAccount(ctx context.Context, id acme.AccountID) (*acme.Account, error) {
 	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
 		return nil, drv.Errorf("account %q: %w", id, acme.ErrNotFound)
 	}
 	a, err := sqlrow.ScanAccount(s.pool.QueryRow(ctx, `SELECT `+sqlrow.AccountCols+` FROM accounts WHERE id = $1`, n))
 	if err != nil {
-		return nil, drv.RowErr("account "+id, err)
+		return nil, drv.RowErr(fmt.Sprintf("account %s", id), err)
 	}
 	return a, nil
 }
 
 // GetAccountByKey returns the account whose key has the given thumbprint.
-func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.Account, error) {
+func (s *Store) GetAccountByKey(ctx context.Context, thumbprint acme.Thumbprint) (*acme.Account, error) {
 	what := fmt.Sprintf("account with key %q", thumbprint)
-	if !validKey(thumbprint) {
+	if !validKey(string(thumbprint)) {
 		return nil, drv.NotFound(what)
 	}
-	a, err := sqlrow.ScanAccount(s.pool.QueryRow(ctx, `SELECT `+sqlrow.AccountCols+` FROM accounts WHERE key_thumbprint = $1`, thumbprint))
+	a, err := sqlrow.ScanAccount(s.pool.QueryRow(ctx, `SELECT `+sqlrow.AccountCols+` FROM accounts WHERE key_thumbprint = $1`, string(thumbprint)))
 	if err != nil {
 		return nil, drv.RowErr(what, err)
 	}
@@ -86,22 +86,23 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 		[]any{u.Contact, u.Status, u.ID, string(from)}, accountExists, u.ID)
 }
 
-// ChangeAccountKey replaces the key of account id if its thumbprint is
-// still oldThumbprint. It fails with an error wrapping acme.ErrConflict if
-// newThumbprint belongs to an account or the old key no longer matches.
-func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
-	k, err := sqlrow.NewKeyChange(drv, id, newThumbprint)
+// ChangeAccountKey replaces the key of account id, if its thumbprint is
+// still old, with newKey, whose thumbprint is new. It fails with an error
+// wrapping acme.ErrConflict if new belongs to an account or the old key
+// no longer matches.
+func (s *Store) ChangeAccountKey(ctx context.Context, id acme.AccountID, old, new acme.Thumbprint, newKey []byte) error {
+	k, err := sqlrow.NewKeyChange(drv, id, new)
 	if err != nil {
 		return err
 	}
-	if !validKey(oldThumbprint) {
-		oldThumbprint = "" // matches no account: a conflict, or not found
+	if !validKey(string(old)) {
+		old = "" // matches no account: a conflict, or not found
 	}
 	err = s.cas(ctx, k.What, "old key no longer matches",
 		`UPDATE accounts SET key_thumbprint = $1, jwk = $2 WHERE id = $3 AND key_thumbprint = $4`,
-		[]any{newThumbprint, newKey, k.ID, oldThumbprint}, accountExists, k.ID)
+		[]any{string(new), newKey, k.ID, string(old)}, accountExists, k.ID)
 	if isUniqueViolation(err) {
-		return k.InUse(drv, newThumbprint)
+		return k.InUse(drv, new)
 	}
 	return err
 }

@@ -45,7 +45,7 @@ func (s *Store) queryAuthz(ctx context.Context, what, query string, args ...any)
 
 // GetAuthz returns the authorization with the given ID and its challenges,
 // in creation order, read in one query.
-func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, error) {
+func (s *Store) GetAuthz(ctx context.Context, id acme.AuthzID) (*acme.Authorization, error) {
 	what := fmt.Sprintf("authorization %q", id)
 	if !validKey(id) {
 		return nil, drv.NotFound(what)
@@ -59,7 +59,7 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 // wildcard that expires after notBefore, the latest-expiring one if there
 // are several (then the greatest ID). The error wraps acme.ErrNotFound if
 // there is none.
-func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
+func (s *Store) FindValidAuthz(ctx context.Context, accountID acme.AccountID, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
 	what := fmt.Sprintf("valid authorization of account %q for %s %q (wildcard %t)",
 		accountID, ident.Type, ident.Value, wildcard)
 	acct, ok := sqlrow.ParseAccountID(accountID)

@@ -67,8 +67,8 @@ func missErr(ctx context.Context, q querier, what, reason, exists string, arg an
 // validKey reports whether s can be a stored key. PostgreSQL refuses text
 // that is not UTF-8 or holds NUL, with an error; a lookup of such a key
 // (say, an order ID from a URL) finds nothing instead.
-func validKey(s string) bool {
-	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
+func validKey[S ~string](s S) bool {
+	return utf8.ValidString(string(s)) && !strings.ContainsRune(string(s), 0)
 }
 
 // collect runs a query and reads every row with scan.

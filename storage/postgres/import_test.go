@@ -140,7 +140,7 @@ func TestImport(t *testing.T) {
 	}
 	o, err := s.GetOrder(ctx, "order-b")
 	if err != nil || o.Status != acme.StatusValid || o.CertSerial != "0abc" || o.Replaces != "aaaa.AQ" ||
-		!o.NotAfter.Equal(t0.Add(48*time.Hour)) || !slices.Equal(o.AuthzIDs, []string{"authz-b"}) {
+		!o.NotAfter.Equal(t0.Add(48*time.Hour)) || !slices.Equal(o.AuthzIDs, []acme.AuthzID{"authz-b"}) {
 		t.Errorf("order-b: %+v, %v", o, err)
 	}
 	if r, err := s.ReplacingOrder(ctx, "aaaa.AQ"); err != nil || r.ID != "order-b" {
@@ -161,7 +161,7 @@ func TestImport(t *testing.T) {
 		t.Errorf("new account: ID %q, %v; want 10", na.ID, err)
 	}
 	no := &acme.Order{ID: "order-new", AccountID: "3", Status: acme.StatusPending, Expires: t0.Add(time.Hour), CreatedAt: t0,
-		Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: "example.org"}}, AuthzIDs: []string{"authz-a"}}
+		Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: "example.org"}}, AuthzIDs: []acme.AuthzID{"authz-a"}}
 	if err := s.CreateOrder(ctx, no, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func TestImport(t *testing.T) {
 		t.Errorf("new order's seq %d, %v; want 13", seq, err)
 	}
 	// Paging keeps the source's order: order-a (5) before order-new (13).
-	if ids, _, err := s.ListOrders(ctx, "3", "", 10); err != nil || !slices.Equal(ids, []string{"order-a", "order-new"}) {
+	if ids, _, err := s.ListOrders(ctx, "3", "", 10); err != nil || !slices.Equal(ids, []acme.OrderID{"order-a", "order-new"}) {
 		t.Errorf("ListOrders(3): %v, %v", ids, err)
 	}
 }
@@ -180,7 +180,7 @@ func TestImport(t *testing.T) {
 func TestImportRefusesNonEmpty(t *testing.T) {
 	s := openFresh(t)
 	ctx := t.Context()
-	for i, th := range []string{"x", "y"} {
+	for i, th := range []acme.Thumbprint{"x", "y"} {
 		if err := s.CreateAccount(ctx, &acme.Account{Key: []byte(`{}`), KeyThumbprint: th, Status: acme.StatusValid, CreatedAt: fixedNow()}); err != nil {
 			t.Fatalf("CreateAccount %d: %v", i, err)
 		}

@@ -22,7 +22,7 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 	if err != nil {
 		return nil, "", err
 	}
-	out, next := sqlrow.Cut(out, p.Limit, func(a *acme.Account) string { return a.ID })
+	out, next := sqlrow.Cut(out, p.Limit, func(a *acme.Account) string { return string(a.ID) })
 	return out, next, nil
 }
 
@@ -130,7 +130,7 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 }
 
 // RecentNames implements acme.Inventory.
-func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Time, limit int) ([]string, [][]string, error) {
+func (s *Store) RecentNames(ctx context.Context, accountID acme.AccountID, since time.Time, limit int) ([]string, [][]string, error) {
 	n, ok := sqlrow.ParseAccountID(accountID)
 	if !ok {
 		return nil, nil, nil
@@ -139,7 +139,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 		return nil, nil, err
 	}
 	limit = acme.PageLimit(limit)
-	what := "recent names of account " + accountID
+	what := "recent names of account " + string(accountID)
 	names, err := collect(ctx, s.pool, what, `SELECT name FROM (
 		    SELECT CASE WHEN wildcard THEN '*.' || ident_value ELSE ident_value END AS name, max(created_at) AS t
 		    FROM authzs WHERE account_id = $1 AND created_at >= $2 GROUP BY 1) AS x
@@ -171,5 +171,5 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 // ILIKE, which under the schema's "C" collation folds ASCII case only, as
 // SQLite's LIKE does, and no comparison with text it would refuse.
 func inventory() sqlrow.Inventory {
-	return sqlrow.Inventory{Driver: drv, ILike: "ILIKE", Storable: validKey}
+	return sqlrow.Inventory{Driver: drv, ILike: "ILIKE", Storable: validKey[string]}
 }

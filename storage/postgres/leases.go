@@ -62,7 +62,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 }
 
 // StartChallenge implements acme.Store.
-func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
+func (s *Store) StartChallenge(ctx context.Context, id acme.ChallengeID, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start challenge %q", id)
 	if !validKey(id) {
 		return drv.NotFound(what)
@@ -79,7 +79,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 }
 
 // ClaimChallenge implements acme.Store.
-func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
+func (s *Store) ClaimChallenge(ctx context.Context, id acme.ChallengeID, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("claim challenge %q", id)
 	if !validKey(id) {
 		return drv.NotFound(what)
@@ -96,7 +96,7 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 }
 
 // StartFinalize implements acme.Store.
-func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error {
+func (s *Store) StartFinalize(ctx context.Context, id acme.OrderID, owner string, csr []byte, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start finalizing order %q", id)
 	if !validKey(id) {
 		return drv.NotFound(what)
@@ -141,7 +141,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 }
 
 // ReleaseChallenge implements acme.Store.
-func (s *Store) ReleaseChallenge(ctx context.Context, id, owner string) error {
+func (s *Store) ReleaseChallenge(ctx context.Context, id acme.ChallengeID, owner string) error {
 	if !validKey(id) || !validKey(owner) {
 		return nil
 	}

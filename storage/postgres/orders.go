@@ -46,7 +46,7 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 }
 
 // GetOrder returns the order with the given ID.
-func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
+func (s *Store) GetOrder(ctx context.Context, id acme.OrderID) (*acme.Order, error) {
 	what := fmt.Sprintf("order %q", id)
 	if !validKey(id) {
 		return nil, drv.NotFound(what)
@@ -62,12 +62,12 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 // starting after cursor ("" for the first page), and the cursor of the next
 // page, "" when there is none. A cursor is the decimal sequence number of
 // the last order of the previous page.
-func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit int) ([]string, string, error) {
+func (s *Store) ListOrders(ctx context.Context, accountID acme.AccountID, cursor string, limit int) ([]acme.OrderID, string, error) {
 	p, ok, err := sqlrow.NewOrdersPage(drv, accountID, cursor, limit)
 	if !ok {
 		return nil, "", err
 	}
-	page, err := collect(ctx, s.pool, "list orders of account "+accountID,
+	page, err := collect(ctx, s.pool, "list orders of account "+string(accountID),
 		`SELECT seq, id FROM orders WHERE account_id = $1 AND seq > $2 ORDER BY seq LIMIT $3`, p.Values(), sqlrow.ScanOrderID)
 	if err != nil {
 		return nil, "", err

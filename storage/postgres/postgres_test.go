@@ -24,11 +24,11 @@ func TestContract(t *testing.T) {
 func seed(t *testing.T, s *Store) (*acme.Account, *acme.Certificate) {
 	t.Helper()
 	ctx := t.Context()
-	a := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: randomName("thumb-"), Status: acme.StatusValid, CreatedAt: fixedNow()}
+	a := &acme.Account{Key: []byte(`{"kty":"EC"}`), KeyThumbprint: acme.Thumbprint(randomName("thumb-")), Status: acme.StatusValid, CreatedAt: fixedNow()}
 	if err := s.CreateAccount(ctx, a); err != nil {
 		t.Fatalf("CreateAccount: %v", err)
 	}
-	o := &acme.Order{ID: randomName("order-"), AccountID: a.ID, Status: acme.StatusProcessing,
+	o := &acme.Order{ID: acme.OrderID(randomName("order-")), AccountID: a.ID, Status: acme.StatusProcessing,
 		Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: "example.com"}},
 		Expires:     fixedNow().Add(time.Hour), CreatedAt: fixedNow()}
 	if err := s.CreateOrder(ctx, o, nil); err != nil {
@@ -244,11 +244,11 @@ func TestInvalidKeys(t *testing.T) {
 	ctx := t.Context()
 	for _, key := range []string{"\xff\xfe", "a\x00b"} {
 		for name, call := range map[string]func() error{
-			"GetOrder":        func() error { _, err := s.GetOrder(ctx, key); return err },
-			"GetAuthz":        func() error { _, err := s.GetAuthz(ctx, key); return err },
-			"GetChallenge":    func() error { _, err := s.GetChallenge(ctx, key); return err },
+			"GetOrder":        func() error { _, err := s.GetOrder(ctx, acme.OrderID(key)); return err },
+			"GetAuthz":        func() error { _, err := s.GetAuthz(ctx, acme.AuthzID(key)); return err },
+			"GetChallenge":    func() error { _, err := s.GetChallenge(ctx, acme.ChallengeID(key)); return err },
 			"GetCertificate":  func() error { _, err := s.GetCertificate(ctx, key); return err },
-			"GetAccountByKey": func() error { _, err := s.GetAccountByKey(ctx, key); return err },
+			"GetAccountByKey": func() error { _, err := s.GetAccountByKey(ctx, acme.Thumbprint(key)); return err },
 			"GetEABKey":       func() error { _, err := s.GetEABKey(ctx, key); return err },
 			"ReplacingOrder":  func() error { _, err := s.ReplacingOrder(ctx, key); return err },
 			"RevokeCertificate": func() error {

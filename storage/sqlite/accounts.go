@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/sqlrow"
@@ -41,7 +42,7 @@ func (s *Store) CreateAccount(ctx context.Context, a *acme.Account) error {
 
 // GetAccount returns the account with the given ID, from the cache
 // (cache.go) or else read.
-func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error) {
+func (s *Store) GetAccount(ctx context.Context, id acme.AccountID) (*acme.Account, error) {
 	n, ok := sqlrow.ParseAccountID(id)
 	if !ok {
 		return nil, drv.Errorf("account %q: %w", id, acme.ErrNotFound)
@@ -57,21 +58,21 @@ func (s *Store) GetAccount(ctx context.Context, id string) (*acme.Account, error
 	gen := s.cache.generation()
 	a, err := sqlrow.ScanAccount(s.queryRow(ctx, rGetAccount, n))
 	if err != nil {
-		return nil, drv.RowErr("account "+id, err)
+		return nil, drv.RowErr(fmt.Sprintf("account %s", id), err)
 	}
 	s.cache.fillAccount(a, gen)
 	return a, nil
 }
 
 // GetAccountByKey returns the account whose key has the given thumbprint.
-func (s *Store) GetAccountByKey(ctx context.Context, thumbprint string) (*acme.Account, error) {
+func (s *Store) GetAccountByKey(ctx context.Context, thumbprint acme.Thumbprint) (*acme.Account, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a, err := sqlrow.ScanAccount(s.queryRow(ctx, rGetAccountByKey, thumbprint))
+	a, err := sqlrow.ScanAccount(s.queryRow(ctx, rGetAccountByKey, string(thumbprint)))
 	if err != nil {
-		return nil, drv.RowErr("account with key "+thumbprint, err)
+		return nil, drv.RowErr(fmt.Sprintf("account with key %s", thumbprint), err)
 	}
 	return a, nil
 }
@@ -96,19 +97,20 @@ func (s *Store) UpdateAccount(ctx context.Context, a *acme.Account, from acme.St
 	})
 }
 
-// ChangeAccountKey replaces the key of account id if its thumbprint is
-// still oldThumbprint. It fails with an error wrapping acme.ErrConflict if
-// newThumbprint belongs to an account or the old key no longer matches.
-func (s *Store) ChangeAccountKey(ctx context.Context, id, oldThumbprint, newThumbprint string, newKey []byte) error {
-	k, err := sqlrow.NewKeyChange(drv, id, newThumbprint)
+// ChangeAccountKey replaces the key of account id, if its thumbprint is
+// still old, with newKey, whose thumbprint is new. It fails with an error
+// wrapping acme.ErrConflict if new belongs to an account or the old key
+// no longer matches.
+func (s *Store) ChangeAccountKey(ctx context.Context, id acme.AccountID, old, new acme.Thumbprint, newKey []byte) error {
+	k, err := sqlrow.NewKeyChange(drv, id, new)
 	if err != nil {
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.exec(wChangeAccountKey, newThumbprint, newKey, k.ID, oldThumbprint)
+		res, err := w.exec(wChangeAccountKey, string(new), newKey, k.ID, string(old))
 		if err != nil {
 			if isUniqueViolation(err) {
-				return k.InUse(drv, newThumbprint)
+				return k.InUse(drv, new)
 			}
 			return drv.Wrap(k.What, err)
 		}

@@ -25,7 +25,7 @@ func insertAuthz(w *writeTx, a *sqlrow.AuthzRow) error {
 
 // GetAuthz returns the authorization with the given ID and its challenges,
 // in creation order, from the cache (cache.go) or else read in one query.
-func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, error) {
+func (s *Store) GetAuthz(ctx context.Context, id acme.AuthzID) (*acme.Authorization, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
@@ -50,7 +50,7 @@ func (s *Store) GetAuthz(ctx context.Context, id string) (*acme.Authorization, e
 // FindValidAuthz returns the account's valid authorization for ident and
 // wildcard that expires after notBefore, the latest-expiring one if there
 // are several. The error wraps acme.ErrNotFound if there is none.
-func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
+func (s *Store) FindValidAuthz(ctx context.Context, accountID acme.AccountID, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
 	acct, ok := sqlrow.ParseAccountID(accountID)
 	if !ok {
 		return nil, drv.NotFound(validAuthzWhat(accountID, ident, wildcard))
@@ -80,7 +80,7 @@ func (s *Store) FindValidAuthz(ctx context.Context, accountID string, ident acme
 }
 
 // validAuthzWhat names a FindValidAuthz in its errors.
-func validAuthzWhat(accountID string, ident acme.Identifier, wildcard bool) string {
+func validAuthzWhat(accountID acme.AccountID, ident acme.Identifier, wildcard bool) string {
 	return fmt.Sprintf("valid authorization of account %q for %s %q (wildcard %t)",
 		accountID, ident.Type, ident.Value, wildcard)
 }

@@ -36,13 +36,13 @@ type objCache struct {
 	gen      uint64 // bumped by every application of edits
 	max      int    // entries per map but certs, beyond which one is evicted
 	maxCerts int    // entries of certs
-	authzs   map[string]*acme.Authorization
-	orders   map[string]*acme.Order
-	chAuthz  map[string]string // challenge ID → its authorization's ID
+	authzs   map[acme.AuthzID]*acme.Authorization
+	orders   map[acme.OrderID]*acme.Order
+	chAuthz  map[acme.ChallengeID]acme.AuthzID // a challenge's authorization
 	// certs are the certificates issued lately (FinalizeOrder), which
 	// their clients download next; accounts are filled by reads.
 	certs    map[string]*acme.Certificate
-	accounts map[string]*acme.Account
+	accounts map[acme.AccountID]*acme.Account
 	// chains maps an issuer chain's PEM to its issuer_chains id, for the
 	// chains committed since Open: rows of issuer_chains are never changed
 	// or deleted, so an entry stays true; there is one per intermediate.
@@ -61,11 +61,11 @@ func newObjCache(max, maxCerts int) *objCache {
 	return &objCache{
 		max:      max,
 		maxCerts: maxCerts,
-		authzs:   make(map[string]*acme.Authorization),
-		orders:   make(map[string]*acme.Order),
-		chAuthz:  make(map[string]string),
+		authzs:   make(map[acme.AuthzID]*acme.Authorization),
+		orders:   make(map[acme.OrderID]*acme.Order),
+		chAuthz:  make(map[acme.ChallengeID]acme.AuthzID),
 		certs:    make(map[string]*acme.Certificate),
-		accounts: make(map[string]*acme.Account),
+		accounts: make(map[acme.AccountID]*acme.Account),
 		chains:   make(map[string]int64),
 	}
 }
@@ -125,7 +125,7 @@ func editChainID(pem []byte, id int64) cacheEdit {
 }
 
 // cachedCopy returns clone's copy of m[k], or nil; it takes c.mu.
-func cachedCopy[T any](c *objCache, m map[string]*T, k string, clone func(*T) *T) *T {
+func cachedCopy[K comparable, T any](c *objCache, m map[K]*T, k K, clone func(*T) *T) *T {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if v, ok := m[k]; ok {
@@ -135,12 +135,12 @@ func cachedCopy[T any](c *objCache, m map[string]*T, k string, clone func(*T) *T
 }
 
 // authz returns a copy of the cached authorization id, or nil.
-func (c *objCache) authz(id string) *acme.Authorization {
+func (c *objCache) authz(id acme.AuthzID) *acme.Authorization {
 	return cachedCopy(c, c.authzs, id, cloneAuthz)
 }
 
 // challenge returns a copy of the cached challenge id, or nil.
-func (c *objCache) challenge(id string) *acme.Challenge {
+func (c *objCache) challenge(id acme.ChallengeID) *acme.Challenge {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ch := c.cachedChallenge(id); ch != nil {
@@ -150,7 +150,7 @@ func (c *objCache) challenge(id string) *acme.Challenge {
 }
 
 // order returns a copy of the cached order id, or nil.
-func (c *objCache) order(id string) *acme.Order { return cachedCopy(c, c.orders, id, cloneOrder) }
+func (c *objCache) order(id acme.OrderID) *acme.Order { return cachedCopy(c, c.orders, id, cloneOrder) }
 
 // cert returns a copy of the cached certificate serial, or nil.
 func (c *objCache) cert(serial string) *acme.Certificate {
@@ -158,7 +158,7 @@ func (c *objCache) cert(serial string) *acme.Certificate {
 }
 
 // account returns a copy of the cached account id, or nil.
-func (c *objCache) account(id string) *acme.Account {
+func (c *objCache) account(id acme.AccountID) *acme.Account {
 	return cachedCopy(c, c.accounts, id, cloneAccount)
 }
 
@@ -170,7 +170,7 @@ func (c *objCache) fillAccount(a *acme.Account, gen uint64) {
 // fillCopy sets m[k] to clone's copy of v, as read by a read that
 // started in generation gen, unless an edit was applied since; it takes
 // c.mu.
-func fillCopy[T any](c *objCache, m map[string]*T, k string, v *T, gen uint64, clone func(*T) *T) {
+func fillCopy[K comparable, T any](c *objCache, m map[K]*T, k K, v *T, gen uint64, clone func(*T) *T) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.gen == gen {
@@ -214,7 +214,7 @@ func (c *objCache) putOrder(o *acme.Order) { putBounded(c.orders, o.ID, o, c.max
 
 // putBounded sets m[k] to v, first evicting an arbitrary entry if k is
 // new and m holds max entries.
-func putBounded[V any](m map[string]V, k string, v V, max int) {
+func putBounded[K comparable, V any](m map[K]V, k K, v V, max int) {
 	if _, ok := m[k]; !ok && len(m) >= max {
 		for old := range m {
 			delete(m, old)
@@ -226,7 +226,7 @@ func putBounded[V any](m map[string]V, k string, v V, max int) {
 
 // cachedChallenge returns the cached challenge id, to be edited in place,
 // or nil; c.mu is held.
-func (c *objCache) cachedChallenge(id string) *acme.Challenge {
+func (c *objCache) cachedChallenge(id acme.ChallengeID) *acme.Challenge {
 	a, ok := c.authzs[c.chAuthz[id]]
 	if !ok {
 		return nil
@@ -241,7 +241,7 @@ func (c *objCache) cachedChallenge(id string) *acme.Challenge {
 
 // dropChallengeAuthz forgets the authorization of challenge id; c.mu is
 // held.
-func (c *objCache) dropChallengeAuthz(id string) {
+func (c *objCache) dropChallengeAuthz(id acme.ChallengeID) {
 	if aid, ok := c.chAuthz[id]; ok {
 		delete(c.authzs, aid)
 	}
@@ -252,7 +252,7 @@ func (c *objCache) dropChallengeAuthz(id string) {
 
 // editChallenge sets challenge id's status, error (encoded as stored, nil
 // for NULL), validation time and update time.
-func editChallenge(id string, status acme.Status, problem *string, validated, updated int64) cacheEdit {
+func editChallenge(id acme.ChallengeID, status acme.Status, problem *string, validated, updated int64) cacheEdit {
 	return func(c *objCache) {
 		ch := c.cachedChallenge(id)
 		if ch == nil {
@@ -269,7 +269,7 @@ func editChallenge(id string, status acme.Status, problem *string, validated, up
 }
 
 // editStartChallenge moves challenge id to processing at updated.
-func editStartChallenge(id string, updated int64) cacheEdit {
+func editStartChallenge(id acme.ChallengeID, updated int64) cacheEdit {
 	return func(c *objCache) {
 		if ch := c.cachedChallenge(id); ch != nil {
 			ch.Status, ch.UpdatedAt = acme.StatusProcessing, sqlrow.FromNanos(updated)
@@ -278,7 +278,7 @@ func editStartChallenge(id string, updated int64) cacheEdit {
 }
 
 // editAuthz sets authorization id's status and expiry.
-func editAuthz(id string, status acme.Status, expires int64) cacheEdit {
+func editAuthz(id acme.AuthzID, status acme.Status, expires int64) cacheEdit {
 	return func(c *objCache) {
 		if a, ok := c.authzs[id]; ok {
 			a.Status, a.Expires = status, sqlrow.FromNanos(expires)
@@ -288,7 +288,7 @@ func editAuthz(id string, status acme.Status, expires int64) cacheEdit {
 
 // editOrder sets order id's status, error (encoded as stored) and
 // certificate serial.
-func editOrder(id string, status acme.Status, problem *string, serial string) cacheEdit {
+func editOrder(id acme.OrderID, status acme.Status, problem *string, serial string) cacheEdit {
 	return func(c *objCache) {
 		o, ok := c.orders[id]
 		if !ok {
@@ -304,7 +304,7 @@ func editOrder(id string, status acme.Status, problem *string, serial string) ca
 }
 
 // editFinalizeOrder makes order id valid with the certificate serial.
-func editFinalizeOrder(id, serial string) cacheEdit {
+func editFinalizeOrder(id acme.OrderID, serial string) cacheEdit {
 	return func(c *objCache) {
 		if o, ok := c.orders[id]; ok {
 			o.Status, o.CertSerial = acme.StatusValid, serial
@@ -326,13 +326,13 @@ func editDropCert(serial string) cacheEdit {
 
 // editDropAccount forgets account id, whose contact, status or key a
 // write changed.
-func editDropAccount(id string) cacheEdit {
+func editDropAccount(id acme.AccountID) cacheEdit {
 	return func(c *objCache) { delete(c.accounts, id) }
 }
 
 // editStartFinalize moves order id to processing with csr, which the
 // edit owns.
-func editStartFinalize(id string, csr []byte) cacheEdit {
+func editStartFinalize(id acme.OrderID, csr []byte) cacheEdit {
 	return func(c *objCache) {
 		if o, ok := c.orders[id]; ok {
 			o.Status, o.CSR = acme.StatusProcessing, csr

@@ -15,7 +15,7 @@ import (
 
 // dbAuthz, dbOrder and dbChallenge read straight from the database,
 // past the object cache.
-func dbAuthz(t *testing.T, s *Store, id string) *acme.Authorization {
+func dbAuthz(t *testing.T, s *Store, id acme.AuthzID) *acme.Authorization {
 	t.Helper()
 	rows, err := s.query(t.Context(), rGetAuthz, id)
 	if err != nil {
@@ -29,7 +29,7 @@ func dbAuthz(t *testing.T, s *Store, id string) *acme.Authorization {
 	return a
 }
 
-func dbOrder(t *testing.T, s *Store, id string) *acme.Order {
+func dbOrder(t *testing.T, s *Store, id acme.OrderID) *acme.Order {
 	t.Helper()
 	o, err := sqlrow.ScanOrder(s.queryRow(t.Context(), rGetOrder, id))
 	if err != nil {
@@ -38,7 +38,7 @@ func dbOrder(t *testing.T, s *Store, id string) *acme.Order {
 	return o
 }
 
-func dbChallenge(t *testing.T, s *Store, id string) *acme.Challenge {
+func dbChallenge(t *testing.T, s *Store, id acme.ChallengeID) *acme.Challenge {
 	t.Helper()
 	c, err := sqlrow.ScanChallenge(s.queryRow(t.Context(), rGetChallenge, id))
 	if err != nil {
@@ -50,7 +50,7 @@ func dbChallenge(t *testing.T, s *Store, id string) *acme.Challenge {
 // checkCached checks that order oid and authorization aid are in the
 // cache and that GetOrder, GetAuthz and GetChallenge (of every challenge)
 // return exactly what the database holds.
-func checkCached(t *testing.T, s *Store, step, oid, aid string) {
+func checkCached(t *testing.T, s *Store, step string, oid acme.OrderID, aid acme.AuthzID) {
 	t.Helper()
 	ctx := t.Context()
 	if s.cache.order(oid) == nil {
@@ -112,11 +112,11 @@ func cacheFixture(t *testing.T, s *Store) (*acme.Order, *acme.Authorization) {
 		Identifier: acme.Identifier{Type: acme.IdentifierDNS, Value: "example.com"},
 		Expires:    now.Add(time.Hour), CreatedAt: now}
 	for i, typ := range []acme.ChallengeType{acme.ChallengeHTTP01, acme.ChallengeDNS01, acme.ChallengeTLSALPN01} {
-		a.Challenges = append(a.Challenges, &acme.Challenge{ID: fmt.Sprintf("chall-%d", i), AuthzID: a.ID, Type: typ,
+		a.Challenges = append(a.Challenges, &acme.Challenge{ID: acme.ChallengeID(fmt.Sprintf("chall-%d", i)), AuthzID: a.ID, Type: typ,
 			Token: fmt.Sprintf("token-%d", i), Status: acme.StatusPending, UpdatedAt: now})
 	}
 	o := &acme.Order{ID: "order-1", AccountID: acct.ID, Status: acme.StatusPending,
-		Identifiers: []acme.Identifier{a.Identifier}, AuthzIDs: []string{a.ID},
+		Identifiers: []acme.Identifier{a.Identifier}, AuthzIDs: []acme.AuthzID{a.ID},
 		Expires: now.Add(time.Hour), CreatedAt: now, Profile: "classic"}
 	if err := s.CreateOrder(ctx, o, []*acme.Authorization{a}); err != nil {
 		t.Fatalf("CreateOrder: %v", err)
@@ -153,10 +153,15 @@ func TestCacheFollowsWrites(t *testing.T) {
 	ch.Status, ch.UpdatedAt = acme.StatusInvalid, now.Add(2*time.Second)
 	ch.Error = acme.Unauthorized("nope").WithIdentifier(a.Identifier)
 	ch.Error.Subproblems = []*acme.Problem{acme.Malformed("sub")}
-	if err := s.UpdateChallenge(ctx, ch, acme.StatusPending); err != nil {
-		t.Fatalf("UpdateChallenge: %v", err)
+	one, err := s.GetAuthz(ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
 	}
-	checkCached(t, s, "after UpdateChallenge", o.ID, a.ID)
+	one.Challenges = []*acme.Challenge{ch}
+	if err := s.UpdateAuthz(ctx, one, acme.StatusPending); err != nil {
+		t.Fatalf("UpdateAuthz of one challenge: %v", err)
+	}
+	checkCached(t, s, "after UpdateAuthz of one challenge", o.ID, a.ID)
 
 	got, err := s.GetAuthz(ctx, a.ID)
 	if err != nil {
@@ -377,7 +382,7 @@ func TestCacheAccounts(t *testing.T) {
 		if s.cache.account(a.ID) == nil {
 			t.Errorf("%s: the account is not in the cache after a read", step)
 		}
-		n, _ := strconv.ParseInt(a.ID, 10, 64)
+		n, _ := strconv.ParseInt(string(a.ID), 10, 64)
 		want, err := sqlrow.ScanAccount(s.queryRow(ctx, rGetAccount, n))
 		if err != nil {
 			t.Fatal(err)

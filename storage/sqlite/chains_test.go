@@ -44,7 +44,7 @@ func TestIssuerChains(t *testing.T) {
 	}
 	certs := make([]*acme.Certificate, len(cases))
 	for i, tc := range cases {
-		o := &acme.Order{ID: fmt.Sprintf("order-%d", i), AccountID: a.ID, Status: acme.StatusProcessing,
+		o := &acme.Order{ID: acme.OrderID(fmt.Sprintf("order-%d", i)), AccountID: a.ID, Status: acme.StatusProcessing,
 			Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: "example.com"}},
 			Expires:     fixedNow().Add(time.Hour), CreatedAt: fixedNow()}
 		if err := s.CreateOrder(ctx, o, nil); err != nil {
@@ -161,7 +161,7 @@ func TestIssuerChainIDRolledBack(t *testing.T) {
 		return []byte("-----BEGIN CERTIFICATE-----\n" + name + "\n-----END CERTIFICATE-----\n")
 	}
 	finalize := func(i int, serial string, chain []byte) (*acme.Certificate, error) {
-		o := &acme.Order{ID: fmt.Sprintf("order-%d", i), AccountID: a.ID, Status: acme.StatusProcessing,
+		o := &acme.Order{ID: acme.OrderID(fmt.Sprintf("order-%d", i)), AccountID: a.ID, Status: acme.StatusProcessing,
 			Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: "example.com"}},
 			Expires:     fixedNow().Add(time.Hour), CreatedAt: fixedNow()}
 		if err := s.CreateOrder(ctx, o, nil); err != nil {

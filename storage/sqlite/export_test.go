@@ -208,7 +208,7 @@ func TestExportRows(t *testing.T) {
 		Wildcard: true, Status: acme.StatusPending, Expires: fixedNow().Add(time.Hour), CreatedAt: fixedNow(),
 		Challenges: []*acme.Challenge{{ID: "ch-1", AuthzID: "authz-1", Type: acme.ChallengeDNS01, Token: "tok", Status: acme.StatusPending, UpdatedAt: fixedNow()}}}
 	o := &acme.Order{ID: "order-2", AccountID: b.ID, Status: acme.StatusPending, Identifiers: []acme.Identifier{authz.Identifier},
-		AuthzIDs: []string{"authz-1"}, Expires: fixedNow().Add(time.Hour), CreatedAt: fixedNow(), Replaces: "aaaa.AQ", Profile: "tls-server"}
+		AuthzIDs: []acme.AuthzID{"authz-1"}, Expires: fixedNow().Add(time.Hour), CreatedAt: fixedNow(), Replaces: "aaaa.AQ", Profile: "tls-server"}
 	if err := s.CreateOrder(ctx, o, []*acme.Authorization{authz}); err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestExportRows(t *testing.T) {
 		}
 	}
 
-	if got := sink.accts[0]; got.ID != 1 || got.KeyThumbprint != a.KeyThumbprint || string(got.JWK) != string(a.Key) ||
+	if got := sink.accts[0]; got.ID != 1 || got.KeyThumbprint != string(a.KeyThumbprint) || string(got.JWK) != string(a.Key) ||
 		got.Contact != "[]" || got.CreatedAt != fixedNow().UnixNano() {
 		t.Errorf("account 1: %+v", got)
 	}

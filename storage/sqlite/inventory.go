@@ -28,7 +28,7 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 	if err != nil {
 		return nil, "", err
 	}
-	out, next := sqlrow.Cut(out, p.Limit, func(a *acme.Account) string { return a.ID })
+	out, next := sqlrow.Cut(out, p.Limit, func(a *acme.Account) string { return string(a.ID) })
 	return out, next, nil
 }
 
@@ -151,7 +151,7 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 }
 
 // RecentNames implements acme.Inventory.
-func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Time, limit int) ([]string, [][]string, error) {
+func (s *Store) RecentNames(ctx context.Context, accountID acme.AccountID, since time.Time, limit int) ([]string, [][]string, error) {
 	n, ok := sqlrow.ParseAccountID(accountID)
 	if !ok {
 		return nil, nil, nil
@@ -161,7 +161,7 @@ func (s *Store) RecentNames(ctx context.Context, accountID string, since time.Ti
 		return nil, nil, err
 	}
 	limit = acme.PageLimit(limit)
-	what := "recent names of account " + accountID
+	what := "recent names of account " + string(accountID)
 	names, err := collect(ctx, s, what, `SELECT CASE WHEN wildcard = 1 THEN '*.' || ident_value ELSE ident_value END AS name,
 		max(created_at) AS t FROM authzs WHERE account_id = ? AND created_at >= ?
 		GROUP BY name ORDER BY t DESC, name LIMIT ?`, []any{n, sqlrow.ToNanos(since), limit}, func(row sqlrow.Scanner) (string, error) {

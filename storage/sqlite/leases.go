@@ -103,7 +103,7 @@ func (s *Store) ClaimChallenges(ctx context.Context, owner string, now time.Time
 }
 
 // StartChallenge implements acme.Store.
-func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
+func (s *Store) StartChallenge(ctx context.Context, id acme.ChallengeID, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start challenge %q", id)
 	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
@@ -124,7 +124,7 @@ func (s *Store) StartChallenge(ctx context.Context, id, owner string, now time.T
 }
 
 // ClaimChallenge implements acme.Store.
-func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.Time, lease time.Duration) error {
+func (s *Store) ClaimChallenge(ctx context.Context, id acme.ChallengeID, owner string, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("claim challenge %q", id)
 	until, err := sqlrow.LeaseUntil(drv, what, owner, now, lease)
 	if err != nil {
@@ -140,7 +140,7 @@ func (s *Store) ClaimChallenge(ctx context.Context, id, owner string, now time.T
 }
 
 // StartFinalize implements acme.Store.
-func (s *Store) StartFinalize(ctx context.Context, id, owner string, csr []byte, now time.Time, lease time.Duration) error {
+func (s *Store) StartFinalize(ctx context.Context, id acme.OrderID, owner string, csr []byte, now time.Time, lease time.Duration) error {
 	what := fmt.Sprintf("start finalizing order %q", id)
 	if len(csr) == 0 {
 		return drv.Errorf("%s: empty CSR", what)
@@ -191,7 +191,7 @@ func (s *Store) ClaimOrders(ctx context.Context, owner string, now time.Time, le
 }
 
 // ReleaseChallenge implements acme.Store.
-func (s *Store) ReleaseChallenge(ctx context.Context, id, owner string) error {
+func (s *Store) ReleaseChallenge(ctx context.Context, id acme.ChallengeID, owner string) error {
 	return s.write(ctx, func(w *writeTx) error {
 		if _, err := w.exec(wReleaseChallenge, id, owner); err != nil {
 			return drv.Errorf("release challenge %q: %w", id, err)

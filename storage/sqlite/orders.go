@@ -60,7 +60,7 @@ func storedOrderAuthzs(row *sqlrow.OrderRow) (*acme.Order, []*acme.Authorization
 
 // GetOrder returns the order with the given ID, from the cache (cache.go)
 // or else read.
-func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
+func (s *Store) GetOrder(ctx context.Context, id acme.OrderID) (*acme.Order, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
@@ -81,7 +81,7 @@ func (s *Store) GetOrder(ctx context.Context, id string) (*acme.Order, error) {
 // starting after cursor ("" for the first page), and the cursor of the next
 // page, "" when there is none. A cursor is the decimal sequence number of
 // the last order of the previous page.
-func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit int) ([]string, string, error) {
+func (s *Store) ListOrders(ctx context.Context, accountID acme.AccountID, cursor string, limit int) ([]acme.OrderID, string, error) {
 	p, ok, err := sqlrow.NewOrdersPage(drv, accountID, cursor, limit)
 	if !ok {
 		return nil, "", err
@@ -91,7 +91,7 @@ func (s *Store) ListOrders(ctx context.Context, accountID, cursor string, limit 
 		return nil, "", drv.Errorf("list orders of account %s: %w", accountID, err)
 	}
 	defer rows.Close()
-	page, err := sqlrow.Collect(drv, "list orders of account "+accountID, rows, sqlrow.ScanOrderID)
+	page, err := sqlrow.Collect(drv, "list orders of account "+string(accountID), rows, sqlrow.ScanOrderID)
 	if err != nil {
 		return nil, "", err
 	}

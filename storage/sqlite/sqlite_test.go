@@ -248,21 +248,21 @@ func TestCreateOrderChecksReusedAuthzs(t *testing.T) {
 	ctx := t.Context()
 	var accts [2]*acme.Account
 	for i := range accts {
-		accts[i] = &acme.Account{Key: []byte(`{}`), KeyThumbprint: string(rune('a' + i)), Status: acme.StatusValid, CreatedAt: fixedNow()}
+		accts[i] = &acme.Account{Key: []byte(`{}`), KeyThumbprint: acme.Thumbprint(rune('a' + i)), Status: acme.StatusValid, CreatedAt: fixedNow()}
 		if err := s.CreateAccount(ctx, accts[i]); err != nil {
 			t.Fatalf("CreateAccount: %v", err)
 		}
 	}
 	az := &acme.Authorization{ID: "az", AccountID: accts[0].ID, Status: acme.StatusValid,
 		Identifier: acme.Identifier{Type: acme.IdentifierDNS, Value: "example.com"}, Expires: fixedNow().Add(time.Hour)}
-	if err := s.CreateOrder(ctx, &acme.Order{ID: "o1", AccountID: accts[0].ID, AuthzIDs: []string{"az"}, Status: acme.StatusPending, Expires: fixedNow()},
+	if err := s.CreateOrder(ctx, &acme.Order{ID: "o1", AccountID: accts[0].ID, AuthzIDs: []acme.AuthzID{"az"}, Status: acme.StatusPending, Expires: fixedNow()},
 		[]*acme.Authorization{az}); err != nil {
 		t.Fatalf("CreateOrder: %v", err)
 	}
 
 	for name, o := range map[string]*acme.Order{
-		"unknown authorization":           {ID: "o2", AccountID: accts[0].ID, AuthzIDs: []string{"nope"}, Status: acme.StatusPending},
-		"another account's authorization": {ID: "o3", AccountID: accts[1].ID, AuthzIDs: []string{"az"}, Status: acme.StatusPending},
+		"unknown authorization":           {ID: "o2", AccountID: accts[0].ID, AuthzIDs: []acme.AuthzID{"nope"}, Status: acme.StatusPending},
+		"another account's authorization": {ID: "o3", AccountID: accts[1].ID, AuthzIDs: []acme.AuthzID{"az"}, Status: acme.StatusPending},
 		"unknown account":                 {ID: "o4", AccountID: "12345", Status: acme.StatusPending},
 	} {
 		if err := s.CreateOrder(ctx, o, nil); !errors.Is(err, acme.ErrNotFound) {

@@ -90,7 +90,6 @@ const (
 	wAuthzExists
 	wInsertChallenge
 	wUpdateAuthzChallenge
-	wUpdateChallenge
 	wChallengeExists
 	wFinalizeOrder
 	wInsertCertificate
@@ -130,8 +129,6 @@ var writeSQL = [numWriteStmts]string{
 	wInsertChallenge: `INSERT INTO challenges (` + sqlrow.ChallengeInsertCols + `) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 	wUpdateAuthzChallenge: `UPDATE challenges SET status = ?1, error = ?2, validated = ?3, updated_at = ?4, ` + keepLeaseSQL + `
 		WHERE id = ?5 AND authz_id = ?6`,
-	wUpdateChallenge: `UPDATE challenges SET status = ?1, error = ?2, validated = ?3, updated_at = ?4, ` + keepLeaseSQL + `
-		WHERE id = ?5 AND status = ?6`,
 	wChallengeExists: `SELECT 1 FROM challenges WHERE id = ?`,
 	wFinalizeOrder: `UPDATE orders SET status = ?, cert_serial = ?, lease_owner = NULL, lease_until = NULL
 		WHERE id = ? AND status = ?`,

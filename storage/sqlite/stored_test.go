@@ -62,12 +62,12 @@ func TestStoredAsRead(t *testing.T) {
 		{name: "no new authorizations"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			o := &acme.Order{ID: fmt.Sprintf("order-%d", i), AccountID: acct.ID, Status: acme.StatusPending,
+			o := &acme.Order{ID: acme.OrderID(fmt.Sprintf("order-%d", i)), AccountID: acct.ID, Status: acme.StatusPending,
 				Expires: now.Add(time.Hour), CreatedAt: now}
 			for j, a := range tc.authzs {
-				a.ID, a.AccountID = fmt.Sprintf("authz-%d-%d", i, j), acct.ID
+				a.ID, a.AccountID = acme.AuthzID(fmt.Sprintf("authz-%d-%d", i, j)), acct.ID
 				for k, c := range a.Challenges {
-					c.ID, c.AuthzID = fmt.Sprintf("chall-%d-%d-%d", i, j, k), "ignored"
+					c.ID, c.AuthzID = acme.ChallengeID(fmt.Sprintf("chall-%d-%d-%d", i, j, k)), "ignored"
 				}
 				o.Identifiers, o.AuthzIDs = append(o.Identifiers, a.Identifier), append(o.AuthzIDs, a.ID)
 			}

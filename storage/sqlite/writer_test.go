@@ -63,14 +63,14 @@ func async(f func() error) <-chan error {
 }
 
 // account returns a new, unstored valid account with the given thumbprint.
-func newAccount(thumb string) *acme.Account {
+func newAccount(thumb acme.Thumbprint) *acme.Account {
 	return &acme.Account{Key: []byte(`{}`), KeyThumbprint: thumb, Status: acme.StatusValid, CreatedAt: fixedNow()}
 }
 
 // processingOrder stores a processing order of account a and returns it.
 func processingOrder(t *testing.T, s *Store, a *acme.Account, id string) *acme.Order {
 	t.Helper()
-	o := &acme.Order{ID: id, AccountID: a.ID, Status: acme.StatusProcessing,
+	o := &acme.Order{ID: acme.OrderID(id), AccountID: a.ID, Status: acme.StatusProcessing,
 		Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: id + ".example"}},
 		Expires:     fixedNow().Add(time.Hour), CreatedAt: fixedNow()}
 	if err := s.CreateOrder(t.Context(), o, nil); err != nil {
@@ -372,7 +372,7 @@ func TestConcurrentWritesGroup(t *testing.T) {
 		for j := range 2 {
 			wg.Go(func() { errs[2*i+j] = s.FinalizeOrder(ctx, certFor(orders[i], fmt.Sprintf("%02x%d", i, j))) })
 		}
-		wg.Go(func() { errs[2*n+i] = s.CreateAccount(ctx, newAccount(fmt.Sprintf("k%d", i))) })
+		wg.Go(func() { errs[2*n+i] = s.CreateAccount(ctx, newAccount(acme.Thumbprint(fmt.Sprintf("k%d", i)))) })
 	}
 	wg.Wait()
 	for i := range n {

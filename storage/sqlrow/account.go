@@ -22,7 +22,7 @@ func ScanAccount(row Scanner) (*acme.Account, error) {
 	}
 	a.ID = FormatAccountID(id)
 	var err error
-	if a.Contact, err = StringsFromJSON("account "+a.ID+" contact", contact); err != nil {
+	if a.Contact, err = StringsFromJSON(fmt.Sprintf("account %s contact", a.ID), contact); err != nil {
 		return nil, err
 	}
 	return &a, nil
@@ -45,7 +45,7 @@ func AccountValues(d Driver, a *acme.Account) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []any{a.KeyThumbprint, a.Key, contact, string(a.Status), ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID}, nil
+	return []any{string(a.KeyThumbprint), a.Key, contact, string(a.Status), ToNanos(a.CreatedAt), a.CreatedIP, a.EABKeyID}, nil
 }
 
 // AccountUpdate is what UpdateAccount writes to an account's row.
@@ -76,7 +76,7 @@ type KeyChange struct {
 }
 
 // NewKeyChange checks a change of account id's key to newThumbprint.
-func NewKeyChange(d Driver, id, newThumbprint string) (*KeyChange, error) {
+func NewKeyChange(d Driver, id acme.AccountID, newThumbprint acme.Thumbprint) (*KeyChange, error) {
 	k := &KeyChange{What: fmt.Sprintf("change key of account %q", id)}
 	var err error
 	if k.ID, err = d.AccountID(k.What, id); err != nil {
@@ -90,6 +90,6 @@ func NewKeyChange(d Driver, id, newThumbprint string) (*KeyChange, error) {
 
 // InUse is the error of a key change whose new key, thumbprint, is
 // another account's: it wraps acme.ErrConflict.
-func (k *KeyChange) InUse(d Driver, thumbprint string) error {
+func (k *KeyChange) InUse(d Driver, thumbprint acme.Thumbprint) error {
 	return d.Errorf("%s: key %s is in use: %w", k.What, thumbprint, acme.ErrConflict)
 }

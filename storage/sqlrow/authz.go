@@ -52,7 +52,7 @@ func ScanAuthzRows(rows Rows) (*acme.Authorization, error) {
 			continue // no challenge: the LEFT JOIN's one row
 		}
 		c := &acme.Challenge{
-			ID: *r.cID, AuthzID: deref(r.cAuthzID), Type: acme.ChallengeType(deref(r.cType)),
+			ID: acme.ChallengeID(*r.cID), AuthzID: acme.AuthzID(deref(r.cAuthzID)), Type: acme.ChallengeType(deref(r.cType)),
 			Token: deref(r.cToken), Status: acme.Status(deref(r.cStatus)),
 			Validated: r.cValidated, UpdatedAt: r.cUpdate,
 		}
@@ -88,7 +88,7 @@ func ScanChallenge(row Scanner) (*acme.Challenge, error) {
 }
 
 // challengeError decodes the error column of challenge id: NULL is none.
-func challengeError(id string, problem *string) (*acme.Problem, error) {
+func challengeError(id acme.ChallengeID, problem *string) (*acme.Problem, error) {
 	if problem == nil {
 		return nil, nil
 	}
@@ -156,7 +156,7 @@ func (r *AuthzRow) ChallengeWhat(i int) string {
 // Values are the values of AuthzCols.
 func (r *AuthzRow) Values() []any {
 	a := r.Authz
-	return []any{a.ID, r.AccountID, string(a.Identifier.Type), a.Identifier.Value, a.Wildcard,
+	return []any{string(a.ID), r.AccountID, string(a.Identifier.Type), a.Identifier.Value, a.Wildcard,
 		string(a.Status), ToNanos(a.Expires), ToNanos(a.CreatedAt)}
 }
 
@@ -164,15 +164,15 @@ func (r *AuthzRow) Values() []any {
 // challenge, whose position is i (its AuthzID is ignored).
 func (r *AuthzRow) ChallengeValues(i int) []any {
 	c := r.Authz.Challenges[i]
-	return []any{c.ID, r.Authz.ID, i, string(c.Type), c.Token, string(c.Status), ToNanos(c.Validated),
+	return []any{string(c.ID), string(r.Authz.ID), i, string(c.Type), c.Token, string(c.Status), ToNanos(c.Validated),
 		r.Errors[i], ToNanos(c.UpdatedAt)}
 }
 
-// ChallengeUpdate is what a write of a challenge's outcome (UpdateChallenge,
-// UpdateAuthz) stores in its row.
+// ChallengeUpdate is what a write of a challenge's outcome (UpdateAuthz)
+// stores in its row.
 type ChallengeUpdate struct {
 	What      string // names the write in errors
-	ID        string
+	ID        acme.ChallengeID
 	Status    string
 	Error     *string // JSON; nil for none
 	Validated int64

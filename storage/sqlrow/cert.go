@@ -98,7 +98,7 @@ func NewCertRow(d Driver, cert *acme.Certificate) (*CertRow, error) {
 // driver's own.
 func (r *CertRow) Values(chain []byte, extra ...any) []any {
 	c := r.Cert
-	v := append(make([]any, 0, 13+len(extra)), c.Serial, r.AccountID, c.OrderID, c.DER, chain, r.Names, strings.Join(c.Names, ","),
+	v := append(make([]any, 0, 13+len(extra)), c.Serial, r.AccountID, string(c.OrderID), c.DER, chain, r.Names, strings.Join(c.Names, ","),
 		ToNanos(c.NotBefore), ToNanos(c.NotAfter), ToNanos(c.IssuedAt), c.Profile, ToNanos(c.RenewalStart), ToNanos(c.RenewalEnd))
 	return append(v, extra...)
 }

@@ -95,7 +95,7 @@ func (d Driver) CheckTimes(what string, ts ...time.Time) error {
 
 // AccountID parses id, the ID of an account that what reads or writes:
 // an ID no store gives out names no account (acme.ErrNotFound).
-func (d Driver) AccountID(what, id string) (int64, error) {
+func (d Driver) AccountID(what string, id acme.AccountID) (int64, error) {
 	n, ok := ParseAccountID(id)
 	if !ok {
 		return 0, d.NotFound(what)
@@ -105,7 +105,7 @@ func (d Driver) AccountID(what, id string) (int64, error) {
 
 // AccountOf parses id, the ID of the account of an object that what
 // writes: an ID no store gives out names no account (acme.ErrNotFound).
-func (d Driver) AccountOf(what, id string) (int64, error) {
+func (d Driver) AccountOf(what string, id acme.AccountID) (int64, error) {
 	n, ok := ParseAccountID(id)
 	if !ok {
 		return 0, d.Errorf("%s: account %q: %w", what, id, acme.ErrNotFound)

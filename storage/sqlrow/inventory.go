@@ -80,7 +80,7 @@ func (w *where) page(columns, table, orderBy string, limit int) Page {
 
 // addAccount filters by the account id: false when no account can have
 // it.
-func (w *where) addAccount(id string) bool {
+func (w *where) addAccount(id acme.AccountID) bool {
 	n, ok := ParseAccountID(id)
 	if ok {
 		w.add("account_id = ?", n)
@@ -108,7 +108,7 @@ func likeEscape(s string) string {
 func (in Inventory) Accounts(q acme.AccountQuery) (p Page, ok bool, err error) {
 	var w where
 	if q.Cursor != "" {
-		n, ok := ParseAccountID(q.Cursor)
+		n, ok := ParseAccountID(acme.AccountID(q.Cursor))
 		if !ok {
 			return p, false, in.badCursor("list accounts", q.Cursor)
 		}
@@ -118,7 +118,7 @@ func (in Inventory) Accounts(q acme.AccountQuery) (p Page, ok bool, err error) {
 		return p, false, nil
 	}
 	if q.Search != "" {
-		if n, ok := ParseAccountID(q.Search); ok {
+		if n, ok := ParseAccountID(acme.AccountID(q.Search)); ok {
 			w.add("id = ?", n)
 		} else {
 			if !in.storable(q.Search) {

@@ -26,7 +26,7 @@ func FromJSON(what, s string, v any) error {
 }
 
 // StringsJSON encodes a string slice, nil as an empty array.
-func StringsJSON(what string, ss []string) (string, error) {
+func StringsJSON[S ~string](what string, ss []S) (string, error) {
 	if len(ss) == 0 {
 		return "[]", nil
 	}

@@ -45,17 +45,20 @@ func ScanSeqOrder(row Scanner) (Seq[*acme.Order], error) {
 // DecodeOrderJSON sets the fields of o stored as JSON, from their
 // columns: empty lists as nil, a NULL error as none.
 func DecodeOrderJSON(o *acme.Order, idents, authzIDs string, problem *string) error {
-	what := "order " + o.ID
+	what := "order " + string(o.ID)
 	if err := FromJSON(what+" identifiers", idents, &o.Identifiers); err != nil {
 		return err
 	}
 	if len(o.Identifiers) == 0 {
 		o.Identifiers = nil
 	}
-	var err error
-	if o.AuthzIDs, err = StringsFromJSON(what+" authorization ids", authzIDs); err != nil {
+	if err := FromJSON(what+" authorization ids", authzIDs, &o.AuthzIDs); err != nil {
 		return err
 	}
+	if len(o.AuthzIDs) == 0 {
+		o.AuthzIDs = nil
+	}
+	var err error
 	o.Error, err = FromNullableJSON[acme.Problem](what+" error", problem)
 	return err
 }
@@ -79,7 +82,7 @@ type OrderRow struct {
 	// Reused are the IDs of o.AuthzIDs that no authorization created with
 	// the order has: existing ones the order reuses, which must be the
 	// same account's.
-	Reused []string
+	Reused []acme.AuthzID
 }
 
 // NewOrderRow checks o, created with the authorizations newAuthzs, and
@@ -125,13 +128,13 @@ func NewOrderRow(d Driver, o *acme.Order, newAuthzs []*acme.Authorization) (*Ord
 // Values are the values of OrderInsertCols.
 func (r *OrderRow) Values() []any {
 	o := r.Order
-	return []any{o.ID, r.AccountID, string(o.Status), r.Identifiers, r.AuthzIDs, ToNanos(o.NotBefore), ToNanos(o.NotAfter),
+	return []any{string(o.ID), r.AccountID, string(o.Status), r.Identifiers, r.AuthzIDs, ToNanos(o.NotBefore), ToNanos(o.NotAfter),
 		ToNanos(o.Expires), r.Error, o.CertSerial, ToNanos(o.CreatedAt), o.Replaces, o.Profile}
 }
 
 // CheckReused checks the reused authorization id from row, a query of
 // its account_id: it must exist and be the order's account's.
-func (r *OrderRow) CheckReused(d Driver, id string, row Scanner) error {
+func (r *OrderRow) CheckReused(d Driver, id acme.AuthzID, row Scanner) error {
 	var owner int64
 	switch err := row.Scan(&owner); {
 	case errors.Is(err, sql.ErrNoRows) || err == nil && owner != r.AccountID:
@@ -151,7 +154,7 @@ type OrdersPage struct {
 
 // NewOrdersPage checks the arguments of ListOrders; ok is false when the
 // account cannot exist, so the page is empty.
-func NewOrdersPage(d Driver, accountID, cursor string, limit int) (p OrdersPage, ok bool, err error) {
+func NewOrdersPage(d Driver, accountID acme.AccountID, cursor string, limit int) (p OrdersPage, ok bool, err error) {
 	if limit <= 0 {
 		return p, false, d.Errorf("list orders: limit %d is not positive", limit)
 	}
@@ -172,8 +175,8 @@ func (p OrdersPage) Values() []any { return []any{p.AccountID, p.After, p.Limit 
 
 // Page cuts the rows read with Values to the page: the IDs of the orders
 // and the cursor of the next page, "" when there is none.
-func (p OrdersPage) Page(rows []Seq[string]) ([]string, string) {
-	var ids []string
+func (p OrdersPage) Page(rows []Seq[acme.OrderID]) ([]acme.OrderID, string) {
+	var ids []acme.OrderID
 	for _, r := range rows[:min(len(rows), p.Limit)] {
 		ids = append(ids, r.Row)
 	}
@@ -184,8 +187,8 @@ func (p OrdersPage) Page(rows []Seq[string]) ([]string, string) {
 }
 
 // ScanOrderID reads a row of an order's seq and id.
-func ScanOrderID(row Scanner) (Seq[string], error) {
-	var r Seq[string]
+func ScanOrderID(row Scanner) (Seq[acme.OrderID], error) {
+	var r Seq[acme.OrderID]
 	err := row.Scan(&r.Seq, &r.Row)
 	return r, err
 }

@@ -29,16 +29,16 @@ func TestOrdersPage(t *testing.T) {
 	if got, want := p.Values(), []any{int64(7), int64(41), 3}; !reflect.DeepEqual(got, want) {
 		t.Errorf("Values = %v; want %v", got, want)
 	}
-	rows := []Seq[string]{{42, "a"}, {45, "b"}, {50, "c"}}
+	rows := []Seq[acme.OrderID]{{42, "a"}, {45, "b"}, {50, "c"}}
 	for _, tc := range []struct {
-		rows     []Seq[string]
-		wantIDs  []string
+		rows     []Seq[acme.OrderID]
+		wantIDs  []acme.OrderID
 		wantNext string
 	}{
 		{nil, nil, ""},
-		{rows[:1], []string{"a"}, ""},
-		{rows[:2], []string{"a", "b"}, ""},
-		{rows, []string{"a", "b"}, "45"},
+		{rows[:1], []acme.OrderID{"a"}, ""},
+		{rows[:2], []acme.OrderID{"a", "b"}, ""},
+		{rows, []acme.OrderID{"a", "b"}, "45"},
 	} {
 		ids, next := p.Page(tc.rows)
 		if !reflect.DeepEqual(ids, tc.wantIDs) || next != tc.wantNext {
@@ -51,12 +51,12 @@ func TestOrdersPage(t *testing.T) {
 // with are the ones it reuses; a bad account or time is refused.
 func TestNewOrderRow(t *testing.T) {
 	const d Driver = "postgres"
-	o := &acme.Order{ID: "o1", AccountID: "3", Status: acme.StatusPending, AuthzIDs: []string{"old", "new", "older"}}
+	o := &acme.Order{ID: "o1", AccountID: "3", Status: acme.StatusPending, AuthzIDs: []acme.AuthzID{"old", "new", "older"}}
 	r, err := NewOrderRow(d, o, []*acme.Authorization{{ID: "new", AccountID: "3"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"old", "older"}; !reflect.DeepEqual(r.Reused, want) {
+	if want := []acme.AuthzID{"old", "older"}; !reflect.DeepEqual(r.Reused, want) {
 		t.Errorf("Reused = %v; want %v", r.Reused, want)
 	}
 	if r.AccountID != 3 || r.Identifiers != "[]" || r.AuthzIDs != `["old","new","older"]` || r.Error != nil {

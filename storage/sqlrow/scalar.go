@@ -6,14 +6,16 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/weir-pki/weir/acme"
 )
 
 // ParseAccountID parses an account ID, which a store assigns as the
 // canonical decimal form of a positive integer.
-func ParseAccountID(id string) (int64, bool) { return parseDecimal(id, 1) }
+func ParseAccountID(id acme.AccountID) (int64, bool) { return parseDecimal(string(id), 1) }
 
 // FormatAccountID is the inverse of ParseAccountID.
-func FormatAccountID(n int64) string { return strconv.FormatInt(n, 10) }
+func FormatAccountID(n int64) acme.AccountID { return acme.AccountID(strconv.FormatInt(n, 10)) }
 
 // ParseOrdersCursor parses the cursor of an account's orders list, which a
 // store gives out as the canonical decimal form of the sequence number of

@@ -44,7 +44,7 @@ func testAccounts(t *testing.T, f *fixture) {
 	wantErr(t, "CreateAccount(duplicate key)", f.s.CreateAccount(f.ctx, dup), acme.ErrConflict)
 
 	// An account without contacts.
-	c := &acme.Account{Key: []byte(`{"k":1}`), KeyThumbprint: f.id("thumb"), Status: acme.StatusValid, CreatedAt: at(0)}
+	c := &acme.Account{Key: []byte(`{"k":1}`), KeyThumbprint: acme.Thumbprint(f.id("thumb")), Status: acme.StatusValid, CreatedAt: at(0)}
 	if err := f.s.CreateAccount(f.ctx, c); err != nil {
 		t.Fatalf("CreateAccount(no contact): %v", err)
 	}
@@ -99,7 +99,7 @@ func testAccountKeyChange(t *testing.T, f *fixture) {
 	a := f.account(t)
 	b := f.account(t)
 	oldThumb := a.KeyThumbprint
-	newThumb := f.id("thumb")
+	newThumb := acme.Thumbprint(f.id("thumb"))
 	newKey := []byte(`{"kty":"OKP","crv":"Ed25519","x":"new"}`)
 
 	if err := f.s.ChangeAccountKey(f.ctx, a.ID, oldThumb, newThumb, newKey); err != nil {
@@ -116,7 +116,7 @@ func testAccountKeyChange(t *testing.T, f *fixture) {
 
 	// The old key no longer matches.
 	wantErr(t, "ChangeAccountKey(stale old key)",
-		f.s.ChangeAccountKey(f.ctx, a.ID, oldThumb, f.id("thumb"), []byte(`{}`)), acme.ErrConflict)
+		f.s.ChangeAccountKey(f.ctx, a.ID, oldThumb, acme.Thumbprint(f.id("thumb")), []byte(`{}`)), acme.ErrConflict)
 
 	// The new key belongs to another account.
 	wantErr(t, "ChangeAccountKey(key of another account)",
@@ -133,5 +133,5 @@ func testAccountKeyChange(t *testing.T, f *fixture) {
 	checkAccount(t, "other account after failed ChangeAccountKey", got, b)
 
 	wantErr(t, "ChangeAccountKey(unknown account)",
-		f.s.ChangeAccountKey(f.ctx, "999999999", "x", f.id("thumb"), []byte(`{}`)), acme.ErrNotFound)
+		f.s.ChangeAccountKey(f.ctx, "999999999", "x", acme.Thumbprint(f.id("thumb")), []byte(`{}`)), acme.ErrNotFound)
 }

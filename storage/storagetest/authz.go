@@ -31,14 +31,14 @@ func testAuthz(t *testing.T, f *fixture) {
 	checkAuthz(t, "GetAuthz after mutating a returned authorization", again, a)
 
 	ip := &acme.Authorization{
-		ID:         f.id("authz"),
+		ID:         acme.AuthzID(f.id("authz")),
 		AccountID:  acct.ID,
 		Identifier: acme.Identifier{Type: acme.IdentifierIP, Value: "2001:db8::1"},
 		Status:     acme.StatusPending,
 		Expires:    at(time.Hour),
 		CreatedAt:  at(0),
 		Challenges: []*acme.Challenge{{
-			ID: f.id("chall"), Type: acme.ChallengeHTTP01, Token: "tok", Status: acme.StatusPending, UpdatedAt: at(0),
+			ID: acme.ChallengeID(f.id("chall")), Type: acme.ChallengeHTTP01, Token: "tok", Status: acme.StatusPending, UpdatedAt: at(0),
 		}},
 	}
 	f.order(t, acct.ID, []*acme.Authorization{ip})
@@ -170,8 +170,9 @@ func testAuthzUpdate(t *testing.T, f *fixture) {
 	checkAuthz(t, "GetAuthz after UpdateAuthz of one challenge", got, b)
 }
 
-// testChallenges checks GetChallenge and the compare-and-set of
-// UpdateChallenge.
+// testChallenges checks GetChallenge, and the outcome of one challenge
+// written with its authorization (UpdateAuthz), as a validation writes
+// it.
 func testChallenges(t *testing.T, f *fixture) {
 	acct := f.account(t)
 	a := f.authz(acct.ID, "example.com", false, acme.StatusPending, at(time.Hour))
@@ -184,35 +185,34 @@ func testChallenges(t *testing.T, f *fixture) {
 	}
 	checkChallenge(t, "GetChallenge", got, c)
 
-	c.Status = acme.StatusProcessing
-	c.UpdatedAt = at(time.Minute)
-	if err := f.s.UpdateChallenge(f.ctx, c, acme.StatusPending); err != nil {
-		t.Fatalf("UpdateChallenge(pending->processing): %v", err)
+	if err := f.s.StartChallenge(f.ctx, c.ID, "worker", at(time.Minute), time.Minute); err != nil {
+		t.Fatalf("StartChallenge(pending->processing): %v", err)
 	}
-	wantErr(t, "UpdateChallenge(from pending, now processing)",
-		f.s.UpdateChallenge(f.ctx, c, acme.StatusPending), acme.ErrConflict)
+	c.Status, c.UpdatedAt = acme.StatusProcessing, at(time.Minute)
+	wantErr(t, "StartChallenge(from pending, now processing)",
+		f.s.StartChallenge(f.ctx, c.ID, "worker", at(time.Minute), time.Minute), acme.ErrConflict)
 
 	c.Status = acme.StatusValid
 	c.Validated = at(2 * time.Minute)
 	c.UpdatedAt = at(2 * time.Minute)
 	c.Error = &acme.Problem{Type: acme.ProbDNS, Detail: "a transient error that was overcome"}
-	if err := f.s.UpdateChallenge(f.ctx, c, acme.StatusProcessing); err != nil {
-		t.Fatalf("UpdateChallenge(processing->valid): %v", err)
-	}
+	f.settle(t, c)
 	got, err = f.s.GetChallenge(f.ctx, c.ID)
 	if err != nil {
 		t.Fatalf("GetChallenge: %v", err)
 	}
-	checkChallenge(t, "GetChallenge after UpdateChallenge", got, c)
+	checkChallenge(t, "GetChallenge after its outcome", got, c)
 
 	// The other challenges are untouched.
 	authz, err := f.s.GetAuthz(f.ctx, a.ID)
 	if err != nil {
 		t.Fatalf("GetAuthz: %v", err)
 	}
-	checkAuthz(t, "GetAuthz after UpdateChallenge", authz, a)
+	checkAuthz(t, "GetAuthz after one challenge's outcome", authz, a)
 
 	missing := *c
 	missing.ID = "no-such-challenge"
-	wantErr(t, "UpdateChallenge(unknown)", f.s.UpdateChallenge(f.ctx, &missing, acme.StatusValid), acme.ErrNotFound)
+	only := *a
+	only.Challenges = []*acme.Challenge{&missing}
+	wantErr(t, "UpdateAuthz(unknown challenge)", f.s.UpdateAuthz(f.ctx, &only, acme.StatusPending), acme.ErrNotFound)
 }

@@ -237,7 +237,7 @@ func testNotFound(t *testing.T, f *fixture) {
 			_, err := f.s.FindValidAuthz(f.ctx, "987654321", acme.Identifier{Type: acme.IdentifierDNS, Value: "example.com"}, false, at(0))
 			return err
 		},
-		"GetOrder(account ID)": func() error { _, err := f.s.GetOrder(f.ctx, acct.ID); return err },
+		"GetOrder(account ID)": func() error { _, err := f.s.GetOrder(f.ctx, acme.OrderID(acct.ID)); return err },
 	} {
 		wantErr(t, name, call(), acme.ErrNotFound)
 	}

@@ -42,7 +42,7 @@ func (f *fixture) eabKey(t *testing.T, label string, d time.Duration) *acme.EABK
 func (f *fixture) eabAccount(keyID string) *acme.Account {
 	return &acme.Account{
 		Key:           []byte(`{"kty":"EC","crv":"P-256","x":"` + f.id("x") + `"}`),
-		KeyThumbprint: f.id("thumb"),
+		KeyThumbprint: acme.Thumbprint(f.id("thumb")),
 		Status:        acme.StatusValid,
 		CreatedAt:     at(time.Minute),
 		CreatedIP:     "192.0.2.7",

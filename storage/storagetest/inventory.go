@@ -22,16 +22,16 @@ func (f *fixture) inventory(t *testing.T) acme.Inventory {
 
 // pages follows a listing's cursors to the end and returns every page's
 // keys; it fails after 50 pages.
-func pages[T any](t *testing.T, list func(cursor string) ([]T, string, error), key func(T) string) [][]string {
+func pages[T, K any](t *testing.T, list func(cursor string) ([]T, string, error), key func(T) K) [][]K {
 	t.Helper()
-	var out [][]string
+	var out [][]K
 	cursor := ""
 	for range 50 {
 		items, next, err := list(cursor)
 		if err != nil {
 			t.Fatalf("list(cursor %q): %v", cursor, err)
 		}
-		var keys []string
+		var keys []K
 		for _, it := range items {
 			keys = append(keys, key(it))
 		}
@@ -47,7 +47,7 @@ func pages[T any](t *testing.T, list func(cursor string) ([]T, string, error), k
 
 func testListAccounts(t *testing.T, f *fixture) {
 	inv := f.inventory(t)
-	var ids []string
+	var ids []acme.AccountID
 	for range 5 {
 		ids = append(ids, f.account(t).ID)
 	}
@@ -61,17 +61,17 @@ func testListAccounts(t *testing.T, f *fixture) {
 	slices.Reverse(all)
 	got := pages(t, func(c string) ([]*acme.Account, string, error) {
 		return inv.ListAccounts(f.ctx, acme.AccountQuery{Cursor: c, Limit: 4})
-	}, func(a *acme.Account) string { return a.ID })
+	}, func(a *acme.Account) acme.AccountID { return a.ID })
 	if len(got) != 2 || !slices.Equal(slices.Concat(got...), all) {
 		t.Errorf("pages of 4: got %v, want %v newest first in 2 pages", got, all)
 	}
 	for _, tc := range []struct {
 		q    acme.AccountQuery
-		want []string
+		want []acme.AccountID
 	}{
-		{acme.AccountQuery{Search: "pki-team"}, []string{odd.ID}},
-		{acme.AccountQuery{Search: odd.ID}, []string{odd.ID}},
-		{acme.AccountQuery{Status: acme.StatusDeactivated}, []string{odd.ID}},
+		{acme.AccountQuery{Search: "pki-team"}, []acme.AccountID{odd.ID}},
+		{acme.AccountQuery{Search: string(odd.ID)}, []acme.AccountID{odd.ID}},
+		{acme.AccountQuery{Status: acme.StatusDeactivated}, []acme.AccountID{odd.ID}},
 		{acme.AccountQuery{Search: "100%_"}, nil},
 		{acme.AccountQuery{Search: "192.0.2.1", Status: acme.StatusValid, Limit: 2}, all[1:3]},
 	} {
@@ -79,7 +79,7 @@ func testListAccounts(t *testing.T, f *fixture) {
 		if err != nil {
 			t.Fatalf("ListAccounts(%+v): %v", tc.q, err)
 		}
-		var got []string
+		var got []acme.AccountID
 		for _, a := range accts {
 			got = append(got, a.ID)
 		}
@@ -168,8 +168,8 @@ func testListAllOrders(t *testing.T, f *fixture) {
 	o3 := f.simpleOrder(t, a.ID, "c.example.com")
 	got := pages(t, func(c string) ([]*acme.Order, string, error) {
 		return inv.ListAllOrders(f.ctx, acme.OrderQuery{Cursor: c, Limit: 2})
-	}, func(o *acme.Order) string { return o.ID })
-	want := []string{o3.ID, o2.ID, o1.ID}
+	}, func(o *acme.Order) acme.OrderID { return o.ID })
+	want := []acme.OrderID{o3.ID, o2.ID, o1.ID}
 	if len(got) != 2 || !slices.Equal(slices.Concat(got...), want) {
 		t.Errorf("pages of 2: got %v, want %v", got, want)
 	}

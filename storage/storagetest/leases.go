@@ -39,8 +39,12 @@ func (f *fixture) processing(t *testing.T, n int) []*acme.Challenge {
 	for i, a := range authzs {
 		c := a.Challenges[0]
 		c.Status, c.UpdatedAt = acme.StatusProcessing, at(time.Duration(i)*time.Minute)
-		if err := f.s.UpdateChallenge(f.ctx, c, acme.StatusPending); err != nil {
-			t.Fatalf("UpdateChallenge(%s, pending->processing): %v", c.ID, err)
+		// Processing with its lease free, as a full queue leaves it.
+		if err := f.s.StartChallenge(f.ctx, c.ID, "starter", c.UpdatedAt, time.Minute); err != nil {
+			t.Fatalf("StartChallenge(%s): %v", c.ID, err)
+		}
+		if err := f.s.ReleaseChallenge(f.ctx, c.ID, "starter"); err != nil {
+			t.Fatalf("ReleaseChallenge(%s): %v", c.ID, err)
 		}
 		out = append(out, c)
 	}
@@ -48,13 +52,13 @@ func (f *fixture) processing(t *testing.T, n int) []*acme.Challenge {
 }
 
 // claim calls ClaimChallenges and returns the IDs it claimed.
-func (f *fixture) claim(t *testing.T, owner string, now time.Time, lease time.Duration, limit int) []string {
+func (f *fixture) claim(t *testing.T, owner string, now time.Time, lease time.Duration, limit int) []acme.ChallengeID {
 	t.Helper()
 	cs, err := f.s.ClaimChallenges(f.ctx, owner, now, lease, limit)
 	if err != nil {
 		t.Fatalf("ClaimChallenges(%s, %v): %v", owner, now, err)
 	}
-	ids := make([]string, len(cs))
+	ids := make([]acme.ChallengeID, len(cs))
 	for i, c := range cs {
 		ids[i] = c.ID
 	}
@@ -62,8 +66,8 @@ func (f *fixture) claim(t *testing.T, owner string, now time.Time, lease time.Du
 }
 
 // ids returns the IDs of cs.
-func ids(cs ...*acme.Challenge) []string {
-	out := make([]string, len(cs))
+func ids(cs ...*acme.Challenge) []acme.ChallengeID {
+	out := make([]acme.ChallengeID, len(cs))
 	for i, c := range cs {
 		out[i] = c.ID
 	}
@@ -107,9 +111,7 @@ func testStartChallenge(t *testing.T, f *fixture) {
 	checkAuthz(t, "GetAuthz after StartChallenge", authz, a)
 	// Leave nothing claimable for the tests after.
 	c.Status, c.UpdatedAt = acme.StatusInvalid, t0.Add(lease)
-	if err := f.s.UpdateChallenge(f.ctx, c, acme.StatusProcessing); err != nil {
-		t.Fatalf("UpdateChallenge(processing->invalid): %v", err)
-	}
+	f.settle(t, c)
 }
 
 // testClaimChallenges checks the leases of validation jobs: a claim takes
@@ -178,9 +180,7 @@ func testClaimChallenges(t *testing.T, f *fixture) {
 
 	// Settled challenges are not jobs, whatever their lease.
 	cs[2].Status, cs[2].Validated, cs[2].UpdatedAt = acme.StatusValid, at(time.Hour), at(time.Hour)
-	if err := f.s.UpdateChallenge(f.ctx, cs[2], acme.StatusProcessing); err != nil {
-		t.Fatalf("UpdateChallenge(processing->valid): %v", err)
-	}
+	f.settle(t, cs[2])
 	if got := f.claim(t, "d", t0.Add(time.Hour), lease, 10); !slices.Equal(got, ids(cs[0], cs[1])) {
 		t.Errorf("ClaimChallenges when every lease ended: got %v, want the processing %v", got, ids(cs[0], cs[1]))
 	}
@@ -216,7 +216,7 @@ func testClaimConcurrent(t *testing.T, f *fixture) {
 	now := at(time.Hour)
 	var (
 		mu      sync.Mutex
-		claimed = map[string][]string{} // challenge -> owners
+		claimed = map[acme.ChallengeID][]string{} // challenge -> owners
 		wg      sync.WaitGroup
 	)
 	for o := range owners {
@@ -340,13 +340,13 @@ func testTryLease(t *testing.T, f *fixture) {
 
 // claimOrders calls ClaimOrders and returns the IDs it claimed among
 // mine, in the order returned.
-func (f *fixture) claimOrders(t *testing.T, owner string, now time.Time, lease time.Duration, mine []*acme.Order) []string {
+func (f *fixture) claimOrders(t *testing.T, owner string, now time.Time, lease time.Duration, mine []*acme.Order) []acme.OrderID {
 	t.Helper()
 	os, err := f.s.ClaimOrders(f.ctx, owner, now, lease, 1000)
 	if err != nil {
 		t.Fatalf("ClaimOrders(%s, %v): %v", owner, now, err)
 	}
-	var out []string
+	var out []acme.OrderID
 	for _, o := range os {
 		if slices.ContainsFunc(mine, func(m *acme.Order) bool { return m.ID == o.ID }) {
 			out = append(out, o.ID)
@@ -356,8 +356,8 @@ func (f *fixture) claimOrders(t *testing.T, owner string, now time.Time, lease t
 }
 
 // orderIDs returns the IDs of os.
-func orderIDs(os ...*acme.Order) []string {
-	out := make([]string, len(os))
+func orderIDs(os ...*acme.Order) []acme.OrderID {
+	out := make([]acme.OrderID, len(os))
 	for i, o := range os {
 		out[i] = o.ID
 	}
@@ -459,7 +459,7 @@ func testFinalizeLeases(t *testing.T, f *fixture) {
 	var (
 		wg    sync.WaitGroup
 		mu    sync.Mutex
-		taken = map[string]string{}
+		taken = map[acme.OrderID]string{}
 	)
 	for c := range 8 {
 		owner := fmt.Sprintf("claimer-%d", c)

@@ -16,11 +16,11 @@ func testOrders(t *testing.T, f *fixture) {
 	a1 := f.authz(acct.ID, "example.com", false, acme.StatusPending, at(24*time.Hour))
 	a2 := f.authz(acct.ID, "example.com", true, acme.StatusPending, at(25*time.Hour))
 	o := &acme.Order{
-		ID:          f.id("order"),
+		ID:          acme.OrderID(f.id("order")),
 		AccountID:   acct.ID,
 		Status:      acme.StatusPending,
 		Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: "example.com"}, {Type: acme.IdentifierDNS, Value: "*.example.com"}},
-		AuthzIDs:    []string{a1.ID, a2.ID},
+		AuthzIDs:    []acme.AuthzID{a1.ID, a2.ID},
 		NotBefore:   at(time.Hour),
 		NotAfter:    at(48 * time.Hour),
 		Expires:     at(7 * 24 * time.Hour),
@@ -31,7 +31,7 @@ func testOrders(t *testing.T, f *fixture) {
 		t.Fatalf("CreateOrder: %v", err)
 	}
 	want := *o
-	want.AuthzIDs = append([]string(nil), o.AuthzIDs...)
+	want.AuthzIDs = append([]acme.AuthzID(nil), o.AuthzIDs...)
 	o.AuthzIDs[0] = "mutated-after-create"
 
 	got, err := f.s.GetOrder(f.ctx, want.ID)
@@ -52,7 +52,7 @@ func testOrders(t *testing.T, f *fixture) {
 		if err != nil {
 			t.Fatalf("GetAuthz(%s): %v", a.ID, err)
 		}
-		checkAuthz(t, "GetAuthz("+a.ID+")", got, a)
+		checkAuthz(t, fmt.Sprintf("GetAuthz(%s)", a.ID), got, a)
 	}
 
 	// An order without the optional fields keeps them zero.
@@ -89,7 +89,7 @@ func testOrderReusesAuthz(t *testing.T, f *fixture) {
 		t.Fatalf("GetOrder: %v", err)
 	}
 	checkOrder(t, "GetOrder", got, o)
-	for _, id := range []string{reused, fresh.ID} {
+	for _, id := range []acme.AuthzID{reused, fresh.ID} {
 		if _, err := f.s.GetAuthz(f.ctx, id); err != nil {
 			t.Errorf("GetAuthz(%s): %v", id, err)
 		}
@@ -100,14 +100,14 @@ func testOrderReusesAuthz(t *testing.T, f *fixture) {
 func testOrderList(t *testing.T, f *fixture) {
 	acct := f.account(t)
 	other := f.account(t)
-	var want []string
+	var want []acme.OrderID
 	for i := range 7 {
 		want = append(want, f.simpleOrder(t, acct.ID, fmt.Sprintf("n%d.example.com", i)).ID)
 		f.simpleOrder(t, other.ID, fmt.Sprintf("other%d.example.com", i))
 	}
 
 	var (
-		got    []string
+		got    []acme.OrderID
 		cursor string
 		sizes  []int
 	)

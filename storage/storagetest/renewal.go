@@ -22,7 +22,7 @@ func testReplacement(t *testing.T, f *fixture) {
 		o := f.simpleOrder(t, a.ID, "r.example.com")
 		o.Replaces = certID
 		// simpleOrder stored it without Replaces; store a fresh one with it.
-		o2 := &acme.Order{ID: f.id("order"), AccountID: a.ID, Status: acme.StatusPending, Identifiers: o.Identifiers,
+		o2 := &acme.Order{ID: acme.OrderID(f.id("order")), AccountID: a.ID, Status: acme.StatusPending, Identifiers: o.Identifiers,
 			AuthzIDs: o.AuthzIDs, Expires: o.Expires, CreatedAt: o.CreatedAt, Replaces: certID}
 		if err := f.s.CreateOrder(f.ctx, o2, nil); err != nil {
 			t.Fatalf("CreateOrder: %v", err)

@@ -81,7 +81,7 @@ func (f *fixture) account(t *testing.T) *acme.Account {
 	t.Helper()
 	a := &acme.Account{
 		Key:           []byte(`{"kty":"EC","crv":"P-256","x":"` + f.id("x") + `"}`),
-		KeyThumbprint: f.id("thumb"),
+		KeyThumbprint: acme.Thumbprint(f.id("thumb")),
 		Contact:       []string{"mailto:admin@example.com", "mailto:ops@example.com"},
 		Status:        acme.StatusValid,
 		CreatedAt:     at(0),
@@ -95,9 +95,9 @@ func (f *fixture) account(t *testing.T) *acme.Account {
 
 // authz returns a new, unstored authorization of accountID for a DNS name
 // with three challenges in the given status.
-func (f *fixture) authz(accountID, name string, wildcard bool, status acme.Status, expires time.Time) *acme.Authorization {
+func (f *fixture) authz(accountID acme.AccountID, name string, wildcard bool, status acme.Status, expires time.Time) *acme.Authorization {
 	a := &acme.Authorization{
-		ID:         f.id("authz"),
+		ID:         acme.AuthzID(f.id("authz")),
 		AccountID:  accountID,
 		Identifier: acme.Identifier{Type: acme.IdentifierDNS, Value: name},
 		Wildcard:   wildcard,
@@ -110,7 +110,7 @@ func (f *fixture) authz(accountID, name string, wildcard bool, status acme.Statu
 			continue
 		}
 		a.Challenges = append(a.Challenges, &acme.Challenge{
-			ID:        f.id("chall"),
+			ID:        acme.ChallengeID(f.id("chall")),
 			AuthzID:   a.ID,
 			Type:      typ,
 			Token:     f.id("token"),
@@ -123,10 +123,10 @@ func (f *fixture) authz(accountID, name string, wildcard bool, status acme.Statu
 
 // order creates and returns a pending order of accountID whose new
 // authorizations are authzs and whose other authorization IDs are reused.
-func (f *fixture) order(t *testing.T, accountID string, authzs []*acme.Authorization, reused ...string) *acme.Order {
+func (f *fixture) order(t *testing.T, accountID acme.AccountID, authzs []*acme.Authorization, reused ...acme.AuthzID) *acme.Order {
 	t.Helper()
 	o := &acme.Order{
-		ID:        f.id("order"),
+		ID:        acme.OrderID(f.id("order")),
 		AccountID: accountID,
 		Status:    acme.StatusPending,
 		Expires:   at(7 * 24 * time.Hour),
@@ -146,7 +146,7 @@ func (f *fixture) order(t *testing.T, accountID string, authzs []*acme.Authoriza
 
 // simpleOrder creates a pending order of accountID for one new pending
 // authorization of name.
-func (f *fixture) simpleOrder(t *testing.T, accountID, name string) *acme.Order {
+func (f *fixture) simpleOrder(t *testing.T, accountID acme.AccountID, name string) *acme.Order {
 	t.Helper()
 	return f.order(t, accountID, []*acme.Authorization{
 		f.authz(accountID, name, false, acme.StatusPending, at(24*time.Hour)),
@@ -155,7 +155,7 @@ func (f *fixture) simpleOrder(t *testing.T, accountID, name string) *acme.Order 
 
 // processingOrder creates an order of accountID for name and moves it to
 // processing.
-func (f *fixture) processingOrder(t *testing.T, accountID, name string) *acme.Order {
+func (f *fixture) processingOrder(t *testing.T, accountID acme.AccountID, name string) *acme.Order {
 	t.Helper()
 	o := f.simpleOrder(t, accountID, name)
 	o.Status = acme.StatusProcessing
@@ -163,6 +163,21 @@ func (f *fixture) processingOrder(t *testing.T, accountID, name string) *acme.Or
 		t.Fatalf("UpdateOrder(%s, pending->processing): %v", o.ID, err)
 	}
 	return o
+}
+
+// settle writes the outcome of challenge c (its status, error and times)
+// with its authorization, whose own status and expiry stay as stored
+// (UpdateAuthz of one challenge, as a validation writes it).
+func (f *fixture) settle(t *testing.T, c *acme.Challenge) {
+	t.Helper()
+	a, err := f.s.GetAuthz(f.ctx, c.AuthzID)
+	if err != nil {
+		t.Fatalf("GetAuthz(%s): %v", c.AuthzID, err)
+	}
+	a.Challenges = []*acme.Challenge{c}
+	if err := f.s.UpdateAuthz(f.ctx, a, a.Status); err != nil {
+		t.Fatalf("UpdateAuthz(%s, challenge %s %s): %v", a.ID, c.ID, c.Status, err)
+	}
 }
 
 // cert returns a new, unstored certificate for order o.
@@ -191,7 +206,7 @@ func (f *fixture) cert(o *acme.Order, serial string, notAfter time.Time) *acme.C
 
 // issue creates an order of accountID for name, finalizes it with a new
 // certificate expiring at notAfter, and returns the certificate.
-func (f *fixture) issue(t *testing.T, accountID, name string, notAfter time.Time) *acme.Certificate {
+func (f *fixture) issue(t *testing.T, accountID acme.AccountID, name string, notAfter time.Time) *acme.Certificate {
 	t.Helper()
 	o := f.processingOrder(t, accountID, name)
 	c := f.cert(o, fmt.Sprintf("%040x", f.n), notAfter)

@@ -33,13 +33,13 @@ type store interface {
 // authorizations and challenges (failed ones with problem documents),
 // certificates (revoked ones, a renewal that replaces another, windows
 // moved by incident mode). It returns the IDs of the orders.
-func populate(t *testing.T, s store) []string {
+func populate(t *testing.T, s store) []acme.OrderID {
 	t.Helper()
 	ctx := t.Context()
 	t0 := time.Date(2031, 3, 4, 5, 6, 7, 891011123, time.UTC) // nanoseconds survive
-	var orders []string
+	var orders []acme.OrderID
 	for i := range 12 {
-		a := &acme.Account{Key: []byte(fmt.Sprintf(`{"kty":"EC","x":"%d"}`, i)), KeyThumbprint: fmt.Sprintf("thumb-%d", i),
+		a := &acme.Account{Key: []byte(fmt.Sprintf(`{"kty":"EC","x":"%d"}`, i)), KeyThumbprint: acme.Thumbprint(fmt.Sprintf("thumb-%d", i)),
 			Status: acme.StatusValid, CreatedAt: t0.Add(time.Duration(i) * time.Second), CreatedIP: "192.0.2.7"}
 		if i%3 == 0 {
 			a.Contact = []string{fmt.Sprintf("mailto:ops%d@example.org", i)}
@@ -56,14 +56,14 @@ func populate(t *testing.T, s store) []string {
 		}
 		for j := range 3 {
 			name := fmt.Sprintf("h%d-%d.example.org", i, j)
-			authz := &acme.Authorization{ID: "authz-" + name, AccountID: a.ID, Identifier: acme.Identifier{Type: acme.IdentifierDNS, Value: name},
+			authz := &acme.Authorization{ID: acme.AuthzID("authz-" + name), AccountID: a.ID, Identifier: acme.Identifier{Type: acme.IdentifierDNS, Value: name},
 				Wildcard: j == 2, Status: acme.StatusPending, Expires: t0.Add(time.Hour), CreatedAt: t0}
 			for k, typ := range []acme.ChallengeType{acme.ChallengeHTTP01, acme.ChallengeDNS01} {
-				authz.Challenges = append(authz.Challenges, &acme.Challenge{ID: fmt.Sprintf("ch-%s-%d", name, k), AuthzID: authz.ID,
+				authz.Challenges = append(authz.Challenges, &acme.Challenge{ID: acme.ChallengeID(fmt.Sprintf("ch-%s-%d", name, k)), AuthzID: authz.ID,
 					Type: typ, Token: fmt.Sprintf("tok-%s-%d", name, k), Status: acme.StatusPending, UpdatedAt: t0})
 			}
-			o := &acme.Order{ID: "order-" + name, AccountID: a.ID, Status: acme.StatusPending, Identifiers: []acme.Identifier{authz.Identifier},
-				AuthzIDs: []string{authz.ID}, Expires: t0.Add(24 * time.Hour), CreatedAt: t0.Add(time.Duration(j) * time.Millisecond), Profile: "tls-server"}
+			o := &acme.Order{ID: acme.OrderID("order-" + name), AccountID: a.ID, Status: acme.StatusPending, Identifiers: []acme.Identifier{authz.Identifier},
+				AuthzIDs: []acme.AuthzID{authz.ID}, Expires: t0.Add(24 * time.Hour), CreatedAt: t0.Add(time.Duration(j) * time.Millisecond), Profile: "tls-server"}
 			if j == 1 {
 				o.NotBefore, o.NotAfter = t0, t0.Add(48*time.Hour)
 			}
@@ -205,15 +205,15 @@ func TestSQLiteToPostgres(t *testing.T) {
 	both("revoked", func(s store) (any, error) { return s.ListRevoked(ctx, now) })
 	both("renewal windows", func(s store) (any, error) { return s.RenewalWindows(ctx, time.Time{}) })
 	for _, id := range orders {
-		both("order "+id, func(s store) (any, error) { return s.GetOrder(ctx, id) })
+		both("order "+string(id), func(s store) (any, error) { return s.GetOrder(ctx, id) })
 		o, err := src.GetOrder(ctx, id)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, z := range o.AuthzIDs {
-			both("authorization "+z, func(s store) (any, error) { return s.GetAuthz(ctx, z) })
+			both("authorization "+string(z), func(s store) (any, error) { return s.GetAuthz(ctx, z) })
 		}
-		both("orders of account "+o.AccountID, func(s store) (any, error) {
+		both("orders of account "+string(o.AccountID), func(s store) (any, error) {
 			ids, _, err := s.ListOrders(ctx, o.AccountID, "", 100)
 			return ids, err
 		})

@@ -242,7 +242,7 @@ func (s *Server) Accounts(r *http.Request) (*Page[AccountView], error) {
 }
 
 func (s *Server) apiAccount(w http.ResponseWriter, r *http.Request) {
-	a, err := s.cfg.Service.Store().GetAccount(r.Context(), chi.URLParam(r, "id"))
+	a, err := s.cfg.Service.Store().GetAccount(r.Context(), acme.AccountID(chi.URLParam(r, "id")))
 	if err != nil {
 		s.fail(w, r, notFound(err, "account "+chi.URLParam(r, "id")))
 		return
@@ -258,7 +258,7 @@ func notFound(err error, what string) error {
 }
 
 func (s *Server) apiDeactivate(w http.ResponseWriter, r *http.Request) {
-	a, err := s.cfg.Service.AdminDeactivateAccount(r.Context(), chi.URLParam(r, "id"))
+	a, err := s.cfg.Service.AdminDeactivateAccount(r.Context(), acme.AccountID(chi.URLParam(r, "id")))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -292,7 +292,7 @@ func (s *Server) Certs(r *http.Request) (*Page[CertView], error) {
 	}
 	now := s.cfg.Now().UTC()
 	certs, next, err := inv.ListCertificates(r.Context(), acme.CertQuery{
-		AccountID: q.Get("account"), Search: q.Get("q"), State: state, Now: now, Cursor: q.Get("cursor"), Limit: queryLimit(r)})
+		AccountID: acme.AccountID(q.Get("account")), Search: q.Get("q"), State: state, Now: now, Cursor: q.Get("cursor"), Limit: queryLimit(r)})
 	if err != nil {
 		return nil, err
 	}
@@ -398,7 +398,7 @@ func (s *Server) Orders(r *http.Request) (*Page[OrderView], error) {
 	}
 	q := r.URL.Query()
 	orders, next, err := inv.ListAllOrders(r.Context(), acme.OrderQuery{
-		AccountID: q.Get("account"), Status: acme.Status(q.Get("status")), Cursor: q.Get("cursor"), Limit: queryLimit(r)})
+		AccountID: acme.AccountID(q.Get("account")), Status: acme.Status(q.Get("status")), Cursor: q.Get("cursor"), Limit: queryLimit(r)})
 	if err != nil {
 		return nil, err
 	}

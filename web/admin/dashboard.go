@@ -560,7 +560,7 @@ const accountListing = 20
 
 func (s *Server) pageAccount(w http.ResponseWriter, r *http.Request) {
 	id := chi.URLParam(r, "id")
-	a, err := s.cfg.Service.Store().GetAccount(r.Context(), id)
+	a, err := s.cfg.Service.Store().GetAccount(r.Context(), acme.AccountID(id))
 	if err != nil {
 		s.failPage(w, r, notFound(err, "account "+id))
 		return
@@ -594,7 +594,7 @@ func (s *Server) postDeactivate(w http.ResponseWriter, r *http.Request) {
 		s.afterPost(w, r, back, "", badRequest("tick the confirmation box to deactivate account %s", id))
 		return
 	}
-	a, err := s.cfg.Service.AdminDeactivateAccount(r.Context(), id)
+	a, err := s.cfg.Service.AdminDeactivateAccount(r.Context(), acme.AccountID(id))
 	if err == nil {
 		s.cfg.Log.Info("admin: account deactivated", "account", a.ID)
 	}

@@ -38,7 +38,7 @@ type EABKeyView struct {
 
 // eabKeyView shows k without its HMAC key.
 func eabKeyView(k *acme.EABKey) EABKeyView {
-	v := EABKeyView{KeyID: k.ID, Label: k.Label, Status: "unbound", CreatedAt: k.CreatedAt, BoundAccount: k.BoundAccount}
+	v := EABKeyView{KeyID: k.ID, Label: k.Label, Status: "unbound", CreatedAt: k.CreatedAt, BoundAccount: string(k.BoundAccount)}
 	if k.Bound() {
 		v.Status = "bound"
 		if !k.BoundAt.IsZero() {

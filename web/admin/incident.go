@@ -27,7 +27,7 @@ func (q IncidentRequest) scope() acme.IncidentScope {
 	for _, s := range q.Serials {
 		serials = append(serials, normalizeSerial(s))
 	}
-	return acme.IncidentScope{AccountID: q.Account, Serials: serials, All: q.All}
+	return acme.IncidentScope{AccountID: acme.AccountID(q.Account), Serials: serials, All: q.All}
 }
 
 // apiRevokeAll revokes every active certificate of the scope (incident

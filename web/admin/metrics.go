@@ -30,8 +30,9 @@ type MetricsOptions struct {
 }
 
 // Metrics is weir's Prometheus instrumentation and the dashboard's view of
-// the limiter. It implements acme.Observer: install it with the
-// SetObserver methods of acme.Service, limits.Adapter and web.Server.
+// the limiter. It implements acme.Observer: install it as acme.Deps's
+// Observer and with the SetObserver methods of limits.Adapter and
+// web.Server.
 // Every series lives in its own registry, never the global one, so two
 // servers in one process (tests) do not collide.
 type Metrics struct {

@@ -106,7 +106,7 @@ func (s *Server) Status(ctx context.Context, q StatusQuery) ([]BucketView, error
 	switch {
 	case q.Account != "":
 		var err error
-		if reqs, err = s.cfg.Service.AccountBuckets(ctx, q.Account); err != nil {
+		if reqs, err = s.cfg.Service.AccountBuckets(ctx, acme.AccountID(q.Account)); err != nil {
 			return nil, err
 		}
 	case q.IP != "":
@@ -248,7 +248,7 @@ func (s *Server) Explain(ctx context.Context, account string, names []string) (*
 	if account == "" || len(idents) == 0 {
 		return nil, badRequest("name an account and at least one name")
 	}
-	ex, err := s.cfg.Service.ExplainNewOrder(ctx, account, acme.NewOrderRequest{Identifiers: idents})
+	ex, err := s.cfg.Service.ExplainNewOrder(ctx, acme.AccountID(account), acme.NewOrderRequest{Identifiers: idents})
 	if err != nil {
 		return nil, err
 	}
@@ -325,7 +325,7 @@ func accountView(a *acme.Account) AccountView {
 	if c == nil {
 		c = []string{}
 	}
-	return AccountView{ID: a.ID, Status: string(a.Status), Contact: c, KeyThumbprint: a.KeyThumbprint, CreatedAt: a.CreatedAt, CreatedIP: a.CreatedIP}
+	return AccountView{ID: string(a.ID), Status: string(a.Status), Contact: c, KeyThumbprint: string(a.KeyThumbprint), CreatedAt: a.CreatedAt, CreatedIP: a.CreatedIP}
 }
 
 // CertView is a certificate as administrators see it.
@@ -357,7 +357,7 @@ func certState(c *acme.Certificate, now time.Time) acme.CertState {
 }
 
 func certView(c *acme.Certificate, now time.Time, full bool) CertView {
-	v := CertView{Serial: c.Serial, Account: c.AccountID, Order: c.OrderID, Names: c.Names, State: string(certState(c, now)),
+	v := CertView{Serial: c.Serial, Account: string(c.AccountID), Order: string(c.OrderID), Names: c.Names, State: string(certState(c, now)),
 		NotBefore: c.NotBefore, NotAfter: c.NotAfter, IssuedAt: c.IssuedAt}
 	if c.Revoked() {
 		at := c.RevokedAt
@@ -387,7 +387,7 @@ type OrderView struct {
 }
 
 func orderView(o *acme.Order) OrderView {
-	v := OrderView{ID: o.ID, Account: o.AccountID, Status: string(o.Status), Identifiers: o.Identifiers,
+	v := OrderView{ID: string(o.ID), Account: string(o.AccountID), Status: string(o.Status), Identifiers: o.Identifiers,
 		CreatedAt: o.CreatedAt, Expires: o.Expires, Certificate: o.CertSerial, Replaces: o.Replaces}
 	if o.Error != nil {
 		v.Error = &ProblemView{Type: string(o.Error.Type), Detail: o.Error.Detail}

@@ -1,0 +1,53 @@
+package limits
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/weir-pki/weir/acme"
+)
+
+// eabLabelCacheMax bounds the labels eabLabels keeps; past it the cache
+// starts over.
+const eabLabelCacheMax = 100_000
+
+// eabLabels finds the label of an account's EAB key, whose overrides the
+// account's own limits take. A key's label never changes and an account
+// never changes its key, so labels are cached.
+type eabLabels struct {
+	keys acme.EABStore
+	mu   sync.Mutex
+	m    map[string]string // key ID -> label
+}
+
+// overrideKey returns the override key ("eab:LABEL") of acct's limits, ""
+// when acct was created without an EAB key.
+func (l *eabLabels) overrideKey(ctx context.Context, acct *acme.Account) (string, error) {
+	if l == nil || acct == nil || acct.EABKeyID == "" {
+		return "", nil
+	}
+	l.mu.Lock()
+	label, ok := l.m[acct.EABKeyID]
+	l.mu.Unlock()
+	if !ok {
+		k, err := l.keys.GetEABKey(ctx, acct.EABKeyID)
+		switch {
+		case errors.Is(err, acme.ErrNotFound):
+		case err != nil:
+			return "", err
+		default:
+			label = k.Label
+		}
+		l.mu.Lock()
+		if l.m == nil || len(l.m) >= eabLabelCacheMax {
+			l.m = make(map[string]string)
+		}
+		l.m[acct.EABKeyID] = label
+		l.mu.Unlock()
+	}
+	if label == "" {
+		return "", nil
+	}
+	return acme.EABOverrideKey(label), nil
+}
