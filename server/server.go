@@ -47,10 +47,15 @@ type Server struct {
 	rootFP     string
 	baseURL    string
 	health     *web.Health // /healthz and /readyz, on the ACME and admin listeners
-	admin      *admin.Server
-	metrics    *admin.Metrics // Prometheus series and the limiter's recent activity
-	adminLn    net.Listener   // the admin listener (Serve's); nil when admin is off
-	started    time.Time
+	// writeHealth watches whether the store and a SQLite limiter can
+	// write, for /readyz; releaseProbe drops the store's probe lease
+	// (writehealth.go, health.go).
+	writeHealth  []*writeHealth
+	releaseProbe func(ctx context.Context) error
+	admin        *admin.Server
+	metrics      *admin.Metrics // Prometheus series and the limiter's recent activity
+	adminLn      net.Listener   // the admin listener (Serve's); nil when admin is off
+	started      time.Time
 	// ownListeners are weir's listeners besides the admin listener that
 	// validations must never connect to (Options.OtherListeners);
 	// egress.go.
@@ -292,7 +297,7 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 		return err
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
-	bgDone := make(chan error, 4)
+	bgDone := make(chan error, 5)
 	go func() { bgDone <- s.svc.Run(bg) }()
 	go func() { bgDone <- runNonces(bg, s.nonces, s.svc) }()
 	go func() {
@@ -306,6 +311,7 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 		bgDone <- nil
 	}()
 	go func() { bgDone <- s.runLimiterHousekeeping(bg) }()
+	go func() { bgDone <- s.runWriteHealth(bg) }()
 	go s.watchConfig(bg)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
@@ -321,10 +327,9 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 		err = serr
 	}
 	stopBG()
-	<-bgDone
-	<-bgDone
-	<-bgDone
-	<-bgDone
+	for range cap(bgDone) {
+		<-bgDone
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}
