@@ -47,15 +47,10 @@ type Server struct {
 	rootFP     string
 	baseURL    string
 	health     *web.Health // /healthz and /readyz, on the ACME and admin listeners
-	// writeHealth watches whether the store and a SQLite limiter can
-	// write, for /readyz; releaseProbe drops the store's probe lease
-	// (writehealth.go, health.go).
-	writeHealth  []*writeHealth
-	releaseProbe func(ctx context.Context) error
-	admin        *admin.Server
-	metrics      *admin.Metrics // Prometheus series and the limiter's recent activity
-	adminLn      net.Listener   // the admin listener (Serve's); nil when admin is off
-	started      time.Time
+	admin      *admin.Server
+	metrics    *admin.Metrics // Prometheus series and the limiter's recent activity
+	adminLn    net.Listener   // the admin listener (Serve's); nil when admin is off
+	started    time.Time
 	// ownListeners are weir's listeners besides the admin listener that
 	// validations must never connect to (Options.OtherListeners);
 	// egress.go.
@@ -68,6 +63,15 @@ type Server struct {
 	// closeNonces closes a Redis client of the nonces' own; nil when
 	// there is none (nonces.go).
 	closeNonces func() error
+
+	// writeHealth watches whether the store and a SQLite limiter can
+	// write, for /readyz; releaseProbe drops the store's probe lease
+	// (writehealth.go, health.go).
+	writeHealth  []*writeHealth
+	releaseProbe func(ctx context.Context) error
+
+	// conns caps the ACME listener's connections (connlimit.go).
+	conns *connLimiter
 }
 
 // newLogger makes the process logger from log.level and log.format; the
@@ -193,6 +197,7 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 		return err
 	}
 	s.limiterNow = ls
+	s.conns = newConnLimiter(connLimitsOf(s.cfg.Server.Connections, ls), s.metrics)
 	if s.validator, err = newValidator(s.cfg); err != nil {
 		return err
 	}
@@ -287,6 +292,8 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 		s.reloadMu.Unlock()
 	}
 	hs := s.httpServer(s.web.Handler())
+	acmeHTTPServer(hs, s.cfg.Server.Connections) // connlimit.go
+	ln = s.conns.listener(ln)
 	hs.TLSConfig = &tls.Config{
 		Certificates: []tls.Certificate{s.tlsCert},
 		MinVersion:   tls.VersionTLS12,

@@ -59,6 +59,7 @@ type Metrics struct {
 	store *storeCommits // nil unless the store reports its commits
 
 	writable *prometheus.GaugeVec // writable.go
+	conns    connSeries           // connmetrics.go
 
 	activity activity
 }
@@ -136,6 +137,8 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 	m.reloads.WithLabelValues("ok")
 	m.reloads.WithLabelValues("refused")
 	m.writable = writableGauge()
+	m.conns = newConnSeries()
+	m.reg.MustRegister(m.conns.collectors()...)
 
 	m.reg.MustRegister(
 		m.requests, m.requestDuration,
