@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -22,19 +23,28 @@ import (
 // The small disk of TestFullDisk.
 const fullDiskSize = 32 << 20
 
-// TestFullDisk runs weir with its data directory (the SQLite store and
-// the SQLite limiter) on a tmpfs of 32 MiB of its own, mounted in a
-// private mount namespace (unshare -m), and fills it: /readyz answers 503
-// within 5 s, no new-order is admitted (on-backend-error is allow, which a
-// limiter that cannot write must not fall back to), and each is refused
-// with 503 serverInternal and Retry-After. Once the filler is deleted,
-// /readyz answers 200 again by itself, a certificate is issued, and both
-// databases pass PRAGMA integrity_check.
+// TestFullDisk runs weir with its data directory (the SQLite store, and
+// the SQLite limiter in the first case) on a tmpfs of 32 MiB of its own,
+// mounted in a private mount namespace (unshare -m), and fills it:
+// /readyz answers 503 within 5 s and every new-order refused is refused
+// with 503 serverInternal and Retry-After, never a bare 500. With the
+// SQLite limiter none is admitted: on-backend-error is allow, which a
+// limiter that cannot write must not fall back to. With the in-process
+// limiter the store's own failed writes give the 503. Once the filler is
+// deleted, /readyz answers 200 again by itself, a certificate is issued,
+// and the databases pass PRAGMA integrity_check.
 func TestFullDisk(t *testing.T) {
 	unshare, err := exec.LookPath("unshare")
 	if err != nil || os.Geteuid() != 0 {
 		missing(t, "root and unshare(1) (util-linux), to mount a tmpfs in a private mount namespace")
 	}
+	for _, backend := range []string{"sqlite", "memory"} {
+		t.Run("limiter="+backend, func(t *testing.T) { fullDisk(t, unshare, backend) })
+	}
+}
+
+// fullDisk is TestFullDisk with the limiter backend given.
+func fullDisk(t *testing.T, unshare, backend string) {
 	bin := builder.Binary(t)
 	s := newSolo(t)
 	ctx, cancel := context.WithTimeout(t.Context(), 4*time.Minute)
@@ -69,7 +79,7 @@ exec ` + unshare + ` -m --propagation private sh -c 'mount -t tmpfs -o size=` + 
 	}
 	p, err := weirproc.Start(ctx, weirproc.Options{Bin: wrapper, DataDir: h, Listen: listen,
 		Config: s.config(disk, listen, "", `rate-limiting:
-  backend: sqlite
+  backend: `+backend+`
   on-backend-error: allow
   global: { enabled: false }
 `)})
@@ -120,8 +130,21 @@ exec ` + unshare + ` -m --propagation private sh -c 'mount -t tmpfs -o size=` + 
 		}
 	}
 	t.Logf("full disk: %d new-orders, %d admitted, %d refused with 503 serverInternal and Retry-After", attempts, admitted, refused)
-	if admitted != 0 {
-		t.Errorf("%d new-orders admitted on a full disk, want 0", admitted)
+	logText, err := os.ReadFile(p.LogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byLimiter := strings.Count(string(logText), "rate limiter cannot write; request refused")
+	if backend == "sqlite" {
+		t.Logf("of those, %d refused by the SQLite limiter, which could not commit", byLimiter)
+	}
+	switch {
+	case backend == "sqlite" && admitted != 0:
+		t.Errorf("%d new-orders admitted by a SQLite limiter on a full disk, want 0", admitted)
+	case backend == "sqlite" && byLimiter == 0:
+		t.Error("no new-order was refused by the SQLite limiter (log: \"rate limiter cannot write\"); the test did not reach it")
+	case refused == 0:
+		t.Error("no new-order was refused: the store's writes did not fail; the test did not reach the fault")
 	}
 
 	if err := os.Remove(onDisk("filler")); err != nil {
@@ -137,7 +160,11 @@ exec ` + unshare + ` -m --propagation private sh -c 'mount -t tmpfs -o size=` + 
 		t.Fatalf("issuing after space returned: %v", err)
 	}
 	t.Logf("issued a certificate in %s after recovery", time.Since(start).Round(time.Millisecond))
-	for _, name := range []string{"weir.db", "ratelimit.db"} {
+	dbs := []string{"weir.db"}
+	if backend == "sqlite" {
+		dbs = append(dbs, "ratelimit.db")
+	}
+	for _, name := range dbs {
 		if got := integrity(t, onDisk(name)); got != "ok" {
 			t.Errorf("PRAGMA integrity_check of %s = %q, want ok", name, got)
 		} else {

@@ -1,0 +1,80 @@
+package server
+
+import (
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestFirstRequestDeadline: a connection that sends no request is closed
+// after server.connections.first-request-timeout, over HTTP/1.1 and
+// over HTTP/2 after its preface alike, while one that has sent a request
+// stays open; a connection beyond max-per-ip is refused at accept.
+func TestFirstRequestDeadline(t *testing.T) {
+	e := startEnv(t, func(c *Config) {
+		c.Server.Connections.FirstRequestTimeout = time.Second
+		c.Server.Connections.MaxPerIP = 3
+	})
+	addr := strings.TrimPrefix(e.base, "https://")
+	dial := func(proto string) *tls.Conn {
+		t.Helper()
+		c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.roots, NextProtos: []string{proto}})
+		if err != nil {
+			t.Fatalf("dialing %s: %v", proto, err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	// closedWithin reports whether weir closed c within d.
+	closedWithin := func(c *tls.Conn, d time.Duration) bool {
+		c.SetReadDeadline(time.Now().Add(d))
+		_, err := io.Copy(io.Discard, c)
+		return !isTimeout(err)
+	}
+	h1 := dial("http/1.1")
+	h2 := dial("h2")
+	if _, err := h2.Write(append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 0, 0, 0, 4, 0, 0, 0, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	busy := dial("http/1.1")
+	if _, err := io.WriteString(busy, "GET /directory HTTP/1.1\r\nHost: "+addr+"\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	// The three places of 127.0.0.1 are taken: a fourth is refused.
+	if c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.roots}); err == nil {
+		c.Close()
+		t.Error("a fourth connection from 127.0.0.1 with max-per-ip 3 was admitted")
+	}
+	start := time.Now()
+	if !closedWithin(h1, 3*time.Second) {
+		t.Error("an HTTP/1.1 connection without a request is open 3 s after a first-request-timeout of 1 s")
+	}
+	if !closedWithin(h2, 3*time.Second) {
+		t.Error("an HTTP/2 connection that sent only its preface is open 3 s after a first-request-timeout of 1 s")
+	}
+	t.Logf("both closed %s after the dials", time.Since(start).Round(10*time.Millisecond))
+	if closedWithin(busy, 500*time.Millisecond) {
+		t.Error("the connection that sent a request was closed by the first-request deadline")
+	}
+	// busy still holds a place; two are free again.
+	res, err := e.http.Get(e.base + "/directory")
+	if err != nil {
+		t.Fatalf("a new connection once places are free: %v", err)
+	}
+	io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Errorf("directory = %d", res.StatusCode)
+	}
+}
+
+// isTimeout reports whether err is a deadline.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
