@@ -32,8 +32,17 @@ var h2Preface = append([]byte("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"), 0, 0, 0, 4, 0
 // HTTP/2 preface, and holds them, while a client on 127.0.0.2 takes a
 // certificate: the issuance succeeds, weir's peak RSS (VmHWM) stays under
 // 200 MiB, at most max-per-ip (256) of the connections are admitted, and
-// those are closed by weir after first-request-timeout (10 s).
+// those are closed by weir after first-request-timeout (10 s). Then the
+// same with HTTP/1.1 connections that send one request and stay open
+// (keep-alive), closed after idle-timeout (5 s here).
 func TestPrefaceFlood(t *testing.T) {
+	t.Run("h2-preface", func(t *testing.T) { flood(t, "h2", "") })
+	t.Run("http1-keepalive", func(t *testing.T) { flood(t, "http/1.1", "  connections: { idle-timeout: 5s }\n") })
+}
+
+// flood is TestPrefaceFlood over proto (h2: the preface only; http/1.1:
+// one request), with server, the lines of the server block.
+func flood(t *testing.T, proto, server string) {
 	var lim syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
 		t.Fatal(err)
@@ -54,7 +63,7 @@ func TestPrefaceFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	p, err := weirproc.Start(ctx, weirproc.Options{Bin: bin, DataDir: filepath.Join(dir, "d"), Listen: listen,
-		Config: s.config(filepath.Join(dir, "d"), listen, "", "")})
+		Config: s.config(filepath.Join(dir, "d"), listen, server, "")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +79,11 @@ func TestPrefaceFlood(t *testing.T) {
 		issued <- err
 	}()
 
-	tlsCfg := &tls.Config{RootCAs: p.Roots, NextProtos: []string{"h2"}}
+	tlsCfg := &tls.Config{RootCAs: p.Roots, NextProtos: []string{proto}}
+	first := h2Preface
+	if proto != "h2" {
+		first = []byte("GET /directory HTTP/1.1\r\nHost: " + listen + "\r\n\r\n")
+	}
 	d := &net.Dialer{Timeout: 5 * time.Second, LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.0.1")}}
 	var (
 		mu       sync.Mutex
@@ -95,7 +108,7 @@ func TestPrefaceFlood(t *testing.T) {
 					floodErr.Store(err)
 					return
 				}
-				if _, err := c.Write(h2Preface); err != nil {
+				if _, err := c.Write(first); err != nil {
 					c.Close()
 					refused.Add(1)
 					continue
@@ -115,7 +128,7 @@ func TestPrefaceFlood(t *testing.T) {
 	if err, _ := floodErr.Load().(error); err != nil {
 		t.Fatalf("a flood connection failed otherwise than refused: %v", err)
 	}
-	t.Logf("%d preface-only connections from 127.0.0.1 in %s: %d held, %d refused", floodConns, time.Since(start).Round(time.Millisecond), len(held), refused.Load())
+	t.Logf("%d %s connections from 127.0.0.1 in %s: %d held, %d refused", floodConns, proto, time.Since(start).Round(time.Millisecond), len(held), refused.Load())
 	if len(held) > 256 {
 		t.Errorf("%d connections admitted from one address, want at most max-per-ip 256", len(held))
 	}
@@ -133,7 +146,8 @@ func TestPrefaceFlood(t *testing.T) {
 	}
 
 	// weir closes what it admitted once first-request-timeout (10 s)
-	// has passed since its accept.
+	// has passed since its accept (HTTP/2), or idle-timeout (5 s) since
+	// its request (HTTP/1.1).
 	closedBy := time.Now().Add(15 * time.Second)
 	closed := 0
 	for _, c := range held {
@@ -144,7 +158,7 @@ func TestPrefaceFlood(t *testing.T) {
 	}
 	t.Logf("%d of %d held connections closed by weir within %s of the flood's start", closed, len(held), time.Since(start).Round(time.Second))
 	if closed != len(held) {
-		t.Errorf("%d of %d preface-only connections still open after first-request-timeout", len(held)-closed, len(held))
+		t.Errorf("%d of %d %s connections still open after their timeout", len(held)-closed, len(held), proto)
 	}
 	hwm, _ := p.StatusKB("VmHWM")
 	t.Logf("weir's peak RSS (VmHWM): %d MiB", hwm>>10)
