@@ -21,6 +21,7 @@ func TestFirstRequestDeadline(t *testing.T) {
 		c.Server.Connections.MaxPerIP = 3
 	})
 	addr := strings.TrimPrefix(e.base, "https://")
+	noConnections(t, e)
 	dial := func(proto string) *tls.Conn {
 		t.Helper()
 		c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.roots, NextProtos: []string{proto}})
@@ -77,4 +78,59 @@ func TestFirstRequestDeadline(t *testing.T) {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// TestReloadConnections: max-per-ip reloads live and applies to the next
+// connection; idle-timeout needs a restart, which the reload says.
+func TestReloadConnections(t *testing.T) {
+	e := startEnv(t, func(c *Config) { c.Server.Connections.MaxPerIP = 1 })
+	addr := strings.TrimPrefix(e.base, "https://")
+	noConnections(t, e)
+	held, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	if c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.roots}); err == nil {
+		c.Close()
+		t.Fatal("a second connection from 127.0.0.1 with max-per-ip 1 was admitted")
+	}
+	cfg := e.cfg
+	cfg.Server.Connections.MaxPerIP = 2
+	cfg.Server.Connections.IdleTimeout = 30 * time.Second
+	e.writeConfig(cfg)
+	if err := e.srv.reload("test"); err != nil {
+		t.Fatalf("reload: %v", err)
+	}
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.roots})
+	if err != nil {
+		t.Fatalf("a second connection after max-per-ip was raised to 2: %v", err)
+	}
+	c.Close()
+	e.srv.reloaded.mu.Lock()
+	restart := strings.Join(e.srv.reloaded.restart, "; ")
+	e.srv.reloaded.mu.Unlock()
+	if !strings.Contains(restart, "server.connections") {
+		t.Errorf("needs restart = %q, want server.connections (idle-timeout changed)", restart)
+	}
+}
+
+// noConnections closes the test client's idle connections and waits (at
+// most 5 s) until weir counts none open, so that the test's own take the
+// places it counts on.
+func noConnections(t *testing.T, e *testEnv) {
+	t.Helper()
+	e.http.CloseIdleConnections()
+	for i := 0; ; i++ {
+		e.srv.conns.mu.Lock()
+		n := e.srv.conns.total
+		e.srv.conns.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		if i == 500 {
+			t.Fatalf("weir still counts %d connections open after the client closed its own", n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
