@@ -2,11 +2,12 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/weir-pki/weir/web"
 )
 
 // Write health: readiness that tells whether the store and the SQLite
@@ -106,8 +107,9 @@ func (h *writeHealth) run(ctx context.Context) {
 	}
 }
 
-// errUnwritable is the error of a store that cannot write.
-var errUnwritable = errors.New("cannot write")
+// errUnwritable is the error of a store that cannot write, which /readyz
+// names as such.
+var errUnwritable = web.ErrCannotWrite
 
 // state says whether the store can write at now, and if not why.
 func (h *writeHealth) state(now time.Time) error {
