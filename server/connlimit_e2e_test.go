@@ -1,11 +1,13 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
@@ -62,22 +64,32 @@ func TestFirstRequestDeadline(t *testing.T) {
 	if closedWithin(busy, 500*time.Millisecond) {
 		t.Error("the connection that sent a request was closed by the first-request deadline")
 	}
-	// busy still holds a place; two are free again.
-	res, err := e.http.Get(e.base + "/directory")
-	if err != nil {
-		t.Fatalf("a new connection once places are free: %v", err)
+	// busy still holds a place; two are free again. An HTTP/2
+	// connection that has sent a request outlives the deadline too.
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.roots}, ForceAttemptHTTP2: true}
+	defer tr.CloseIdleConnections()
+	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	get := func() (proto string, reused bool) {
+		t.Helper()
+		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
+			GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }})
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.base+"/directory", nil)
+		res, err := hc.Do(req)
+		if err != nil {
+			t.Fatalf("a new connection once places are free: %v", err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			t.Errorf("directory = %d", res.StatusCode)
+		}
+		return res.Proto, reused
 	}
-	io.Copy(io.Discard, res.Body)
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Errorf("directory = %d", res.StatusCode)
+	get()
+	time.Sleep(1500 * time.Millisecond)
+	if proto, reused := get(); proto != "HTTP/2.0" || !reused {
+		t.Errorf("second request: %s, reused %v; want the first HTTP/2 connection, kept past the first-request deadline", proto, reused)
 	}
-}
-
-// isTimeout reports whether err is a deadline.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }
 
 // TestReloadConnections: max-per-ip reloads live and applies to the next
@@ -133,4 +145,10 @@ func noConnections(t *testing.T, e *testEnv) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// isTimeout reports whether err is a deadline.
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
 }
