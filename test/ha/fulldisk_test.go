@@ -38,6 +38,12 @@ func TestFullDisk(t *testing.T) {
 	if err != nil || os.Geteuid() != 0 {
 		missing(t, "root and unshare(1) (util-linux), to mount a tmpfs in a private mount namespace")
 	}
+	probe := t.TempDir()
+	if out, err := exec.Command(unshare, "-m", "--propagation", "private", "mount", "-t", "tmpfs", "-o", "size=1m", "weir-probe", probe).CombinedOutput(); err != nil {
+		// No fault-injecting fallback exists: the test fails under CI
+		// rather than pass without the fault.
+		missing(t, "a tmpfs mount in a private mount namespace (CAP_SYS_ADMIN): "+strings.TrimSpace(string(out)))
+	}
 	for _, backend := range []string{"sqlite", "memory"} {
 		t.Run("limiter="+backend, func(t *testing.T) { fullDisk(t, unshare, backend) })
 	}
