@@ -135,10 +135,20 @@ func NotFound(format string, args ...any) *Problem {
 }
 
 // Internal wraps an unexpected error: the client sees a generic detail, the
-// log sees cause.
+// log sees cause. A store that cannot write (ErrUnavailable) is a 503 with
+// Retry-After instead of a 500: the request may succeed once the operator
+// frees the disk.
 func Internal(cause error) *Problem {
+	if errors.Is(cause, ErrUnavailable) {
+		return &Problem{Type: ProbServerInternal, Detail: "the server cannot store anything now; retry shortly",
+			Status: http.StatusServiceUnavailable, RetryAfter: UnavailableRetryAfter, Cause: cause}
+	}
 	return &Problem{Type: ProbServerInternal, Detail: "internal server error", Status: http.StatusInternalServerError, Cause: cause}
 }
+
+// UnavailableRetryAfter is the Retry-After of a request refused because
+// the store or the limiter cannot write (ErrUnavailable).
+const UnavailableRetryAfter = 5 * time.Second
 
 // RateLimited is a rateLimited problem (429) with the time after which the
 // request may be retried.

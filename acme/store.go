@@ -15,6 +15,10 @@ var (
 	ErrConflict = errors.New("conflict")
 	// ErrBadCursor means a list cursor is not one the store gave out.
 	ErrBadCursor = errors.New("malformed cursor")
+	// ErrUnavailable means the store cannot write now (its disk is full,
+	// read-only or failing) and wrote nothing: the client is told to retry
+	// (503 serverInternal with Retry-After), not that weir broke.
+	ErrUnavailable = errors.New("the store cannot write now")
 )
 
 // Store is the persistence that Service needs, one interface per role.

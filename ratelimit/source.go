@@ -34,6 +34,12 @@ type Source interface {
 	Reset(ctx context.Context, key string) error
 }
 
+// ErrUnwritable is wrapped by the error of a Source that cannot persist a
+// batch because its storage cannot be written (a full disk, a read-only
+// file, an I/O error): a fault of the host, not a slow backend, so the
+// caller refuses the request whatever on-backend-error says.
+var ErrUnwritable = errors.New("the limiter's storage cannot be written")
+
 // OpKind is what an [Op] does to its bucket.
 type OpKind uint8
 

@@ -64,6 +64,8 @@ type ServerConfig struct {
 	// TrustedProxies are the peers whose X-Forwarded-For / Forwarded
 	// header is believed when finding the client IP.
 	TrustedProxies []string `yaml:"trusted-proxies"`
+	// Connections bounds the listener's connections (connconfig.go).
+	Connections ConnectionsConfig `yaml:"connections"`
 }
 
 // FilePair names a certificate and its key.
@@ -266,7 +268,7 @@ func DefaultConfig() Config {
 	on := func() *bool { b := true; return &b }
 	return Config{
 		DataDir: "./weir-data",
-		Server:  ServerConfig{Listen: "localhost:14000", MaxBodyBytes: 64 << 10},
+		Server:  ServerConfig{Listen: "localhost:14000", MaxBodyBytes: 64 << 10, Connections: defaultConnections()},
 		ACME: ACMEConfig{
 			OrderLifetime: 7 * 24 * time.Hour, PendingAuthzLifetime: 7 * 24 * time.Hour,
 			ValidAuthzLifetime: 30 * 24 * time.Hour, MaxIdentifiers: 30, ValidationWorkers: 16,
@@ -347,6 +349,7 @@ func (c Config) Validate() error {
 		add("acme.max-identifiers: must be at least 1")
 	}
 	errs = append(errs, c.ACME.RenewalInfo.validate()...)
+	errs = append(errs, c.Server.Connections.validate()...)
 	errs = append(errs, c.validateNonces()...)
 	if c.ACME.ExternalAccountBinding.Required && !enabled(c.Admin.Enabled) {
 		add("acme.external-account-binding.required: EAB keys are made through the admin API (weir eab create), so it needs admin.enabled: true")

@@ -26,6 +26,7 @@ const configTemplate = `# weir configuration. Every key is shown with its defaul
 #
 # Check an edit with "weir check-config {{config-file}}". A running weir
 # applies rate-limiting (but backend and redis), server.trusted-proxies,
+# server.connections (max-per-ip, max-total, first-request-timeout),
 # ca.policy, ca.default-profile, ca.profiles, challenges.egress and
 # log.level within two seconds of a save, or on SIGHUP; an invalid edit is
 # refused and logged, and the running configuration stays. Other keys need
@@ -52,6 +53,23 @@ server:
   # is believed. The client IP is the rightmost address that is not a
   # trusted proxy. Empty: the TCP peer is the client.
   trusted-proxies: []
+  # Bounds on the ACME listener's connections (docs/operations.md). A
+  # connection beyond max-per-ip open ones from its address (an IPv6 /64)
+  # or beyond max-total in all is closed at accept; 0 turns a cap off. The
+  # address is the TCP peer: a whitelisted one (rate-limiting.whitelist) or
+  # a trusted proxy is exempt from max-per-ip. A connection that has sent
+  # no request within first-request-timeout (HTTP/1.1 or HTTP/2) is
+  # closed, and a keep-alive one after idle-timeout without a request.
+  # max-per-ip, max-total and first-request-timeout reload live.
+  connections:
+    max-per-ip: 256
+    max-total: 4096
+    first-request-timeout: 10s
+    idle-timeout: 60s
+    # The largest request header (HTTP/1.1, and HTTP/2's header list).
+    max-header-bytes: 16384
+    # Requests at once on one HTTP/2 connection.
+    http2-max-concurrent-streams: 100
 
 acme:
   # The directory "meta" object (RFC 8555 §7.1.1). When terms-of-service

@@ -117,6 +117,9 @@ func restartKeys(old, cur Config) []string {
 	diff("server.external-url", old.Server.ExternalURL, cur.Server.ExternalURL)
 	diff("server.tls", old.Server.TLS, cur.Server.TLS)
 	diff("server.max-body-bytes", old.Server.MaxBodyBytes, cur.Server.MaxBodyBytes)
+	oldConns, curConns := old.Server.Connections, cur.Server.Connections
+	oldConns.MaxPerIP, oldConns.MaxTotal, oldConns.FirstRequestTimeout = curConns.MaxPerIP, curConns.MaxTotal, curConns.FirstRequestTimeout
+	diff("server.connections (other than max-per-ip, max-total and first-request-timeout)", oldConns, curConns)
 	oldACME, curACME := old.ACME, cur.ACME
 	oldACME.RenewalInfo, curACME.RenewalInfo = ARIConfig{}, ARIConfig{}
 	diff("acme (other than acme.renewal-info)", oldACME, curACME)
@@ -200,6 +203,7 @@ func (s *Server) reloadLocked() error {
 		return err
 	}
 	s.limiterNow = ls
+	s.conns.set(connLimitsOf(cfg.Server.Connections, ls))
 	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme()})
 	warnProfiles(s.log, profiles, s.svc.CA().Hierarchy().Intermediate, time.Now())
 	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)
@@ -210,6 +214,9 @@ func (s *Server) reloadLocked() error {
 	s.cfg.RateLimiting = cfg.RateLimiting
 	s.cfg.RateLimiting.Backend, s.cfg.RateLimiting.Redis = backend, redis
 	s.cfg.Server.TrustedProxies = cfg.Server.TrustedProxies
+	s.cfg.Server.Connections.MaxPerIP = cfg.Server.Connections.MaxPerIP
+	s.cfg.Server.Connections.MaxTotal = cfg.Server.Connections.MaxTotal
+	s.cfg.Server.Connections.FirstRequestTimeout = cfg.Server.Connections.FirstRequestTimeout
 	s.cfg.CA.Policy = cfg.CA.Policy
 	s.cfg.CA.DefaultProfile, s.cfg.CA.Profiles = cfg.CA.DefaultProfile, cfg.CA.Profiles
 	s.cfg.ACME.RenewalInfo = cfg.ACME.RenewalInfo

@@ -63,6 +63,15 @@ type Server struct {
 	// closeNonces closes a Redis client of the nonces' own; nil when
 	// there is none (nonces.go).
 	closeNonces func() error
+
+	// writeHealth watches whether the store and a SQLite limiter can
+	// write, for /readyz; releaseProbe drops the store's probe lease
+	// (writehealth.go, health.go).
+	writeHealth  []*writeHealth
+	releaseProbe func(ctx context.Context) error
+
+	// conns caps the ACME listener's connections (connlimit.go).
+	conns *connLimiter
 }
 
 // newLogger makes the process logger from log.level and log.format; the
@@ -188,6 +197,7 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 		return err
 	}
 	s.limiterNow = ls
+	s.conns = newConnLimiter(connLimitsOf(s.cfg.Server.Connections, ls), s.metrics)
 	if s.validator, err = newValidator(s.cfg); err != nil {
 		return err
 	}
@@ -282,6 +292,8 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 		s.reloadMu.Unlock()
 	}
 	hs := s.httpServer(s.web.Handler())
+	acmeHTTPServer(hs, s.cfg.Server.Connections) // connlimit.go
+	ln = s.conns.listener(ln)
 	hs.TLSConfig = &tls.Config{
 		Certificates: []tls.Certificate{s.tlsCert},
 		MinVersion:   tls.VersionTLS12,
@@ -292,7 +304,7 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 		return err
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
-	bgDone := make(chan error, 4)
+	bgDone := make(chan error, 5)
 	go func() { bgDone <- s.svc.Run(bg) }()
 	go func() { bgDone <- runNonces(bg, s.nonces, s.svc) }()
 	go func() {
@@ -306,6 +318,7 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 		bgDone <- nil
 	}()
 	go func() { bgDone <- s.runLimiterHousekeeping(bg) }()
+	go func() { bgDone <- s.runWriteHealth(bg) }()
 	go s.watchConfig(bg)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
@@ -321,10 +334,9 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 		err = serr
 	}
 	stopBG()
-	<-bgDone
-	<-bgDone
-	<-bgDone
-	<-bgDone
+	for range cap(bgDone) {
+		<-bgDone
+	}
 	if errors.Is(err, http.ErrServerClosed) {
 		err = nil
 	}

@@ -22,6 +22,11 @@ const (
 // no timeout.
 const DefaultHealthTimeout = time.Second
 
+// ErrCannotWrite is wrapped by a check's error when the store it stands
+// for answers but cannot write (a full disk, a read-only file, an I/O
+// error): /readyz says so, still without the details.
+var ErrCannotWrite = errors.New("cannot write")
+
 // Check is one readiness probe: it returns nil when the dependency it
 // stands for answers. It should honour ctx's deadline; one that does not
 // is reported as timed out anyway.
@@ -160,6 +165,9 @@ func (h *Health) publicReason(err error) string {
 	}
 	if errors.Is(err, context.Canceled) {
 		return "canceled"
+	}
+	if errors.Is(err, ErrCannotWrite) {
+		return "cannot write: disk full, read-only or failing (the cause is in the server log)"
 	}
 	return "not answering (the cause is in the server log)"
 }

@@ -191,7 +191,11 @@ func (r *Adapter) spend(ctx context.Context, action string, sub spendSubject, re
 	lat := time.Since(start)
 	cancel()
 	if err != nil {
-		return r.backendFailed(ctx, st, acme.LimiterEvent{Action: action, Requests: reqs, Err: err, Latency: lat})
+		ev := acme.LimiterEvent{Action: action, Requests: reqs, Err: err, Latency: lat}
+		if errors.Is(err, ratelimit.ErrUnwritable) {
+			return r.cannotWrite(ctx, st, ev)
+		}
+		return r.backendFailed(ctx, st, ev)
 	}
 	r.report(ctx, st, acme.LimiterEvent{Action: action, Requests: reqs, Decision: d, Latency: lat}, "")
 	noteQuota(ctx, action, d)

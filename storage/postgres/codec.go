@@ -53,8 +53,11 @@ func constraint(err error) sqlrow.Constraint {
 }
 
 // writeErr wraps the error of a write of what: a uniqueness failure
-// becomes acme.ErrConflict and a dangling reference acme.ErrNotFound.
-func writeErr(what string, err error) error { return drv.WriteErr(what, err, constraint(err)) }
+// becomes acme.ErrConflict, a dangling reference acme.ErrNotFound, and a
+// server that cannot write acme.ErrUnavailable (diskfault.go).
+func writeErr(what string, err error) error {
+	return drv.WriteErr(what, unavailable(err), constraint(err))
+}
 
 // missErr explains a compare-and-set UPDATE of what that changed no row,
 // by asking in the same transaction whether the row exists (the query

@@ -171,7 +171,7 @@ func (s *Store) inTx(ctx context.Context, what string, fn func(tx pgx.Tx) error)
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("postgres: %s: commit: %w", what, err)
+		return fmt.Errorf("postgres: %s: commit: %w", what, unavailable(err))
 	}
 	return nil
 }

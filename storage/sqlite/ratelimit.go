@@ -50,6 +50,8 @@ type RateLimitSource struct {
 	mu      sync.Mutex  // guards the group-commit state below
 	leading bool        // an Apply is leading a group
 	queue   []*applyReq // batches waiting for the next group, in arrival order
+
+	faults faultLog // the last batch that failed for a disk fault (diskfault.go)
 }
 
 // Compile-time check that RateLimitSource implements ratelimit.Source.

@@ -63,7 +63,7 @@ func (s *RateLimitSource) Apply(ctx context.Context, b *ratelimit.Batch) (*ratel
 		s.leading = true
 		s.mu.Unlock()
 		s.lead(r)
-		return r.res, r.err
+		return r.res, s.faults.note(r.err, ratelimit.ErrUnwritable)
 	}
 	r.done = make(chan struct{})
 	s.queue = append(s.queue, r)
@@ -84,7 +84,7 @@ func (s *RateLimitSource) Apply(ctx context.Context, b *ratelimit.Batch) (*ratel
 	if r.lead {
 		s.lead(r)
 	}
-	return r.res, r.err
+	return r.res, s.faults.note(r.err, ratelimit.ErrUnwritable)
 }
 
 // lead applies r and up to maxGroup−1 queued batches as a group, then

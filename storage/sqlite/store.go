@@ -52,6 +52,7 @@ type Store struct {
 	lock       *os.File      // the lock file, held until Close (lock.go); nil where unsupported
 
 	commitObs atomic.Pointer[acme.StoreObserver] // where the writer reports its commits (ReportCommits)
+	faults    faultLog                           // the last write that failed for a disk fault (diskfault.go)
 }
 
 // Compile-time check that Store implements acme.Store.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/weir-pki/weir/acme"
 )
 
 // Group commit.
@@ -139,7 +141,7 @@ func (s *Store) write(ctx context.Context, fn func(w *writeTx) error) error {
 	if p != nil {
 		panic(p)
 	}
-	return err
+	return s.faults.note(err, acme.ErrUnavailable)
 }
 
 // reset clears op for reuse and returns it.

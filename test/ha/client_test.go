@@ -260,22 +260,29 @@ func (cl *cluster) issue(ctx context.Context, c *xacme.Client, names []string) (
 	if err != nil {
 		return nil, err
 	}
-	csr, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{DNSNames: names}, newKey())
-	if err != nil {
-		return nil, err
-	}
-	chain, _, err := c.CreateOrderCert(ctx, o.FinalizeURL, csr, true)
-	if err != nil {
-		return nil, fmt.Errorf("finalize %s: %w", o.URI, err)
-	}
-	if len(chain) == 0 {
-		return nil, errors.New("finalize: no certificate")
-	}
-	leaf, err := x509.ParseCertificate(chain[0])
+	chain, leaf, err := finalizeOrder(ctx, c, o, names)
 	if err != nil {
 		return nil, err
 	}
 	return &issued{serial: ca.SerialHex(leaf.SerialNumber), chain: chain, names: names, order: o.URI}, nil
+}
+
+// finalizeOrder finalizes the ready order o for names with a CSR of a
+// new key and returns the chain and its leaf.
+func finalizeOrder(ctx context.Context, c *xacme.Client, o *xacme.Order, names []string) ([][]byte, *x509.Certificate, error) {
+	csr, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{DNSNames: names}, newKey())
+	if err != nil {
+		return nil, nil, err
+	}
+	chain, _, err := c.CreateOrderCert(ctx, o.FinalizeURL, csr, true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("finalize %s: %w", o.URI, err)
+	}
+	if len(chain) == 0 {
+		return nil, nil, errors.New("finalize: no certificate")
+	}
+	leaf, err := x509.ParseCertificate(chain[0])
+	return chain, leaf, err
 }
 
 // authorize answers the http-01 challenge of every authorization of o

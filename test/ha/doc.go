@@ -13,4 +13,11 @@
 // the postgres OS user when the test runs as root).
 // Without them the tests skip, saying how to run them, except under
 // CI=true, where they fail.
+//
+// Two fault tests run a single weir on SQLite and need neither:
+// TestFullDisk (fulldisk_test.go) puts its data directory on a 32 MiB
+// tmpfs mounted in a private mount namespace (root and unshare(1)) and
+// fills it; TestPrefaceFlood (connflood_test.go) opens 5,000 idle TLS
+// connections from one loopback address while a client on another takes
+// a certificate.
 package ha

@@ -58,6 +58,9 @@ type Metrics struct {
 
 	store *storeCommits // nil unless the store reports its commits
 
+	writable *prometheus.GaugeVec // writable.go
+	conns    connSeries           // connmetrics.go
+
 	activity activity
 }
 
@@ -133,13 +136,16 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 	// Both results exist from the start, so that increase() sees the first.
 	m.reloads.WithLabelValues("ok")
 	m.reloads.WithLabelValues("refused")
+	m.writable = writableGauge()
+	m.conns = newConnSeries()
+	m.reg.MustRegister(m.conns.collectors()...)
 
 	m.reg.MustRegister(
 		m.requests, m.requestDuration,
 		m.decisions, m.backendDuration, m.backendErrors,
 		m.validations, m.validationDuration,
 		m.issued, m.revoked, m.orderDuration,
-		m.reloads, m.lastReload,
+		m.reloads, m.lastReload, m.writable,
 		caExpiry{ca: opts.CA, desc: prometheus.NewDesc("weir_ca_certificate_expiry_timestamp_seconds",
 			"Unix time at which the CA's certificate expires (notAfter), by cert: root or intermediate.", []string{"cert"}, nil)},
 		collectors.NewGoCollector(),
