@@ -26,6 +26,9 @@ func EncodeKeyPEM(key crypto.Signer) ([]byte, error) {
 	if key == nil {
 		return nil, errors.New("ca: encoding key: key is nil")
 	}
+	if g, ok := key.(*guard); ok {
+		key = g.Unwrap()
+	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return nil, fmt.Errorf("ca: encoding %T as PKCS#8: %w", key, err)
