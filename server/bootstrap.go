@@ -90,6 +90,7 @@ func loadOrCreateHierarchy(cfg Config, now time.Time, rootKeyOut string) (h *ca.
 		}
 		created = true
 		err = saveHierarchy(dd, h, rootKeyOut)
+		h.IntermediateKey = keyBetween(ca.WrapSigner("ca.intermediate", h.IntermediateKey))
 	}
 	if err != nil {
 		return nil, false, err

@@ -45,8 +45,17 @@ func openIntermediateKey(sc ca.SignerConfig, keyFile string) (ca.Signer, error) 
 	if !sc.NeedsKeyFile() {
 		keyFile = ""
 	}
-	return ca.OpenSigner("ca.intermediate", sc, keyFile)
+	s, err := ca.OpenSigner("ca.intermediate", sc, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	return keyBetween(s), nil
 }
+
+// keyBetween stands between weir and the intermediate's key as it is
+// opened: nothing in weir; a fault test sets it to a key that fails at
+// will, as a token pulled out of its reader does.
+var keyBetween = func(s ca.Signer) ca.Signer { return s }
 
 // closeKey releases what the intermediate key of h holds (nil: nothing).
 func closeKey(h *ca.Hierarchy) error {
