@@ -42,14 +42,18 @@ func openPKCS11(c PKCS11Config) (crypto.Signer, io.Closer, error) {
 	if c.KeyLabel != "" {
 		label = []byte(c.KeyLabel)
 	}
-	s, err := ctx.FindKeyPair(id, label)
-	if err == nil && s == nil {
-		err = fmt.Errorf("no key pair with label %q and id %q", c.KeyLabel, c.KeyID)
+	keys, err := ctx.FindKeyPairs(id, label)
+	if err == nil && len(keys) == 0 {
+		err = fmt.Errorf("no key pair with label %q and id %q (a private key needs a CKA_ID and its public key in the token)", c.KeyLabel, c.KeyID)
+	}
+	if err == nil && len(keys) > 1 {
+		err = fmt.Errorf("%d key pairs have label %q and id %q; set both to pick one", len(keys), c.KeyLabel, c.KeyID)
 	}
 	if err != nil {
 		ctx.Close()
 		return nil, nil, fmt.Errorf("PKCS#11 token %s: finding the key: %w", token, err)
 	}
+	s := keys[0]
 	return s, ctx, nil
 }
 

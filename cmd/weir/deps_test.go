@@ -71,6 +71,7 @@ var rules = map[string]rule{
 	"web/admin":                 {ours: []string{"acme", "acme/limits", "ratelimit", "ca"}, libs: []string{"github.com/go-chi/chi/v5", "github.com/prometheus/client_golang"}},
 	"internal/dnstest":          {kind: tool, libs: []string{"golang.org/x/net/dns/dnsmessage"}},
 	"internal/weirproc":         {kind: tool},
+	"internal/softhsm":          {kind: tool},
 	// The assembly: every product package, none of the harness, and no
 	// database or Redis client of its own (those live in storage).
 	"server": {every: []kind{product}, libs: []string{"gopkg.in/yaml.v3"}},
