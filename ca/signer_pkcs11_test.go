@@ -4,10 +4,13 @@ package ca
 
 import (
 	"crypto"
+	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/sha256"
 	"crypto/x509"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -19,17 +22,10 @@ import (
 // softhsm2 it skips, but fails under CI=true.
 func newToken(t *testing.T) (*softhsm.Token, PKCS11Config) {
 	t.Helper()
-	tok, err := softhsm.New(t.TempDir(), "weir-test", "1234")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("SoftHSM2 token: %v", err)
-		}
-		t.Skipf("SoftHSM2 token: %v", err)
-	}
+	tok := softhsm.ForTest(t, "weir-test", "1234")
 	if err := tok.ImportKey(newECKey(t, elliptic.P256()), "int", "01"); err != nil {
 		t.Fatal(err)
 	}
-	t.Setenv("SOFTHSM2_CONF", tok.Conf)
 	t.Setenv("WEIR_TEST_PIN", tok.PIN)
 	return tok, PKCS11Config{Module: tok.Module, TokenLabel: tok.Label, KeyLabel: "int", PIN: SecretSource{Env: "WEIR_TEST_PIN"}}
 }
@@ -125,5 +121,38 @@ func TestPKCS11SignAfterClose(t *testing.T) {
 	digest := make([]byte, 32)
 	if _, err := s.Sign(nil, digest, nil); !errors.Is(err, ErrSignerUnavailable) {
 		t.Fatalf("Sign after Close: %v, want ErrSignerUnavailable", err)
+	}
+}
+
+// TestPKCS11TokenRemoved: while the token is gone (its directory moved
+// away) Sign fails as ErrSignerUnavailable; once it is back, the same
+// signer finds its key again and signs, without a restart.
+func TestPKCS11TokenRemoved(t *testing.T) {
+	tok, pc := newToken(t)
+	s, err := OpenSigner("ca.intermediate", SignerConfig{Type: SignerPKCS11, PKCS11: pc}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	digest := sha256.Sum256([]byte("tbs"))
+	if _, err := s.Sign(nil, digest[:], crypto.SHA256); err != nil {
+		t.Fatalf("Sign: %v", err)
+	}
+	dir := filepath.Join(tok.Dir, "tokens")
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Sign(nil, digest[:], crypto.SHA256); !errors.Is(err, ErrSignerUnavailable) || !strings.Contains(err.Error(), "ca.intermediate") {
+		t.Fatalf("Sign with the token gone: %v, want ErrSignerUnavailable naming the key", err)
+	}
+	if err := os.Rename(dir+".away", dir); err != nil {
+		t.Fatal(err)
+	}
+	sig, err := s.Sign(nil, digest[:], crypto.SHA256)
+	if err != nil {
+		t.Fatalf("Sign with the token back: %v", err)
+	}
+	if !ecdsa.VerifyASN1(s.Public().(*ecdsa.PublicKey), digest[:], sig) {
+		t.Fatal("the signature made after the token came back does not verify")
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"testing"
 )
 
 // Modules are where Debian's softhsm2 package puts the PKCS#11 library.
@@ -86,4 +87,20 @@ func (t *Token) util(args ...string) error {
 		return fmt.Errorf("softhsm2-util %s: %v: %s", args[0], err, out)
 	}
 	return nil
+}
+
+// ForTest is New in a temporary directory of t, with SOFTHSM2_CONF set
+// for the rest of t (so the test must not be parallel). Without softhsm2
+// the test is skipped, but fails under CI=true, where .ci/run installs it.
+func ForTest(t testing.TB, label, pin string) *Token {
+	t.Helper()
+	tok, err := New(t.TempDir(), label, pin)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("SoftHSM2 token: %v", err)
+		}
+		t.Skipf("SoftHSM2 token: %v", err)
+	}
+	t.Setenv("SOFTHSM2_CONF", tok.Conf)
+	return tok
 }
