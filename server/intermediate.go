@@ -30,6 +30,9 @@ func (c IntermediateConfig) validate() []error {
 			errs = append(errs, fmt.Errorf("ca.intermediate.signer.%v", e))
 		}
 	}
+	if c.Signer.SignerType() == ca.SignerPKCS11 && !ca.PKCS11Built {
+		errs = append(errs, errors.New("ca.intermediate.signer.type: pkcs11 is only in the build with PKCS#11 (CGO_ENABLED=1 go build -tags pkcs11 ./cmd/weir; see README, \"Builds\"); this weir is the pure-Go build"))
+	}
 	switch {
 	case !c.Signer.NeedsKeyFile() && c.KeyFile != "":
 		errs = append(errs, fmt.Errorf("ca.intermediate.key-file: a %s key has no file; leave key-file empty", c.Signer.SignerType()))

@@ -165,3 +165,21 @@ func TestIntermediateSignerConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestPKCS11ConfigInPureGoBuild: check-config's Validate names the build
+// that has PKCS#11 when this one has not.
+func TestPKCS11ConfigInPureGoBuild(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.CA.Intermediate = IntermediateConfig{CertFile: "/c.pem", Signer: ca.SignerConfig{Type: ca.SignerPKCS11,
+		PKCS11: ca.PKCS11Config{Module: "/m.so", TokenLabel: "t", KeyLabel: "k", PIN: ca.SecretSource{Env: "PIN"}}}}
+	err := cfg.Validate()
+	if ca.PKCS11Built {
+		if err != nil {
+			t.Fatalf("Validate in the PKCS#11 build: %v", err)
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), "-tags pkcs11") {
+		t.Fatalf("Validate in the pure-Go build: %v, want an error naming -tags pkcs11", err)
+	}
+}
