@@ -6,6 +6,7 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/x509"
 	"errors"
@@ -154,5 +155,35 @@ func TestPKCS11TokenRemoved(t *testing.T) {
 	}
 	if !ecdsa.VerifyASN1(s.Public().(*ecdsa.PublicKey), digest[:], sig) {
 		t.Fatal("the signature made after the token came back does not verify")
+	}
+}
+
+// BenchmarkSign is what one signature costs through each signer: a
+// P-256 key in memory (the file signers) and in a SoftHSM2 token.
+func BenchmarkSign(b *testing.B) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		b.Fatal(err)
+	}
+	tok := softhsm.ForTest(b, "weir-bench", "1234")
+	if err := tok.ImportKey(key, "int", "01"); err != nil {
+		b.Fatal(err)
+	}
+	b.Setenv("WEIR_TEST_PIN", tok.PIN)
+	hsm, err := OpenSigner("ca.intermediate", SignerConfig{Type: SignerPKCS11, PKCS11: PKCS11Config{
+		Module: tok.Module, TokenLabel: tok.Label, KeyLabel: "int", PIN: SecretSource{Env: "WEIR_TEST_PIN"}}}, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer hsm.Close()
+	digest := sha256.Sum256([]byte("tbs"))
+	for name, s := range map[string]crypto.Signer{"file": WrapSigner("file", key), "softhsm2": hsm} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := s.Sign(rand.Reader, digest[:], crypto.SHA256); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
