@@ -1,6 +1,6 @@
-// Package softhsm makes SoftHSM2 tokens of their own, each in a directory
-// of its own, for the PKCS#11 tests and the load tool: the token's
-// configuration file, softhsm2-util to initialise it and to import keys.
+// Package softhsm makes SoftHSM2 tokens, each in a directory of its own,
+// for the PKCS#11 tests: the token's configuration file, and
+// softhsm2-util to initialise it and to import keys.
 package softhsm
 
 import (
