@@ -72,7 +72,8 @@ func exists(path string) bool {
 // loadOrCreateHierarchy returns the CA hierarchy: a configured
 // intermediate, the one in the data directory, or a new one generated and
 // saved there (keys at mode 0600; the root's at rootKeyOut instead when
-// that is set, outside the data directory: offlineroot.go). It also writes <data-dir>/root.pem.
+// that is set, outside the data directory: offlineroot.go). It also
+// writes <data-dir>/root.pem.
 func loadOrCreateHierarchy(cfg Config, now time.Time, rootKeyOut string) (h *ca.Hierarchy, created bool, err error) {
 	dd := cfg.DataDir
 	switch {
@@ -153,17 +154,27 @@ func loadDataHierarchy(dd string, sc ca.SignerConfig) (*ca.Hierarchy, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := openIntermediateKey(sc, dataPath(dd, fileCAIntKey))
-	if err != nil {
-		return nil, err
-	}
 	var root *x509.Certificate
 	if roots, err := readCerts(dataPath(dd, fileCARoot)); err == nil {
 		root = roots[0]
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return ca.LoadHierarchy(root, ints[0], key)
+	return loadWithKey(root, ints[0], sc, dataPath(dd, fileCAIntKey))
+}
+
+// loadWithKey opens the intermediate's key (sc, keyFile) and assembles
+// the hierarchy, releasing the key when LoadHierarchy refuses it.
+func loadWithKey(root, inter *x509.Certificate, sc ca.SignerConfig, keyFile string) (*ca.Hierarchy, error) {
+	key, err := openIntermediateKey(sc, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	h, err := ca.LoadHierarchy(root, inter, key)
+	if err != nil {
+		key.Close()
+	}
+	return h, err
 }
 
 // loadConfiguredIntermediate loads ca.intermediate; its cert-file may carry
@@ -172,10 +183,6 @@ func loadConfiguredIntermediate(c CAConfig) (*ca.Hierarchy, error) {
 	chain, err := readCerts(c.Intermediate.CertFile)
 	if err != nil {
 		return nil, fmt.Errorf("ca.intermediate.cert-file: %w", err)
-	}
-	key, err := openIntermediateKey(c.Intermediate.Signer, c.Intermediate.KeyFile)
-	if err != nil {
-		return nil, err
 	}
 	var root *x509.Certificate
 	if c.RootFile != "" {
@@ -187,7 +194,7 @@ func loadConfiguredIntermediate(c CAConfig) (*ca.Hierarchy, error) {
 	} else if last := chain[len(chain)-1]; len(chain) > 1 && last.CheckSignatureFrom(last) == nil {
 		root = last
 	}
-	return ca.LoadHierarchy(root, chain[0], key)
+	return loadWithKey(root, chain[0], c.Intermediate.Signer, c.Intermediate.KeyFile)
 }
 
 // nameConstraints are the name constraints of a generated hierarchy under
