@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/weir-pki/weir/ca"
 )
@@ -159,14 +160,24 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID OrderID, csrDE
 
 // completeFinalize issues the certificate of o, in processing and leased
 // to this replica, for csr under profile, and stores it with the order
-// made valid. A CA that cannot sign makes the order invalid and refunds
-// what its finalization spent. A store that cannot be written leaves the
+// made valid. A CA that refuses to sign makes the order invalid and
+// refunds what its finalization spent; a CA whose key is unavailable
+// (ca.ErrSignerUnavailable) leaves it processing, for a replica to issue
+// once its lease ends, and answers 503 with a Retry-After. A store that cannot be written leaves the
 // order processing: its lease ends and a replica issues it again (the
 // certificate signed here was never stored nor sent, so it does not
 // exist for anyone). When another replica stored a certificate first, its
 // order is returned.
 func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.CertificateRequest, profile *Profile, refund func()) (*Order, error) {
 	cert, err := s.issue(o, csr, profile)
+	if errors.Is(err, ca.ErrSignerUnavailable) {
+		// The CA's key failed, not the request: the order stays
+		// processing and leased, and a replica issues it once the lease
+		// ends and the key is back (claimFinalizations); what the
+		// finalization spent stays spent, as the certificate will be
+		// issued.
+		return nil, signerUnavailable(o.ID, err)
+	}
 	if err != nil {
 		refund()
 		s.failOrder(ctx, o, StatusProcessing, Internal(err), "marking order invalid after failed issuance")
@@ -198,6 +209,20 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 	o.Status, o.CertSerial = StatusValid, cert.Serial
 	s.observer.Issued(cert, cert.IssuedAt.Sub(o.CreatedAt))
 	return o, nil
+}
+
+// signerRetryAfter is the Retry-After of a finalization that waits for
+// the CA's key: a poll of the order after it sees whether a replica has
+// issued it since.
+const signerRetryAfter = 5 * time.Second
+
+// signerUnavailable is the problem of a finalization the CA's key could
+// not sign: 503 serverInternal with a Retry-After; the order stays
+// processing.
+func signerUnavailable(id OrderID, cause error) *Problem {
+	return &Problem{Type: ProbServerInternal, Status: http.StatusServiceUnavailable, RetryAfter: signerRetryAfter,
+		Detail: fmt.Sprintf("the CA's signing key is unavailable; order %s stays processing and is issued once the key is back: poll it", id),
+		Cause:  fmt.Errorf("finalize order %s: %w", id, cause)}
 }
 
 // failOrder moves o from its stored status from (pending or processing)

@@ -10,8 +10,12 @@ import (
 // CA signs leaf certificates and CRLs with the intermediate of a Hierarchy.
 // It is safe for concurrent use.
 type CA struct {
-	cfg    Config
-	h      Hierarchy
+	cfg Config
+	h   Hierarchy
+	// key is h.IntermediateKey behind a guard, so that a failure of the
+	// key itself is told apart (ErrSignerUnavailable) from a refused
+	// request.
+	key    Signer
 	intPEM []byte
 	now    func() time.Time
 }
@@ -40,6 +44,7 @@ func New(cfg Config, h *Hierarchy, now func() time.Time) (*CA, error) {
 	return &CA{
 		cfg:    cfg,
 		h:      *h,
+		key:    WrapSigner("intermediate", h.IntermediateKey),
 		intPEM: EncodeCertPEM(h.Intermediate.Raw),
 		now:    now,
 	}, nil

@@ -87,15 +87,11 @@ func GenerateConstrainedHierarchy(name string, now time.Time, nc NameConstraints
 	if err != nil {
 		return nil, fmt.Errorf("ca: generating intermediate key: %w", err)
 	}
-	intTmpl, err := caTemplate(name+" Intermediate CA", name, &intKey.PublicKey, notBefore, notBefore.Add(intermediateValidity))
+	intTmpl, err := intermediateTemplate(pkix.Name{CommonName: name + " Intermediate CA", Organization: []string{name}},
+		&intKey.PublicKey, root, notBefore, notBefore.Add(intermediateValidity))
 	if err != nil {
-		return nil, fmt.Errorf("ca: intermediate template: %w", err)
+		return nil, err
 	}
-	intTmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature
-	intTmpl.MaxPathLen = 0
-	intTmpl.MaxPathLenZero = true
-	intTmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
-	intTmpl.AuthorityKeyId = root.SubjectKeyId
 	nc.apply(intTmpl)
 	intDER, err := x509.CreateCertificate(rand.Reader, intTmpl, root, &intKey.PublicKey, rootKey)
 	if err != nil {
@@ -112,6 +108,23 @@ func GenerateConstrainedHierarchy(name string, now time.Time, nc NameConstraints
 		Intermediate:    intermediate,
 		IntermediateKey: intKey,
 	}, nil
+}
+
+// intermediateTemplate is an intermediate for pub under root: a CA with
+// path length 0, keyCertSign, cRLSign and digitalSignature, restricted to
+// the serverAuth and clientAuth extended key usages.
+func intermediateTemplate(subject pkix.Name, pub crypto.PublicKey, root *x509.Certificate, notBefore, notAfter time.Time) (*x509.Certificate, error) {
+	tmpl, err := caTemplate("", "", pub, notBefore, notAfter)
+	if err != nil {
+		return nil, fmt.Errorf("ca: intermediate template: %w", err)
+	}
+	tmpl.Subject = subject
+	tmpl.KeyUsage = x509.KeyUsageCertSign | x509.KeyUsageCRLSign | x509.KeyUsageDigitalSignature
+	tmpl.MaxPathLen = 0
+	tmpl.MaxPathLenZero = true
+	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
+	tmpl.AuthorityKeyId = root.SubjectKeyId
+	return tmpl, nil
 }
 
 // caTemplate returns the fields common to the root and intermediate.

@@ -146,7 +146,7 @@ func (c *CA) Issue(req IssueRequest) (*Issued, error) {
 		tmpl.CRLDistributionPoints = []string{c.cfg.CRLURL}
 	}
 
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.h.Intermediate, req.PublicKey, c.h.IntermediateKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, c.h.Intermediate, req.PublicKey, c.key)
 	if err != nil {
 		return nil, fmt.Errorf("ca: signing certificate: %w", err)
 	}

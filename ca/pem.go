@@ -26,6 +26,9 @@ func EncodeKeyPEM(key crypto.Signer) ([]byte, error) {
 	if key == nil {
 		return nil, errors.New("ca: encoding key: key is nil")
 	}
+	if g, ok := key.(*guard); ok {
+		key = g.Unwrap()
+	}
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
 		return nil, fmt.Errorf("ca: encoding %T as PKCS#8: %w", key, err)
@@ -63,7 +66,7 @@ func ParseCertsPEM(data []byte) ([]*x509.Certificate, error) {
 // ParseKeyPEM parses the first private-key block in data. It accepts PKCS#8
 // ("PRIVATE KEY"), SEC 1 ("EC PRIVATE KEY") and PKCS#1 ("RSA PRIVATE KEY")
 // blocks and skips others, such as the "EC PARAMETERS" block OpenSSL emits.
-// Encrypted keys are rejected.
+// Encrypted keys are rejected (the encrypted-file signer reads them).
 func ParseKeyPEM(data []byte) (crypto.Signer, error) {
 	rest := data
 	for {
@@ -87,7 +90,7 @@ func ParseKeyPEM(data []byte) (crypto.Signer, error) {
 		case pemRSAPrivateKey:
 			key, err = x509.ParsePKCS1PrivateKey(block.Bytes)
 		case "ENCRYPTED PRIVATE KEY":
-			return nil, errors.New("ca: encrypted private keys are not supported")
+			return nil, errors.New("ca: the key is an ENCRYPTED PRIVATE KEY; set its signer type to encrypted-file, with its passphrase")
 		default:
 			continue
 		}

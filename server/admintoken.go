@@ -10,6 +10,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/weir-pki/weir/ca"
 )
 
 // adminTokenBytes is the entropy of a generated admin token.
@@ -64,7 +66,7 @@ func loadOrCreateAdminToken(cfg Config) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("admin.token-file: %w", err)
 	}
-	if err := checkSecretMode(path); err != nil {
+	if err := ca.CheckSecretMode(path, "the token"); err != nil {
 		return "", fmt.Errorf("admin.token-file: %w", err)
 	}
 	token := strings.TrimSpace(string(data))
@@ -72,18 +74,6 @@ func loadOrCreateAdminToken(cfg Config) (string, error) {
 		return "", fmt.Errorf("admin.token-file: %s must hold one token of at least 16 characters; delete it to have weir generate one", path)
 	}
 	return token, nil
-}
-
-// checkSecretMode refuses a secret file that group or others can read.
-func checkSecretMode(path string) error {
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("%s: the token is readable by group or others (mode %04o); run chmod 600 %s", path, st.Mode().Perm(), path)
-	}
-	return nil
 }
 
 // rotateAdminToken reads admin.token-file again and, when it holds another

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -72,21 +71,27 @@ func exists(path string) bool {
 
 // loadOrCreateHierarchy returns the CA hierarchy: a configured
 // intermediate, the one in the data directory, or a new one generated and
-// saved there (keys at mode 0600). It also writes <data-dir>/root.pem.
-func loadOrCreateHierarchy(cfg Config, now time.Time) (h *ca.Hierarchy, created bool, err error) {
+// saved there (keys at mode 0600; the root's at rootKeyOut instead when
+// that is set, outside the data directory: offlineroot.go). It also
+// writes <data-dir>/root.pem.
+func loadOrCreateHierarchy(cfg Config, now time.Time, rootKeyOut string) (h *ca.Hierarchy, created bool, err error) {
 	dd := cfg.DataDir
 	switch {
 	case cfg.CA.Intermediate.CertFile != "":
 		h, err = loadConfiguredIntermediate(cfg.CA)
 	case exists(dataPath(dd, fileCAIntermediate)):
-		h, err = loadDataHierarchy(dd)
+		h, err = loadDataHierarchy(dd, cfg.CA.Intermediate.Signer)
+	case cfg.CA.Intermediate.Signer.SignerType() != ca.SignerFile:
+		return nil, false, fmt.Errorf("ca.intermediate.signer.type is %s, but the data directory has no intermediate (%s) and weir generates only plaintext keys: "+
+			"import one with weir ca import, or set ca.intermediate.cert-file", cfg.CA.Intermediate.Signer.SignerType(), fileCAIntermediate)
 	default:
 		h, err = ca.GenerateConstrainedHierarchy(cfg.CA.Name, now, nameConstraints(cfg))
 		if err != nil {
 			return nil, false, err
 		}
 		created = true
-		err = saveHierarchy(dd, h)
+		err = saveHierarchy(dd, h, rootKeyOut)
+		h.IntermediateKey = keyBetween(ca.WrapSigner("ca.intermediate", h.IntermediateKey))
 	}
 	if err != nil {
 		return nil, false, err
@@ -99,7 +104,7 @@ func loadOrCreateHierarchy(cfg Config, now time.Time) (h *ca.Hierarchy, created 
 	return h, created, nil
 }
 
-func saveHierarchy(dd string, h *ca.Hierarchy) error {
+func saveHierarchy(dd string, h *ca.Hierarchy, rootKeyOut string) error {
 	rootKey, err := ca.EncodeKeyPEM(h.RootKey)
 	if err != nil {
 		return err
@@ -108,13 +113,19 @@ func saveHierarchy(dd string, h *ca.Hierarchy) error {
 	if err != nil {
 		return err
 	}
+	rootKeyPath := dataPath(dd, fileCARootKey)
+	if rootKeyOut != "" {
+		rootKeyPath = rootKeyOut
+	}
+	if err := writeFileAtomic(rootKeyPath, rootKey, 0o600); err != nil {
+		return fmt.Errorf("writing the root key: %w", err)
+	}
 	// Keys first: a certificate on disk implies its key is there too.
 	for _, f := range []struct {
 		name string
 		data []byte
 		perm os.FileMode
 	}{
-		{fileCARootKey, rootKey, 0o600},
 		{fileCAIntKey, intKey, 0o600},
 		{fileCARoot, ca.EncodeCertPEM(h.Root.Raw), 0o644},
 		{fileCAIntermediate, ca.EncodeCertPEM(h.Intermediate.Raw), 0o644},
@@ -138,39 +149,8 @@ func readCerts(path string) ([]*x509.Certificate, error) {
 	return certs, nil
 }
 
-func readKey(path string) (crypto.Signer, error) {
-	if err := checkKeyMode(path); err != nil {
-		return nil, err
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	k, err := ca.ParseKeyPEM(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return k, nil
-}
-
-// checkKeyMode refuses a private key that others can read.
-func checkKeyMode(path string) error {
-	st, err := os.Stat(path)
-	if err != nil {
-		return err
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return fmt.Errorf("%s: private key is readable by group or others (mode %04o); run chmod 600 %s", path, st.Mode().Perm(), path)
-	}
-	return nil
-}
-
-func loadDataHierarchy(dd string) (*ca.Hierarchy, error) {
+func loadDataHierarchy(dd string, sc ca.SignerConfig) (*ca.Hierarchy, error) {
 	ints, err := readCerts(dataPath(dd, fileCAIntermediate))
-	if err != nil {
-		return nil, err
-	}
-	key, err := readKey(dataPath(dd, fileCAIntKey))
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +160,21 @@ func loadDataHierarchy(dd string) (*ca.Hierarchy, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return ca.LoadHierarchy(root, ints[0], key)
+	return loadWithKey(root, ints[0], sc, dataPath(dd, fileCAIntKey))
+}
+
+// loadWithKey opens the intermediate's key (sc, keyFile) and assembles
+// the hierarchy, releasing the key when LoadHierarchy refuses it.
+func loadWithKey(root, inter *x509.Certificate, sc ca.SignerConfig, keyFile string) (*ca.Hierarchy, error) {
+	key, err := openIntermediateKey(sc, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	h, err := ca.LoadHierarchy(root, inter, key)
+	if err != nil {
+		key.Close()
+	}
+	return h, err
 }
 
 // loadConfiguredIntermediate loads ca.intermediate; its cert-file may carry
@@ -189,10 +183,6 @@ func loadConfiguredIntermediate(c CAConfig) (*ca.Hierarchy, error) {
 	chain, err := readCerts(c.Intermediate.CertFile)
 	if err != nil {
 		return nil, fmt.Errorf("ca.intermediate.cert-file: %w", err)
-	}
-	key, err := readKey(c.Intermediate.KeyFile)
-	if err != nil {
-		return nil, fmt.Errorf("ca.intermediate.key-file: %w", err)
 	}
 	var root *x509.Certificate
 	if c.RootFile != "" {
@@ -204,7 +194,7 @@ func loadConfiguredIntermediate(c CAConfig) (*ca.Hierarchy, error) {
 	} else if last := chain[len(chain)-1]; len(chain) > 1 && last.CheckSignatureFrom(last) == nil {
 		root = last
 	}
-	return ca.LoadHierarchy(root, chain[0], key)
+	return loadWithKey(root, chain[0], c.Intermediate.Signer, c.Intermediate.KeyFile)
 }
 
 // nameConstraints are the name constraints of a generated hierarchy under

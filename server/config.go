@@ -13,6 +13,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/challenge"
+	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -136,13 +137,15 @@ func (a ARIConfig) validate() []error {
 
 // CAConfig is the issuing CA.
 type CAConfig struct {
-	Name                string            `yaml:"name"`
-	Intermediate        FilePair          `yaml:"intermediate"`
-	RootFile            string            `yaml:"root-file"`
-	CertificateLifetime time.Duration     `yaml:"certificate-lifetime"`
-	AllowEd25519        bool              `yaml:"allow-ed25519"`
-	CRLInterval         time.Duration     `yaml:"crl-interval"`
-	Policy              acme.PolicyConfig `yaml:"policy"`
+	Name string `yaml:"name"`
+	// Intermediate is the issuing intermediate and how its key is
+	// reached (intermediate.go).
+	Intermediate        IntermediateConfig `yaml:"intermediate"`
+	RootFile            string             `yaml:"root-file"`
+	CertificateLifetime time.Duration      `yaml:"certificate-lifetime"`
+	AllowEd25519        bool               `yaml:"allow-ed25519"`
+	CRLInterval         time.Duration      `yaml:"crl-interval"`
+	Policy              acme.PolicyConfig  `yaml:"policy"`
 	// NameConstraints puts the policy into a generated root and
 	// intermediate as X.509 name constraints (nameConstraints).
 	NameConstraints bool `yaml:"name-constraints"`
@@ -275,7 +278,7 @@ func DefaultConfig() Config {
 			NonceLifetime: time.Hour, Nonces: NoncesConfig{Backend: nonceAuto}, OrdersPerPage: 100,
 			RenewalInfo: ARIConfig{WindowStart: 0.6, WindowEnd: 0.8, MaxRenewalsPerHour: 600},
 		},
-		CA: CAConfig{Name: "weir", CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour,
+		CA: CAConfig{Name: "weir", Intermediate: IntermediateConfig{Signer: ca.SignerConfig{Type: ca.SignerFile}}, CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour,
 			DefaultProfile: profileTLSServer, Profiles: defaultProfiles()},
 		Challenges: ChallengesConfig{
 			HTTP01: PortChallenge{Enabled: on(), Port: 80}, DNS01: Toggle{Enabled: on()},
@@ -331,9 +334,7 @@ func (c Config) Validate() error {
 	if c.Server.MaxBodyBytes < 1024 {
 		add("server.max-body-bytes: %d is too small (at least 1024)", c.Server.MaxBodyBytes)
 	}
-	if (c.CA.Intermediate.CertFile == "") != (c.CA.Intermediate.KeyFile == "") {
-		add("ca.intermediate: cert-file and key-file must both be set or both be empty")
-	}
+	errs = append(errs, c.CA.Intermediate.validate()...)
 	positive := map[string]time.Duration{
 		"ca.certificate-lifetime": c.CA.CertificateLifetime, "ca.crl-interval": c.CA.CRLInterval,
 		"acme.order-lifetime": c.ACME.OrderLifetime, "acme.pending-authz-lifetime": c.ACME.PendingAuthzLifetime,

@@ -135,7 +135,34 @@ ca:
   # An existing intermediate to issue with instead of generating a root and
   # intermediate. cert-file may hold the chain up to the root; otherwise
   # root-file names the root to distribute. The key file must be mode 0600.
-  intermediate: { cert-file: "", key-file: "" }
+  # Empty: the data directory's (ca/intermediate.pem and its key).
+  intermediate:
+    cert-file: ""
+    key-file: ""
+    # Where the intermediate's key is held; weir signs through it alone.
+    #   type  file (plaintext PKCS#8), encrypted-file (encrypted PKCS#8,
+    #         as openssl pkcs8 -topk8 -v2 aes-256-cbc writes it) or pkcs11
+    #         (a key pair in a PKCS#11 token; only in builds with
+    #         -tags pkcs11, see README). A key that cannot be opened (a
+    #         wrong passphrase or PIN, a missing module) stops the start
+    #         with an error naming it; a token that fails while serving
+    #         answers finalize with 503 and a Retry-After, the order stays
+    #         processing and is issued once the token is back.
+    #   passphrase  encrypted-file: exactly one of file (its first line),
+    #         env (a variable's name) or credential (a systemd credential's
+    #         name, read from $CREDENTIALS_DIRECTORY).
+    #   pkcs11  module (the library's path), token-label or slot, key-label
+    #         or key-id (hex), and pin (file, env or credential, as above).
+    signer:
+      type: file
+      passphrase: { file: "", env: "", credential: "" }
+      pkcs11:
+        module: ""
+        token-label: ""
+        slot: null
+        key-label: ""
+        key-id: ""
+        pin: { file: "", env: "", credential: "" }
   root-file: ""
   # The default lifetime of issued certificates: the lifetime of every
   # profile below that leaves certificate-lifetime out (tls-server, the

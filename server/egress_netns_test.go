@@ -7,7 +7,6 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -38,24 +37,7 @@ func TestEgressMetadata(t *testing.T) {
 		egressMetadataInNetns(t)
 		return
 	}
-	why := ""
-	switch {
-	case runtime.GOOS != "linux":
-		why = "network namespaces are Linux's"
-	case os.Geteuid() != 0:
-		why = "unshare -n needs root"
-	}
-	for _, tool := range []string{"unshare", "ip"} {
-		if _, err := exec.LookPath(tool); err != nil && why == "" {
-			why = tool + " is not installed (util-linux, iproute2)"
-		}
-	}
-	if why != "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("cannot run in a network namespace: %s", why)
-		}
-		t.Skipf("skipped: %s; run as root on Linux with unshare and ip (CI=true makes this a failure)", why)
-	}
+	requireNetns(t)
 	script := `set -e
 ip link set lo up
 ip addr add 169.254.169.254/32 dev lo

@@ -24,17 +24,31 @@ type InitReport struct {
 	dataDir string
 	files   []initFile
 	rootFP  string
+	// rootKeyOut is where the root key was written, outside the data
+	// directory.
+	rootKeyOut string
+}
+
+// InitOptions are the choices of weir init beyond the configuration.
+type InitOptions struct {
+	// RootKeyOut, when set, is where a new root's key is written instead
+	// of the data directory: a path outside it (an offline medium), so
+	// that serve never holds it. A root that exists already is kept.
+	RootKeyOut string
 }
 
 // InitDataDir makes the data directory of cfg ready to serve, as weir
 // init does: the CA, the HTTPS certificate and the admin token, reusing
 // whatever is there. It creates no database: that is New's job.
-func InitDataDir(cfg Config, now time.Time) (*InitReport, error) {
+func InitDataDir(cfg Config, now time.Time, opts InitOptions) (*InitReport, error) {
 	dd, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
 	cfg.DataDir = dd
+	if opts.RootKeyOut, err = offlineRootPath(dd, opts.RootKeyOut); err != nil {
+		return nil, err
+	}
 	files := []initFile{
 		{name: fileRootPEM, what: "the root certificate to distribute"},
 		{name: fileCARoot, what: "the root CA"},
@@ -60,10 +74,11 @@ func InitDataDir(cfg Config, now time.Time) (*InitReport, error) {
 	if err := os.MkdirAll(dd, 0o700); err != nil {
 		return nil, fmt.Errorf("data-dir: %w", err)
 	}
-	h, _, err := loadOrCreateHierarchy(cfg, now)
+	h, _, err := loadOrCreateHierarchy(cfg, now, opts.RootKeyOut)
 	if err != nil {
 		return nil, fmt.Errorf("ca: %w", err)
 	}
+	defer closeKey(h)
 	issuer, err := newIssuer(cfg, h)
 	if err != nil {
 		return nil, err
@@ -78,6 +93,9 @@ func InitDataDir(cfg Config, now time.Time) (*InitReport, error) {
 	rep := &InitReport{dataDir: dd}
 	if h.Root != nil {
 		rep.rootFP = fingerprint(h.Root)
+	}
+	if opts.RootKeyOut != "" && exists(opts.RootKeyOut) {
+		rep.rootKeyOut = opts.RootKeyOut
 	}
 	for i, f := range files {
 		after, err := os.ReadFile(paths[i])
@@ -106,6 +124,10 @@ func (r *InitReport) Print(w io.Writer) {
 			what += " (mode 0600)"
 		}
 		fmt.Fprintf(w, "  %-8s %-26s %s\n", f.outcome, f.name, what)
+	}
+	if r.rootKeyOut != "" {
+		fmt.Fprintf(w, "\nthe root CA's key is at %s, outside the data directory: keep it offline;\n"+
+			"weir serve never needs it (weir ca sign-intermediate uses it).\n", r.rootKeyOut)
 	}
 	if r.rootFP != "" {
 		fmt.Fprintf(w, "\nroot CA SHA-256: %s\n", r.rootFP)

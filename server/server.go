@@ -60,6 +60,10 @@ type Server struct {
 	// rotation from a reread of the same file (admintoken.go).
 	adminToken [sha256.Size]byte
 
+	// caKey is the hierarchy whose intermediate key (a PKCS#11 session
+	// pool, say) Close releases.
+	caKey *ca.Hierarchy
+
 	// closeNonces closes a Redis client of the nonces' own; nil when
 	// there is none (nonces.go).
 	closeNonces func() error
@@ -118,7 +122,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 		return nil, fmt.Errorf("data-dir: %w", err)
 	}
 	now := time.Now()
-	h, created, err := loadOrCreateHierarchy(cfg, now)
+	h, created, err := loadOrCreateHierarchy(cfg, now, "")
 	if err != nil {
 		return nil, fmt.Errorf("ca: %w", err)
 	}
@@ -129,23 +133,24 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	if base == "" {
 		base = "https://" + cfg.Server.Listen
 	}
-	issuer, err := ca.New(ca.Config{
-		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: web.IntermediateURL(base), CRLURL: web.CRLURL(base),
-		KeyPolicy: ca.KeyPolicy{AllowEd25519: cfg.CA.AllowEd25519},
-	}, h, nil)
+	issuer, err := newIssuer(cfg, h)
 	if err != nil {
+		closeKey(h)
 		return nil, err
 	}
+	warnOnlineRoot(log, dd)
 	tlsCert, err := serverCertificate(cfg, issuer, now)
 	if err != nil {
+		closeKey(h)
 		return nil, fmt.Errorf("server.tls: %w", err)
 	}
 	store, err := openStore(ctx, cfg)
 	if err != nil {
+		closeKey(h)
 		return nil, err
 	}
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
-		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base}
+		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h}
 	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store})
 	if err := s.wire(ctx, issuer); err != nil {
 		s.Close()
@@ -275,6 +280,9 @@ func (s *Server) Close() error {
 		}
 	}
 	if cerr := s.store.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := closeKey(s.caKey); err == nil {
 		err = cerr
 	}
 	return err

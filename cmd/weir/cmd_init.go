@@ -18,7 +18,7 @@ func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("init", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: weir init [-config FILE] [-data-dir DIR] [-force] [-print-config]\n\n"+
+		fmt.Fprint(stderr, "Usage: weir init [-config FILE] [-data-dir DIR] [-force] [-print-config] [-root-key-out FILE]\n\n"+
 			"Writes a commented configuration file and creates the data directory: the CA\n"+
 			"(root and intermediate), weir's HTTPS certificate and the admin token. It\n"+
 			"never replaces a CA, certificate or token that is already there.\n\n")
@@ -27,6 +27,8 @@ func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	configPath := fs.String("config", "weir.yaml", "the configuration `file` to write")
 	dataDir := fs.String("data-dir", server.DefaultConfig().DataDir, "the data `directory` the configuration names and init creates")
 	force := fs.Bool("force", false, "overwrite an existing configuration file (the data directory's contents are kept)")
+	rootKeyOut := fs.String("root-key-out", "", "write a new root CA's key to this `file` outside the data directory (an offline medium) instead of "+
+		"the data directory; weir serve never needs it")
 	printConfig := fs.Bool("print-config", false, "print the configuration file to standard output and write nothing")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -50,7 +52,7 @@ func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "weir init: %s exists; use -force to overwrite it, or -config to write another file\n", *configPath)
 		return 1
 	}
-	rep, err := server.InitDataDir(cfg, time.Now())
+	rep, err := server.InitDataDir(cfg, time.Now(), server.InitOptions{RootKeyOut: *rootKeyOut})
 	if err != nil {
 		fmt.Fprintf(stderr, "weir init: %v\n", err)
 		return 1

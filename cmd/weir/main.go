@@ -7,6 +7,8 @@
 //	weir migrate [-config FILE]                apply the ACME store's schema migrations, print its versions
 //	weir migrate-storage --from sqlite --to postgres --to-dsn DSN
 //	                                           copy a stopped weir's ACME state from SQLite to PostgreSQL
+//	weir ca take-root-offline|new-intermediate-key|sign-intermediate|import
+//	                                           the CA's ceremonies, with the root kept offline
 //	weir healthcheck [-config FILE] [-url URL] exit 0 when a running weir is ready
 //	weir backup [-config FILE] -out DIR        copy the data directory while weir runs
 //	weir ratelimit status|explain|reset        the limiter's buckets, through the admin API
@@ -41,6 +43,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"check-config":    cmdCheckConfig,
 	"migrate":         cmdMigrate,
 	"migrate-storage": cmdMigrateStorage,
+	"ca":              cmdCA,
 	// Operating a running weir.
 	"healthcheck": cmdHealthcheck,
 	"backup":      cmdBackup,
@@ -58,9 +61,11 @@ func usage(w io.Writer) {
 
 Usage:
   weir init [-config FILE] [-data-dir DIR] [-force] [-print-config]
+         [-root-key-out FILE]
                               write a commented config file (default weir.yaml)
                               and create the data directory: CA, HTTPS
-                              certificate, admin token
+                              certificate, admin token (the root's key at
+                              FILE, outside it, with -root-key-out)
   weir serve [-config FILE]   run the server; with no config, embedded defaults
   weir check-config FILE      check a config file; every problem names its key
   weir migrate [-config FILE] apply the ACME store's schema migrations (SQLite
@@ -71,6 +76,10 @@ Usage:
                               copy a stopped weir's ACME state (accounts,
                               orders, certificates, revocations) from its
                               SQLite file to PostgreSQL, keeping every ID
+  weir ca take-root-offline|new-intermediate-key|sign-intermediate|import
+                              the CA's ceremonies: move the root key offline,
+                              make and sign a new intermediate with it, import
+                              it (run "weir ca" for each one's flags)
 
 Operating:
   weir healthcheck [-config FILE] [-url URL]

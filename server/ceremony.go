@@ -1,0 +1,175 @@
+package server
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/weir-pki/weir/ca"
+)
+
+// The ceremonies of weir ca: the root stays offline (weir init
+// -root-key-out, TakeRootOffline), a new intermediate's key and CSR are
+// made where the intermediate will live (NewIntermediateKey), the root
+// signs the CSR on the offline host (SignIntermediateCSR), and the
+// data directory takes the result (ImportIntermediate). serve never
+// reads the root's key.
+
+// RootKey names the offline root's key: a file (plaintext or encrypted,
+// as Signer says) or a PKCS#11 token.
+type RootKey struct {
+	KeyFile string
+	Signer  ca.SignerConfig
+}
+
+// NewIntermediateKey makes a P-256 key for a new intermediate named cn
+// (organisation org), writes it to keyOut (mode 0600, never over a file;
+// encrypted PKCS#8 under the passphrase in passFile when that is set)
+// and returns the CSR's PEM.
+func NewIntermediateKey(cn, org, keyOut, passFile string) ([]byte, error) {
+	if cn == "" {
+		return nil, errors.New("the intermediate needs a name (its subject's common name)")
+	}
+	var pass []byte
+	if passFile != "" {
+		var err error
+		if pass, err = (ca.SecretSource{File: passFile}).Read(); err != nil {
+			return nil, err
+		}
+	}
+	if exists(keyOut) {
+		return nil, fmt.Errorf("%s exists; weir never overwrites a key", keyOut)
+	}
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	subject := pkix.Name{CommonName: cn}
+	if org != "" {
+		subject.Organization = []string{org}
+	}
+	csr, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{Subject: subject}, key)
+	if err != nil {
+		return nil, err
+	}
+	var keyPEM []byte
+	if len(pass) > 0 {
+		keyPEM, err = ca.EncodeEncryptedKeyPEM(key, pass)
+	} else {
+		keyPEM, err = ca.EncodeKeyPEM(key)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(keyOut, keyPEM, 0o600); err != nil {
+		return nil, fmt.Errorf("writing %s: %w", keyOut, err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE REQUEST", Bytes: csr}), nil
+}
+
+// SignIntermediateCSR signs the CSR in csrPEM with the root whose
+// certificate is in rootCertFile and whose key rk names, and returns the
+// new intermediate followed by the root, in PEM (what ImportIntermediate
+// and ca.intermediate.cert-file take).
+func SignIntermediateCSR(rootCertFile string, rk RootKey, csrPEM []byte, now time.Time) ([]byte, error) {
+	roots, err := readCerts(rootCertFile)
+	if err != nil {
+		return nil, fmt.Errorf("the root certificate: %w", err)
+	}
+	block, _ := pem.Decode(csrPEM)
+	if block == nil || block.Type != "CERTIFICATE REQUEST" {
+		return nil, errors.New("the CSR is not a PEM CERTIFICATE REQUEST")
+	}
+	csr, err := x509.ParseCertificateRequest(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("the CSR: %w", err)
+	}
+	if !rk.Signer.NeedsKeyFile() {
+		rk.KeyFile = ""
+	}
+	key, err := ca.OpenSigner("the root key", rk.Signer, rk.KeyFile)
+	if err != nil {
+		return nil, err
+	}
+	defer key.Close()
+	inter, err := ca.SignIntermediate(roots[0], key, csr, now)
+	if err != nil {
+		return nil, err
+	}
+	return append(ca.EncodeCertPEM(inter.Raw), ca.EncodeCertPEM(roots[0].Raw)...), nil
+}
+
+// ImportIntermediate makes the intermediate in certFile (its chain may
+// follow) the data directory's, with its key: keyFile (a plaintext or
+// encrypted key file, as ca.intermediate.signer says, copied as it is),
+// or, for a pkcs11 signer, the token's key the configuration names. The
+// intermediate must chain to the data directory's root and match its
+// key. The intermediate and key it replaces are kept beside, renamed
+// with the time. weir serve uses it from its next start.
+func ImportIntermediate(cfg Config, certFile, keyFile string, now time.Time) ([]string, error) {
+	if cfg.CA.Intermediate.CertFile != "" {
+		return nil, fmt.Errorf("ca.intermediate.cert-file is set (%s): weir issues with that file, so replace it there instead", cfg.CA.Intermediate.CertFile)
+	}
+	dd, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	sc := cfg.CA.Intermediate.Signer
+	switch {
+	case sc.NeedsKeyFile() && keyFile == "":
+		return nil, fmt.Errorf("the new intermediate's key file is needed (ca.intermediate.signer.type is %s)", sc.SignerType())
+	case !sc.NeedsKeyFile() && keyFile != "":
+		return nil, fmt.Errorf("ca.intermediate.signer.type is %s: the key is in the token, so give no key file", sc.SignerType())
+	}
+	roots, err := readCerts(dataPath(dd, fileCARoot))
+	if err != nil {
+		return nil, fmt.Errorf("the data directory's root: %w", err)
+	}
+	chain, err := readCerts(certFile)
+	if err != nil {
+		return nil, err
+	}
+	key, err := openIntermediateKey(sc, keyFile)
+	if err != nil {
+		return nil, err
+	}
+	defer key.Close()
+	if _, err := ca.LoadHierarchy(roots[0], chain[0], key); err != nil {
+		return nil, err
+	}
+	var keyPEM []byte
+	if keyFile != "" {
+		if keyPEM, err = os.ReadFile(keyFile); err != nil {
+			return nil, err
+		}
+	}
+	stamp := now.UTC().Format("20060102T150405Z")
+	var kept []string
+	for _, name := range []string{fileCAIntermediate, fileCAIntKey} {
+		p := dataPath(dd, name)
+		if err := os.Rename(p, p+".replaced-"+stamp); err == nil {
+			kept = append(kept, name+".replaced-"+stamp)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	// The key first: a certificate on disk implies its key is there too.
+	if keyPEM != nil {
+		if err := writeFileAtomic(dataPath(dd, fileCAIntKey), keyPEM, 0o600); err != nil {
+			return nil, err
+		}
+	}
+	if err := writeFileAtomic(dataPath(dd, fileCAIntermediate), ca.EncodeCertPEM(chain[0].Raw), 0o644); err != nil {
+		return nil, err
+	}
+	return kept, nil
+}
