@@ -26,6 +26,12 @@ type limiterBackend struct {
 	// redis is the client of the redis backend, which the nonces reuse;
 	// nil for the other backends.
 	redis *redis.Client
+	// marker is set when the backend keeps an epoch marker and reports a
+	// lost state (ratelimit.ErrStateLost): Redis.
+	marker bool
+	// persistence reports whether the backend keeps its data across a
+	// restart (Redis); nil when that is not a question.
+	persistence func(ctx context.Context) (ok bool, detail string, err error)
 }
 
 // fileRateLimitDB is the limiter's own SQLite file, apart from ACME data.

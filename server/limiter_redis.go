@@ -20,13 +20,30 @@ func openRedisBackend(ctx context.Context, c ratelimit.RedisConfig, log func(msg
 	if err != nil {
 		return nil, err
 	}
-	src := client.RateLimitSource(redis.Options{})
+	src := client.RateLimitSource(redis.Options{Marker: true})
 	lctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	if err := src.Load(lctx); err != nil {
 		log("redis is not reachable at start; on-backend-error decides until it is", "redis", client.String(), "err", err)
+	} else {
+		warnPersistence(lctx, src.Persistence, log)
 	}
-	return &limiterBackend{src: src, close: client.Close, redis: client}, nil
+	return &limiterBackend{src: src, close: client.Close, redis: client, marker: true, persistence: src.Persistence}, nil
+}
+
+// noPersistence is the warning of a Redis that loses everything when it
+// restarts.
+const noPersistence = "the limiter's Redis has no persistence (appendonly no and no save rules): a restart empties it, the exact counts are rebuilt from the store but every rate bucket starts full; set appendonly yes (docs/high-availability.md)"
+
+// warnPersistence logs noPersistence when check says so.
+func warnPersistence(ctx context.Context, check func(context.Context) (bool, string, error), log func(msg string, args ...any)) {
+	ok, detail, err := check(ctx)
+	switch {
+	case err != nil:
+		log("could not read the limiter's Redis persistence settings (CONFIG GET)", "err", err)
+	case !ok:
+		log(noPersistence, "redis_config", detail)
+	}
 }
 
 // newRedisClient makes a client for the rate-limiting.redis block, which

@@ -180,12 +180,16 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 	if s.nonces, err = s.openNonces(s.store); err != nil {
 		return err
 	}
+	s.guardCounts() // limiter_recover.go
 	ls, err := newLimiterSettings(s.cfg, s.backend.src)
 	if err != nil {
 		return err
 	}
 	if err := s.applyLimiter(ls, s.cfg.RateLimiting.Global.Enabled); err != nil {
 		return err
+	}
+	if err := s.restoreMemoryCounts(ctx); err != nil {
+		return fmt.Errorf("rate-limiting: restoring the exact counts from the store: %w", err)
 	}
 	s.limiterNow = ls
 	if s.validator, err = newValidator(s.cfg); err != nil {

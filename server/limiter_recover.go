@@ -1,0 +1,49 @@
+package server
+
+import (
+	"context"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// The store is the truth for the exact counts (duplicate-certificate,
+// pending-authorizations): a limiter backend that can lose them gets
+// them back from the store's records (acme.LimitRecords) before it admits
+// another spend. See docs/rate-limits.md, "Failure modes".
+
+// countLoader is the loader of the exact counts from the store, nil when
+// the store keeps no records the limiter can read. It reads the limits
+// of the adapter current when it runs.
+func (s *Server) countLoader() ratelimit.CountLoader {
+	recs, ok := s.store.(acme.LimitRecords)
+	if !ok {
+		return nil
+	}
+	return func(ctx context.Context, now time.Time) ([]ratelimit.CountBucket, error) {
+		return s.limits.CountLoader(recs)(ctx, now)
+	}
+}
+
+// guardCounts wraps a backend that reports a lost state (Redis with its
+// epoch marker) in a ratelimit.Recovering, before the limiter is built
+// on it.
+func (s *Server) guardCounts() {
+	load := s.countLoader()
+	if r, ok := s.backend.src.(ratelimit.Restorer); ok && load != nil && s.backend.marker {
+		s.backend.src = ratelimit.NewRecovering(r, load, s.log)
+	}
+}
+
+// restoreMemoryCounts fills the in-process memory backend, empty at
+// every start, with the exact counts of the store's records, once the
+// adapter exists (the loader reads its limits).
+func (s *Server) restoreMemoryCounts(ctx context.Context) error {
+	m, ok := s.backend.src.(*ratelimit.MemorySource)
+	load := s.countLoader()
+	if !ok || load == nil {
+		return nil
+	}
+	return ratelimit.NewRecovering(m, load, nil).Rebuild(ctx)
+}
