@@ -61,3 +61,32 @@ func newRedisClient(c ratelimit.RedisConfig) (*redis.Client, error) {
 	}
 	return redis.Open(rc)
 }
+
+// BackendWarnings are what weir check-config says of the backends cfg
+// names, beyond the file itself: a limiter Redis without persistence (when
+// it can be reached within timeout) and nonces kept on Redis. They do not
+// make the file invalid.
+func BackendWarnings(ctx context.Context, cfg Config, timeout time.Duration) []string {
+	var out []string
+	if cfg.nonceBackend() == nonceRedis {
+		out = append(out, noncesOnRedis)
+	}
+	if cfg.RateLimiting.Backend != "redis" {
+		return out
+	}
+	client, err := newRedisClient(cfg.RateLimiting.Redis)
+	if err != nil {
+		return append(out, "rate-limiting.redis: "+err.Error())
+	}
+	defer client.Close()
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ok, detail, err := client.RateLimitSource(redis.Options{}).Persistence(ctx)
+	switch {
+	case err != nil:
+		out = append(out, fmt.Sprintf("rate-limiting.redis: could not check the persistence of %s: %v", client, err))
+	case !ok:
+		out = append(out, fmt.Sprintf("rate-limiting.redis: %s (%s)", noPersistence, detail))
+	}
+	return out
+}

@@ -181,7 +181,7 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 		return err
 	}
 	s.guardCounts() // limiter_recover.go
-	ls, err := newLimiterSettings(s.cfg, s.backend.src)
+	ls, err := newLimiterSettings(s.cfg, s.backend)
 	if err != nil {
 		return err
 	}
