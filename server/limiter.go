@@ -30,6 +30,8 @@ type limiterBackend struct {
 	// process; it outlives reloads. nil for the memory backend, which
 	// does not fail.
 	fallback *ratelimit.MemorySource
+	// seed fills fallback's exact counts from the store (guardCounts).
+	seed func(ctx context.Context) error
 	// marker is set when the backend keeps an epoch marker and reports a
 	// lost state (ratelimit.ErrStateLost): Redis.
 	marker bool
@@ -99,7 +101,7 @@ func newLimiterSettings(cfg Config, b *limiterBackend) (*limiterSettings, error)
 	return &limiterSettings{
 		limiter: lim,
 		adapter: limits.Config{OnBackendError: limits.BackendPolicy(cfg.RateLimiting.OnBackendError),
-			BackendTimeout: cfg.RateLimiting.BackendTimeout, Whitelist: white, HelpURL: cfg.RateLimiting.HelpURL, Fallback: fallback,
+			BackendTimeout: cfg.RateLimiting.BackendTimeout, Whitelist: white, HelpURL: cfg.RateLimiting.HelpURL, Fallback: fallback, FallbackSeed: b.seed,
 			DegradedReadyAfter: cfg.RateLimiting.DegradedReadyAfter},
 		edge:   web.EdgeConfig{Whitelist: white, TrustedProxies: trusted, HelpURL: cfg.RateLimiting.HelpURL},
 		global: lcfg.Limits[ratelimit.Global],

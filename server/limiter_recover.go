@@ -29,10 +29,18 @@ func (s *Server) countLoader() ratelimit.CountLoader {
 // guardCounts wraps a backend that reports a lost state (Redis with its
 // epoch marker) in a ratelimit.Recovering, before the limiter is built
 // on it.
+// It also gives the in-process fallback of on-backend-error: degrade its
+// seed: the same counts, read at the start of each degraded episode.
 func (s *Server) guardCounts() {
 	load := s.countLoader()
-	if r, ok := s.backend.src.(ratelimit.Restorer); ok && load != nil && s.backend.marker {
+	if load == nil {
+		return
+	}
+	if r, ok := s.backend.src.(ratelimit.Restorer); ok && s.backend.marker {
 		s.backend.src = ratelimit.NewRecovering(r, load, s.log)
+	}
+	if fb := s.backend.fallback; fb != nil {
+		s.backend.seed = func(ctx context.Context) error { return ratelimit.NewRecovering(fb, load, nil).Rebuild(ctx) }
 	}
 }
 

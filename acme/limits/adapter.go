@@ -39,6 +39,9 @@ type Config struct {
 	// at the same limits over a memory source that outlives reloads.
 	// Without it, degrade acts as deny.
 	Fallback *ratelimit.Limiter
+	// FallbackSeed, when set, fills the fallback's exact counts from the
+	// store; it runs at the start of each degraded episode (degraded.go).
+	FallbackSeed func(ctx context.Context) error
 	// DegradedReadyAfter is how long a degraded episode may last before
 	// Degraded reports it too long (readiness then fails).
 	DegradedReadyAfter time.Duration
@@ -205,7 +208,7 @@ func (r *Adapter) spend(ctx context.Context, action string, sub spendSubject, re
 	if err != nil {
 		ev := acme.LimiterEvent{Action: action, Requests: reqs, Err: err, Latency: lat}
 		if st.cfg.OnBackendError == BackendDegrade && st.cfg.Fallback != nil {
-			return r.degrade(ctx, st, ev, sub)
+			return r.degrade(ctx, st, ev, sub, start)
 		}
 		return r.backendFailed(ctx, st, ev)
 	}
@@ -215,7 +218,11 @@ func (r *Adapter) spend(ctx context.Context, action string, sub spendSubject, re
 	if !d.Allowed {
 		return nil, rateLimitedProblem(d, st.cfg.HelpURL, sub)
 	}
-	return refundOf(ctx, r, st, st.lim, reqs, spent), nil
+	refund := refundOf(ctx, r, st, st.lim, reqs, spent)
+	if mirrored := r.mirror(ctx, st, reqs); mirrored != nil {
+		return func() { refund(); mirrored() }, nil
+	}
+	return refund, nil
 }
 
 // refundOf is the refund of what lim spent for reqs.

@@ -15,7 +15,11 @@ import (
 // backend-timeout, the request is decided by the in-process fallback
 // limiter (Config.Fallback) at the configured limits, so each replica
 // admits at most a limit on its own: N replicas at most N times a limit,
-// never unlimited. Every degraded decision is counted (DegradedDecisions,
+// never unlimited. The exact counts (duplicate-certificate,
+// pending-authorizations) are filled from the store at the start of each
+// episode (Config.FallbackSeed); a request that needs them waits for that
+// within what is left of its backend-timeout, and is refused with 503
+// (Retry-After) if they are not there by then. Every degraded decision is counted (DegradedDecisions,
 // the observer's LimiterEvent.Degraded) and logged, at most one line per
 // degradedLogEvery with the count since the last. The first decision the
 // backend makes again ends the episode.
@@ -29,13 +33,52 @@ type degradedState struct {
 	decisions atomic.Uint64
 	unlogged  atomic.Uint64
 	lastLog   atomic.Int64
+	// seeded is closed once the episode's FallbackSeed has ended.
+	seeded atomic.Pointer[chan struct{}]
 }
+
+// seedTimeout bounds one FallbackSeed.
+const seedTimeout = 30 * time.Second
 
 // decided notes that the backend decided: the episode, if any, ends.
 func (d *degradedState) decided() { d.since.Store(0) }
 
-// failed notes that the backend could not decide, starting an episode.
-func (d *degradedState) failed(now time.Time) { d.since.CompareAndSwap(0, now.UnixNano()) }
+// failed notes that the backend could not decide, starting an episode
+// (and the seed of the fallback's exact counts, when seed is set).
+func (d *degradedState) failed(now time.Time, seed func(context.Context) error) {
+	if !d.since.CompareAndSwap(0, now.UnixNano()) {
+		return
+	}
+	done := make(chan struct{})
+	d.seeded.Store(&done)
+	if seed == nil {
+		close(done)
+		return
+	}
+	go func() {
+		defer close(done)
+		ctx, cancel := context.WithTimeout(context.Background(), seedTimeout)
+		defer cancel()
+		_ = seed(ctx) // a store that cannot be read leaves the counts the fallback has
+	}()
+}
+
+// waitSeed waits until the episode's seed has ended or deadline passes,
+// and reports whether it has ended.
+func (d *degradedState) waitSeed(deadline time.Time) bool {
+	p := d.seeded.Load()
+	if p == nil {
+		return true
+	}
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-*p:
+		return true
+	case <-t.C:
+		return false
+	}
+}
 
 // DegradedSince is when the current degraded episode began: the first
 // backend failure since the backend last decided (or answered NoteBackend).
@@ -78,7 +121,7 @@ func (r *Adapter) NoteBackend(err error) {
 		r.degraded.decided()
 		return
 	}
-	r.degraded.failed(time.Now())
+	r.degraded.failed(time.Now(), r.state.Load().cfg.FallbackSeed)
 }
 
 // spendWithin spends reqs on lim, giving up at timeout whatever the
@@ -115,11 +158,17 @@ func spendWithin(ctx context.Context, timeout time.Duration, lim *ratelimit.Limi
 	}
 }
 
-// degrade decides the failed call ev with the fallback limiter.
-func (r *Adapter) degrade(ctx context.Context, st *state, ev acme.LimiterEvent, sub spendSubject) (func(), error) {
+// degrade decides the failed call ev with the fallback limiter, by the
+// end of the backend-timeout of the step that began at start.
+func (r *Adapter) degrade(ctx context.Context, st *state, ev acme.LimiterEvent, sub spendSubject, start time.Time) (func(), error) {
+	now, deadline := time.Now(), start.Add(st.cfg.BackendTimeout)
+	r.degraded.failed(now, st.cfg.FallbackSeed)
+	if needsCounts(st.lim.Enforced(ev.Requests)) && !r.degraded.waitSeed(deadline) {
+		ev.Err = fmt.Errorf("%w; the in-process fallback's exact counts are still being read from the store", ev.Err)
+		ev.Latency = time.Since(start)
+		return r.backendFailed(ctx, &state{lim: st.lim, cfg: Config{OnBackendError: BackendDeny}}, ev)
+	}
 	r.backendErrors.Add(1)
-	now := time.Now()
-	r.degraded.failed(now)
 	d, spent, err := st.cfg.Fallback.Spend(context.WithoutCancel(ctx), ev.Requests...)
 	if err != nil {
 		// The in-process limiter failed too (malformed requests): refuse.
@@ -128,13 +177,41 @@ func (r *Adapter) degrade(ctx context.Context, st *state, ev acme.LimiterEvent, 
 	}
 	r.degraded.decisions.Add(1)
 	r.logDegraded(ctx, ev, now)
-	ev.Ignored, ev.Degraded, ev.Decision = true, true, d
+	ev.Ignored, ev.Degraded, ev.Decision, ev.Latency = true, true, d, time.Since(start)
 	r.report(ctx, st, ev, resolvedDegrade)
 	noteQuota(ctx, ev.Action, d)
 	if !d.Allowed {
 		return nil, rateLimitedProblem(d, st.cfg.HelpURL, sub)
 	}
 	return refundOf(ctx, r, st, st.cfg.Fallback, ev.Requests, spent), nil
+}
+
+// mirror spends on the fallback what the backend has just admitted, so
+// that a replica that degrades knows what it admitted before: its
+// admissions, by the backend and by the fallback together, stay within a
+// limit, and N replicas within N times it. A mirror the fallback refuses
+// is dropped (its view is this replica's alone). It returns the mirror's
+// refund, nil when nothing was spent.
+func (r *Adapter) mirror(ctx context.Context, st *state, reqs []ratelimit.Request) func() {
+	fb := st.cfg.Fallback
+	if fb == nil || st.cfg.OnBackendError != BackendDegrade {
+		return nil
+	}
+	d, spent, err := fb.Spend(context.WithoutCancel(ctx), reqs...)
+	if err != nil || !d.Allowed {
+		return nil
+	}
+	return func() { _ = fb.Refund(context.WithoutCancel(ctx), spent) }
+}
+
+// needsCounts reports whether reqs ask about an exact count.
+func needsCounts(reqs []ratelimit.Request) bool {
+	for _, rq := range reqs {
+		if rq.Name.Kind() == ratelimit.KindCount {
+			return true
+		}
+	}
+	return false
 }
 
 // logDegraded logs degraded decisions, one line per degradedLogEvery.
