@@ -6,6 +6,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/storage/sqlite"
 )
 
 // The store is the truth for the exact counts (duplicate-certificate,
@@ -44,14 +45,27 @@ func (s *Server) guardCounts() {
 	}
 }
 
-// restoreMemoryCounts fills the in-process memory backend, empty at
-// every start, with the exact counts of the store's records, once the
-// adapter exists (the loader reads its limits).
-func (s *Server) restoreMemoryCounts(ctx context.Context) error {
-	m, ok := s.backend.src.(*ratelimit.MemorySource)
+// restoreCountsAtStart fills a backend that starts without counts with
+// the exact counts of the store's records, once the adapter exists (the
+// loader reads its limits): the in-process memory backend, empty at every
+// start, and a SQLite limiter file that this start created (new, or
+// deleted since the last).
+func (s *Server) restoreCountsAtStart(ctx context.Context) error {
 	load := s.countLoader()
-	if !ok || load == nil {
+	if load == nil {
 		return nil
 	}
-	return ratelimit.NewRecovering(m, load, nil).Rebuild(ctx)
+	var r ratelimit.Restorer
+	switch src := s.backend.src.(type) {
+	case *ratelimit.MemorySource:
+		r = src
+	case *sqlite.RateLimitSource:
+		if !src.Fresh() {
+			return nil
+		}
+		r = src
+	default:
+		return nil
+	}
+	return ratelimit.NewRecovering(r, load, nil).Rebuild(ctx)
 }

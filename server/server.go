@@ -188,7 +188,7 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 	if err := s.applyLimiter(ls, s.cfg.RateLimiting.Global.Enabled); err != nil {
 		return err
 	}
-	if err := s.restoreMemoryCounts(ctx); err != nil {
+	if err := s.restoreCountsAtStart(ctx); err != nil {
 		return fmt.Errorf("rate-limiting: restoring the exact counts from the store: %w", err)
 	}
 	s.limiterNow = ls
