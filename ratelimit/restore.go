@@ -44,8 +44,14 @@ type Restorer interface {
 type CountLoader func(ctx context.Context, now time.Time) ([]CountBucket, error)
 
 // restoreTimeout bounds one rebuild: reading the store's records and
-// writing them to the backend.
-const restoreTimeout = 2 * time.Minute
+// writing them to the backend. While another replica restores, Apply
+// polls every restorePoll, at most maxRestoreTries times (its caller's
+// deadline ends it sooner).
+const (
+	restoreTimeout  = 2 * time.Minute
+	restorePoll     = 20 * time.Millisecond
+	maxRestoreTries = 1000
+)
 
 // Recovering is a [Source] over a [Restorer] that rebuilds the exact
 // counts from the store when the backend has lost them, before it admits
@@ -81,19 +87,28 @@ func NewRecovering(src Restorer, load CountLoader, log *slog.Logger) *Recovering
 // Rebuilds is the number of rebuilds that completed.
 func (r *Recovering) Rebuilds() uint64 { return r.rebuilds.Load() }
 
-// Apply implements [Source].
+// Apply implements [Source]. While the state is lost it rebuilds, or
+// waits for the replica that holds the backend's restore lock, polling
+// every restorePoll until the caller's context ends.
 func (r *Recovering) Apply(ctx context.Context, b *Batch) (*BatchResult, error) {
-	res, err := r.src.Apply(ctx, b)
-	if !errors.Is(err, ErrStateLost) {
-		return res, err
+	for try := 0; ; try++ {
+		res, err := r.src.Apply(ctx, b)
+		if !errors.Is(err, ErrStateLost) || try == maxRestoreTries {
+			return res, err
+		}
+		select {
+		case <-r.rebuild():
+		case <-ctx.Done():
+			return nil, err
+		}
+		if try > 0 {
+			select {
+			case <-time.After(restorePoll):
+			case <-ctx.Done():
+				return nil, err
+			}
+		}
 	}
-	done := r.rebuild()
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return nil, err
-	}
-	return r.src.Apply(ctx, b)
 }
 
 // Get implements [Source].

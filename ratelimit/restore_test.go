@@ -24,6 +24,33 @@ func (l *lossy) Apply(ctx context.Context, b *ratelimit.Batch) (*ratelimit.Batch
 	return l.MemorySource.Apply(ctx, b)
 }
 
+// TestRecoveringWaitsForAnotherReplica: while another replica holds the
+// restore lock (Restore fails with ErrStateLost), Apply polls until that
+// replica has restored, and decides then; it does not give up at once.
+func TestRecoveringWaitsForAnotherReplica(t *testing.T) {
+	src := &lossy{MemorySource: ratelimit.NewMemorySource(nil)}
+	other := &lockedOut{lossy: src}
+	rec := ratelimit.NewRecovering(other, func(context.Context, time.Time) ([]ratelimit.CountBucket, error) { return nil, nil }, nil)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		src.whole.Store(true) // the other replica has finished
+	}()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	b := &ratelimit.Batch{Ops: []ratelimit.Op{{Kind: ratelimit.OpSpend, Key: "order-creation:1", Limit: ratelimit.Limit{Period: time.Hour, Count: 10, Burst: 10}, Cost: 1}}}
+	if res, err := rec.Apply(ctx, b); err != nil || !res.Committed {
+		t.Fatalf("apply while another replica restores: %+v, %v; want a decision once it has", res, err)
+	}
+}
+
+// lockedOut is a lossy source whose Restore always finds another
+// replica's lock.
+type lockedOut struct{ *lossy }
+
+func (l *lockedOut) Restore(context.Context, []ratelimit.CountBucket) error {
+	return ratelimit.ErrStateLost
+}
+
 func (l *lossy) Restore(ctx context.Context, bs []ratelimit.CountBucket) error {
 	if err := l.MemorySource.Restore(ctx, bs); err != nil {
 		return err
@@ -64,7 +91,8 @@ func TestRecoveringRebuildsBeforeDeciding(t *testing.T) {
 }
 
 // TestRecoveringFailedLoad: when the store cannot be read, Apply fails
-// (on-backend-error decides) and the next Apply tries again.
+// when its context ends (on-backend-error decides), and the next Apply
+// tries again.
 func TestRecoveringFailedLoad(t *testing.T) {
 	src := &lossy{MemorySource: ratelimit.NewMemorySource(nil)}
 	var fail atomic.Bool
@@ -77,7 +105,9 @@ func TestRecoveringFailedLoad(t *testing.T) {
 	}
 	rec := ratelimit.NewRecovering(src, load, nil)
 	b := &ratelimit.Batch{Ops: []ratelimit.Op{{Kind: ratelimit.OpSpend, Key: "order-creation:1", Limit: ratelimit.Limit{Period: time.Hour, Count: 10, Burst: 10}, Cost: 1}}}
-	if _, err := rec.Apply(t.Context(), b); !errors.Is(err, ratelimit.ErrStateLost) {
+	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := rec.Apply(ctx, b); !errors.Is(err, ratelimit.ErrStateLost) {
 		t.Fatalf("apply with the store down: %v, want ErrStateLost", err)
 	}
 	fail.Store(false)
