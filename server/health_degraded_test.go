@@ -58,3 +58,20 @@ func TestReadyzDegraded(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestBackendWarnings: what weir check-config adds for a limiter on a
+// Redis without persistence and nonces kept on it; nothing for the
+// defaults.
+func TestBackendWarnings(t *testing.T) {
+	if w := BackendWarnings(t.Context(), DefaultConfig(), time.Second); len(w) != 0 {
+		t.Errorf("warnings for the defaults: %q", w)
+	}
+	rs := startRedis(t)
+	cfg := DefaultConfig()
+	cfg.RateLimiting.Backend = "redis"
+	cfg.RateLimiting.Redis.Addrs = []string{rs.addr()}
+	w := strings.Join(BackendWarnings(t.Context(), cfg, 2*time.Second), "\n")
+	if !strings.Contains(w, "no persistence") || !strings.Contains(w, "nonces are on Redis") {
+		t.Errorf("warnings for a Redis without persistence holding the nonces:\n%s", w)
+	}
+}
