@@ -154,14 +154,14 @@ func (s *stepLatencies) take() time.Duration {
 // pauseLoop stops rs for pause in every period (SIGSTOP, SIGCONT) until
 // stop is closed or max periods have passed, and leaves it running. Each
 // stop is announced on stopped, if someone is listening.
-func pauseLoop(rs *redisServer, pause, period time.Duration, max int, stop <-chan struct{}, stopped chan<- struct{}) <-chan struct{} {
+func pauseLoop(rs *redisServer, pause, period time.Duration, max int, stop <-chan struct{}, stopped chan<- time.Time) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for range max {
 			rs.signal(syscall.SIGSTOP)
 			select {
-			case stopped <- struct{}{}:
+			case stopped <- time.Now():
 			default:
 			}
 			select {
@@ -207,7 +207,7 @@ func TestOrderLimitWithRedisPaused(t *testing.T) {
 
 	const trials, burst, limit, replicas = 5, 50, 10, 2
 	stop := make(chan struct{})
-	stopped := make(chan struct{})
+	stopped := make(chan time.Time)
 	paused := pauseLoop(rs, 700*time.Millisecond, time.Second, 120, stop, stopped)
 	defer func() { close(stop); <-paused }()
 	for trial := range trials {
@@ -224,21 +224,25 @@ func TestOrderLimitWithRedisPaused(t *testing.T) {
 			payload := fmt.Appendf(nil, `{"identifiers":[{"type":"dns","value":"t%d-o%d.paused.weir.test"}]}`, trial, i)
 			bodies[i] = a.sign(key, a.base+"/acme/new-order", payload, signOpts{kid: acct.URI})
 		}
-		// Each burst starts at another phase of a pause: 0, 150, … 600 ms
-		// after Redis stopped.
+		// Each burst starts at another phase of the pauses: 350 ms before
+		// the next stop, then 150 ms later in each trial. A request
+		// reaches the limiter a few hundred milliseconds after it is
+		// sent (50 signatures to check on two busy cores).
+		var stoppedAt time.Time
 		select {
-		case <-stopped:
+		case stoppedAt = <-stopped:
 		case <-ctx.Done():
 			t.Fatal("Redis was not paused")
 		}
-		time.Sleep(time.Duration(trial) * 150 * time.Millisecond)
+		time.Sleep(650*time.Millisecond + time.Duration(trial)*150*time.Millisecond)
+		phase := time.Since(stoppedAt) - time.Second
 		steps.take()
 		stepsB.take()
 		statuses, slowest := postAll(ctx, lb, a.base+"/acme/new-order", bodies)
 		step := max(steps.take(), stepsB.take())
 		admitted := statuses[http.StatusCreated]
-		t.Logf("trial %d: admitted %d of %d (limit %d, bound %d across %d replicas); answers %v; longest limiter step %v, longest request %v",
-			trial+1, admitted, burst, limit, replicas*limit, replicas, statuses, step.Round(time.Millisecond), slowest.Round(time.Millisecond))
+		t.Logf("trial %d: fired %v from a stop; admitted %d of %d (limit %d, bound %d across %d replicas); answers %v; longest limiter step %v, longest request %v",
+			trial+1, phase.Round(time.Millisecond), admitted, burst, limit, replicas*limit, replicas, statuses, step.Round(time.Millisecond), slowest.Round(time.Millisecond))
 		if admitted > replicas*limit {
 			t.Errorf("trial %d: %d new-orders admitted, more than %d × %d", trial+1, admitted, replicas, limit)
 		}

@@ -115,8 +115,12 @@ func (r *Adapter) DegradedDecisions() uint64 { return r.degraded.decisions.Load(
 
 // NoteBackend records the outcome of a readiness probe of the backend: an
 // answer ends a degraded episode (so that a replica taken out of rotation,
-// which gets no requests, comes back), a failure starts one.
+// which gets no requests, comes back), a failure starts one. Only under
+// degrade: deny and allow have no episodes.
 func (r *Adapter) NoteBackend(err error) {
+	if !r.Degrades() {
+		return
+	}
 	if err == nil {
 		r.degraded.decided()
 		return
