@@ -37,6 +37,9 @@ type LimiterEvent struct {
 	Err error
 	// Ignored reports that Err was ignored (on-backend-error: allow).
 	Ignored bool
+	// Degraded reports that Err was resolved by the in-process fallback
+	// limiter (on-backend-error: degrade); Decision is then its answer.
+	Degraded bool
 	// Latency is the time the backend took.
 	Latency time.Duration
 }

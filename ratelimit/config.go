@@ -19,9 +19,13 @@ type Config struct {
 	// Redis reaches the Redis server(s) of backend redis.
 	Redis RedisConfig `yaml:"redis"`
 	// OnBackendError is what a request gets when the backend cannot decide
-	// within BackendTimeout: "allow" or "deny".
+	// within BackendTimeout: "degrade" (an in-process limiter at the same
+	// limits decides), "deny" or "allow" (unlimited).
 	OnBackendError string        `yaml:"on-backend-error"`
 	BackendTimeout time.Duration `yaml:"backend-timeout"`
+	// DegradedReadyAfter is how long the limiter may run degraded before
+	// /readyz answers 503.
+	DegradedReadyAfter time.Duration `yaml:"degraded-ready-after"`
 	// HelpURL is linked from every 429 as Link rel="help".
 	HelpURL string `yaml:"help-url"`
 	// Whitelist holds the IPs and CIDRs that bypass the IP-keyed limits
@@ -101,13 +105,14 @@ const DefaultHelpURL = "https://github.com/weir-pki/weir/blob/main/docs/rate-lim
 func DefaultConfig() Config {
 	week := 168 * time.Hour
 	return Config{
-		Backend:         "sqlite",
-		Redis:           RedisConfig{Addrs: []string{"127.0.0.1:6379"}},
-		OnBackendError:  "allow",
-		BackendTimeout:  500 * time.Millisecond,
-		HelpURL:         DefaultHelpURL,
-		Global:          GlobalConfig{Enabled: true, RequestsPerMinute: 200, Burst: 20},
-		AccountCreation: AccountCreationConfig{Enabled: true, PerIPPerHour: 5, Burst: 2},
+		Backend:            "sqlite",
+		Redis:              RedisConfig{Addrs: []string{"127.0.0.1:6379"}},
+		OnBackendError:     OnBackendDegrade,
+		BackendTimeout:     500 * time.Millisecond,
+		DegradedReadyAfter: 30 * time.Second,
+		HelpURL:            DefaultHelpURL,
+		Global:             GlobalConfig{Enabled: true, RequestsPerMinute: 200, Burst: 20},
+		AccountCreation:    AccountCreationConfig{Enabled: true, PerIPPerHour: 5, Burst: 2},
 		OrderCreation: OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 5,
 			SANBudgetPerAccountPerHour: 100},
 		DuplicateCertificate:  WindowConfig{Enabled: true, MaxPerWindow: 5, Window: week},
@@ -116,6 +121,18 @@ func DefaultConfig() Config {
 		RegisteredDomain:      WindowConfig{Enabled: false, MaxPerWindow: 50, Window: week},
 	}
 }
+
+// The on-backend-error values.
+const (
+	// OnBackendDegrade decides with an in-process limiter at the
+	// configured limits: each replica admits at most the limit, so N
+	// replicas at most N times the limit.
+	OnBackendDegrade = "degrade"
+	// OnBackendDeny refuses with 503.
+	OnBackendDeny = "deny"
+	// OnBackendAllow admits without any limit.
+	OnBackendAllow = "allow"
+)
 
 // configKey is the key of the block in the file; every problem starts with
 // its path below it.
@@ -139,8 +156,10 @@ func (c Config) Validate() error {
 	default:
 		add("backend", "%q must be sqlite, redis or memory", c.Backend)
 	}
-	if c.OnBackendError != "allow" && c.OnBackendError != "deny" {
-		add("on-backend-error", "%q must be allow or deny", c.OnBackendError)
+	switch c.OnBackendError {
+	case OnBackendDegrade, OnBackendDeny, OnBackendAllow:
+	default:
+		add("on-backend-error", "%q must be degrade, deny or allow", c.OnBackendError)
 	}
 	positiveDur := func(key string, d time.Duration) {
 		if d <= 0 {
@@ -153,6 +172,7 @@ func (c Config) Validate() error {
 		}
 	}
 	positiveDur("backend-timeout", c.BackendTimeout)
+	positiveDur("degraded-ready-after", c.DegradedReadyAfter)
 	// A limit's fields, then, once they are sound, what a Limiter would
 	// refuse of the limits they make, so that a block Validate accepts
 	// always makes a Policy. sound keeps the overrides of a limit whose

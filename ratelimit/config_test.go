@@ -36,7 +36,7 @@ func TestConfigValidate(t *testing.T) {
 		{"redis without an address", func(c *Config) { c.Backend, c.Redis.Addrs = "redis", nil },
 			[]string{"rate-limiting.redis.addrs: at least one address is needed for backend redis"}},
 		{"unknown backend policy", func(c *Config) { c.OnBackendError = "retry" },
-			[]string{`rate-limiting.on-backend-error: "retry" must be allow or deny`}},
+			[]string{`rate-limiting.on-backend-error: "retry" must be degrade, deny or allow`}},
 		{"zero timeout", func(c *Config) { c.BackendTimeout = 0 },
 			[]string{"rate-limiting.backend-timeout: must be a positive duration, got 0s"}},
 		{"explicit zero", func(c *Config) { c.OrderCreation.OrderBurst = 0 },

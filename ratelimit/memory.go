@@ -233,3 +233,35 @@ func (m *MemorySource) Run(ctx context.Context, every time.Duration) error {
 		}
 	}
 }
+
+// Restore adds the members of buckets that still count to their count
+// buckets, whatever their limits (see [Restorer]). A MemorySource never
+// reports [ErrStateLost]: the server restores it once, at start, from the
+// store's records.
+func (m *MemorySource) Restore(ctx context.Context, buckets []CountBucket) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("ratelimit: memory: %w", err)
+	}
+	now := m.clock()
+	for _, cb := range buckets {
+		shard := &m.shards[shardOf(cb.Key)]
+		shard.mu.Lock()
+		stored := shard.buckets[cb.Key]
+		for member, ts := range cb.Members {
+			if !counts(ts, now, cb.Window) {
+				continue
+			}
+			if stored == nil {
+				stored = &memoryBucket{Bucket: Bucket{Members: map[string]int64{}}, window: cb.Window}
+				shard.buckets[cb.Key] = stored
+			}
+			if stored.Members == nil {
+				stored.Members = map[string]int64{}
+			}
+			stored.Members[member] = ts
+			stored.window = max(stored.window, cb.Window)
+		}
+		shard.mu.Unlock()
+	}
+	return nil
+}

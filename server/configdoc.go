@@ -99,10 +99,12 @@ acme:
   # Where Replay-Nonces live. Several replicas must share them, or a nonce
   # from one is refused (badNonce) by the others. memory: in this process
   # (one replica; a restart forgets them); redis: on the Redis of
-  # rate-limiting.redis; postgres: in the PostgreSQL store. auto: redis
-  # when rate-limiting.backend is redis, else postgres when storage.driver
-  # is postgres, else memory. With a shared store down, signed requests get
-  # badNonce and new-nonce a 503, both with Retry-After, until it is back.
+  # rate-limiting.redis; postgres: in the PostgreSQL store. auto: postgres
+  # when storage.driver is postgres, else redis when rate-limiting.backend
+  # is redis, else memory. With a shared store down, signed requests get
+  # badNonce and new-nonce a 503, both with Retry-After, until it is back:
+  # nonces on Redis stop every signed request while Redis is down (whatever
+  # on-backend-error says), which nonces on postgres avoid.
   nonces: { backend: auto }
   # Page size of an account's orders list (Link rel="next" for more).
   orders-per-page: 100
@@ -292,12 +294,18 @@ rate-limiting:
   # For backend redis. addrs with several entries is a Cluster; with
   # master-name it is Sentinel. The password is read from password-file.
   redis: {{rate-limiting.redis}}
-  # What a request gets when the backend cannot decide within
-  # backend-timeout: allow (logged and counted; a request let through
-  # this way spends nothing, so limits can be exceeded while the backend
-  # fails) or deny (503, never exceeded).
+  # What a request gets when the backend fails or cannot decide within
+  # backend-timeout (a hard deadline on the whole limiter step): degrade
+  # (each replica decides in process at these limits, so N replicas admit
+  # at most N times a limit; counted in
+  # weir_ratelimit_degraded_decisions_total, logged, shown on the
+  # dashboard), deny (503 with Retry-After, never exceeded) or allow
+  # (UNLIMITED while the backend fails; logged and counted).
   on-backend-error: {{rate-limiting.on-backend-error}}
   backend-timeout: {{rate-limiting.backend-timeout}}
+  # Under degrade, /readyz answers 503 once the limiter has been degraded
+  # this long, and ready again when the backend answers.
+  degraded-ready-after: {{rate-limiting.degraded-ready-after}}
   # Linked from every 429 as Link rel="help".
   help-url: {{rate-limiting.help-url}}
   # IPs/CIDRs that bypass the IP-keyed limits (global, account-creation)

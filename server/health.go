@@ -2,9 +2,12 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
+	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/storage/sqlite"
 	"github.com/weir-pki/weir/web"
@@ -15,13 +18,15 @@ const readinessTimeout = time.Second
 
 // newHealth makes the /healthz and /readyz endpoints of s, served on the
 // ACME listener and on the admin listener: ready when the ACME store, the
-// limiter backend and a shared nonce store answer, and when the store and
-// a SQLite limiter can write (writehealth.go).
+// limiter backend (or, under on-backend-error: degrade, its in-process
+// fallback for at most degraded-ready-after) and a shared nonce store
+// answer, and when the store and a SQLite limiter can write
+// (writehealth.go).
 func (s *Server) newHealth() *web.Health {
 	s.writeHealth = s.newWriteHealth()
 	checks := map[string]web.Check{
 		"storage":   s.store.Ping,
-		"ratelimit": sourcePing(s.backend.src),
+		"ratelimit": limiterCheck(sourcePing(s.backend.src), s.limits),
 	}
 	for _, h := range s.writeHealth {
 		ping := checks[h.name]
@@ -33,7 +38,13 @@ func (s *Server) newHealth() *web.Health {
 		}
 	}
 	addNoncesCheck(checks, s.nonces)
-	return web.NewHealth(checks, readinessTimeout, s.log)
+	h := web.NewHealth(checks, readinessTimeout, s.log)
+	h.AddWarning("ratelimit", limiterWarning(s.limits))
+	if s.backend.persistence != nil {
+		h.AddWarning("ratelimit-persistence", persistenceWarning(s.backend.persistence))
+	}
+	addNoncesWarning(h, s.nonces)
+	return h
 }
 
 // newWriteHealth makes the write health of the store and, when it is
@@ -81,4 +92,65 @@ func sourcePing(src ratelimit.Source) web.Check {
 		return p.Ping
 	}
 	return func(context.Context) error { return nil }
+}
+
+// limiterCheck is the readiness of the limiter. Under deny and allow it
+// is the backend's ping. Under degrade a failing backend is not unready
+// at once, since the fallback decides, but only once the degraded episode
+// has lasted longer than degraded-ready-after; a ping that answers ends
+// the episode, so that a replica out of rotation comes back by itself.
+func limiterCheck(ping web.Check, a *limits.Adapter) web.Check {
+	return func(ctx context.Context) error {
+		err := ping(ctx)
+		a.NoteBackend(err)
+		if d, tooLong := a.Degraded(time.Now()); tooLong {
+			if err == nil {
+				err = fmt.Errorf("the backend fails to decide")
+			}
+			return fmt.Errorf("rate limiter degraded for %s: %w", d.Round(time.Second), err)
+		}
+		if a.Degrades() {
+			return nil // the fallback decides meanwhile; limiterWarning says so
+		}
+		return err
+	}
+}
+
+// limiterWarning says when the limiter decides in process.
+func limiterWarning(a *limits.Adapter) web.Warn {
+	return func(context.Context) string {
+		if since := a.DegradedSince(); !since.IsZero() {
+			return fmt.Sprintf("degraded since %s: the backend cannot decide, each replica decides in process at the configured limits (up to N times a limit across N replicas)", since.UTC().Format(time.RFC3339))
+		}
+		return ""
+	}
+}
+
+// persistenceRecheck is how long a persistence reading is reused.
+const persistenceRecheck = time.Minute
+
+// persistenceWarning says when the limiter's Redis keeps nothing across
+// a restart, read at most once per persistenceRecheck.
+func persistenceWarning(check func(context.Context) (bool, string, error)) web.Warn {
+	var (
+		mu   sync.Mutex
+		at   time.Time
+		last string
+	)
+	return func(ctx context.Context) string {
+		mu.Lock()
+		defer mu.Unlock()
+		if time.Since(at) < persistenceRecheck {
+			return last
+		}
+		ok, _, err := check(ctx)
+		if err != nil {
+			return last // unknown now; keep what was known
+		}
+		at, last = time.Now(), ""
+		if !ok {
+			last = noPersistence
+		}
+		return last
+	}
 }

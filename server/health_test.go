@@ -117,14 +117,16 @@ func TestReadyzURL(t *testing.T) {
 	}
 }
 
-// TestReadyzRedisDown: with the limiter on a Redis that stops, /readyz
-// turns 503 within its 1 s bound, names the failing check without
-// internals, and weir healthcheck exits 1; when Redis is back, ready again.
+// TestReadyzRedisDown: with the limiter on a Redis that stops, and
+// on-backend-error: deny, /readyz turns 503 within its 1 s bound, names
+// the failing check without internals, and weir healthcheck exits 1; when
+// Redis is back, ready again. (Under degrade see TestReadyzDegraded.)
 func TestReadyzRedisDown(t *testing.T) {
 	rs := startRedis(t)
 	e := startEnv(t, func(c *Config) {
 		c.RateLimiting.Backend = "redis"
 		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
+		c.RateLimiting.OnBackendError = "deny"
 	})
 	if status, _, raw := e.readyz(); status != http.StatusOK {
 		t.Fatalf("/readyz with Redis up: %d %s", status, raw)

@@ -54,6 +54,9 @@ func limiterSweepLease(path string) string {
 // ctx ends: a sweep of shared rows under its lease, or the in-process
 // one of the memory backend on every process; Redis needs none.
 func (s *Server) runLimiterHousekeeping(ctx context.Context) error {
+	if f := s.backend.fallback; f != nil {
+		go func() { _ = f.Run(ctx, time.Minute) }() // returns nil when ctx ends
+	}
 	switch {
 	case s.backend.sweep != nil:
 		return s.svc.RunLeased(ctx, s.backend.sweepLease, sweepInterval, s.backend.sweep)

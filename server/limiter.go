@@ -26,13 +26,35 @@ type limiterBackend struct {
 	// redis is the client of the redis backend, which the nonces reuse;
 	// nil for the other backends.
 	redis *redis.Client
+	// fallback holds the buckets of on-backend-error: degrade, in
+	// process; it outlives reloads. nil for the memory backend, which
+	// does not fail.
+	fallback *ratelimit.MemorySource
+	// seed fills fallback's exact counts from the store (guardCounts).
+	seed func(ctx context.Context) error
+	// marker is set when the backend keeps an epoch marker and reports a
+	// lost state (ratelimit.ErrStateLost): Redis.
+	marker bool
+	// persistence reports whether the backend keeps its data across a
+	// restart (Redis); nil when that is not a question.
+	persistence func(ctx context.Context) (ok bool, detail string, err error)
 }
 
 // fileRateLimitDB is the limiter's own SQLite file, apart from ACME data.
 const fileRateLimitDB = "ratelimit.db"
 
-// openLimiterBackend opens the source named by rate-limiting.backend.
+// openLimiterBackend opens the source named by rate-limiting.backend,
+// with the in-process fallback of on-backend-error: degrade.
 func openLimiterBackend(ctx context.Context, cfg Config, log *slog.Logger) (*limiterBackend, error) {
+	b, err := openLimiterSource(ctx, cfg, log)
+	if err == nil && cfg.RateLimiting.Backend != "memory" {
+		b.fallback = ratelimit.NewMemorySource(nil)
+	}
+	return b, err
+}
+
+// openLimiterSource opens the source named by rate-limiting.backend.
+func openLimiterSource(ctx context.Context, cfg Config, log *slog.Logger) (*limiterBackend, error) {
 	switch cfg.RateLimiting.Backend {
 	case "memory":
 		m := ratelimit.NewMemorySource(nil)
@@ -59,21 +81,28 @@ type limiterSettings struct {
 	global  ratelimit.Limit
 }
 
-func newLimiterSettings(cfg Config, src ratelimit.Source) (*limiterSettings, error) {
+func newLimiterSettings(cfg Config, b *limiterBackend) (*limiterSettings, error) {
 	lcfg, err := cfg.RateLimiting.Policy()
 	if err != nil {
 		return nil, err
 	}
-	lim, err := ratelimit.New(lcfg, src, nil)
+	lim, err := ratelimit.New(lcfg, b.src, nil)
 	if err != nil {
 		return nil, err
+	}
+	var fallback *ratelimit.Limiter
+	if b.fallback != nil {
+		if fallback, err = ratelimit.New(lcfg, b.fallback, nil); err != nil {
+			return nil, err
+		}
 	}
 	white, _ := parsePrefixes("rate-limiting.whitelist", cfg.RateLimiting.Whitelist)
 	trusted, _ := parsePrefixes("server.trusted-proxies", cfg.Server.TrustedProxies)
 	return &limiterSettings{
 		limiter: lim,
 		adapter: limits.Config{OnBackendError: limits.BackendPolicy(cfg.RateLimiting.OnBackendError),
-			BackendTimeout: cfg.RateLimiting.BackendTimeout, Whitelist: white, HelpURL: cfg.RateLimiting.HelpURL},
+			BackendTimeout: cfg.RateLimiting.BackendTimeout, Whitelist: white, HelpURL: cfg.RateLimiting.HelpURL, Fallback: fallback, FallbackSeed: b.seed,
+			DegradedReadyAfter: cfg.RateLimiting.DegradedReadyAfter},
 		edge:   web.EdgeConfig{Whitelist: white, TrustedProxies: trusted, HelpURL: cfg.RateLimiting.HelpURL},
 		global: lcfg.Limits[ratelimit.Global],
 	}, nil

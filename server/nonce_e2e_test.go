@@ -27,7 +27,7 @@ func TestNonceBackendConfig(t *testing.T) {
 		{name: "default", mutate: func(*Config) {}, want: nonceMemory},
 		{name: "auto with the limiter on redis", mutate: func(c *Config) { c.RateLimiting.Backend = "redis" }, want: nonceRedis},
 		{name: "auto with the store on postgres", mutate: func(c *Config) { c.Storage.Driver = "postgres" }, want: noncePostgres},
-		{name: "auto prefers the limiter's redis", mutate: func(c *Config) { c.RateLimiting.Backend, c.Storage.Driver = "redis", "postgres" }, want: nonceRedis},
+		{name: "auto prefers the postgres store, which outlives a Redis outage", mutate: func(c *Config) { c.RateLimiting.Backend, c.Storage.Driver = "redis", "postgres" }, want: noncePostgres},
 		{name: "explicit memory with redis", mutate: func(c *Config) { c.RateLimiting.Backend, c.ACME.Nonces.Backend = "redis", "memory" }, want: nonceMemory},
 		{name: "explicit redis with the limiter on sqlite", mutate: func(c *Config) { c.ACME.Nonces.Backend = "redis" }, want: nonceRedis},
 		{name: "explicit redis without an address", mutate: func(c *Config) { c.ACME.Nonces.Backend, c.RateLimiting.Redis.Addrs = "redis", nil },

@@ -35,19 +35,20 @@ type nonceStoreProvider interface {
 	NonceStore(lifetime time.Duration) acme.NonceStore
 }
 
-// nonceBackend resolves acme.nonces.backend: auto is redis when the
-// limiter is on Redis (the replicas already share it), else postgres when
-// the ACME objects are (the replicas share that), else memory, which is
-// right for one replica only.
+// nonceBackend resolves acme.nonces.backend: auto is postgres when the
+// ACME objects are there (the replicas share it, and a Redis outage then
+// stops only the limiter, which degrades, not every signed request), else
+// redis when the limiter is on Redis (the replicas share it), else
+// memory, which is right for one replica only.
 func (c Config) nonceBackend() string {
 	if b := c.ACME.Nonces.Backend; b != nonceAuto {
 		return b
 	}
 	switch {
-	case c.RateLimiting.Backend == "redis":
-		return nonceRedis
 	case c.Storage.Driver == noncePostgres:
 		return noncePostgres
+	case c.RateLimiting.Backend == "redis":
+		return nonceRedis
 	}
 	return nonceMemory
 }
@@ -116,5 +117,18 @@ func (s *Server) openNonces(store any) (acme.NonceStore, error) {
 func addNoncesCheck(checks map[string]web.Check, ns acme.NonceStore) {
 	if p, ok := ns.(interface{ Ping(context.Context) error }); ok {
 		checks["nonces"] = p.Ping
+	}
+}
+
+// noncesOnRedis is the readiness warning of nonces on Redis.
+const noncesOnRedis = "nonces are on Redis: while it is unreachable every signed request fails (badNonce) whatever on-backend-error says; " +
+	"with a PostgreSQL store set acme.nonces.backend: postgres (docs/high-availability.md)"
+
+// addNoncesWarning adds the warning of nonces kept on Redis, which a
+// Redis outage stops: /readyz says so in its warnings (and fails its
+// "nonces" check while Redis does not answer).
+func addNoncesWarning(h *web.Health, ns acme.NonceStore) {
+	if _, ok := ns.(*redis.NonceStore); ok {
+		h.AddWarning("nonces", func(context.Context) string { return noncesOnRedis })
 	}
 }

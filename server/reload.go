@@ -175,7 +175,7 @@ func (s *Server) reloadLocked() error {
 		return err
 	}
 	restart := restartKeys(s.cfg, cfg)
-	ls, err := newLimiterSettings(cfg, s.backend.src)
+	ls, err := newLimiterSettings(cfg, s.backend)
 	if err != nil {
 		return err
 	}

@@ -35,12 +35,18 @@ func (rr *roundRobin) dial(ctx context.Context, network, _ string) (net.Conn, er
 // over both.
 func startReplicas(t *testing.T) (a, b *testEnv, lb *http.Client) {
 	t.Helper()
-	rs := startRedis(t)
+	return startReplicasOn(t, startRedis(t), func(c *Config) { c.ACME.Nonces.Backend = nonceRedis })
+}
+
+// startReplicasOn starts the two replicas of startReplicas on rs, with
+// mutate applied to both configurations.
+func startReplicasOn(t *testing.T, rs *redisServer, mutate func(*Config)) (a, b *testEnv, lb *http.Client) {
+	t.Helper()
 	dsn := postgresSchema(t)
 	shared := func(c *Config) {
 		c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 8}
-		c.ACME.Nonces.Backend = nonceRedis
 		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
+		mutate(c)
 	}
 	a = startEnv(t, shared)
 	b = startEnv(t, func(c *Config) {

@@ -194,12 +194,16 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 	if s.nonces, err = s.openNonces(s.store); err != nil {
 		return err
 	}
-	ls, err := newLimiterSettings(s.cfg, s.backend.src)
+	s.guardCounts() // limiter_recover.go
+	ls, err := newLimiterSettings(s.cfg, s.backend)
 	if err != nil {
 		return err
 	}
 	if err := s.applyLimiter(ls, s.cfg.RateLimiting.Global.Enabled); err != nil {
 		return err
+	}
+	if err := s.restoreCountsAtStart(ctx); err != nil {
+		return fmt.Errorf("rate-limiting: restoring the exact counts from the store: %w", err)
 	}
 	s.limiterNow = ls
 	s.conns = newConnLimiter(connLimitsOf(s.cfg.Server.Connections, ls), s.metrics)

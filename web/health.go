@@ -51,6 +51,8 @@ type Health struct {
 
 	mu      sync.Mutex
 	failing map[string]bool // the last outcome of each check, to log changes only
+
+	warnings healthWarnings // healthwarn.go
 }
 
 // NewHealth makes the health endpoints for checks, keyed by the name shown
@@ -79,6 +81,9 @@ type HealthReport struct {
 	Status string `json:"status"`
 	// Checks maps each check to "ok" or "error: <why>".
 	Checks map[string]string `json:"checks"`
+	// Warnings maps each warning that has something to say to what it
+	// says; they do not make the process unready (healthwarn.go).
+	Warnings map[string]string `json:"warnings,omitempty"`
 }
 
 // ServeHTTP serves /healthz and /readyz by the last element of the path,
@@ -155,6 +160,7 @@ func (h *Health) Check(ctx context.Context) HealthReport {
 		}
 		h.note(res.name, res.err)
 	}
+	rep.Warnings = h.warn(ctx)
 	return rep
 }
 

@@ -19,18 +19,32 @@ import (
 // cannot decide in time.
 type BackendPolicy string
 
-// The on-backend-error policies.
+// The on-backend-error policies (ratelimit.OnBackendDegrade, …).
 const (
-	BackendAllow BackendPolicy = "allow"
-	BackendDeny  BackendPolicy = "deny"
+	BackendDegrade BackendPolicy = ratelimit.OnBackendDegrade
+	BackendAllow   BackendPolicy = ratelimit.OnBackendAllow
+	BackendDeny    BackendPolicy = ratelimit.OnBackendDeny
 )
 
 // Config is how Adapter applies the limiter.
 type Config struct {
-	// OnBackendError decides requests the backend could not (allow|deny).
+	// OnBackendError decides requests the backend could not
+	// (degrade|deny|allow).
 	OnBackendError BackendPolicy
-	// BackendTimeout bounds one limiter decision.
+	// BackendTimeout bounds one limiter decision, a hard deadline: the
+	// adapter stops waiting for the backend then, whatever the backend's
+	// client does.
 	BackendTimeout time.Duration
+	// Fallback is the in-process limiter of on-backend-error: degrade,
+	// at the same limits over a memory source that outlives reloads.
+	// Without it, degrade acts as deny.
+	Fallback *ratelimit.Limiter
+	// FallbackSeed, when set, fills the fallback's exact counts from the
+	// store; it runs at the start of each degraded episode (degraded.go).
+	FallbackSeed func(ctx context.Context) error
+	// DegradedReadyAfter is how long a degraded episode may last before
+	// Degraded reports it too long (readiness then fails).
+	DegradedReadyAfter time.Duration
 	// Whitelist bypasses the IP-keyed limits (account-creation here; the
 	// global layer lives in web) for these ranges.
 	Whitelist []netip.Prefix
@@ -50,6 +64,8 @@ type Adapter struct {
 	// eabLabels finds the EAB label whose overrides an account's own
 	// limits take (SetEABKeys); nil: none.
 	eabLabels atomic.Pointer[eabLabels]
+	// degraded is the state of on-backend-error: degrade (degraded.go).
+	degraded degradedState
 }
 
 var _ acme.Limits = (*Adapter)(nil)
@@ -77,7 +93,7 @@ func (r *Adapter) Update(cfg Config, lim *ratelimit.Limiter) {
 		cfg.BackendTimeout = 500 * time.Millisecond
 	}
 	if cfg.OnBackendError == "" {
-		cfg.OnBackendError = BackendAllow
+		cfg.OnBackendError = BackendDegrade
 	}
 	r.state.Store(&state{lim: lim, cfg: cfg})
 }
@@ -123,9 +139,10 @@ const actionRefund = "refund"
 // How an ignored or fatal backend error was resolved, for the request's
 // log line.
 const (
-	resolvedAllow = "ignored: on-backend-error is allow"
-	resolvedDeny  = "refused with 503: on-backend-error is deny"
-	resolvedNone  = "ignored: bookkeeping only, nothing was being decided"
+	resolvedAllow   = "ignored: on-backend-error is allow"
+	resolvedDeny    = "refused with 503: on-backend-error is deny"
+	resolvedDegrade = "decided in process: on-backend-error is degrade"
+	resolvedNone    = "ignored: bookkeeping only, nothing was being decided"
 )
 
 // report hands one limiter call to the observer and summarises it on the
@@ -185,33 +202,44 @@ func joinNote(s, note string) string {
 // denial can name its identifiers.
 func (r *Adapter) spend(ctx context.Context, action string, sub spendSubject, reqs ...ratelimit.Request) (func(), error) {
 	st := r.state.Load()
-	dctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
 	start := time.Now()
-	d, spent, err := st.lim.Spend(dctx, reqs...)
+	d, spent, err := spendWithin(ctx, st.cfg.BackendTimeout, st.lim, reqs)
 	lat := time.Since(start)
-	cancel()
 	if err != nil {
 		ev := acme.LimiterEvent{Action: action, Requests: reqs, Err: err, Latency: lat}
 		if errors.Is(err, ratelimit.ErrUnwritable) {
 			return r.cannotWrite(ctx, st, ev)
 		}
+		if st.cfg.OnBackendError == BackendDegrade && st.cfg.Fallback != nil {
+			return r.degrade(ctx, st, ev, sub, start)
+		}
 		return r.backendFailed(ctx, st, ev)
 	}
+	r.degraded.decided()
 	r.report(ctx, st, acme.LimiterEvent{Action: action, Requests: reqs, Decision: d, Latency: lat}, "")
 	noteQuota(ctx, action, d)
 	if !d.Allowed {
 		return nil, rateLimitedProblem(d, st.cfg.HelpURL, sub)
 	}
+	refund := refundOf(ctx, r, st, st.lim, reqs, spent)
+	if mirrored := r.mirror(ctx, st, reqs); mirrored != nil {
+		return func() { refund(); mirrored() }, nil
+	}
+	return refund, nil
+}
+
+// refundOf is the refund of what lim spent for reqs.
+func refundOf(ctx context.Context, r *Adapter, st *state, lim *ratelimit.Limiter, reqs []ratelimit.Request, spent *ratelimit.Spent) func() {
 	return func() {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 		defer cancel()
 		start := time.Now()
-		if err := st.lim.Refund(rctx, spent); err != nil {
+		if err := lim.Refund(rctx, spent); err != nil {
 			r.backendErrors.Add(1)
 			r.report(ctx, st, acme.LimiterEvent{Action: actionRefund, Requests: reqs, Err: err, Ignored: true, Latency: time.Since(start)}, resolvedNone)
 			r.log.Warn("rate limiter refund failed", "err", err)
 		}
-	}, nil
+	}
 }
 
 // backendFailed applies on-backend-error to the failed call ev; the
@@ -280,6 +308,7 @@ func (r *Adapter) AuthzFinished(ctx context.Context, a *acme.Authorization) {
 		r.backendErrors.Add(1)
 		r.log.Warn("rate limiter backend error recording an authorization", "authz", a.ID, "err", err)
 	}
+	r.fallbackRecord(ctx, st, free, failed, err != nil)
 }
 
 // Revoked implements Limits: ratelimit.RevokedRequest.
@@ -287,7 +316,9 @@ func (r *Adapter) Revoked(ctx context.Context, cert *acme.Certificate) {
 	st := r.state.Load()
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), st.cfg.BackendTimeout)
 	defer cancel()
-	err := r.remove(ctx, st, "revoked", ratelimit.RevokedRequest(string(cert.AccountID), cert.Names, string(cert.OrderID)))
+	rq := ratelimit.RevokedRequest(string(cert.AccountID), cert.Names, string(cert.OrderID))
+	err := r.remove(ctx, st, "revoked", rq)
+	r.fallbackRecord(ctx, st, rq, nil, false)
 	if err != nil && !errors.Is(err, context.Canceled) {
 		r.backendErrors.Add(1)
 		r.log.Warn("rate limiter backend error freeing a duplicate-certificate slot", "serial", cert.Serial, "err", err)

@@ -96,13 +96,19 @@ func QuotaFromStatus(st ratelimit.BucketStatus) (Quota, bool) {
 // AccountQuota reads the account's order-creation bucket without
 // spending (with the limit of its EAB label, if any), for the RateLimit
 // fields of a request that spent none of the account's buckets; false
-// when order-creation is disabled.
+// when order-creation is disabled. While the limiter is degraded it reads
+// the in-process fallback, which decides then, so that no request waits
+// on a failing backend for its response fields.
 func (r *Adapter) AccountQuota(ctx context.Context, acct *acme.Account) (Quota, bool, error) {
 	st := r.state.Load()
 	reqs := []ratelimit.Request{{Name: ratelimit.OrderCreation, Key: string(acct.ID), OverrideKey: r.overrideKey(ctx, acct)}}
+	lim := st.lim
+	if r.Degrades() && !r.DegradedSince().IsZero() {
+		lim = st.cfg.Fallback
+	}
 	ctx, cancel := context.WithTimeout(ctx, st.cfg.BackendTimeout)
 	defer cancel()
-	sts, err := st.lim.Status(ctx, reqs...)
+	sts, err := lim.Status(ctx, reqs...)
 	if err != nil {
 		return Quota{}, false, err
 	}

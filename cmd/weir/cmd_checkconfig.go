@@ -9,19 +9,21 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/weir-pki/weir/server"
 )
 
 // cmdCheckConfig reads a configuration file as serve does and prints
 // every problem of it, one per line, each with its line and key.
-func cmdCheckConfig(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func cmdCheckConfig(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("check-config", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
 		fmt.Fprint(stderr, "Usage: weir check-config FILE\n\n"+
 			"Reads FILE as weir serve would (unknown keys are errors) and validates it.\n"+
-			"Prints \"FILE: ok\" and exits 0, or prints every problem, one per line as\n"+
+			"Prints \"FILE: ok\" (then warnings about the backends it names: a limiter\n"+
+			"Redis without persistence, nonces on Redis) and exits 0, or prints every problem, one per line as\n"+
 			"FILE:LINE: key: problem, and exits 1.\n")
 	}
 	if err := fs.Parse(args); err != nil {
@@ -37,11 +39,15 @@ func cmdCheckConfig(_ context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(stderr, "%s: %v\n", path, err)
 		return 1
 	}
-	if _, err := server.ParseConfig(path, data); err != nil {
+	cfg, err := server.ParseConfig(path, data)
+	if err != nil {
 		writeConfigError(stderr, "", err)
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", path)
+	for _, w := range server.BackendWarnings(ctx, cfg, 2*time.Second) {
+		fmt.Fprintf(stdout, "%s: warning: %s\n", path, w)
+	}
 	return 0
 }
 

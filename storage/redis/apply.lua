@@ -8,6 +8,10 @@
 --          rate ops  (1 spend, 2 check, 3 refund): code, key index, emission, burst, cost
 --          count ops (4 add, 5 count, 6 remove):  code, key index, window, max, member, member time
 --          where the key index is 1-based into KEYS.
+-- Then, optionally, "1": the source keeps an epoch marker (Options.Marker),
+--          which is the last of KEYS; if it is missing (Redis restarted
+--          empty) the script decides and writes nothing and fails with
+--          WEIRLOST, so that weir rebuilds the exact counts first.
 --
 -- Returns a flat array of integers:
 --   now, committed (0/1), then per op:
@@ -251,6 +255,10 @@ for _ = 1, nops do
   out[n + 4] = remaining
   out[n + 5] = retry
   out[n + 6] = math.max(tat, now)
+end
+
+if ARGV[a] == '1' and redis.call('EXISTS', KEYS[#KEYS]) == 0 then
+  return redis.error_reply('WEIRLOST the epoch marker is missing: the limiter state was lost')
 end
 
 if not committed then

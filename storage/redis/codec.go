@@ -112,6 +112,10 @@ func (s *RateLimitSource) encode(ops []ratelimit.Op) ([]string, []any, error) {
 		}
 		args = append(args, opCode(op.Kind), k+1, w, op.Limit.Max, op.Member, op.MemberTime)
 	}
+	if s.marker {
+		keys = append(keys, s.markerKey())
+		args = append(args, 1)
+	}
 	return keys, args, nil
 }
 

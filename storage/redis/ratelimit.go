@@ -52,6 +52,13 @@ type Options struct {
 	// Timeout bounds each Apply, Get and Reset on top of the caller's
 	// context; 0 means DefaultTimeout (1 s) and a negative value none.
 	Timeout time.Duration
+	// Marker makes the source keep an epoch marker key, which
+	// [RateLimitSource.Restore] writes: while it is missing (Redis
+	// restarted empty, or weir never restored it), Apply decides nothing
+	// and returns ratelimit.ErrStateLost, so that weir rebuilds the exact
+	// counts from its store first (ratelimit.Recovering). weir's server
+	// sets it.
+	Marker bool
 	// Clock is FOR TESTS ONLY and must be nil in production.
 	//
 	// When nil (production), the script reads the Redis server's clock
@@ -86,6 +93,7 @@ type RateLimitSource struct {
 	keyPrefix string // Prefix + "{" + HashTag + "}"
 	timeout   time.Duration
 	clock     func() time.Time
+	marker    bool
 	err       error // invalid options, returned by every call
 }
 
@@ -96,7 +104,7 @@ var _ ratelimit.Source = (*RateLimitSource)(nil)
 // startup with [Options.Validate], and call [RateLimitSource.Load] so
 // that the first requests need no extra round trip.
 func NewRateLimitSource(client goredis.UniversalClient, opts Options) *RateLimitSource {
-	s := &RateLimitSource{client: client, clock: opts.Clock, timeout: opts.Timeout, err: opts.Validate()}
+	s := &RateLimitSource{client: client, clock: opts.Clock, timeout: opts.Timeout, marker: opts.Marker, err: opts.Validate()}
 	if client == nil {
 		s.err = errors.Join(s.err, errors.New("redis: ratelimit: nil client"))
 	}
@@ -156,6 +164,9 @@ func (s *RateLimitSource) Apply(ctx context.Context, b *ratelimit.Batch) (*ratel
 	ctx, cancel := s.context(ctx)
 	defer cancel()
 	reply, err := s.run(ctx, applyScript, keys, args)
+	if err != nil && strings.HasPrefix(err.Error(), "WEIRLOST") {
+		return nil, fmt.Errorf("redis: ratelimit: apply: %w", ratelimit.ErrStateLost)
+	}
 	if err != nil {
 		return nil, s.fail(ctx, "apply", err)
 	}

@@ -47,6 +47,8 @@ type RateLimitSource struct {
 	w    *sql.DB // the single writer connection
 	r    *sql.DB // the pool of query-only reader connections
 
+	fresh bool // the open created the schema: the file held no counts
+
 	mu      sync.Mutex  // guards the group-commit state below
 	leading bool        // an Apply is leading a group
 	queue   []*applyReq // batches waiting for the next group, in arrival order
@@ -77,6 +79,12 @@ func OpenRateLimit(ctx context.Context, path string, now func() time.Time) (*Rat
 	if s.w, err = openRateLimitWriter(ctx, abs); err != nil {
 		return nil, err
 	}
+	var tables int
+	if err := s.w.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'buckets'`).Scan(&tables); err != nil {
+		s.w.Close()
+		return nil, fmt.Errorf("sqlite: ratelimit: opening %s: %w", abs, err)
+	}
+	s.fresh = tables == 0
 	if err := migrateRateLimit(ctx, s.w, abs, now); err != nil {
 		s.w.Close()
 		return nil, err

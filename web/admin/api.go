@@ -165,6 +165,8 @@ type ActivityView struct {
 	Recent []Denial          `json:"recent_429s"`
 	Hot    []BucketView      `json:"hottest_buckets"`
 	ByLim  map[string]uint64 `json:"denials_by_limit"`
+	// Degraded is what the in-process fallback decided (degraded.go).
+	Degraded DegradedView `json:"degraded"`
 }
 
 func (s *Server) apiActivity(w http.ResponseWriter, r *http.Request) {
@@ -179,7 +181,8 @@ func (s *Server) apiActivity(w http.ResponseWriter, r *http.Request) {
 // Activity gathers the recent 429s and the hottest buckets with their
 // current capacity, least remaining first.
 func (s *Server) Activity(r *http.Request) (*ActivityView, error) {
-	v := &ActivityView{Recent: s.cfg.Metrics.Recent429s(50), ByLim: s.cfg.Metrics.DenialsByLimit(), Hot: []BucketView{}}
+	v := &ActivityView{Recent: s.cfg.Metrics.Recent429s(50), ByLim: s.cfg.Metrics.DenialsByLimit(), Hot: []BucketView{},
+		Degraded: s.cfg.Metrics.Degraded()}
 	if v.Recent == nil {
 		v.Recent = []Denial{}
 	}

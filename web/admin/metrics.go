@@ -45,6 +45,7 @@ type Metrics struct {
 	decisions       *prometheus.CounterVec
 	backendDuration *prometheus.HistogramVec
 	backendErrors   *prometheus.CounterVec
+	degraded        *degraded
 
 	validations        *prometheus.CounterVec
 	validationDuration *prometheus.HistogramVec
@@ -100,8 +101,10 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 		Name: "weir_ratelimit_backend_errors_total",
 		Help: "Rate-limiter backend calls that failed, by action and by what became of the request: " +
 			"policy=allow when the error was ignored (on-backend-error: allow, and every failed bookkeeping call such as authz-finished, revoked or refund), " +
-			"policy=deny when the request was refused with a 503 (on-backend-error: deny).",
+			"policy=deny when the request was refused with a 503 (on-backend-error: deny), " +
+			"policy=degrade when the in-process fallback decided it (on-backend-error: degrade; see weir_ratelimit_degraded_decisions_total).",
 	}, []string{"action", "policy"})
+	m.degraded = newDegraded()
 	m.validations = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "weir_validations_total",
 		Help: "Challenge validations finished, by challenge type and result (valid or invalid).",
@@ -142,7 +145,7 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 
 	m.reg.MustRegister(
 		m.requests, m.requestDuration,
-		m.decisions, m.backendDuration, m.backendErrors,
+		m.decisions, m.backendDuration, m.backendErrors, m.degraded.total,
 		m.validations, m.validationDuration,
 		m.issued, m.revoked, m.orderDuration,
 		m.reloads, m.lastReload, m.writable,
@@ -191,7 +194,11 @@ func (m *Metrics) Limiter(ev acme.LimiterEvent) {
 	}
 	if ev.Err != nil {
 		policy := "deny"
-		if ev.Ignored {
+		switch {
+		case ev.Degraded:
+			policy = "degrade"
+			m.degraded.record(ev, m.now())
+		case ev.Ignored:
 			policy = "allow"
 		}
 		m.backendErrors.WithLabelValues(ev.Action, policy).Inc()

@@ -65,6 +65,24 @@ func (s metricsScrape) value(name string, labels ...string) float64 {
 	return sum
 }
 
+// series is a value expected of the series of a family whose labels
+// include labels (name=value pairs).
+type series struct {
+	name   string
+	labels []string
+	want   float64
+}
+
+// expect reports every series of want whose value differs.
+func (s metricsScrape) expect(t *testing.T, want []series) {
+	t.Helper()
+	for _, c := range want {
+		if got := s.value(c.name, c.labels...); got != c.want {
+			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
+		}
+	}
+}
+
 // histSum is the sum of the histogram series of name matching labels.
 func (s metricsScrape) histSum(name string, labels ...string) float64 {
 	var sum float64
@@ -269,11 +287,7 @@ func TestMetricsIssuanceValidationRevocation(t *testing.T) {
 	m.Revoked(cert, ca.ReasonSuperseded)
 	m.Revoked(cert, ca.ReasonSuperseded)
 	s := scrapeMetrics(t, m)
-	for _, c := range []struct {
-		name   string
-		labels []string
-		want   float64
-	}{
+	s.expect(t, []series{
 		{"weir_validations_total", []string{"type", "http-01", "result", "valid"}, 1},
 		{"weir_validations_total", []string{"type", "http-01", "result", "invalid"}, 1},
 		{"weir_validations_total", []string{"type", "dns-01", "result", "valid"}, 1},
@@ -282,11 +296,7 @@ func TestMetricsIssuanceValidationRevocation(t *testing.T) {
 		{"weir_order_issue_duration_seconds", nil, 2},
 		{"weir_certificates_revoked_total", []string{"reason", "keyCompromise"}, 1},
 		{"weir_certificates_revoked_total", []string{"reason", "superseded"}, 2},
-	} {
-		if got := s.value(c.name, c.labels...); got != c.want {
-			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
-		}
-	}
+	})
 	if got := s.histSum("weir_order_issue_duration_seconds"); got != 120 {
 		t.Errorf("order duration sum = %v, want 120", got)
 	}

@@ -1,0 +1,294 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// The fault tests of the limiter backend (docs/rate-limits.md, "Failure
+// modes: the limiter backend"): two in-process replicas on one
+// PostgreSQL schema, the limiter on a redis-server of the test's own that
+// the test kills (SIGKILL) or pauses (SIGSTOP/SIGCONT) by its PID, and
+// nonces in PostgreSQL (acme.nonces.backend auto), which a Redis outage
+// does not touch.
+
+// signal sends sig to rs's process.
+func (r *redisServer) signal(sig syscall.Signal) {
+	r.t.Helper()
+	if err := syscall.Kill(r.cmd.Process.Pid, sig); err != nil {
+		r.t.Fatalf("signal %v to redis-server %d: %v", sig, r.cmd.Process.Pid, err)
+	}
+}
+
+// kill9 kills rs with SIGKILL and waits for it; start makes a new, empty
+// one on the same port.
+func (r *redisServer) kill9() {
+	r.t.Helper()
+	r.signal(syscall.SIGKILL)
+	_ = r.cmd.Wait()
+	r.cmd = nil
+}
+
+// limiterReplicas starts two replicas with the limiter on rs and the
+// rate-limiting block changed by limits.
+func limiterReplicas(t *testing.T, rs *redisServer, limits func(rl *Config)) (a, b *testEnv, lb *http.Client) {
+	t.Helper()
+	return startReplicasOn(t, rs, func(c *Config) {
+		c.RateLimiting.Backend = "redis"
+		c.ACME.Nonces.Backend = nonceAuto
+		limits(c)
+	})
+}
+
+// noRetry makes an x/crypto/acme client answer a 429 or 503 at once
+// rather than wait its Retry-After (a week for duplicate-certificate).
+func noRetry(int, *http.Request, *http.Response) time.Duration { return -1 }
+
+// isRateLimited reports whether err is a 429 rateLimited ACME error.
+func isRateLimited(err error) bool {
+	var ae *xacme.Error
+	return errors.As(err, &ae) && ae.StatusCode == http.StatusTooManyRequests && ae.ProblemType == string(acme.ProbRateLimited)
+}
+
+// TestDuplicateLimitSurvivesRedisLoss: duplicate-certificate 5; five
+// certificates for one name set, the sixth order gets 429; Redis is
+// killed with SIGKILL and started again empty on the same port; the next
+// order for that name set still gets 429 rateLimited on each replica, the
+// count rebuilt from the PostgreSQL store.
+func TestDuplicateLimitSurvivesRedisLoss(t *testing.T) {
+	rs := startRedis(t)
+	a, b, lb := limiterReplicas(t, rs, func(c *Config) {
+		c.RateLimiting.DuplicateCertificate.Enabled = true
+		c.RateLimiting.DuplicateCertificate.MaxPerWindow = 5
+	})
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	key := newKey(t)
+	c := &xacme.Client{Key: key, DirectoryURL: a.base + "/directory", HTTPClient: lb, RetryBackoff: noRetry}
+	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
+		t.Fatal(err)
+	}
+	ids := xacme.DomainIDs("dup.weir.test", "www.dup.weir.test")
+	for i := range 5 {
+		chain, _ := a.issue(ctx, c, newKey(t), "http-01", ids...)
+		a.verifyChain(chain, "dup.weir.test", "www.dup.weir.test")
+		t.Logf("certificate %d issued", i+1)
+	}
+	if _, err := c.AuthorizeOrder(ctx, ids); !isRateLimited(err) {
+		t.Fatalf("sixth order before the kill: %v, want 429 rateLimited", err)
+	}
+
+	rs.kill9()
+	rs.start()
+	for _, e := range []*testEnv{a, b} {
+		dc := &xacme.Client{Key: key, DirectoryURL: a.base + "/directory", HTTPClient: direct(e), RetryBackoff: noRetry}
+		start := time.Now()
+		var err error
+		// A 503 (the fallback still reading the counts) is retried, as
+		// a client does after Retry-After; an admission never is.
+		for try := 0; try < 10; try++ {
+			_, err = dc.AuthorizeOrder(ctx, ids)
+			var ae *xacme.Error
+			if !errors.As(err, &ae) || ae.StatusCode != http.StatusServiceUnavailable {
+				break
+			}
+			t.Logf("replica %s: 503 (%s), retrying", e.cfg.Server.Listen, ae.Detail)
+			time.Sleep(200 * time.Millisecond)
+		}
+		if !isRateLimited(err) {
+			t.Errorf("order on replica %s after Redis restarted empty: %v, want 429 rateLimited", e.cfg.Server.Listen, err)
+		}
+		t.Logf("replica %s after Redis restarted empty: %v (in %v)", e.cfg.Server.Listen, err, time.Since(start).Round(time.Millisecond))
+	}
+	for i, e := range []*testEnv{a, b} {
+		rec, _ := e.srv.backend.src.(*ratelimit.Recovering)
+		t.Logf("replica %d: %d rebuilds of the exact counts in Redis, %d degraded decisions", i+1, rec.Rebuilds(), e.srv.limits.DegradedDecisions())
+	}
+	recs, err := a.srv.store.(acme.LimitRecords).IssuedSince(ctx, time.Now().Add(-time.Hour))
+	if err != nil || len(recs) != 5 {
+		t.Errorf("certificates in the store: %d (%v), want 5", len(recs), err)
+	}
+}
+
+// stepLatencies records the longest limiter step of the new-orders, as
+// the adapter reports it (LimiterEvent.Latency: from the call to the
+// decision, a degraded one included), forwarding every event.
+type stepLatencies struct {
+	acme.Observer
+	mu      sync.Mutex
+	longest time.Duration
+}
+
+func (s *stepLatencies) Limiter(ev acme.LimiterEvent) {
+	s.Observer.Limiter(ev)
+	if ev.Action != "new-order" {
+		return
+	}
+	s.mu.Lock()
+	s.longest = max(s.longest, ev.Latency)
+	s.mu.Unlock()
+}
+
+// take returns the longest step since the last take, and forgets it.
+func (s *stepLatencies) take() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.longest
+	s.longest = 0
+	return d
+}
+
+// pauseLoop stops rs for pause in every period (SIGSTOP, SIGCONT) until
+// stop is closed or max periods have passed, and leaves it running. Each
+// stop is announced on stopped, if someone is listening.
+func pauseLoop(rs *redisServer, pause, period time.Duration, max int, stop <-chan struct{}, stopped chan<- time.Time) <-chan struct{} {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range max {
+			rs.signal(syscall.SIGSTOP)
+			select {
+			case stopped <- time.Now():
+			default:
+			}
+			select {
+			case <-stop:
+				rs.signal(syscall.SIGCONT)
+				return
+			case <-time.After(pause):
+			}
+			rs.signal(syscall.SIGCONT)
+			select {
+			case <-stop:
+				return
+			case <-time.After(period - pause):
+			}
+		}
+	}()
+	return done
+}
+
+// TestOrderLimitWithRedisPaused: Redis paused 0.7 s in every second;
+// bursts of 50 simultaneous new-orders of one fresh account, through a
+// balancer over two replicas, against an order-creation limit of 10
+// (burst 10). In each of 5 trials at most 20 are admitted (each replica
+// admits at most the limit, by the backend and by its in-process
+// fallback together), and no limiter step takes longer than
+// backend-timeout + 0.5 s. Each burst starts at another phase of a pause.
+func TestOrderLimitWithRedisPaused(t *testing.T) {
+	rs := startRedis(t)
+	a, b, lb := limiterReplicas(t, rs, func(c *Config) {
+		oc := &c.RateLimiting.OrderCreation
+		oc.Enabled, oc.OrdersPerAccountPerHour, oc.OrderBurst, oc.SANBudgetPerAccountPerHour = true, 10, 10, 10000
+		c.RateLimiting.PendingAuthorizations.Enabled = true
+		c.RateLimiting.PendingAuthorizations.Max = 1000
+	})
+	steps := &stepLatencies{Observer: a.srv.metrics}
+	a.srv.limits.SetObserver(steps)
+	stepsB := &stepLatencies{Observer: b.srv.metrics}
+	b.srv.limits.SetObserver(stepsB)
+	timeout := a.cfg.RateLimiting.BackendTimeout
+	bound := timeout + 500*time.Millisecond
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+
+	const trials, burst, limit, replicas = 5, 50, 10, 2
+	stop := make(chan struct{})
+	stopped := make(chan time.Time)
+	paused := pauseLoop(rs, 700*time.Millisecond, time.Second, 120, stop, stopped)
+	defer func() { close(stop); <-paused }()
+	for trial := range trials {
+		key := newKey(t)
+		var acct *xacme.Account
+		var err error
+		// Registering needs no limiter here (account-creation is off).
+		c := &xacme.Client{Key: key, DirectoryURL: a.base + "/directory", HTTPClient: lb}
+		if acct, err = c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
+			t.Fatal(err)
+		}
+		bodies := make([][]byte, burst)
+		for i := range bodies {
+			payload := fmt.Appendf(nil, `{"identifiers":[{"type":"dns","value":"t%d-o%d.paused.weir.test"}]}`, trial, i)
+			bodies[i] = a.sign(key, a.base+"/acme/new-order", payload, signOpts{kid: acct.URI})
+		}
+		// Each burst starts at another phase of the pauses: 350 ms before
+		// the next stop, then 150 ms later in each trial. A request
+		// reaches the limiter a few hundred milliseconds after it is
+		// sent (50 signatures to check on two busy cores).
+		var stoppedAt time.Time
+		select {
+		case stoppedAt = <-stopped:
+		case <-ctx.Done():
+			t.Fatal("Redis was not paused")
+		}
+		time.Sleep(650*time.Millisecond + time.Duration(trial)*150*time.Millisecond)
+		phase := time.Since(stoppedAt) - time.Second
+		steps.take()
+		stepsB.take()
+		statuses, slowest := postAll(ctx, lb, a.base+"/acme/new-order", bodies)
+		step := max(steps.take(), stepsB.take())
+		admitted := statuses[http.StatusCreated]
+		t.Logf("trial %d: fired %v from a stop; admitted %d of %d (limit %d, bound %d across %d replicas); answers %v; longest limiter step %v, longest request %v",
+			trial+1, phase.Round(time.Millisecond), admitted, burst, limit, replicas*limit, replicas, statuses, step.Round(time.Millisecond), slowest.Round(time.Millisecond))
+		if admitted > replicas*limit {
+			t.Errorf("trial %d: %d new-orders admitted, more than %d × %d", trial+1, admitted, replicas, limit)
+		}
+		if step > bound {
+			t.Errorf("trial %d: a limiter step took %v, longer than backend-timeout + 0.5 s (%v)", trial+1, step, bound)
+		}
+		if n := statuses[http.StatusInternalServerError] + statuses[0]; n > 0 {
+			t.Errorf("trial %d: %d requests got a 500 or no answer", trial+1, n)
+		}
+	}
+	t.Logf("degraded decisions: replica 1 %d, replica 2 %d", a.srv.limits.DegradedDecisions(), b.srv.limits.DegradedDecisions())
+}
+
+// postAll posts every body to url at once through hc and counts the
+// answers by status (0: no answer); it returns the longest request too.
+func postAll(ctx context.Context, hc *http.Client, url string, bodies [][]byte) (map[int]int, time.Duration) {
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		slowest time.Duration
+	)
+	statuses := map[int]int{}
+	gate := make(chan struct{})
+	for _, body := range bodies {
+		wg.Go(func() {
+			<-gate
+			start := time.Now()
+			status := 0
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+			if err == nil {
+				req.Header.Set("Content-Type", "application/jose+json")
+				var res *http.Response
+				if res, err = hc.Do(req); err == nil {
+					_, _ = io.Copy(io.Discard, res.Body)
+					res.Body.Close()
+					status = res.StatusCode
+				}
+			}
+			d := time.Since(start)
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[status]++
+			slowest = max(slowest, d)
+		})
+	}
+	close(gate)
+	wg.Wait()
+	return statuses, slowest
+}
