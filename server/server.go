@@ -90,6 +90,9 @@ type Options struct {
 	// ACME and admin ones (weir serve's -pprof), which validations must
 	// never connect to.
 	OtherListeners []net.Addr
+	// Build says which weir this is, for weir_build_info (its zero value
+	// publishes empty labels).
+	Build BuildInfo
 }
 
 // New creates the data directory, the CA and the store, and wires the
@@ -138,6 +141,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
 		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base}
 	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store})
+	s.metrics.SetBuildInfo(opts.Build.Version, opts.Build.ShortCommit(), opts.Build.GoVersion)
 	if err := s.wire(ctx, issuer); err != nil {
 		s.Close()
 		return nil, err

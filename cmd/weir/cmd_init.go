@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,26 +14,16 @@ import (
 // cmdInit writes a commented configuration file and prepares the data
 // directory (CA, weir's HTTPS certificate, admin token) without serving.
 func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: weir init [-config FILE] [-data-dir DIR] [-force] [-print-config]\n\n"+
-			"Writes a commented configuration file and creates the data directory: the CA\n"+
+	fs := newFlagSet("init", "init [-config FILE] [-data-dir DIR] [-force] [-print-config]",
+		"Writes a commented configuration file and creates the data directory: the CA\n"+
 			"(root and intermediate), weir's HTTPS certificate and the admin token. It\n"+
-			"never replaces a CA, certificate or token that is already there.\n\n")
-		fs.PrintDefaults()
-	}
+			"never replaces a CA, certificate or token that is already there.", stderr)
 	configPath := fs.String("config", "weir.yaml", "the configuration `file` to write")
 	dataDir := fs.String("data-dir", server.DefaultConfig().DataDir, "the data `directory` the configuration names and init creates")
 	force := fs.Bool("force", false, "overwrite an existing configuration file (the data directory's contents are kept)")
 	printConfig := fs.Bool("print-config", false, "print the configuration file to standard output and write nothing")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "weir init: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	text := server.ConfigText(*configPath, *dataDir)
 	cfg, err := server.ParseConfig("", text)

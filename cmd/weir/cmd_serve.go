@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,15 +11,19 @@ import (
 
 // cmdServe runs the server of -config until ctx ends.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", "serve [-config FILE] [-pprof HOST:PORT]",
+		"Runs the ACME server (and the admin listener, when admin.enabled) until SIGINT or\n"+
+			"SIGTERM. It creates the data directory, the CA, weir's HTTPS certificate and the\n"+
+			"admin token on first start, migrates the store, prints where everything is,\n"+
+			"and reloads the configuration file on SIGHUP and when it changes.", stderr)
 	configPath := fs.String("config", "", "YAML configuration `file` (default: embedded defaults)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this loopback `host:port` (profiling)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	tuneGC()
-	opts := server.Options{ConfigFile: *configPath, Log: stderr}
+	build := buildInfo()
+	opts := server.Options{ConfigFile: *configPath, Log: stderr, Build: build}
 	if *pprofAddr != "" {
 		addr, err := startPprof(*pprofAddr)
 		if err != nil {
@@ -53,7 +56,12 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 			return 1
 		}
 	}
-	srv.PrintBanner(stdout, version)
+	if adminLn != nil {
+		if err := srv.RecordAdminURL(adminLn.Addr()); err != nil {
+			fmt.Fprintf(stderr, "weir: recording the admin address for the operator commands: %v\n", err)
+		}
+	}
+	srv.PrintBanner(stdout, build.Version)
 	if err := srv.Serve(ctx, ln, adminLn); err != nil {
 		fmt.Fprintf(stderr, "weir: %v\n", err)
 		return 1
