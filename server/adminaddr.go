@@ -78,7 +78,8 @@ func FindAdmin(configPath string) (AdminTarget, error) {
 }
 
 // legibleConfig is the defaults with what can still be read of the keys
-// that locate the admin API and its token from a file that does not load
+// that locate the admin API and its token, and of log.format, from a file
+// that does not load
 // (not strict: unknown keys and bad values elsewhere are ignored).
 func legibleConfig(path string) Config {
 	cfg := DefaultConfig()
@@ -93,6 +94,9 @@ func legibleConfig(path string) Config {
 			Auth      string `yaml:"auth"`
 			TLS       *bool  `yaml:"tls"`
 		} `yaml:"admin"`
+		Log struct {
+			Format string `yaml:"format"`
+		} `yaml:"log"`
 	}
 	_ = yaml.Unmarshal(data, &f) // a type error still fills the rest
 	if f.DataDir != "" {
@@ -103,6 +107,9 @@ func legibleConfig(path string) Config {
 	}
 	if f.Admin.Auth != "" {
 		cfg.Admin.Auth = f.Admin.Auth
+	}
+	if f.Log.Format != "" {
+		cfg.Log.Format = f.Log.Format
 	}
 	if f.Admin.TLS != nil {
 		cfg.Admin.TLS = *f.Admin.TLS

@@ -71,7 +71,7 @@ func newLogger(c LogConfig, w io.Writer) (*slog.Logger, *slog.LevelVar) {
 	level, _ := parseLevel(c.Level)
 	lv := new(slog.LevelVar)
 	lv.Set(level)
-	opts := &slog.HandlerOptions{Level: lv}
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: durationsInMilliseconds}
 	if c.Format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts)), lv
 	}
