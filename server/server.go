@@ -153,6 +153,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 		s.rootFP = fingerprint(h.Root)
 	}
 	s.health = s.newHealth()
+	s.watchProbes()
 	s.web, err = web.New(web.Config{
 		BaseURL: base, MaxBodyBytes: cfg.Server.MaxBodyBytes, Website: cfg.ACME.Website,
 		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.directoryCAAIdentities(), RootPEM: s.root,
