@@ -36,15 +36,12 @@ func ReadBuildInfo(version, commit, date string, pkcs11 bool) BuildInfo {
 		if v := bi.Main.Version; v != "" && v != "(devel)" {
 			b.Version = v
 		}
+		stamps := map[string]*string{"vcs.revision": &b.Commit, "vcs.time": &b.Date}
 		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				b.Commit = s.Value
-			case "vcs.time":
-				b.Date = s.Value
-			case "vcs.modified":
-				b.Modified = s.Value == "true"
+			if p := stamps[s.Key]; p != nil {
+				*p = s.Value
 			}
+			b.Modified = b.Modified || s.Key == "vcs.modified" && s.Value == "true"
 		}
 	}
 	for _, o := range []struct {
