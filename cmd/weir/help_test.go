@@ -5,29 +5,58 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 )
 
-// leaves are every command line that ends in a command's own flag set.
-func leaves() [][]string {
-	var out [][]string
-	for _, c := range []string{"init", "serve", "check-config", "migrate", "migrate-storage", "healthcheck", "backup", "crl", "version"} {
-		out = append(out, []string{c})
-	}
-	for group, verbs := range map[string][]string{
+// singles are the commands with a flag set of their own; groups the
+// commands made of verbs, each verb with its flag set.
+var (
+	singles = []string{"init", "serve", "check-config", "migrate", "migrate-storage", "healthcheck", "backup", "crl", "version"}
+	groups  = map[string][]string{
 		"ratelimit": {"status", "explain", "reset"},
 		"accounts":  {"list", "show", "deactivate"},
 		"certs":     {"list", "show", "revoke", "renew-now"},
 		"eab":       {"create", "list", "revoke"},
-	} {
+	}
+)
+
+// leaves are every command line that ends in a command's own flag set.
+func leaves() [][]string {
+	var out [][]string
+	for _, c := range singles {
+		out = append(out, []string{c})
+	}
+	for group, verbs := range groups {
 		for _, v := range verbs {
 			out = append(out, []string{group, v})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], " ") < strings.Join(out[j], " ") })
 	return out
+}
+
+// TestEveryCommandCovered: the help tests below know every command and
+// every verb of each group (a new one must be added to singles or groups).
+func TestEveryCommandCovered(t *testing.T) {
+	for name := range commands {
+		if !slices.Contains(singles, name) && groups[name] == nil {
+			t.Errorf("command %q is in neither singles nor groups of help_test.go", name)
+		}
+	}
+	verbLine := regexp.MustCompile(`(?m)^  weir [a-z-]+ ([a-z-]+)`)
+	for g, verbs := range groups {
+		code, out, _ := runCLI(g, "-h")
+		var listed []string
+		for _, m := range verbLine.FindAllStringSubmatch(out, -1) {
+			listed = append(listed, m[1])
+		}
+		if code != 0 || !slices.Equal(listed, verbs) {
+			t.Errorf("weir %s -h: exit %d, verbs %v; help_test.go has %v", g, code, listed, verbs)
+		}
+	}
 }
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
