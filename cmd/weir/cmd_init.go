@@ -14,16 +14,22 @@ import (
 // cmdInit writes a commented configuration file and prepares the data
 // directory (CA, weir's HTTPS certificate, admin token) without serving.
 func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlagSet("init", "init [-config FILE] [-data-dir DIR] [-force] [-print-config]",
+	fs := newFlagSet("init", "init [-config FILE] [-data-dir DIR] [-force] [-print-config] [-keep-config]",
 		"Writes a commented configuration file and creates the data directory: the CA\n"+
 			"(root and intermediate), weir's HTTPS certificate and the admin token. It\n"+
-			"never replaces a CA, certificate or token that is already there.", stderr)
+			"never replaces a CA, certificate or token that is already there. With\n"+
+			"-keep-config it reads the existing file instead and creates the data\n"+
+			"directory that file names (what the Debian package runs on first install).", stderr)
 	configPath := fs.String("config", "weir.yaml", "the configuration `file` to write")
 	dataDir := fs.String("data-dir", server.DefaultConfig().DataDir, "the data `directory` the configuration names and init creates")
 	force := fs.Bool("force", false, "overwrite an existing configuration file (the data directory's contents are kept)")
 	printConfig := fs.Bool("print-config", false, "print the configuration file to standard output and write nothing")
+	keepConfig := fs.Bool("keep-config", false, "read the existing configuration file and create the data directory it names; -data-dir is ignored")
 	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
 		return code
+	}
+	if *keepConfig {
+		return initFromConfig(*configPath, stdout, stderr)
 	}
 	text := server.ConfigText(*configPath, *dataDir)
 	cfg, err := server.ParseConfig("", text)
@@ -54,6 +60,23 @@ func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "\ndata-dir %s is relative: weir resolves it against the directory it runs in.\n", *dataDir)
 	}
 	fmt.Fprintf(stdout, "\nCheck it and start weir:\n\n  weir check-config %s\n  weir serve -config %s\n", *configPath, *configPath)
+	return 0
+}
+
+// initFromConfig creates the data directory the configuration file at path
+// names, leaving the file as it is.
+func initFromConfig(path string, stdout, stderr io.Writer) int {
+	cfg, err := server.LoadConfig(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "weir init: %v\n", err)
+		return 1
+	}
+	rep, err := server.InitDataDir(cfg, time.Now())
+	if err != nil {
+		fmt.Fprintf(stderr, "weir init: %v\n", err)
+		return 1
+	}
+	rep.Print(stdout)
 	return 0
 }
 

@@ -13,7 +13,7 @@ func usage(w io.Writer) {
 Usage: weir COMMAND [FLAGS] [ARGUMENTS]
 
 Setting up and running:
-  weir init [-config FILE] [-data-dir DIR] [-force] [-print-config]
+  weir init [-config FILE] [-data-dir DIR] [-force] [-print-config] [-keep-config]
                               write a commented config file (default weir.yaml)
                               and create the data directory: CA, HTTPS
                               certificate, admin token
