@@ -2,7 +2,9 @@
 #
 # weir as one static binary on distroless, running as a non-root user.
 #
-#   docker build --build-arg VERSION=$(git describe --tags --always --dirty) -t weir .
+#   docker build --build-arg VERSION=$(git describe --tags --always --dirty) \
+#     --build-arg COMMIT=$(git rev-parse HEAD) \
+#     --build-arg DATE=$(TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd) -t weir .
 #   docker run -d --name weir --hostname ca.example.internal \
 #     -p 14000:14000 -v weir-data:/data weir
 #
@@ -20,6 +22,8 @@ ARG GO_VERSION=1.26
 # static (CGO_ENABLED=0) Go binary allows.
 FROM --platform=$BUILDPLATFORM golang:${GO_VERSION} AS build
 ARG VERSION=dev
+ARG COMMIT=
+ARG DATE=
 ARG TARGETOS
 ARG TARGETARCH
 WORKDIR /src
@@ -28,7 +32,7 @@ RUN --mount=type=cache,target=/go/pkg/mod go mod download
 COPY . .
 RUN --mount=type=cache,target=/go/pkg/mod --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/weir ./cmd/weir
+    go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE}" -o /out/weir ./cmd/weir
 # An empty /data owned by the image's user, so that a new named volume is
 # writable by it.
 RUN mkdir -p /out/data

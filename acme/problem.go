@@ -74,10 +74,16 @@ type RateLimitInfo struct {
 	Key   string `json:"key"`
 	// Remaining is the tokens or member slots left in it.
 	Remaining int64 `json:"remaining"`
-	// Window is the limit's window in seconds: the period of a rate
-	// limit's count, the window of an exact count; absent when it has
-	// none (pending-authorizations).
+	// Quota per Window seconds is the limit as the RateLimit-Policy field
+	// says it (q, w): a rate limit's burst per the time an empty bucket
+	// takes to refill; an exact count's maximum per its window (Window
+	// absent when it has none: pending-authorizations).
+	Quota  int64 `json:"quota"`
 	Window int64 `json:"window,omitempty"`
+	// Count per Period seconds is a rate limit's configured rate (20 per
+	// 3600 for "20 per hour"); absent for an exact count.
+	Count  int64 `json:"count,omitempty"`
+	Period int64 `json:"period,omitempty"`
 	// FreesAt is when the request would be allowed (Retry-After from the
 	// response, rounded up to the second); absent when no wait helps.
 	FreesAt time.Time `json:"freesAt,omitzero"`

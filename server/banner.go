@@ -1,16 +1,23 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"log/slog"
 )
 
 // PrintBanner tells a new user where everything is and how to use it:
 // the directory, the root to trust, the admin listener and a certbot
 // command line. version is weir's.
+// With log.format json it is one JSON log record with the same facts.
 func (s *Server) PrintBanner(w io.Writer, version string) {
 	dir := s.baseURL + "/directory"
 	rootPath := dataPath(s.cfg.DataDir, fileRootPEM)
+	if s.cfg.Log.Format == "json" {
+		s.logBanner(w, version, dir, rootPath)
+		return
+	}
 	fmt.Fprintf(w, "weir %s is serving ACME\n\n", version)
 	fmt.Fprintf(w, "  directory:    %s\n", dir)
 	if s.root != nil {
@@ -36,4 +43,23 @@ func certbotCommand(rootPath, dir string, httpPort int) string {
 		cmd += fmt.Sprintf(" --http-01-port %d", httpPort)
 	}
 	return cmd
+}
+
+// logBanner is the banner as one JSON record, written whatever log.level
+// says, as the text banner is.
+func (s *Server) logBanner(w io.Writer, version, dir, rootPath string) {
+	attrs := []slog.Attr{slog.String("version", version), slog.String("directory", dir)}
+	if s.root != nil {
+		attrs = append(attrs, slog.String("root_ca", rootPath), slog.String("root_sha256", s.rootFP))
+	}
+	attrs = append(attrs, slog.String("data_dir", s.cfg.DataDir))
+	if s.admin != nil {
+		attrs = append(attrs, slog.String("admin", AdminURL(s.cfg)+"/"))
+		if adminTokenWanted(s.cfg) {
+			attrs = append(attrs, slog.String("admin_token", adminTokenPath(s.cfg)))
+		}
+	}
+	attrs = append(attrs, slog.String("certbot", certbotCommand(rootPath, dir, s.cfg.Challenges.HTTP01.Port)))
+	log, _ := newLogger(LogConfig{Format: "json", Level: "info"}, w)
+	log.LogAttrs(context.Background(), slog.LevelInfo, "weir is serving ACME", attrs...)
 }

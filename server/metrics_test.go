@@ -225,7 +225,7 @@ func TestMetricsEndToEnd(t *testing.T) {
 			t.Errorf("429 line: %s = %v, want %v", k, l[k], want)
 		}
 	}
-	for _, k := range []string{"detail", "duration"} {
+	for _, k := range []string{"detail", "duration_ms"} {
 		if _, ok := l[k]; !ok {
 			t.Errorf("429 line lacks %s: %v", k, l)
 		}

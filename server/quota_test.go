@@ -155,21 +155,27 @@ func TestRateLimitHeaders(t *testing.T) {
 	}
 	wantWithin(t, "the 429's Retry-After", int64(ra), T-5, T)
 
-	// The problem document names the bucket, what is left, the limit's
-	// window and when it frees up.
+	// The problem document names the bucket, what is left, the limit as
+	// RateLimit-Policy says it (quota and window: q and w) with the
+	// configured rate (count per period), and when it frees up.
 	var prob struct {
 		Type      string
 		Limit     string
 		Key       string
 		Remaining *int64
+		Quota     int64
 		Window    int64
+		Count     int64
+		Period    int64
 		FreesAt   time.Time
 	}
 	if err := json.Unmarshal(res.body, &prob); err != nil {
 		t.Fatal(err)
 	}
-	if prob.Limit != "order-creation" || prob.Key != id || prob.Remaining == nil || *prob.Remaining != 0 || prob.Window != T {
-		t.Errorf("429 members = %+v, want limit order-creation, key %s, remaining 0, window %d:\n%s", prob, id, T, res.body)
+	if prob.Limit != "order-creation" || prob.Key != id || prob.Remaining == nil || *prob.Remaining != 0 ||
+		prob.Quota != p.params["q"] || prob.Window != p.params["w"] || prob.Count != 1 || prob.Period != T {
+		t.Errorf("429 members = %+v, want limit order-creation, key %s, remaining 0, quota %d and window %d as RateLimit-Policy, count 1 per period %d:\n%s",
+			prob, id, p.params["q"], p.params["w"], T, res.body)
 	}
 	if d := time.Until(prob.FreesAt); d < time.Duration(ra-10)*time.Second || d > time.Duration(ra+1)*time.Second {
 		t.Errorf("freesAt %v is %v away, want about the Retry-After (%d s)", prob.FreesAt, d, ra)

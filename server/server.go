@@ -84,7 +84,7 @@ func newLogger(c LogConfig, w io.Writer) (*slog.Logger, *slog.LevelVar) {
 	level, _ := parseLevel(c.Level)
 	lv := new(slog.LevelVar)
 	lv.Set(level)
-	opts := &slog.HandlerOptions{Level: lv}
+	opts := &slog.HandlerOptions{Level: lv, ReplaceAttr: durationsInMilliseconds}
 	if c.Format == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts)), lv
 	}
@@ -103,6 +103,9 @@ type Options struct {
 	// ACME and admin ones (weir serve's -pprof), which validations must
 	// never connect to.
 	OtherListeners []net.Addr
+	// Build says which weir this is, for weir_build_info (its zero value
+	// publishes empty labels).
+	Build BuildInfo
 }
 
 // New creates the data directory, the CA and the store, and wires the
@@ -152,6 +155,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
 		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h}
 	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store})
+	s.metrics.SetBuildInfo(opts.Build.Version, opts.Build.ShortCommit(), opts.Build.GoVersion)
 	if err := s.wire(ctx, issuer); err != nil {
 		s.Close()
 		return nil, err
@@ -163,6 +167,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 		s.rootFP = fingerprint(h.Root)
 	}
 	s.health = s.newHealth()
+	s.watchProbes()
 	s.web, err = web.New(web.Config{
 		BaseURL: base, MaxBodyBytes: cfg.Server.MaxBodyBytes, Website: cfg.ACME.Website,
 		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.directoryCAAIdentities(), RootPEM: s.root,

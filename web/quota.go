@@ -176,9 +176,9 @@ func rateLimitFields(q limits.Quota, elapsed time.Duration) (policy, limit strin
 	b.WriteString(name)
 	b.WriteString(";q=")
 	b.WriteString(strconv.FormatInt(max(q.Capacity, 0), 10))
-	if q.Window > 0 {
+	if w := q.WindowSeconds(); w > 0 {
 		b.WriteString(";w=")
-		b.WriteString(strconv.FormatInt(max(ratelimit.CeilSeconds(q.Window), 1), 10))
+		b.WriteString(strconv.FormatInt(w, 10))
 	}
 	policy = b.String()
 	b.Reset()
@@ -234,10 +234,12 @@ type quotaBucketView struct {
 	// Remaining is what is left of it now.
 	Capacity  int64 `json:"capacity"`
 	Remaining int64 `json:"remaining"`
-	// Window is the limit's window in seconds, as in a rateLimited
-	// problem: the period of a rate limit's count, an exact count's
-	// window; absent when it has none.
+	// Window, Count and Period describe the limit as a rateLimited
+	// problem and RateLimit-Policy do (limits.Quota): Capacity per Window
+	// seconds, at the rate of Count per Period seconds (rate limits).
 	Window int64 `json:"window,omitempty"`
+	Count  int64 `json:"count,omitempty"`
+	Period int64 `json:"period,omitempty"`
 	// NextAt is when one more request fits, if none does now; FullAt
 	// when the bucket is whole again; At when it was read.
 	NextAt string `json:"nextAt,omitempty"`
@@ -282,8 +284,9 @@ func quotaBucket(st ratelimit.BucketStatus) quotaBucketView {
 	if !st.Enabled {
 		return v
 	}
+	q := limits.PolicyOf(st.Limit)
 	v.Capacity, v.Remaining = st.Capacity, st.Remaining
-	v.Window = ratelimit.CeilSeconds(st.Limit.Span())
+	v.Window, v.Count, v.Period = q.WindowSeconds(), q.Count, q.PeriodSeconds()
 	v.NextAt, v.FullAt, v.At = timeString(st.NextAt), timeString(st.FullAt), timeString(st.At)
 	return v
 }

@@ -134,8 +134,11 @@ func TestRateLimitFieldsFromLimiter(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantFrees := clock.now().Add(57 * time.Minute).Format(time.RFC3339)
-	if members["limit"] != "order-creation" || members["key"] != "12" || members["remaining"] != 0.0 || members["window"] != 3600.0 || members["freesAt"] != wantFrees {
-		t.Errorf("problem members %s, want limit, key 12, remaining 0, window 3600, freesAt %s", b, wantFrees)
+	// The members describe the limit as RateLimit-Policy does (quota 3
+	// per window 10800 s: q and w), with its rate (1 per 3600 s).
+	if members["limit"] != "order-creation" || members["key"] != "12" || members["remaining"] != 0.0 ||
+		members["quota"] != 3.0 || members["window"] != 10800.0 || members["count"] != 1.0 || members["period"] != 3600.0 || members["freesAt"] != wantFrees {
+		t.Errorf("problem members %s, want limit, key 12, remaining 0, quota 3, window 10800, count 1, period 3600, freesAt %s", b, wantFrees)
 	}
 
 	// Reads without spending, cached for a second per account.

@@ -46,7 +46,9 @@ func rateLimitedProblem(d ratelimit.Decision, helpURL string, sub spendSubject) 
 
 // rateLimitInfo is the extension members of the denial d.
 func rateLimitInfo(d ratelimit.Decision) *acme.RateLimitInfo {
-	info := &acme.RateLimitInfo{Limit: d.Limit.String(), Key: d.Key, Remaining: d.Remaining, Window: ratelimit.CeilSeconds(d.Policy.Span())}
+	q := PolicyOf(d.Policy)
+	info := &acme.RateLimitInfo{Limit: d.Limit.String(), Key: d.Key, Remaining: d.Remaining,
+		Quota: q.Capacity, Window: q.WindowSeconds(), Count: q.Count, Period: q.PeriodSeconds()}
 	if !d.Never {
 		info.FreesAt = d.RetryAt()
 	}

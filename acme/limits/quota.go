@@ -17,6 +17,13 @@ import (
 // and RateLimit fields (draft-ietf-httpapi-ratelimit-headers-11): a policy
 // of Capacity units per Window, of which Remaining are left, Reset being
 // the effective window.
+//
+// It is the one description of a limit that clients get: the fields (q,
+// w), the members of a rateLimited problem (quota, window, count,
+// period) and the quota resource (capacity, window, count, period) all
+// take it from here, so that they agree: a limit of 20 per hour with a
+// burst of 5 is q=5 per w=900 s (5 × 3 min, the time an empty bucket
+// takes to refill), at the sustained rate of count 20 per period 3600 s.
 type Quota struct {
 	// Limit and Key name the bucket (Key without the "limit:" prefix);
 	// Limit 0 is no quota.
@@ -30,6 +37,10 @@ type Quota struct {
 	// Capacity per Window is the sustained rate; for an exact count, its
 	// window; 0 when it has none (pending-authorizations).
 	Window time.Duration
+	// Count per Period is a rate limit's configured rate, of which
+	// Capacity can be spent at once; 0 for an exact count.
+	Count  int64
+	Period time.Duration
 	// Remaining is the tokens or member slots left at At ("r").
 	Remaining int64
 	// Reset is the effective window ("t"), exact (web rounds it up): how
@@ -54,9 +65,32 @@ func (q *Quota) setPolicy(l ratelimit.Limit) {
 	case ratelimit.KindRate:
 		q.Capacity = l.Burst
 		q.Window = time.Duration(l.Burst*l.Emission()) * time.Microsecond
+		q.Count, q.Period = l.Count, l.Period
 	case ratelimit.KindCount:
 		q.Capacity, q.Window = l.Max, l.Window
 	}
+}
+
+// PolicyOf is the Quota of limit l with only its policy filled in:
+// Capacity, Window, Count and Period.
+func PolicyOf(l ratelimit.Limit) Quota {
+	var q Quota
+	q.setPolicy(l)
+	return q
+}
+
+// WindowSeconds is Window in whole seconds as clients are told it (w):
+// rounded up, at least 1; 0 when the limit has no window.
+func (q Quota) WindowSeconds() int64 { return wholeSeconds(q.Window) }
+
+// PeriodSeconds is Period in whole seconds, as WindowSeconds.
+func (q Quota) PeriodSeconds() int64 { return wholeSeconds(q.Period) }
+
+func wholeSeconds(d time.Duration) int64 {
+	if d <= 0 {
+		return 0
+	}
+	return max(ratelimit.CeilSeconds(d), 1)
 }
 
 // QuotaFromDecision is the bucket a limiter decision names.

@@ -9,10 +9,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -48,44 +48,61 @@ func addAdminFlags(fs *flag.FlagSet) *adminFlags {
 	}
 }
 
-// client builds the admin API client the flags describe.
-func (f *adminFlags) client() (*adminClient, error) {
-	cfg, err := server.LoadConfig(*f.config)
+// client builds the admin API client the flags describe. When the
+// configuration file does not load, it says so on stderr and goes on with
+// -admin, or else with the admin address the running weir recorded
+// (server.FindAdmin): the server keeps running on its last good
+// configuration, and that is when an operator needs these commands.
+func (f *adminFlags) client(stderr io.Writer) (*adminClient, error) {
+	t, err := server.FindAdmin(*f.config)
 	if err != nil {
 		return nil, err
 	}
-	if cfg.DataDir, err = filepath.Abs(cfg.DataDir); err != nil {
-		return nil, err
-	}
 	c := &adminClient{base: strings.TrimSuffix(*f.adminURL, "/")}
+	if t.ConfigErr != nil {
+		fmt.Fprintf(stderr, "weir: warning: the configuration does not load: %v\n", firstLine(t.ConfigErr))
+	}
 	if c.base == "" {
-		if !cfg.Admin.On() {
+		switch {
+		case t.ConfigErr != nil && t.URL == "":
+			return nil, fmt.Errorf("no admin address: the configuration does not load and %s does not exist (weir serve writes it); pass -admin URL", t.URLFile)
+		case t.ConfigErr != nil:
+			fmt.Fprintf(stderr, "weir: using the admin address weir serve recorded in %s: %s\n", t.URLFile, t.URL)
+		case t.URL == "":
 			return nil, errors.New("the admin listener is disabled in the configuration (admin.enabled: false); pass -admin URL")
 		}
-		c.base = server.AdminURL(cfg)
+		c.base = t.URL
 	}
-	switch tokenFile := server.AdminTokenFile(cfg); {
+	var err2 error
+	switch {
 	case *f.tokenFile != "":
-		b, err := os.ReadFile(*f.tokenFile)
-		if err != nil {
-			return nil, err
-		}
-		c.token = strings.TrimSpace(string(b))
+		c.token, err2 = readTokenFile(*f.tokenFile, "-token-file")
 	case os.Getenv("WEIR_ADMIN_TOKEN") != "":
-		c.token = os.Getenv("WEIR_ADMIN_TOKEN")
-	case tokenFile != "":
-		b, err := os.ReadFile(tokenFile)
-		if err != nil {
-			return nil, fmt.Errorf("reading the admin token: %w (is this the server's -config, and may you read its data directory?)", err)
+		c.token, err2 = checkToken(os.Getenv("WEIR_ADMIN_TOKEN"), "WEIR_ADMIN_TOKEN")
+	case t.TokenFile != "":
+		c.token, err2 = readTokenFile(t.TokenFile, "admin.token-file")
+		if errors.Is(err2, fs.ErrNotExist) || errors.Is(err2, fs.ErrPermission) {
+			err2 = fmt.Errorf("%w (is this the server's -config, and may you read its data directory?)", err2)
 		}
-		c.token = strings.TrimSpace(string(b))
+	}
+	if err2 != nil {
+		return nil, err2
 	}
 	tr := &http.Transport{}
 	if strings.HasPrefix(c.base, "https://") {
-		tr.TLSClientConfig = &tls.Config{RootCAs: server.ClientRoots(cfg), MinVersion: tls.VersionTLS12}
+		tr.TLSClientConfig = &tls.Config{RootCAs: server.ClientRoots(t.Config), MinVersion: tls.VersionTLS12}
 	}
 	c.http = &http.Client{Timeout: 30 * time.Second, Transport: tr}
 	return c, nil
+}
+
+// firstLine is the first line of an error, with a count of the others.
+func firstLine(err error) string {
+	lines := strings.Split(strings.TrimSpace(err.Error()), "\n")
+	if len(lines) == 1 {
+		return lines[0]
+	}
+	return fmt.Sprintf("%s (and %d more problems; weir check-config lists them)", lines[0], len(lines)-1)
 }
 
 // do sends a request and decodes a JSON answer into out (unless nil). A
@@ -152,24 +169,6 @@ func (c *adminClient) get(ctx context.Context, path string, q url.Values, out an
 	return c.do(ctx, http.MethodGet, path, nil, out)
 }
 
-// parseInterspersed parses fs over args, allowing flags after positional
-// arguments ("certs revoke SERIAL --reason keyCompromise"), and returns the
-// positional arguments.
-func parseInterspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
 // printJSON writes v indented.
 func printJSON(w io.Writer, v any) {
 	enc := json.NewEncoder(w)
@@ -191,23 +190,4 @@ func fmtTime(t *time.Time, now time.Time) string {
 		return fmt.Sprintf("%s (%s ago)", t.UTC().Format(time.RFC3339), -d)
 	}
 	return t.UTC().Format(time.RFC3339) + " (now)"
-}
-
-// oneArgVerb parses a verb that takes exactly one positional argument and
-// builds its admin client. On a usage or client error it reports it and
-// returns a nil client and the exit code.
-func oneArgVerb(fs *flag.FlagSet, af *adminFlags, args []string, stderr io.Writer) ([]string, *adminClient, int) {
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return nil, nil, 2
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return nil, nil, 2
-	}
-	c, err := af.client()
-	if err != nil {
-		return nil, nil, fail(stderr, fs.Name(), err)
-	}
-	return pos, c, 0
 }

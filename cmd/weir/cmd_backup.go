@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -13,25 +12,19 @@ import (
 // certificate, the admin token, and consistent snapshots of the SQLite
 // databases. The copy is a data directory weir serve can start on.
 func cmdBackup(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: weir backup [-config FILE] -out DIR\n\n"+
-			"Copies the data directory to DIR (new, or empty) while weir runs: CA keys and\n"+
+	fs := newFlagSet("backup", "backup [-config FILE] -out DIR",
+		"Copies the data directory to DIR (new, or empty) while weir runs: CA keys and\n"+
 			"certificates, weir's HTTPS certificate, the admin token, and a consistent\n"+
 			"snapshot of each SQLite database (VACUUM INTO). To restore, stop weir and\n"+
 			"start it with data-dir set to DIR (or DIR moved into place). With\n"+
-			"storage.driver postgres it refuses: back the database up with pg_dump.\n\n")
-		fs.PrintDefaults()
-	}
+			"storage.driver postgres it refuses: back the database up with pg_dump.", stderr)
 	configPath := fs.String("config", "", "the server's configuration `file` (default: embedded defaults)")
 	out := fs.String("out", "", "the backup `directory` to create")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
+		return code
 	}
-	if *out == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if *out == "" {
+		return usageError(fs, stderr, "-out is required")
 	}
 	cfg, err := server.LoadConfig(*configPath)
 	if err == nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,100 +13,83 @@ import (
 // cmdCA runs the CA's ceremonies, which work on files and tokens, not
 // on the running weir: take the root offline, make a new intermediate's
 // key and CSR, sign it with the offline root, import it.
-func cmdCA(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	usage := func() {
-		fmt.Fprint(stderr, `Usage: weir ca <ceremony> [flags]
-
-  take-root-offline [-config FILE] -to FILE
-        move the data directory's root key to FILE, outside it
-  new-intermediate-key -name CN [-org O] -key-out FILE -csr-out FILE [-passphrase-file F]
-        make a new intermediate's key (encrypted with -passphrase-file) and its CSR
-  sign-intermediate -root-cert FILE -csr FILE -out FILE (root key flags)
-        sign the CSR with the offline root: the new intermediate, then the root
-  import [-config FILE] -cert FILE [-key FILE]
-        make it the data directory's intermediate (the old one is kept beside);
-        weir serve uses it from its next start
-
-Run "weir ca <ceremony> -h" for the flags of a ceremony.
-`)
+func cmdCA(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	verbs := map[string]subcommand{
+		"take-root-offline":    {"take-root-offline [-config FILE] -to FILE", caTakeRootOffline},
+		"new-intermediate-key": {"new-intermediate-key -name CN [-org O] -key-out FILE -csr-out FILE [-passphrase-file F]", caNewIntermediateKey},
+		"sign-intermediate":    {"sign-intermediate -root-cert FILE -csr FILE -out FILE -root-key FILE [-root-key-type T] [...]", caSignIntermediate},
+		"import":               {"import [-config FILE] -cert FILE [-key FILE]", caImport},
 	}
-	if len(args) == 0 {
-		usage()
-		return 2
-	}
-	ceremonies := map[string]func([]string, io.Writer, io.Writer) int{
-		"take-root-offline": caTakeRootOffline, "new-intermediate-key": caNewIntermediateKey,
-		"sign-intermediate": caSignIntermediate, "import": caImport,
-	}
-	f, ok := ceremonies[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "weir ca: unknown ceremony %q\n\n", args[0])
-		usage()
-		return 2
-	}
-	return f(args[1:], stdout, stderr)
+	return runGroup(ctx, "ca", verbs, []string{"take-root-offline", "new-intermediate-key", "sign-intermediate", "import"}, args, stdout, stderr)
 }
 
-// caFlags is a ceremony's flag set; parse reports a usage error (2).
-func caFlags(name, usage string, stderr io.Writer) *flag.FlagSet {
-	fs := flag.NewFlagSet("ca "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: weir ca %s %s\n\n", name, usage)
-		fs.PrintDefaults()
+// caFlags is a ceremony's flag set.
+func caFlags(name, synopsis, about string, stderr io.Writer) *cmdFlags {
+	return newFlagSet("ca "+name, "ca "+name+" "+synopsis, about, stderr)
+}
+
+// caArgs parses a ceremony's flags; an argument, or a required flag (by
+// name) left empty, is a usage error.
+func caArgs(fs *cmdFlags, args []string, stdout, stderr io.Writer, required map[string]*string) (int, bool) {
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
+		return code, false
 	}
-	return fs
+	for _, name := range []string{"to", "name", "key-out", "csr-out", "root-cert", "csr", "out", "cert"} {
+		if v, ok := required[name]; ok && *v == "" {
+			return usageError(fs, stderr, "-"+name+" is required"), false
+		}
+	}
+	return 0, true
 }
 
-// caFail prints a ceremony's error and returns 1.
-func caFail(stderr io.Writer, name string, err error) int {
-	fmt.Fprintf(stderr, "weir ca %s: %v\n", name, err)
-	return 1
-}
-
-func caTakeRootOffline(args []string, stdout, stderr io.Writer) int {
-	fs := caFlags("take-root-offline", "[-config FILE] -to FILE", stderr)
+func caTakeRootOffline(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := caFlags("take-root-offline", "[-config FILE] -to FILE",
+		"Moves the data directory's root key to FILE, outside it (an offline medium);\n"+
+			"weir serve never needs it. Keep it for weir ca sign-intermediate.", stderr)
 	configPath := fs.String("config", "", "the server's configuration `file` (default: embedded defaults)")
 	to := fs.String("to", "", "where to move the root key, outside the data directory (an offline medium)")
-	if err := fs.Parse(args); err != nil || *to == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if code, ok := caArgs(fs, args, stdout, stderr, map[string]*string{"to": to}); !ok {
+		return code
 	}
 	cfg, err := server.LoadConfig(*configPath)
 	if err == nil {
 		err = server.TakeRootOffline(cfg, *to)
 	}
 	if err != nil {
-		return caFail(stderr, "take-root-offline", err)
+		return fail(stderr, "ca take-root-offline", err)
 	}
 	fmt.Fprintf(stdout, "moved the root key to %s; weir serve does not need it. Keep it offline for weir ca sign-intermediate.\n", *to)
 	return 0
 }
 
-func caNewIntermediateKey(args []string, stdout, stderr io.Writer) int {
-	fs := caFlags("new-intermediate-key", "-name CN [-org O] -key-out FILE -csr-out FILE [-passphrase-file F]", stderr)
+func caNewIntermediateKey(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := caFlags("new-intermediate-key", "-name CN [-org O] -key-out FILE -csr-out FILE [-passphrase-file F]",
+		"Makes a new intermediate's key (encrypted with -passphrase-file) and its CSR,\n"+
+			"for weir ca sign-intermediate where the root key is.", stderr)
 	name := fs.String("name", "", "the new intermediate's common name")
 	org := fs.String("org", "", "its organisation")
 	keyOut := fs.String("key-out", "", "the key `file` to write (mode 0600; never over a file)")
 	csrOut := fs.String("csr-out", "", "the CSR `file` to write")
 	passFile := fs.String("passphrase-file", "", "encrypt the key (PKCS#8, for the encrypted-file signer) with the passphrase in this `file`")
-	if err := fs.Parse(args); err != nil || *name == "" || *keyOut == "" || *csrOut == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if code, ok := caArgs(fs, args, stdout, stderr, map[string]*string{"name": name, "key-out": keyOut, "csr-out": csrOut}); !ok {
+		return code
 	}
 	csr, err := server.NewIntermediateKey(*name, *org, *keyOut, *passFile)
 	if err == nil {
 		err = os.WriteFile(*csrOut, csr, 0o644)
 	}
 	if err != nil {
-		return caFail(stderr, "new-intermediate-key", err)
+		return fail(stderr, "ca new-intermediate-key", err)
 	}
 	fmt.Fprintf(stdout, "wrote the key %s and the CSR %s; sign it with weir ca sign-intermediate where the root key is\n", *keyOut, *csrOut)
 	return 0
 }
 
-func caSignIntermediate(args []string, stdout, stderr io.Writer) int {
-	fs := caFlags("sign-intermediate", "-root-cert FILE -csr FILE -out FILE -root-key FILE [-root-key-type T] [...]", stderr)
+func caSignIntermediate(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := caFlags("sign-intermediate", "-root-cert FILE -csr FILE -out FILE -root-key FILE [-root-key-type T] [...]",
+		"Signs a new intermediate's CSR with the offline root (a key file, an\n"+
+			"encrypted key file or a PKCS#11 token) and writes the intermediate, then\n"+
+			"the root, for weir ca import.", stderr)
 	rootCert := fs.String("root-cert", "", "the root's certificate `file` (the data directory's ca/root.pem)")
 	csrFile := fs.String("csr", "", "the new intermediate's CSR `file`")
 	out := fs.String("out", "", "the `file` to write: the new intermediate, then the root")
@@ -124,44 +106,44 @@ func caSignIntermediate(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&rk.Signer.PKCS11.KeyID, "pkcs11-key-id", "", "pkcs11: the key's `id` (hex)")
 	fs.StringVar(&rk.Signer.PKCS11.PIN.File, "pin-file", "", "pkcs11: the PIN's `file`")
 	fs.StringVar(&rk.Signer.PKCS11.PIN.Env, "pin-env", "", "pkcs11: the PIN's environment `variable`")
-	if err := fs.Parse(args); err != nil || *rootCert == "" || *csrFile == "" || *out == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if code, ok := caArgs(fs, args, stdout, stderr, map[string]*string{"root-cert": rootCert, "csr": csrFile, "out": out}); !ok {
+		return code
 	}
 	if slot >= 0 {
 		rk.Signer.PKCS11.Slot = &slot
 	}
 	csr, err := os.ReadFile(*csrFile)
 	if err != nil {
-		return caFail(stderr, "sign-intermediate", err)
+		return fail(stderr, "ca sign-intermediate", err)
 	}
 	chain, err := server.SignIntermediateCSR(*rootCert, rk, csr, time.Now())
 	if err == nil {
 		err = os.WriteFile(*out, chain, 0o644)
 	}
 	if err != nil {
-		return caFail(stderr, "sign-intermediate", err)
+		return fail(stderr, "ca sign-intermediate", err)
 	}
 	fmt.Fprintf(stdout, "wrote the new intermediate to %s; import it with weir ca import -cert %s\n", *out, *out)
 	return 0
 }
 
-func caImport(args []string, stdout, stderr io.Writer) int {
-	fs := caFlags("import", "[-config FILE] -cert FILE [-key FILE]", stderr)
+func caImport(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := caFlags("import", "[-config FILE] -cert FILE [-key FILE]",
+		"Makes the signed intermediate the data directory's (the one it replaces is\n"+
+			"kept beside it); weir serve issues with it from its next start.", stderr)
 	configPath := fs.String("config", "", "the server's configuration `file` (default: embedded defaults)")
 	cert := fs.String("cert", "", "the new intermediate's certificate `file` (its chain may follow)")
 	key := fs.String("key", "", "its key `file` (none for a pkcs11 signer: the configuration names the token's key)")
-	if err := fs.Parse(args); err != nil || *cert == "" || fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if code, ok := caArgs(fs, args, stdout, stderr, map[string]*string{"cert": cert}); !ok {
+		return code
 	}
 	cfg, err := server.LoadConfig(*configPath)
 	if err != nil {
-		return caFail(stderr, "import", err)
+		return fail(stderr, "ca import", err)
 	}
 	kept, err := server.ImportIntermediate(cfg, *cert, *key, time.Now())
 	if err != nil {
-		return caFail(stderr, "import", err)
+		return fail(stderr, "ca import", err)
 	}
 	fmt.Fprintf(stdout, "imported the intermediate into %s; restart weir serve to issue with it\n", cfg.DataDir)
 	for _, k := range kept {

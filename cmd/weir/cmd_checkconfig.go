@@ -5,7 +5,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,21 +16,16 @@ import (
 // cmdCheckConfig reads a configuration file as serve does and prints
 // every problem of it, one per line, each with its line and key.
 func cmdCheckConfig(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check-config", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: weir check-config FILE\n\n"+
-			"Reads FILE as weir serve would (unknown keys are errors) and validates it.\n"+
+	fs := newFlagSet("check-config", "check-config FILE",
+		"Reads FILE as weir serve would (unknown keys are errors) and validates it.\n"+
 			"Prints \"FILE: ok\" (then warnings about the backends it names: a limiter\n"+
 			"Redis without persistence, nonces on Redis) and exits 0, or prints every problem, one per line as\n"+
-			"FILE:LINE: key: problem, and exits 1.\n")
-	}
-	if err := fs.Parse(args); err != nil {
-		return 2
+			"FILE:LINE: key: problem, and exits 1.", stderr)
+	if code, ok := parseFlags(fs, args, stdout); !ok {
+		return code
 	}
 	if fs.NArg() != 1 {
-		fs.Usage()
-		return 2
+		return usageError(fs, stderr, "takes one configuration file")
 	}
 	path := fs.Arg(0)
 	data, err := os.ReadFile(path)

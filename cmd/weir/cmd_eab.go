@@ -28,15 +28,14 @@ func eabCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs, af := newVerbFlags("eab create", "eab create --label LABEL",
 		"Makes an External Account Binding key: a key ID and an HMAC key that let one ACME client\ncreate one account. The HMAC key is shown this once. Rate-limit overrides keyed\n\"eab:LABEL\" apply to the accounts bound with keys of the label.", stderr)
 	label := fs.String("label", "", "the `label` of the key, e.g. a team: letters, digits, '.', '_', '-'")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseInterspersed(fs, args, stdout)
+	if !ok {
+		return code
 	}
 	if *label == "" || len(pos) > 0 {
-		fs.Usage()
-		return 2
+		return usageError(fs, stderr, "give --label, and no argument")
 	}
-	c, err := af.client()
+	c, err := af.client(stderr)
 	if err != nil {
 		return fail(stderr, "eab create", err)
 	}
@@ -61,15 +60,10 @@ func eabList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("eab list", "eab list [--label LABEL]",
 		"Lists the External Account Binding keys, newest first, with the account each is bound to.\nHMAC keys are never shown.", stderr)
 	label := fs.String("label", "", "only the keys of this `label`")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
+		return code
 	}
-	if len(pos) > 0 {
-		fs.Usage()
-		return 2
-	}
-	c, err := af.client()
+	c, err := af.client(stderr)
 	if err != nil {
 		return fail(stderr, "eab list", err)
 	}
@@ -97,7 +91,7 @@ func eabList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func eabRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("eab revoke", "eab revoke KEY-ID",
 		"Revokes an External Account Binding key so that it never binds an account. An account\nalready bound with it keeps working; weir accounts deactivate stops it.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stderr)
+	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
 	if c == nil {
 		return code
 	}

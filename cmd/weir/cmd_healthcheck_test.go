@@ -6,6 +6,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -46,5 +48,33 @@ func TestHealthcheckCLI(t *testing.T) {
 			t.Errorf("weir healthcheck %v: exit %d, stdout %q, stderr %q; want exit %d, stdout with %q, stderr with %q",
 				tt.args, code, stdout.String(), stderr.String(), tt.code, tt.stdout, tt.stderr)
 		}
+	}
+}
+
+// TestHealthcheckInvalidConfig: with a configuration that does not load
+// (an edit the running weir refused), healthcheck asks the admin address
+// weir serve recorded, and says so; without one it fails naming the file.
+func TestHealthcheckInvalidConfig(t *testing.T) {
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprint(w, `{"status":"ok"}`)
+	}))
+	defer ts.Close()
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "weir.yaml")
+	if err := os.WriteFile(cfgFile, []byte("data-dir: "+dir+"\nno-such-key: 1\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"healthcheck", "-config", cfgFile}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), filepath.Join(dir, "admin.url")) {
+		t.Errorf("no admin.url: exit %d, stderr %q; want 1 naming the file", code, stderr.String())
+	}
+	if err := os.WriteFile(filepath.Join(dir, "admin.url"), []byte(ts.URL+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"healthcheck", "-config", cfgFile}, &stdout, &stderr); code != 0 ||
+		!strings.Contains(stdout.String(), ts.URL+"/readyz: 200 OK") || !strings.Contains(stderr.String(), "does not load") {
+		t.Errorf("with admin.url: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }

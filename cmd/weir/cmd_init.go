@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -15,28 +14,24 @@ import (
 // cmdInit writes a commented configuration file and prepares the data
 // directory (CA, weir's HTTPS certificate, admin token) without serving.
 func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("init", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: weir init [-config FILE] [-data-dir DIR] [-force] [-print-config] [-root-key-out FILE]\n\n"+
-			"Writes a commented configuration file and creates the data directory: the CA\n"+
+	fs := newFlagSet("init", "init [-config FILE] [-data-dir DIR] [-force] [-print-config] [-keep-config] [-root-key-out FILE]",
+		"Writes a commented configuration file and creates the data directory: the CA\n"+
 			"(root and intermediate), weir's HTTPS certificate and the admin token. It\n"+
-			"never replaces a CA, certificate or token that is already there.\n\n")
-		fs.PrintDefaults()
-	}
+			"never replaces a CA, certificate or token that is already there. With\n"+
+			"-keep-config it reads the existing file instead and creates the data\n"+
+			"directory that file names (what the Debian package runs on first install).", stderr)
 	configPath := fs.String("config", "weir.yaml", "the configuration `file` to write")
 	dataDir := fs.String("data-dir", server.DefaultConfig().DataDir, "the data `directory` the configuration names and init creates")
 	force := fs.Bool("force", false, "overwrite an existing configuration file (the data directory's contents are kept)")
 	rootKeyOut := fs.String("root-key-out", "", "write a new root CA's key to this `file` outside the data directory (an offline medium) instead of "+
 		"the data directory; weir serve never needs it")
 	printConfig := fs.Bool("print-config", false, "print the configuration file to standard output and write nothing")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	keepConfig := fs.Bool("keep-config", false, "read the existing configuration file and create the data directory it names; -data-dir is ignored")
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "weir init: unexpected argument %q\n", fs.Arg(0))
-		fs.Usage()
-		return 2
+	if *keepConfig {
+		return initFromConfig(*configPath, stdout, stderr)
 	}
 	text := server.ConfigText(*configPath, *dataDir)
 	cfg, err := server.ParseConfig("", text)
@@ -67,6 +62,23 @@ func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "\ndata-dir %s is relative: weir resolves it against the directory it runs in.\n", *dataDir)
 	}
 	fmt.Fprintf(stdout, "\nCheck it and start weir:\n\n  weir check-config %s\n  weir serve -config %s\n", *configPath, *configPath)
+	return 0
+}
+
+// initFromConfig creates the data directory the configuration file at path
+// names, leaving the file as it is.
+func initFromConfig(path string, stdout, stderr io.Writer) int {
+	cfg, err := server.LoadConfig(path)
+	if err != nil {
+		fmt.Fprintf(stderr, "weir init: %v\n", err)
+		return 1
+	}
+	rep, err := server.InitDataDir(cfg, time.Now(), server.InitOptions{})
+	if err != nil {
+		fmt.Fprintf(stderr, "weir init: %v\n", err)
+		return 1
+	}
+	rep.Print(stdout)
 	return 0
 }
 

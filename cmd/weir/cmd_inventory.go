@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -52,15 +51,15 @@ func setQuery(q url.Values, key string) func(string) error {
 // listPage runs a list verb: the paging flags, the request, and --json.
 // It returns the page to print as a table, or nil and the exit code when
 // there is nothing more to do.
-func listPage[T any](ctx context.Context, fs *flag.FlagSet, af *adminFlags, args []string, q url.Values, path string, stdout, stderr io.Writer) (*admin.Page[T], int) {
+func listPage[T any](ctx context.Context, fs *cmdFlags, af *adminFlags, args []string, q url.Values, path string, stdout, stderr io.Writer) (*admin.Page[T], int) {
 	limit := fs.Int("limit", 50, "page size (at most 500)")
 	cursor := fs.String("cursor", "", "the `cursor` of a later page, as printed")
-	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) > 0 {
-		return nil, 2
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
+		return nil, code
 	}
 	q.Set("limit", strconv.Itoa(*limit))
 	q.Set("cursor", *cursor)
-	c, err := af.client()
+	c, err := af.client(stderr)
 	if err != nil {
 		return nil, fail(stderr, fs.Name(), err)
 	}
@@ -84,7 +83,7 @@ func printNext(w io.Writer, next string) {
 
 func accountsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("accounts show", "accounts show ID", "Shows an account and its limiter buckets.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stderr)
+	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
 	if c == nil {
 		return code
 	}
@@ -111,7 +110,7 @@ func accountsShow(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func accountsDeactivate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("accounts deactivate", "accounts deactivate ID", "Deactivates an account: its requests are refused from then on.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stderr)
+	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
 	if c == nil {
 		return code
 	}
@@ -168,7 +167,7 @@ func certsList(ctx context.Context, args []string, stdout, stderr io.Writer) int
 func certsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("certs show", "certs show SERIAL", "Shows a certificate.", stderr)
 	pemOnly := fs.Bool("pem", false, "print only the certificate PEM")
-	pos, c, code := oneArgVerb(fs, af, args, stderr)
+	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
 	if c == nil {
 		return code
 	}
@@ -199,12 +198,14 @@ func certsRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		"Revokes a certificate, or every active certificate of an account (incident mode: their\nARI windows move into the past, so ARI clients renew at once, and those renewals are\nexempt from the account limits), and regenerates the CRL. Reasons (RFC 5280): unspecified,\nkeyCompromise, cACompromise, affiliationChanged, superseded, cessationOfOperation,\nprivilegeWithdrawn, aACompromise, or their codes.", stderr)
 	reason := fs.String("reason", "unspecified", "the revocation `reason`")
 	allOf := fs.String("all-from-account", "", "revoke every active certificate of this account `ID`")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil || (len(pos) == 1) == (*allOf != "") || len(pos) > 1 {
-		fs.Usage()
-		return 2
+	pos, code, ok := parseInterspersed(fs, args, stdout)
+	if !ok {
+		return code
 	}
-	c, err := af.client()
+	if (len(pos) == 1) == (*allOf != "") || len(pos) > 1 {
+		return usageError(fs, stderr, "give one SERIAL or --all-from-account")
+	}
+	c, err := af.client(stderr)
 	if err != nil {
 		return fail(stderr, "certs revoke", err)
 	}
@@ -244,12 +245,14 @@ func certsRenewNow(ctx context.Context, args []string, stdout, stderr io.Writer)
 		"Moves the ARI renewal windows of these active certificates into the past, so ARI clients\nrenew at their next poll, and exempts those renewals from the account limits (e.g. before\nretiring an intermediate). Nothing is revoked.", stderr)
 	account := fs.String("account", "", "every active certificate of this account `ID`")
 	all := fs.Bool("all", false, "every active certificate of the CA")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil || boolInt(len(pos) > 0)+boolInt(*account != "")+boolInt(*all) != 1 {
-		fs.Usage()
-		return 2
+	pos, code, ok := parseInterspersed(fs, args, stdout)
+	if !ok {
+		return code
 	}
-	c, err := af.client()
+	if boolInt(len(pos) > 0)+boolInt(*account != "")+boolInt(*all) != 1 {
+		return usageError(fs, stderr, "give SERIALs, --account or --all")
+	}
+	c, err := af.client(stderr)
 	if err != nil {
 		return fail(stderr, "certs renew-now", err)
 	}
@@ -261,10 +264,10 @@ func cmdCRL(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"Shows the current CRL: its number, validity and revoked serials.", stderr)
 	regen := fs.Bool("regenerate", false, "sign a new CRL first")
 	out := fs.String("out", "", "also write the DER CRL to this `file`")
-	if pos, err := parseInterspersed(fs, args); err != nil || len(pos) > 0 {
-		return 2
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
+		return code
 	}
-	c, err := af.client()
+	c, err := af.client(stderr)
 	if err != nil {
 		return fail(stderr, "crl", err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 
@@ -14,23 +13,14 @@ import (
 // PostgreSQL's advisory lock); weir migrate does it beforehand, e.g. as a
 // deployment step before the new replicas start.
 func cmdMigrate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "Usage: weir migrate [-config FILE]\n\n"+
-			"Applies the schema migrations of the ACME store (storage.driver: the SQLite\n"+
+	fs := newFlagSet("migrate", "migrate [-config FILE]",
+		"Applies the schema migrations of the ACME store (storage.driver: the SQLite\n"+
 			"file, or the PostgreSQL schema) that it lacks and prints every version.\n"+
 			"weir serve does the same at start; running weir migrate first is safe\n"+
-			"while replicas run and while others migrate.\n\n")
-		fs.PrintDefaults()
-	}
+			"while replicas run and while others migrate.", stderr)
 	configPath := fs.String("config", "", "the server's configuration `file` (default: embedded defaults)")
-	if err := fs.Parse(args); err != nil {
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fs.Usage()
-		return 2
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	cfg, err := server.LoadConfig(*configPath)
 	if err == nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,55 +12,6 @@ import (
 
 	"github.com/weir-pki/weir/web/admin"
 )
-
-// subcommand is one verb of a command group ("ratelimit status").
-type subcommand struct {
-	usage string
-	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) int
-}
-
-// runGroup dispatches "weir GROUP VERB ...".
-func runGroup(ctx context.Context, group string, verbs map[string]subcommand, order []string, args []string, stdout, stderr io.Writer) int {
-	help := func(w io.Writer) {
-		fmt.Fprintf(w, "Usage:\n")
-		for _, v := range order {
-			fmt.Fprintf(w, "  weir %s %s\n", group, verbs[v].usage)
-		}
-		fmt.Fprintf(w, "\nThese ask a running weir's admin API (see docs/operations.md).\nRun \"weir %s VERB -h\" for the flags of a verb.\n", group)
-	}
-	if len(args) == 0 {
-		help(stderr)
-		return 2
-	}
-	if args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
-		help(stdout)
-		return 0
-	}
-	v, ok := verbs[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "weir %s: unknown verb %q\n\n", group, args[0])
-		help(stderr)
-		return 2
-	}
-	return v.run(ctx, args[1:], stdout, stderr)
-}
-
-// newVerbFlags makes the flag set of one verb with the admin flags.
-func newVerbFlags(name, usage, about string, stderr io.Writer) (*flag.FlagSet, *adminFlags) {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: weir %s\n\n%s\n\n", usage, about)
-		fs.PrintDefaults()
-	}
-	return fs, addAdminFlags(fs)
-}
-
-// fail prints a command error and returns exit code 1.
-func fail(stderr io.Writer, cmd string, err error) int {
-	fmt.Fprintf(stderr, "weir %s: %v\n", cmd, err)
-	return 1
-}
 
 func cmdRatelimit(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbs := map[string]subcommand{
@@ -77,19 +27,18 @@ func ratelimitStatus(ctx context.Context, args []string, stdout, stderr io.Write
 		"Shows every limiter bucket of a bucket key (limit:key, e.g. order-creation:42), an account\nor a client IP: its capacity, what remains, and when it is full again. Spends nothing.", stderr)
 	account := fs.String("account", "", "an account `ID`")
 	ip := fs.String("ip", "", "a client `IP` address")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseInterspersed(fs, args, stdout)
+	if !ok {
+		return code
 	}
 	q := url.Values{"account": {*account}, "ip": {*ip}}
 	if len(pos) == 1 {
 		q.Set("key", pos[0])
 	}
 	if n := len(pos) + boolInt(*account != "") + boolInt(*ip != ""); n != 1 || len(pos) > 1 {
-		fs.Usage()
-		return 2
+		return usageError(fs, stderr, "give one of KEY, --account or --ip")
 	}
-	c, err := af.client()
+	c, err := af.client(stderr)
 	if err != nil {
 		return fail(stderr, "ratelimit status", err)
 	}
@@ -133,15 +82,14 @@ func ratelimitExplain(ctx context.Context, args []string, stdout, stderr io.Writ
 		"Predicts what a new order of the account for these names would meet now: which limit\nwould refuse it and when it would pass. Spends nothing.", stderr)
 	account := fs.String("account", "", "the account `ID`")
 	names := fs.String("names", "", "comma-separated `names` of the order")
-	pos, err := parseInterspersed(fs, args)
-	if err != nil {
-		return 2
+	pos, code, ok := parseInterspersed(fs, args, stdout)
+	if !ok {
+		return code
 	}
 	if *account == "" || *names == "" || len(pos) > 0 {
-		fs.Usage()
-		return 2
+		return usageError(fs, stderr, "give --account and --names, and no argument")
 	}
-	c, err := af.client()
+	c, err := af.client(stderr)
 	if err != nil {
 		return fail(stderr, "ratelimit explain", err)
 	}
@@ -182,7 +130,7 @@ func ratelimitExplain(ctx context.Context, args []string, stdout, stderr io.Writ
 func ratelimitReset(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("ratelimit reset", "ratelimit reset KEY",
 		"Makes the bucket with this key (limit:key, e.g. order-creation:42) fresh.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stderr)
+	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
 	if c == nil {
 		return code
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,51 +11,63 @@ import (
 
 // cmdServe runs the server of -config until ctx ends.
 func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("serve", "serve [-config FILE] [-pprof HOST:PORT]",
+		"Runs the ACME server (and the admin listener, when admin.enabled) until SIGINT or\n"+
+			"SIGTERM. It creates the data directory, the CA, weir's HTTPS certificate and the\n"+
+			"admin token on first start, migrates the store, prints where everything is,\n"+
+			"and reloads the configuration file on SIGHUP and when it changes. With\n"+
+			"log.format json everything it prints is JSON lines.", stderr)
 	configPath := fs.String("config", "", "YAML configuration `file` (default: embedded defaults)")
 	pprofAddr := fs.String("pprof", "", "serve net/http/pprof on this loopback `host:port` (profiling)")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
+		return code
 	}
 	tuneGC()
-	opts := server.Options{ConfigFile: *configPath, Log: stderr}
+	cfg, err := server.LoadConfig(*configPath)
+	// failed reports why serve stops, in the configured log format.
+	failed := func(prefix string, err error) int {
+		if cfg.Log.Format == "json" {
+			server.LogFailure(stderr, fmt.Errorf("%s%w", prefix, err))
+		} else {
+			writeConfigError(stderr, "weir: "+prefix, err)
+		}
+		return 1
+	}
+	if err != nil {
+		cfg.Log.Format = server.LogFormat(*configPath)
+		return failed("", err)
+	}
+	build := buildInfo()
+	opts := server.Options{ConfigFile: *configPath, Log: stderr, Build: build}
 	if *pprofAddr != "" {
 		addr, err := startPprof(*pprofAddr)
 		if err != nil {
-			fmt.Fprintf(stderr, "weir: -pprof: %v\n", err)
-			return 1
+			return failed("-pprof: ", err)
 		}
 		opts.OtherListeners = append(opts.OtherListeners, addr)
 	}
-	cfg, err := server.LoadConfig(*configPath)
-	if err != nil {
-		writeConfigError(stderr, "weir: ", err)
-		return 1
-	}
 	srv, err := server.New(ctx, cfg, opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "weir: %v\n", err)
-		return 1
+		return failed("", err)
 	}
 	defer srv.Close()
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
 	if err != nil {
-		fmt.Fprintf(stderr, "weir: %v\n", err)
-		return 1
+		return failed("server.listen: ", err)
 	}
 	var adminLn net.Listener
 	if cfg.Admin.On() {
 		if adminLn, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
 			ln.Close()
-			fmt.Fprintf(stderr, "weir: admin.listen: %v\n", err)
-			return 1
+			return failed("admin.listen: ", err)
+		}
+		if err := srv.RecordAdminURL(adminLn.Addr()); err != nil {
+			srv.Logger().Warn("recording the admin address for the operator commands", "err", err)
 		}
 	}
-	srv.PrintBanner(stdout, version)
+	srv.PrintBanner(stdout, build.Version)
 	if err := srv.Serve(ctx, ln, adminLn); err != nil {
-		fmt.Fprintf(stderr, "weir: %v\n", err)
-		return 1
+		return failed("", err)
 	}
 	return 0
 }

@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+)
+
+// subcommand is one verb of a command group ("ratelimit status").
+type subcommand struct {
+	usage string
+	run   func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+// groupNotes says what a group works on when it is not the running weir's
+// admin API.
+var groupNotes = map[string]string{
+	"ca": "These work on files and tokens, not on a running weir (see docs/operations.md).",
+}
+
+// runGroup dispatches "weir GROUP VERB ...". "weir GROUP help VERB" is
+// "weir GROUP VERB -h".
+func runGroup(ctx context.Context, group string, verbs map[string]subcommand, order []string, args []string, stdout, stderr io.Writer) int {
+	help := func(w io.Writer) {
+		fmt.Fprintf(w, "Usage:\n")
+		for _, v := range order {
+			fmt.Fprintf(w, "  weir %s %s\n", group, verbs[v].usage)
+		}
+		note, ok := groupNotes[group]
+		if !ok {
+			note = "These ask a running weir's admin API (see docs/operations.md)."
+		}
+		fmt.Fprintf(w, "\n%s\nRun \"weir %s VERB -h\" for the flags of a verb.\n", note, group)
+	}
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "weir %s: which verb?\n\n", group)
+		help(stderr)
+		return 2
+	}
+	own, args := helpArgs(args)
+	if own {
+		help(stdout)
+		return 0
+	}
+	v, ok := verbs[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "weir %s: unknown verb %q\n\n", group, args[0])
+		help(stderr)
+		return 2
+	}
+	return v.run(ctx, args[1:], stdout, stderr)
+}
+
+// newVerbFlags makes the flag set of one verb with the admin flags.
+func newVerbFlags(name, usage, about string, stderr io.Writer) (*cmdFlags, *adminFlags) {
+	fs := newFlagSet(name, usage, about, stderr)
+	return fs, addAdminFlags(fs.FlagSet)
+}
+
+// oneArgVerb parses a verb that takes exactly one positional argument and
+// builds its admin client. On a usage or client error it reports it and
+// returns a nil client and the exit code.
+func oneArgVerb(fs *cmdFlags, af *adminFlags, args []string, stdout, stderr io.Writer) ([]string, *adminClient, int) {
+	pos, code, ok := parseInterspersed(fs, args, stdout)
+	if !ok {
+		return nil, nil, code
+	}
+	if len(pos) != 1 {
+		return nil, nil, usageError(fs, stderr, "takes one argument")
+	}
+	c, err := af.client(stderr)
+	if err != nil {
+		return nil, nil, fail(stderr, fs.Name(), err)
+	}
+	return pos, c, 0
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# CI for the release artefacts (called from .ci/run): deploy/release.sh for
+# every architecture, then the Debian package's install flow on this
+# machine (deploy/package-test.sh) and the Helm chart's render and schema
+# validation (deploy/helm-test.sh, when present). Under CI=true a missing
+# tool fails the run; the scripts install what apt-get can.
+set -euo pipefail
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+OUT=$(mktemp -d "${TMPDIR:-/tmp}/weir-dist.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT
+
+started=$SECONDS
+bash deploy/release.sh "$OUT"
+echo "release artefacts in $((SECONDS - started))s:"
+ls -l "$OUT"
+(cd "$OUT" && sha256sum -c SHA256SUMS)
+
+arch=$(dpkg --print-architecture)
+debs=("$OUT"/weir_*_"$arch".deb)
+[ -f "${debs[0]}" ] || { echo "FATAL: no package for $arch in $OUT" >&2; exit 1; }
+bash deploy/package-test.sh "${debs[0]}"
+
+if [ -f deploy/helm-test.sh ]; then
+	bash deploy/helm-test.sh
+fi

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Release artefacts from one command: for linux/amd64 and linux/arm64, a
+# static (CGO_ENABLED=0) tarball of weir and weir-load and a Debian package
+# (nfpm, pinned below), with SHA-256 sums of all of them.
+#
+# Usage (from anywhere in the repository):
+#   bash deploy/release.sh [OUT_DIR]        # default dist/
+# Environment:
+#   VERSION   the version to stamp (default: git describe --tags --always
+#             --dirty, or "dev" outside git); a leading v is dropped for the
+#             Debian package version, which must start with a digit (0~ is
+#             prepended otherwise).
+#   ARCHES    the architectures (default "amd64 arm64").
+#
+# The binaries get main.version, main.commit and main.date through -ldflags
+# -X (weir version prints them); the date is the commit's, so two builds of
+# one commit are the same.
+set -euo pipefail
+
+# nfpm, pinned: go run fetches it through the module proxy and caches it.
+# (v2.46 and later need modules the proxy does not serve.)
+NFPM=github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2
+
+REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$REPO"
+OUT=$(mkdir -p "${1:-dist}" && cd "${1:-dist}" && pwd)
+ARCHES=${ARCHES:-amd64 arm64}
+
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	: "${VERSION:=$(git describe --tags --always --dirty)}"
+	COMMIT=$(git rev-parse HEAD)
+	DATE=$(TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd)
+else
+	: "${VERSION:=dev}"
+	COMMIT=""
+	DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
+fi
+DEB_VERSION=${VERSION#v}
+case $DEB_VERSION in
+[0-9]*) ;;
+*) DEB_VERSION="0~$DEB_VERSION" ;;
+esac
+DEB_VERSION=${DEB_VERSION//-/.}
+LDFLAGS="-s -w -X main.version=$VERSION -X main.commit=$COMMIT -X main.date=$DATE"
+
+STAGE_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/weir-release.XXXXXX")
+trap 'rm -rf "$STAGE_ROOT"' EXIT
+
+# What every package holds besides the binary: the configuration (the
+# commented defaults with data-dir /var/lib/weir), the hardened unit made
+# for user weir and /usr/bin, the copyright and a changelog.
+COMMON=$STAGE_ROOT/common
+mkdir -p "$COMMON"
+go run ./cmd/weir init -print-config -config /etc/weir/weir.yaml -data-dir /var/lib/weir >"$COMMON/weir.yaml"
+sed -e 's|/usr/local/bin/weir|/usr/bin/weir|g' \
+	-e 's|^DynamicUser=yes$|User=weir\nGroup=weir|' \
+	-e '/^#   install /d; /^#   weir init -print-config/d; /^#   \$EDITOR/d; /^#   systemctl daemon-reload/d' \
+	-e 's|^# weir creates its CA|# The package made the CA|' \
+	docs/weir.service >"$COMMON/weir.service"
+grep -q '^User=weir$' "$COMMON/weir.service" && ! grep -q /usr/local "$COMMON/weir.service" ||
+	{ echo "release.sh: docs/weir.service no longer matches the edits made for the package" >&2; exit 1; }
+cat >"$COMMON/copyright" <<COPYRIGHT
+Format: https://www.debian.org/doc/packaging-manuals/copyright-format/1.0/
+Upstream-Name: weir
+Source: https://github.com/weir-pki/weir
+
+Files: *
+Copyright: the weir authors
+License: no-license-stated
+ The repository states no license at the commit this package was built from.
+COPYRIGHT
+{
+	printf 'weir (%s) unstable; urgency=medium\n\n' "$DEB_VERSION"
+	printf '  * Built from commit %s.\n\n' "${COMMIT:-unknown}"
+	printf ' -- weir maintainers <weir@weir-pki.dev>  %s\n' "$(date -u -R -d "$DATE")"
+} | gzip -9n >"$COMMON/changelog.gz"
+
+for arch in $ARCHES; do
+	name=weir_${VERSION}_linux_$arch
+	dir=$STAGE_ROOT/$name
+	mkdir -p "$dir"
+	started=$SECONDS
+	for cmd in weir weir-load; do
+		CGO_ENABLED=0 GOOS=linux GOARCH=$arch go build -trimpath -ldflags "$LDFLAGS" -o "$dir/$cmd" "./cmd/$cmd"
+	done
+	cp README.md config.example.yaml docs/weir.service "$dir/"
+	tar -C "$STAGE_ROOT" --owner=0 --group=0 --numeric-owner --mtime="$DATE" --sort=name -czf "$OUT/$name.tar.gz" "$name"
+	echo "built $OUT/$name.tar.gz in $((SECONDS - started))s"
+
+	started=$SECONDS
+	cp -r "$COMMON"/* deploy/debian "$dir/"
+	rm -f "$OUT/weir_${DEB_VERSION}_$arch.deb"
+	(cd "$dir" && ARCH=$arch VERSION=$DEB_VERSION SOURCE_DATE_EPOCH=$(date -u -d "$DATE" +%s) \
+		go run "$NFPM" package --config "$REPO/deploy/nfpm.yaml" --packager deb --target "$OUT/weir_${DEB_VERSION}_$arch.deb")
+	echo "built $OUT/weir_${DEB_VERSION}_$arch.deb in $((SECONDS - started))s"
+done
+
+(cd "$OUT" && sha256sum -- *.tar.gz *.deb >SHA256SUMS && cat SHA256SUMS)
