@@ -68,7 +68,7 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 log "lintian $(basename "$DEB")"
-lintian --fail-on error --no-tag-display-limit "$DEB" | tee "$TMP/lintian.log" || die "lintian reports errors"
+lintian --fail-on error --tag-display-limit 0 "$DEB" | tee "$TMP/lintian.log" || die "lintian reports errors"
 log "lintian: $(grep -c '^E:' "$TMP/lintian.log" || true) errors, $(grep -c '^W:' "$TMP/lintian.log" || true) warnings"
 
 started=$SECONDS
