@@ -3,7 +3,7 @@
 # every architecture, then the Debian package's install flow on this
 # machine (deploy/package-test.sh), the tarball's timing to a certificate
 # without Go (deploy/tarball-timing.sh) and the Helm chart's render and schema
-# validation (deploy/helm-test.sh, when present). Under CI=true a missing
+# validation (deploy/helm-test.sh). Under CI=true a missing
 # tool fails the run; the scripts install what apt-get can.
 set -euo pipefail
 
@@ -25,7 +25,4 @@ bash deploy/package-test.sh "${debs[0]}"
 # The fresh-machine figure: the tarball, no Go on PATH, to a certbot issuance.
 tarballs=("$OUT"/weir_*_linux_"$arch".tar.gz)
 bash deploy/tarball-timing.sh "${tarballs[0]}"
-
-if [ -f deploy/helm-test.sh ]; then
-	bash deploy/helm-test.sh
-fi
+bash deploy/helm-test.sh
