@@ -66,7 +66,7 @@ Upstream-Name: weir
 Source: https://github.com/weir-pki/weir
 
 Files: *
-Copyright: the weir authors
+Copyright: ${DATE%%-*} the weir authors
 License: no-license-stated
  The repository states no license at the commit this package was built from.
 COPYRIGHT
