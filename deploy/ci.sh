@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CI for the release artefacts (called from .ci/run): deploy/release.sh for
 # every architecture, then the Debian package's install flow on this
-# machine (deploy/package-test.sh) and the Helm chart's render and schema
-# validation (deploy/helm-test.sh, when present). Under CI=true a missing
+# machine (deploy/package-test.sh), the tarball's timing to a certificate
+# without Go (deploy/tarball-timing.sh) and the Helm chart's render and schema
+# validation (deploy/helm-test.sh). Under CI=true a missing
 # tool fails the run; the scripts install what apt-get can.
 set -euo pipefail
 
@@ -21,7 +22,7 @@ arch=$(dpkg --print-architecture)
 debs=("$OUT"/weir_*_"$arch".deb)
 [ -f "${debs[0]}" ] || { echo "FATAL: no package for $arch in $OUT" >&2; exit 1; }
 bash deploy/package-test.sh "${debs[0]}"
-
-if [ -f deploy/helm-test.sh ]; then
-	bash deploy/helm-test.sh
-fi
+# The fresh-machine figure: the tarball, no Go on PATH, to a certbot issuance.
+tarballs=("$OUT"/weir_*_linux_"$arch".tar.gz)
+bash deploy/tarball-timing.sh "${tarballs[0]}"
+bash deploy/helm-test.sh

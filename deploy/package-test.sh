@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Debian package's install flow, run for real on this machine (root,
-# Debian, no systemd needed): lintian, dpkg -i, weir started as the unit
+# Debian, no systemd needed): lintian, dpkg -i (twice: the second is an
+# upgrade, which keeps the edited conffile and the CA), weir started as the unit
 # starts it (user weir, /etc/weir/weir.yaml, /var/lib/weir, umask 0077), a
 # certificate from certbot, stop by PID, dpkg -r (user and data kept), dpkg
 # --purge (user and data gone).
@@ -68,7 +69,7 @@ trap cleanup EXIT
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 
 log "lintian $(basename "$DEB")"
-lintian --fail-on error --no-tag-display-limit "$DEB" | tee "$TMP/lintian.log" || die "lintian reports errors"
+lintian --fail-on error --tag-display-limit 0 "$DEB" | tee "$TMP/lintian.log" || die "lintian reports errors"
 log "lintian: $(grep -c '^E:' "$TMP/lintian.log" || true) errors, $(grep -c '^W:' "$TMP/lintian.log" || true) warnings"
 
 started=$SECONDS
@@ -94,6 +95,12 @@ for p in "$WPORT" "$APORT" "$HPORT" "$DPORT"; do
 	grep -q "$p" /etc/weir/weir.yaml || die "the packaged weir.yaml no longer has the lines this test edits"
 done
 /usr/bin/weir check-config /etc/weir/weir.yaml
+
+log "dpkg -i again (an upgrade): the edited conffile and the CA are kept"
+root_before=$(sha256sum </var/lib/weir/ca/root-key.pem)
+dpkg -i "$DEB"
+[ "$(sha256sum </var/lib/weir/ca/root-key.pem)" = "$root_before" ] || die "reinstalling replaced the root key"
+grep -q "127.0.0.1:$WPORT" /etc/weir/weir.yaml || die "reinstalling replaced the edited /etc/weir/weir.yaml"
 
 go build -o "$TMP/dnsserver" ./test/interop/dnsserver
 "$TMP/dnsserver" -listen "127.0.0.1:$DPORT" -a 127.0.0.1 >"$TMP/dnsserver.log" 2>&1 &

@@ -8,8 +8,8 @@
 # Environment:
 #   VERSION   the version to stamp (default: git describe --tags --always
 #             --dirty, or "dev" outside git); a leading v is dropped for the
-#             Debian package version, which must start with a digit (0~ is
-#             prepended otherwise).
+#             Debian package version, and one that is not a release number
+#             (X.Y…) gets 0~ in front, so that it sorts below every release.
 #   ARCHES    the architectures (default "amd64 arm64").
 #
 # The binaries get main.version, main.commit and main.date through -ldflags
@@ -36,10 +36,11 @@ else
 	DATE=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 fi
 DEB_VERSION=${VERSION#v}
-case $DEB_VERSION in
-[0-9]*) ;;
-*) DEB_VERSION="0~$DEB_VERSION" ;;
-esac
+# A release tag (v1.2.3…) is the package version; anything else (a bare
+# commit hash, which may start with a digit) sorts below every release.
+if ! [[ $DEB_VERSION =~ ^[0-9]+\.[0-9]+ ]]; then
+	DEB_VERSION="0~$DEB_VERSION"
+fi
 DEB_VERSION=${DEB_VERSION//-/.}
 LDFLAGS="-s -w -X main.version=$VERSION -X main.commit=$COMMIT -X main.date=$DATE"
 
@@ -65,7 +66,7 @@ Upstream-Name: weir
 Source: https://github.com/weir-pki/weir
 
 Files: *
-Copyright: the weir authors
+Copyright: ${DATE%%-*} the weir authors
 License: no-license-stated
  The repository states no license at the commit this package was built from.
 COPYRIGHT

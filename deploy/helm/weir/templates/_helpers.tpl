@@ -45,6 +45,7 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "weir.volumeMounts" -}}
 - { name: config, mountPath: /etc/weir, readOnly: true }
 - { name: data, mountPath: /data }
+- { name: tmp, mountPath: /tmp }
 {{- if eq .Values.storage.driver "postgres" }}
 - { name: dsn, mountPath: /run/weir/dsn, readOnly: true }
 {{- end }}
