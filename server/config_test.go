@@ -147,7 +147,7 @@ func TestDockerfile(t *testing.T) {
 		`CMD ["serve", "-config", "/etc/weir/weir.yaml"]`,
 		`ENTRYPOINT ["/weir"]`,
 		"CGO_ENABLED=0",
-		`go build -trimpath -ldflags "-s -w -X main.version=${VERSION}"`,
+		`go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE}"`,
 		"USER 65532:65532",
 		"EXPOSE 14000 14001",
 	} {
