@@ -95,6 +95,7 @@ func reasonName(code int) string {
 // the CRL is regenerated.
 func (s *Service) revoked(ctx context.Context, cert *Certificate, reason int, at time.Time) {
 	cert.RevokedAt, cert.RevocationReason = at, reason
+	s.unplan(cert)
 	s.limits.Revoked(ctx, cert)
 	s.observer.Revoked(cert, reason)
 	if err := s.RegenerateCRL(ctx); err != nil {

@@ -32,8 +32,10 @@ type Inventory interface {
 	RecentNames(ctx context.Context, accountID AccountID, since time.Time, limit int) (names []string, sets [][]string, err error)
 	// RenewalWindows returns the renewal windows of the unrevoked
 	// certificates whose window ends after after: what the renewal planner
-	// has already promised.
-	RenewalWindows(ctx context.Context, after time.Time) ([]RenewalWindow, error)
+	// has already promised. They come in order of serial, from the first
+	// serial greater than from ("" for the first page), at most limit of
+	// them (all when limit ≤ 0).
+	RenewalWindows(ctx context.Context, after time.Time, from string, limit int) ([]RenewalWindow, error)
 }
 
 // RenewalWindow is one certificate's promised ARI window.

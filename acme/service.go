@@ -163,7 +163,7 @@ type Service struct {
 	now       func() time.Time
 
 	live atomic.Pointer[Live] // nil: the zero Live, with defaults
-	plan planner
+	plan *planner
 
 	jobs     *validationQueue // claimed challenges waiting for a worker (lease.go)
 	running  atomic.Bool      // Run's workers are running
@@ -195,6 +195,7 @@ func New(cfg Config, live Live, deps Deps) (*Service, error) {
 		jobs: newValidationQueue(cfg.ValidationQueue, cfg.ValidationWorkersPerAccount)}
 	s.SetLive(live)
 	s.crl = &crlCache{}
+	s.plan = newPlanner()
 	return s, nil
 }
 

@@ -24,6 +24,7 @@ func (s *Service) Run(ctx context.Context) error {
 		wg.Go(func() { s.worker(ctx) })
 	}
 	wg.Go(func() { _ = s.RunLeased(ctx, "crl", s.cfg.CRLInterval, s.RegenerateCRL) })
+	wg.Go(func() { s.runPlanner(ctx) })
 	s.claimJobs(ctx) // what a previous run, or a replica that died, left
 	s.claimFinalizations(ctx)
 	claim := time.NewTicker(s.cfg.ClaimInterval)

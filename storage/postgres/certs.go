@@ -114,11 +114,13 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 }
 
 // RenewalWindows implements acme.Inventory.
-func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.RenewalWindow, error) {
+// A page walks the primary key from its first serial.
+func (s *Store) RenewalWindows(ctx context.Context, after time.Time, from string, limit int) ([]acme.RenewalWindow, error) {
 	const what = "renewal windows"
 	if err := drv.CheckTimes(what, after); err != nil {
 		return nil, err
 	}
 	return collect(ctx, s.pool, what, `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
-		WHERE renewal_end > $1 AND revoked_at IS NULL ORDER BY renewal_start, serial`, []any{sqlrow.ToNanos(after)}, sqlrow.ScanRenewalWindow)
+		WHERE serial > $1 AND renewal_end > $2 AND revoked_at IS NULL ORDER BY serial LIMIT $3`,
+		[]any{from, sqlrow.ToNanos(after), sqlrow.PageLimit(limit)}, sqlrow.ScanRenewalWindow)
 }

@@ -41,11 +41,14 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 }
 
 // RenewalWindows implements acme.Inventory.
-func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.RenewalWindow, error) {
+// A page walks the primary key from its first serial, so reading every
+// page costs one pass over the certificates.
+func (s *Store) RenewalWindows(ctx context.Context, after time.Time, from string, limit int) ([]acme.RenewalWindow, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
 	return collect(ctx, s, "renewal windows", `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
-		WHERE renewal_end > ? AND revoked_at IS NULL ORDER BY renewal_start`, []any{sqlrow.ToNanos(after)}, sqlrow.ScanRenewalWindow)
+		WHERE serial > ? AND renewal_end > ? AND revoked_at IS NULL ORDER BY serial LIMIT ?`,
+		[]any{from, sqlrow.ToNanos(after), sqlrow.PageLimit(limit)}, sqlrow.ScanRenewalWindow)
 }

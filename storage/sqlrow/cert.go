@@ -2,6 +2,7 @@ package sqlrow
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -52,6 +53,15 @@ func ScanRenewalWindow(row Scanner) (acme.RenewalWindow, error) {
 	w.AccountID = FormatAccountID(acct)
 	w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
 	return w, err
+}
+
+// PageLimit is the LIMIT of a page of at most limit rows, all of them
+// when limit ≤ 0.
+func PageLimit(limit int) int64 {
+	if limit <= 0 {
+		return math.MaxInt64
+	}
+	return int64(limit)
 }
 
 // CertInsertCols are the columns of a new certificate's row, whose values
