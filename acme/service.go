@@ -46,6 +46,11 @@ type Config struct {
 	TermsOfService string
 	// CRLInterval is how often the CRL is regenerated without revocations.
 	CRLInterval time.Duration
+	// CRLDelay is how late a revocation may reach this replica's CRL: the
+	// CRL updater checks for revocations this often and makes one CRL
+	// for all it finds (crlupdate.go). 0 makes the CRL when it is read
+	// after a revocation.
+	CRLDelay time.Duration
 	// Owner names this process in the leases it takes in the store
 	// (validation jobs, background work); it must differ between
 	// processes sharing a store. Empty means a random name.

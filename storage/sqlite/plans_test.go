@@ -30,6 +30,10 @@ func TestQueryPlans(t *testing.T) {
 			t.Errorf("%s: plan %q, want the partial index %s", tc.name, got, tc.index)
 		}
 	}
+	// The CRL's list reads the index alone: no row, no DER.
+	if got := queryPlan(t, s, readSQL[rListRevoked]); !strings.Contains(got, "USING COVERING INDEX certificates_revoked") {
+		t.Errorf("ListRevoked: plan %q, want the covering index certificates_revoked", got)
+	}
 	if _, err := s.RevokedCount(t.Context()); err != nil {
 		t.Fatal(err)
 	}

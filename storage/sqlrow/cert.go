@@ -55,6 +55,21 @@ func ScanRenewalWindow(row Scanner) (acme.RenewalWindow, error) {
 	return w, err
 }
 
+// RevocationCols are the columns of certificates that ScanRevocation
+// reads, in order: what a CRL lists, all in the index certificates_revoked.
+const RevocationCols = "serial, revoked_at, reason"
+
+// ScanRevocation reads one row of RevocationCols.
+func ScanRevocation(row Scanner) (acme.Revocation, error) {
+	var (
+		r  acme.Revocation
+		at int64
+	)
+	err := row.Scan(&r.Serial, &at, &r.Reason)
+	r.RevokedAt = time.Unix(0, at).UTC()
+	return r, err
+}
+
 // PageLimit is the LIMIT of a page of at most limit rows, all of them
 // when limit ≤ 0.
 func PageLimit(limit int) int64 {
