@@ -51,7 +51,7 @@ func (c countingList) RevokedCount(context.Context) (int64, error) {
 }
 
 // crlTestIssuer is a CA of a new hierarchy.
-func crlTestIssuer(t *testing.T) *ca.CA {
+func crlTestIssuer(t testing.TB) *ca.CA {
 	t.Helper()
 	h, err := ca.GenerateHierarchy("crl test", time.Now())
 	if err != nil {
