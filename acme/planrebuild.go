@@ -42,33 +42,40 @@ func (p *planner) removed(serial string, account AccountID, start, end time.Time
 // so that nothing waits for it. It fails, keeping the state in use, when
 // the store cannot be read, or when another rebuild is running.
 func (p *planner) rebuild(ctx context.Context, inv Inventory, now time.Time) error {
+	_, err := p.rebuildCount(ctx, inv, now)
+	return err
+}
+
+// rebuildCount is rebuild, and returns the number of windows it read.
+func (p *planner) rebuildCount(ctx context.Context, inv Inventory, now time.Time) (int, error) {
 	p.mu.Lock()
 	if p.next != nil {
 		p.mu.Unlock()
-		return fmt.Errorf("renewal planner: a rebuild is running")
+		return 0, fmt.Errorf("renewal planner: a rebuild is running")
 	}
 	p.next, p.cursor, p.placed, p.gone = newPlanState(), "", map[string]bool{}, map[string]bool{}
 	p.mu.Unlock()
-	err := p.readPages(ctx, inv, now)
+	n, err := p.readPages(ctx, inv, now)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err == nil {
 		p.st, p.loaded, p.loadedAt = p.next, true, now
 	}
 	p.next, p.cursor, p.placed, p.gone = nil, "", nil, nil
-	return err
+	return n, err
 }
 
-func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time) error {
+func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time) (int, error) {
 	if inv == nil {
-		return nil
+		return 0, nil
 	}
-	from := ""
+	from, n := "", 0
 	for {
 		ws, err := inv.RenewalWindows(ctx, now, from, planPage)
 		if err != nil {
-			return fmt.Errorf("renewal planner: %w", err)
+			return n, fmt.Errorf("renewal planner: %w", err)
 		}
+		n += len(ws)
 		p.mu.Lock()
 		for _, w := range ws {
 			if !p.placed[w.Serial] && !p.gone[w.Serial] {
@@ -81,7 +88,7 @@ func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time) e
 		}
 		p.mu.Unlock()
 		if len(ws) < planPage {
-			return nil
+			return n, nil
 		}
 	}
 }
@@ -94,7 +101,12 @@ func (s *Service) runPlanner(ctx context.Context) {
 	for {
 		if s.rules().ARI.MaxRenewalsPerHour > 0 {
 			inv, _ := s.Inventory()
-			if err := s.plan.rebuild(ctx, inv, s.now()); err != nil && ctx.Err() == nil {
+			t0 := time.Now()
+			n, err := s.plan.rebuildCount(ctx, inv, s.now())
+			switch {
+			case err == nil:
+				s.log.Debug("renewal planner: rebuilt", "windows", n, "took", time.Since(t0))
+			case ctx.Err() == nil:
 				s.log.Warn("renewal planner: rebuild failed; placing on the plan as it is", "err", err)
 			}
 		}
