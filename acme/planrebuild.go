@@ -28,7 +28,7 @@ func (p *planner) added(serial string, account AccountID, start, end time.Time) 
 func (p *planner) removed(serial string, account AccountID, start, end time.Time) {
 	p.st.remove(account, start, end)
 	if p.next != nil {
-		if p.placed[serial] || serial <= p.cursor {
+		if p.placed[serial] || !p.cursor.Before(RenewalWindow{Serial: serial, End: end}) {
 			p.next.remove(account, start, end)
 		}
 		delete(p.placed, serial)
@@ -53,7 +53,7 @@ func (p *planner) rebuildCount(ctx context.Context, inv Inventory, now time.Time
 		p.mu.Unlock()
 		return 0, fmt.Errorf("renewal planner: a rebuild is running")
 	}
-	p.next, p.cursor, p.placed, p.gone = newPlanState(), "", map[string]bool{}, map[string]bool{}
+	p.next, p.cursor, p.placed, p.gone = newPlanState(), RenewalWindow{}, map[string]bool{}, map[string]bool{}
 	p.mu.Unlock()
 	n, err := p.readPages(ctx, inv, now)
 	p.mu.Lock()
@@ -61,7 +61,7 @@ func (p *planner) rebuildCount(ctx context.Context, inv Inventory, now time.Time
 	if err == nil {
 		p.st, p.loaded, p.loadedAt = p.next, true, now
 	}
-	p.next, p.cursor, p.placed, p.gone = nil, "", nil, nil
+	p.next, p.cursor, p.placed, p.gone = nil, RenewalWindow{}, nil, nil
 	return n, err
 }
 
@@ -69,7 +69,8 @@ func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time) (
 	if inv == nil {
 		return 0, nil
 	}
-	from, n := "", 0
+	var from RenewalWindow
+	n := 0
 	for {
 		ws, err := inv.RenewalWindows(ctx, now, from, planPage)
 		if err != nil {
@@ -83,7 +84,7 @@ func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time) (
 			}
 		}
 		if len(ws) > 0 {
-			from = ws[len(ws)-1].Serial
+			from = ws[len(ws)-1]
 			p.cursor = from
 		}
 		p.mu.Unlock()

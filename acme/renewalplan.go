@@ -63,10 +63,11 @@ type planner struct {
 	loaded   bool // a rebuild has completed
 	loadedAt time.Time
 	// next is the state a rebuild in progress builds (nil when none),
-	// read up to and including serial cursor; placed and gone are the
-	// certificates placed and removed while it runs (rebuild.go).
+	// read up to and including the window cursor (in the order of
+	// Inventory.RenewalWindows); placed and gone are the certificates
+	// placed and removed while it runs (planrebuild.go).
 	next   *planState
-	cursor string
+	cursor RenewalWindow
 	placed map[string]bool
 	gone   map[string]bool
 	buf    []float64 // place's scratch

@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 )
 
 // windowsOnly is an Inventory whose only method in use is RenewalWindows:
-// the windows every replica has stored, served in pages by serial.
+// the windows every replica has stored, served in pages.
 // onPage, when set, runs after each page is read, as a request running
 // alongside the rebuild would.
 type windowsOnly struct {
@@ -23,16 +22,24 @@ type windowsOnly struct {
 	onPage func(page int)
 }
 
-func (w *windowsOnly) RenewalWindows(_ context.Context, _ time.Time, from string, limit int) ([]RenewalWindow, error) {
+func (w *windowsOnly) RenewalWindows(_ context.Context, _ time.Time, from RenewalWindow, limit int) ([]RenewalWindow, error) {
 	w.calls++
 	if w.err != nil {
 		return nil, w.err
 	}
 	ws := slices.Clone(w.ws)
-	slices.SortFunc(ws, func(a, b RenewalWindow) int { return strings.Compare(a.Serial, b.Serial) })
+	slices.SortFunc(ws, func(a, b RenewalWindow) int {
+		switch {
+		case a.Before(b):
+			return -1
+		case b.Before(a):
+			return 1
+		}
+		return 0
+	})
 	var page []RenewalWindow
 	for _, x := range ws {
-		if x.Serial > from && (limit <= 0 || len(page) < limit) {
+		if from.Before(x) && (limit <= 0 || len(page) < limit) {
 			page = append(page, x)
 		}
 	}

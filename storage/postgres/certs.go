@@ -114,13 +114,14 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 }
 
 // RenewalWindows implements acme.Inventory.
-// A page walks the primary key from its first serial.
-func (s *Store) RenewalWindows(ctx context.Context, after time.Time, from string, limit int) ([]acme.RenewalWindow, error) {
+// A page reads the index certificates_renewal from the previous page's
+// last window.
+func (s *Store) RenewalWindows(ctx context.Context, after time.Time, from acme.RenewalWindow, limit int) ([]acme.RenewalWindow, error) {
 	const what = "renewal windows"
 	if err := drv.CheckTimes(what, after); err != nil {
 		return nil, err
 	}
 	return collect(ctx, s.pool, what, `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
-		WHERE serial > $1 AND renewal_end > $2 AND revoked_at IS NULL ORDER BY serial LIMIT $3`,
-		[]any{from, sqlrow.ToNanos(after), sqlrow.PageLimit(limit)}, sqlrow.ScanRenewalWindow)
+		WHERE revoked_at IS NULL AND renewal_end > $3 AND (renewal_end, serial) > ($1, $2)
+		ORDER BY renewal_end, serial LIMIT $4`, sqlrow.RenewalWindowArgs(after, from, limit), sqlrow.ScanRenewalWindow)
 }

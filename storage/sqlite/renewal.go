@@ -41,14 +41,18 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 }
 
 // RenewalWindows implements acme.Inventory.
-// A page walks the primary key from its first serial, so reading every
-// page costs one pass over the certificates.
-func (s *Store) RenewalWindows(ctx context.Context, after time.Time, from string, limit int) ([]acme.RenewalWindow, error) {
+// A page reads the covering index certificates_renewal from the previous
+// page's last window, so reading every page is one pass over that index
+// (TestQueryPlans).
+func (s *Store) RenewalWindows(ctx context.Context, after time.Time, from acme.RenewalWindow, limit int) ([]acme.RenewalWindow, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return collect(ctx, s, "renewal windows", `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
-		WHERE serial > ? AND renewal_end > ? AND revoked_at IS NULL ORDER BY serial LIMIT ?`,
-		[]any{from, sqlrow.ToNanos(after), sqlrow.PageLimit(limit)}, sqlrow.ScanRenewalWindow)
+	return collect(ctx, s, "renewal windows", renewalWindowsQuery, sqlrow.RenewalWindowArgs(after, from, limit), sqlrow.ScanRenewalWindow)
 }
+
+// renewalWindowsQuery is the query of a page of RenewalWindows.
+const renewalWindowsQuery = `SELECT ` + sqlrow.RenewalWindowCols + ` FROM certificates
+	WHERE revoked_at IS NULL AND renewal_end > ?3 AND (renewal_end, serial) > (?1, ?2)
+	ORDER BY renewal_end, serial LIMIT ?4`

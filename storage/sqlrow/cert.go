@@ -70,6 +70,13 @@ func ScanRevocation(row Scanner) (acme.Revocation, error) {
 	return r, err
 }
 
+// RenewalWindowArgs are the parameters of a page of renewal windows
+// (acme.Inventory.RenewalWindows), numbered: 1 and 2 the previous page's
+// last window (end, serial), 3 after, 4 the page's size.
+func RenewalWindowArgs(after time.Time, from acme.RenewalWindow, limit int) []any {
+	return []any{ToNanos(from.End), from.Serial, ToNanos(after), PageLimit(limit)}
+}
+
 // PageLimit is the LIMIT of a page of at most limit rows, all of them
 // when limit ≤ 0.
 func PageLimit(limit int) int64 {
