@@ -6,34 +6,38 @@ import (
 	"time"
 )
 
-// planPage is how many promised windows a rebuild reads at a time; the
-// planner's lock is held only to merge one page.
+// planPage is how many promised windows a rebuild reads at a time. The
+// planner's lock is held only to sort out one page's windows (and to put
+// the new state in place), never while a page is read or counted.
 const planPage = 2000
 
 // added records the window placed for serial. p.mu is held.
 func (p *planner) added(serial string, account AccountID, start, end time.Time) {
 	p.st.add(account, start, end)
-	if p.next != nil {
-		p.next.add(account, start, end)
-		p.placed[serial] = true
+	if p.rebuilding {
+		p.placed[serial] = RenewalWindow{Serial: serial, AccountID: account, Start: start, End: end}
 	}
 }
 
 // removed takes back the window of serial (revoked, or moved into the
-// past). p.mu is held. While a rebuild runs, the window leaves the state
-// being built too when it is there: placed during the rebuild, or read
-// by a page already merged. A page read just before the revocation was
-// stored and merged just before this call may not have held it; then the
-// rebuilt state undercounts that one window until the next rebuild.
+// past). p.mu is held. While a rebuild runs, the window is taken out of
+// the state being built too (when it goes in place) if it is there:
+// placed during the rebuild, or in a page already sorted out. A page read
+// just before the revocation was stored and sorted out just before this
+// call may not have held it; then the rebuilt state undercounts that one
+// window until the next rebuild.
 func (p *planner) removed(serial string, account AccountID, start, end time.Time) {
 	p.st.remove(account, start, end)
-	if p.next != nil {
-		if p.placed[serial] || !p.cursor.Before(RenewalWindow{Serial: serial, End: end}) {
-			p.next.remove(account, start, end)
-		}
-		delete(p.placed, serial)
-		p.gone[serial] = true
+	if !p.rebuilding {
+		return
 	}
+	w := RenewalWindow{Serial: serial, AccountID: account, Start: start, End: end}
+	if _, ok := p.placed[serial]; ok {
+		delete(p.placed, serial)
+	} else if !p.cursor.Before(w) {
+		p.undo = append(p.undo, w)
+	}
+	p.gone[serial] = true
 }
 
 // rebuild reads the promised windows (the unrevoked certificates' windows
@@ -49,23 +53,32 @@ func (p *planner) rebuild(ctx context.Context, inv Inventory, now time.Time) err
 // rebuildCount is rebuild, and returns the number of windows it read.
 func (p *planner) rebuildCount(ctx context.Context, inv Inventory, now time.Time) (int, error) {
 	p.mu.Lock()
-	if p.next != nil {
+	if p.rebuilding {
 		p.mu.Unlock()
 		return 0, fmt.Errorf("renewal planner: a rebuild is running")
 	}
-	p.next, p.cursor, p.placed, p.gone = newPlanState(), RenewalWindow{}, map[string]bool{}, map[string]bool{}
+	p.rebuilding, p.cursor, p.placed, p.gone, p.undo = true, RenewalWindow{}, map[string]RenewalWindow{}, map[string]bool{}, nil
 	p.mu.Unlock()
-	n, err := p.readPages(ctx, inv, now)
+	next := newPlanState()
+	n, err := p.readPages(ctx, inv, now, next)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err == nil {
-		p.st, p.loaded, p.loadedAt = p.next, true, now
+		for _, w := range p.placed {
+			next.add(w.AccountID, w.Start, w.End)
+		}
+		for _, w := range p.undo {
+			next.remove(w.AccountID, w.Start, w.End)
+		}
+		p.st, p.loaded, p.loadedAt = next, true, now
 	}
-	p.next, p.cursor, p.placed, p.gone = nil, RenewalWindow{}, nil, nil
+	p.rebuilding, p.cursor, p.placed, p.gone, p.undo = false, RenewalWindow{}, nil, nil, nil
 	return n, err
 }
 
-func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time) (int, error) {
+// readPages counts every promised window into next, but those placed or
+// removed since the rebuild started, which rebuildCount sees to.
+func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time, next *planState) (int, error) {
 	if inv == nil {
 		return 0, nil
 	}
@@ -77,10 +90,12 @@ func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time) (
 			return n, fmt.Errorf("renewal planner: %w", err)
 		}
 		n += len(ws)
+		keep := ws[:0]
 		p.mu.Lock()
 		for _, w := range ws {
-			if !p.placed[w.Serial] && !p.gone[w.Serial] {
-				p.next.add(w.AccountID, w.Start, w.End)
+			_, placed := p.placed[w.Serial]
+			if !placed && !p.gone[w.Serial] {
+				keep = append(keep, w)
 			}
 		}
 		if len(ws) > 0 {
@@ -88,6 +103,9 @@ func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time) (
 			p.cursor = from
 		}
 		p.mu.Unlock()
+		for _, w := range keep {
+			next.add(w.AccountID, w.Start, w.End)
+		}
 		if len(ws) < planPage {
 			return n, nil
 		}

@@ -62,15 +62,16 @@ type planner struct {
 	st       *planState
 	loaded   bool // a rebuild has completed
 	loadedAt time.Time
-	// next is the state a rebuild in progress builds (nil when none),
-	// read up to and including the window cursor (in the order of
-	// Inventory.RenewalWindows); placed and gone are the certificates
-	// placed and removed while it runs (planrebuild.go).
-	next   *planState
-	cursor RenewalWindow
-	placed map[string]bool
-	gone   map[string]bool
-	buf    []float64 // place's scratch
+	// While a rebuild runs (planrebuild.go): the last window of the pages
+	// it has sorted out (in the order of Inventory.RenewalWindows), the
+	// windows placed and the certificates removed since it started, and
+	// the removed windows its state holds.
+	rebuilding bool
+	cursor     RenewalWindow
+	placed     map[string]RenewalWindow
+	gone       map[string]bool
+	undo       []RenewalWindow
+	buf        []float64 // place's scratch
 }
 
 func newPlanner() *planner { return &planner{st: newPlanState()} }

@@ -81,8 +81,8 @@ func TestPlannerRebuild(t *testing.T) {
 	if err := p.rebuild(t.Context(), inv, t0.Add(2*planReload)); err == nil {
 		t.Error("a failed rebuild returned no error")
 	}
-	if !p.loaded || p.st.global[h] != 0.5 || p.next != nil {
-		t.Errorf("a failed rebuild lost the plan: loaded %v, hour load %v, rebuild left running %v", p.loaded, p.st.global[h], p.next != nil)
+	if !p.loaded || p.st.global[h] != 0.5 || p.rebuilding {
+		t.Errorf("a failed rebuild lost the plan: loaded %v, hour load %v, rebuild left running %v", p.loaded, p.st.global[h], p.rebuilding)
 	}
 }
 
