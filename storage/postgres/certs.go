@@ -122,6 +122,6 @@ func (s *Store) RenewalWindows(ctx context.Context, after time.Time, from acme.R
 		return nil, err
 	}
 	return collect(ctx, s.pool, what, `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
-		WHERE revoked_at IS NULL AND renewal_end > $3 AND (renewal_end, serial) > ($1, $2)
-		ORDER BY renewal_end, serial LIMIT $4`, sqlrow.RenewalWindowArgs(after, from, limit), sqlrow.ScanRenewalWindow)
+		WHERE revoked_at IS NULL AND (renewal_end, serial) > ($1, $2)
+		ORDER BY renewal_end, serial LIMIT $3`, sqlrow.RenewalWindowArgs(after, from, limit), sqlrow.ScanRenewalWindow)
 }

@@ -36,7 +36,8 @@ func TestQueryPlans(t *testing.T) {
 		{"ListRevoked", readSQL[rListRevoked], "certificates_revoked"},
 		{"RenewalWindows", renewalWindowsQuery, "certificates_renewal"},
 	} {
-		if got := queryPlan(t, s, tc.query); !strings.Contains(got, "USING COVERING INDEX "+tc.index) || strings.Contains(got, "TEMP B-TREE") {
+		if got := queryPlan(t, s, tc.query); !strings.Contains(got, "USING COVERING INDEX "+tc.index) || strings.Contains(got, "TEMP B-TREE") ||
+			(tc.name == "RenewalWindows" && !strings.Contains(got, "(renewal_end,serial)>(?,?)")) {
 			t.Errorf("%s: plan %q, want the covering index %s and no sort", tc.name, got, tc.index)
 		}
 	}

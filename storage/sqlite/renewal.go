@@ -54,5 +54,5 @@ func (s *Store) RenewalWindows(ctx context.Context, after time.Time, from acme.R
 
 // renewalWindowsQuery is the query of a page of RenewalWindows.
 const renewalWindowsQuery = `SELECT ` + sqlrow.RenewalWindowCols + ` FROM certificates
-	WHERE revoked_at IS NULL AND renewal_end > ?3 AND (renewal_end, serial) > (?1, ?2)
-	ORDER BY renewal_end, serial LIMIT ?4`
+	WHERE revoked_at IS NULL AND (renewal_end, serial) > (?, ?)
+	ORDER BY renewal_end, serial LIMIT ?`

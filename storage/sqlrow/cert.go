@@ -71,10 +71,16 @@ func ScanRevocation(row Scanner) (acme.Revocation, error) {
 }
 
 // RenewalWindowArgs are the parameters of a page of renewal windows
-// (acme.Inventory.RenewalWindows), numbered: 1 and 2 the previous page's
-// last window (end, serial), 3 after, 4 the page's size.
+// (acme.Inventory.RenewalWindows): 1 and 2 the (end, serial) the page
+// starts after, 3 the page's size. The page's one range term is that
+// row value, so that the index is sought there rather than read from the
+// first window after after: the first page starts after (after + 1 ns,
+// ""), which is windows ending after after.
 func RenewalWindowArgs(after time.Time, from acme.RenewalWindow, limit int) []any {
-	return []any{ToNanos(from.End), from.Serial, ToNanos(after), PageLimit(limit)}
+	if from.Serial == "" || !from.End.After(after) {
+		from = acme.RenewalWindow{End: after.Add(time.Nanosecond)}
+	}
+	return []any{ToNanos(from.End), from.Serial, PageLimit(limit)}
 }
 
 // PageLimit is the LIMIT of a page of at most limit rows, all of them
