@@ -35,7 +35,7 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	p := &planner{global: map[int64]float64{}, acct: map[AccountID]map[int64]float64{}, loaded: true}
+	p := newPlanner()
 	const life = 90 * 24 * time.Hour
 
 	type renewal struct {
@@ -57,7 +57,7 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 			i++
 			var ws, we time.Time
 			if plan {
-				ws, we = p.place(cfg, AccountID(acct), nb, nb.Add(life), lim.RenewalsPerHour(acct, 1))
+				ws, we = p.place(cfg, fmt.Sprintf("%x", i), AccountID(acct), nb, nb.Add(life), lim.RenewalsPerHour(acct, 1))
 			} else {
 				ws, we = defaultWindow(nb, nb.Add(life))
 			}
@@ -144,12 +144,12 @@ func TestARIFleetSimulation(t *testing.T) {
 func TestPlannerPlace(t *testing.T) {
 	cfg := ARIConfig{MaxRenewalsPerHour: 4, WindowWidth: time.Hour}
 	cfg.setDefaults()
-	p := &planner{global: map[int64]float64{}, acct: map[AccountID]map[int64]float64{}, loaded: true}
+	p := newPlanner()
 	nb := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	na := nb.Add(100 * time.Hour)
 	var starts []time.Time
 	for range 5 {
-		s, e := p.place(cfg, "1", nb, na, 1000)
+		s, e := p.place(cfg, "", "1", nb, na, 1000)
 		if s.Before(nb.Add(60*time.Hour)) || e.After(nb.Add(80*time.Hour)) || e.Sub(s) != time.Hour {
 			t.Fatalf("window [%s, %s] outside [60h, 80h] or not 1h wide", s.Sub(nb), e.Sub(nb))
 		}
@@ -163,8 +163,8 @@ func TestPlannerPlace(t *testing.T) {
 		}
 	}
 	// An account's headroom spreads its own windows further.
-	s, _ := p.place(cfg, "2", nb, na, 2) // 0.5 × 2 = 1 an hour for account 2
-	s2, _ := p.place(cfg, "2", nb, na, 2)
+	s, _ := p.place(cfg, "", "2", nb, na, 2) // 0.5 × 2 = 1 an hour for account 2
+	s2, _ := p.place(cfg, "", "2", nb, na, 2)
 	if s2.Sub(s) < time.Hour {
 		t.Errorf("account 2's windows at %s and %s share an hour", s.Sub(nb), s2.Sub(nb))
 	}

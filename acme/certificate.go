@@ -91,15 +91,15 @@ func reasonName(code int) string {
 
 // revoked is what follows every revocation once the store has recorded
 // it, whichever path revoked (ACME revokeCert or an administrator): the
-// limiter frees the duplicate-certificate slot, the observer counts it and
-// the CRL is regenerated.
+// renewal planner drops its window, the limiter frees the
+// duplicate-certificate slot and the observer counts it. The CRL is not
+// made here: the updater (crlupdate.go), or the next read with CRLDelay
+// 0, sees the store's revocation count move.
 func (s *Service) revoked(ctx context.Context, cert *Certificate, reason int, at time.Time) {
 	cert.RevokedAt, cert.RevocationReason = at, reason
+	s.unplan(cert)
 	s.limits.Revoked(ctx, cert)
 	s.observer.Revoked(cert, reason)
-	if err := s.RegenerateCRL(ctx); err != nil {
-		s.log.Error("CRL regeneration after revocation", "serial", cert.Serial, "err", err)
-	}
 }
 
 func (s *Service) mayRevoke(ctx context.Context, c Caller, cert *Certificate, leaf *x509.Certificate) *Problem {

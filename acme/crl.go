@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/big"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weir-pki/weir/ca"
@@ -29,21 +30,43 @@ type RevocationCounter interface {
 
 // crlCache holds this replica's current CRL.
 type crlCache struct {
-	mu  sync.Mutex // serialises regeneration
+	mu sync.Mutex // serialises regeneration
+	// served is the CRL readers get, swapped whole by a regeneration, so
+	// that with the updater running no reader waits for a signature.
+	served atomic.Pointer[servedCRL]
+	// number is the number of the last CRL made.
+	number *big.Int
+	// updating is set while the updater (crlupdate.go) runs.
+	updating atomic.Bool
+	// regenerations counts the CRLs made (weir_crl_regenerations_total).
+	regenerations atomic.Int64
+}
+
+// servedCRL is one signed CRL.
+type servedCRL struct {
 	der []byte
 	at  time.Time
 	// mark is the store's revocation mark (revocationMark) read just
-	// before the revoked certificates that der lists; "" when unknown.
+	// before the revocations that der lists.
 	mark string
 }
 
-// CurrentCRL returns a CRL that lists every certificate whose revocation
-// was stored before the call, by this replica or any other, making a new
-// one when the store has seen a revocation since this replica's CRL was
-// made, when it is older than CRLInterval, or when there is none. It
-// fails when the store cannot be asked: a CRL that might miss a revocation
-// is not served.
+// CRLRegenerations is the number of CRLs this Service has made.
+func (s *Service) CRLRegenerations() int64 { return s.crl.regenerations.Load() }
+
+// CurrentCRL returns this replica's CRL. While the updater runs (CRLDelay
+// > 0, crlupdate.go) it is the last one made, which lists every
+// revocation stored more than CRLDelay ago, and no reader waits for a
+// signature; before the first one is made, and with CRLDelay 0, it lists
+// every certificate whose revocation was stored before the call, by this
+// replica or any other, making a new one when the store has seen a
+// revocation since this replica's CRL was made, when it is older than
+// CRLInterval, or when there is none. It fails when the store cannot be
+// asked: a CRL that might miss a revocation is not served.
 func (s *Service) CurrentCRL(ctx context.Context) ([]byte, time.Time, error) {
+	if c := s.crl.served.Load(); c != nil && s.crl.updating.Load() {
+		return c.der, c.at, nil
+	}
 	// Read before the lock, so that concurrent readers do not queue on
 	// it: a mark read now counts every revocation stored before the call,
 	// and a CRL made at that mark or later lists them all.
@@ -53,19 +76,20 @@ func (s *Service) CurrentCRL(ctx context.Context) ([]byte, time.Time, error) {
 	}
 	s.crl.mu.Lock()
 	defer s.crl.mu.Unlock()
-	if len(s.crl.der) == 0 || s.crl.mark != mark || s.crlStale() {
+	if c := s.crl.served.Load(); c == nil || c.mark != mark || s.crlStale(c) {
 		if err := s.regenerateCRL(ctx); err != nil {
 			return nil, time.Time{}, fmt.Errorf("acme: CRL: %w", err)
 		}
 	}
-	return s.crl.der, s.crl.at, nil
+	c := s.crl.served.Load()
+	return c.der, c.at, nil
 }
 
-// crlStale reports whether this replica's CRL is older than CRLInterval:
-// only one replica at a time regenerates on the schedule (RunLeased), so
-// the others make theirs anew when it is read. s.crl.mu is held.
-func (s *Service) crlStale() bool {
-	return s.cfg.CRLInterval > 0 && !s.now().Before(s.crl.at.Add(s.cfg.CRLInterval))
+// crlStale reports whether c is older than CRLInterval: only one replica
+// at a time regenerates on the schedule (RunLeased), so the others make
+// theirs anew when it is read or by their updater.
+func (s *Service) crlStale(c *servedCRL) bool {
+	return s.cfg.CRLInterval > 0 && !s.now().Before(c.at.Add(s.cfg.CRLInterval))
 }
 
 // revocationMark is a value that changes whenever a certificate is
@@ -86,8 +110,8 @@ func (s *Service) revocationMark(ctx context.Context) (string, error) {
 	return revokedDigest(revoked), nil
 }
 
-// revokedDigest identifies a list of revoked certificates.
-func revokedDigest(revoked []*Certificate) string {
+// revokedDigest identifies a list of revocations.
+func revokedDigest(revoked []Revocation) string {
 	h := sha256.New()
 	var b [8]byte
 	for _, r := range revoked {
@@ -99,8 +123,9 @@ func revokedDigest(revoked []*Certificate) string {
 }
 
 // RegenerateCRL signs a new CRL listing every revoked, unexpired
-// certificate. Its number is its thisUpdate in nanoseconds, which only
-// grows.
+// certificate. Its number is its thisUpdate in nanoseconds, or one more
+// than this replica's previous CRL's if the clock stepped back, so it only
+// grows on a replica; replicas number theirs each on its own clock.
 func (s *Service) RegenerateCRL(ctx context.Context) error {
 	s.crl.mu.Lock()
 	defer s.crl.mu.Unlock()
@@ -111,7 +136,7 @@ func (s *Service) RegenerateCRL(ctx context.Context) error {
 func (s *Service) regenerateCRL(ctx context.Context) error {
 	now := s.now().UTC()
 	// The mark first, then the list: a revocation stored in between is
-	// listed and moves the mark, so the next read makes a CRL again,
+	// listed and moves the mark, so the next check makes a CRL again,
 	// which is harmless; the other order could miss one for good.
 	mark := ""
 	if _, ok := s.store.(RevocationCounter); ok {
@@ -133,13 +158,18 @@ func (s *Service) regenerateCRL(ctx context.Context) error {
 		if !ok {
 			continue
 		}
-		entries = append(entries, ca.RevokedEntry{Serial: n, RevokedAt: r.RevokedAt, Reason: r.RevocationReason})
+		entries = append(entries, ca.RevokedEntry{Serial: n, RevokedAt: r.RevokedAt, Reason: r.Reason})
 	}
 	number := big.NewInt(now.UnixNano())
+	if s.crl.number != nil && number.Cmp(s.crl.number) <= 0 {
+		number.Add(s.crl.number, big.NewInt(1))
+	}
 	der, err := s.ca.CRL(entries, number, now, now.Add(2*s.cfg.CRLInterval+24*time.Hour))
 	if err != nil {
 		return err
 	}
-	s.crl.der, s.crl.at, s.crl.mark = der, now, mark
+	s.crl.number = number
+	s.crl.served.Store(&servedCRL{der: der, at: now, mark: mark})
+	s.crl.regenerations.Add(1)
 	return nil
 }

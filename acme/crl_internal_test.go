@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +18,7 @@ import (
 type revokedList struct {
 	Store
 	mu      sync.Mutex
-	revoked []*Certificate
+	revoked []Revocation
 	total   int64 // revoked ever, expired or not
 	lists   int   // ListRevoked calls
 	err     error
@@ -26,23 +27,18 @@ type revokedList struct {
 func (r *revokedList) revoke(serial string, at time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.revoked = append(r.revoked, &Certificate{Serial: serial, RevokedAt: at, RevocationReason: 1, NotAfter: at.Add(90 * 24 * time.Hour)})
+	r.revoked = append(r.revoked, Revocation{Serial: serial, RevokedAt: at, Reason: 1})
 	r.total++
 }
 
-func (r *revokedList) ListRevoked(context.Context, time.Time) ([]*Certificate, error) {
+func (r *revokedList) ListRevoked(context.Context, time.Time) ([]Revocation, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lists++
 	if r.err != nil {
 		return nil, r.err
 	}
-	out := make([]*Certificate, len(r.revoked))
-	for i, c := range r.revoked {
-		cc := *c
-		out[i] = &cc
-	}
-	return out, nil
+	return slices.Clone(r.revoked), nil
 }
 
 // countingList is revokedList with a RevocationCounter.
@@ -54,11 +50,9 @@ func (c countingList) RevokedCount(context.Context) (int64, error) {
 	return c.total, c.err
 }
 
-// TestCurrentCRLSeesOtherReplicas: a replica's served CRL lists the
-// revocations another replica stored, made anew only when there is one;
-// with a RevocationCounter the check reads a count, not the list; a store
-// that cannot be asked yields an error, not a CRL that may miss one.
-func TestCurrentCRLSeesOtherReplicas(t *testing.T) {
+// crlTestIssuer is a CA of a new hierarchy.
+func crlTestIssuer(t testing.TB) *ca.CA {
+	t.Helper()
 	h, err := ca.GenerateHierarchy("crl test", time.Now())
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +61,30 @@ func TestCurrentCRLSeesOtherReplicas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return issuer
+}
+
+// crlEntries reads the CRL s serves and returns its number of entries
+// and when it was made.
+func crlEntries(t *testing.T, s *Service) (int, time.Time) {
+	t.Helper()
+	der, at, err := s.CurrentCRL(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rl, err := x509.ParseRevocationList(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(rl.RevokedCertificateEntries), at
+}
+
+// TestCurrentCRLSeesOtherReplicas: a replica's served CRL lists the
+// revocations another replica stored, made anew only when there is one;
+// with a RevocationCounter the check reads a count, not the list; a store
+// that cannot be asked yields an error, not a CRL that may miss one.
+func TestCurrentCRLSeesOtherReplicas(t *testing.T) {
+	issuer := crlTestIssuer(t)
 	for _, counted := range []bool{false, true} {
 		name := "list"
 		if counted {
@@ -80,18 +98,7 @@ func TestCurrentCRLSeesOtherReplicas(t *testing.T) {
 			}
 			replica := &Service{store: store, ca: issuer, cfg: Config{CRLInterval: time.Hour}, now: time.Now,
 				log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
-			entries := func() (int, time.Time) {
-				t.Helper()
-				der, at, err := replica.CurrentCRL(t.Context())
-				if err != nil {
-					t.Fatal(err)
-				}
-				rl, err := x509.ParseRevocationList(der)
-				if err != nil {
-					t.Fatal(err)
-				}
-				return len(rl.RevokedCertificateEntries), at
-			}
+			entries := func() (int, time.Time) { return crlEntries(t, replica) }
 			if n, _ := entries(); n != 0 {
 				t.Fatalf("empty store: %d entries", n)
 			}

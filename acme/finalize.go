@@ -183,7 +183,7 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 		s.failOrder(ctx, o, StatusProcessing, Internal(err), "marking order invalid after failed issuance")
 		return nil, Internal(fmt.Errorf("finalize order %s: %w", o.ID, err))
 	}
-	cert.RenewalStart, cert.RenewalEnd = s.renewalWindow(ctx, o.AccountID, len(o.Identifiers), cert.NotBefore, cert.NotAfter)
+	cert.RenewalStart, cert.RenewalEnd = s.renewalWindow(cert.Serial, o.AccountID, len(o.Identifiers), cert.NotBefore, cert.NotAfter)
 	err = s.store.FinalizeOrder(ctx, cert)
 	if errors.Is(err, ErrConflict) {
 		cur, gerr := s.store.GetOrder(ctx, o.ID)

@@ -94,10 +94,13 @@ func (s *Service) RenewNow(ctx context.Context, sc IncidentScope) ([]*Certificat
 	serials := make([]string, len(certs))
 	for i, c := range certs {
 		serials[i] = c.Serial
-		c.RenewalStart, c.RenewalEnd = start, end
 	}
 	if err := s.store.SetRenewalWindows(ctx, serials, start, end); err != nil {
 		return nil, Internal(err)
+	}
+	for _, c := range certs {
+		s.unplan(c)
+		c.RenewalStart, c.RenewalEnd = start, end
 	}
 	s.log.Warn("incident: renewal windows moved into the past", "certificates", len(certs))
 	return certs, nil

@@ -32,8 +32,10 @@ type Inventory interface {
 	RecentNames(ctx context.Context, accountID AccountID, since time.Time, limit int) (names []string, sets [][]string, err error)
 	// RenewalWindows returns the renewal windows of the unrevoked
 	// certificates whose window ends after after: what the renewal planner
-	// has already promised.
-	RenewalWindows(ctx context.Context, after time.Time) ([]RenewalWindow, error)
+	// has already promised. They come in order of End then Serial, after
+	// from (the last window of the previous page; the zero window for the
+	// first), at most limit of them (all when limit ≤ 0).
+	RenewalWindows(ctx context.Context, after time.Time, from RenewalWindow, limit int) ([]RenewalWindow, error)
 }
 
 // RenewalWindow is one certificate's promised ARI window.
@@ -41,6 +43,11 @@ type RenewalWindow struct {
 	Serial     string
 	AccountID  AccountID
 	Start, End time.Time
+}
+
+// Before reports whether w comes before x in the order of RenewalWindows.
+func (w RenewalWindow) Before(x RenewalWindow) bool {
+	return w.End.Before(x.End) || (w.End.Equal(x.End) && w.Serial < x.Serial)
 }
 
 // AccountQuery selects accounts.

@@ -1,8 +1,6 @@
 package acme
 
 import (
-	"context"
-	"fmt"
 	"math"
 	"sync"
 	"time"
@@ -50,22 +48,35 @@ type renewalHeadroom interface {
 
 // planner places renewal windows. It keeps the expected renewals per hour
 // (each window spreads one renewal evenly over its hours, as clients pick a
-// uniform time within it) for the whole CA and for each account, loaded
-// from the store's promised windows at the first placement, updated as it
-// places, and loaded again every planReload, which brings in the windows
-// other replicas placed (and drops the hours that have passed). A new
-// window goes where the higher of its two utilizations — against the
-// ceiling and against the account's limiter headroom — stays lowest, the
-// earliest such place on ties.
+// uniform time within it) for the whole CA and for each account
+// (planState), updated as it places and as certificates are revoked or
+// their windows moved, and rebuilt from the store's promised windows in
+// the background (planrebuild.go) at start and every planReload, which
+// brings in the windows other replicas placed (and drops the hours that
+// have passed). No placement waits for a rebuild: it places on what the
+// planner knows. A new window goes where the higher of its two
+// utilizations — against the ceiling and against the account's limiter
+// headroom — stays lowest, the earliest such place on ties.
 type planner struct {
 	mu       sync.Mutex
-	loaded   bool
+	st       *planState
+	loaded   bool // a rebuild has completed
 	loadedAt time.Time
-	global   map[int64]float64               // hour index → expected renewals
-	acct     map[AccountID]map[int64]float64 // account → hour → expected renewals
+	// While a rebuild runs (planrebuild.go): the last window of the pages
+	// it has sorted out (in the order of Inventory.RenewalWindows), the
+	// windows placed and the certificates removed since it started, and
+	// the removed windows its state holds.
+	rebuilding bool
+	cursor     RenewalWindow
+	placed     map[string]RenewalWindow
+	gone       map[string]bool
+	undo       []RenewalWindow
+	buf        []float64 // place's scratch
 }
 
-// planReload is how long the planner trusts what it loaded. With N
+func newPlanner() *planner { return &planner{st: newPlanState()} }
+
+// planReload is how long the planner trusts what it rebuilt. With N
 // replicas each sees the others' placements this late, so a burst of
 // issuance spread over them can fill an hour past the target by at most
 // what the others placed in planReload; the target (half the ceiling by
@@ -75,47 +86,10 @@ const planReload = 5 * time.Minute
 
 func hourIndex(t time.Time) int64 { return t.Unix() / 3600 }
 
-// load reads the promised windows at the first placement and again once
-// what it read is planReload old. When reading fails, the plan stays as it
-// was (if there is one) and the next placement tries again.
-func (p *planner) load(ctx context.Context, inv Inventory, now time.Time) error {
-	if p.loaded && now.Sub(p.loadedAt) < planReload && !now.Before(p.loadedAt) {
-		return nil
-	}
-	var ws []RenewalWindow
-	if inv != nil {
-		var err error
-		if ws, err = inv.RenewalWindows(ctx, now); err != nil {
-			return fmt.Errorf("renewal planner: %w", err)
-		}
-	}
-	p.global, p.acct = map[int64]float64{}, map[AccountID]map[int64]float64{}
-	for _, w := range ws {
-		p.add(w.AccountID, w.Start, w.End)
-	}
-	p.loaded, p.loadedAt = true, now
-	return nil
-}
-
-// add spreads one renewal over the hours of [start, end).
-func (p *planner) add(account AccountID, start, end time.Time) {
-	h0, h1 := hourIndex(start), hourIndex(end.Add(-time.Nanosecond))
-	share := 1 / float64(h1-h0+1)
-	a := p.acct[account]
-	if a == nil {
-		a = map[int64]float64{}
-		p.acct[account] = a
-	}
-	for h := h0; h <= h1; h++ {
-		p.global[h] += share
-		a[h] += share
-	}
-}
-
 // place chooses the window of a new certificate of account valid over
 // [nb, na) and records it. perHour is the account's headroom (+Inf for
-// none).
-func (p *planner) place(c ARIConfig, account AccountID, nb, na time.Time, perHour float64) (time.Time, time.Time) {
+// none). p.mu is held.
+func (p *planner) place(c ARIConfig, serial string, account AccountID, nb, na time.Time, perHour float64) (time.Time, time.Time) {
 	life := na.Sub(nb)
 	width := c.WindowWidth
 	if width <= 0 {
@@ -130,15 +104,23 @@ func (p *planner) place(c ARIConfig, account AccountID, nb, na time.Time, perHou
 	acctCap := perHour * c.Target
 	hours := int64(math.Ceil(width.Hours()))
 	share := 1 / float64(hours)
+	// An account's load in an hour is at most its number of windows (each
+	// adds at most one renewal to an hour), so when that number plus this
+	// one fits its headroom the account cannot be what limits the
+	// placement, and its hours are not read.
+	useAcct := acctCap > 0 && !math.IsInf(acctCap, 1) && float64(p.st.count(account))+1 > acctCap
+	first := hourIndex(lo)
+	if useAcct {
+		p.buf = p.st.acct[account].load(first, hourIndex(hi)+hours, p.buf)
+	}
 	best, bestU := lo, math.Inf(1)
-	a := p.acct[account]
 	for start := lo; !start.After(hi); start = start.Add(time.Hour) {
 		u := 0.0
 		h0 := hourIndex(start)
 		for h := h0; h < h0+hours; h++ {
-			u = max(u, (p.global[h]+share)/ceiling)
-			if acctCap > 0 && !math.IsInf(acctCap, 1) {
-				u = max(u, (a[h]+share)/acctCap)
+			u = max(u, (p.st.global[h]+share)/ceiling)
+			if useAcct {
+				u = max(u, (p.buf[h-first]+share)/acctCap)
 			}
 		}
 		// Good enough: under target everywhere; take the earliest.
@@ -151,13 +133,13 @@ func (p *planner) place(c ARIConfig, account AccountID, nb, na time.Time, perHou
 		}
 	}
 	end := best.Add(time.Duration(hours) * time.Hour)
-	p.add(account, best, end)
+	p.added(serial, account, best, end)
 	return best, end
 }
 
-// renewalWindow places the ARI window of a certificate being issued; with
-// planning off it is the default window.
-func (s *Service) renewalWindow(ctx context.Context, account AccountID, names int, nb, na time.Time) (time.Time, time.Time) {
+// renewalWindow places the ARI window of certificate serial being
+// issued; with planning off it is the default window.
+func (s *Service) renewalWindow(serial string, account AccountID, names int, nb, na time.Time) (time.Time, time.Time) {
 	c := s.rules().ARI
 	if c.MaxRenewalsPerHour <= 0 {
 		return defaultWindow(nb, na)
@@ -166,15 +148,18 @@ func (s *Service) renewalWindow(ctx context.Context, account AccountID, names in
 	if h, ok := s.limits.(renewalHeadroom); ok {
 		perHour = h.RenewalsPerHour(account, names)
 	}
-	inv, _ := s.Inventory()
 	s.plan.mu.Lock()
 	defer s.plan.mu.Unlock()
-	if err := s.plan.load(ctx, inv, s.now()); err != nil {
-		if !s.plan.loaded {
-			s.log.Warn("renewal planner: using the default window", "err", err)
-			return defaultWindow(nb, na)
-		}
-		s.log.Warn("renewal planner: placing on the windows loaded before", "loaded_at", s.plan.loadedAt, "err", err)
+	return s.plan.place(c, serial, account, nb, na, perHour)
+}
+
+// unplan takes the window of cert, revoked or moved into the past, out of
+// the plan.
+func (s *Service) unplan(cert *Certificate) {
+	if cert.RenewalStart.IsZero() || !cert.RenewalEnd.After(cert.RenewalStart) {
+		return
 	}
-	return s.plan.place(c, account, nb, na, perHour)
+	s.plan.mu.Lock()
+	defer s.plan.mu.Unlock()
+	s.plan.removed(cert.Serial, cert.AccountID, cert.RenewalStart, cert.RenewalEnd)
 }

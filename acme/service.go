@@ -46,6 +46,11 @@ type Config struct {
 	TermsOfService string
 	// CRLInterval is how often the CRL is regenerated without revocations.
 	CRLInterval time.Duration
+	// CRLDelay is how late a revocation may reach this replica's CRL: the
+	// CRL updater checks for revocations this often and makes one CRL
+	// for all it finds (crlupdate.go). 0 makes the CRL when it is read
+	// after a revocation.
+	CRLDelay time.Duration
 	// Owner names this process in the leases it takes in the store
 	// (validation jobs, background work); it must differ between
 	// processes sharing a store. Empty means a random name.
@@ -163,7 +168,7 @@ type Service struct {
 	now       func() time.Time
 
 	live atomic.Pointer[Live] // nil: the zero Live, with defaults
-	plan planner
+	plan *planner
 
 	jobs     *validationQueue // claimed challenges waiting for a worker (lease.go)
 	running  atomic.Bool      // Run's workers are running
@@ -195,6 +200,7 @@ func New(cfg Config, live Live, deps Deps) (*Service, error) {
 		jobs: newValidationQueue(cfg.ValidationQueue, cfg.ValidationWorkersPerAccount)}
 	s.SetLive(live)
 	s.crl = &crlCache{}
+	s.plan = newPlanner()
 	return s, nil
 }
 

@@ -142,9 +142,10 @@ type CertificateStore interface {
 	// RevokeCertificate marks a certificate revoked. ErrConflict if it
 	// already is.
 	RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error
-	// ListRevoked returns the revoked certificates that have not yet
-	// expired at now (what a CRL must list).
-	ListRevoked(ctx context.Context, now time.Time) ([]*Certificate, error)
+	// ListRevoked returns the revocations of the certificates that have
+	// not yet expired at now (what a CRL must list), read from an index
+	// that covers them, never the certificates' rows.
+	ListRevoked(ctx context.Context, now time.Time) ([]Revocation, error)
 	// SetRenewalWindows moves the ARI windows of the given certificates
 	// and marks them RenewNow (incident mode: a window in the past tells
 	// clients to renew now).
@@ -169,4 +170,11 @@ type NonceStore interface {
 	// Redeem consumes n. It reports false when n is unknown, expired or
 	// already used; each nonce redeems true at most once.
 	Redeem(ctx context.Context, n string) (bool, error)
+}
+
+// Revocation is one revoked certificate as a CRL lists it.
+type Revocation struct {
+	Serial    string // hex, as Certificate.Serial
+	RevokedAt time.Time
+	Reason    int // RFC 5280 reason code
 }

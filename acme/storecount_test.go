@@ -144,7 +144,7 @@ func (c *countingStore) RevokeCertificate(ctx context.Context, serial string, re
 	return c.st.RevokeCertificate(ctx, serial, reason, at)
 }
 
-func (c *countingStore) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certificate, error) {
+func (c *countingStore) ListRevoked(ctx context.Context, now time.Time) ([]acme.Revocation, error) {
 	c.read()
 	return c.st.ListRevoked(ctx, now)
 }

@@ -8,15 +8,12 @@ import (
 )
 
 // Run starts the validation workers, the claims of validation jobs whose
-// lease ended (lease.go), and the CRL schedule, which one replica at a
-// time runs (RunLeased; the others refresh their CRL when it is read), and
-// blocks until ctx ends. Validations already running finish (each bounded
+// lease ended (lease.go), the CRL schedule, which one replica at a time
+// runs (RunLeased), the CRL updater (crlupdate.go) and the renewal
+// planner's rebuilds (planrebuild.go), and blocks until ctx ends. Validations already running finish (each bounded
 // by ValidationTimeout); the leases of queued ones are released, so that
 // any replica, or this one after a restart, claims them at once.
 func (s *Service) Run(ctx context.Context) error {
-	if err := s.RegenerateCRL(ctx); err != nil {
-		s.log.Error("initial CRL generation failed", "err", err)
-	}
 	var wg sync.WaitGroup
 	s.running.Store(true)
 	defer s.running.Store(false)
@@ -24,6 +21,8 @@ func (s *Service) Run(ctx context.Context) error {
 		wg.Go(func() { s.worker(ctx) })
 	}
 	wg.Go(func() { _ = s.RunLeased(ctx, "crl", s.cfg.CRLInterval, s.RegenerateCRL) })
+	wg.Go(func() { s.runPlanner(ctx) })
+	wg.Go(func() { s.runCRLUpdater(ctx) })
 	s.claimJobs(ctx) // what a previous run, or a replica that died, left
 	s.claimFinalizations(ctx)
 	claim := time.NewTicker(s.cfg.ClaimInterval)

@@ -156,6 +156,9 @@ type CAConfig struct {
 	// (draft-aaron-acme-profiles); a file that sets them replaces the
 	// defaults.
 	Profiles profileMap `yaml:"profiles"`
+	// CRLDelay bounds how late a revocation reaches the CRL
+	// (acme.Config.CRLDelay); 0 makes the CRL when it is read.
+	CRLDelay time.Duration `yaml:"crl-delay"`
 }
 
 // ChallengesConfig selects challenge types and where they are validated.
@@ -278,7 +281,7 @@ func DefaultConfig() Config {
 			NonceLifetime: time.Hour, Nonces: NoncesConfig{Backend: nonceAuto}, OrdersPerPage: 100,
 			RenewalInfo: ARIConfig{WindowStart: 0.6, WindowEnd: 0.8, MaxRenewalsPerHour: 600},
 		},
-		CA: CAConfig{Name: "weir", Intermediate: IntermediateConfig{Signer: ca.SignerConfig{Type: ca.SignerFile}}, CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour,
+		CA: CAConfig{Name: "weir", Intermediate: IntermediateConfig{Signer: ca.SignerConfig{Type: ca.SignerFile}}, CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour, CRLDelay: 5 * time.Second,
 			DefaultProfile: profileTLSServer, Profiles: defaultProfiles()},
 		Challenges: ChallengesConfig{
 			HTTP01: PortChallenge{Enabled: on(), Port: 80}, DNS01: Toggle{Enabled: on()},
@@ -345,6 +348,9 @@ func (c Config) Validate() error {
 		if positive[key] <= 0 {
 			add("%s: must be a positive duration, got %s", key, positive[key])
 		}
+	}
+	if c.CA.CRLDelay < 0 || c.CA.CRLDelay > c.CA.CRLInterval {
+		add("ca.crl-delay: must be between 0 and ca.crl-interval (%s), got %s", c.CA.CRLInterval, c.CA.CRLDelay)
 	}
 	if c.ACME.MaxIdentifiers < 1 {
 		add("acme.max-identifiers: must be at least 1")

@@ -176,6 +176,12 @@ ca:
   allow-ed25519: false
   # How often the CRL is re-signed when nothing is revoked.
   crl-interval: 1h
+  # How late a revocation may reach the CRL: every crl-delay, weir makes
+  # one new CRL for all the revocations stored since the last, by any
+  # replica, in the background, so a burst of revocations costs one CRL
+  # and a revocation never waits for a signature. 0 makes the CRL when it
+  # is read after a revocation (the read waits for the signature).
+  crl-delay: 5s
   policy:
     # When not empty, only these domains and their subdomains are issued.
     allowed-domains: []

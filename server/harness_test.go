@@ -115,6 +115,9 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 	cfg.Challenges.Timeout = 5 * time.Second
 	cfg.Log.Level = "warn"
 	cfg.CA.Policy.AllowedIPRanges = []string{"127.0.0.0/8"}
+	// The system tests read the CRL right after a revocation: made on
+	// read. TestCRLUpdater runs the background updater.
+	cfg.CA.CRLDelay = 0
 	// The core tests run with every limit off; the rate-limit tests turn
 	// on what they exercise.
 	rl := &cfg.RateLimiting

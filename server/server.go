@@ -154,7 +154,13 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
 		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h}
-	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store})
+	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store,
+		CRLRegenerations: func() int64 {
+			if s.svc == nil {
+				return 0
+			}
+			return s.svc.CRLRegenerations()
+		}})
 	s.metrics.SetBuildInfo(opts.Build.Version, opts.Build.ShortCommit(), opts.Build.GoVersion)
 	if err := s.wire(ctx, issuer); err != nil {
 		s.Close()
@@ -270,7 +276,7 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, l
 		Challenges: offered, ValidationWorkers: cfg.ACME.ValidationWorkers,
 		ValidationWorkersPerAccount: cfg.ACME.ValidationWorkersPerAccount,
 		ValidationTimeout:           cfg.Challenges.Timeout + 5*time.Second,
-		TermsOfService:              cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval,
+		TermsOfService:              cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval, CRLDelay: cfg.CA.CRLDelay,
 		Owner: newOwner(), // leases.go
 		EAB:   cfg.ACME.ExternalAccountBinding,
 	}, acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme()},

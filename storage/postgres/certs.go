@@ -76,16 +76,16 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 		[]any{sqlrow.ToNanos(at), reason, serial}, `SELECT 1 FROM certificates WHERE serial = $1`, serial)
 }
 
-// ListRevoked returns the revoked certificates that have not expired at
-// now (NotAfter is not before now), in order of revocation.
-func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]*acme.Certificate, error) {
+// ListRevoked returns the revocations of the certificates that have not
+// expired at now (NotAfter is not before now), an index-only scan of
+// certificates_revoked.
+func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]acme.Revocation, error) {
 	const what = "list revoked certificates"
 	if err := drv.CheckTimes(what, now); err != nil {
 		return nil, err
 	}
-	return collect(ctx, s.pool, what, `SELECT `+sqlrow.CertCols+` FROM certificates
-		WHERE revoked_at IS NOT NULL AND not_after >= $1
-		ORDER BY revoked_at, serial`, []any{sqlrow.ToNanos(now)}, sqlrow.ScanCert)
+	return collect(ctx, s.pool, what, `SELECT `+sqlrow.RevocationCols+` FROM certificates
+		WHERE revoked_at IS NOT NULL AND not_after >= $1`, []any{sqlrow.ToNanos(now)}, sqlrow.ScanRevocation)
 }
 
 // SetRenewalWindows implements acme.Store, in one statement; it marks the
@@ -114,11 +114,14 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 }
 
 // RenewalWindows implements acme.Inventory.
-func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.RenewalWindow, error) {
+// A page reads the index certificates_renewal from the previous page's
+// last window.
+func (s *Store) RenewalWindows(ctx context.Context, after time.Time, from acme.RenewalWindow, limit int) ([]acme.RenewalWindow, error) {
 	const what = "renewal windows"
 	if err := drv.CheckTimes(what, after); err != nil {
 		return nil, err
 	}
 	return collect(ctx, s.pool, what, `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
-		WHERE renewal_end > $1 AND revoked_at IS NULL ORDER BY renewal_start, serial`, []any{sqlrow.ToNanos(after)}, sqlrow.ScanRenewalWindow)
+		WHERE revoked_at IS NULL AND (renewal_end, serial) > ($1, $2)
+		ORDER BY renewal_end, serial LIMIT $3`, sqlrow.RenewalWindowArgs(after, from, limit), sqlrow.ScanRenewalWindow)
 }

@@ -104,13 +104,6 @@ func TestIssuerChains(t *testing.T) {
 			t.Errorf("case %d: GetCertificate chain %q, want %q", i, got.ChainPEM, tc.chain)
 		}
 	}
-	revoked, err := s.ListRevoked(ctx, fixedNow())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(revoked) != 1 || !bytes.Equal(revoked[0].ChainPEM, cases[0].chain) {
-		t.Errorf("ListRevoked: %d certificates, want 1 with its whole chain", len(revoked))
-	}
 	listed, _, err := s.ListCertificates(ctx, acme.CertQuery{Limit: len(cases)})
 	if err != nil {
 		t.Fatal(err)

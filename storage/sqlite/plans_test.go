@@ -30,6 +30,17 @@ func TestQueryPlans(t *testing.T) {
 			t.Errorf("%s: plan %q, want the partial index %s", tc.name, got, tc.index)
 		}
 	}
+	// The CRL's list and the planner's rebuild read their indexes alone:
+	// no row, no DER.
+	for _, tc := range []struct{ name, query, index string }{
+		{"ListRevoked", readSQL[rListRevoked], "certificates_revoked"},
+		{"RenewalWindows", renewalWindowsQuery, "certificates_renewal"},
+	} {
+		if got := queryPlan(t, s, tc.query); !strings.Contains(got, "USING COVERING INDEX "+tc.index) || strings.Contains(got, "TEMP B-TREE") ||
+			(tc.name == "RenewalWindows" && !strings.Contains(got, "(renewal_end,serial)>(?,?)")) {
+			t.Errorf("%s: plan %q, want the covering index %s and no sort", tc.name, got, tc.index)
+		}
+	}
 	if _, err := s.RevokedCount(t.Context()); err != nil {
 		t.Fatal(err)
 	}

@@ -41,11 +41,18 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 }
 
 // RenewalWindows implements acme.Inventory.
-func (s *Store) RenewalWindows(ctx context.Context, after time.Time) ([]acme.RenewalWindow, error) {
+// A page reads the covering index certificates_renewal from the previous
+// page's last window, so reading every page is one pass over that index
+// (TestQueryPlans).
+func (s *Store) RenewalWindows(ctx context.Context, after time.Time, from acme.RenewalWindow, limit int) ([]acme.RenewalWindow, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return collect(ctx, s, "renewal windows", `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
-		WHERE renewal_end > ? AND revoked_at IS NULL ORDER BY renewal_start`, []any{sqlrow.ToNanos(after)}, sqlrow.ScanRenewalWindow)
+	return collect(ctx, s, "renewal windows", renewalWindowsQuery, sqlrow.RenewalWindowArgs(after, from, limit), sqlrow.ScanRenewalWindow)
 }
+
+// renewalWindowsQuery is the query of a page of RenewalWindows.
+const renewalWindowsQuery = `SELECT ` + sqlrow.RenewalWindowCols + ` FROM certificates
+	WHERE revoked_at IS NULL AND (renewal_end, serial) > (?, ?)
+	ORDER BY renewal_end, serial LIMIT ?`

@@ -68,9 +68,8 @@ var readSQL = [numReadStmts]string{
 	rFindValidAuthzWildcard: findValidAuthzSQL("1"),
 	rGetChallenge:           `SELECT ` + sqlrow.ChallengeCols + ` FROM challenges WHERE id = ?`,
 	rGetCertificate:         `SELECT ` + certCols + ` FROM certificates WHERE serial = ?`,
-	rListRevoked: `SELECT ` + certCols + ` FROM certificates
-		WHERE revoked_at IS NOT NULL AND not_after >= ?
-		ORDER BY revoked_at, serial`,
+	rListRevoked: `SELECT ` + sqlrow.RevocationCols + ` FROM certificates
+		WHERE revoked_at IS NOT NULL AND not_after >= ?`,
 }
 
 // writeStmt names a statement of the writer connection.

@@ -2,6 +2,7 @@ package sqlrow
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -52,6 +53,43 @@ func ScanRenewalWindow(row Scanner) (acme.RenewalWindow, error) {
 	w.AccountID = FormatAccountID(acct)
 	w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
 	return w, err
+}
+
+// RevocationCols are the columns of certificates that ScanRevocation
+// reads, in order: what a CRL lists, all in the index certificates_revoked.
+const RevocationCols = "serial, revoked_at, reason"
+
+// ScanRevocation reads one row of RevocationCols.
+func ScanRevocation(row Scanner) (acme.Revocation, error) {
+	var (
+		r  acme.Revocation
+		at int64
+	)
+	err := row.Scan(&r.Serial, &at, &r.Reason)
+	r.RevokedAt = time.Unix(0, at).UTC()
+	return r, err
+}
+
+// RenewalWindowArgs are the parameters of a page of renewal windows
+// (acme.Inventory.RenewalWindows): 1 and 2 the (end, serial) the page
+// starts after, 3 the page's size. The page's one range term is that
+// row value, so that the index is sought there rather than read from the
+// first window after after: the first page starts after (after + 1 ns,
+// ""), which is windows ending after after.
+func RenewalWindowArgs(after time.Time, from acme.RenewalWindow, limit int) []any {
+	if from.Serial == "" || !from.End.After(after) {
+		from = acme.RenewalWindow{End: after.Add(time.Nanosecond)}
+	}
+	return []any{ToNanos(from.End), from.Serial, PageLimit(limit)}
+}
+
+// PageLimit is the LIMIT of a page of at most limit rows, all of them
+// when limit ≤ 0.
+func PageLimit(limit int) int64 {
+	if limit <= 0 {
+		return math.MaxInt64
+	}
+	return int64(limit)
 }
 
 // CertInsertCols are the columns of a new certificate's row, whose values

@@ -55,12 +55,27 @@ func testRenewalWindows(t *testing.T, f *fixture) {
 	if err := f.s.RevokeCertificate(f.ctx, revoked.Serial, 1, at(0)); err != nil {
 		t.Fatal(err)
 	}
-	ws, err := inv.RenewalWindows(f.ctx, at(0))
+	var none acme.RenewalWindow
+	ws, err := inv.RenewalWindows(f.ctx, at(0), none, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(ws) != 2 || ws[0].AccountID != a.ID || !ws[0].Start.Equal(c1.RenewalStart) || !ws[0].End.Equal(c1.RenewalEnd) {
-		t.Fatalf("RenewalWindows = %+v, want the two unrevoked windows", ws)
+	first, second := c1, c2
+	if (acme.RenewalWindow{Serial: c2.Serial, End: c2.RenewalEnd}).Before(acme.RenewalWindow{Serial: c1.Serial, End: c1.RenewalEnd}) {
+		first, second = c2, c1
+	}
+	if len(ws) != 2 || ws[0].Serial != first.Serial || ws[0].AccountID != a.ID || !ws[0].Start.Equal(first.RenewalStart) || !ws[0].End.Equal(first.RenewalEnd) {
+		t.Fatalf("RenewalWindows = %+v, want the two unrevoked windows in order of end and serial", ws)
+	}
+	// Pages: one window, then the next after the first.
+	if p1, err := inv.RenewalWindows(f.ctx, at(0), none, 1); err != nil || len(p1) != 1 || p1[0].Serial != first.Serial {
+		t.Fatalf("first page of 1 = %+v, %v; want %s", p1, err, first.Serial)
+	}
+	if p2, err := inv.RenewalWindows(f.ctx, at(0), ws[0], 1); err != nil || len(p2) != 1 || p2[0].Serial != second.Serial {
+		t.Fatalf("page after %s = %+v, %v; want %s", first.Serial, p2, err, second.Serial)
+	}
+	if p3, err := inv.RenewalWindows(f.ctx, at(0), ws[1], 1); err != nil || len(p3) != 0 {
+		t.Fatalf("page after the last = %+v, %v; want none", p3, err)
 	}
 	past := at(-time.Hour)
 	if err := f.s.SetRenewalWindows(f.ctx, []string{c1.Serial, c2.Serial}, past.Add(-time.Hour), past); err != nil {
@@ -70,7 +85,7 @@ func testRenewalWindows(t *testing.T, f *fixture) {
 	if err != nil || !got.RenewalEnd.Equal(past) || !got.RenewNow {
 		t.Fatalf("after SetRenewalWindows: %v, %v; want the window to end at %s", got.RenewalEnd, err, past)
 	}
-	if ws, _ := inv.RenewalWindows(f.ctx, at(0)); len(ws) != 0 {
+	if ws, _ := inv.RenewalWindows(f.ctx, at(0), none, 0); len(ws) != 0 {
 		t.Errorf("windows ending after now: %+v, want none", ws)
 	}
 }

@@ -203,7 +203,7 @@ func TestSQLiteToPostgres(t *testing.T) {
 	now := time.Date(2031, 3, 5, 0, 0, 0, 0, time.UTC)
 	both("counts", func(s store) (any, error) { return s.Counts(ctx, now) })
 	both("revoked", func(s store) (any, error) { return s.ListRevoked(ctx, now) })
-	both("renewal windows", func(s store) (any, error) { return s.RenewalWindows(ctx, time.Time{}) })
+	both("renewal windows", func(s store) (any, error) { return s.RenewalWindows(ctx, time.Time{}, acme.RenewalWindow{}, 0) })
 	for _, id := range orders {
 		both("order "+string(id), func(s store) (any, error) { return s.GetOrder(ctx, id) })
 		o, err := src.GetOrder(ctx, id)

@@ -176,6 +176,7 @@ ha_accounts_across() {
 ha_crl_everywhere() {
 	local label=$1 url=$2 serial=$3 i out text bad=""
 	CLIENT_LOG=$HA_LOG
+	sleep "$CRL_WAIT" # each replica's updater, within crl-delay
 	for ((i = 1; i <= HA_REPLICAS; i++)); do
 		if ! out=$(curl -sS --fail --max-time 10 --cacert "$ROOT" -o "$HA_DIR/crl.$i.der" "$url" 2>&1); then
 			bad+=" fetch $i: $out;"
@@ -265,6 +266,7 @@ server:
   external-url: "$HA_URL"
 ca:
   crl-interval: 1h
+  crl-delay: 1s
 challenges:
   http-01: { port: $HPORT }
   tls-alpn-01: { port: $TPORT }

@@ -203,7 +203,11 @@ log:
 EOF
 }
 
-weir_yaml "$DATA" "$WPORT" "$APORT" "  crl-interval: 1h" >"$TMP/weir.yaml"
+# A revocation reaches the CRL within crl-delay (the background updater);
+# check_revoked waits CRL_WAIT seconds, the delay and a margin, first.
+CRL_WAIT=2
+weir_yaml "$DATA" "$WPORT" "$APORT" "  crl-interval: 1h
+  crl-delay: 1s" >"$TMP/weir.yaml"
 
 # ---------------------------------------------------------------------------
 # Results.
@@ -344,6 +348,7 @@ check_revoked() {
 		return 1
 		;;
 	esac
+	sleep "$CRL_WAIT"
 	if ! out=$(curl -sS --fail --max-time 10 --cacert "$ROOT" -o "$crl" "$url" 2>&1); then
 		fail "$label: fetch CRL $url" "$out"
 		return 1

@@ -27,6 +27,10 @@ type MetricsOptions struct {
 	// its queue and pool (acme.StatsReporter), they are read at every
 	// scrape. nil, or a store that does neither, leaves those series out.
 	Store any
+	// CRLRegenerations returns how many CRLs the server has made
+	// (acme.Service.CRLRegenerations), read at every scrape; nil leaves
+	// weir_crl_regenerations_total out.
+	CRLRegenerations func() int64
 }
 
 // Metrics is weir's Prometheus instrumentation and the dashboard's view of
@@ -75,6 +79,12 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 	}
 	m := &Metrics{reg: prometheus.NewRegistry(), now: opts.Now}
 	m.activity.init()
+	if f := opts.CRLRegenerations; f != nil {
+		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "weir_crl_regenerations_total",
+			Help: "CRLs this replica signed: at start, on the CRL schedule, by the CRL updater (one for all the revocations it found) and on an administrator's request.",
+		}, func() float64 { return float64(f()) }))
+	}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "weir_http_requests_total",
 		Help: "ACME HTTP requests answered, by endpoint (the route's name, such as new-order) and HTTP status.",

@@ -1,0 +1,138 @@
+package acme
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// planPage is how many promised windows a rebuild reads at a time. The
+// planner's lock is held only to sort out one page's windows (and to put
+// the new state in place), never while a page is read or counted.
+const planPage = 2000
+
+// added records the window placed for serial. p.mu is held.
+func (p *planner) added(serial string, account AccountID, start, end time.Time) {
+	p.st.add(account, start, end)
+	if p.rebuilding {
+		p.placed[serial] = RenewalWindow{Serial: serial, AccountID: account, Start: start, End: end}
+	}
+}
+
+// removed takes back the window of serial (revoked, or moved into the
+// past). p.mu is held. While a rebuild runs, the window is taken out of
+// the state being built too (when it goes in place) if it is there:
+// placed during the rebuild, or in a page already sorted out. A page read
+// just before the revocation was stored and sorted out just before this
+// call may not have held it; then the rebuilt state undercounts that one
+// window until the next rebuild.
+func (p *planner) removed(serial string, account AccountID, start, end time.Time) {
+	p.st.remove(account, start, end)
+	if !p.rebuilding {
+		return
+	}
+	w := RenewalWindow{Serial: serial, AccountID: account, Start: start, End: end}
+	if _, ok := p.placed[serial]; ok {
+		delete(p.placed, serial)
+	} else if !p.cursor.Before(w) {
+		p.undo = append(p.undo, w)
+	}
+	p.gone[serial] = true
+}
+
+// rebuild reads the promised windows (the unrevoked certificates' windows
+// that end after now) page by page into a new state and then puts it in
+// place of the one in use, with what was placed and removed meanwhile,
+// so that nothing waits for it. It fails, keeping the state in use, when
+// the store cannot be read, or when another rebuild is running.
+func (p *planner) rebuild(ctx context.Context, inv Inventory, now time.Time) error {
+	_, err := p.rebuildCount(ctx, inv, now)
+	return err
+}
+
+// rebuildCount is rebuild, and returns the number of windows it read.
+func (p *planner) rebuildCount(ctx context.Context, inv Inventory, now time.Time) (int, error) {
+	p.mu.Lock()
+	if p.rebuilding {
+		p.mu.Unlock()
+		return 0, fmt.Errorf("renewal planner: a rebuild is running")
+	}
+	p.rebuilding, p.cursor, p.placed, p.gone, p.undo = true, RenewalWindow{}, map[string]RenewalWindow{}, map[string]bool{}, nil
+	p.mu.Unlock()
+	next := newPlanState()
+	n, err := p.readPages(ctx, inv, now, next)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err == nil {
+		for _, w := range p.placed {
+			next.add(w.AccountID, w.Start, w.End)
+		}
+		for _, w := range p.undo {
+			next.remove(w.AccountID, w.Start, w.End)
+		}
+		p.st, p.loaded, p.loadedAt = next, true, now
+	}
+	p.rebuilding, p.cursor, p.placed, p.gone, p.undo = false, RenewalWindow{}, nil, nil, nil
+	return n, err
+}
+
+// readPages counts every promised window into next, but those placed or
+// removed since the rebuild started, which rebuildCount sees to.
+func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time, next *planState) (int, error) {
+	if inv == nil {
+		return 0, nil
+	}
+	var from RenewalWindow
+	n := 0
+	for {
+		ws, err := inv.RenewalWindows(ctx, now, from, planPage)
+		if err != nil {
+			return n, fmt.Errorf("renewal planner: %w", err)
+		}
+		n += len(ws)
+		keep := ws[:0]
+		p.mu.Lock()
+		for _, w := range ws {
+			_, placed := p.placed[w.Serial]
+			if !placed && !p.gone[w.Serial] {
+				keep = append(keep, w)
+			}
+		}
+		if len(ws) > 0 {
+			from = ws[len(ws)-1]
+			p.cursor = from
+		}
+		p.mu.Unlock()
+		for _, w := range keep {
+			next.add(w.AccountID, w.Start, w.End)
+		}
+		if len(ws) < planPage {
+			return n, nil
+		}
+	}
+}
+
+// runPlanner rebuilds the plan at start and every planReload while
+// planning is on, until ctx ends.
+func (s *Service) runPlanner(ctx context.Context) {
+	tick := time.NewTicker(planReload)
+	defer tick.Stop()
+	for {
+		if s.rules().ARI.MaxRenewalsPerHour > 0 {
+			inv, _ := s.Inventory()
+			t0 := time.Now()
+			n, err := s.plan.rebuildCount(ctx, inv, s.now())
+			switch {
+			case err == nil:
+				s.log.Debug("renewal planner: rebuilt", "windows", n, "took", time.Since(t0))
+			case ctx.Err() == nil:
+				s.log.Warn("renewal planner: rebuild failed; placing on the plan as it is", "err", err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}

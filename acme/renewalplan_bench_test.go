@@ -1,0 +1,28 @@
+package acme
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// BenchmarkPlannerPlace: placing one certificate's window (the planner's
+// update per issuance) on a plan that already holds 100,000 windows of
+// 2,000 accounts, against the ceiling and the account's headroom.
+func BenchmarkPlannerPlace(b *testing.B) {
+	cfg := ARIConfig{MaxRenewalsPerHour: 5000}
+	cfg.setDefaults()
+	t0 := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	const life = 90 * 24 * time.Hour
+	p := newPlanner()
+	for i := range 100_000 {
+		nb := t0.Add(time.Duration(i) * time.Minute)
+		p.place(cfg, fmt.Sprintf("%x", i), AccountID(fmt.Sprint(i%2000)), nb, nb.Add(life), 40)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		nb := t0.Add(time.Duration(100_000+i%10000) * time.Minute)
+		p.place(cfg, "", AccountID(fmt.Sprint(i%2000)), nb, nb.Add(life), 40)
+	}
+}
