@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weir-pki/weir/storage/sqlrow"
 	"github.com/weir-pki/weir/storage/transfer"
 )
 
@@ -183,10 +184,31 @@ func (im *Import) Orders(ctx context.Context, rows []transfer.Order) error {
 	})
 }
 
-// Certificates implements transfer.Sink.
+// Certificates implements transfer.Sink; each certificate's search keys
+// (sqlrow.SearchKeys) are written with it.
 func (im *Import) Certificates(ctx context.Context, rows []transfer.Certificate) error {
+	var search *sql.Stmt // prepared in the batch's transaction
+	defer func() {
+		if search != nil {
+			search.Close()
+		}
+	}()
 	return im.insertRows(ctx, transfer.Certificates, exportCertCols, len(rows), func(tx *sql.Tx, i int) ([]any, error) {
 		r := rows[i]
+		names, err := sqlrow.StringsFromJSON(fmt.Sprintf("certificate %q names", r.Serial), r.Names)
+		if err != nil {
+			return nil, err
+		}
+		if search == nil {
+			if search, err = tx.PrepareContext(ctx, writeSQL[wInsertCertSearch]); err != nil {
+				return nil, err
+			}
+		}
+		for _, k := range sqlrow.SearchKeys(names) {
+			if _, err := search.ExecContext(ctx, k, r.Serial); err != nil {
+				return nil, err
+			}
+		}
 		chain, issuerID := r.ChainPEM, any(nil)
 		if issuer, ok := splitChain(r.DER, r.ChainPEM); ok {
 			id, err := im.issuerChainID(ctx, tx, issuer)
