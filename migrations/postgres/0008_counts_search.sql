@@ -32,6 +32,15 @@ CREATE TABLE cert_expiry_seconds (
     PRIMARY KEY (second, shard)
 );
 
+-- Certificates by the hour of issued_at, for the overview's issuance
+-- chart.
+CREATE TABLE cert_issued_hours (
+    hour  bigint NOT NULL,
+    shard smallint NOT NULL,
+    n     bigint NOT NULL,
+    PRIMARY KEY (hour, shard)
+);
+
 CREATE TABLE cert_search (
     key    text COLLATE "C" NOT NULL,
     serial text COLLATE "C" NOT NULL, -- of certificates, written with it
@@ -50,6 +59,11 @@ CREATE FUNCTION weir_count_expiry(not_after bigint, d bigint) RETURNS void LANGU
         ON CONFLICT (hour, shard) DO UPDATE SET n = cert_expiry_hours.n + EXCLUDED.n;
     INSERT INTO cert_expiry_seconds (second, shard, n) VALUES (not_after / 1000000000, floor(random() * 16)::smallint, d)
         ON CONFLICT (second, shard) DO UPDATE SET n = cert_expiry_seconds.n + EXCLUDED.n;
+$$;
+
+CREATE FUNCTION weir_count_issued(issued_at bigint, d bigint) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO cert_issued_hours (hour, shard, n) VALUES (issued_at / 3600000000000, floor(random() * 16)::smallint, d)
+        ON CONFLICT (hour, shard) DO UPDATE SET n = cert_issued_hours.n + EXCLUDED.n;
 $$;
 
 CREATE FUNCTION weir_status_counted() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -76,6 +90,7 @@ CREATE FUNCTION weir_certificate_counted() RETURNS trigger LANGUAGE plpgsql AS $
 BEGIN
     IF TG_OP = 'INSERT' THEN
         PERFORM weir_count('certificates', '', 1);
+        PERFORM weir_count_issued(NEW.issued_at, 1);
         IF NEW.revoked_at IS NOT NULL THEN
             PERFORM weir_count('revoked', '', 1);
         ELSE
@@ -95,6 +110,7 @@ BEGIN
         END IF;
     ELSE
         PERFORM weir_count('certificates', '', -1);
+        PERFORM weir_count_issued(OLD.issued_at, -1);
         IF OLD.revoked_at IS NOT NULL THEN
             PERFORM weir_count('revoked', '', -1);
         ELSE
@@ -117,6 +133,7 @@ BEGIN
     IF TG_TABLE_NAME = 'certificates' THEN
         DELETE FROM object_counts WHERE kind IN ('certificates', 'revoked');
         DELETE FROM cert_expiry_hours;
+        DELETE FROM cert_issued_hours;
         DELETE FROM cert_expiry_seconds;
         DELETE FROM cert_search;
     ELSE
@@ -137,6 +154,7 @@ INSERT INTO cert_expiry_hours (hour, shard, n) SELECT not_after / 3600000000000,
     WHERE revoked_at IS NULL GROUP BY 1;
 INSERT INTO cert_expiry_seconds (second, shard, n) SELECT not_after / 1000000000, 0, count(*) FROM certificates
     WHERE revoked_at IS NULL GROUP BY 1;
+INSERT INTO cert_issued_hours (hour, shard, n) SELECT issued_at / 3600000000000, 0, count(*) FROM certificates GROUP BY 1;
 INSERT INTO cert_search (key, serial)
     SELECT k, c.serial FROM certificates c, json_array_elements_text(c.names::json) AS n (v),
         LATERAL (VALUES ('>' || lower(v)), ('<' || reverse(lower(v)))) AS x (k)

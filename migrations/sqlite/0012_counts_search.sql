@@ -27,6 +27,13 @@ CREATE TABLE cert_expiry_seconds (
     n      INTEGER NOT NULL
 ) STRICT;
 
+-- Certificates by the hour of issued_at (Unix hours), for the overview's
+-- issuance chart: 48 rows instead of every certificate of two days.
+CREATE TABLE cert_issued_hours (
+    hour INTEGER PRIMARY KEY, -- issued_at / 3600 s
+    n    INTEGER NOT NULL
+) STRICT;
+
 CREATE TRIGGER accounts_counted AFTER INSERT ON accounts BEGIN
     INSERT INTO object_counts (kind, status, n) VALUES ('accounts', NEW.status, 1)
         ON CONFLICT (kind, status) DO UPDATE SET n = n + 1;
@@ -59,6 +66,8 @@ END;
 CREATE TRIGGER certificates_counted AFTER INSERT ON certificates BEGIN
     INSERT INTO object_counts (kind, status, n) VALUES ('certificates', '', 1)
         ON CONFLICT (kind, status) DO UPDATE SET n = n + 1;
+    INSERT INTO cert_issued_hours (hour, n) VALUES (NEW.issued_at / 3600000000000, 1)
+        ON CONFLICT (hour) DO UPDATE SET n = n + 1;
     INSERT INTO object_counts (kind, status, n) SELECT 'revoked', '', 1 WHERE NEW.revoked_at IS NOT NULL
         ON CONFLICT (kind, status) DO UPDATE SET n = n + 1;
     INSERT INTO cert_expiry_hours (hour, n) SELECT NEW.not_after / 3600000000000, 1 WHERE NEW.revoked_at IS NULL
@@ -77,6 +86,7 @@ CREATE TRIGGER certificates_recounted AFTER UPDATE OF revoked_at ON certificates
 END;
 CREATE TRIGGER certificates_uncounted AFTER DELETE ON certificates BEGIN
     UPDATE object_counts SET n = n - 1 WHERE kind = 'certificates' AND status = '';
+    UPDATE cert_issued_hours SET n = n - 1 WHERE hour = OLD.issued_at / 3600000000000;
     UPDATE object_counts SET n = n - 1 WHERE kind = 'revoked' AND status = '' AND OLD.revoked_at IS NOT NULL;
     UPDATE cert_expiry_hours SET n = n - 1 WHERE hour = OLD.not_after / 3600000000000 AND OLD.revoked_at IS NULL;
     UPDATE cert_expiry_seconds SET n = n - 1 WHERE second = OLD.not_after / 1000000000 AND OLD.revoked_at IS NULL;
@@ -88,6 +98,7 @@ INSERT INTO object_counts (kind, status, n) SELECT 'certificates', '', count(*) 
 INSERT INTO object_counts (kind, status, n) SELECT 'revoked', '', count(*) FROM certificates WHERE revoked_at IS NOT NULL;
 INSERT INTO cert_expiry_hours (hour, n) SELECT not_after / 3600000000000 AS h, count(*) FROM certificates
     WHERE revoked_at IS NULL GROUP BY h;
+INSERT INTO cert_issued_hours (hour, n) SELECT issued_at / 3600000000000 AS h, count(*) FROM certificates GROUP BY h;
 INSERT INTO cert_expiry_seconds (second, n) SELECT not_after / 1000000000 AS s, count(*) FROM certificates
     WHERE revoked_at IS NULL GROUP BY s;
 

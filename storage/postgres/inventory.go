@@ -76,13 +76,12 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 	if err := drv.CheckTimes("issuance", from); err != nil {
 		return nil, err
 	}
-	start, width := sqlrow.ToNanos(from), int64(step)
 	type bucket struct {
 		b int64
 		n int
 	}
-	buckets, err := collect(ctx, s.pool, "issuance", `SELECT (issued_at - $1) / $2 AS b, count(*) FROM certificates
-		WHERE issued_at >= $1 AND issued_at < $3 GROUP BY 1`, []any{start, width, start + width*int64(n)},
+	query, args := sqlrow.IssuanceQuery(from, step, n)
+	buckets, err := collect(ctx, s.pool, "issuance", query, args,
 		func(row sqlrow.Scanner) (bucket, error) {
 			var b bucket
 			err := row.Scan(&b.b, &b.n)

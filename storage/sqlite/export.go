@@ -178,6 +178,7 @@ func notExported() map[string]string {
 		"object_counts":       derived,
 		"cert_expiry_hours":   derived,
 		"cert_expiry_seconds": derived,
+		"cert_issued_hours":   derived,
 		"cert_search":         derived,
 	}
 }

@@ -112,9 +112,8 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 	if err != nil {
 		return nil, err
 	}
-	start, width := sqlrow.ToNanos(from), int64(step)
-	rows, err := s.r.QueryContext(ctx, `SELECT (issued_at - ?) / ? AS b, count(*) FROM certificates
-		WHERE issued_at >= ? AND issued_at < ? GROUP BY b`, start, width, start, start+width*int64(n))
+	query, args := sqlrow.IssuanceQuery(from, step, n)
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, drv.Errorf("issuance: %w", err)
 	}

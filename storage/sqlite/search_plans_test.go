@@ -33,8 +33,8 @@ func explain(t *testing.T, s *Store, query string, args []any) string {
 	return strings.Join(plan, "; ")
 }
 
-// TestSearchAndCountsPlans: the overview's counts read only the kept
-// counts, and a certificate search (that is not dense) reads the ranges
+// TestSearchAndCountsPlans: the overview's counts and hourly issuance
+// chart read only the kept counts, and a certificate search (that is not dense) reads the ranges
 // of cert_search and of the serials and then each candidate by its
 // serial: no step scans a table, so a search that matches nothing reads
 // nothing of certificates.
@@ -44,10 +44,15 @@ func TestSearchAndCountsPlans(t *testing.T) {
 	if _, err := s.w.ExecContext(t.Context(), `ANALYZE`); err != nil {
 		t.Fatal(err)
 	}
-	plan := explain(t, s, sqlrow.CountsSQL, sqlrow.CountsArgs(time.Now()))
-	for _, table := range []string{"accounts", "orders", "certificates"} {
-		if strings.Contains(plan, " "+table) {
-			t.Errorf("counts read %s: %s", table, plan)
+	hourly, args := sqlrow.IssuanceQuery(time.Now().Truncate(time.Hour), time.Hour, 48)
+	for what, plan := range map[string]string{
+		"counts":   explain(t, s, sqlrow.CountsSQL, sqlrow.CountsArgs(time.Now())),
+		"issuance": explain(t, s, hourly, args),
+	} {
+		for _, table := range []string{"accounts", "orders", "certificates"} {
+			if strings.Contains(plan, " "+table) {
+				t.Errorf("%s read %s: %s", what, table, plan)
+			}
 		}
 	}
 	for _, dense := range []bool{false, true} {

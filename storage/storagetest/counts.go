@@ -29,8 +29,21 @@ func testCountsKept(t *testing.T, f *fixture) {
 	}
 	a, b := f.account(t), f.account(t)
 	soon := f.issue(t, a.ID, "soon.example.com", now.Add(10*time.Second))
-	f.issue(t, a.ID, "later.example.com", now.Add(2*time.Hour))
+	later := f.issue(t, a.ID, "later.example.com", now.Add(2*time.Hour))
 	old := f.issue(t, b.ID, "old.example.com", now.Add(-25*time.Hour))
+	// The issuance chart by whole hours reads the hours kept.
+	from := old.IssuedAt.Truncate(time.Hour).Add(-time.Hour)
+	hist, err := inv.Issuance(f.ctx, from, 2*time.Hour, 20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := make([]int, 20)
+	for _, c := range []*acme.Certificate{soon, later, old} {
+		want[c.IssuedAt.Sub(from)/(2*time.Hour)]++
+	}
+	if !slices.Equal(hist, want) {
+		t.Errorf("Issuance by 2 h from a whole hour = %v, want %v", hist, want)
+	}
 	f.simpleOrder(t, b.ID, "pending.example.com")
 	b.Status = acme.StatusDeactivated
 	if err := f.s.UpdateAccount(f.ctx, b, acme.StatusValid); err != nil {
