@@ -29,9 +29,15 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 // ListCertificates implements acme.Inventory: newest issued first; the
 // cursor is the issue time and serial of the last certificate of the page.
 func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme.Certificate, string, error) {
-	// PostgreSQL's planner weighs a search's candidates by the statistics
-	// of cert_search itself: no probe.
-	p, ok, err := inventory().Certificates(q, sqlrow.CertCols, false)
+	dense := false
+	if probe, args, ok := inventory().SearchProbe(q.Search); ok {
+		var n int
+		if err := s.pool.QueryRow(ctx, probe, args...).Scan(&n); err != nil {
+			return nil, "", drv.Errorf("list certificates: search: %w", err)
+		}
+		dense = n >= sqlrow.SearchDense
+	}
+	p, ok, err := inventory().Certificates(q, sqlrow.CertCols, dense)
 	if !ok {
 		return nil, "", err
 	}

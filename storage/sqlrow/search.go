@@ -43,7 +43,9 @@ func reverse(s string) string {
 	return string(b)
 }
 
-// SearchDense is the number of candidates from which a search is dense:
+// SearchDense is the number of candidates from which a search is dense
+// (both stores probe: PostgreSQL's planner, too, sorts every candidate of
+// a broad search):
 // its matches are then found sooner by reading the certificates newest
 // first and testing each, which stops after a page of matches (at most
 // about PageLimit times the certificates over SearchDense rows), than by
@@ -84,9 +86,13 @@ func searchRanges(text string) []any {
 // that it stops after a page of matches without reading every candidate.
 func (in Inventory) searchCond(w *where, text string, dense bool) {
 	if dense {
+		// The column itself in every term, so that PostgreSQL's planner
+		// weighs the patterns by the column's statistics and reads the
+		// newest certificates first.
 		pat := likeEscape(strings.ToLower(text))
-		w.add(`((',' || name_set) `+in.ILike+` ? ESCAPE '\' OR (name_set || ',') `+in.ILike+` ? ESCAPE '\' OR serial `+in.ILike+` ? ESCAPE '\')`,
-			"%,"+pat+"%", "%"+pat+",%", pat+"%")
+		like := " " + in.ILike + ` ? ESCAPE '\'`
+		w.add(`(name_set`+like+` OR name_set`+like+` OR name_set`+like+` OR name_set`+like+` OR serial`+like+`)`,
+			pat+"%", "%,"+pat+"%", "%"+pat, "%"+pat+",%", pat+"%")
 		return
 	}
 	w.add(`serial IN (SELECT serial FROM cert_search WHERE key >= ? AND key < ?
