@@ -63,6 +63,7 @@ import (
 	"net/netip"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
@@ -78,6 +79,9 @@ import (
 	"github.com/weir-pki/weir/internal/weirproc"
 	"github.com/weir-pki/weir/storage/postgres/pgschema"
 )
+
+// validSchema is a schema name -postgres-schema takes.
+var validSchema = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
 func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
@@ -118,6 +122,11 @@ type options struct {
 	redis        string
 	clientGOGC   int
 	clientProf   string
+
+	populate         int           // -populate: fill a store with this many certificates and exit
+	populateSpan     time.Duration // issue times spread over this much of the past
+	populateLifetime time.Duration
+	postgresSchema   string // an existing schema to run on (kept), or the one -populate fills
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -154,6 +163,10 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.traceFile, "trace", "", "with -cpuprofile, also save a 5 s execution trace of the server to `file` (go tool trace -pprof=sync)")
 	fs.IntVar(&o.profileC, "profile-c", 0, "concurrency of the profiled level (default: the highest of -c)")
 	fs.DurationVar(&o.profileD, "profile-d", 10*time.Second, "length of the CPU profile")
+	fs.IntVar(&o.populate, "populate", 0, "fill a new store (SQLite in -data, or -storage postgres in -postgres-schema) with `N` certificates signed by -data's CA, and exit")
+	fs.DurationVar(&o.populateSpan, "populate-span", 30*24*time.Hour, "with -populate: issue times spread evenly over this much of the past")
+	fs.DurationVar(&o.populateLifetime, "populate-lifetime", 90*24*time.Hour, "with -populate: the certificates' lifetime")
+	fs.StringVar(&o.postgresSchema, "postgres-schema", "", "with -storage postgres: the `schema` -populate fills (created if missing), or an existing one a load run uses and keeps")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -206,6 +219,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	}
 	if o.profileC == 0 {
 		o.profileC = slices.Max(o.levels)
+	}
+	switch {
+	case o.populate < 0 || o.populate > 100_000_000:
+		return nil, errors.New("-populate: between 0 and 100000000")
+	case o.populate > 0 && (o.populateSpan <= 0 || o.populateLifetime <= 0):
+		return nil, errors.New("-populate-span and -populate-lifetime: positive durations")
+	case o.postgresSchema != "" && !validSchema.MatchString(o.postgresSchema):
+		return nil, fmt.Errorf("-postgres-schema: %q: lower-case letters, digits and _ only", o.postgresSchema)
 	}
 	return o, nil
 }
@@ -304,6 +325,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.populate > 0 {
+		if err := populate(ctx, o, stderr); err != nil {
+			fmt.Fprintf(stderr, "weir-load: -populate: %v\n", err)
+			return 1
+		}
+		return 0
+	}
 	rep, code, err := load(ctx, o, stderr)
 	if err != nil {
 		fmt.Fprintf(stderr, "weir-load: %v\n", err)
@@ -370,7 +398,11 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 		bin: bin, dnsAddr: dns.Addr(), httpPort: resp.port,
 		pprof: o.cpuProfile != "", validationWorkers: o.workers, rateLimits: o.rateLimits,
 	}
-	if o.storage == "postgres" {
+	if o.storage == "postgres" && o.postgresSchema != "" {
+		// A schema of the caller's (filled by -populate): used, never dropped.
+		so.postgresDSN = pgschema.WithParams(o.postgresDSN, map[string]string{"search_path": o.postgresSchema, "application_name": o.postgresSchema})
+		cl.storage = "postgres (schema " + o.postgresSchema + ", kept)"
+	} else if o.storage == "postgres" {
 		pgCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		cl.pg, err = pgschema.Create(pgCtx, o.postgresDSN, "weir_load_")
 		cancel()

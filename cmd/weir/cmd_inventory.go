@@ -152,7 +152,7 @@ func printCerts(w io.Writer, certs []admin.CertView) {
 func certsList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("certs list", "certs list", "Lists certificates, newest first.", stderr)
 	q := url.Values{}
-	fs.Func("q", "search: a serial prefix or part of a name", setQuery(q, "q"))
+	fs.Func("q", "search: a name, the start of one, its end (a domain), or a serial prefix", setQuery(q, "q"))
 	fs.Func("account", "only this account's certificates", setQuery(q, "account"))
 	fs.Func("state", "only certificates in this `state` (active, revoked, expired)", setQuery(q, "state"))
 	p, code := listPage[admin.CertView](ctx, fs, af, args, q, "/api/v1/certs", stdout, stderr)

@@ -29,7 +29,15 @@ func (s *Store) ListAccounts(ctx context.Context, q acme.AccountQuery) ([]*acme.
 // ListCertificates implements acme.Inventory: newest issued first; the
 // cursor is the issue time and serial of the last certificate of the page.
 func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme.Certificate, string, error) {
-	p, ok, err := inventory().Certificates(q, sqlrow.CertCols)
+	dense := false
+	if probe, args, ok := inventory().SearchProbe(q.Search); ok {
+		var n int
+		if err := s.pool.QueryRow(ctx, probe, args...).Scan(&n); err != nil {
+			return nil, "", drv.Errorf("list certificates: search: %w", err)
+		}
+		dense = n >= sqlrow.SearchDense
+	}
+	p, ok, err := inventory().Certificates(q, sqlrow.CertCols, dense)
 	if !ok {
 		return nil, "", err
 	}
@@ -58,43 +66,12 @@ func (s *Store) ListAllOrders(ctx context.Context, q acme.OrderQuery) ([]*acme.O
 
 // Counts implements acme.Inventory.
 func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) {
-	c := acme.Counts{Accounts: map[acme.Status]int{}, Orders: map[acme.Status]int{}, Certificates: map[acme.CertState]int{}}
+	b := sqlrow.NewCountsBuilder()
 	if err := drv.CheckTimes("counts", now); err != nil {
-		return c, err
+		return b.Counts(), err
 	}
-	type group struct {
-		k string
-		n int
-	}
-	scanGroup := func(row sqlrow.Scanner) (group, error) {
-		var g group
-		err := row.Scan(&g.k, &g.n)
-		return g, err
-	}
-	accts, err := collect(ctx, s.pool, "count accounts", `SELECT status, count(*) FROM accounts GROUP BY status`, nil, scanGroup)
-	if err != nil {
-		return c, err
-	}
-	for _, g := range accts {
-		c.Accounts[acme.Status(g.k)] = g.n
-	}
-	orders, err := collect(ctx, s.pool, "count orders", `SELECT status, count(*) FROM orders GROUP BY status`, nil, scanGroup)
-	if err != nil {
-		return c, err
-	}
-	for _, g := range orders {
-		c.Orders[acme.Status(g.k)] = g.n
-	}
-	certs, err := collect(ctx, s.pool, "count certificates", `SELECT CASE WHEN revoked_at IS NOT NULL THEN 'revoked'
-		WHEN not_after <= $1 THEN 'expired' ELSE 'active' END AS state, count(*)
-		FROM certificates GROUP BY 1`, []any{sqlrow.ToNanos(now)}, scanGroup)
-	if err != nil {
-		return c, err
-	}
-	for _, g := range certs {
-		c.Certificates[acme.CertState(g.k)] = g.n
-	}
-	return c, nil
+	_, err := collect(ctx, s.pool, "counts", sqlrow.CountsSQL, sqlrow.CountsArgs(now), b.Scan)
+	return b.Counts(), err
 }
 
 // Issuance implements acme.Inventory.
@@ -105,13 +82,12 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 	if err := drv.CheckTimes("issuance", from); err != nil {
 		return nil, err
 	}
-	start, width := sqlrow.ToNanos(from), int64(step)
 	type bucket struct {
 		b int64
 		n int
 	}
-	buckets, err := collect(ctx, s.pool, "issuance", `SELECT (issued_at - $1) / $2 AS b, count(*) FROM certificates
-		WHERE issued_at >= $1 AND issued_at < $3 GROUP BY 1`, []any{start, width, start + width*int64(n)},
+	query, args := sqlrow.IssuanceQuery(from, step, n)
+	buckets, err := collect(ctx, s.pool, "issuance", query, args,
 		func(row sqlrow.Scanner) (bucket, error) {
 			var b bucket
 			err := row.Scan(&b.b, &b.n)

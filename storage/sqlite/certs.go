@@ -73,6 +73,11 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		if err != nil {
 			return writeErr(what, err)
 		}
+		for _, k := range sqlrow.SearchKeys(cert.Names) {
+			if _, err := w.exec(wInsertCertSearch, k, cert.Serial); err != nil {
+				return drv.Wrap(what, err)
+			}
+		}
 		w.edit(editFinalizeOrder(cert.OrderID, cert.Serial))
 		if cacheErr == nil {
 			w.edit(editPutCert(cached))

@@ -39,7 +39,15 @@ func (s *Store) ListCertificates(ctx context.Context, q acme.CertQuery) ([]*acme
 	if err != nil {
 		return nil, "", err
 	}
-	p, ok, err := inventory().Certificates(q, certCols)
+	dense := false
+	if probe, args, ok := inventory().SearchProbe(q.Search); ok {
+		var n int
+		if err := s.r.QueryRowContext(ctx, probe, args...).Scan(&n); err != nil {
+			return nil, "", drv.Errorf("list certificates: search: %w", err)
+		}
+		dense = n >= sqlrow.SearchDense
+	}
+	p, ok, err := inventory().Certificates(q, certCols, dense)
 	if !ok {
 		return nil, "", err
 	}
@@ -80,44 +88,19 @@ func collect[T any](ctx context.Context, s *Store, what, query string, args []an
 	return sqlrow.Collect(drv, what, rows, scan)
 }
 
-// Counts implements acme.Inventory.
+// Counts implements acme.Inventory from the counts kept (sqlrow.CountsSQL,
+// migration 0012), reading a few thousand small rows at most.
 func (s *Store) Counts(ctx context.Context, now time.Time) (acme.Counts, error) {
-	c := acme.Counts{Accounts: map[acme.Status]int{}, Orders: map[acme.Status]int{}, Certificates: map[acme.CertState]int{}}
+	b := sqlrow.NewCountsBuilder()
+	if err := drv.CheckTimes("counts", now); err != nil {
+		return b.Counts(), err
+	}
 	ctx, err := readCtx(ctx)
 	if err != nil {
-		return c, err
+		return b.Counts(), err
 	}
-	group := func(what, q string, put func(k string, n int), args ...any) error {
-		rows, err := s.r.QueryContext(ctx, q, args...)
-		if err != nil {
-			return drv.Errorf("count %s: %w", what, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			var (
-				k string
-				n int
-			)
-			if err := rows.Scan(&k, &n); err != nil {
-				return drv.Errorf("count %s: %w", what, err)
-			}
-			put(k, n)
-		}
-		return rows.Err()
-	}
-	if err := group("accounts", `SELECT status, count(*) FROM accounts GROUP BY status`,
-		func(k string, n int) { c.Accounts[acme.Status(k)] = n }); err != nil {
-		return c, err
-	}
-	if err := group("orders", `SELECT status, count(*) FROM orders GROUP BY status`,
-		func(k string, n int) { c.Orders[acme.Status(k)] = n }); err != nil {
-		return c, err
-	}
-	err = group("certificates", `SELECT CASE WHEN revoked_at IS NOT NULL THEN 'revoked'
-		WHEN not_after <= ? THEN 'expired' ELSE 'active' END AS state, count(*)
-		FROM certificates GROUP BY state`,
-		func(k string, n int) { c.Certificates[acme.CertState(k)] = n }, sqlrow.ToNanos(now))
-	return c, err
+	_, err = collect(ctx, s, "counts", sqlrow.CountsSQL, sqlrow.CountsArgs(now), b.Scan)
+	return b.Counts(), err
 }
 
 // Issuance implements acme.Inventory.
@@ -129,9 +112,8 @@ func (s *Store) Issuance(ctx context.Context, from time.Time, step time.Duration
 	if err != nil {
 		return nil, err
 	}
-	start, width := sqlrow.ToNanos(from), int64(step)
-	rows, err := s.r.QueryContext(ctx, `SELECT (issued_at - ?) / ? AS b, count(*) FROM certificates
-		WHERE issued_at >= ? AND issued_at < ? GROUP BY b`, start, width, start, start+width*int64(n))
+	query, args := sqlrow.IssuanceQuery(from, step, n)
+	rows, err := s.r.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, drv.Errorf("issuance: %w", err)
 	}

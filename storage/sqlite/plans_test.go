@@ -63,22 +63,5 @@ func queryPlan(t *testing.T, s *Store, query string) string {
 			n = i
 		}
 	}
-	rows, err := s.r.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+query, make([]any, n)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rows.Close()
-	var plan []string
-	for rows.Next() {
-		var id, parent, notUsed int
-		var detail string
-		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
-			t.Fatal(err)
-		}
-		plan = append(plan, detail)
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	return strings.Join(plan, "; ")
+	return explain(t, s, query, make([]any, n))
 }

@@ -92,6 +92,7 @@ const (
 	wChallengeExists
 	wFinalizeOrder
 	wInsertCertificate
+	wInsertCertSearch
 	wRevokeCertificate
 	wCertificateExists
 	wInsertIssuerChain
@@ -133,6 +134,7 @@ var writeSQL = [numWriteStmts]string{
 		WHERE id = ? AND status = ?`,
 	wInsertCertificate: `INSERT INTO certificates (` + sqlrow.CertInsertCols + `, issuer_chain, revoked_at, reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
+	wInsertCertSearch:  `INSERT OR IGNORE INTO cert_search (key, serial) VALUES (?, ?)`,
 	wRevokeCertificate: `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
 	wCertificateExists: `SELECT 1 FROM certificates WHERE serial = ?`,
 	wInsertIssuerChain: `INSERT INTO issuer_chains (pem) VALUES (?) ON CONFLICT (pem) DO NOTHING`,

@@ -65,14 +65,7 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Store, error
 	if now == nil {
 		now = time.Now
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: resolving %s: %w", path, err)
-	}
-	if err := createFile(abs); err != nil {
-		return nil, err
-	}
-	lock, err := lockDB(abs)
+	abs, lock, err := createLocked(path)
 	if err != nil {
 		return nil, err
 	}
@@ -109,6 +102,22 @@ func Open(ctx context.Context, path string, now func() time.Time) (*Store, error
 	s.closeOnce = sync.OnceValue(s.doClose)
 	go s.runWriter()
 	return s, nil
+}
+
+// createLocked resolves path, creates the database file there unless it
+// exists (createFile) and takes its lock (lockDB: nil where unsupported),
+// which the caller closes when it lets the file go.
+func createLocked(path string) (abs string, lock *os.File, err error) {
+	if abs, err = filepath.Abs(path); err != nil {
+		return "", nil, fmt.Errorf("sqlite: resolving %s: %w", path, err)
+	}
+	if err := createFile(abs); err != nil {
+		return "", nil, err
+	}
+	if lock, err = lockDB(abs); err != nil {
+		return "", nil, err
+	}
+	return abs, lock, nil
 }
 
 // createFile creates the database file with mode 0600 unless it exists, so

@@ -141,8 +141,9 @@ func CertCursor(c *acme.Certificate) string {
 // Certificates is the query of a page of ListCertificates, of cols (a
 // driver's CertCols): newest issued first; the cursor is CertCursor of
 // the last certificate of the page. ok is false when the filters match
-// nothing.
-func (in Inventory) Certificates(q acme.CertQuery, cols string) (p Page, ok bool, err error) {
+// nothing. A search (search.go) is dense when its SearchProbe counted
+// SearchDense candidates.
+func (in Inventory) Certificates(q acme.CertQuery, cols string, dense bool) (p Page, ok bool, err error) {
 	if err := in.Driver.CheckTimes("list certificates", q.Now); err != nil {
 		return p, false, err
 	}
@@ -162,8 +163,7 @@ func (in Inventory) Certificates(q acme.CertQuery, cols string) (p Page, ok bool
 		if !in.storable(q.Search) {
 			return p, false, nil
 		}
-		pat := likeEscape(strings.ToLower(q.Search))
-		w.add(`(serial `+in.ILike+` ? ESCAPE '\' OR name_set `+in.ILike+` ? ESCAPE '\')`, pat+"%", "%"+pat+"%")
+		in.searchCond(&w, q.Search, dense)
 	}
 	now := ToNanos(q.Now)
 	switch q.State {

@@ -50,7 +50,7 @@ func TestInventoryCertificates(t *testing.T) {
 	in := Inventory{Driver: "sqlite", ILike: "LIKE"}
 	now := time.Unix(0, 5000)
 	c := &acme.Certificate{Serial: "0a", IssuedAt: time.Unix(0, 4000)}
-	p, ok, err := in.Certificates(acme.CertQuery{Cursor: CertCursor(c), AccountID: "3", State: acme.CertExpired, Now: now}, "serial")
+	p, ok, err := in.Certificates(acme.CertQuery{Cursor: CertCursor(c), AccountID: "3", State: acme.CertExpired, Now: now}, "serial", false)
 	if !ok || err != nil {
 		t.Fatalf("Certificates = %v, %v", ok, err)
 	}
@@ -60,11 +60,11 @@ func TestInventoryCertificates(t *testing.T) {
 		t.Errorf("Certificates = %s %v", p.SQL, p.Args)
 	}
 	for _, q := range []acme.CertQuery{{Cursor: "4000"}, {Cursor: "x:0a"}, {State: "sideways"}, {Now: MaxTime.AddDate(1, 0, 0)}} {
-		if _, ok, err := in.Certificates(q, "serial"); ok || err == nil {
+		if _, ok, err := in.Certificates(q, "serial", false); ok || err == nil {
 			t.Errorf("Certificates(%+v) = %v, %v; want an error", q, ok, err)
 		}
 	}
-	if _, ok, err := in.Certificates(acme.CertQuery{AccountID: "x"}, "serial"); ok || err != nil {
+	if _, ok, err := in.Certificates(acme.CertQuery{AccountID: "x"}, "serial", false); ok || err != nil {
 		t.Errorf("an account no store gives out: %v, %v; want nothing", ok, err)
 	}
 }

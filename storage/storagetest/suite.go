@@ -38,6 +38,8 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"NotFound", testNotFound},
 		{"ListAccounts", testListAccounts},
 		{"ListCertificates", testListCertificates},
+		{"CountsKept", testCountsKept},
+		{"Search", testSearch},
 		{"ListAllOrders", testListAllOrders},
 		{"InventoryBadCursor", testInventoryBadCursor},
 		{"RecentNames", testRecentNames},

@@ -97,3 +97,21 @@ func (s *Schema) BackendPIDs(ctx context.Context) (ours, aux []int, err error) {
 	}
 	return ours, aux, rows.Err()
 }
+
+// Ensure connects to baseDSN, creates the schema name (lower-case
+// letters, digits and _) unless it exists, and returns the DSN of weir on
+// it: a schema that outlives the caller, which never drops it.
+func Ensure(ctx context.Context, baseDSN, name string) (string, error) {
+	if !schemaPrefix.MatchString(name) {
+		return "", fmt.Errorf("pgschema: schema %q: lower-case letters, digits and _ only", name)
+	}
+	conn, err := pgx.Connect(ctx, baseDSN)
+	if err != nil {
+		return "", fmt.Errorf("connecting to PostgreSQL: %w", err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA IF NOT EXISTS "+name); err != nil {
+		return "", fmt.Errorf("CREATE SCHEMA %s: %w", name, err)
+	}
+	return WithParams(baseDSN, map[string]string{"search_path": name, "application_name": name}), nil
+}
