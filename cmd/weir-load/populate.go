@@ -181,7 +181,7 @@ func dataDirCA(dir string, stderr io.Writer) (*ca.CA, error) {
 	cfg := server.DefaultConfig()
 	cfg.DataDir = dir
 	if _, err := os.Stat(filepath.Join(dir, "ca", "intermediate.pem")); errors.Is(err, os.ErrNotExist) {
-		if _, err := server.InitDataDir(cfg, time.Now()); err != nil {
+		if _, err := server.InitDataDir(cfg, time.Now(), server.InitOptions{}); err != nil {
 			return nil, err
 		}
 		logf(stderr, "made the CA of %s", dir)
