@@ -54,7 +54,7 @@ func (s *Service) Revoke(ctx context.Context, c Caller, der []byte, reason int) 
 	if p := s.mayRevoke(ctx, c, cert, leaf); p != nil {
 		return p
 	}
-	return s.markRevoked(ctx, cert, reason)
+	return s.markRevoked(WithActor(ctx, callerActor(c)), cert, reason)
 }
 
 // subscriberReasonProblem refuses a reason a subscriber may not give
@@ -97,6 +97,7 @@ func (s *Service) revoked(ctx context.Context, cert *Certificate, reason int, at
 	cert.RevokedAt, cert.RevocationReason = at, reason
 	s.limits.Revoked(ctx, cert)
 	s.observer.Revoked(cert, reason)
+	s.audit.Revoked(ctx, cert, reason, s.actorOf(ctx))
 	if err := s.RegenerateCRL(ctx); err != nil {
 		s.log.Error("CRL regeneration after revocation", "serial", cert.Serial, "err", err)
 	}

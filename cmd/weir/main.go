@@ -9,6 +9,7 @@
 //	                                           copy a stopped weir's ACME state from SQLite to PostgreSQL
 //	weir ca take-root-offline|new-intermediate-key|sign-intermediate|import
 //	                                           the CA's ceremonies, with the root kept offline
+//	weir audit verify [-config FILE] [FILE...] check the audit trail's hash chain
 //	weir healthcheck [-config FILE] [-url URL] exit 0 when a running weir is ready
 //	weir backup [-config FILE] -out DIR        copy the data directory while weir runs
 //	weir ratelimit status|explain|reset        the limiter's buckets, through the admin API
@@ -44,6 +45,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"migrate":         cmdMigrate,
 	"migrate-storage": cmdMigrateStorage,
 	"ca":              cmdCA,
+	"audit":           cmdAudit,
 	// Operating a running weir.
 	"healthcheck": cmdHealthcheck,
 	"backup":      cmdBackup,
@@ -80,6 +82,9 @@ Usage:
                               the CA's ceremonies: move the root key offline,
                               make and sign a new intermediate with it, import
                               it (run "weir ca" for each one's flags)
+  weir audit verify [-config FILE] [AUDIT-FILE...]
+                              check the audit trail's hash chain; names the
+                              first line where it breaks
 
 Operating:
   weir healthcheck [-config FILE] [-url URL]
