@@ -24,23 +24,22 @@ import (
 // certificate a client received has its issuance event: the event is
 // written before the answer.
 func TestAuditKill9(t *testing.T) {
-	bin := builder.Binary(t)
-	s := newSolo(t)
-	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
-	defer cancel()
-	dir := t.TempDir()
 	listen, err := weirproc.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := s.config(dir, listen, "", "rate-limiting:\n  whitelist: [127.0.0.0/8]\naudit:\n  replica-id: kill9\n  max-size: 65536\n")
+	s, dir := newSolo(t), t.TempDir()
+	opts := weirproc.Options{Bin: builder.Binary(t), DataDir: dir, Listen: listen,
+		Config: s.config(dir, listen, "", "rate-limiting:\n  whitelist: [127.0.0.0/8]\naudit:\n  replica-id: kill9\n  max-size: 65536\n")}
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
 	var (
 		mu       sync.Mutex
 		received []string
 	)
 	const rounds = 3
 	for round := range rounds {
-		p, err := weirproc.Start(ctx, weirproc.Options{Bin: bin, DataDir: dir, Listen: listen, Config: cfg})
+		p, err := weirproc.Start(ctx, opts)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,7 +85,7 @@ func TestAuditKill9(t *testing.T) {
 		hc.CloseIdleConnections()
 	}
 	// A last start continues the chain after the last kill.
-	p, err := weirproc.Start(ctx, weirproc.Options{Bin: bin, DataDir: dir, Listen: listen, Config: cfg})
+	p, err := weirproc.Start(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +93,7 @@ func TestAuditKill9(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	out, err := exec.CommandContext(ctx, bin, "audit", "verify", "-config", filepath.Join(dir, "weir.yaml")).CombinedOutput()
+	out, err := exec.CommandContext(ctx, opts.Bin, "audit", "verify", "-config", filepath.Join(dir, "weir.yaml")).CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "chain intact") {
 		t.Fatalf("weir audit verify: %v\n%s", err, out)
 	}
