@@ -57,7 +57,7 @@ sg_prepare() {
 
 # sg_flow MODE WEIR_BINARY runs one signer's weir and the clients on it.
 sg_flow() {
-	local mode=$1 weir=$2 dir=$TMP/signer-$1 wport aport pid body i rc=0
+	local mode=$1 weir=$2 dir=$TMP/signer-$1 wport aport pid body rc=0
 	mkdir -p "$dir"
 	read -r wport aport < <(ha_free_ports 2)
 	if ! body=$(sg_prepare "$mode" "$dir"); then
@@ -71,12 +71,9 @@ sg_flow() {
 	SOFTHSM2_CONF=$dir/softhsm2.conf "$weir" serve -config "$dir/weir.yaml" >"$dir/weir.log" 2>&1 &
 	pid=$!
 	PIDS+=("$pid")
-	for ((i = 0; i < 80; i++)); do
-		curl -s --fail --max-time 2 --cacert "$ROOT" -o /dev/null "$url" && break
-		kill -0 "$pid" 2>/dev/null || break
-		sleep 0.25
-	done
-	if ! curl -s --fail --max-time 2 --cacert "$ROOT" -o /dev/null "$url"; then
+	# Up to 20 s for the directory (curl retries while weir starts).
+	if ! timeout 20 bash -c 'until curl -s --fail --max-time 2 --cacert "$1" -o /dev/null "$2"; do sleep 0.25; done' \
+		sh "$ROOT" "$url"; then
 		CLIENT_LOG=$dir/weir.log
 		fail "signer $mode: weir serves $url"
 		stop_pid "$pid" || true
