@@ -13,17 +13,34 @@ import (
 
 // cmdAudit works on the audit trail's files.
 func cmdAudit(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	const group = "Usage: weir audit verify [-config FILE] [AUDIT-FILE...]\n\n" +
+		"  weir audit verify   check the audit trail's hash chain\n"
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(stdout, group)
+		return 0
+	}
 	if len(args) == 0 || args[0] != "verify" {
-		fmt.Fprint(stderr, "Usage: weir audit verify [-config FILE] [AUDIT-FILE...]\n\n"+
-			"Checks the hash chain of audit files (JSON lines), oldest first, and names\n"+
-			"the first line where it breaks. Without AUDIT-FILE: this replica's files\n"+
-			"(audit.path of -config, its rotated files first).\n")
+		fmt.Fprint(stderr, group)
 		return 2
 	}
 	fs := flag.NewFlagSet("audit verify", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	configFile := fs.String("config", "", "the config file whose audit.path to check when no file is given")
-	if err := fs.Parse(args[1:]); err != nil {
+	configFile := fs.String("config", "", "the config `file` whose audit.path to check when no AUDIT-FILE is given")
+	help := func(w io.Writer) {
+		fmt.Fprint(w, "Usage: weir audit verify [-config FILE] [AUDIT-FILE...]\n\n"+
+			"Checks the hash chain of audit files (JSON lines), oldest first, and names\n"+
+			"the first line where it breaks (exit 1). Without AUDIT-FILE: this replica's\n"+
+			"files (audit.path of -config, its rotated files first).\n\nFlags:\n")
+		fs.SetOutput(w)
+		fs.PrintDefaults()
+		fs.SetOutput(stderr)
+	}
+	fs.Usage = func() {}
+	if err := fs.Parse(args[1:]); errors.Is(err, flag.ErrHelp) {
+		help(stdout)
+		return 0
+	} else if err != nil {
+		help(stderr)
 		return 2
 	}
 	files := fs.Args()
@@ -52,4 +69,9 @@ func cmdAudit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "the first event continues from an earlier event (hash %s) in a file not given\n", rep.Continues)
 	}
 	return 0
+}
+
+// isHelp reports whether arg asks for help.
+func isHelp(arg string) bool {
+	return arg == "-h" || arg == "-help" || arg == "--help" || arg == "help"
 }
