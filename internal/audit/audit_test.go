@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,5 +157,39 @@ func TestUnreadableLastLineRefusesToStart(t *testing.T) {
 	os.WriteFile(path, []byte("not an audit line\n"), 0o600)
 	if _, err := Open(Config{Path: path}); err == nil || !strings.Contains(err.Error(), "move the file aside") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+func TestLogSinkChainsToo(t *testing.T) {
+	var buf bytes.Buffer
+	s, err := Open(Config{Replica: "r1", Log: slog.New(slog.NewTextHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Record(issuance(1))
+	s.Record(issuance(2))
+	out := buf.String()
+	if strings.Count(out, "msg=audit") != 2 || !strings.Contains(out, `\"seq\":2`) || !strings.Contains(out, `\"prev\":\"\"`) {
+		t.Fatalf("log sink output:\n%s", out)
+	}
+}
+
+func TestWriteFailureIsCountedAndLogged(t *testing.T) {
+	var buf bytes.Buffer
+	path := filepath.Join(t.TempDir(), "audit-r1.jsonl")
+	s, err := Open(Config{Path: path, Replica: "r1", Log: slog.New(slog.NewTextHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Record(issuance(1))
+	s.f.Close() // the disk goes away under the sink
+	if err := s.Record(issuance(2)); err == nil {
+		t.Fatal("a write to a closed file succeeded")
+	}
+	if s.Failures() != 1 || !strings.Contains(buf.String(), "audit: the event could not be written") {
+		t.Fatalf("failures %d, log:\n%s", s.Failures(), buf.String())
+	}
+	if rep := mustVerify(t, path); rep.Events != 1 {
+		t.Fatalf("report %+v", rep)
 	}
 }
