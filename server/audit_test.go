@@ -107,6 +107,9 @@ func TestAuditTrail(t *testing.T) {
 		t.Errorf("reload events %+v, want one naming ca.policy.denied-domains", rl)
 	}
 
+	if f := scrapeServer(t, e.srv)["weir_audit_write_failures_total"]; f == nil || e.srv.audit.sink.Failures() != 0 {
+		t.Errorf("weir_audit_write_failures_total: %v, failures %d", f, e.srv.audit.sink.Failures())
+	}
 	if out := e.weirCLI(t, 0, "audit", "verify"); !strings.Contains(out, "chain intact") {
 		t.Errorf("verify: %s", out)
 	}
