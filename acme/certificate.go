@@ -54,7 +54,7 @@ func (s *Service) Revoke(ctx context.Context, c Caller, der []byte, reason int) 
 	if p := s.mayRevoke(ctx, c, cert, leaf); p != nil {
 		return p
 	}
-	return s.markRevoked(ctx, cert, reason)
+	return s.markRevoked(WithActor(ctx, callerActor(c)), cert, reason)
 }
 
 // subscriberReasonProblem refuses a reason a subscriber may not give
@@ -100,6 +100,7 @@ func (s *Service) revoked(ctx context.Context, cert *Certificate, reason int, at
 	s.unplan(cert)
 	s.limits.Revoked(ctx, cert)
 	s.observer.Revoked(cert, reason)
+	s.audit.Revoked(ctx, cert, reason, s.actorOf(ctx))
 }
 
 func (s *Service) mayRevoke(ctx context.Context, c Caller, cert *Certificate, leaf *x509.Certificate) *Problem {

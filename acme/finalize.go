@@ -155,7 +155,7 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID OrderID, csrDE
 		return nil, Internal(err)
 	}
 	o.Status, o.CSR = StatusProcessing, csrDER
-	return s.completeFinalize(ctx, o, csr, profile, refund)
+	return s.completeFinalize(WithActor(ctx, callerActor(c)), o, csr, profile, refund)
 }
 
 // completeFinalize issues the certificate of o, in processing and leased
@@ -208,6 +208,7 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 	}
 	o.Status, o.CertSerial = StatusValid, cert.Serial
 	s.observer.Issued(cert, cert.IssuedAt.Sub(o.CreatedAt))
+	s.audit.Issued(ctx, cert, o, s.actorOf(ctx))
 	return o, nil
 }
 

@@ -85,6 +85,8 @@ type Deps struct {
 	// Observer receives issuance, revocation and validation; nil means
 	// NopObserver.
 	Observer Observer
+	// Audit receives issuances and revocations; nil means NopAuditor.
+	Audit Auditor
 	// Log nil discards.
 	Log *slog.Logger
 	// Now nil means time.Now.
@@ -164,6 +166,7 @@ type Service struct {
 	validator Validator
 	limits    Limits
 	observer  Observer
+	audit     Auditor
 	log       *slog.Logger
 	now       func() time.Time
 
@@ -189,6 +192,9 @@ func New(cfg Config, live Live, deps Deps) (*Service, error) {
 	if deps.Observer == nil {
 		deps.Observer = NopObserver{}
 	}
+	if deps.Audit == nil {
+		deps.Audit = NopAuditor{}
+	}
 	if deps.Log == nil {
 		deps.Log = slog.New(slog.DiscardHandler)
 	}
@@ -196,7 +202,7 @@ func New(cfg Config, live Live, deps Deps) (*Service, error) {
 		deps.Now = time.Now
 	}
 	s := &Service{cfg: cfg, store: deps.Store, ca: deps.CA, validator: deps.Validator,
-		limits: deps.Limits, observer: deps.Observer, log: deps.Log, now: deps.Now,
+		limits: deps.Limits, observer: deps.Observer, audit: deps.Audit, log: deps.Log, now: deps.Now,
 		jobs: newValidationQueue(cfg.ValidationQueue, cfg.ValidationWorkersPerAccount)}
 	s.SetLive(live)
 	s.crl = &crlCache{}

@@ -28,6 +28,7 @@ type Config struct {
 	RateLimiting ratelimit.Config `yaml:"rate-limiting"`
 	Admin        AdminConfig      `yaml:"admin"`
 	Log          LogConfig        `yaml:"log"`
+	Audit        AuditConfig      `yaml:"audit"`
 }
 
 // AdminConfig is the administrators' listener: the admin API, the
@@ -292,6 +293,7 @@ func DefaultConfig() Config {
 		RateLimiting: ratelimit.DefaultConfig(),
 		Admin:        AdminConfig{Enabled: on(), Listen: "127.0.0.1:14001", TokenFile: "admin-token", Auth: "token"},
 		Log:          LogConfig{Level: "info", Format: "text"},
+		Audit:        defaultAudit(),
 	}
 }
 
@@ -338,6 +340,7 @@ func (c Config) Validate() error {
 		add("server.max-body-bytes: %d is too small (at least 1024)", c.Server.MaxBodyBytes)
 	}
 	errs = append(errs, c.CA.Intermediate.validate()...)
+	errs = append(errs, c.Audit.validate()...)
 	positive := map[string]time.Duration{
 		"ca.certificate-lifetime": c.CA.CertificateLifetime, "ca.crl-interval": c.CA.CRLInterval,
 		"acme.order-lifetime": c.ACME.OrderLifetime, "acme.pending-authz-lifetime": c.ACME.PendingAuthzLifetime,

@@ -365,6 +365,22 @@ log:
   level: info
   # text | json
   format: text
+
+# The audit trail: one hash-chained event per issuance, revocation, admin
+# action and configuration reload (docs/operations.md, "Audit trail").
+# Check a file with "weir audit verify FILE...". Changes need a restart.
+audit:
+  # file (JSON lines, fsynced, rotated by size) | log (one log record per
+  # event)
+  sink: {{audit.sink}}
+  # The file, relative to data-dir. {replica} is replica-id, so replicas
+  # sharing a directory each write their own file and chain.
+  path: {{audit.path}}
+  # Bytes past which the file is renamed aside with the time in its name
+  # and a new one continues the chain; 0 never rotates.
+  max-size: {{audit.max-size}}
+  # Names this replica in the events and the file; empty: the host name.
+  replica-id: ""
 `
 
 // ConfigText is the commented configuration file at configFile whose

@@ -135,6 +135,7 @@ func restartKeys(old, cur Config) []string {
 	diff("rate-limiting.redis", old.RateLimiting.Redis, cur.RateLimiting.Redis)
 	diff("admin", old.Admin, cur.Admin)
 	diff("log.format", old.Log.Format, cur.Log.Format)
+	diff("audit", old.Audit, cur.Audit)
 	return keys
 }
 
@@ -145,7 +146,9 @@ func restartKeys(old, cur Config) []string {
 func (s *Server) reload(trigger string) error {
 	s.reloadMu.Lock()
 	defer s.reloadMu.Unlock()
+	old := s.cfg
 	err := s.reloadLocked()
+	s.audit.reloaded(trigger, old, s.cfg, s.reloaded.restart, err)
 	s.reloaded.mu.Lock()
 	s.reloaded.at, s.reloaded.err = time.Now(), err
 	s.reloaded.mu.Unlock()

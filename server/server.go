@@ -36,6 +36,7 @@ type Server struct {
 	limits     *limits.Adapter
 	edge       *ratelimit.Edge
 	svc        *acme.Service
+	audit      *auditTrail // audit.go
 	validator  *challenge.Validator
 	web        *web.Server
 	nonces     acme.NonceStore
@@ -152,8 +153,14 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 		closeKey(h)
 		return nil, err
 	}
+	trail, err := openAudit(cfg, log)
+	if err != nil {
+		store.Close()
+		closeKey(h)
+		return nil, err
+	}
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
-		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h}
+		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h, audit: trail}
 	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store,
 		CRLRegenerations: func() int64 {
 			if s.svc == nil {
@@ -162,6 +169,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 			return s.svc.CRLRegenerations()
 		}})
 	s.metrics.SetBuildInfo(opts.Build.Version, opts.Build.ShortCommit(), opts.Build.GoVersion)
+	s.metrics.SetAuditFailures(trail.sink.Failures)
 	if err := s.wire(ctx, issuer); err != nil {
 		s.Close()
 		return nil, err
@@ -221,7 +229,7 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 	if s.validator, err = newValidator(s.cfg); err != nil {
 		return err
 	}
-	s.svc, err = newService(s.cfg, s.store, issuer, s.validator, s.limits, s.metrics, s.log)
+	s.svc, err = newService(s.cfg, s.store, issuer, s.validator, s.limits, s.metrics, s.audit, s.log)
 	// Accounts bound with an EAB key take the overrides of its label.
 	s.limits.SetEABKeys(s.store)
 	return err
@@ -254,7 +262,7 @@ func challengeTypes(cfg Config) map[acme.ChallengeType]bool {
 }
 
 // newService wires the ACME use cases: policy, validator and limits.
-func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, limits acme.Limits, obs acme.Observer, log *slog.Logger) (*acme.Service, error) {
+func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, limits acme.Limits, obs acme.Observer, audit acme.Auditor, log *slog.Logger) (*acme.Service, error) {
 	policy, err := acme.NewPolicy(cfg.CA.Policy)
 	if err != nil {
 		return nil, err
@@ -280,7 +288,7 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, l
 		Owner: newOwner(), // leases.go
 		EAB:   cfg.ACME.ExternalAccountBinding,
 	}, acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme()},
-		acme.Deps{Store: store, CA: issuer, Validator: v, Limits: limits, Observer: obs, Log: log})
+		acme.Deps{Store: store, CA: issuer, Validator: v, Limits: limits, Observer: obs, Audit: audit, Log: log})
 }
 
 // Close releases the stores.
@@ -295,6 +303,9 @@ func (s *Server) Close() error {
 		}
 	}
 	if cerr := s.store.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := s.audit.close(); err == nil {
 		err = cerr
 	}
 	if cerr := closeKey(s.caKey); err == nil {

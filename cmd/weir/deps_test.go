@@ -72,12 +72,15 @@ var rules = map[string]rule{
 	"internal/dnstest":          {kind: tool, libs: []string{"golang.org/x/net/dns/dnsmessage"}},
 	"internal/weirproc":         {kind: tool},
 	"internal/softhsm":          {kind: tool},
+	// The audit trail's sink and verifier: a product package in
+	// internal/ so that only weir imports it.
+	"internal/audit": {},
 	// The assembly: every product package, none of the harness, and no
 	// database or Redis client of its own (those live in storage).
 	"server": {every: []kind{product}, libs: []string{"gopkg.in/yaml.v3"}},
 	// The command line: the server it runs and the admin API's views it
 	// prints; everything else through them.
-	"cmd/weir": {kind: command, ours: []string{"server", "web/admin"}},
+	"cmd/weir": {kind: command, ours: []string{"server", "web/admin", "internal/audit"}},
 	// The load tool runs weir as a child process: the harness and any
 	// product package, never a test package.
 	"cmd/weir-load":          {kind: command, every: []kind{product, tool}, libs: []string{"golang.org/x/crypto/acme"}},

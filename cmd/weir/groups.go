@@ -15,7 +15,8 @@ type subcommand struct {
 // groupNotes says what a group works on when it is not the running weir's
 // admin API.
 var groupNotes = map[string]string{
-	"ca": "These work on files and tokens, not on a running weir (see docs/operations.md).",
+	"ca":    "These work on files and tokens, not on a running weir (see docs/operations.md).",
+	"audit": "These read the audit trail's files, not a running weir (see docs/operations.md, \"Audit trail\").",
 }
 
 // runGroup dispatches "weir GROUP VERB ...". "weir GROUP help VERB" is

@@ -21,6 +21,7 @@ var (
 		"certs":     {"list", "show", "revoke", "renew-now"},
 		"eab":       {"create", "list", "revoke"},
 		"ca":        {"take-root-offline", "new-intermediate-key", "sign-intermediate", "import"},
+		"audit":     {"verify"},
 	}
 )
 

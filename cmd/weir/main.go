@@ -24,6 +24,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"migrate":         cmdMigrate,
 	"migrate-storage": cmdMigrateStorage,
 	"ca":              cmdCA,
+	"audit":           cmdAudit,
 	// Operating a running weir.
 	"healthcheck": cmdHealthcheck,
 	"backup":      cmdBackup,

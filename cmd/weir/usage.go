@@ -48,6 +48,11 @@ The CA's ceremonies (on files and tokens, the root kept offline):
                               make it the data directory's intermediate from
                               weir serve's next start
 
+The audit trail (its files, not the running weir):
+  weir audit verify [-config FILE] [AUDIT-FILE...]
+                              check the hash chain; names the first line
+                              where it breaks
+
 Operating:
   weir healthcheck [-config FILE] [-url URL] [-timeout D]
                               exit 0 when the running weir's /readyz is 200

@@ -19,5 +19,7 @@
 // tmpfs mounted in a private mount namespace (root and unshare(1)) and
 // fills it; TestPrefaceFlood (connflood_test.go) opens 5,000 idle TLS
 // connections from one loopback address while a client on another takes
-// a certificate.
+// a certificate. TestAuditKill9 (auditkill_test.go) kills a weir issuing
+// in a loop with SIGKILL three times and checks that its audit trail
+// still verifies and holds every certificate a client received.
 package ha

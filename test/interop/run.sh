@@ -2,8 +2,9 @@
 # Interoperability test: runs weir on loopback and gets, renews and revokes
 # certificates with the stock certbot and lego clients (and dehydrated,
 # uacme and Caddy, clients-flow.sh; cert-manager's ACME client,
-# certmanager-flow.sh; and the Node.js acme-client, nodeacme-flow.sh), then
-# checks every certificate and the CRL with openssl.
+# certmanager-flow.sh; and the Node.js acme-client, nodeacme-flow.sh), also
+# from weirs whose intermediate key is encrypted or in a SoftHSM2 token
+# (signers-flow.sh), then checks every certificate and the CRL with openssl.
 #
 # Usage (from anywhere in the repository):
 #   bash test/interop/run.sh
@@ -778,6 +779,18 @@ fi
 log "name constraints"
 if ! nc_flow; then
 	echo "name constraints: remaining steps skipped after the failure above"
+fi
+
+# ---------------------------------------------------------------------------
+# Signers: weirs whose intermediate key is an encrypted file and in a
+# SoftHSM2 token (the -tags pkcs11 build); certbot and lego on each
+# (signers-flow.sh).
+
+# shellcheck source=test/interop/signers-flow.sh
+. test/interop/signers-flow.sh
+log "signers: encrypted key file, SoftHSM2"
+if ! signers_flow; then
+	echo "signers: remaining steps skipped after the failure above"
 fi
 
 log "first run"

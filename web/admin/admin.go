@@ -60,6 +60,8 @@ type Config struct {
 	Config func() ConfigInfo
 	// Health and Ready serve /healthz and /readyz without authentication.
 	Health, Ready http.Handler
+	// Audit records the state-changing requests (audit.go); nil records none.
+	Audit Auditor
 	// Log receives the admin actions (resets, revocations, deactivations).
 	Log *slog.Logger
 	// Now is the clock (nil means time.Now).
@@ -119,7 +121,7 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/login", s.login)
 	r.Post("/logout", s.logout)
 	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate)
+		r.Use(s.authenticate, s.auditActions)
 		r.Handle("/metrics", s.cfg.Metrics.Handler())
 		r.Route("/api/v1", s.apiRoutes)
 		s.dashboardRoutes(r)
