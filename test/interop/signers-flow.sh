@@ -65,6 +65,9 @@ sg_flow() {
 		fail "signer $mode: weir init and the key moved behind the signer"
 		return 1
 	fi
+	# A revocation reaches the CRL within crl-delay (check_revoked waits
+	# CRL_WAIT for it).
+	body+=$'\n  crl-delay: 1s'
 	weir_yaml "$dir/data" "$wport" "$aport" "$body" >"$dir/weir.yaml"
 	printf 'audit:\n  replica-id: %s\n' "$mode" >>"$dir/weir.yaml"
 	local url=https://127.0.0.1:$wport/directory ROOT=$dir/data/root.pem # check_* verify against this root
