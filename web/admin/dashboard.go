@@ -74,7 +74,8 @@ var templateFuncs = template.FuncMap{
 	"bucketTable": func(p *pageData, id string, b []BucketView) bucketTable {
 		return bucketTable{Page: p, ID: id, Buckets: b}
 	},
-	"reasons": func() []string { return revocationReasons },
+	"reasons":  func() []string { return revocationReasons },
+	"nameList": newNameList,
 }
 
 // resetButton is the one-click reset form of a bucket.
@@ -449,7 +450,7 @@ func (s *Server) pageLimiter(w http.ResponseWriter, r *http.Request) {
 		s.failPage(w, r, err)
 		return
 	}
-	p := limiterPage{Limits: s.Limits(), Activity: act, Denials: denialRows(act.ByLim), Recent: groupDenials(s.cfg.Metrics.Recent429s(0)),
+	p := limiterPage{Limits: s.Limits(), Activity: act, Denials: denialRows(act.ByLim), Recent: s.recentGroups(r.Context()),
 		StatusBy: q.Get("status_by"), StatusValue: strings.TrimSpace(q.Get("status")),
 		ExplainAccount: strings.TrimSpace(q.Get("explain_account")), ExplainNames: q.Get("explain_names")}
 	status := http.StatusOK

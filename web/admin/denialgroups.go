@@ -1,6 +1,9 @@
 package admin
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // DenialGroup is identical refusals taken together: the same action
 // refused by the same bucket, the same way (a wait or never). The
@@ -16,6 +19,8 @@ type DenialGroup struct {
 	RetryAfter time.Duration
 	Remaining  int64
 	Denied     int
+	// Names are the names of a duplicate-certificate bucket.
+	Names []string
 }
 
 // groupDenials groups denials (newest first, as Recent429s returns them)
@@ -46,4 +51,15 @@ func groupDenials(denials []Denial) []DenialGroup {
 		}
 	}
 	return out
+}
+
+// recentGroups is every kept denial, grouped, with the names of the
+// duplicate-certificate buckets.
+func (s *Server) recentGroups(ctx context.Context) []DenialGroup {
+	g := groupDenials(s.cfg.Metrics.Recent429s(0))
+	ns := s.nameSets(ctx)
+	for i := range g {
+		g[i].Names = ns.names(g[i].Limit, g[i].Key)
+	}
+	return g
 }

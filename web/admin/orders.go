@@ -33,6 +33,12 @@ func (s *Server) pageOrders(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "orders", "Orders", p)
 }
 
+// ProblemView is an ACME problem as the admin API shows it.
+type ProblemView struct {
+	Type   string `json:"type"`
+	Detail string `json:"detail"`
+}
+
 // AuthzView is an authorization of an order with its challenges.
 type AuthzView struct {
 	ID         string          `json:"id"`
