@@ -146,3 +146,12 @@ func (s *Service) ExplainNewOrder(ctx context.Context, accountID AccountID, req 
 	}
 	return ex, nil
 }
+
+// OrderStatusNow derives a stored order's status as a client fetching it
+// would see it (RFC 8555 §7.1.6): a pending order is ready once all its
+// authorizations are valid, and invalid once one failed or it expired.
+// The store keeps "pending" for those; administrators read them here. o
+// is updated in place and returned.
+func (s *Service) OrderStatusNow(ctx context.Context, o *Order) (*Order, error) {
+	return s.withStatus(ctx, o)
+}

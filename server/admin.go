@@ -11,8 +11,6 @@ import (
 	"net/http"
 	"time"
 
-	"gopkg.in/yaml.v3"
-
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -49,8 +47,7 @@ func (s *Server) currentConfig() Config {
 func (s *Server) configInfo() admin.ConfigInfo {
 	cfg := s.currentConfig()
 	cfg.Storage = cfg.Storage.redacted()
-	out, err := yaml.Marshal(cfg)
-	text := string(out)
+	text, err := effectiveYAML(cfg)
 	if err != nil {
 		text = "# cannot render the configuration: " + err.Error()
 	}

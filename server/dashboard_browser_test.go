@@ -201,7 +201,7 @@ func TestDashboardBrowser(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "dashboard-limiter.png"), shot, 0o644); err != nil {
 			t.Errorf("WEIR_DASHBOARD_SCREENSHOTS: %v", err)
 		}
-		for _, pg := range []string{"", "accounts", "accounts/" + id, "certs", "orders", "config"} {
+		for _, pg := range []string{"", "accounts", "accounts/" + id, "certs", "orders", "eab", "config"} {
 			var b []byte
 			step(t, bctx, "screenshot /"+pg, chromedp.Navigate(e.adminURL+"/"+pg), chromedp.FullScreenshot(&b, 100))
 			name := "dashboard-" + strings.ReplaceAll(cmp.Or(pg, "overview"), "/", "-") + ".png"

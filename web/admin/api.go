@@ -407,6 +407,11 @@ func (s *Server) Orders(r *http.Request) (*Page[OrderView], error) {
 	}
 	p := &Page[OrderView]{Items: []OrderView{}, Next: next}
 	for _, o := range orders {
+		// The stored status of a pending order is not what its client
+		// sees once an authorization failed or all passed.
+		if o, err = s.cfg.Service.OrderStatusNow(r.Context(), o); err != nil {
+			return nil, err
+		}
 		p.Items = append(p.Items, orderView(o))
 	}
 	return p, nil

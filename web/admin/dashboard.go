@@ -36,7 +36,7 @@ var staticFiles embed.FS
 // pageNames are the dashboard's pages: templates/NAME.html defines
 // "content", rendered inside "layout" (templates/layout.html) with the
 // shared pieces of templates/partials.html.
-var pageNames = []string{"overview", "limiter", "accounts", "account", "certs", "cert", "orders", "config", "error"}
+var pageNames = []string{"overview", "limiter", "accounts", "account", "certs", "cert", "orders", "order", "config", "eab", "error"}
 
 // dashTemplates are parsed once; they are never modified afterwards.
 type dashTemplates struct {
@@ -74,7 +74,8 @@ var templateFuncs = template.FuncMap{
 	"bucketTable": func(p *pageData, id string, b []BucketView) bucketTable {
 		return bucketTable{Page: p, ID: id, Buckets: b}
 	},
-	"reasons": func() []string { return revocationReasons },
+	"reasons":  func() []string { return revocationReasons },
+	"nameList": newNameList,
 }
 
 // resetButton is the one-click reset form of a bucket.
@@ -219,10 +220,8 @@ func (s *Server) takeFlash(w http.ResponseWriter, r *http.Request) *flashMsg {
 // navOf is the menu entry of a page.
 func navOf(page string) string {
 	switch page {
-	case "account":
-		return "accounts"
-	case "cert":
-		return "certs"
+	case "account", "cert", "order":
+		return page + "s"
 	}
 	return page
 }
@@ -314,8 +313,7 @@ func (s *Server) dashboardRoutes(r chi.Router) {
 	r.Get("/certs", s.pageCerts)
 	r.Get("/certs/{serial}", s.pageCert)
 	r.Post("/certs/{serial}/revoke", s.postRevoke)
-	r.Get("/orders", s.pageOrders)
-	r.Get("/config", s.pageConfig)
+	s.moreRoutes(r)
 }
 
 // serveStatic serves the embedded stylesheet and icons: files only, no
@@ -431,6 +429,7 @@ type limiterPage struct {
 	Limits   LimitsView
 	Activity *ActivityView
 	Denials  []namedCount
+	Recent   []DenialGroup // every kept denial, identical ones grouped
 
 	// The status form and its result.
 	StatusBy, StatusValue string
@@ -451,7 +450,7 @@ func (s *Server) pageLimiter(w http.ResponseWriter, r *http.Request) {
 		s.failPage(w, r, err)
 		return
 	}
-	p := limiterPage{Limits: s.Limits(), Activity: act, Denials: denialRows(act.ByLim),
+	p := limiterPage{Limits: s.Limits(), Activity: act, Denials: denialRows(act.ByLim), Recent: s.recentGroups(r.Context()),
 		StatusBy: q.Get("status_by"), StatusValue: strings.TrimSpace(q.Get("status")),
 		ExplainAccount: strings.TrimSpace(q.Get("explain_account")), ExplainNames: q.Get("explain_names")}
 	status := http.StatusOK
@@ -636,21 +635,6 @@ func (s *Server) postRevoke(w http.ResponseWriter, r *http.Request) {
 		msg = fmt.Sprintf("revoked certificate %s (%s)", v.Serial, v.Reason)
 	}
 	s.afterPost(w, r, back, msg, err)
-}
-
-func (s *Server) pageOrders(w http.ResponseWriter, r *http.Request) {
-	pg, err := s.Orders(r)
-	if err != nil {
-		s.failPage(w, r, err)
-		return
-	}
-	p := listPage[OrderView]{Items: pg.Items, Query: r.URL.Query(), Statuses: []string{"pending", "processing", "valid", "invalid"}}
-	p.NextURL, p.FirstURL = pagingLinks(r, pg.Next)
-	s.render(w, r, http.StatusOK, "orders", "Orders", p)
-}
-
-func (s *Server) pageConfig(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, "config", "Configuration", s.cfg.Config())
 }
 
 // loginPage is the data of the login page.

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/base64"
 	"net/http"
 	"time"
@@ -66,38 +67,65 @@ func (s *Server) apiEABCreate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	k, err := s.cfg.Service.CreateEABKey(r.Context(), req.Label)
+	v, err := s.CreateEAB(r.Context(), req.Label)
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	writeJSON(w, http.StatusCreated, v)
+}
+
+// CreateEAB makes an EAB key labelled label; the view carries its HMAC
+// key, which nothing shows again.
+func (s *Server) CreateEAB(ctx context.Context, label string) (EABKeyView, error) {
+	k, err := s.cfg.Service.CreateEABKey(ctx, label)
+	if err != nil {
+		return EABKeyView{}, err
 	}
 	// The HMAC key is a secret: never logged.
 	s.cfg.Log.Info("admin: EAB key created", "key_id", k.ID, "label", k.Label)
 	v := eabKeyView(k)
 	v.HMACKey = base64.RawURLEncoding.EncodeToString(k.HMACKey)
-	writeJSON(w, http.StatusCreated, v)
+	return v, nil
 }
 
 func (s *Server) apiEABList(w http.ResponseWriter, r *http.Request) {
-	keys, err := s.cfg.Service.ListEABKeys(r.Context(), r.URL.Query().Get("label"))
+	p, err := s.EABKeys(r.Context(), r.URL.Query().Get("label"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
+	}
+	writeJSON(w, http.StatusOK, p)
+}
+
+// EABKeys lists the EAB keys with label ("" for all), newest first.
+func (s *Server) EABKeys(ctx context.Context, label string) (Page[EABKeyView], error) {
+	keys, err := s.cfg.Service.ListEABKeys(ctx, label)
+	if err != nil {
+		return Page[EABKeyView]{}, err
 	}
 	p := Page[EABKeyView]{Items: []EABKeyView{}}
 	for _, k := range keys {
 		p.Items = append(p.Items, eabKeyView(k))
 	}
-	writeJSON(w, http.StatusOK, p)
+	return p, nil
 }
 
 func (s *Server) apiEABRevoke(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "id")
-	k, err := s.cfg.Service.RevokeEABKey(r.Context(), id)
+	v, err := s.RevokeEAB(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	writeJSON(w, http.StatusOK, v)
+}
+
+// RevokeEAB revokes the EAB key id.
+func (s *Server) RevokeEAB(ctx context.Context, id string) (EABKeyView, error) {
+	k, err := s.cfg.Service.RevokeEABKey(ctx, id)
+	if err != nil {
+		return EABKeyView{}, err
+	}
 	s.cfg.Log.Info("admin: EAB key revoked", "key_id", k.ID, "label", k.Label, "bound_account", k.BoundAccount)
-	writeJSON(w, http.StatusOK, eabKeyView(k))
+	return eabKeyView(k), nil
 }

@@ -32,6 +32,8 @@ type BucketView struct {
 	NextAt    *time.Time `json:"next_at,omitempty"`
 	FullAt    *time.Time `json:"full_at,omitempty"`
 	At        *time.Time `json:"at,omitempty"`
+	// Names are the names of a duplicate-certificate bucket (dupnames.go).
+	Names []string `json:"names,omitempty"`
 }
 
 // describeLimit says a limit in words, as the config sets it.
@@ -137,6 +139,7 @@ func (s *Server) Status(ctx context.Context, q StatusQuery) ([]BucketView, error
 	for _, st := range sts {
 		out = append(out, bucketView(st))
 	}
+	s.nameSets(ctx).fill(out)
 	return out, nil
 }
 
@@ -223,12 +226,6 @@ type DeniedView struct {
 	RetryAfter string    `json:"retry_after"`
 	PassesAt   time.Time `json:"passes_at"`
 	Never      bool      `json:"never,omitempty"`
-}
-
-// ProblemView is an ACME problem as the admin API shows it.
-type ProblemView struct {
-	Type   string `json:"type"`
-	Detail string `json:"detail"`
 }
 
 // Explain predicts what a new order of account for names would meet now.
