@@ -30,6 +30,9 @@ type EABKey struct {
 	// Label names the group the key belongs to, e.g. a team; rate-limit
 	// overrides keyed "eab:LABEL" apply to the accounts bound with it.
 	Label string
+	// Tenant is the tenant the key, and the account bound with it, belong
+	// to; "" for the default tenant (ca.policy alone).
+	Tenant string
 	// HMACKey is the MAC key. It is shown to the administrator once, at
 	// creation, and never listed.
 	HMACKey   []byte
