@@ -160,10 +160,10 @@ func eabBindFailed(keyID string, err error) *Problem {
 	return p
 }
 
-// CreateEABKey makes a new EAB key with a random ID and a random 256-bit
-// HMAC key (an administrator's action). The result carries the HMAC key,
-// which nothing shows again.
-func (s *Service) CreateEABKey(ctx context.Context, label string) (*EABKey, error) {
+// CreateEABKey makes a new EAB key of tenant ("" for the default one)
+// with a random ID and a random 256-bit HMAC key (an administrator's
+// action). The result carries the HMAC key, which nothing shows again.
+func (s *Service) CreateEABKey(ctx context.Context, label, tenant string) (*EABKey, error) {
 	if err := CheckEABLabel(label); err != nil {
 		return nil, Malformed("%v", err)
 	}
@@ -171,7 +171,12 @@ func (s *Service) CreateEABKey(ctx context.Context, label string) (*EABKey, erro
 	if !ok {
 		return nil, Internal(errors.New("acme: the store keeps no EAB keys"))
 	}
-	k := &EABKey{ID: noLeadingDash(16), Label: label, CreatedAt: s.now().UTC()}
+	if tenant != "" {
+		if _, err := s.GetTenant(ctx, tenant); err != nil {
+			return nil, err
+		}
+	}
+	k := &EABKey{ID: noLeadingDash(16), Label: label, Tenant: tenant, CreatedAt: s.now().UTC()}
 	// The HMAC key's base64url form must not start with '-' either: a
 	// command line would take it for a flag.
 	for range 64 {
