@@ -89,20 +89,12 @@ type EABBinding interface {
 	VerifyMAC(hmacKey []byte) error
 }
 
-// maxEABLabel is the longest label of an EAB key.
-const maxEABLabel = 64
-
-// CheckEABLabel reports why label cannot label an EAB key: it must be 1 to
-// maxEABLabel letters, digits, '.', '_' or '-', so that "eab:LABEL" is a
-// plain rate-limit override key.
+// CheckEABLabel reports why label cannot label an EAB key: the rule of
+// tenant names (checkGroupName), so that "eab:LABEL" is a plain
+// rate-limit override key.
 func CheckEABLabel(label string) error {
-	if label == "" || len(label) > maxEABLabel {
-		return fmt.Errorf("the label must have 1 to %d characters, got %d", maxEABLabel, len(label))
-	}
-	for _, c := range label {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("the label %q may only hold letters, digits, '.', '_' and '-'", label)
-		}
+	if err := checkGroupName(label); err != nil {
+		return fmt.Errorf("the label: %w", err)
 	}
 	return nil
 }

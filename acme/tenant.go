@@ -25,7 +25,7 @@ import (
 // admits no DNS name and an empty AllowedIPRanges no IP address: a tenant
 // admits only what it lists.
 
-// maxTenantName is the longest tenant name.
+// maxTenantName is the longest tenant name and EAB label.
 const maxTenantName = 64
 
 // Tenant is a tenant's policy as the store keeps it.

@@ -14,15 +14,25 @@ import (
 // errNoTenants is the error of a tenant action on a store without tenants.
 var errNoTenants = errors.New("acme: the store keeps no tenants")
 
-// CreateTenant validates and stores a new tenant.
-func (s *Service) CreateTenant(ctx context.Context, t Tenant) (*Tenant, error) {
+// validTenant returns the store's tenants and t validated, or the
+// problem.
+func (s *Service) validTenant(t Tenant) (TenantStore, Tenant, error) {
 	store, ok := s.tenantStore()
 	if !ok {
-		return nil, Internal(errNoTenants)
+		return nil, t, Internal(errNoTenants)
 	}
 	v, err := t.Validate(s.cfg.Challenges)
 	if err != nil {
-		return nil, Malformed("%v", err)
+		return nil, t, Malformed("%v", err)
+	}
+	return store, v, nil
+}
+
+// CreateTenant validates and stores a new tenant.
+func (s *Service) CreateTenant(ctx context.Context, t Tenant) (*Tenant, error) {
+	store, v, err := s.validTenant(t)
+	if err != nil {
+		return nil, err
 	}
 	v.CreatedAt = s.now().UTC()
 	v.UpdatedAt = v.CreatedAt
@@ -38,13 +48,9 @@ func (s *Service) CreateTenant(ctx context.Context, t Tenant) (*Tenant, error) {
 // UpdateTenant validates t and replaces the policy of the tenant of its
 // name.
 func (s *Service) UpdateTenant(ctx context.Context, t Tenant) (*Tenant, error) {
-	store, ok := s.tenantStore()
-	if !ok {
-		return nil, Internal(errNoTenants)
-	}
-	v, err := t.Validate(s.cfg.Challenges)
+	store, v, err := s.validTenant(t)
 	if err != nil {
-		return nil, Malformed("%v", err)
+		return nil, err
 	}
 	v.UpdatedAt = s.now().UTC()
 	if err := store.UpdateTenant(ctx, &v); err != nil {
