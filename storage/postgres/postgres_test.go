@@ -129,9 +129,9 @@ func TestConcurrentOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	// accounts, orders, authzs, challenges, certificates, eab_keys, nonces,
-	// leases and schema_migrations.
-	if tables != 9 {
-		t.Errorf("schema %s has %d tables, want 9", schema, tables)
+	// leases, tenants and schema_migrations.
+	if tables != 10 {
+		t.Errorf("schema %s has %d tables, want 10", schema, tables)
 	}
 	// Every replica works on the shared schema.
 	a, _ := seed(t, stores[1])
