@@ -100,6 +100,25 @@ func TestTenants(t *testing.T) {
 	}
 	e.weirCLI(t, 0, "tenant", "delete", "team-b")
 
+	// A tenant's challenge types are the only ones its authorizations
+	// offer; a wildcard they cannot validate is refused at new-order.
+	e.weirCLI(t, 0, "tenant", "create", "team-c", "--allow", ".c.weir.test", "--wildcards", "--challenges", "dns-01")
+	e.weirCLI(t, 0, "tenant", "create", "team-h", "--allow", ".h.weir.test", "--wildcards", "--challenges", "http-01")
+	cc := e.tenantClient(t, "team-c")
+	oc, err := cc.AuthorizeOrder(ctx, xacme.DomainIDs("*.x.c.weir.test", "y.c.weir.test"))
+	if err != nil {
+		t.Fatalf("team-c's order: %v", err)
+	}
+	for _, u := range oc.AuthzURLs {
+		az, err := cc.GetAuthorization(ctx, u)
+		if err != nil || len(az.Challenges) != 1 || az.Challenges[0].Type != "dns-01" {
+			t.Errorf("team-c's authorization %s: %+v, %v; want one dns-01 challenge", u, az, err)
+		}
+	}
+	_, err = e.tenantClient(t, "team-h").AuthorizeOrder(ctx, xacme.DomainIDs("*.x.h.weir.test"))
+	wantACMEError(t, "a wildcard of an http-01-only tenant", err, http.StatusBadRequest, acme.ProbRejectedIdentifier,
+		`tenant "team-h" forbids "*.x.h.weir.test": none of its challenge-types (http-01) can validate it`)
+
 	// An account without EAB is in the default tenant: ca.policy alone.
 	other := e.client(newKey(t))
 	if _, err := other.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
@@ -108,4 +127,21 @@ func TestTenants(t *testing.T) {
 	if _, err := other.AuthorizeOrder(ctx, xacme.DomainIDs("www.b.weir.test")); err != nil {
 		t.Errorf("an account without a tenant: %v; want today's rules", err)
 	}
+}
+
+// tenantClient registers a new account bound with a new EAB key of tenant
+// and returns its client.
+func (e *testEnv) tenantClient(t *testing.T, tenant string) *xacme.Client {
+	t.Helper()
+	var k admin.EABKeyView
+	e.cliJSON(t, &k, "eab", "create", "--label", tenant, "--tenant", tenant)
+	hk, err := base64.RawURLEncoding.DecodeString(k.HMACKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := newKey(t)
+	if _, err := e.eabRegister(t.Context(), key, k.KeyID, hk); err != nil {
+		t.Fatalf("register with a key of tenant %s: %v", tenant, err)
+	}
+	return e.client(key)
 }
