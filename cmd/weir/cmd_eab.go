@@ -81,13 +81,13 @@ func eabList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY ID\tLABEL\tSTATUS\tCREATED\tACCOUNT\tBOUND")
+	fmt.Fprintln(tw, "KEY ID\tLABEL\tTENANT\tSTATUS\tCREATED\tACCOUNT\tBOUND")
 	for _, k := range p.Items {
 		acct := k.BoundAccount
 		if acct == "" {
 			acct = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Label, k.Status, k.CreatedAt.UTC().Format(time.RFC3339), acct, fmtTime(k.BoundAt, time.Now()))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Label, orDash(k.Tenant), k.Status, k.CreatedAt.UTC().Format(time.RFC3339), acct, fmtTime(k.BoundAt, time.Now()))
 	}
 	tw.Flush()
 	return 0
