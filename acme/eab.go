@@ -30,6 +30,9 @@ type EABKey struct {
 	// Label names the group the key belongs to, e.g. a team; rate-limit
 	// overrides keyed "eab:LABEL" apply to the accounts bound with it.
 	Label string
+	// Tenant is the tenant the key, and the account bound with it, belong
+	// to; "" for the default tenant (ca.policy alone).
+	Tenant string
 	// HMACKey is the MAC key. It is shown to the administrator once, at
 	// creation, and never listed.
 	HMACKey   []byte
@@ -86,20 +89,12 @@ type EABBinding interface {
 	VerifyMAC(hmacKey []byte) error
 }
 
-// maxEABLabel is the longest label of an EAB key.
-const maxEABLabel = 64
-
-// CheckEABLabel reports why label cannot label an EAB key: it must be 1 to
-// maxEABLabel letters, digits, '.', '_' or '-', so that "eab:LABEL" is a
-// plain rate-limit override key.
+// CheckEABLabel reports why label cannot label an EAB key: the rule of
+// tenant names (checkGroupName), so that "eab:LABEL" is a plain
+// rate-limit override key.
 func CheckEABLabel(label string) error {
-	if label == "" || len(label) > maxEABLabel {
-		return fmt.Errorf("the label must have 1 to %d characters, got %d", maxEABLabel, len(label))
-	}
-	for _, c := range label {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
-			return fmt.Errorf("the label %q may only hold letters, digits, '.', '_' and '-'", label)
-		}
+	if err := checkGroupName(label); err != nil {
+		return fmt.Errorf("the label: %w", err)
 	}
 	return nil
 }
@@ -157,10 +152,10 @@ func eabBindFailed(keyID string, err error) *Problem {
 	return p
 }
 
-// CreateEABKey makes a new EAB key with a random ID and a random 256-bit
-// HMAC key (an administrator's action). The result carries the HMAC key,
-// which nothing shows again.
-func (s *Service) CreateEABKey(ctx context.Context, label string) (*EABKey, error) {
+// CreateEABKey makes a new EAB key of tenant ("" for the default one)
+// with a random ID and a random 256-bit HMAC key (an administrator's
+// action). The result carries the HMAC key, which nothing shows again.
+func (s *Service) CreateEABKey(ctx context.Context, label, tenant string) (*EABKey, error) {
 	if err := CheckEABLabel(label); err != nil {
 		return nil, Malformed("%v", err)
 	}
@@ -168,7 +163,12 @@ func (s *Service) CreateEABKey(ctx context.Context, label string) (*EABKey, erro
 	if !ok {
 		return nil, Internal(errors.New("acme: the store keeps no EAB keys"))
 	}
-	k := &EABKey{ID: noLeadingDash(16), Label: label, CreatedAt: s.now().UTC()}
+	if tenant != "" {
+		if _, err := s.GetTenant(ctx, tenant); err != nil {
+			return nil, err
+		}
+	}
+	k := &EABKey{ID: noLeadingDash(16), Label: label, Tenant: tenant, CreatedAt: s.now().UTC()}
 	// The HMAC key's base64url form must not start with '-' either: a
 	// command line would take it for a flag.
 	for range 64 {

@@ -136,7 +136,10 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID OrderID, csrDE
 	// order the rules in force no longer admit can never be finalized, so
 	// it becomes invalid (RFC 8555 §7.1.6) rather than stay ready until it
 	// expires.
-	profile, p := s.readmitOrder(o)
+	adm, p, err := s.readmitOrder(ctx, o, c.Account)
+	if err != nil {
+		return nil, Internal(err)
+	}
 	if p != nil {
 		s.failOrder(ctx, o, StatusPending, p, "marking an order the CA's policy no longer admits invalid")
 		return nil, p
@@ -155,7 +158,7 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID OrderID, csrDE
 		return nil, Internal(err)
 	}
 	o.Status, o.CSR = StatusProcessing, csrDER
-	return s.completeFinalize(WithActor(ctx, callerActor(c)), o, csr, profile, refund)
+	return s.completeFinalize(WithActor(ctx, callerActor(c)), o, csr, adm, refund)
 }
 
 // completeFinalize issues the certificate of o, in processing and leased
@@ -168,8 +171,8 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID OrderID, csrDE
 // certificate signed here was never stored nor sent, so it does not
 // exist for anyone). When another replica stored a certificate first, its
 // order is returned.
-func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.CertificateRequest, profile *Profile, refund func()) (*Order, error) {
-	cert, err := s.issue(o, csr, profile)
+func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.CertificateRequest, adm admission, refund func()) (*Order, error) {
+	cert, err := s.issue(o, csr, adm)
 	if errors.Is(err, ca.ErrSignerUnavailable) {
 		// The CA's key failed, not the request: the order stays
 		// processing and leased, and a replica issues it once the lease
@@ -250,23 +253,30 @@ func (s *Service) resumeFinalize(ctx context.Context, o *Order) {
 		s.log.Warn("an interrupted finalization has no usable CSR; the order is invalid", "order", o.ID, "err", err)
 		return
 	}
-	profile, p := s.readmitOrder(o)
+	adm, p, err := s.readmitOrder(ctx, o, nil)
+	if err != nil {
+		// The order stays processing: its lease ends and a replica
+		// tries again.
+		s.log.Error("reading the tenant of an interrupted finalization", "order", o.ID, "err", err)
+		return
+	}
 	if p != nil {
 		s.failOrder(ctx, o, StatusProcessing, p, "marking an interrupted finalization invalid")
 		s.log.Warn("the CA's policy no longer admits an interrupted finalization; the order is invalid and nothing is issued",
 			"order", o.ID, "problem", p.Detail)
 		return
 	}
-	if _, err := s.completeFinalize(ctx, o, csr, profile, nothing); err != nil {
+	if _, err := s.completeFinalize(ctx, o, csr, adm, nothing); err != nil {
 		s.log.Error("resuming an interrupted finalization", "order", o.ID, "err", err)
 		return
 	}
 	s.log.Info("issued the certificate of a finalization a stopped replica left", "order", o.ID)
 }
 
-// issue signs the certificate of o for the CSR's key under profile (nil:
-// the CA's defaults).
-func (s *Service) issue(o *Order, csr *x509.CertificateRequest, profile *Profile) (*Certificate, error) {
+// issue signs the certificate of o for the CSR's key under the admission's
+// profile (nil: the CA's defaults), its lifetime cut to the tenant's cap.
+func (s *Service) issue(o *Order, csr *x509.CertificateRequest, adm admission) (*Certificate, error) {
+	profile := adm.profile
 	req := ca.IssueRequest{PublicKey: csr.PublicKey, NotBefore: o.NotBefore, NotAfter: o.NotAfter}
 	for _, id := range o.Identifiers {
 		if id.Type == IdentifierIP {
@@ -276,6 +286,9 @@ func (s *Service) issue(o *Order, csr *x509.CertificateRequest, profile *Profile
 		}
 	}
 	profileRequest(&req, profile, csr)
+	if c := adm.lifetimeCap; c > 0 && (req.Lifetime == 0 || req.Lifetime > c) {
+		req.Lifetime = c
+	}
 	iss, err := s.ca.Issue(req)
 	if err != nil {
 		return nil, err

@@ -114,7 +114,11 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 	if p != nil {
 		return plan, p
 	}
-	profile, p := s.admitOrder(idents, req.Profile, nb, na)
+	tenant, err := s.accountTenant(ctx, c.Account)
+	if err != nil {
+		return plan, Internal(err)
+	}
+	adm, p := s.admitOrder(tenant, idents, req.Profile, nb, na)
 	if p != nil {
 		return plan, p
 	}
@@ -135,7 +139,7 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 	o := &Order{
 		ID: newID[OrderID](), AccountID: c.Account.ID, Status: StatusPending, Identifiers: idents,
 		NotBefore: nb, NotAfter: na, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now, Replaces: replaces, Urgent: urgent,
-		Profile: profile.name(),
+		Profile: adm.profile.name(),
 	}
 	for _, id := range idents {
 		base, wildcard := id.SplitWildcard()
@@ -143,7 +147,7 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 		a, err := s.store.FindValidAuthz(ctx, c.Account.ID, base, wildcard, o.Expires)
 		switch {
 		case errors.Is(err, ErrNotFound):
-			a = s.newAuthz(c.Account.ID, base, wildcard, now)
+			a = s.newAuthz(c.Account.ID, base, wildcard, s.challengeTypes(tenant, base, wildcard), now)
 			plan.fresh = append(plan.fresh, a)
 		case err != nil:
 			return plan, Internal(err)
@@ -155,22 +159,15 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 	return plan, nil
 }
 
-// newAuthz makes a pending authorization with one challenge per offered
-// type; a wildcard gets dns-01 only (RFC 8555 §7.1.3), an IP address no
-// dns-01 (RFC 8738 §7).
-func (s *Service) newAuthz(accountID AccountID, id Identifier, wildcard bool, now time.Time) *Authorization {
+// newAuthz makes a pending authorization with one challenge per type of
+// types (challengeTypes).
+func (s *Service) newAuthz(accountID AccountID, id Identifier, wildcard bool, types []ChallengeType, now time.Time) *Authorization {
 	a := &Authorization{
 		ID: newID[AuthzID](), AccountID: accountID, Identifier: id, Wildcard: wildcard,
 		Status: StatusPending, Expires: now.Add(s.cfg.PendingAuthzLifetime), CreatedAt: now,
 	}
 	token := newToken()
-	for _, t := range s.cfg.Challenges {
-		if wildcard && t != ChallengeDNS01 {
-			continue
-		}
-		if id.Type == IdentifierIP && t == ChallengeDNS01 {
-			continue
-		}
+	for _, t := range types {
 		a.Challenges = append(a.Challenges, &Challenge{
 			ID: newID[ChallengeID](), AuthzID: a.ID, Type: t, Token: token, Status: StatusPending, UpdatedAt: now,
 		})

@@ -1,45 +1,72 @@
 package acme
 
-import "time"
+import (
+	"context"
+	"time"
+)
+
+// admission is what admitOrder decides for an order: the profile it is
+// issued under (nil: the CA's defaults) and its tenant's cap on the
+// certificate's lifetime (0: none).
+type admission struct {
+	profile     *Profile
+	lifetimeCap time.Duration
+}
 
 // admitOrder is the one place where the CA's live rules decide whether it
 // issues for an order: the naming policy and the CA's name constraints for
-// each identifier (checkIdentifier), the profile the order is issued under
-// ("" is the default one), the identifier types that profile allows, and
-// its longest lifetime for a requested notAfter. It returns the profile.
+// each identifier (checkIdentifier), then the tenant's name patterns
+// (tenant nil is the default tenant: ca.policy alone; a tenant never
+// widens it, both must admit a name), the profile the order is issued
+// under ("" is the default one) and whether the tenant may use it, the
+// identifier types that profile allows, the challenge types the tenant
+// allows for each identifier, and the longest lifetime (the profile's,
+// and the tenant's cap) for a requested notAfter.
 //
 // NewOrder admits a request with it; Finalize and resumeFinalize admit
 // the order again with the rules in force then, because a live reload
-// (SetLive) may have changed them in the up to OrderLifetime between the
-// two.
-func (s *Service) admitOrder(idents []Identifier, profileName string, nb, na time.Time) (*Profile, *Problem) {
+// (SetLive) or a tenant update may have changed them in the up to
+// OrderLifetime between the two.
+func (s *Service) admitOrder(tenant *Tenant, idents []Identifier, profileName string, nb, na time.Time) (admission, *Problem) {
 	rules := s.rules()
 	var probs []*Problem
 	for _, id := range idents {
-		if p := s.checkIdentifier(rules.Policy, id); p != nil {
+		p := s.checkIdentifier(rules.Policy, id)
+		if p == nil && tenant != nil {
+			p = tenant.check(id)
+			if p == nil {
+				p = s.checkTenantChallenges(tenant, id)
+			}
+		}
+		if p != nil {
 			probs = append(probs, p)
 		}
 	}
 	if p := combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
-		return nil, p
+		return admission{}, p
 	}
 	// draft-aaron-acme-profiles §4: no profile means the default one.
 	profile, p := rules.Profiles.resolve(profileName)
 	if p != nil {
-		return nil, p
+		return admission{}, p
+	}
+	if p := tenant.checkProfile(profile); p != nil {
+		return admission{}, p
 	}
 	if p := profile.checkIdentifiers(idents); p != nil {
-		return nil, p
+		return admission{}, p
 	}
-	if p := s.checkLifetime(nb, na, profile); p != nil {
-		return nil, p
+	adm := admission{profile: profile, lifetimeCap: tenant.lifetimeCap()}
+	if p := s.checkLifetime(nb, na, adm); p != nil {
+		return admission{}, p
 	}
-	return profile, nil
+	return adm, nil
 }
 
 // checkLifetime refuses a notAfter further from notBefore (or from now,
-// without one) than the longest lifetime under profile.
-func (s *Service) checkLifetime(nb, na time.Time, profile *Profile) *Problem {
+// without one) than the longest lifetime under the admission: its
+// profile's, cut to its tenant's cap.
+func (s *Service) checkLifetime(nb, na time.Time, adm admission) *Problem {
 	if na.IsZero() {
 		return nil
 	}
@@ -47,20 +74,66 @@ func (s *Service) checkLifetime(nb, na time.Time, profile *Profile) *Problem {
 	if start.IsZero() {
 		start = s.now()
 	}
-	if maxLife := s.maxLifetime(profile); na.Sub(start) > maxLife {
+	maxLife := s.maxLifetime(adm.profile)
+	if adm.lifetimeCap > 0 && adm.lifetimeCap < maxLife {
+		maxLife = adm.lifetimeCap
+	}
+	if na.Sub(start) > maxLife {
 		return Malformed("the requested validity of %s exceeds the maximum certificate lifetime of %s", na.Sub(start), maxLife)
 	}
 	return nil
 }
 
 // readmitOrder is admitOrder for an order being finalized, created under
-// the rules in force at its new-order. A refusal is the problem new-order
+// the rules in force at its new-order, with the live tenant of acct (the
+// order's account; nil to read it). A refusal is the problem new-order
 // would give now, with the reason the order can no longer be finalized.
-func (s *Service) readmitOrder(o *Order) (*Profile, *Problem) {
-	profile, p := s.admitOrder(o.Identifiers, o.Profile, o.NotBefore, o.NotAfter)
-	if p != nil {
-		p.Detail += "; the CA's policy or profiles changed after this order was created, so it cannot be finalized: create a new order"
-		return nil, p
+// err is the store's failure to read the account or its tenant: the
+// order is left as it is.
+func (s *Service) readmitOrder(ctx context.Context, o *Order, acct *Account) (admission, *Problem, error) {
+	if acct == nil {
+		var err error
+		if acct, err = s.store.GetAccount(ctx, o.AccountID); err != nil {
+			return admission{}, nil, err
+		}
 	}
-	return profile, nil
+	tenant, err := s.accountTenant(ctx, acct)
+	if err != nil {
+		return admission{}, nil, err
+	}
+	adm, p := s.admitOrder(tenant, o.Identifiers, o.Profile, o.NotBefore, o.NotAfter)
+	if p != nil {
+		p.Detail += "; the CA's policy, profiles or tenant changed after this order was created, so it cannot be finalized: create a new order"
+		return admission{}, p, nil
+	}
+	return adm, nil, nil
+}
+
+// checkTenantChallenges refuses an identifier for which the tenant allows
+// none of the challenge types its authorization would offer.
+func (s *Service) checkTenantChallenges(t *Tenant, id Identifier) *Problem {
+	base, wildcard := id.SplitWildcard()
+	if len(s.challengeTypes(t, base, wildcard)) == 0 {
+		return NewProblem(ProbRejectedIdentifier, "tenant %q forbids %q: none of its challenge-types (%s) can validate it",
+			t.Name, id.Value, joinChallengeTypes(t.ChallengeTypes)).WithIdentifier(id)
+	}
+	return nil
+}
+
+// challengeTypes are the challenge types an authorization of tenant t for
+// id offers: the server's, but dns-01 only for a wildcard (RFC 8555
+// §7.1.3) and no dns-01 for an IP address (RFC 8738 §7), and only those
+// the tenant allows.
+func (s *Service) challengeTypes(t *Tenant, id Identifier, wildcard bool) []ChallengeType {
+	var out []ChallengeType
+	for _, ct := range s.cfg.Challenges {
+		switch {
+		case wildcard && ct != ChallengeDNS01,
+			id.Type == IdentifierIP && ct == ChallengeDNS01,
+			!t.allowsChallenge(ct):
+			continue
+		}
+		out = append(out, ct)
+	}
+	return out
 }

@@ -220,7 +220,7 @@ func TestBadInput(t *testing.T) {
 	}
 	jwkA := publicJWK(t, keyA.Public())
 	// An External Account Binding key (RFC 8555 §7.3.4) for the EAB cases.
-	eabKey, err := e.srv.svc.CreateEABKey(ctx, "bad-input")
+	eabKey, err := e.srv.svc.CreateEABKey(ctx, "bad-input", "")
 	if err != nil {
 		t.Fatal(err)
 	}

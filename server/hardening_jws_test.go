@@ -240,7 +240,7 @@ func TestJWSMemberNames(t *testing.T) {
 	// a payload change (a deactivation, a key change).
 	a, x, y := e.register(t), e.register(t), e.register(t)
 	_, authz := a.pendingOrder(t, "members.weir.test")
-	eabKey, err := e.srv.svc.CreateEABKey(ctx, "members")
+	eabKey, err := e.srv.svc.CreateEABKey(ctx, "members", "")
 	if err != nil {
 		t.Fatal(err)
 	}

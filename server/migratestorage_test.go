@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/x509"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/url"
@@ -22,6 +23,7 @@ import (
 	"github.com/weir-pki/weir/storage/postgres/pgtest"
 	"github.com/weir-pki/weir/storage/sqlite"
 	"github.com/weir-pki/weir/storage/transfer"
+	"github.com/weir-pki/weir/web/admin"
 )
 
 // migrateStorageRun runs weir migrate-storage with args and returns its
@@ -174,7 +176,14 @@ func TestMigrateStorage(t *testing.T) {
 			t.Fatal(err)
 		}
 		acctA = a.URI
-		k, hmacKey := e.eabCreate(t, "team-move")
+		// Account B is in a tenant, which moves with its key.
+		e.weirCLI(t, 0, "tenant", "create", "team-move", "--allow", ".move.weir.test")
+		var k admin.EABKeyView
+		e.cliJSON(t, &k, "eab", "create", "--label", "team-move", "--tenant", "team-move")
+		hmacKey, err := base64.RawURLEncoding.DecodeString(k.HMACKey)
+		if err != nil {
+			t.Fatal(err)
+		}
 		eabKeyID = k.KeyID
 		b, err := e.eabRegister(ctx, keyB, k.KeyID, hmacKey)
 		if err != nil {
@@ -259,8 +268,11 @@ func TestMigrateStorage(t *testing.T) {
 	if b, err := clientB.GetReg(ctx, ""); err != nil || b.URI != e.onBase(acctB) {
 		t.Errorf("account B after the move: %v, %v; want %s", b, err, e.onBase(acctB))
 	}
-	if k, err := e.srv.store.GetEABKey(ctx, eabKeyID); err != nil || string(k.BoundAccount) != e.accountID(e.onBase(acctB)) {
-		t.Errorf("EAB key after the move: %+v, %v; want bound to account B", k, err)
+	if k, err := e.srv.store.GetEABKey(ctx, eabKeyID); err != nil || string(k.BoundAccount) != e.accountID(e.onBase(acctB)) || k.Tenant != "team-move" {
+		t.Errorf("EAB key after the move: %+v, %v; want bound to account B, of tenant team-move", k, err)
+	}
+	if tn, err := e.srv.svc.GetTenant(ctx, "team-move"); err != nil || len(tn.AllowedNames) != 1 || tn.AllowedNames[0] != ".move.weir.test" {
+		t.Errorf("tenant after the move: %+v, %v; want its policy", tn, err)
 	}
 	// The old order and certificate, fetched as before.
 	o, err := clientA.GetOrder(ctx, e.onBase(keepOrderURL))

@@ -17,7 +17,7 @@ import (
 
 func cmdEAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbs := map[string]subcommand{
-		"create": {"create --label LABEL [--json]", eabCreate},
+		"create": {"create --label LABEL [--tenant NAME] [--json]", eabCreate},
 		"list":   {"list [--label LABEL] [--json]", eabList},
 		"revoke": {"revoke KEY-ID [--json]", eabRevoke},
 	}
@@ -25,9 +25,10 @@ func cmdEAB(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 }
 
 func eabCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs, af := newVerbFlags("eab create", "eab create --label LABEL",
-		"Makes an External Account Binding key: a key ID and an HMAC key that let one ACME client\ncreate one account. The HMAC key is shown this once. Rate-limit overrides keyed\n\"eab:LABEL\" apply to the accounts bound with keys of the label.", stderr)
+	fs, af := newVerbFlags("eab create", "eab create --label LABEL [--tenant NAME]",
+		"Makes an External Account Binding key: a key ID and an HMAC key that let one ACME client\ncreate one account. The HMAC key is shown this once. Rate-limit overrides keyed\n\"eab:LABEL\" apply to the accounts bound with keys of the label. With --tenant, the key and its\naccount belong to that tenant (weir tenant) and get its policy.", stderr)
 	label := fs.String("label", "", "the `label` of the key, e.g. a team: letters, digits, '.', '_', '-'")
+	tenant := fs.String("tenant", "", "the `tenant` the key and its account belong to (none: the default, ca.policy alone)")
 	pos, code, ok := parseInterspersed(fs, args, stdout)
 	if !ok {
 		return code
@@ -40,14 +41,18 @@ func eabCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "eab create", err)
 	}
 	var k admin.EABKeyView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/eab", admin.EABCreateRequest{Label: *label}, &k); err != nil {
+	if err := c.do(ctx, http.MethodPost, "/api/v1/eab", admin.EABCreateRequest{Label: *label, Tenant: *tenant}, &k); err != nil {
 		return fail(stderr, "eab create", err)
 	}
 	if *af.json {
 		printJSON(stdout, k)
 		return 0
 	}
-	fmt.Fprintf(stdout, "External Account Binding key for label %s\n\n", k.Label)
+	fmt.Fprintf(stdout, "External Account Binding key for label %s", k.Label)
+	if k.Tenant != "" {
+		fmt.Fprintf(stdout, " of tenant %s", k.Tenant)
+	}
+	fmt.Fprintf(stdout, "\n\n")
 	fmt.Fprintf(stdout, "  key ID:    %s\n", k.KeyID)
 	fmt.Fprintf(stdout, "  HMAC key:  %s\n\n", k.HMACKey)
 	fmt.Fprintf(stdout, "The HMAC key is not shown again. It binds one new account, once.\n\n")
@@ -76,13 +81,13 @@ func eabList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY ID\tLABEL\tSTATUS\tCREATED\tACCOUNT\tBOUND")
+	fmt.Fprintln(tw, "KEY ID\tLABEL\tTENANT\tSTATUS\tCREATED\tACCOUNT\tBOUND")
 	for _, k := range p.Items {
 		acct := k.BoundAccount
 		if acct == "" {
 			acct = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Label, k.Status, k.CreatedAt.UTC().Format(time.RFC3339), acct, fmtTime(k.BoundAt, time.Now()))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Label, orDash(k.Tenant), k.Status, k.CreatedAt.UTC().Format(time.RFC3339), acct, fmtTime(k.BoundAt, time.Now()))
 	}
 	tw.Flush()
 	return 0

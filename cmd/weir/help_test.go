@@ -20,6 +20,7 @@ var (
 		"accounts":  {"list", "show", "deactivate"},
 		"certs":     {"list", "show", "revoke", "renew-now"},
 		"eab":       {"create", "list", "revoke"},
+		"tenant":    {"create", "list", "show", "update", "delete"},
 		"ca":        {"take-root-offline", "new-intermediate-key", "sign-intermediate", "import"},
 		"audit":     {"verify"},
 	}

@@ -33,6 +33,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"certs":       cmdCerts,
 	"crl":         cmdCRL,
 	"eab":         cmdEAB,
+	"tenant":      cmdTenant,
 
 	"version": cmdVersion,
 }

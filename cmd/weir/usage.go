@@ -77,10 +77,16 @@ Through the running weir's admin API:
                               revoked
   weir crl [-regenerate] [-out FILE]
                               the current CRL; -regenerate signs a new one
-  weir eab create --label L | list [--label L] | revoke KEY-ID
+  weir eab create --label L [--tenant T] | list [--label L] | revoke KEY-ID
                               External Account Binding keys: create prints
                               the key ID, the HMAC key (once) and the
                               certbot and lego flags
+  weir tenant create NAME [--allow P,..] [--deny P,..] [--wildcards]
+              [--ip-ranges R,..] [--profiles P,..] [--challenges T,..]
+              [--max-lifetime D] | update NAME [the same flags]
+              | list | show NAME | delete NAME
+                              tenants: the policy of the accounts bound with
+                              their EAB keys, within ca.policy
   Every one of these takes:
     -config FILE              the server's config: its admin.listen and
                               admin.token-file; when it is missing or

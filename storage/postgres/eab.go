@@ -18,8 +18,8 @@ func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES ($1, $2, $3, $4)`,
-		k.ID, k.Label, k.HMACKey, sqlrow.ToNanos(k.CreatedAt))
+	_, err = s.pool.Exec(ctx, `INSERT INTO eab_keys (id, label, hmac_key, created_at, tenant) VALUES ($1, $2, $3, $4, $5)`,
+		k.ID, k.Label, k.HMACKey, sqlrow.ToNanos(k.CreatedAt), k.Tenant)
 	if err != nil {
 		return writeErr(what, err)
 	}

@@ -166,6 +166,15 @@ func (im *Import) copyRows(ctx context.Context, t transfer.Table, cols []string,
 	return nil
 }
 
+// Tenants implements transfer.Sink.
+func (im *Import) Tenants(ctx context.Context, rows []transfer.Tenant) error {
+	cols := []string{"name", "policy", "created_at", "updated_at"}
+	return im.copyRows(ctx, transfer.Tenants, cols, len(rows), func(i int) []any {
+		r := rows[i]
+		return []any{r.Name, r.Policy, r.CreatedAt, r.UpdatedAt}
+	})
+}
+
 // Accounts implements transfer.Sink.
 func (im *Import) Accounts(ctx context.Context, rows []transfer.Account) error {
 	cols := []string{"id", "key_thumbprint", "jwk", "contact", "status", "created_at", "created_ip", "eab_key_id"}
@@ -177,10 +186,10 @@ func (im *Import) Accounts(ctx context.Context, rows []transfer.Account) error {
 
 // EABKeys implements transfer.Sink.
 func (im *Import) EABKeys(ctx context.Context, rows []transfer.EABKey) error {
-	cols := []string{"id", "label", "hmac_key", "created_at", "bound_account", "bound_at", "revoked_at"}
+	cols := []string{"id", "label", "hmac_key", "created_at", "bound_account", "bound_at", "revoked_at", "tenant"}
 	return im.copyRows(ctx, transfer.EABKeys, cols, len(rows), func(i int) []any {
 		r := rows[i]
-		return []any{r.ID, r.Label, r.HMACKey, r.CreatedAt, r.BoundAccount, r.BoundAt, r.RevokedAt}
+		return []any{r.ID, r.Label, r.HMACKey, r.CreatedAt, r.BoundAccount, r.BoundAt, r.RevokedAt, r.Tenant}
 	})
 }
 

@@ -25,8 +25,8 @@ func (s *Store) CreateEABKey(ctx context.Context, k *acme.EABKey) error {
 	}
 	return s.write(ctx, func(w *writeTx) error {
 		_, err := w.tx.ExecContext(writeCtx,
-			`INSERT INTO eab_keys (id, label, hmac_key, created_at) VALUES (?, ?, ?, ?)`,
-			k.ID, k.Label, k.HMACKey, sqlrow.ToNanos(k.CreatedAt))
+			`INSERT INTO eab_keys (id, label, hmac_key, created_at, tenant) VALUES (?, ?, ?, ?, ?)`,
+			k.ID, k.Label, k.HMACKey, sqlrow.ToNanos(k.CreatedAt), k.Tenant)
 		if err != nil {
 			return writeErr(what, err)
 		}

@@ -127,8 +127,9 @@ func (e *Exporter) Close() error {
 // The columns Export reads of each table, in the order of the fields of
 // its transfer record: every column (TestExportCoversSchema checks).
 const (
+	exportTenantCols    = "name, policy, created_at, updated_at"
 	exportAccountCols   = "id, key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id"
-	exportEABKeyCols    = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at"
+	exportEABKeyCols    = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at, tenant"
 	exportAuthzCols     = "id, account_id, ident_type, ident_value, wildcard, status, expires, created_at"
 	exportChallengeCols = "id, authz_id, position, type, token, status, validated, error, updated_at"
 	exportOrderCols     = "seq, id, account_id, status, identifiers, authz_ids, not_before, not_after, expires, " +
@@ -140,6 +141,8 @@ const (
 // exportColumns returns the columns Export reads of table t.
 func exportColumns(t transfer.Table) string {
 	switch t {
+	case transfer.Tenants:
+		return exportTenantCols
 	case transfer.Accounts:
 		return exportAccountCols
 	case transfer.EABKeys:
@@ -217,6 +220,9 @@ func (e *Exporter) Export(ctx context.Context, sink transfer.Sink, batch int) (t
 	scanCert := func(row sqlrow.Scanner) (transfer.Certificate, error) { return scanCertRow(row, issuers) }
 
 	steps := []func() (int64, error){
+		func() (int64, error) {
+			return exportTable(ctx, tx, transfer.Tenants, "name", batch, scanTenantRow, sink.Tenants)
+		},
 		func() (int64, error) {
 			return exportTable(ctx, tx, transfer.Accounts, "id", batch, scanAccountRow, sink.Accounts)
 		},
@@ -352,12 +358,18 @@ func scanAccountRow(row sqlrow.Scanner) (transfer.Account, error) {
 	return a, err
 }
 
+func scanTenantRow(row sqlrow.Scanner) (transfer.Tenant, error) {
+	var r transfer.Tenant
+	err := row.Scan(&r.Name, &r.Policy, &r.CreatedAt, &r.UpdatedAt)
+	return r, err
+}
+
 func scanEABKeyRow(row sqlrow.Scanner) (transfer.EABKey, error) {
 	var (
 		k                        transfer.EABKey
 		boundAcct, bound, revoke sql.NullInt64
 	)
-	err := row.Scan(&k.ID, &k.Label, &k.HMACKey, &k.CreatedAt, &boundAcct, &bound, &revoke)
+	err := row.Scan(&k.ID, &k.Label, &k.HMACKey, &k.CreatedAt, &boundAcct, &bound, &revoke, &k.Tenant)
 	k.BoundAccount, k.BoundAt, k.RevokedAt = nullPtr(boundAcct), nullPtr(bound), nullPtr(revoke)
 	return k, err
 }

@@ -19,6 +19,7 @@ import (
 type recordingSink struct {
 	tables  []transfer.Table // the table of each batch
 	batches []int            // the size of each batch
+	tenants []transfer.Tenant
 	accts   []transfer.Account
 	keys    []transfer.EABKey
 	authzs  []transfer.Authz
@@ -30,6 +31,12 @@ type recordingSink struct {
 func (r *recordingSink) note(t transfer.Table, n int) {
 	r.tables = append(r.tables, t)
 	r.batches = append(r.batches, n)
+}
+
+func (r *recordingSink) Tenants(_ context.Context, rows []transfer.Tenant) error {
+	r.note(transfer.Tenants, len(rows))
+	r.tenants = append(r.tenants, rows...)
+	return nil
 }
 
 func (r *recordingSink) Accounts(_ context.Context, rows []transfer.Account) error {

@@ -155,7 +155,15 @@ func (im *Import) Accounts(ctx context.Context, rows []transfer.Account) error {
 func (im *Import) EABKeys(ctx context.Context, rows []transfer.EABKey) error {
 	return im.insertRows(ctx, transfer.EABKeys, exportEABKeyCols, len(rows), func(_ *sql.Tx, i int) ([]any, error) {
 		r := rows[i]
-		return []any{r.ID, r.Label, r.HMACKey, r.CreatedAt, r.BoundAccount, r.BoundAt, r.RevokedAt}, nil
+		return []any{r.ID, r.Label, r.HMACKey, r.CreatedAt, r.BoundAccount, r.BoundAt, r.RevokedAt, r.Tenant}, nil
+	})
+}
+
+// Tenants implements transfer.Sink.
+func (im *Import) Tenants(ctx context.Context, rows []transfer.Tenant) error {
+	return im.insertRows(ctx, transfer.Tenants, exportTenantCols, len(rows), func(_ *sql.Tx, i int) ([]any, error) {
+		r := rows[i]
+		return []any{r.Name, r.Policy, r.CreatedAt, r.UpdatedAt}, nil
 	})
 }
 

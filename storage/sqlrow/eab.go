@@ -9,7 +9,7 @@ import (
 )
 
 // EABCols are the columns of eab_keys that ScanEABKey reads, in order.
-const EABCols = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at"
+const EABCols = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at, tenant"
 
 // ScanEABKey reads one row of EABCols.
 func ScanEABKey(row Scanner) (*acme.EABKey, error) {
@@ -17,7 +17,7 @@ func ScanEABKey(row Scanner) (*acme.EABKey, error) {
 		k     acme.EABKey
 		bound *int64
 	)
-	if err := row.Scan(&k.ID, &k.Label, &k.HMACKey, nanos(&k.CreatedAt), &bound, nanos(&k.BoundAt), nanos(&k.RevokedAt)); err != nil {
+	if err := row.Scan(&k.ID, &k.Label, &k.HMACKey, nanos(&k.CreatedAt), &bound, nanos(&k.BoundAt), nanos(&k.RevokedAt), &k.Tenant); err != nil {
 		return nil, err
 	}
 	if bound != nil {

@@ -56,6 +56,7 @@ func checkEABKey(t *testing.T, what string, got, want *acme.EABKey) {
 	var d diffs
 	add(&d, "ID", got.ID, want.ID)
 	add(&d, "Label", got.Label, want.Label)
+	add(&d, "Tenant", got.Tenant, want.Tenant)
 	add(&d, "HMACKey", string(got.HMACKey), string(want.HMACKey))
 	d.addTime("CreatedAt", got.CreatedAt, want.CreatedAt)
 	add(&d, "BoundAccount", got.BoundAccount, want.BoundAccount)

@@ -44,6 +44,7 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"InventoryBadCursor", testInventoryBadCursor},
 		{"RecentNames", testRecentNames},
 		{"EAB", testEAB},
+		{"Tenants", testTenants},
 		{"Replacement", testReplacement},
 		{"RenewalWindows", testRenewalWindows},
 		{"Leases", testLeases},

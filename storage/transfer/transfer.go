@@ -30,6 +30,7 @@ type Table string
 
 // The tables of ACME state.
 const (
+	Tenants      Table = "tenants"
 	Accounts     Table = "accounts"
 	EABKeys      Table = "eab_keys"
 	Authzs       Table = "authzs"
@@ -40,10 +41,10 @@ const (
 
 // Tables returns every table in the order in which they are copied: each
 // row refers only to rows of tables earlier in the order (an EAB key to
-// the account it is bound to, a challenge to its authorization, an order
+// the account it is bound to and to its tenant, a challenge to its authorization, an order
 // to its account, a certificate to its order).
 func Tables() []Table {
-	return []Table{Accounts, EABKeys, Authzs, Challenges, Orders, Certificates}
+	return []Table{Tenants, Accounts, EABKeys, Authzs, Challenges, Orders, Certificates}
 }
 
 // Counts is the number of rows of each table.
@@ -65,6 +66,7 @@ type Summary struct {
 // Tables, in batches; a batch is one transaction of the target. A method
 // that returns an error ends the export with it.
 type Sink interface {
+	Tenants(ctx context.Context, rows []Tenant) error
 	Accounts(ctx context.Context, rows []Account) error
 	EABKeys(ctx context.Context, rows []EABKey) error
 	Authzs(ctx context.Context, rows []Authz) error
@@ -85,10 +87,19 @@ type Account struct {
 	EABKeyID      string // "" without External Account Binding
 }
 
+// Tenant is a row of tenants.
+type Tenant struct {
+	Name      string
+	Policy    string // JSON, as the store keeps it
+	CreatedAt int64
+	UpdatedAt int64
+}
+
 // EABKey is a row of eab_keys.
 type EABKey struct {
 	ID           string
 	Label        string
+	Tenant       string // "" for the default tenant
 	HMACKey      []byte
 	CreatedAt    int64
 	BoundAccount *int64 // nil until bound

@@ -88,6 +88,7 @@ func (s *Server) apiRoutes(r chi.Router) {
 	r.Get("/crl", s.apiCRL)
 	r.Post("/crl/regenerate", s.apiCRLRegenerate)
 	s.eabRoutes(r)
+	s.tenantRoutes(r)
 }
 
 func (s *Server) apiOverview(w http.ResponseWriter, r *http.Request) {

@@ -13,20 +13,24 @@ import (
 
 // The External Account Binding keys (RFC 8555 §7.3.4) of the admin API:
 //
-//	POST /api/v1/eab               {"label": "team-x"} → the new key, with its HMAC key (once)
+//	POST /api/v1/eab               {"label": "team-x", "tenant": "T"} → the new key, with its HMAC key (once)
 //	GET  /api/v1/eab[?label=L]     the keys, newest first, never their HMAC keys
 //	POST /api/v1/eab/{id}/revoke   the key, revoked
 
 // EABCreateRequest is the body of POST /api/v1/eab.
 type EABCreateRequest struct {
 	Label string `json:"label"`
+	// Tenant is the tenant the key and its account belong to; "" for the
+	// default tenant (ca.policy alone).
+	Tenant string `json:"tenant,omitempty"`
 }
 
 // EABKeyView is an EAB key as the admin API shows it. HMACKey is set only
 // in the answer to its creation.
 type EABKeyView struct {
-	KeyID string `json:"key_id"`
-	Label string `json:"label"`
+	KeyID  string `json:"key_id"`
+	Label  string `json:"label"`
+	Tenant string `json:"tenant,omitempty"`
 	// HMACKey is the MAC key, base64url without padding, as clients take
 	// it (certbot --eab-hmac-key, lego --hmac).
 	HMACKey      string     `json:"hmac_key,omitempty"`
@@ -39,7 +43,7 @@ type EABKeyView struct {
 
 // eabKeyView shows k without its HMAC key.
 func eabKeyView(k *acme.EABKey) EABKeyView {
-	v := EABKeyView{KeyID: k.ID, Label: k.Label, Status: "unbound", CreatedAt: k.CreatedAt, BoundAccount: string(k.BoundAccount)}
+	v := EABKeyView{KeyID: k.ID, Label: k.Label, Tenant: k.Tenant, Status: "unbound", CreatedAt: k.CreatedAt, BoundAccount: string(k.BoundAccount)}
 	if k.Bound() {
 		v.Status = "bound"
 		if !k.BoundAt.IsZero() {
@@ -67,7 +71,7 @@ func (s *Server) apiEABCreate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	v, err := s.CreateEAB(r.Context(), req.Label)
+	v, err := s.CreateEAB(r.Context(), req.Label, req.Tenant)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -75,15 +79,16 @@ func (s *Server) apiEABCreate(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, v)
 }
 
-// CreateEAB makes an EAB key labelled label; the view carries its HMAC
-// key, which nothing shows again.
-func (s *Server) CreateEAB(ctx context.Context, label string) (EABKeyView, error) {
-	k, err := s.cfg.Service.CreateEABKey(ctx, label)
+// CreateEAB makes an EAB key labelled label, of the tenant named (none:
+// the default tenant); the view carries its HMAC key, which nothing shows
+// again.
+func (s *Server) CreateEAB(ctx context.Context, label, tenant string) (EABKeyView, error) {
+	k, err := s.cfg.Service.CreateEABKey(ctx, label, tenant)
 	if err != nil {
 		return EABKeyView{}, err
 	}
 	// The HMAC key is a secret: never logged.
-	s.cfg.Log.Info("admin: EAB key created", "key_id", k.ID, "label", k.Label)
+	s.cfg.Log.Info("admin: EAB key created", "key_id", k.ID, "label", k.Label, "tenant", k.Tenant)
 	v := eabKeyView(k)
 	v.HMACKey = base64.RawURLEncoding.EncodeToString(k.HMACKey)
 	return v, nil

@@ -41,7 +41,7 @@ func (s *Server) renderEAB(w http.ResponseWriter, r *http.Request, label string,
 // HMAC key is shown in this one answer and goes nowhere else (no flash
 // cookie, no URL).
 func (s *Server) postEABCreate(w http.ResponseWriter, r *http.Request) {
-	v, err := s.CreateEAB(r.Context(), strings.TrimSpace(r.PostFormValue("label")))
+	v, err := s.CreateEAB(r.Context(), strings.TrimSpace(r.PostFormValue("label")), strings.TrimSpace(r.PostFormValue("tenant")))
 	if err != nil {
 		s.afterPost(w, r, "/eab", "", err)
 		return

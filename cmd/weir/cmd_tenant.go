@@ -1,0 +1,210 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/weir-pki/weir/web/admin"
+)
+
+// weir tenant: tenants, the named policies that EAB keys and their
+// accounts belong to, through the admin API.
+
+func cmdTenant(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	verbs := map[string]subcommand{
+		"create": {"create NAME [policy flags] [--json]", tenantCreate},
+		"list":   {"list [--json]", tenantList},
+		"show":   {"show NAME [--json]", tenantShow},
+		"update": {"update NAME [policy flags] [--json]", tenantUpdate},
+		"delete": {"delete NAME", tenantDelete},
+	}
+	return runGroup(ctx, "tenant", verbs, []string{"create", "list", "show", "update", "delete"}, args, stdout, stderr)
+}
+
+// tenantPolicyAbout explains the policy flags of create and update.
+const tenantPolicyAbout = `Name patterns: "host.example.com" is that name only; ".example.com" is the zone,
+example.com and every name under it. Denied patterns win. A tenant admits only what it
+lists, and never more than ca.policy: a name must pass both. Lists are comma-separated.`
+
+// policyFlags are the flags that set a tenant's policy.
+type policyFlags struct {
+	allow, deny, ipRanges, profiles, challenges *string
+	wildcards                                   *bool
+	maxLifetime                                 *string
+}
+
+func addPolicyFlags(fs *flag.FlagSet) policyFlags {
+	return policyFlags{
+		allow:       fs.String("allow", "", "allowed name `patterns`: exact names and .zones"),
+		deny:        fs.String("deny", "", "denied name `patterns`, which win over --allow"),
+		wildcards:   fs.Bool("wildcards", false, "permit wildcard identifiers under the allowed zones"),
+		ipRanges:    fs.String("ip-ranges", "", "allowed IP `ranges` (CIDRs or addresses)"),
+		profiles:    fs.String("profiles", "", "the `profiles` its orders may use (none: every one)"),
+		challenges:  fs.String("challenges", "", "the challenge `types` its authorizations offer (none: every one)"),
+		maxLifetime: fs.String("max-lifetime", "", "the longest certificate `lifetime`, e.g. 720h (none: the profile's)"),
+	}
+}
+
+// apply sets on v the policy flags given on fs's command line (all of
+// them for a new tenant, as their zero values are the defaults).
+func (p policyFlags) apply(fs *flag.FlagSet, v *admin.TenantView) {
+	list := func(s string) []string {
+		out := []string{}
+		for _, e := range strings.Split(s, ",") {
+			if e = strings.TrimSpace(e); e != "" {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "allow":
+			v.AllowedNames = list(*p.allow)
+		case "deny":
+			v.DeniedNames = list(*p.deny)
+		case "wildcards":
+			v.Wildcards = *p.wildcards
+		case "ip-ranges":
+			v.AllowedIPRanges = list(*p.ipRanges)
+		case "profiles":
+			v.Profiles = list(*p.profiles)
+		case "challenges":
+			v.ChallengeTypes = list(*p.challenges)
+		case "max-lifetime":
+			v.MaxLifetime = *p.maxLifetime
+		}
+	})
+}
+
+func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("tenant create", "tenant create NAME [flags]",
+		"Creates a tenant: a named policy for the accounts bound with its EAB keys\n(weir eab create --tenant NAME).\n\n"+tenantPolicyAbout, stderr)
+	pf := addPolicyFlags(fs.FlagSet)
+	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
+	if c == nil {
+		return code
+	}
+	v := admin.TenantView{Name: pos[0]}
+	pf.apply(fs.FlagSet, &v)
+	var out admin.TenantView
+	if err := c.do(ctx, http.MethodPost, "/api/v1/tenants", v, &out); err != nil {
+		return fail(stderr, "tenant create", err)
+	}
+	return printTenant(stdout, *af.json, out)
+}
+
+func tenantUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("tenant update", "tenant update NAME [flags]",
+		"Changes a tenant's policy: the flags given replace those settings, the others stay.\nThe next new-order and finalize of its accounts see it: a narrowed tenant stops\nits pending orders at finalize.\n\n"+tenantPolicyAbout, stderr)
+	pf := addPolicyFlags(fs.FlagSet)
+	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
+	if c == nil {
+		return code
+	}
+	path := "/api/v1/tenants/" + url.PathEscape(pos[0])
+	var v admin.TenantView
+	if err := c.get(ctx, path, nil, &v); err != nil {
+		return fail(stderr, "tenant update", err)
+	}
+	pf.apply(fs.FlagSet, &v)
+	var out admin.TenantView
+	if err := c.do(ctx, http.MethodPut, path, v, &out); err != nil {
+		return fail(stderr, "tenant update", err)
+	}
+	return printTenant(stdout, *af.json, out)
+}
+
+func tenantShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("tenant show", "tenant show NAME", "Shows a tenant's policy.", stderr)
+	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
+	if c == nil {
+		return code
+	}
+	var v admin.TenantView
+	if err := c.get(ctx, "/api/v1/tenants/"+url.PathEscape(pos[0]), nil, &v); err != nil {
+		return fail(stderr, "tenant show", err)
+	}
+	return printTenant(stdout, *af.json, v)
+}
+
+func tenantList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("tenant list", "tenant list", "Lists the tenants, by name.", stderr)
+	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
+		return code
+	}
+	c, err := af.client(stderr)
+	if err != nil {
+		return fail(stderr, "tenant list", err)
+	}
+	var p admin.Page[admin.TenantView]
+	if err := c.get(ctx, "/api/v1/tenants", nil, &p); err != nil {
+		return fail(stderr, "tenant list", err)
+	}
+	if *af.json {
+		printJSON(stdout, p)
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tALLOWED\tDENIED\tWILDCARDS\tIP RANGES\tMAX LIFETIME")
+	for _, v := range p.Items {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\n", v.Name, joinOrDash(v.AllowedNames), joinOrDash(v.DeniedNames),
+			v.Wildcards, joinOrDash(v.AllowedIPRanges), orDash(v.MaxLifetime))
+	}
+	tw.Flush()
+	return 0
+}
+
+func tenantDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs, af := newVerbFlags("tenant delete", "tenant delete NAME",
+		"Deletes a tenant. It is refused while EAB keys belong to the tenant (revoked ones too):\ntheir accounts keep its policy.", stderr)
+	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
+	if c == nil {
+		return code
+	}
+	if err := c.do(ctx, http.MethodDelete, "/api/v1/tenants/"+url.PathEscape(pos[0]), nil, nil); err != nil {
+		return fail(stderr, "tenant delete", err)
+	}
+	fmt.Fprintf(stdout, "deleted tenant %s\n", pos[0])
+	return 0
+}
+
+// printTenant prints one tenant as JSON or as a list of its settings.
+func printTenant(stdout io.Writer, asJSON bool, v admin.TenantView) int {
+	if asJSON {
+		printJSON(stdout, v)
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	rows := [][2]string{
+		{"name", v.Name}, {"allowed names", joinOrDash(v.AllowedNames)}, {"denied names", joinOrDash(v.DeniedNames)},
+		{"wildcards", fmt.Sprint(v.Wildcards)}, {"IP ranges", joinOrDash(v.AllowedIPRanges)},
+		{"profiles", orDash(strings.Join(v.Profiles, ", "), "every one")},
+		{"challenge types", orDash(strings.Join(v.ChallengeTypes, ", "), "every one")},
+		{"max lifetime", orDash(v.MaxLifetime, "the profile's")},
+	}
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s:\t%s\n", r[0], r[1])
+	}
+	tw.Flush()
+	return 0
+}
+
+func joinOrDash(s []string) string { return orDash(strings.Join(s, ", ")) }
+
+// orDash is s, or its first alternative (else "-") when s is empty.
+func orDash(s string, alt ...string) string {
+	switch {
+	case s != "":
+		return s
+	case len(alt) > 0:
+		return alt[0]
+	}
+	return "-"
+}
