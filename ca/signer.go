@@ -42,7 +42,7 @@ type PKCS11Config struct {
 	Module string `yaml:"module"`
 	// TokenLabel or Slot (exactly one) selects the token.
 	TokenLabel string `yaml:"token-label"`
-	Slot       *int   `yaml:"slot"`
+	Slot       *int   `yaml:"slot,omitempty"`
 	// KeyLabel or KeyID (hex), or both, select the key pair.
 	KeyLabel string `yaml:"key-label"`
 	KeyID    string `yaml:"key-id"`
