@@ -59,6 +59,11 @@ type writeHealth struct {
 	err     error     // its error
 	ok      bool      // the last state reported
 	known   bool      // ok has been reported once
+
+	// evalMu makes reading the state and reporting it one step, so that a
+	// state read before a probe finished is never reported after the
+	// state that probe made.
+	evalMu sync.Mutex
 }
 
 // probeOnce runs the probe and records its outcome.
@@ -76,7 +81,7 @@ func (h *writeHealth) probeOnce(ctx context.Context) {
 	h.mu.Lock()
 	h.started, h.ran, h.err = time.Time{}, h.now(), err
 	h.mu.Unlock()
-	h.report(h.state(h.now()))
+	h.evaluate()
 }
 
 // write is one probe: the free space first, then the write.
@@ -141,6 +146,13 @@ func (h *writeHealth) check(ctx context.Context) error {
 	if never {
 		h.probeOnce(ctx)
 	}
+	return h.evaluate()
+}
+
+// evaluate reads the state now and reports it.
+func (h *writeHealth) evaluate() error {
+	h.evalMu.Lock()
+	defer h.evalMu.Unlock()
 	err := h.state(h.now())
 	h.report(err)
 	return err
