@@ -46,13 +46,16 @@ func TestTwoCommandFirstRun(t *testing.T) {
 // namespace.
 func firstRunInNetns(t *testing.T) {
 	bin, dir := os.Getenv(firstRunBinary), t.TempDir()
-	serve := func() string {
+	// serve runs weir serve until it is ready, stops it, and returns what it
+	// printed (read after Wait, when the copying of its output is done).
+	serve := func() (output string) {
 		var out bytes.Buffer
 		cmd := exec.Command(bin, "serve")
 		cmd.Dir, cmd.Stdout, cmd.Stderr = dir, &out, &out
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		ready := false
 		defer func() {
 			_ = cmd.Process.Signal(syscall.SIGTERM)
 			done := make(chan error, 1)
@@ -64,19 +67,21 @@ func firstRunInNetns(t *testing.T) {
 				<-done
 				t.Errorf("weir serve did not stop within 20 s of SIGTERM")
 			}
+			output = out.String()
+			if !ready {
+				t.Fatalf("weir serve was not ready within 30 s:\n%s", output)
+			}
 		}()
-		for i := 0; ; i++ {
+		for i := 0; i <= 120; i++ {
 			hc := exec.Command(bin, "healthcheck")
 			hc.Dir = dir
 			if hc.Run() == nil {
+				ready = true
 				break
-			}
-			if i == 120 {
-				t.Fatalf("weir serve was not ready within 30 s:\n%s", out.String())
 			}
 			time.Sleep(250 * time.Millisecond)
 		}
-		return out.String()
+		return ""
 	}
 	first := serve()
 	for _, w := range []string{"is serving ACME", "https://localhost:14000/directory", "SHA-256:", "certbot certonly", "root CA's key is in the data directory"} {
