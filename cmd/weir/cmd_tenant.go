@@ -22,7 +22,7 @@ func cmdTenant(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		"list":   {"list [--json]", tenantList},
 		"show":   {"show NAME [--json]", tenantShow},
 		"update": {"update NAME [policy flags] [--json]", tenantUpdate},
-		"delete": {"delete NAME", tenantDelete},
+		"delete": {"delete NAME [--json]", tenantDelete},
 	}
 	return runGroup(ctx, "tenant", verbs, []string{"create", "list", "show", "update", "delete"}, args, stdout, stderr)
 }
@@ -170,6 +170,10 @@ func tenantDelete(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if err := c.do(ctx, http.MethodDelete, "/api/v1/tenants/"+url.PathEscape(pos[0]), nil, nil); err != nil {
 		return fail(stderr, "tenant delete", err)
+	}
+	if *af.json {
+		printJSON(stdout, map[string]string{"deleted": pos[0]})
+		return 0
 	}
 	fmt.Fprintf(stdout, "deleted tenant %s\n", pos[0])
 	return 0

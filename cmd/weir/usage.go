@@ -87,6 +87,11 @@ Through the running weir's admin API:
               | list | show NAME | delete NAME
                               tenants: the policy of the accounts bound with
                               their EAB keys, within ca.policy
+  weir admin token add NAME --role read|operate | list | revoke NAME
+                              admin credentials: a named bearer token with a
+                              role (read changes nothing), its name the
+                              actor in the log and audit trail; add prints
+                              the token once; revoke ends its sessions
   Every one of these takes:
     -config FILE              the server's config: its admin.listen and
                               admin.token-file; when it is missing or

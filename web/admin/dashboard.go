@@ -63,14 +63,16 @@ var revocationReasons = []string{"unspecified", "keyCompromise", "cACompromise",
 	"superseded", "cessationOfOperation", "privilegeWithdrawn", "aACompromise"}
 
 var templateFuncs = template.FuncMap{
-	"ts":          formatTime,
-	"rel":         relTime,
-	"dur":         formatDuration,
-	"join":        strings.Join,
-	"sub":         func(a, b int) int { return a - b },
-	"meter":       meterSVG,
-	"idents":      identValues,
-	"resetButton": func(p *pageData, key string) resetButton { return resetButton{CSRF: p.CSRF, Key: key, Back: p.Self} },
+	"ts":     formatTime,
+	"rel":    relTime,
+	"dur":    formatDuration,
+	"join":   strings.Join,
+	"sub":    func(a, b int) int { return a - b },
+	"meter":  meterSVG,
+	"idents": identValues,
+	"resetButton": func(p *pageData, key string) resetButton {
+		return resetButton{CSRF: p.CSRF, Key: key, Back: p.Self, Operate: p.Operate}
+	},
 	"bucketTable": func(p *pageData, id string, b []BucketView) bucketTable {
 		return bucketTable{Page: p, ID: id, Buckets: b}
 	},
@@ -78,9 +80,11 @@ var templateFuncs = template.FuncMap{
 	"nameList": newNameList,
 }
 
-// resetButton is the one-click reset form of a bucket.
+// resetButton is the one-click reset form of a bucket, shown to the
+// operate role only.
 type resetButton struct {
 	CSRF, Key, Back string
+	Operate         bool
 }
 
 // bucketTable is a table of buckets with their reset buttons.
@@ -167,8 +171,12 @@ type pageData struct {
 	CSRF string
 	// Logout shows the logout button (there is a token to log out of).
 	Logout bool
-	Flash  *flashMsg
-	Now    time.Time
+	// Who is logged in; Operate says the page shows the forms that change
+	// state (roles.go refuses them to the read role anyway).
+	Who     Principal
+	Operate bool
+	Flash   *flashMsg
+	Now     time.Time
 	// Self is this page's path and query: where a form posted from it
 	// comes back to.
 	Self string
@@ -230,6 +238,7 @@ func navOf(page string) string {
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
 	sess, _ := sessionOf(r.Context())
 	p := &pageData{Title: title, Nav: navOf(name), CSRF: sess.csrf, Logout: !s.auth.none,
+		Who: principalOf(r.Context()), Operate: can(r, RoleOperate),
 		Now: s.cfg.Now().UTC(), Self: r.URL.RequestURI(), Data: data}
 	p.Flash = s.takeFlash(w, r)
 	var buf bytes.Buffer
@@ -595,7 +604,7 @@ func (s *Server) postDeactivate(w http.ResponseWriter, r *http.Request) {
 	}
 	a, err := s.cfg.Service.AdminDeactivateAccount(r.Context(), acme.AccountID(id))
 	if err == nil {
-		s.cfg.Log.Info("admin: account deactivated", "account", a.ID)
+		s.logAction(r.Context(), "admin: account deactivated", "account", a.ID)
 	}
 	s.afterPost(w, r, back, "deactivated account "+id, err)
 }

@@ -31,14 +31,19 @@ func testServer(logw *bytes.Buffer) *Server {
 		log = slog.New(slog.NewTextHandler(logw, nil))
 	}
 	now := func() time.Time { return testNow }
-	return &Server{cfg: Config{Token: "the-token", Log: log, Now: now}, auth: newAuth("the-token", now)}
+	return &Server{cfg: Config{Token: "the-token", Log: log, Now: now}, auth: newAuth("the-token", nil, now)}
 }
 
-// sessionRequest is a GET of target by a logged-in browser whose session
-// has the CSRF token "csrf-value".
+// sessionRequest is a GET of target by a browser logged in with the token
+// file's credential whose session has the CSRF token "csrf-value".
 func sessionRequest(target string) *http.Request {
+	return sessionRequestAs(target, root)
+}
+
+// sessionRequestAs is sessionRequest logged in as who.
+func sessionRequestAs(target string, who Principal) *http.Request {
 	r := httptest.NewRequest(http.MethodGet, target, nil)
-	return r.WithContext(withSession(r.Context(), requestSession{id: "sess", csrf: "csrf-value"}))
+	return r.WithContext(withSession(withPrincipal(r, who), requestSession{id: "sess", csrf: "csrf-value", who: who}))
 }
 
 func tp(t time.Time) *time.Time { return &t }
@@ -226,6 +231,19 @@ func TestDashboardTemplates(t *testing.T) {
 					t.Errorf("no POST form to %s; have %v", a, posted)
 				}
 			}
+			// A read-only login sees the page without a form that
+			// changes state: its only POST form is the logout.
+			rec = httptest.NewRecorder()
+			s.render(rec, sessionRequestAs("/"+tt.page+"?x=1", Principal{Name: "viewer", Role: RoleRead}), http.StatusOK, tt.page, tt.title, tt.data)
+			forms, _ = parseForms(t, rec.Body.String())
+			for _, f := range forms {
+				if f.method == "post" && f.action != "/logout" {
+					t.Errorf("the read role sees a POST form to %s", f.action)
+				}
+			}
+			if !strings.Contains(rec.Body.String(), `id="who-name">viewer</strong>`) {
+				t.Errorf("the page does not say viewer is logged in")
+			}
 		})
 	}
 }
@@ -245,7 +263,7 @@ func TestDashboardNavigation(t *testing.T) {
 	if !strings.Contains(body, `action="/logout"`) {
 		t.Error("no logout button")
 	}
-	s.cfg.Token, s.auth = "", newAuth("", s.cfg.Now)
+	s.cfg.Token, s.auth = "", newAuth("", nil, s.cfg.Now)
 	rec = httptest.NewRecorder()
 	s.render(rec, httptest.NewRequest(http.MethodGet, "/config", nil), http.StatusOK, "config", "Configuration", ConfigInfo{})
 	if strings.Contains(rec.Body.String(), `action="/logout"`) {

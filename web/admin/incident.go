@@ -69,6 +69,6 @@ func (s *Server) writeIncident(w http.ResponseWriter, r *http.Request, action st
 	for _, c := range certs {
 		v.Certificates = append(v.Certificates, certView(c, now, false))
 	}
-	s.cfg.Log.Warn("admin: incident action", "action", action, "certificates", len(certs))
+	s.logAction(r.Context(), "admin: incident action", "action", action, "certificates", len(certs))
 	writeJSON(w, http.StatusOK, v)
 }

@@ -99,7 +99,7 @@ func (s *Server) apiTenantCreate(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var created *acme.Tenant
 		if created, err = s.cfg.Service.CreateTenant(r.Context(), t); err == nil {
-			s.cfg.Log.Info("admin: tenant created", "tenant", created.Name)
+			s.logAction(r.Context(), "admin: tenant created", "tenant", created.Name)
 			writeJSON(w, http.StatusCreated, tenantView(created))
 			return
 		}
@@ -139,7 +139,7 @@ func (s *Server) apiTenantUpdate(w http.ResponseWriter, r *http.Request) {
 			t.Name = name
 			var updated *acme.Tenant
 			if updated, err = s.cfg.Service.UpdateTenant(r.Context(), t); err == nil {
-				s.cfg.Log.Info("admin: tenant updated", "tenant", updated.Name)
+				s.logAction(r.Context(), "admin: tenant updated", "tenant", updated.Name)
 				writeJSON(w, http.StatusOK, tenantView(updated))
 				return
 			}
@@ -154,6 +154,6 @@ func (s *Server) apiTenantDelete(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.cfg.Log.Info("admin: tenant deleted", "tenant", name)
+	s.logAction(r.Context(), "admin: tenant deleted", "tenant", name)
 	w.WriteHeader(http.StatusNoContent)
 }
