@@ -36,7 +36,7 @@ var staticFiles embed.FS
 // pageNames are the dashboard's pages: templates/NAME.html defines
 // "content", rendered inside "layout" (templates/layout.html) with the
 // shared pieces of templates/partials.html.
-var pageNames = []string{"overview", "limiter", "accounts", "account", "certs", "cert", "orders", "order", "config", "eab", "error"}
+var pageNames = []string{"overview", "limiter", "accounts", "account", "certs", "cert", "orders", "order", "config", "eab", "tenants", "tenant", "error"}
 
 // dashTemplates are parsed once; they are never modified afterwards.
 type dashTemplates struct {
@@ -76,8 +76,9 @@ var templateFuncs = template.FuncMap{
 	"bucketTable": func(p *pageData, id string, b []BucketView) bucketTable {
 		return bucketTable{Page: p, ID: id, Buckets: b}
 	},
-	"reasons":  func() []string { return revocationReasons },
-	"nameList": newNameList,
+	"reasons":    func() []string { return revocationReasons },
+	"tenantForm": newTenantForm,
+	"nameList":   newNameList,
 }
 
 // resetButton is the one-click reset form of a bucket, shown to the
@@ -228,7 +229,7 @@ func (s *Server) takeFlash(w http.ResponseWriter, r *http.Request) *flashMsg {
 // navOf is the menu entry of a page.
 func navOf(page string) string {
 	switch page {
-	case "account", "cert", "order":
+	case "account", "cert", "order", "tenant":
 		return page + "s"
 	}
 	return page

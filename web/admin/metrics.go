@@ -67,6 +67,7 @@ type Metrics struct {
 	conns    connSeries           // connmetrics.go
 
 	activity activity
+	refusals tenantRefusals // tenantrefusals.go
 }
 
 var _ acme.Observer = (*Metrics)(nil)

@@ -43,6 +43,7 @@ var routeRoles = map[string]Role{
 	"POST /api/v1/eab/{id}/revoke":          RoleOperate,
 	"POST /api/v1/tenants":                  RoleOperate,
 	"GET /api/v1/tenants":                   RoleRead,
+	"GET /api/v1/tenants/{name}/report":     RoleRead,
 	"GET /api/v1/tenants/{name}":            RoleRead,
 	"PUT /api/v1/tenants/{name}":            RoleOperate,
 	"DELETE /api/v1/tenants/{name}":         RoleOperate,
@@ -66,6 +67,11 @@ var routeRoles = map[string]Role{
 	"GET /config":                    RoleRead,
 	"GET /eab/":                      RoleRead,
 	"POST /eab/":                     RoleOperate,
+	"GET /tenants":                   RoleRead,
+	"POST /tenants":                  RoleOperate,
+	"GET /tenants/{name}":            RoleRead,
+	"POST /tenants/{name}":           RoleOperate,
+	"POST /tenants/{name}/delete":    RoleOperate,
 	"POST /eab/{id}/revoke":          RoleOperate,
 }
 

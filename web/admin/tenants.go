@@ -15,6 +15,7 @@ import (
 //	POST   /api/v1/tenants          a TenantView → the new tenant (201)
 //	GET    /api/v1/tenants          every tenant, by name
 //	GET    /api/v1/tenants/{name}   one tenant
+//	GET    /api/v1/tenants/{name}/report  the tenant with its keys, accounts, buckets, refusals, certificates (tenantreport.go)
 //	PUT    /api/v1/tenants/{name}   a TenantView → the tenant with that policy, replaced whole
 //	DELETE /api/v1/tenants/{name}   204; 409 while EAB keys belong to it
 //
@@ -81,6 +82,7 @@ func (s *Server) tenantRoutes(r chi.Router) {
 	r.Post("/tenants", s.apiTenantCreate)
 	r.Get("/tenants", s.apiTenantList)
 	r.Get("/tenants/{name}", s.apiTenantGet)
+	r.Get("/tenants/{name}/report", s.apiTenantReport)
 	r.Put("/tenants/{name}", s.apiTenantUpdate)
 	r.Delete("/tenants/{name}", s.apiTenantDelete)
 }
