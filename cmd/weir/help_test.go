@@ -20,7 +20,7 @@ var (
 		"accounts":    {"list", "show", "deactivate"},
 		"certs":       {"list", "show", "revoke", "renew-now"},
 		"eab":         {"create", "list", "revoke"},
-		"tenant":      {"create", "list", "show", "update", "delete"},
+		"tenant":      {"create", "list", "show", "report", "update", "delete"},
 		"admin":       {"token"},
 		"admin token": {"add", "list", "revoke"},
 		"ca":          {"take-root-offline", "new-intermediate-key", "sign-intermediate", "import"},
