@@ -1,7 +1,9 @@
 package admin
 
 import (
+	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -112,4 +114,39 @@ func TestCredentialSessions(t *testing.T) {
 	}
 	se.wantSession("a session of a credential no longer in the file", opC, false)
 	se.wantSession("the token file's session after the replacement", rootC, true)
+}
+
+// TestCredentialAPIRefuses: bad requests to the credentials API get a
+// precise status and message and change nothing.
+func TestCredentialAPIRefuses(t *testing.T) {
+	e := newRoleEnv(t)
+	for _, tc := range []struct {
+		name, method, path, body string
+		status                   int
+		want                     string
+	}{
+		{"root's name", http.MethodPost, "/api/v1/credentials", `{"name":"admin","role":"read"}`, 400, `the name "admin" is the token file's credential`},
+		{"bad name", http.MethodPost, "/api/v1/credentials", `{"name":"a b","role":"read"}`, 400, "the name: "},
+		{"no name", http.MethodPost, "/api/v1/credentials", `{"role":"read"}`, 400, "1 to 64 characters"},
+		{"bad role", http.MethodPost, "/api/v1/credentials", `{"name":"x","role":"root"}`, 400, `role "root" is not read or operate`},
+		{"no role", http.MethodPost, "/api/v1/credentials", `{"name":"x"}`, 400, `role "" is not read or operate`},
+		{"unknown field", http.MethodPost, "/api/v1/credentials", `{"name":"x","role":"read","token":"mine"}`, 400, "unknown field"},
+		{"taken name", http.MethodPost, "/api/v1/credentials", `{"name":"viewer","role":"operate"}`, 409, `"viewer" exists`},
+		{"revoke unknown", http.MethodDelete, "/api/v1/credentials/nobody", "", 404, `credential "nobody" does not exist`},
+		{"revoke root", http.MethodDelete, "/api/v1/credentials/admin", "", 400, "replace the token file"},
+	} {
+		r := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+		r.Header.Set("Authorization", "Bearer "+testToken)
+		r.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		e.h.ServeHTTP(rec, r)
+		var body struct{ Error string }
+		_ = json.Unmarshal(rec.Body.Bytes(), &body)
+		if rec.Code != tc.status || !strings.Contains(body.Error, tc.want) {
+			t.Errorf("%s: %d %q, want %d with %q", tc.name, rec.Code, body.Error, tc.status, tc.want)
+		}
+	}
+	if l := e.creds.List(); len(l) != 3 {
+		t.Errorf("after the refusals: %+v, want admin, oncall and viewer only", l)
+	}
 }

@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
 	"strings"
 
@@ -106,8 +107,13 @@ func principalOf(ctx context.Context) Principal {
 // logAction logs an administrator's action at info level with its actor
 // (the credential's name) and the client's address.
 func (s *Server) logAction(ctx context.Context, msg string, args ...any) {
+	s.logActionAt(ctx, slog.LevelInfo, msg, args...)
+}
+
+// logActionAt is logAction at level.
+func (s *Server) logActionAt(ctx context.Context, level slog.Level, msg string, args ...any) {
 	c, _ := ctx.Value(callerCtxKey{}).(caller)
-	s.cfg.Log.Info(msg, append(args, "actor", c.who.Name, "remote", c.remote)...)
+	s.cfg.Log.Log(ctx, level, msg, append(args, "actor", c.who.Name, "remote", c.remote)...)
 }
 
 // routeRole is the role r's route needs; ok is false for a request that
