@@ -61,6 +61,12 @@ func TestTenantPageBrowser(t *testing.T) {
 	_, err = c.AuthorizeOrder(t.Context(), xacme.DomainIDs("www.other.weir.test"))
 	wantACMEError(t, "the tenant's order outside its names", err, http.StatusBadRequest, acme.ProbRejectedIdentifier, "allowed-names")
 
+	var rep admin.TenantReport
+	e.cliJSON(t, &rep, "tenant", "report", "team-web")
+	if len(rep.Accounts) != 1 {
+		t.Fatalf("the tenant's accounts: %+v", rep.Accounts)
+	}
+	account := rep.Accounts[0].ID
 	var refusals, ident, certHref, bucketRows string
 	step(t, bctx, "the tenant page shows the refusal, the usage and the certificate",
 		chromedp.Navigate(e.adminURL+"/tenants/team-web"),
@@ -100,10 +106,13 @@ func TestTenantPageBrowser(t *testing.T) {
 	if who != "viewer" || role != "read" || posts != 0 {
 		t.Errorf("as the read credential: %q %q, %d POST forms; want viewer, read, none", who, role, posts)
 	}
-	for _, page := range []string{"/tenants", "/certs/" + serial, "/limiter", "/eab"} {
+	// Each page opens (the element waited for is the page's own, not the
+	// error page's) and has no form that changes state.
+	for page, sel := range map[string]string{"/tenants": "#tenants-table", "/certs/" + serial: "#cert-pem",
+		"/limiter": "#recent-429s", "/eab": "#eab-keys", "/accounts/" + account: "#account-buckets"} {
 		step(t, bctx, "open "+page+" as the read credential",
 			chromedp.Navigate(e.adminURL+page),
-			chromedp.WaitVisible(`#who`, chromedp.ByQuery),
+			chromedp.WaitVisible(sel, chromedp.ByQuery),
 			chromedp.Evaluate(`document.querySelectorAll('form[method="post"]:not(.logout)').length`, &posts),
 		)
 		if posts != 0 {

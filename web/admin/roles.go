@@ -10,9 +10,10 @@ import (
 )
 
 // The one place that says which role each route of the admin listener
-// needs: "METHOD pattern" as chi knows the route. A route missing here
-// needs operate (fail closed), and roles_test.go fails for it, as it does
-// for an entry naming no route. The routes outside authentication (the
+// needs: "METHOD pattern" as chi knows the route. roles_test.go fails for
+// a route missing here, and for an entry naming no route. A request this
+// table does not know (a path chi answers 404 or 405, a mount point) needs
+// operate unless it is a GET or HEAD, which every credential may send. The routes outside authentication (the
 // probes, the login page, the stylesheet) are publicRoutes.
 
 // routeRoles maps each authenticated route to the role it needs: read for
@@ -116,22 +117,21 @@ func (s *Server) logActionAt(ctx context.Context, level slog.Level, msg string, 
 	s.cfg.Log.Log(ctx, level, msg, append(args, "actor", c.who.Name, "remote", c.remote)...)
 }
 
-// routeRole is the role r's route needs; ok is false for a request that
-// matches no route (chi answers it 404 or 405).
-func (s *Server) routeRole(r *http.Request) (need Role, ok bool) {
+// routeRole is the role r's route needs; known says whether routeRoles
+// names it (else the need is the default of its method).
+func (s *Server) routeRole(r *http.Request) (need Role, known bool) {
 	path := r.URL.RawPath
 	if path == "" {
 		path = r.URL.Path
 	}
 	pattern := s.router.Find(chi.NewRouteContext(), r.Method, path)
-	if pattern == "" {
-		return "", false
+	if need, ok := routeRoles[r.Method+" "+pattern]; ok && pattern != "" {
+		return need, true
 	}
-	need, ok = routeRoles[r.Method+" "+pattern]
-	if !ok {
-		return RoleOperate, true
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return RoleRead, false
 	}
-	return need, true
+	return RoleOperate, false
 }
 
 // authorize refuses a request whose principal lacks the role of its
@@ -140,9 +140,9 @@ func (s *Server) routeRole(r *http.Request) (need Role, ok bool) {
 // is in the audit trail with its actor.
 func (s *Server) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		need, ok := s.routeRole(r)
+		need, _ := s.routeRole(r)
 		who := principalOf(r.Context())
-		if !ok || who.Role.allows(need) {
+		if who.Role.allows(need) {
 			next.ServeHTTP(w, r)
 			return
 		}
