@@ -16,7 +16,8 @@ import (
 
 // TestTenantPageBrowser drives the tenant page in Chromium: logged in with
 // the token file's credential (operate), the browser creates a tenant
-// through the form and sees its policy; an account bound with the
+// through the form and sees its policy, then changes it with the update
+// form; an account bound with the
 // tenant's EAB key gets a certificate and a refusal, which the tenant
 // page then shows (the refusal by rule, the account's buckets, the
 // certificate, linked). Logged in with a read credential, the browser is
@@ -48,6 +49,19 @@ func TestTenantPageBrowser(t *testing.T) {
 	}
 	if heading != "team-web" || allowed != ".web.weir.test" || maxLife != "48h0m0s" {
 		t.Fatalf("after the create form: tenant %q, allowed %q, max lifetime %q", heading, allowed, maxLife)
+	}
+
+	var denied, flash string
+	step(t, bctx, "change the policy through the update form",
+		chromedp.SetValue(`#tenant-update-form #denied_names`, "blocked.web.weir.test", chromedp.ByQuery),
+		chromedp.Click(`#tenant-update-submit`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#flash`, chromedp.ByQuery),
+		chromedp.Text(`#flash`, &flash, chromedp.ByQuery),
+		chromedp.Text(`#policy-denied`, &denied, chromedp.ByQuery),
+		chromedp.Text(`#policy-allowed`, &allowed, chromedp.ByQuery),
+	)
+	if flash != "updated tenant team-web" || denied != "blocked.web.weir.test" || allowed != ".web.weir.test" {
+		t.Errorf("after the update form: flash %q, denied %q, allowed %q", flash, denied, allowed)
 	}
 
 	// An account of the tenant: one certificate, one refusal.
