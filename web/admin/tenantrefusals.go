@@ -5,6 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/weir-pki/weir/acme"
 )
 
@@ -18,8 +20,11 @@ const recentRefusals = 500
 
 var _ acme.TenantObserver = (*Metrics)(nil)
 
-// tenantRefusals is the ring of recent refusals and the counts.
+// tenantRefusals is the ring of recent refusals and the counts, and
+// weir_tenant_refusals_total.
 type tenantRefusals struct {
+	total *prometheus.CounterVec
+
 	mu     sync.Mutex
 	ring   []acme.TenantRefusal // oldest first once full, from next
 	next   int
@@ -36,9 +41,21 @@ type RefusalView struct {
 	Detail     string    `json:"detail"`
 }
 
+// init registers weir_tenant_refusals_total in reg.
+func (t *tenantRefusals) init(reg prometheus.Registerer) {
+	t.total = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "weir_tenant_refusals_total",
+		Help: "New-orders and finalizes refused by a tenant's policy, by tenant and by the rule that refused (allowed-names, denied-names, wildcards, allowed-ip-ranges, challenge-types, profiles, max-lifetime); one per identifier refused.",
+	}, []string{"tenant", "rule"})
+	reg.MustRegister(t.total)
+}
+
 // TenantRefused implements acme.TenantObserver.
 func (m *Metrics) TenantRefused(r acme.TenantRefusal) {
 	t := &m.refusals
+	if t.total != nil {
+		t.total.WithLabelValues(r.Tenant, r.Rule).Inc()
+	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.counts == nil {

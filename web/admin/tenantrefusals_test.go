@@ -44,4 +44,9 @@ func TestTenantRefusalsRing(t *testing.T) {
 	if few, _ := m.TenantRefusals("b", 3); len(few) != 3 || few[0].Rule != acme.TenantRuleDenied {
 		t.Errorf("b's last 3: %+v", few)
 	}
+	sc := scrapeMetrics(t, m)
+	if a, b := sc.value("weir_tenant_refusals_total", "tenant", "a", "rule", acme.TenantRuleAllowed),
+		sc.value("weir_tenant_refusals_total", "tenant", "b", "rule", acme.TenantRuleDenied); a != float64((total+1)/2) || b != float64(total/2) {
+		t.Errorf("weir_tenant_refusals_total: a %v, b %v; want %d, %d", a, b, (total+1)/2, total/2)
+	}
 }
