@@ -54,6 +54,9 @@ func (s *Service) checkWindow(nb, na time.Time) *Problem {
 func (s *Service) NewOrder(ctx context.Context, c Caller, req NewOrderRequest) (*Order, error) {
 	plan, err := s.planOrder(ctx, c, req)
 	if err != nil {
+		if len(plan.refused) > 0 {
+			s.reportTenantRefusals(plan.tenant, "new-order", c.Account.ID, plan.refused)
+		}
 		return nil, err
 	}
 	o := plan.order
@@ -81,6 +84,10 @@ type orderPlan struct {
 	authzs []*Authorization
 	// fresh are the new ones, which the order creates.
 	fresh []*Authorization
+	// tenant and refused are the account's tenant and the refusals of its
+	// rules, when it refused the order (new-order reports them).
+	tenant  *Tenant
+	refused []tenantRefusal
 }
 
 // planOrder is new-order up to the limiter: every check of the request,
@@ -118,8 +125,9 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 	if err != nil {
 		return plan, Internal(err)
 	}
-	adm, p := s.admitOrder(tenant, idents, req.Profile, nb, na)
+	adm, p, refused := s.admitOrder(tenant, idents, req.Profile, nb, na)
 	if p != nil {
+		plan.tenant, plan.refused = tenant, refused
 		return plan, p
 	}
 	if p := s.checkWindow(nb, na); p != nil {

@@ -27,15 +27,26 @@ type admission struct {
 // the order again with the rules in force then, because a live reload
 // (SetLive) or a tenant update may have changed them in the up to
 // OrderLifetime between the two.
-func (s *Service) admitOrder(tenant *Tenant, idents []Identifier, profileName string, nb, na time.Time) (admission, *Problem) {
+//
+// The refusals of the tenant's own rules come back apart too, by rule
+// (tenantrefusal.go), for the callers that report them.
+func (s *Service) admitOrder(tenant *Tenant, idents []Identifier, profileName string, nb, na time.Time) (admission, *Problem, []tenantRefusal) {
 	rules := s.rules()
-	var probs []*Problem
+	var (
+		probs   []*Problem
+		refused []tenantRefusal
+	)
 	for _, id := range idents {
 		p := s.checkIdentifier(rules.Policy, id)
 		if p == nil && tenant != nil {
-			p = tenant.check(id)
-			if p == nil {
-				p = s.checkTenantChallenges(tenant, id)
+			var rule string
+			if p, rule = tenant.check(id); p == nil {
+				if p = s.checkTenantChallenges(tenant, id); p != nil {
+					rule = TenantRuleChallengeTypes
+				}
+			}
+			if p != nil && rule != "" {
+				refused = append(refused, tenantRefusal{rule: rule, identifier: id.Value, detail: p.Detail})
 			}
 		}
 		if p != nil {
@@ -43,24 +54,27 @@ func (s *Service) admitOrder(tenant *Tenant, idents []Identifier, profileName st
 		}
 	}
 	if p := combine(ProbRejectedIdentifier, "policy forbids some identifiers of this order", probs); p != nil {
-		return admission{}, p
+		return admission{}, p, refused
 	}
 	// draft-aaron-acme-profiles §4: no profile means the default one.
 	profile, p := rules.Profiles.resolve(profileName)
 	if p != nil {
-		return admission{}, p
+		return admission{}, p, nil
 	}
 	if p := tenant.checkProfile(profile); p != nil {
-		return admission{}, p
+		return admission{}, p, []tenantRefusal{{rule: TenantRuleProfiles, detail: p.Detail}}
 	}
 	if p := profile.checkIdentifiers(idents); p != nil {
-		return admission{}, p
+		return admission{}, p, nil
 	}
 	adm := admission{profile: profile, lifetimeCap: tenant.lifetimeCap()}
 	if p := s.checkLifetime(nb, na, adm); p != nil {
-		return admission{}, p
+		if adm.lifetimeCap > 0 && s.checkLifetime(nb, na, admission{profile: profile}) == nil {
+			return admission{}, p, []tenantRefusal{{rule: TenantRuleMaxLifetime, detail: p.Detail}} // the tenant's cap, not the profile's
+		}
+		return admission{}, p, nil
 	}
-	return adm, nil
+	return adm, nil, nil
 }
 
 // checkLifetime refuses a notAfter further from notBefore (or from now,
@@ -101,8 +115,9 @@ func (s *Service) readmitOrder(ctx context.Context, o *Order, acct *Account) (ad
 	if err != nil {
 		return admission{}, nil, err
 	}
-	adm, p := s.admitOrder(tenant, o.Identifiers, o.Profile, o.NotBefore, o.NotAfter)
+	adm, p, refused := s.admitOrder(tenant, o.Identifiers, o.Profile, o.NotBefore, o.NotAfter)
 	if p != nil {
+		s.reportTenantRefusals(tenant, "finalize", acct.ID, refused)
 		p.Detail += "; the CA's policy, profiles or tenant changed after this order was created, so it cannot be finalized: create a new order"
 		return admission{}, p, nil
 	}

@@ -177,49 +177,50 @@ func patternHolds(pat, name string) bool {
 	return name == pat
 }
 
-// checkTenant returns a rejectedIdentifier problem, naming the tenant and
-// the rule, when tenant t does not admit the canonical identifier id.
-func (t *Tenant) check(id Identifier) *Problem {
-	refuse := func(format string, a ...any) *Problem {
-		return NewProblem(ProbRejectedIdentifier, "tenant %q forbids %q: "+format, append([]any{t.Name, id.Value}, a...)...).WithIdentifier(id)
+// check returns a rejectedIdentifier problem, naming the tenant and the
+// rule, when tenant t does not admit the canonical identifier id, and the
+// rule's key (TenantRule…).
+func (t *Tenant) check(id Identifier) (*Problem, string) {
+	refuse := func(rule, format string, a ...any) (*Problem, string) {
+		return NewProblem(ProbRejectedIdentifier, "tenant %q forbids %q: "+format, append([]any{t.Name, id.Value}, a...)...).WithIdentifier(id), rule
 	}
 	switch id.Type {
 	case IdentifierIP:
 		addr, err := netip.ParseAddr(id.Value)
 		if err != nil {
-			return Malformed("invalid IP identifier %q", id.Value).WithIdentifier(id)
+			return Malformed("invalid IP identifier %q", id.Value).WithIdentifier(id), ""
 		}
 		for _, r := range t.AllowedIPRanges {
 			if p, err := netip.ParsePrefix(r); err == nil && p.Contains(addr) {
-				return nil
+				return nil, ""
 			}
 		}
-		return refuse("it is in none of the tenant's allowed-ip-ranges")
+		return refuse(TenantRuleIPRanges, "it is in none of the tenant's allowed-ip-ranges")
 	case IdentifierDNS:
 		base, wildcard := id.SplitWildcard()
 		name := base.Value
 		for _, d := range t.DeniedNames {
 			if patternHolds(d, name) {
-				return refuse("denied-names has %q", d)
+				return refuse(TenantRuleDenied, "denied-names has %q", d)
 			}
 			if parent, ok := strings.CutSuffix(strings.TrimPrefix(d, "."), "."+name); wildcard && ok && !strings.Contains(parent, ".") {
-				return refuse("the wildcard covers %q of denied-names", d)
+				return refuse(TenantRuleDenied, "the wildcard covers %q of denied-names", d)
 			}
 		}
 		if wildcard && !t.Wildcards {
-			return refuse("the tenant does not permit wildcards")
+			return refuse(TenantRuleWildcards, "the tenant does not permit wildcards")
 		}
 		for _, a := range t.AllowedNames {
 			if wildcard && !strings.HasPrefix(a, ".") {
 				continue // an exact name never admits a wildcard
 			}
 			if patternHolds(a, name) {
-				return nil
+				return nil, ""
 			}
 		}
-		return refuse("it matches none of the tenant's allowed-names")
+		return refuse(TenantRuleAllowed, "it matches none of the tenant's allowed-names")
 	}
-	return NewProblem(ProbUnsupportedIdentifier, "identifier type %q is not supported", id.Type).WithIdentifier(id)
+	return NewProblem(ProbUnsupportedIdentifier, "identifier type %q is not supported", id.Type).WithIdentifier(id), ""
 }
 
 // checkProfile refuses a profile the tenant may not use.

@@ -47,7 +47,7 @@ func TestTenantCheck(t *testing.T) {
 		{&tn, ip("10.2.0.1"), "allowed-ip-ranges"},
 	}
 	for _, tt := range tests {
-		p := tt.tenant.check(tt.id)
+		p, _ := tt.tenant.check(tt.id)
 		switch {
 		case tt.want == "" && p != nil:
 			t.Errorf("%s: refused: %s", tt.id.Value, p.Detail)

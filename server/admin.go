@@ -25,8 +25,11 @@ func (s *Server) newAdmin() error {
 		return err
 	}
 	s.adminToken = sha256.Sum256([]byte(token))
+	if s.adminCreds, err = newAdminCredentials(s.cfg); err != nil {
+		return err
+	}
 	s.admin, err = admin.New(admin.Config{
-		Token: token, Hosts: adminHosts(s.cfg.Admin, s.tlsCert.Leaf), TLS: s.cfg.Admin.TLS,
+		Token: token, Credentials: s.adminCreds, Hosts: adminHosts(s.cfg.Admin, s.tlsCert.Leaf), TLS: s.cfg.Admin.TLS,
 		Service: s.svc, Limits: s.limits, Edge: s.edge,
 		GlobalEnabled: func() bool { return s.currentConfig().RateLimiting.Global.Enabled },
 		Metrics:       s.metrics, Config: s.configInfo,

@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 
@@ -60,7 +61,8 @@ func backup(ctx context.Context, cfg Config, out string) (copied, notes []string
 		if filepath.IsAbs(cfg.Admin.TokenFile) {
 			notes = append(notes, fmt.Sprintf("admin.token-file %s is outside the data directory: back it up yourself", cfg.Admin.TokenFile))
 		} else {
-			files = append(files, cfg.Admin.TokenFile)
+			// The named credentials beside it, when there are any.
+			files = append(files, cfg.Admin.TokenFile, path.Join(path.Dir(filepath.ToSlash(cfg.Admin.TokenFile)), adminCredentialsName))
 		}
 	}
 	for _, name := range files {

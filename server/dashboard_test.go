@@ -187,7 +187,7 @@ func TestDashboardPages(t *testing.T) {
 		p = d.get("/login")
 		wantPage(t, "login page", p, http.StatusOK, `type="password"`, `name="token"`, `action="/login"`)
 		p = d.post("/login", url.Values{"token": {"not-the-token-0123456789"}})
-		wantPage(t, "wrong token", p, http.StatusUnauthorized, "That token is not the admin token.")
+		wantPage(t, "wrong token", p, http.StatusUnauthorized, "That token is not an admin credential.")
 		if len(p.header.Values("Set-Cookie")) != 0 {
 			t.Errorf("a refused login set cookies: %v", p.header.Values("Set-Cookie"))
 		}

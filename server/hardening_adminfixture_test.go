@@ -39,10 +39,18 @@ type adminFixture struct {
 // certificate, the accounts and the spent bucket.
 func startAdminFixture(t *testing.T, auth string) *adminFixture {
 	t.Helper()
-	e := startEnv(t, func(c *Config) {
+	return startAdminFixtureLog(t, auth, io.Discard)
+}
+
+// startAdminFixtureLog is startAdminFixture with the server's log, as
+// JSON lines, written to logw.
+func startAdminFixtureLog(t *testing.T, auth string, logw io.Writer) *adminFixture {
+	t.Helper()
+	e := startEnvLog(t, func(c *Config) {
+		c.Log.Level, c.Log.Format = "info", "json"
 		c.Admin.Auth = auth
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
-	})
+	}, logw)
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	f := adminFixtureOf(t, e)

@@ -60,6 +60,9 @@ type Server struct {
 	// adminToken is the digest of the admin token in use, to tell a
 	// rotation from a reread of the same file (admintoken.go).
 	adminToken [sha256.Size]byte
+	// adminCreds are the named admin credentials (admincreds.go); nil
+	// without the admin listener or its token.
+	adminCreds *admin.CredentialSet
 
 	// caKey is the hierarchy whose intermediate key (a PKCS#11 session
 	// pool, say) Close releases.
@@ -354,6 +357,7 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 	go func() { bgDone <- s.runLimiterHousekeeping(bg) }()
 	go func() { bgDone <- s.runWriteHealth(bg) }()
 	go s.watchConfig(bg)
+	go s.watchAdminCredentials(bg)
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
 	var err error

@@ -21,10 +21,11 @@ func cmdTenant(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		"create": {"create NAME [policy flags] [--json]", tenantCreate},
 		"list":   {"list [--json]", tenantList},
 		"show":   {"show NAME [--json]", tenantShow},
+		"report": {"report NAME [--json]", tenantReport},
 		"update": {"update NAME [policy flags] [--json]", tenantUpdate},
-		"delete": {"delete NAME", tenantDelete},
+		"delete": {"delete NAME [--json]", tenantDelete},
 	}
-	return runGroup(ctx, "tenant", verbs, []string{"create", "list", "show", "update", "delete"}, args, stdout, stderr)
+	return runGroup(ctx, "tenant", verbs, []string{"create", "list", "show", "report", "update", "delete"}, args, stdout, stderr)
 }
 
 // tenantPolicyAbout explains the policy flags of create and update.
@@ -170,6 +171,10 @@ func tenantDelete(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	if err := c.do(ctx, http.MethodDelete, "/api/v1/tenants/"+url.PathEscape(pos[0]), nil, nil); err != nil {
 		return fail(stderr, "tenant delete", err)
+	}
+	if *af.json {
+		printJSON(stdout, map[string]string{"deleted": pos[0]})
+		return 0
 	}
 	fmt.Fprintf(stdout, "deleted tenant %s\n", pos[0])
 	return 0

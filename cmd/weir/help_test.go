@@ -16,13 +16,15 @@ import (
 var (
 	singles = []string{"init", "serve", "check-config", "migrate", "migrate-storage", "healthcheck", "backup", "crl", "version"}
 	groups  = map[string][]string{
-		"ratelimit": {"status", "explain", "reset"},
-		"accounts":  {"list", "show", "deactivate"},
-		"certs":     {"list", "show", "revoke", "renew-now"},
-		"eab":       {"create", "list", "revoke"},
-		"tenant":    {"create", "list", "show", "update", "delete"},
-		"ca":        {"take-root-offline", "new-intermediate-key", "sign-intermediate", "import"},
-		"audit":     {"verify"},
+		"ratelimit":   {"status", "explain", "reset"},
+		"accounts":    {"list", "show", "deactivate"},
+		"certs":       {"list", "show", "revoke", "renew-now"},
+		"eab":         {"create", "list", "revoke"},
+		"tenant":      {"create", "list", "show", "report", "update", "delete"},
+		"admin":       {"token"},
+		"admin token": {"add", "list", "revoke"},
+		"ca":          {"take-root-offline", "new-intermediate-key", "sign-intermediate", "import"},
+		"audit":       {"verify"},
 	}
 )
 
@@ -34,7 +36,9 @@ func leaves() [][]string {
 	}
 	for group, verbs := range groups {
 		for _, v := range verbs {
-			out = append(out, []string{group, v})
+			if groups[group+" "+v] == nil { // a verb that is a group of its own is not a leaf
+				out = append(out, append(strings.Fields(group), v))
+			}
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return strings.Join(out[i], " ") < strings.Join(out[j], " ") })
@@ -49,9 +53,9 @@ func TestEveryCommandCovered(t *testing.T) {
 			t.Errorf("command %q is in neither singles nor groups of help_test.go", name)
 		}
 	}
-	verbLine := regexp.MustCompile(`(?m)^  weir [a-z-]+ ([a-z-]+)`)
 	for g, verbs := range groups {
-		code, out, _ := runCLI(g, "-h")
+		verbLine := regexp.MustCompile(`(?m)^  weir ` + regexp.QuoteMeta(g) + ` ([a-z-]+)`)
+		code, out, _ := runCLI(append(strings.Fields(g), "-h")...)
 		var listed []string
 		for _, m := range verbLine.FindAllStringSubmatch(out, -1) {
 			listed = append(listed, m[1])

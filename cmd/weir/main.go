@@ -34,6 +34,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"crl":         cmdCRL,
 	"eab":         cmdEAB,
 	"tenant":      cmdTenant,
+	"admin":       cmdAdmin,
 
 	"version": cmdVersion,
 }

@@ -84,9 +84,16 @@ Through the running weir's admin API:
   weir tenant create NAME [--allow P,..] [--deny P,..] [--wildcards]
               [--ip-ranges R,..] [--profiles P,..] [--challenges T,..]
               [--max-lifetime D] | update NAME [the same flags]
-              | list | show NAME | delete NAME
+              | list | show NAME | report NAME | delete NAME
                               tenants: the policy of the accounts bound with
-                              their EAB keys, within ca.policy
+                              their EAB keys, within ca.policy; report adds
+                              its keys, accounts and their buckets,
+                              refusals by rule and certificates
+  weir admin token add NAME --role read|operate | list | revoke NAME
+                              admin credentials: a named bearer token with a
+                              role (read changes nothing), its name the
+                              actor in the log and audit trail; add prints
+                              the token once; revoke ends its sessions
   Every one of these takes:
     -config FILE              the server's config: its admin.listen and
                               admin.token-file; when it is missing or

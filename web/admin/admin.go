@@ -37,8 +37,13 @@ type ReloadInfo struct {
 type Config struct {
 	// Token is the bearer token every request but /healthz and /readyz
 	// needs; "" turns authentication off (admin.auth: none, loopback only).
-	// SetToken replaces it.
+	// SetToken replaces it. It is the credential named RootName, with the
+	// operate role.
 	Token string
+	// Credentials are the named credentials with their roles
+	// (credentials.go); nil for none but the token. Unused under
+	// admin.auth: none.
+	Credentials *CredentialSet
 	// Hosts are the names and IP addresses the listener answers for, as
 	// CanonicalHost accepts them; a request naming another host in Host
 	// gets 421. The IP address a connection arrived at is always accepted.
@@ -76,6 +81,8 @@ type Server struct {
 	// crossOrigin refuses state-changing requests that a browser sends
 	// from another origin.
 	crossOrigin *http.CrossOriginProtection
+	// router is the route table, which authorize looks requests up in.
+	router *chi.Mux
 }
 
 // New returns the admin surface.
@@ -96,7 +103,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Server{cfg: cfg, auth: newAuth(cfg.Token, cfg.Now), hosts: hosts, crossOrigin: http.NewCrossOriginProtection()}, nil
+	return &Server{cfg: cfg, auth: newAuth(cfg.Token, cfg.Credentials, cfg.Now), hosts: hosts, crossOrigin: http.NewCrossOriginProtection()}, nil
 }
 
 // SetToken replaces the admin token (a rotation) and ends every dashboard
@@ -105,9 +112,11 @@ func (s *Server) SetToken(token string) error { return s.auth.setToken(token) }
 
 // Handler returns the routes of the admin listener. Every request but the
 // probes passes the host check, then the cross-origin check; the
-// dashboard's pages and the API then need the token or a session.
+// dashboard's pages and the API then need a credential or a session, and
+// the role their route needs (roles.go).
 func (s *Server) Handler() http.Handler {
 	r := chi.NewRouter()
+	s.router = r
 	r.Use(s.checkHost, securityHeaders, s.checkOrigin)
 	if s.cfg.Health != nil {
 		r.Handle("/healthz", s.cfg.Health)
@@ -121,8 +130,8 @@ func (s *Server) Handler() http.Handler {
 	r.Post("/login", s.login)
 	r.Post("/logout", s.logout)
 	r.Group(func(r chi.Router) {
-		r.Use(s.authenticate, s.auditActions)
-		r.Handle("/metrics", s.cfg.Metrics.Handler())
+		r.Use(s.authenticate, s.auditActions, s.authorize)
+		r.Method(http.MethodGet, "/metrics", s.cfg.Metrics.Handler())
 		r.Route("/api/v1", s.apiRoutes)
 		s.dashboardRoutes(r)
 	})

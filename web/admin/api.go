@@ -34,6 +34,11 @@ func badRequest(format string, args ...any) error {
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
+	writeBody(w, v)
+}
+
+// writeBody writes v as indented JSON.
+func writeBody(w http.ResponseWriter, v any) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	_ = enc.Encode(v)
@@ -89,6 +94,7 @@ func (s *Server) apiRoutes(r chi.Router) {
 	r.Post("/crl/regenerate", s.apiCRLRegenerate)
 	s.eabRoutes(r)
 	s.tenantRoutes(r)
+	s.credentialRoutes(r)
 }
 
 func (s *Server) apiOverview(w http.ResponseWriter, r *http.Request) {
@@ -267,7 +273,7 @@ func (s *Server) apiDeactivate(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.cfg.Log.Info("admin: account deactivated", "account", a.ID)
+	s.logAction(r.Context(), "admin: account deactivated", "account", a.ID)
 	writeJSON(w, http.StatusOK, accountView(a))
 }
 
@@ -379,7 +385,7 @@ func (s *Server) Revoke(r *http.Request, serial, reason string) (*CertView, erro
 	if err != nil {
 		return nil, err
 	}
-	s.cfg.Log.Info("admin: certificate revoked", "serial", serial, "reason", ca.ReasonString(code))
+	s.logAction(r.Context(), "admin: certificate revoked", "serial", serial, "reason", ca.ReasonString(code))
 	v := certView(c, s.cfg.Now().UTC(), false)
 	return &v, nil
 }

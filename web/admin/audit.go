@@ -31,16 +31,13 @@ type AuditedAction struct {
 	Status int
 }
 
-// adminIdentity is the actor ID of an administrator: the admin listener
-// has one token (or none), so every administrator is "admin".
-const adminIdentity = "admin"
-
 // auditBodyMax is how much of a request body the audit trail keeps.
 const auditBodyMax = 4 << 10
 
 // auditActions records every state-changing request but a read-only
-// explain, after it is answered, with the admin as the actor; the use
-// cases it calls (a revocation) see that actor too.
+// explain, after it is answered (refused by authorize or not), with the
+// request's credential as the actor; the use cases it calls (a
+// revocation) see that actor too.
 func (s *Server) auditActions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.Audit == nil || r.Method == http.MethodGet || r.Method == http.MethodHead ||
@@ -48,7 +45,7 @@ func (s *Server) auditActions(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		actor := acme.Actor{Kind: "admin", ID: adminIdentity, Address: remoteAddr(r)}
+		actor := acme.Actor{Kind: "admin", ID: principalOf(r.Context()).Name, Address: remoteAddr(r)}
 		req := auditedRequest(r)
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		next.ServeHTTP(rec, r.WithContext(acme.WithActor(r.Context(), actor)))

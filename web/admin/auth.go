@@ -31,8 +31,8 @@ func (s *Server) cookieSession(r *http.Request) (requestSession, bool) {
 	if err != nil {
 		return requestSession{}, false
 	}
-	csrf, ok := s.auth.use(c.Value)
-	return requestSession{id: c.Value, csrf: csrf}, ok
+	csrf, who, ok := s.auth.use(c.Value)
+	return requestSession{id: c.Value, csrf: csrf, who: who}, ok
 }
 
 // csrfOK reports whether a state-changing request carries the session's
@@ -55,14 +55,16 @@ func csrfOK(r *http.Request, sess requestSession) bool {
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.auth.none {
-			next.ServeHTTP(w, r)
+			next.ServeHTTP(w, r.WithContext(withPrincipal(r, root)))
 			return
 		}
 		if h := r.Header.Get("Authorization"); h != "" {
 			scheme, tok, found := strings.Cut(h, " ")
-			if found && strings.EqualFold(scheme, "Bearer") && s.auth.bearer(strings.TrimSpace(tok)) {
-				next.ServeHTTP(w, r)
-				return
+			if found && strings.EqualFold(scheme, "Bearer") {
+				if who, ok := s.auth.bearer(strings.TrimSpace(tok)); ok {
+					next.ServeHTTP(w, r.WithContext(withPrincipal(r, who)))
+					return
+				}
 			}
 			s.unauthorized(w, r)
 			return
@@ -76,7 +78,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 			s.fail(w, r, &apiError{status: http.StatusForbidden, msg: "missing or wrong CSRF token"})
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(withSession(r.Context(), sess)))
+		next.ServeHTTP(w, r.WithContext(withSession(withPrincipal(r, sess.who), sess)))
 	})
 }
 
@@ -98,18 +100,18 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, "/", http.StatusSeeOther)
 		return
 	}
-	id, _, ok := s.auth.login(strings.TrimSpace(r.PostFormValue("token")))
+	id, _, who, ok := s.auth.login(strings.TrimSpace(r.PostFormValue("token")))
 	if !ok {
 		s.cfg.Log.Warn("admin login refused", "remote", r.RemoteAddr)
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		w.WriteHeader(http.StatusUnauthorized)
-		s.renderLogin(w, "That token is not the admin token.")
+		s.renderLogin(w, "That token is not an admin credential.")
 		return
 	}
 	if c, err := r.Cookie(sessionCookie); err == nil {
 		s.auth.end(c.Value)
 	}
-	s.cfg.Log.Info("admin login", "remote", r.RemoteAddr)
+	s.cfg.Log.Info("admin login", "actor", who.Name, "role", who.Role, "remote", r.RemoteAddr)
 	s.setSessionCookie(w, r, id)
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }

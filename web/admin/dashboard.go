@@ -36,7 +36,7 @@ var staticFiles embed.FS
 // pageNames are the dashboard's pages: templates/NAME.html defines
 // "content", rendered inside "layout" (templates/layout.html) with the
 // shared pieces of templates/partials.html.
-var pageNames = []string{"overview", "limiter", "accounts", "account", "certs", "cert", "orders", "order", "config", "eab", "error"}
+var pageNames = []string{"overview", "limiter", "accounts", "account", "certs", "cert", "orders", "order", "config", "eab", "tenants", "tenant", "error"}
 
 // dashTemplates are parsed once; they are never modified afterwards.
 type dashTemplates struct {
@@ -63,24 +63,29 @@ var revocationReasons = []string{"unspecified", "keyCompromise", "cACompromise",
 	"superseded", "cessationOfOperation", "privilegeWithdrawn", "aACompromise"}
 
 var templateFuncs = template.FuncMap{
-	"ts":          formatTime,
-	"rel":         relTime,
-	"dur":         formatDuration,
-	"join":        strings.Join,
-	"sub":         func(a, b int) int { return a - b },
-	"meter":       meterSVG,
-	"idents":      identValues,
-	"resetButton": func(p *pageData, key string) resetButton { return resetButton{CSRF: p.CSRF, Key: key, Back: p.Self} },
+	"ts":     formatTime,
+	"rel":    relTime,
+	"dur":    formatDuration,
+	"join":   strings.Join,
+	"sub":    func(a, b int) int { return a - b },
+	"meter":  meterSVG,
+	"idents": identValues,
+	"resetButton": func(p *pageData, key string) resetButton {
+		return resetButton{CSRF: p.CSRF, Key: key, Back: p.Self, Operate: p.Operate}
+	},
 	"bucketTable": func(p *pageData, id string, b []BucketView) bucketTable {
 		return bucketTable{Page: p, ID: id, Buckets: b}
 	},
-	"reasons":  func() []string { return revocationReasons },
-	"nameList": newNameList,
+	"reasons":    func() []string { return revocationReasons },
+	"tenantForm": newTenantForm,
+	"nameList":   newNameList,
 }
 
-// resetButton is the one-click reset form of a bucket.
+// resetButton is the one-click reset form of a bucket, shown to the
+// operate role only.
 type resetButton struct {
 	CSRF, Key, Back string
+	Operate         bool
 }
 
 // bucketTable is a table of buckets with their reset buttons.
@@ -167,8 +172,12 @@ type pageData struct {
 	CSRF string
 	// Logout shows the logout button (there is a token to log out of).
 	Logout bool
-	Flash  *flashMsg
-	Now    time.Time
+	// Who is logged in; Operate says the page shows the forms that change
+	// state (roles.go refuses them to the read role anyway).
+	Who     Principal
+	Operate bool
+	Flash   *flashMsg
+	Now     time.Time
 	// Self is this page's path and query: where a form posted from it
 	// comes back to.
 	Self string
@@ -220,7 +229,7 @@ func (s *Server) takeFlash(w http.ResponseWriter, r *http.Request) *flashMsg {
 // navOf is the menu entry of a page.
 func navOf(page string) string {
 	switch page {
-	case "account", "cert", "order":
+	case "account", "cert", "order", "tenant":
 		return page + "s"
 	}
 	return page
@@ -230,6 +239,7 @@ func navOf(page string) string {
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name, title string, data any) {
 	sess, _ := sessionOf(r.Context())
 	p := &pageData{Title: title, Nav: navOf(name), CSRF: sess.csrf, Logout: !s.auth.none,
+		Who: principalOf(r.Context()), Operate: can(r, RoleOperate),
 		Now: s.cfg.Now().UTC(), Self: r.URL.RequestURI(), Data: data}
 	p.Flash = s.takeFlash(w, r)
 	var buf bytes.Buffer
@@ -423,218 +433,6 @@ func (s *Server) pageOverview(w http.ResponseWriter, r *http.Request) {
 	}
 	p.Expiry = append(p.Expiry, newExpiry("intermediate", v.Intermediate, v.IntermediateExpires, now))
 	s.render(w, r, http.StatusOK, "overview", "Overview", p)
-}
-
-type limiterPage struct {
-	Limits   LimitsView
-	Activity *ActivityView
-	Denials  []namedCount
-	Recent   []DenialGroup // every kept denial, identical ones grouped
-
-	// The status form and its result.
-	StatusBy, StatusValue string
-	Status                []BucketView
-	StatusDone            bool
-	StatusErr             string
-
-	// The explain form and its result.
-	ExplainAccount, ExplainNames string
-	Explain                      *ExplainView
-	ExplainErr                   string
-}
-
-func (s *Server) pageLimiter(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	act, err := s.Activity(r)
-	if err != nil {
-		s.failPage(w, r, err)
-		return
-	}
-	p := limiterPage{Limits: s.Limits(), Activity: act, Denials: denialRows(act.ByLim), Recent: s.recentGroups(r.Context()),
-		StatusBy: q.Get("status_by"), StatusValue: strings.TrimSpace(q.Get("status")),
-		ExplainAccount: strings.TrimSpace(q.Get("explain_account")), ExplainNames: q.Get("explain_names")}
-	status := http.StatusOK
-	if p.StatusBy == "" {
-		p.StatusBy = "key"
-	}
-	if p.StatusValue != "" {
-		var sq StatusQuery
-		switch p.StatusBy {
-		case "account":
-			sq.Account = p.StatusValue
-		case "ip":
-			sq.IP = p.StatusValue
-		case "key":
-			sq.Key = p.StatusValue
-		}
-		b, err := s.Status(r.Context(), sq)
-		if err != nil {
-			status, p.StatusErr = s.failStatus(r, err)
-		} else {
-			p.Status, p.StatusDone = b, true
-		}
-	}
-	if p.ExplainAccount != "" || p.ExplainNames != "" {
-		ex, err := s.Explain(r.Context(), p.ExplainAccount, strings.FieldsFunc(p.ExplainNames, func(c rune) bool {
-			return c == ',' || c == ' ' || c == '\n' || c == '\t'
-		}))
-		if err != nil {
-			status, p.ExplainErr = s.failStatus(r, err)
-		} else {
-			p.Explain = ex
-		}
-	}
-	s.render(w, r, status, "limiter", "Limiter", p)
-}
-
-func (s *Server) postReset(w http.ResponseWriter, r *http.Request) {
-	key := strings.TrimSpace(r.PostFormValue("key"))
-	err := s.Reset(r.Context(), key)
-	s.afterPost(w, r, localPath(r.PostFormValue("back"), "/limiter"), "reset "+key, err)
-}
-
-// listPage is a page of a listing with its filters and paging links.
-type listPage[T any] struct {
-	Items []T
-	// Query holds the filters (q, status, state, account).
-	Query url.Values
-	// NextURL and FirstURL page; "" when there is no such page.
-	NextURL, FirstURL string
-	Statuses          []string
-}
-
-// pagingLinks are the links to the next page (after cursor next) and
-// back to the first; "" when there is none.
-func pagingLinks(r *http.Request, next string) (nextURL, firstURL string) {
-	q := r.URL.Query()
-	if next != "" {
-		n := maps.Clone(q)
-		n.Set("cursor", next)
-		nextURL = r.URL.Path + "?" + n.Encode()
-	}
-	if q.Get("cursor") != "" {
-		q.Del("cursor")
-		firstURL = r.URL.Path
-		if len(q) > 0 {
-			firstURL += "?" + q.Encode()
-		}
-	}
-	return nextURL, firstURL
-}
-
-func (s *Server) pageAccounts(w http.ResponseWriter, r *http.Request) {
-	pg, err := s.Accounts(r)
-	if err != nil {
-		s.failPage(w, r, err)
-		return
-	}
-	p := listPage[AccountView]{Items: pg.Items, Query: r.URL.Query(), Statuses: []string{"valid", "deactivated", "revoked"}}
-	p.NextURL, p.FirstURL = pagingLinks(r, pg.Next)
-	s.render(w, r, http.StatusOK, "accounts", "Accounts", p)
-}
-
-// withQuery is r with its query replaced, for calling the listing methods
-// on behalf of another page.
-func withQuery(r *http.Request, q url.Values) *http.Request {
-	r2 := r.Clone(r.Context())
-	u := *r.URL
-	u.RawQuery = q.Encode()
-	r2.URL = &u
-	return r2
-}
-
-type accountPage struct {
-	Account   AccountView
-	Certs     []CertView
-	CertsMore bool
-	Orders    []OrderView
-	OrdMore   bool
-	Buckets   []BucketView
-	BucketErr string
-}
-
-// accountListing is how many certificates and orders the account page
-// shows.
-const accountListing = 20
-
-func (s *Server) pageAccount(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "id")
-	a, err := s.cfg.Service.Store().GetAccount(r.Context(), acme.AccountID(id))
-	if err != nil {
-		s.failPage(w, r, notFound(err, "account "+id))
-		return
-	}
-	p := accountPage{Account: accountView(a)}
-	sub := withQuery(r, url.Values{"account": {id}, "limit": {fmt.Sprint(accountListing)}})
-	certs, err := s.Certs(sub)
-	if err != nil {
-		s.failPage(w, r, err)
-		return
-	}
-	p.Certs, p.CertsMore = certs.Items, certs.Next != ""
-	orders, err := s.Orders(sub)
-	if err != nil {
-		s.failPage(w, r, err)
-		return
-	}
-	p.Orders, p.OrdMore = orders.Items, orders.Next != ""
-	if b, err := s.Status(r.Context(), StatusQuery{Account: id}); err != nil {
-		_, p.BucketErr = s.failStatus(r, err)
-	} else {
-		p.Buckets = b
-	}
-	s.render(w, r, http.StatusOK, "account", "Account "+id, p)
-}
-
-func (s *Server) postDeactivate(w http.ResponseWriter, r *http.Request) {
-	id := chi.URLParam(r, "id")
-	back := "/accounts/" + url.PathEscape(id)
-	if r.PostFormValue("confirm") != "yes" {
-		s.afterPost(w, r, back, "", badRequest("tick the confirmation box to deactivate account %s", id))
-		return
-	}
-	a, err := s.cfg.Service.AdminDeactivateAccount(r.Context(), acme.AccountID(id))
-	if err == nil {
-		s.cfg.Log.Info("admin: account deactivated", "account", a.ID)
-	}
-	s.afterPost(w, r, back, "deactivated account "+id, err)
-}
-
-func (s *Server) pageCerts(w http.ResponseWriter, r *http.Request) {
-	pg, err := s.Certs(r)
-	if err != nil {
-		s.failPage(w, r, err)
-		return
-	}
-	p := listPage[CertView]{Items: pg.Items, Query: r.URL.Query(), Statuses: []string{"active", "revoked", "expired"}}
-	p.NextURL, p.FirstURL = pagingLinks(r, pg.Next)
-	s.render(w, r, http.StatusOK, "certs", "Certificates", p)
-}
-
-func (s *Server) pageCert(w http.ResponseWriter, r *http.Request) {
-	serial := normalizeSerial(chi.URLParam(r, "serial"))
-	c, err := s.cfg.Service.Store().GetCertificate(r.Context(), serial)
-	if err != nil {
-		s.failPage(w, r, notFound(err, "certificate "+serial))
-		return
-	}
-	s.render(w, r, http.StatusOK, "cert", "Certificate "+serial, certView(c, s.cfg.Now().UTC(), true))
-}
-
-func (s *Server) postRevoke(w http.ResponseWriter, r *http.Request) {
-	serial := normalizeSerial(chi.URLParam(r, "serial"))
-	back := "/certs/" + url.PathEscape(serial)
-	if r.PostFormValue("confirm") != "yes" {
-		s.afterPost(w, r, back, "", badRequest("tick the confirmation box to revoke certificate %s", serial))
-		return
-	}
-	reason := r.PostFormValue("reason")
-	v, err := s.Revoke(r, serial, reason)
-	msg := ""
-	if err == nil {
-		msg = fmt.Sprintf("revoked certificate %s (%s)", v.Serial, v.Reason)
-	}
-	s.afterPost(w, r, back, msg, err)
 }
 
 // loginPage is the data of the login page.

@@ -31,14 +31,19 @@ func testServer(logw *bytes.Buffer) *Server {
 		log = slog.New(slog.NewTextHandler(logw, nil))
 	}
 	now := func() time.Time { return testNow }
-	return &Server{cfg: Config{Token: "the-token", Log: log, Now: now}, auth: newAuth("the-token", now)}
+	return &Server{cfg: Config{Token: "the-token", Log: log, Now: now}, auth: newAuth("the-token", nil, now)}
 }
 
-// sessionRequest is a GET of target by a logged-in browser whose session
-// has the CSRF token "csrf-value".
+// sessionRequest is a GET of target by a browser logged in with the token
+// file's credential whose session has the CSRF token "csrf-value".
 func sessionRequest(target string) *http.Request {
+	return sessionRequestAs(target, root)
+}
+
+// sessionRequestAs is sessionRequest logged in as who.
+func sessionRequestAs(target string, who Principal) *http.Request {
 	r := httptest.NewRequest(http.MethodGet, target, nil)
-	return r.WithContext(withSession(r.Context(), requestSession{id: "sess", csrf: "csrf-value"}))
+	return r.WithContext(withSession(withPrincipal(r, who), requestSession{id: "sess", csrf: "csrf-value", who: who}))
 }
 
 func tp(t time.Time) *time.Time { return &t }
@@ -176,6 +181,16 @@ func TestDashboardTemplates(t *testing.T) {
 		{"order", "Order 9", orderPage{Order: order, Stored: "pending", Authzs: []AuthzView{{ID: "3", Name: "a.example", Status: "invalid",
 			Challenges: []ChallengeView{{Type: "http-01", Status: "invalid", Error: &ProblemView{Type: "urn:ietf:params:acme:error:connection", Detail: "refused <x>"}}}}}},
 			[]string{`id="order-status"><span class="badge badge-invalid">invalid`, "Stored status", `href="/accounts/7"`, "refused &lt;x&gt;", "no &lt;token&gt;"}, nil, nil},
+		{"tenants", "Tenants", tenantsPage{Tenants: []TenantView{{Name: "team-a", AllowedNames: []string{".a.example"}, UpdatedAt: testNow}}},
+			[]string{`href="/tenants/team-a"`, ".a.example", `id="tenant_name"`}, nil, []string{"/tenants"}},
+		{"tenant", "Tenant team-a", &TenantReport{Tenant: TenantView{Name: "team-a", AllowedNames: []string{".a.example"}, MaxLifetime: "720h"},
+			RefusalsByRule: map[string]uint64{"denied-names": 3},
+			Refusals:       []RefusalView{{At: testNow, Rule: "denied-names", Action: "new-order", Account: "7", Identifier: "db.a.example", Detail: "no <b>"}},
+			Accounts:       []TenantAccount{{ID: "7", KeyID: "k1", Buckets: []BucketView{{Bucket: "order-creation:7", Limit: "order-creation", Key: "7", Enabled: true, Capacity: 10, Remaining: 4}}}},
+			EABKeys:        []EABKeyView{{KeyID: "k1", Label: "team-a", Tenant: "team-a", Status: "bound", BoundAccount: "7", CreatedAt: testNow}},
+			Certificates:   []CertView{{Serial: "0abc", Account: "7", Names: []string{"x.a.example"}, State: "active", IssuedAt: testNow, NotAfter: testNow.Add(time.Hour)}}},
+			[]string{"720h", `data-rule="denied-names"`, `href="/certs/0abc"`, "db.a.example", "no &lt;b&gt;", `data-bucket="order-creation:7"`, `value=".a.example"`},
+			[]string{"no <b>"}, []string{"/tenants/team-a", "/tenants/team-a/delete", "/limiter/reset"}},
 		{"eab", "EAB keys", eabPage{Keys: []EABKeyView{{KeyID: "k1", Label: "team-x", Status: "bound", BoundAccount: "7", CreatedAt: testNow},
 			{KeyID: "k2", Label: "team-x", Status: "revoked", RevokedAt: tp(testNow)}}, Created: &EABKeyView{KeyID: "k3", Label: "team-y", HMACKey: "c2VjcmV0"}},
 			[]string{"c2VjcmV0", "shown this once", `href="/accounts/7"`, "badge-revoked"}, []string{`action="/eab/k2/revoke"`}, []string{"/eab", "/eab/k1/revoke", "/logout"}},
@@ -226,6 +241,19 @@ func TestDashboardTemplates(t *testing.T) {
 					t.Errorf("no POST form to %s; have %v", a, posted)
 				}
 			}
+			// A read-only login sees the page without a form that
+			// changes state: its only POST form is the logout.
+			rec = httptest.NewRecorder()
+			s.render(rec, sessionRequestAs("/"+tt.page+"?x=1", Principal{Name: "viewer", Role: RoleRead}), http.StatusOK, tt.page, tt.title, tt.data)
+			forms, _ = parseForms(t, rec.Body.String())
+			for _, f := range forms {
+				if f.method == "post" && f.action != "/logout" {
+					t.Errorf("the read role sees a POST form to %s", f.action)
+				}
+			}
+			if !strings.Contains(rec.Body.String(), `id="who-name">viewer</strong>`) {
+				t.Errorf("the page does not say viewer is logged in")
+			}
 		})
 	}
 }
@@ -245,7 +273,7 @@ func TestDashboardNavigation(t *testing.T) {
 	if !strings.Contains(body, `action="/logout"`) {
 		t.Error("no logout button")
 	}
-	s.cfg.Token, s.auth = "", newAuth("", s.cfg.Now)
+	s.cfg.Token, s.auth = "", newAuth("", nil, s.cfg.Now)
 	rec = httptest.NewRecorder()
 	s.render(rec, httptest.NewRequest(http.MethodGet, "/config", nil), http.StatusOK, "config", "Configuration", ConfigInfo{})
 	if strings.Contains(rec.Body.String(), `action="/logout"`) {

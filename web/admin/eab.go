@@ -88,7 +88,7 @@ func (s *Server) CreateEAB(ctx context.Context, label, tenant string) (EABKeyVie
 		return EABKeyView{}, err
 	}
 	// The HMAC key is a secret: never logged.
-	s.cfg.Log.Info("admin: EAB key created", "key_id", k.ID, "label", k.Label, "tenant", k.Tenant)
+	s.logAction(ctx, "admin: EAB key created", "key_id", k.ID, "label", k.Label, "tenant", k.Tenant)
 	v := eabKeyView(k)
 	v.HMACKey = base64.RawURLEncoding.EncodeToString(k.HMACKey)
 	return v, nil
@@ -131,6 +131,6 @@ func (s *Server) RevokeEAB(ctx context.Context, id string) (EABKeyView, error) {
 	if err != nil {
 		return EABKeyView{}, err
 	}
-	s.cfg.Log.Info("admin: EAB key revoked", "key_id", k.ID, "label", k.Label, "bound_account", k.BoundAccount)
+	s.logAction(ctx, "admin: EAB key revoked", "key_id", k.ID, "label", k.Label, "bound_account", k.BoundAccount)
 	return eabKeyView(k), nil
 }

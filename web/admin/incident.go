@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"log/slog"
 	"net/http"
 
 	"github.com/weir-pki/weir/acme"
@@ -69,6 +70,6 @@ func (s *Server) writeIncident(w http.ResponseWriter, r *http.Request, action st
 	for _, c := range certs {
 		v.Certificates = append(v.Certificates, certView(c, now, false))
 	}
-	s.cfg.Log.Warn("admin: incident action", "action", action, "certificates", len(certs))
+	s.logActionAt(r.Context(), slog.LevelWarn, "admin: incident action", "action", action, "certificates", len(certs))
 	writeJSON(w, http.StatusOK, v)
 }

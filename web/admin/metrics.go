@@ -67,6 +67,7 @@ type Metrics struct {
 	conns    connSeries           // connmetrics.go
 
 	activity activity
+	refusals tenantRefusals // tenantrefusals.go
 }
 
 var _ acme.Observer = (*Metrics)(nil)
@@ -79,6 +80,7 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 	}
 	m := &Metrics{reg: prometheus.NewRegistry(), now: opts.Now}
 	m.activity.init()
+	m.refusals.init(m.reg)
 	if f := opts.CRLRegenerations; f != nil {
 		m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
 			Name: "weir_crl_regenerations_total",

@@ -192,7 +192,7 @@ func (s *Server) Reset(ctx context.Context, key string) error {
 	} else if err := s.cfg.Limits.Reset(ctx, key); err != nil {
 		return err
 	}
-	s.cfg.Log.Info("admin: rate limit bucket reset", "bucket", key)
+	s.logAction(ctx, "admin: rate limit bucket reset", "bucket", key)
 	return nil
 }
 

@@ -10,7 +10,8 @@ import (
 )
 
 // moreRoutes mounts the dashboard pages kept out of dashboard.go: the
-// orders with their detail, the configuration and the EAB keys.
+// orders with their detail, the configuration, the EAB keys and the
+// tenants (tenantpage.go).
 func (s *Server) moreRoutes(r chi.Router) {
 	r.Get("/orders", s.pageOrders)
 	r.Get("/orders/{id}", s.pageOrder)
@@ -20,6 +21,7 @@ func (s *Server) moreRoutes(r chi.Router) {
 		r.Post("/", s.postEABCreate)
 		r.Post("/{id}/revoke", s.postEABRevoke)
 	})
+	s.tenantPageRoutes(r)
 }
 
 func (s *Server) pageOrders(w http.ResponseWriter, r *http.Request) {

@@ -31,7 +31,11 @@ const (
 // session is one dashboard login.
 type session struct {
 	// csrf is the token every state-changing form of the session carries.
-	csrf              string
+	csrf string
+	// who logged in, with the SHA-256 of the token typed: a named
+	// credential's session lives only while that credential does.
+	who               Principal
+	digest            [sha256.Size]byte
 	created, lastSeen time.Time
 }
 
@@ -39,29 +43,42 @@ type session struct {
 // so the lookup's timing says nothing about the IDs held.
 type sessionKey [sha256.Size]byte
 
-// auth holds the admin token and the sessions logged in with it; one lock
-// covers both, so a login that checked the old token cannot outlive a
-// rotation.
+// auth holds the admin token and the sessions logged in with it or with a
+// named credential; one lock covers the token and the sessions, so a login
+// that checked the old token cannot outlive a rotation.
 type auth struct {
 	now func() time.Time
 	// none is admin.auth: none, fixed at start: setToken cannot turn
 	// authentication on or off.
 	none bool
+	// creds are the named credentials (credentials.go); nil for none.
+	creds *CredentialSet
 
 	mu       sync.Mutex
 	token    string
 	sessions map[sessionKey]*session
 }
 
-func newAuth(token string, now func() time.Time) *auth {
-	return &auth{token: token, none: token == "", now: now, sessions: map[sessionKey]*session{}}
+func newAuth(token string, creds *CredentialSet, now func() time.Time) *auth {
+	return &auth{token: token, none: token == "", creds: creds, now: now, sessions: map[sessionKey]*session{}}
 }
 
-// bearer reports whether tok is the admin token.
-func (a *auth) bearer(tok string) bool {
+// bearer returns the principal of tok: the token file's, or a named
+// credential's.
+func (a *auth) bearer(tok string) (Principal, bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return !a.none && equalSecret(tok, a.token)
+	return a.principalLocked(tok)
+}
+
+func (a *auth) principalLocked(tok string) (Principal, bool) {
+	if a.none || tok == "" {
+		return Principal{}, false
+	}
+	if equalSecret(tok, a.token) {
+		return root, true
+	}
+	return a.creds.lookup(sha256.Sum256([]byte(tok)))
 }
 
 // setToken replaces the admin token and ends every session.
@@ -76,19 +93,20 @@ func (a *auth) setToken(tok string) error {
 	return nil
 }
 
-// login starts a session when tok is the admin token and returns its ID
-// and CSRF token.
-func (a *auth) login(tok string) (id, csrf string, ok bool) {
+// login starts a session when tok is the admin token or a named
+// credential's and returns its ID, CSRF token and principal.
+func (a *auth) login(tok string) (id, csrf string, who Principal, ok bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.none || !equalSecret(tok, a.token) {
-		return "", "", false
+	who, ok = a.principalLocked(tok)
+	if !ok {
+		return "", "", Principal{}, false
 	}
 	id, csrf = randomSecret(), randomSecret()
 	now := a.now()
 	a.evictLocked(now)
-	a.sessions[sha256.Sum256([]byte(id))] = &session{csrf: csrf, created: now, lastSeen: now}
-	return id, csrf, true
+	a.sessions[sha256.Sum256([]byte(id))] = &session{csrf: csrf, who: who, digest: sha256.Sum256([]byte(tok)), created: now, lastSeen: now}
+	return id, csrf, who, true
 }
 
 // evictLocked drops the ended sessions and, at the bound, the oldest.
@@ -116,11 +134,13 @@ func (s *session) ended(now time.Time) bool {
 	return !now.Before(s.created.Add(sessionLifetime)) || !now.Before(s.lastSeen.Add(sessionIdle))
 }
 
-// use returns the CSRF token of the live session id and marks it used
-// now; ok is false for an unknown or ended session (which is dropped).
-func (a *auth) use(id string) (csrf string, ok bool) {
+// use returns the CSRF token and principal of the live session id and
+// marks it used now; ok is false for an unknown or ended session (which is
+// dropped). A named credential's session ends when the credential is
+// revoked or its role changes.
+func (a *auth) use(id string) (csrf string, who Principal, ok bool) {
 	if id == "" {
-		return "", false
+		return "", Principal{}, false
 	}
 	k := sessionKey(sha256.Sum256([]byte(id)))
 	now := a.now()
@@ -128,14 +148,21 @@ func (a *auth) use(id string) (csrf string, ok bool) {
 	defer a.mu.Unlock()
 	s, found := a.sessions[k]
 	if !found {
-		return "", false
+		return "", Principal{}, false
 	}
-	if s.ended(now) {
+	if s.ended(now) || (s.who != root && !a.credentialLives(s)) {
 		delete(a.sessions, k)
-		return "", false
+		return "", Principal{}, false
 	}
 	s.lastSeen = now
-	return s.csrf, true
+	return s.csrf, s.who, true
+}
+
+// credentialLives reports whether the named credential s logged in with
+// still exists with the same role.
+func (a *auth) credentialLives(s *session) bool {
+	p, ok := a.creds.lookup(s.digest)
+	return ok && p == s.who
 }
 
 // end ends the session id.
@@ -165,6 +192,7 @@ type sessionCtxKey struct{}
 // requestSession is what the handlers know of the request's session.
 type requestSession struct {
 	id, csrf string
+	who      Principal
 }
 
 func withSession(ctx context.Context, s requestSession) context.Context {

@@ -15,6 +15,7 @@ import (
 //	POST   /api/v1/tenants          a TenantView → the new tenant (201)
 //	GET    /api/v1/tenants          every tenant, by name
 //	GET    /api/v1/tenants/{name}   one tenant
+//	GET    /api/v1/tenants/{name}/report  the tenant with its keys, accounts, buckets, refusals, certificates (tenantreport.go)
 //	PUT    /api/v1/tenants/{name}   a TenantView → the tenant with that policy, replaced whole
 //	DELETE /api/v1/tenants/{name}   204; 409 while EAB keys belong to it
 //
@@ -81,6 +82,7 @@ func (s *Server) tenantRoutes(r chi.Router) {
 	r.Post("/tenants", s.apiTenantCreate)
 	r.Get("/tenants", s.apiTenantList)
 	r.Get("/tenants/{name}", s.apiTenantGet)
+	r.Get("/tenants/{name}/report", s.apiTenantReport)
 	r.Put("/tenants/{name}", s.apiTenantUpdate)
 	r.Delete("/tenants/{name}", s.apiTenantDelete)
 }
@@ -99,7 +101,7 @@ func (s *Server) apiTenantCreate(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		var created *acme.Tenant
 		if created, err = s.cfg.Service.CreateTenant(r.Context(), t); err == nil {
-			s.cfg.Log.Info("admin: tenant created", "tenant", created.Name)
+			s.logAction(r.Context(), "admin: tenant created", "tenant", created.Name)
 			writeJSON(w, http.StatusCreated, tenantView(created))
 			return
 		}
@@ -139,7 +141,7 @@ func (s *Server) apiTenantUpdate(w http.ResponseWriter, r *http.Request) {
 			t.Name = name
 			var updated *acme.Tenant
 			if updated, err = s.cfg.Service.UpdateTenant(r.Context(), t); err == nil {
-				s.cfg.Log.Info("admin: tenant updated", "tenant", updated.Name)
+				s.logAction(r.Context(), "admin: tenant updated", "tenant", updated.Name)
 				writeJSON(w, http.StatusOK, tenantView(updated))
 				return
 			}
@@ -154,6 +156,6 @@ func (s *Server) apiTenantDelete(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	s.cfg.Log.Info("admin: tenant deleted", "tenant", name)
+	s.logAction(r.Context(), "admin: tenant deleted", "tenant", name)
 	w.WriteHeader(http.StatusNoContent)
 }
