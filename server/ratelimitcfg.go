@@ -49,6 +49,11 @@ func (c Config) validateRateLimiting() []error {
 				errs = append(errs, fmt.Errorf("rate-limiting.overrides[%d]: key %q: %w", i, o.Key, err))
 			}
 		}
+		if name, ok := strings.CutPrefix(o.Key, acme.TenantOverrideKey("")); ok {
+			if err := acme.CheckTenantName(name); err != nil {
+				errs = append(errs, fmt.Errorf("rate-limiting.overrides[%d]: key %q: %w", i, o.Key, err))
+			}
+		}
 	}
 	return errs
 }
