@@ -6,11 +6,17 @@ import (
 )
 
 // admission is what admitOrder decides for an order: the profile it is
-// issued under (nil: the CA's defaults) and its tenant's cap on the
-// certificate's lifetime (0: none).
+// issued under (nil: the CA's defaults), its tenant's cap on the
+// certificate's lifetime (0: none) and the delegated zone of each of its
+// identifiers ("" for one validated by a challenge).
 type admission struct {
 	profile     *Profile
 	lifetimeCap time.Duration
+	zones       []string
+	// delegated are, at finalize, the names whose authorization a
+	// delegated zone made valid, each with its validation for the audit
+	// record ("delegated-zone:.a.example"); readmitOrder sets it.
+	delegated map[string]string
 }
 
 // admitOrder is the one place where the CA's live rules decide whether it
@@ -30,11 +36,12 @@ type admission struct {
 func (s *Service) admitOrder(tenant *Tenant, idents []Identifier, profileName string, nb, na time.Time) (admission, *Problem) {
 	rules := s.rules()
 	var probs []*Problem
-	for _, id := range idents {
+	zones := make([]string, len(idents))
+	for i, id := range idents {
 		p := s.checkIdentifier(rules.Policy, id)
 		if p == nil && tenant != nil {
 			p = tenant.check(id)
-			if p == nil {
+			if zones[i] = tenant.delegation(id); p == nil && zones[i] == "" {
 				p = s.checkTenantChallenges(tenant, id)
 			}
 		}
@@ -56,7 +63,7 @@ func (s *Service) admitOrder(tenant *Tenant, idents []Identifier, profileName st
 	if p := profile.checkIdentifiers(idents); p != nil {
 		return admission{}, p
 	}
-	adm := admission{profile: profile, lifetimeCap: tenant.lifetimeCap()}
+	adm := admission{profile: profile, lifetimeCap: tenant.lifetimeCap(), zones: zones}
 	if p := s.checkLifetime(nb, na, adm); p != nil {
 		return admission{}, p
 	}
@@ -105,6 +112,14 @@ func (s *Service) readmitOrder(ctx context.Context, o *Order, acct *Account) (ad
 	if p != nil {
 		p.Detail += "; the CA's policy, profiles or tenant changed after this order was created, so it cannot be finalized: create a new order"
 		return admission{}, p, nil
+	}
+	if tenant == nil {
+		// The default tenant delegates nothing, and its accounts never
+		// had an authorization a delegated zone made valid.
+		return adm, nil, nil
+	}
+	if p, err = s.checkDelegated(ctx, o, tenant, &adm); err != nil || p != nil {
+		return admission{}, p, err
 	}
 	return adm, nil, nil
 }

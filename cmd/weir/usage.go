@@ -83,10 +83,11 @@ Through the running weir's admin API:
                               certbot and lego flags
   weir tenant create NAME [--allow P,..] [--deny P,..] [--wildcards]
               [--ip-ranges R,..] [--profiles P,..] [--challenges T,..]
-              [--max-lifetime D] | update NAME [the same flags]
-              | list | show NAME | delete NAME
+              [--max-lifetime D] [--delegated-zone Z,..]
+              | update NAME [the same flags] | list | show NAME | delete NAME
                               tenants: the policy of the accounts bound with
-                              their EAB keys, within ca.policy
+                              their EAB keys, within ca.policy; names under a
+                              delegated zone need no challenge
   Every one of these takes:
     -config FILE              the server's config: its admin.listen and
                               admin.token-file; when it is missing or
