@@ -511,6 +511,18 @@ if ! eab_flow; then
 fi
 
 # ---------------------------------------------------------------------------
+# Tenants: certbot and lego with the EAB keys of two tenants get their own
+# names (some under a delegated zone, with no challenge) and are refused
+# the other's.
+
+# shellcheck source=test/interop/tenants-flow.sh
+. test/interop/tenants-flow.sh
+log "tenants"
+if ! tenants_flow; then
+	echo "tenants: remaining steps skipped after the failure above"
+fi
+
+# ---------------------------------------------------------------------------
 # lego: dns-01 (wildcard + base name) and tls-alpn-01; renew; revoke.
 
 LG=$TMP/lego
