@@ -57,3 +57,22 @@ func (c Config) validateRateLimiting() []error {
 	}
 	return errs
 }
+
+// TenantOverride is a "tenant:NAME" entry of rate-limiting.overrides.
+type TenantOverride struct {
+	Index int    // its index in the list
+	Name  string // the tenant's
+}
+
+// TenantOverrides lists the "tenant:NAME" overrides of c, whose tenants
+// the store, not the file, holds (weir check-config asks the running
+// weir for them).
+func (c Config) TenantOverrides() []TenantOverride {
+	var out []TenantOverride
+	for i, o := range c.RateLimiting.Overrides {
+		if name, ok := strings.CutPrefix(o.Key, acme.TenantOverrideKey("")); ok {
+			out = append(out, TenantOverride{i, name})
+		}
+	}
+	return out
+}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"net/http"
 	"strings"
 	"testing"
@@ -112,7 +113,8 @@ func TestTenantDelegatedZones(t *testing.T) {
 
 // TestTenantRateLimits: an account bound with a key of tenant T takes the
 // "tenant:T" overrides; one whose key's label has an override takes the
-// label's; an account of no tenant keeps the default.
+// label's; an account of no tenant keeps the default. weir check-config
+// warns of the override while the running weir has no tenant T.
 func TestTenantRateLimits(t *testing.T) {
 	e := startEnv(t, func(c *Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
@@ -121,7 +123,16 @@ func TestTenantRateLimits(t *testing.T) {
 			{Limit: "order-creation", Key: "eab:fast", OrderBurst: new(int64(6))},
 		}
 	})
+	// check-config warns of a tenant:NAME override whose tenant the
+	// running weir does not have, and is silent once it does.
+	const unknown = `rate-limiting.overrides[0]: tenant "team-r" does not exist in the running weir's store`
+	if out := e.weirCLIArgs(t, 0, "check-config", e.srv.configPath); !strings.Contains(out, unknown) {
+		t.Errorf("weir check-config before the tenant exists: %s; want %q", out, unknown)
+	}
 	e.weirCLI(t, 0, "tenant", "create", "team-r", "--allow", ".r.weir.test")
+	if out := e.weirCLIArgs(t, 0, "check-config", e.srv.configPath); strings.Contains(out, "warning") {
+		t.Errorf("weir check-config once the tenant exists: %s; want no warning", out)
+	}
 	// admitted counts the orders c places before its first 429, which it
 	// does not retry.
 	admitted := func(c *xacme.Client) int {
@@ -153,4 +164,15 @@ func TestTenantRateLimits(t *testing.T) {
 	if got := admitted(other); got != 2 {
 		t.Errorf("an account of no tenant: %d orders in a row; want the default burst 2", got)
 	}
+}
+
+// weirCLIArgs runs a weir command line as given (no -config added) and
+// returns its stdout and stderr; an exit code other than wantCode fails t.
+func (e *testEnv) weirCLIArgs(t *testing.T, wantCode int, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := runWeir(t, args, &stdout, &stderr); code != wantCode {
+		t.Fatalf("weir %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, wantCode, stdout.String(), stderr.String())
+	}
+	return stdout.String() + stderr.String()
 }

@@ -96,3 +96,26 @@ func TestGroupOverrides(t *testing.T) {
 		})
 	}
 }
+
+// TestValidAuthzSpendsNoPendingSlot: a new order's authorizations that
+// are valid when created (a tenant's delegated zone) take no
+// pending-authorizations slot; its pending ones do.
+func TestValidAuthzSpendsNoPendingSlot(t *testing.T) {
+	ctx := context.Background()
+	rl := newTestAdapter(t, map[ratelimit.Name]ratelimit.Limit{ratelimit.PendingAuthorizations: {Max: 1}})
+	acct := &acme.Account{ID: "9", Status: acme.StatusValid}
+	exp := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	authz := func(id string, st acme.Status) *acme.Authorization {
+		return &acme.Authorization{ID: acme.AuthzID(id), AccountID: acct.ID, Identifier: dnsIDs(id + ".a.example")[0], Status: st, Expires: exp}
+	}
+	o := &acme.Order{ID: "o1", AccountID: acct.ID, Identifiers: dnsIDs("v1.a.example", "v2.a.example", "p1.a.example")}
+	if _, err := rl.NewOrder(ctx, acct, o, []*acme.Authorization{authz("v1", acme.StatusValid), authz("v2", acme.StatusValid), authz("p1", acme.StatusPending)}); err != nil {
+		t.Fatalf("an order of two valid and one pending new authorizations under max 1: %v", err)
+	}
+	o2 := &acme.Order{ID: "o2", AccountID: acct.ID, Identifiers: dnsIDs("p2.a.example")}
+	_, err := rl.NewOrder(ctx, acct, o2, []*acme.Authorization{authz("p2", acme.StatusPending)})
+	var p *acme.Problem
+	if !errors.As(err, &p) || p.Type != acme.ProbRateLimited || p.Limit != "pending-authorizations" {
+		t.Fatalf("a second pending authorization under max 1: %v; want pending-authorizations rateLimited", err)
+	}
+}
