@@ -114,7 +114,7 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 	if p != nil {
 		return plan, p
 	}
-	tenant, err := s.accountTenant(ctx, c.Account)
+	tenant, err := s.accountTenant(ctx, c.Account, false)
 	if err != nil {
 		return plan, Internal(err)
 	}

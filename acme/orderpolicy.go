@@ -104,7 +104,7 @@ func (s *Service) readmitOrder(ctx context.Context, o *Order, acct *Account) (ad
 			return admission{}, nil, err
 		}
 	}
-	tenant, err := s.accountTenant(ctx, acct)
+	tenant, err := s.accountTenant(ctx, acct, true)
 	if err != nil {
 		return admission{}, nil, err
 	}
