@@ -13,14 +13,19 @@ import (
 	"github.com/weir-pki/weir/acme"
 )
 
-// TestTenantCacheAcrossReplicas: two replicas on one SQLite store. A
+// TestTenantCacheAcrossReplicas: two replicas on one store (SQLite, and
+// PostgreSQL when configured). A
 // tenant update through replica A applies at once to A's new-orders and
 // to every finalize (B's too, which reads the tenant from the store and
 // refreshes B's copy), and to B's new-orders once its cached copy is
 // older than the cache's TTL (2 s, docs/operations.md).
 func TestTenantCacheAcrossReplicas(t *testing.T) {
+	forEachStore(t, testTenantCacheAcrossReplicas)
+}
+
+func testTenantCacheAcrossReplicas(t *testing.T, open func(*testing.T) acme.Store) {
 	ctx := t.Context()
-	st := openSQLite(t)
+	st := open(t)
 	clock := newFakeClock()
 	a := newService(t, acme.Config{Owner: "a"}, acme.Deps{Store: st, Validator: &recorder{}, Now: clock.now})
 	b := newService(t, acme.Config{Owner: "b"}, acme.Deps{Store: st, Validator: &recorder{}, Now: clock.now})
