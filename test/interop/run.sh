@@ -4,7 +4,8 @@
 # uacme and Caddy, clients-flow.sh; cert-manager's ACME client,
 # certmanager-flow.sh; and the Node.js acme-client, nodeacme-flow.sh), also
 # from weirs whose intermediate key is encrypted or in a SoftHSM2 token
-# (signers-flow.sh), then checks every certificate and the CRL with openssl.
+# (signers-flow.sh), and with the EAB keys of two tenants (tenants-flow.sh),
+# then checks every certificate and the CRL with openssl.
 #
 # Usage (from anywhere in the repository):
 #   bash test/interop/run.sh
