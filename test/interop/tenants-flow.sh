@@ -114,6 +114,16 @@ tenants_flow() {
 		fi
 		check_leaf "lego (team-b) $name" "$TMP/tenant-lego-$name.leaf.pem" "$TMP/tenant-lego-$name.rest.pem" "$name" || return 1
 	done
+	# lego logs "[NAME] acme: authorization already valid; skipping
+	# challenge" for an authorization that is valid when it asks.
+	CLIENT_LOG=$TN_LOG
+	if grep -qF '[www.auto.b.test] acme: authorization already valid' "$TN_LOG" &&
+		! grep -qF '[www.auto.b.test] acme: use http-01 solver' "$TN_LOG"; then
+		pass "lego (team-b): www.auto.b.test needed no challenge (delegated zone)"
+	else
+		fail "lego (team-b): www.auto.b.test needed no challenge (delegated zone)" "no 'authorization already valid' for it in tenants.log"
+		return 1
+	fi
 	out=$TMP/lego-tenant-b-refused.log rc=0
 	env LEGO_CA_CERTIFICATES="$ROOT" timeout -k 10 "$CLIENT_TIMEOUT" lego "${lg_common[@]}" \
 		--domains www.a.test --http --http.port "127.0.0.1:$HPORT" run >"$out" 2>&1 </dev/null || rc=$?
