@@ -26,8 +26,9 @@ type admission struct {
 // widens it, both must admit a name), the profile the order is issued
 // under ("" is the default one) and whether the tenant may use it, the
 // identifier types that profile allows, the challenge types the tenant
-// allows for each identifier, and the longest lifetime (the profile's,
-// and the tenant's cap) for a requested notAfter.
+// allows for each identifier (but one under a zone the tenant delegates,
+// which needs none: admission.zones), and the longest lifetime (the
+// profile's, and the tenant's cap) for a requested notAfter.
 //
 // NewOrder admits a request with it; Finalize and resumeFinalize admit
 // the order again with the rules in force then, because a live reload
