@@ -15,7 +15,8 @@ import (
 // TestTenantDelegatedZones: a name under a zone delegated to tenant D
 // issues to D's account with no challenge (its authorization is valid
 // when created, with an empty challenges list, and the issuance's audit
-// record names the zone); a name of D outside the zone still needs one;
+// record names the zone); a name of D outside the zone still needs one; a
+// wildcard under a zone needs the tenant's wildcards;
 // a delegated zone outside D's allowed zones is refused; removing the
 // delegation refuses D's ready order at finalize, and the name needs a
 // challenge again.
@@ -87,6 +88,14 @@ func TestTenantDelegatedZones(t *testing.T) {
 	_, err = c.AuthorizeOrder(ctx, xacme.DomainIDs("*.w.auto.d.weir.test"))
 	wantACMEError(t, "a delegated wildcard of a tenant without wildcards", err, http.StatusBadRequest, acme.ProbRejectedIdentifier,
 		`tenant "team-d" forbids "*.w.auto.d.weir.test": the tenant does not permit wildcards`)
+
+	// With wildcards permitted, one under the zone needs no challenge,
+	// even of a tenant whose challenge types could not validate it.
+	e.weirCLI(t, 0, "tenant", "create", "team-w", "--allow", ".w.weir.test", "--wildcards", "--challenges", "http-01",
+		"--delegated-zone", ".auto.w.weir.test")
+	if o, err := e.tenantClient(t, "team-w").AuthorizeOrder(ctx, xacme.DomainIDs("*.x.auto.w.weir.test")); err != nil || o.Status != xacme.StatusReady {
+		t.Errorf("a delegated wildcard of a tenant with wildcards: %+v, %v; want ready", o, err)
+	}
 
 	// Removing the delegation stops D's ready order at finalize, and the
 	// name needs a challenge again.
