@@ -37,6 +37,12 @@ func TestTenantDelegatedZones(t *testing.T) {
 		}
 	}
 	e.weirCLI(t, 0, "tenant", "create", "team-d", "--allow", ".d.weir.test", "--delegated-zone", ".auto.d.weir.test")
+	if out := e.weirCLI(t, 0, "tenant", "list"); !strings.Contains(out, "DELEGATED ZONES") || !strings.Contains(out, ".auto.d.weir.test") {
+		t.Errorf("weir tenant list: %s; want the delegated zone shown", out)
+	}
+	if out := e.weirCLI(t, 0, "tenant", "show", "team-d"); !strings.Contains(out, "delegated zones:  .auto.d.weir.test") {
+		t.Errorf("weir tenant show: %s; want the delegated zone shown", out)
+	}
 	c := e.tenantClient(t, "team-d")
 
 	// A delegated name: ready at once, its authorization valid with no

@@ -158,10 +158,10 @@ func tenantList(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tALLOWED\tDENIED\tWILDCARDS\tIP RANGES\tMAX LIFETIME")
+	fmt.Fprintln(tw, "NAME\tALLOWED\tDENIED\tWILDCARDS\tIP RANGES\tMAX LIFETIME\tDELEGATED ZONES")
 	for _, v := range p.Items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\n", v.Name, joinOrDash(v.AllowedNames), joinOrDash(v.DeniedNames),
-			v.Wildcards, joinOrDash(v.AllowedIPRanges), orDash(v.MaxLifetime))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", v.Name, joinOrDash(v.AllowedNames), joinOrDash(v.DeniedNames),
+			v.Wildcards, joinOrDash(v.AllowedIPRanges), orDash(v.MaxLifetime), joinOrDash(v.DelegatedZones))
 	}
 	tw.Flush()
 	return 0
