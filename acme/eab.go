@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // External Account Binding (RFC 8555 §7.3.4). An administrator creates a
@@ -102,6 +104,28 @@ func CheckEABLabel(label string) error {
 // EABOverrideKey is the rate-limit override key of the accounts bound with
 // a key of label (ratelimit.Request.OverrideKey): "eab:LABEL".
 func EABOverrideKey(label string) string { return "eab:" + label }
+
+// TenantOverrideKey is the rate-limit override key of the accounts bound
+// with a key of tenant name: "tenant:NAME". An account's label wins over
+// its tenant (GroupOverrideKey).
+func TenantOverrideKey(name string) string { return "tenant:" + name }
+
+// GroupOverrideKey is the group override key of the accounts bound with
+// key k (ratelimit.Request.OverrideKey): "eab:LABEL tenant:NAME", the
+// label's overrides before the tenant's; "" for none.
+func GroupOverrideKey(k *EABKey) string {
+	if k == nil {
+		return ""
+	}
+	var label, tenant string
+	if k.Label != "" {
+		label = EABOverrideKey(k.Label)
+	}
+	if k.Tenant != "" {
+		tenant = TenantOverrideKey(k.Tenant)
+	}
+	return ratelimit.GroupKeys(label, tenant)
+}
 
 // eabStore returns the store's EAB keys; false if it keeps none.
 func (s *Service) eabStore() (EABStore, bool) {
@@ -238,9 +262,9 @@ func randomBytes(n int) []byte {
 	return b
 }
 
-// eabOverrideKey is the override key ("eab:LABEL") of acct's limits, read
-// from the store, "" when acct was created without an EAB key (the
-// administrators' path; acme/limits caches the labels).
+// eabOverrideKey is the group override key (GroupOverrideKey) of acct's
+// limits, read from the store, "" when acct was created without an EAB
+// key (the administrators' path; acme/limits caches it).
 func (s *Service) eabOverrideKey(ctx context.Context, acct *Account) string {
 	keys, ok := s.eabStore()
 	if !ok || acct.EABKeyID == "" {
@@ -254,5 +278,5 @@ func (s *Service) eabOverrideKey(ctx context.Context, acct *Account) string {
 		s.log.Warn("looking up the EAB label of an account", "account", acct.ID, "err", err)
 		return ""
 	}
-	return EABOverrideKey(k.Label)
+	return GroupOverrideKey(k)
 }

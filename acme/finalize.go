@@ -209,7 +209,7 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 	if err != nil {
 		return nil, Internal(fmt.Errorf("finalize order %s: storing the certificate: %w", o.ID, err))
 	}
-	o.Status, o.CertSerial = StatusValid, cert.Serial
+	o.Status, o.CertSerial, o.Delegated = StatusValid, cert.Serial, adm.delegated
 	s.observer.Issued(cert, cert.IssuedAt.Sub(o.CreatedAt))
 	s.audit.Issued(ctx, cert, o, s.actorOf(ctx))
 	return o, nil

@@ -121,7 +121,7 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 	if p != nil {
 		return plan, p
 	}
-	tenant, err := s.accountTenant(ctx, c.Account)
+	tenant, err := s.accountTenant(ctx, c.Account, false)
 	if err != nil {
 		return plan, Internal(err)
 	}
@@ -149,11 +149,20 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 		NotBefore: nb, NotAfter: na, Expires: now.Add(s.cfg.OrderLifetime), CreatedAt: now, Replaces: replaces, Urgent: urgent,
 		Profile: adm.profile.name(),
 	}
-	for _, id := range idents {
+	for i, id := range idents {
 		base, wildcard := id.SplitWildcard()
-		// Reuse only an authorization that outlives the order (RFC 8555 §7.1.3).
+		delegated := adm.zones[i] != ""
+		// Reuse only an authorization that outlives the order (RFC 8555
+		// §7.1.3), and one a delegated zone made valid only while the
+		// name is still delegated.
 		a, err := s.store.FindValidAuthz(ctx, c.Account.ID, base, wildcard, o.Expires)
+		if err == nil && a.isDelegated() && !delegated {
+			err = ErrNotFound
+		}
 		switch {
+		case errors.Is(err, ErrNotFound) && delegated:
+			a = s.newDelegatedAuthz(c.Account.ID, base, wildcard, now)
+			plan.fresh = append(plan.fresh, a)
 		case errors.Is(err, ErrNotFound):
 			a = s.newAuthz(c.Account.ID, base, wildcard, s.challengeTypes(tenant, base, wildcard), now)
 			plan.fresh = append(plan.fresh, a)

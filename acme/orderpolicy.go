@@ -6,11 +6,17 @@ import (
 )
 
 // admission is what admitOrder decides for an order: the profile it is
-// issued under (nil: the CA's defaults) and its tenant's cap on the
-// certificate's lifetime (0: none).
+// issued under (nil: the CA's defaults), its tenant's cap on the
+// certificate's lifetime (0: none) and the delegated zone of each of its
+// identifiers ("" for one validated by a challenge).
 type admission struct {
 	profile     *Profile
 	lifetimeCap time.Duration
+	zones       []string
+	// delegated are, at finalize, the names whose authorization a
+	// delegated zone made valid, each with its validation for the audit
+	// record ("delegated-zone:.a.example"); readmitOrder sets it.
+	delegated map[string]string
 }
 
 // admitOrder is the one place where the CA's live rules decide whether it
@@ -20,8 +26,9 @@ type admission struct {
 // widens it, both must admit a name), the profile the order is issued
 // under ("" is the default one) and whether the tenant may use it, the
 // identifier types that profile allows, the challenge types the tenant
-// allows for each identifier, and the longest lifetime (the profile's,
-// and the tenant's cap) for a requested notAfter.
+// allows for each identifier (but one under a zone the tenant delegates,
+// which needs none: admission.zones), and the longest lifetime (the
+// profile's, and the tenant's cap) for a requested notAfter.
 //
 // NewOrder admits a request with it; Finalize and resumeFinalize admit
 // the order again with the rules in force then, because a live reload
@@ -36,11 +43,13 @@ func (s *Service) admitOrder(tenant *Tenant, idents []Identifier, profileName st
 		probs   []*Problem
 		refused []tenantRefusal
 	)
-	for _, id := range idents {
+	zones := make([]string, len(idents))
+	for i, id := range idents {
 		p := s.checkIdentifier(rules.Policy, id)
 		if p == nil && tenant != nil {
 			var rule string
-			if p, rule = tenant.check(id); p == nil {
+			p, rule = tenant.check(id)
+			if zones[i] = tenant.delegation(id); p == nil && zones[i] == "" {
 				if p = s.checkTenantChallenges(tenant, id); p != nil {
 					rule = TenantRuleChallengeTypes
 				}
@@ -67,7 +76,7 @@ func (s *Service) admitOrder(tenant *Tenant, idents []Identifier, profileName st
 	if p := profile.checkIdentifiers(idents); p != nil {
 		return admission{}, p, nil
 	}
-	adm := admission{profile: profile, lifetimeCap: tenant.lifetimeCap()}
+	adm := admission{profile: profile, lifetimeCap: tenant.lifetimeCap(), zones: zones}
 	if p := s.checkLifetime(nb, na, adm); p != nil {
 		if adm.lifetimeCap > 0 && s.checkLifetime(nb, na, admission{profile: profile}) == nil {
 			return admission{}, p, []tenantRefusal{{rule: TenantRuleMaxLifetime, detail: p.Detail}} // the tenant's cap, not the profile's
@@ -111,7 +120,7 @@ func (s *Service) readmitOrder(ctx context.Context, o *Order, acct *Account) (ad
 			return admission{}, nil, err
 		}
 	}
-	tenant, err := s.accountTenant(ctx, acct)
+	tenant, err := s.accountTenant(ctx, acct, true)
 	if err != nil {
 		return admission{}, nil, err
 	}
@@ -120,6 +129,14 @@ func (s *Service) readmitOrder(ctx context.Context, o *Order, acct *Account) (ad
 		s.reportTenantRefusals(tenant, "finalize", acct.ID, refused)
 		p.Detail += "; the CA's policy, profiles or tenant changed after this order was created, so it cannot be finalized: create a new order"
 		return admission{}, p, nil
+	}
+	if tenant == nil {
+		// The default tenant delegates nothing, and its accounts never
+		// had an authorization a delegated zone made valid.
+		return adm, nil, nil
+	}
+	if p, err = s.checkDelegated(ctx, o, tenant, &adm); err != nil || p != nil {
+		return admission{}, p, err
 	}
 	return adm, nil, nil
 }

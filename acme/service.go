@@ -178,6 +178,7 @@ type Service struct {
 	waiters  sync.Map         // ChallengeID -> chan *Authorization: POSTs waiting for the outcome
 	crl      *crlCache
 	accounts accountCache
+	tenants  tenantCache
 }
 
 // New makes a Service of cfg that starts with the rules of live.

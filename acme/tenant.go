@@ -43,6 +43,11 @@ type Tenant struct {
 	// ChallengeTypes the tenant's authorizations offer; empty: every type
 	// the server offers.
 	ChallengeTypes []ChallengeType `json:"challenge-types"`
+	// DelegatedZones are ".zone" patterns, each within an allowed zone,
+	// whose names the tenant's accounts get with no challenge: their
+	// authorizations are valid when created (tenantdelegate.go). Empty,
+	// the default: every name is validated.
+	DelegatedZones []string `json:"delegated-zones,omitempty"`
 	// MaxLifetime, when positive, caps the certificates' validity: an
 	// order asking for a longer notAfter is refused at new-order, and a
 	// profile's longer lifetime is cut to it at issuance.
@@ -114,6 +119,8 @@ func (t Tenant) Validate(offered []ChallengeType) (Tenant, error) {
 	}
 	t.AllowedNames = canon("allowed-names", t.AllowedNames)
 	t.DeniedNames = canon("denied-names", t.DeniedNames)
+	t.DelegatedZones = canon("delegated-zones", t.DelegatedZones)
+	errs = append(errs, t.checkDelegatedZones()...)
 	ranges := make([]string, 0, len(t.AllowedIPRanges))
 	for i, r := range t.AllowedIPRanges {
 		p, err := ParseIPRange(r)

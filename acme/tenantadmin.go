@@ -9,7 +9,8 @@ import (
 // The administrators' tenant actions (weir tenant, the admin API). A
 // policy is validated whole (Tenant.Validate) and stored canonical; an
 // update replaces it, and applies to the next new-order and finalize of
-// the tenant's accounts.
+// the tenant's accounts (of another replica: its next finalize, and its
+// new-orders within tenantCacheTTL, tenantlookup.go).
 
 // errNoTenants is the error of a tenant action on a store without tenants.
 var errNoTenants = errors.New("acme: the store keeps no tenants")
@@ -53,7 +54,9 @@ func (s *Service) UpdateTenant(ctx context.Context, t Tenant) (*Tenant, error) {
 		return nil, err
 	}
 	v.UpdatedAt = s.now().UTC()
-	if err := store.UpdateTenant(ctx, &v); err != nil {
+	err = store.UpdateTenant(ctx, &v)
+	s.forgetTenant(v.Name)
+	if err != nil {
 		return nil, storeErr(err, "tenant %q", v.Name)
 	}
 	return s.GetTenant(ctx, v.Name)
@@ -91,7 +94,9 @@ func (s *Service) DeleteTenant(ctx context.Context, name string) error {
 	if !ok {
 		return Internal(errNoTenants)
 	}
-	if err := store.DeleteTenant(ctx, name); err != nil {
+	err := store.DeleteTenant(ctx, name)
+	s.forgetTenant(name)
+	if err != nil {
 		if errors.Is(err, ErrConflict) {
 			return conflict("tenant %q has EAB keys (revoked ones count): the accounts bound with them keep its policy, so it cannot be deleted", name)
 		}

@@ -76,8 +76,12 @@ type Order struct {
 	Replaces    string // ARI certID this order replaces (RFC 9773), if any
 	// Urgent is set by NewOrder, not stored: the certificate Replaces names
 	// is in an incident (acme/incident.go), so the limits reserve capacity.
-	Urgent  bool
-	Profile string // the certificate profile asked for; "" is the default
+	Urgent bool
+	// Delegated is set by finalize, not stored: the names whose
+	// authorization a tenant's delegated zone made valid, each with its
+	// validation ("delegated-zone:.a.example"), for the audit record.
+	Delegated map[string]string
+	Profile   string // the certificate profile asked for; "" is the default
 	// CSR is the DER of the CSR the order was finalized with, stored when
 	// it moves to processing, so that any replica can complete a
 	// finalization whose replica stopped (acme/lease.go).

@@ -69,12 +69,14 @@ func TestConfigValidate(t *testing.T) {
 		{"override of an unknown limit", func(c *Config) { c.Overrides = []Override{{Limit: "global", Key: "ip:10.0.0.1"}} },
 			[]string{`rate-limiting.overrides[0]: limit "global" cannot be overridden (one of account-creation, order-creation, duplicate-certificate, failed-validation, pending-authorizations, registered-domain)`}},
 		{"override key without a kind", func(c *Config) { c.Overrides = []Override{{Limit: "order-creation", Key: "42"}} },
-			[]string{`rate-limiting.overrides[0]: key "42" must be account:ID, eab:LABEL, ip:ADDRESS or domain:NAME`}},
+			[]string{`rate-limiting.overrides[0]: key "42" must be account:ID, eab:LABEL, tenant:NAME, ip:ADDRESS or domain:NAME`}},
 		{"override key of another limit", func(c *Config) {
 			c.Overrides = []Override{{Limit: "order-creation", Key: "account:1"}, {Limit: "duplicate-certificate", Key: "eab:team-x"}}
 		}, []string{`rate-limiting.overrides[1]: limit duplicate-certificate takes a key of the form account:…, not "eab:team-x"`}},
+		{"override of a window limit by tenant", func(c *Config) { c.Overrides = []Override{{Limit: "failed-validation", Key: "tenant:team-a"}} },
+			[]string{`rate-limiting.overrides[0]: limit failed-validation takes a key of the form account:…, not "tenant:team-a"`}},
 		{"override of an account limit by IP", func(c *Config) { c.Overrides = []Override{{Limit: "pending-authorizations", Key: "ip:10.0.0.1"}} },
-			[]string{`rate-limiting.overrides[0]: limit pending-authorizations takes a key of the form account:… or eab:…, not "ip:10.0.0.1"`}},
+			[]string{`rate-limiting.overrides[0]: limit pending-authorizations takes a key of the form account:…, eab:… or tenant:…, not "ip:10.0.0.1"`}},
 		{"override by a bad address", func(c *Config) { c.Overrides = []Override{{Limit: "account-creation", Key: "ip:10.0.0"}} },
 			[]string{`rate-limiting.overrides[0]: key "ip:10.0.0": "10.0.0" is not an IP address`}},
 	}
@@ -113,6 +115,7 @@ func TestConfigPolicy(t *testing.T) {
 		{Limit: "duplicate-certificate", Key: "account:42", Window: new(time.Hour)},
 		{Limit: "failed-validation", Key: "account:42", MaxPerWindow: new(int64(30))},
 		{Limit: "pending-authorizations", Key: "eab:team-x", Max: new(int64(300))},
+		{Limit: "pending-authorizations", Key: "tenant:team-a", Max: new(int64(400))},
 		{Limit: "registered-domain", Key: "domain:example.com", MaxPerWindow: new(int64(500))},
 	}
 	p, err := c.Policy()
@@ -138,16 +141,17 @@ func TestConfigPolicy(t *testing.T) {
 		}
 	}
 	wantOverrides := map[string]Limit{
-		"order-creation:42":                  {Count: 21, Period: time.Hour, Burst: 50},
-		"san-budget:42":                      {Count: 102, Period: time.Hour, Burst: 102},
-		"order-creation:eab:team-x":          {Count: 21, Period: time.Hour, Burst: 7},
-		"san-budget:eab:team-x":              {Count: 1000, Period: time.Hour, Burst: 1000},
-		"account-creation:10.1.2.3":          {Count: 100, Period: time.Hour, Burst: 3},
-		"account-creation:2001:db8:1:2::/64": {Count: 6, Period: time.Hour, Burst: 9},
-		"duplicate-certificate:42":           {Max: 4, Window: time.Hour},
-		"failed-validation:42":               {Count: 30, Period: 2 * time.Hour, Burst: 30},
-		"pending-authorizations:eab:team-x":  {Max: 300},
-		"registered-domain:example.com":      {Count: 500, Period: 3 * time.Hour, Burst: 500},
+		"order-creation:42":                    {Count: 21, Period: time.Hour, Burst: 50},
+		"san-budget:42":                        {Count: 102, Period: time.Hour, Burst: 102},
+		"order-creation:eab:team-x":            {Count: 21, Period: time.Hour, Burst: 7},
+		"san-budget:eab:team-x":                {Count: 1000, Period: time.Hour, Burst: 1000},
+		"account-creation:10.1.2.3":            {Count: 100, Period: time.Hour, Burst: 3},
+		"account-creation:2001:db8:1:2::/64":   {Count: 6, Period: time.Hour, Burst: 9},
+		"duplicate-certificate:42":             {Max: 4, Window: time.Hour},
+		"failed-validation:42":                 {Count: 30, Period: 2 * time.Hour, Burst: 30},
+		"pending-authorizations:eab:team-x":    {Max: 300},
+		"pending-authorizations:tenant:team-a": {Max: 400},
+		"registered-domain:example.com":        {Count: 500, Period: 3 * time.Hour, Burst: 500},
 	}
 	if !maps.Equal(p.Overrides, wantOverrides) {
 		t.Errorf("Overrides = %v\nwant %v", p.Overrides, wantOverrides)

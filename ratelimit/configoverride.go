@@ -14,10 +14,12 @@ import (
 // limits, "ip:ADDR" for account-creation, "domain:NAME" for
 // registered-domain. "eab:LABEL" overrides order-creation (with the SAN
 // budget) and pending-authorizations for every account bound with an
-// External Account Binding key of that label: its buckets join the group
-// with [Request.OverrideKey] "eab:LABEL", and an account's own override
-// wins over its label's. The label's syntax is acme's rule, checked where
-// the file is validated as a whole.
+// External Account Binding key of that label, and "tenant:NAME" for every
+// account bound with a key of that tenant: its buckets join those groups
+// ([Request.OverrideKey] "eab:LABEL tenant:NAME"). The most specific
+// override of a limit wins: account:ID, then eab:LABEL, then tenant:NAME,
+// then the block's value. The syntax of labels and tenant names is acme's
+// rule, checked where the file is validated as a whole.
 //
 // Only the fields of that limit's block (but enabled) may be set, and a
 // field is set when the file has it, hence the pointers. A field left out,
@@ -39,8 +41,9 @@ type Override struct {
 type overrideRule struct {
 	// keyKind is the kind of key it takes ("account" in "account:42").
 	keyKind string
-	// byLabel says whether an "eab:LABEL" group may stand for the key.
-	byLabel bool
+	// byGroup says whether an "eab:LABEL" or "tenant:NAME" group may
+	// stand for the key.
+	byGroup bool
 	// block is the limit's settings in the block; their keys but enabled
 	// are the fields the override may set.
 	block any
@@ -134,11 +137,11 @@ func (o Override) buckets(c Config) ([]string, []Limit, error) {
 	kind, id, ok := strings.Cut(o.Key, ":")
 	switch {
 	case !ok || id == "":
-		return nil, nil, fmt.Errorf("key %q must be account:ID, eab:LABEL, ip:ADDRESS or domain:NAME", o.Key)
-	case kind == "eab" && rule.byLabel:
-		id = o.Key // the group's Request.OverrideKey
-	case kind != rule.keyKind && rule.byLabel:
-		return nil, nil, fmt.Errorf("limit %s takes a key of the form %s:… or eab:…, not %q", o.Limit, rule.keyKind, o.Key)
+		return nil, nil, fmt.Errorf("key %q must be account:ID, eab:LABEL, tenant:NAME, ip:ADDRESS or domain:NAME", o.Key)
+	case (kind == "eab" || kind == "tenant") && rule.byGroup:
+		id = o.Key // the group's key in Request.OverrideKey
+	case kind != rule.keyKind && rule.byGroup:
+		return nil, nil, fmt.Errorf("limit %s takes a key of the form %s:…, eab:… or tenant:…, not %q", o.Limit, rule.keyKind, o.Key)
 	case kind != rule.keyKind:
 		return nil, nil, fmt.Errorf("limit %s takes a key of the form %s:…, not %q", o.Limit, rule.keyKind, o.Key)
 	}

@@ -55,10 +55,12 @@ type Request struct {
 	// nothing here, but a denial still denies the whole request. New-order
 	// checks duplicate-certificate and failed-validation this way.
 	CheckOnly bool
-	// OverrideKey, when set, names a group override for the bucket: the
-	// limit of Policy.Overrides[BucketKey(Name, OverrideKey)] applies
-	// unless the bucket has an override of its own. An account bound with
-	// an EAB key of label team-x has "eab:team-x". The bucket itself is
+	// OverrideKey, when set, names the group overrides for the bucket, one
+	// key or several separated by a space ([GroupKeys]), the most specific
+	// first: the limit of Policy.Overrides[BucketKey(Name, group)] of the
+	// first group that has one applies, unless the bucket has an override
+	// of its own. An account bound with an EAB key of label team-x of
+	// tenant team-a has "eab:team-x tenant:team-a". The bucket itself is
 	// still the one of Key.
 	OverrideKey string
 }

@@ -10,7 +10,8 @@ import (
 
 // TestOverrideKey: a request's OverrideKey makes its bucket take the
 // group's override ("order-creation:eab:team-x"); the bucket's own
-// override wins over the group's; each bucket still counts apart; and
+// override wins over the group's, and of several groups (GroupKeys) the
+// first with an override gives it (account > eab > tenant > default); each bucket still counts apart; and
 // Status, Check and CheckCount judge by the same limit.
 func TestOverrideKey(t *testing.T) {
 	l, clock, _ := newLimiter(t, func(c *ratelimit.Policy) {
@@ -18,6 +19,8 @@ func TestOverrideKey(t *testing.T) {
 			"order-creation:eab:team-x":         {Count: 100, Period: time.Hour, Burst: 10},
 			"order-creation:7":                  {Count: 20, Period: time.Hour, Burst: 2},
 			"pending-authorizations:eab:team-x": {Max: 3},
+			"order-creation:tenant:team-a":      {Count: 60, Period: time.Hour, Burst: 6},
+			"order-creation:11":                 {Count: 30, Period: time.Hour, Burst: 3},
 		}
 	})
 	const group = "eab:team-x"
@@ -33,6 +36,14 @@ func TestOverrideKey(t *testing.T) {
 		{"another account of the group counts apart", grouped(order("3")), 10},
 		{"the account's own override wins over the group's", grouped(order("7")), 2},
 		{"a group without an override: the default", ratelimit.Request{Name: ratelimit.OrderCreation, Key: "4", OverrideKey: "eab:team-y"}, 5},
+		{"the label's override wins over the tenant's", ratelimit.Request{Name: ratelimit.OrderCreation, Key: "5",
+			OverrideKey: ratelimit.GroupKeys("eab:team-x", "tenant:team-a")}, 10},
+		{"a label without one: the tenant's", ratelimit.Request{Name: ratelimit.OrderCreation, Key: "6",
+			OverrideKey: ratelimit.GroupKeys("eab:team-y", "tenant:team-a")}, 6},
+		{"the account's own wins over its label's and tenant's", ratelimit.Request{Name: ratelimit.OrderCreation, Key: "11",
+			OverrideKey: ratelimit.GroupKeys("eab:team-x", "tenant:team-a")}, 3},
+		{"a tenant without one: the default", ratelimit.Request{Name: ratelimit.OrderCreation, Key: "8",
+			OverrideKey: ratelimit.GroupKeys("", "tenant:team-b")}, 5},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -98,7 +98,8 @@ func (c Policy) clone() Policy {
 }
 
 // limitFor returns the limit of one bucket: its own override, else the
-// override of its group (overrideKey, see Request.OverrideKey), else the
+// override of its first group that has one (overrideKey, see
+// Request.OverrideKey: "eab:LABEL", then "tenant:NAME"), else the
 // default of its name. The bucket's own override wins because it is the
 // more specific: an operator who singles out one account means it.
 func (c *Policy) limitFor(n Name, bucketKey, overrideKey string) Limit {
@@ -111,10 +112,31 @@ func (c *Policy) override(n Name, bucketKey, overrideKey string) (Limit, bool) {
 	if l, ok := c.Overrides[bucketKey]; ok {
 		return l, true
 	}
-	if overrideKey != "" {
-		if l, ok := c.Overrides[BucketKey(n, overrideKey)]; ok {
+	for rest := overrideKey; rest != ""; {
+		var group string
+		group, rest, _ = strings.Cut(rest, " ")
+		if l, ok := c.Overrides[BucketKey(n, group)]; ok {
 			return l, true
 		}
 	}
 	return c.Limits[n], false
+}
+
+// GroupKeys joins the group override keys of an account, the most
+// specific first ("eab:LABEL", then "tenant:NAME"), into the one
+// [Request.OverrideKey] that names them: the first that has an override
+// of a bucket's limit gives it. Empty keys are left out; a key holds no
+// space (acme's rule for labels and tenant names).
+func GroupKeys(keys ...string) string {
+	var b strings.Builder
+	for _, k := range keys {
+		if k == "" {
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		b.WriteString(k)
+	}
+	return b.String()
 }

@@ -337,6 +337,9 @@ rate-limiting:
   #   - { limit: order-creation, key: "account:42", orders-per-account-per-hour: 500, order-burst: 50 }
   #   - { limit: account-creation, key: "ip:10.1.2.3", per-ip-per-hour: 100 }
   #   - { limit: order-creation, key: "eab:team-x", order-burst: 50 }   # accounts of EAB label team-x
+  #   - { limit: pending-authorizations, key: "tenant:team-a", max: 500 }   # accounts of tenant team-a
+  # The most specific override of a limit wins: account:ID, then eab:LABEL,
+  # then tenant:NAME, then the value above.
   overrides: {{rate-limiting.overrides}}
 
 # The administrators' listener: admin API, dashboard, /metrics, /healthz and

@@ -333,7 +333,8 @@ func TestEABConcurrent(t *testing.T) {
 }
 
 // TestEABConfig: the acme.external-account-binding block and the
-// "eab:LABEL" rate-limit overrides, each problem named by its key.
+// "eab:LABEL" and "tenant:NAME" rate-limit overrides, each problem named
+// by its key.
 func TestEABConfig(t *testing.T) {
 	tests := []struct {
 		name, yaml string
@@ -373,6 +374,19 @@ func TestEABConfig(t *testing.T) {
 		{name: "bad label",
 			yaml:    "rate-limiting:\n  overrides:\n    - { limit: order-creation, key: \"eab:team x\", order-burst: 9 }\n",
 			wantErr: `rate-limiting.overrides[0]: key "eab:team x"`},
+		{name: "override by tenant", yaml: "rate-limiting:\n  overrides:\n    - { limit: pending-authorizations, key: \"tenant:team-a\", max: 400 }\n",
+			check: func(t *testing.T, c Config) {
+				lc, err := c.RateLimiting.Policy()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if l, ok := lc.Overrides["pending-authorizations:tenant:team-a"]; !ok || l.Max != 400 {
+					t.Errorf("override pending-authorizations:tenant:team-a = %+v (found %v); want max 400", l, ok)
+				}
+			}},
+		{name: "bad tenant name",
+			yaml:    "rate-limiting:\n  overrides:\n    - { limit: order-creation, key: \"tenant:a/b\", order-burst: 9 }\n",
+			wantErr: `rate-limiting.overrides[0]: key "tenant:a/b": tenant name:`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

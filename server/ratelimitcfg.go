@@ -49,6 +49,30 @@ func (c Config) validateRateLimiting() []error {
 				errs = append(errs, fmt.Errorf("rate-limiting.overrides[%d]: key %q: %w", i, o.Key, err))
 			}
 		}
+		if name, ok := strings.CutPrefix(o.Key, acme.TenantOverrideKey("")); ok {
+			if err := acme.CheckTenantName(name); err != nil {
+				errs = append(errs, fmt.Errorf("rate-limiting.overrides[%d]: key %q: %w", i, o.Key, err))
+			}
+		}
 	}
 	return errs
+}
+
+// TenantOverride is a "tenant:NAME" entry of rate-limiting.overrides.
+type TenantOverride struct {
+	Index int    // its index in the list
+	Name  string // the tenant's
+}
+
+// TenantOverrides lists the "tenant:NAME" overrides of c, whose tenants
+// the store, not the file, holds (weir check-config asks the running
+// weir for them).
+func (c Config) TenantOverrides() []TenantOverride {
+	var out []TenantOverride
+	for i, o := range c.RateLimiting.Overrides {
+		if name, ok := strings.CutPrefix(o.Key, acme.TenantOverrideKey("")); ok {
+			out = append(out, TenantOverride{i, name})
+		}
+	}
+	return out
 }

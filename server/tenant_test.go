@@ -130,11 +130,18 @@ func TestTenants(t *testing.T) {
 }
 
 // tenantClient registers a new account bound with a new EAB key of tenant
-// and returns its client.
+// (labelled as the tenant) and returns its client.
 func (e *testEnv) tenantClient(t *testing.T, tenant string) *xacme.Client {
 	t.Helper()
+	return e.eabKeyClient(t, tenant, tenant)
+}
+
+// eabKeyClient registers a new account bound with a new EAB key of label
+// and tenant and returns its client.
+func (e *testEnv) eabKeyClient(t *testing.T, label, tenant string) *xacme.Client {
+	t.Helper()
 	var k admin.EABKeyView
-	e.cliJSON(t, &k, "eab", "create", "--label", tenant, "--tenant", tenant)
+	e.cliJSON(t, &k, "eab", "create", "--label", label, "--tenant", tenant)
 	hk, err := base64.RawURLEncoding.DecodeString(k.HMACKey)
 	if err != nil {
 		t.Fatal(err)

@@ -54,6 +54,9 @@ func TestTenantPageBrowser(t *testing.T) {
 	var denied, flash string
 	step(t, bctx, "change the policy through the update form",
 		chromedp.SetValue(`#tenant-update-form #denied_names`, "blocked.web.weir.test", chromedp.ByQuery),
+		// The create form's flash is still on this page: remove it, so that
+		// the wait below is for the page the update form leads to.
+		chromedp.Evaluate(`document.getElementById("flash")?.remove()`, nil),
 		chromedp.Click(`#tenant-update-submit`, chromedp.ByQuery),
 		chromedp.WaitVisible(`#flash`, chromedp.ByQuery),
 		chromedp.Text(`#flash`, &flash, chromedp.ByQuery),

@@ -12,23 +12,25 @@ import (
 // starts over.
 const eabLabelCacheMax = 100_000
 
-// eabLabels finds the label of an account's EAB key, whose overrides the
-// account's own limits take. A key's label never changes and an account
-// never changes its key, so labels are cached.
+// eabLabels finds the label and tenant of an account's EAB key, whose
+// overrides the account's own limits take. A key's label and tenant never
+// change and an account never changes its key, so their group keys are
+// cached.
 type eabLabels struct {
 	keys acme.EABStore
 	mu   sync.Mutex
-	m    map[string]string // key ID -> label
+	m    map[string]string // key ID -> group override key
 }
 
-// overrideKey returns the override key ("eab:LABEL") of acct's limits, ""
-// when acct was created without an EAB key.
+// overrideKey returns the group override key of acct's limits
+// (acme.GroupOverrideKey: "eab:LABEL tenant:NAME"), "" when acct was
+// created without an EAB key.
 func (l *eabLabels) overrideKey(ctx context.Context, acct *acme.Account) (string, error) {
 	if l == nil || acct == nil || acct.EABKeyID == "" {
 		return "", nil
 	}
 	l.mu.Lock()
-	label, ok := l.m[acct.EABKeyID]
+	key, ok := l.m[acct.EABKeyID]
 	l.mu.Unlock()
 	if !ok {
 		k, err := l.keys.GetEABKey(ctx, acct.EABKeyID)
@@ -37,17 +39,14 @@ func (l *eabLabels) overrideKey(ctx context.Context, acct *acme.Account) (string
 		case err != nil:
 			return "", err
 		default:
-			label = k.Label
+			key = acme.GroupOverrideKey(k)
 		}
 		l.mu.Lock()
 		if l.m == nil || len(l.m) >= eabLabelCacheMax {
 			l.m = make(map[string]string)
 		}
-		l.m[acct.EABKeyID] = label
+		l.m[acct.EABKeyID] = key
 		l.mu.Unlock()
 	}
-	if label == "" {
-		return "", nil
-	}
-	return acme.EABOverrideKey(label), nil
+	return key, nil
 }

@@ -20,18 +20,22 @@ func (r *Adapter) limitsOrder(ctx context.Context, acct *acme.Account, o *acme.O
 }
 
 // newOrderRequests are ratelimit.NewOrderRequests of o and its new
-// authorizations.
+// pending authorizations.
 func newOrderRequests(o ratelimit.Order, fresh []*acme.Authorization) []ratelimit.Request {
-	authzs := make([]ratelimit.Authz, len(fresh))
-	for i, a := range fresh {
-		authzs[i] = ratelimit.Authz{ID: string(a.ID), Expires: a.Expires}
+	authzs := make([]ratelimit.Authz, 0, len(fresh))
+	for _, a := range fresh {
+		// A delegated zone's authorization is valid when created: it
+		// is never pending.
+		if a.Status == acme.StatusPending {
+			authzs = append(authzs, ratelimit.Authz{ID: string(a.ID), Expires: a.Expires})
+		}
 	}
 	return ratelimit.NewOrderRequests(o, authzs)
 }
 
 // SetEABKeys makes the account limits of accounts bound with an EAB key
-// take the overrides of the key's label ("eab:LABEL"), looked up in keys;
-// nil turns that off.
+// take the overrides of the key's label ("eab:LABEL") and tenant
+// ("tenant:NAME"), looked up in keys; nil turns that off.
 func (r *Adapter) SetEABKeys(keys acme.EABStore) {
 	if keys == nil {
 		r.eabLabels.Store(nil)

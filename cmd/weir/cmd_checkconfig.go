@@ -19,7 +19,8 @@ func cmdCheckConfig(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := newFlagSet("check-config", "check-config FILE",
 		"Reads FILE as weir serve would (unknown keys are errors) and validates it.\n"+
 			"Prints \"FILE: ok\" (then warnings about the backends it names: a limiter\n"+
-			"Redis without persistence, nonces on Redis) and exits 0, or prints every problem, one per line as\n"+
+			"Redis without persistence, nonces on Redis; and tenant:NAME rate-limit overrides\n"+
+			"of tenants the running weir does not have) and exits 0, or prints every problem, one per line as\n"+
 			"FILE:LINE: key: problem, and exits 1.", stderr)
 	if code, ok := parseFlags(fs, args, stdout); !ok {
 		return code
@@ -39,7 +40,8 @@ func cmdCheckConfig(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 1
 	}
 	fmt.Fprintf(stdout, "%s: ok\n", path)
-	for _, w := range server.BackendWarnings(ctx, cfg, 2*time.Second) {
+	warnings := append(server.BackendWarnings(ctx, cfg, 2*time.Second), tenantWarnings(ctx, path, cfg, 2*time.Second)...)
+	for _, w := range warnings {
 		fmt.Fprintf(stdout, "%s: warning: %s\n", path, w)
 	}
 	return 0

@@ -31,11 +31,14 @@ func cmdTenant(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // tenantPolicyAbout explains the policy flags of create and update.
 const tenantPolicyAbout = `Name patterns: "host.example.com" is that name only; ".example.com" is the zone,
 example.com and every name under it. Denied patterns win. A tenant admits only what it
-lists, and never more than ca.policy: a name must pass both. Lists are comma-separated.`
+lists, and never more than ca.policy: a name must pass both. Lists are comma-separated.
+A delegated zone (--delegated-zone, off by default) lies within an allowed zone; its
+names are issued with no challenge to whoever holds one of the tenant's EAB keys.`
 
 // policyFlags are the flags that set a tenant's policy.
 type policyFlags struct {
 	allow, deny, ipRanges, profiles, challenges *string
+	delegated                                   *string
 	wildcards                                   *bool
 	maxLifetime                                 *string
 }
@@ -49,6 +52,7 @@ func addPolicyFlags(fs *flag.FlagSet) policyFlags {
 		profiles:    fs.String("profiles", "", "the `profiles` its orders may use (none: every one)"),
 		challenges:  fs.String("challenges", "", "the challenge `types` its authorizations offer (none: every one)"),
 		maxLifetime: fs.String("max-lifetime", "", "the longest certificate `lifetime`, e.g. 720h (none: the profile's)"),
+		delegated:   fs.String("delegated-zone", "", "`zones` (.team-a.internal) whose names need no challenge; \"\" for none"),
 	}
 }
 
@@ -80,6 +84,8 @@ func (p policyFlags) apply(fs *flag.FlagSet, v *admin.TenantView) {
 			v.ChallengeTypes = list(*p.challenges)
 		case "max-lifetime":
 			v.MaxLifetime = *p.maxLifetime
+		case "delegated-zone":
+			v.DelegatedZones = list(*p.delegated)
 		}
 	})
 }
@@ -153,10 +159,10 @@ func tenantList(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tALLOWED\tDENIED\tWILDCARDS\tIP RANGES\tMAX LIFETIME")
+	fmt.Fprintln(tw, "NAME\tALLOWED\tDENIED\tWILDCARDS\tIP RANGES\tMAX LIFETIME\tDELEGATED ZONES")
 	for _, v := range p.Items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\n", v.Name, joinOrDash(v.AllowedNames), joinOrDash(v.DeniedNames),
-			v.Wildcards, joinOrDash(v.AllowedIPRanges), orDash(v.MaxLifetime))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", v.Name, joinOrDash(v.AllowedNames), joinOrDash(v.DeniedNames),
+			v.Wildcards, joinOrDash(v.AllowedIPRanges), orDash(v.MaxLifetime), joinOrDash(v.DelegatedZones))
 	}
 	tw.Flush()
 	return 0
@@ -193,6 +199,7 @@ func printTenant(stdout io.Writer, asJSON bool, v admin.TenantView) int {
 		{"profiles", orDash(strings.Join(v.Profiles, ", "), "every one")},
 		{"challenge types", orDash(strings.Join(v.ChallengeTypes, ", "), "every one")},
 		{"max lifetime", orDash(v.MaxLifetime, "the profile's")},
+		{"delegated zones", orDash(strings.Join(v.DelegatedZones, ", "), "none (every name is validated)")},
 	}
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s:\t%s\n", r[0], r[1])

@@ -83,10 +83,12 @@ Through the running weir's admin API:
                               certbot and lego flags
   weir tenant create NAME [--allow P,..] [--deny P,..] [--wildcards]
               [--ip-ranges R,..] [--profiles P,..] [--challenges T,..]
-              [--max-lifetime D] | update NAME [the same flags]
+              [--max-lifetime D] [--delegated-zone Z,..]
+              | update NAME [the same flags]
               | list | show NAME | report NAME | delete NAME
                               tenants: the policy of the accounts bound with
-                              their EAB keys, within ca.policy; report adds
+                              their EAB keys, within ca.policy; names under a
+                              delegated zone need no challenge; report adds
                               its keys, accounts and their buckets,
                               refusals by rule and certificates
   weir admin token add NAME --role read|operate | list | revoke NAME

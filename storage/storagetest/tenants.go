@@ -29,7 +29,8 @@ func testTenants(t *testing.T, f *fixture) {
 		Name: "team-a", AllowedNames: []string{".a.example", "host.example"}, DeniedNames: []string{".secret.a.example"},
 		Wildcards: true, AllowedIPRanges: []string{"10.1.0.0/16"}, Profiles: []string{"tls"},
 		ChallengeTypes: []acme.ChallengeType{acme.ChallengeDNS01}, MaxLifetime: 72 * time.Hour,
-		CreatedAt: at(time.Second), UpdatedAt: at(time.Second),
+		DelegatedZones: []string{".auto.a.example"},
+		CreatedAt:      at(time.Second), UpdatedAt: at(time.Second),
 	}
 	b := &acme.Tenant{Name: "team-b", AllowedNames: []string{".b.example"}, CreatedAt: at(2 * time.Second), UpdatedAt: at(2 * time.Second)}
 	for _, tn := range []*acme.Tenant{b, a} {
@@ -54,7 +55,7 @@ func testTenants(t *testing.T, f *fixture) {
 
 	// An update replaces the policy and keeps CreatedAt.
 	narrowed := *a
-	narrowed.AllowedNames, narrowed.Wildcards, narrowed.MaxLifetime = []string{"host.example"}, false, 0
+	narrowed.AllowedNames, narrowed.Wildcards, narrowed.MaxLifetime, narrowed.DelegatedZones = []string{"host.example"}, false, 0, nil
 	narrowed.CreatedAt, narrowed.UpdatedAt = at(time.Hour), at(time.Hour)
 	if err := ts.UpdateTenant(f.ctx, &narrowed); err != nil {
 		t.Fatalf("UpdateTenant: %v", err)
@@ -99,6 +100,7 @@ func checkTenant(t *testing.T, what string, got, want *acme.Tenant) {
 		{"AllowedIPRanges", got.AllowedIPRanges, want.AllowedIPRanges},
 		{"Profiles", got.Profiles, want.Profiles},
 		{"ChallengeTypes", got.ChallengeTypes, want.ChallengeTypes},
+		{"DelegatedZones", got.DelegatedZones, want.DelegatedZones},
 	} {
 		if !reflect.DeepEqual(l.got, l.want) {
 			add(&d, l.name, fmt.Sprint(l.got), fmt.Sprint(l.want))

@@ -4,7 +4,8 @@
 # uacme and Caddy, clients-flow.sh; cert-manager's ACME client,
 # certmanager-flow.sh; and the Node.js acme-client, nodeacme-flow.sh), also
 # from weirs whose intermediate key is encrypted or in a SoftHSM2 token
-# (signers-flow.sh), then checks every certificate and the CRL with openssl.
+# (signers-flow.sh), and with the EAB keys of two tenants (tenants-flow.sh),
+# then checks every certificate and the CRL with openssl.
 #
 # Usage (from anywhere in the repository):
 #   bash test/interop/run.sh
@@ -508,6 +509,18 @@ fi
 log "External Account Binding"
 if ! eab_flow; then
 	echo "External Account Binding: remaining steps skipped after the failure above"
+fi
+
+# ---------------------------------------------------------------------------
+# Tenants: certbot and lego with the EAB keys of two tenants get their own
+# names (some under a delegated zone, with no challenge) and are refused
+# the other's.
+
+# shellcheck source=test/interop/tenants-flow.sh
+. test/interop/tenants-flow.sh
+log "tenants"
+if ! tenants_flow; then
+	echo "tenants: remaining steps skipped after the failure above"
 fi
 
 # ---------------------------------------------------------------------------

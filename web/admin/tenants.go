@@ -30,6 +30,9 @@ type TenantView struct {
 	AllowedIPRanges []string `json:"allowed_ip_ranges"`
 	Profiles        []string `json:"profiles"`
 	ChallengeTypes  []string `json:"challenge_types"`
+	// DelegatedZones are the ".zones" whose names the tenant's accounts
+	// get with no challenge (acme.Tenant.DelegatedZones).
+	DelegatedZones []string `json:"delegated_zones"`
 	// MaxLifetime is a Go duration ("720h"); "" or "0s" for no cap.
 	MaxLifetime string    `json:"max_lifetime,omitempty"`
 	CreatedAt   time.Time `json:"created_at,omitzero"`
@@ -41,7 +44,7 @@ func tenantView(t *acme.Tenant) TenantView {
 	v := TenantView{
 		Name: t.Name, AllowedNames: nonNil(t.AllowedNames), DeniedNames: nonNil(t.DeniedNames), Wildcards: t.Wildcards,
 		AllowedIPRanges: nonNil(t.AllowedIPRanges), Profiles: nonNil(t.Profiles), ChallengeTypes: []string{},
-		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
+		DelegatedZones: nonNil(t.DelegatedZones), CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt,
 	}
 	for _, ct := range t.ChallengeTypes {
 		v.ChallengeTypes = append(v.ChallengeTypes, string(ct))
@@ -56,7 +59,7 @@ func tenantView(t *acme.Tenant) TenantView {
 func (v TenantView) Tenant() (acme.Tenant, error) {
 	t := acme.Tenant{
 		Name: v.Name, AllowedNames: v.AllowedNames, DeniedNames: v.DeniedNames, Wildcards: v.Wildcards,
-		AllowedIPRanges: v.AllowedIPRanges, Profiles: v.Profiles,
+		AllowedIPRanges: v.AllowedIPRanges, Profiles: v.Profiles, DelegatedZones: v.DelegatedZones,
 	}
 	for _, ct := range v.ChallengeTypes {
 		t.ChallengeTypes = append(t.ChallengeTypes, acme.ChallengeType(ct))
