@@ -51,9 +51,10 @@ func TestTenantPageBrowser(t *testing.T) {
 		t.Fatalf("after the create form: tenant %q, allowed %q, max lifetime %q", heading, allowed, maxLife)
 	}
 
-	var denied, flash string
+	var denied, delegated, flash string
 	step(t, bctx, "change the policy through the update form",
 		chromedp.SetValue(`#tenant-update-form #denied_names`, "blocked.web.weir.test", chromedp.ByQuery),
+		chromedp.SetValue(`#tenant-update-form #delegated_zones`, ".apps.web.weir.test", chromedp.ByQuery),
 		// The create form's flash is still on this page: remove it, so that
 		// the wait below is for the page the update form leads to.
 		chromedp.Evaluate(`document.getElementById("flash")?.remove()`, nil),
@@ -62,9 +63,11 @@ func TestTenantPageBrowser(t *testing.T) {
 		chromedp.Text(`#flash`, &flash, chromedp.ByQuery),
 		chromedp.Text(`#policy-denied`, &denied, chromedp.ByQuery),
 		chromedp.Text(`#policy-allowed`, &allowed, chromedp.ByQuery),
+		chromedp.Text(`#policy-delegated`, &delegated, chromedp.ByQuery),
 	)
-	if flash != "updated tenant team-web" || denied != "blocked.web.weir.test" || allowed != ".web.weir.test" {
-		t.Errorf("after the update form: flash %q, denied %q, allowed %q", flash, denied, allowed)
+	if flash != "updated tenant team-web" || denied != "blocked.web.weir.test" || allowed != ".web.weir.test" ||
+		delegated != ".apps.web.weir.test" {
+		t.Errorf("after the update form: flash %q, denied %q, allowed %q, delegated %q", flash, denied, allowed, delegated)
 	}
 
 	// An account of the tenant: one certificate, one refusal.

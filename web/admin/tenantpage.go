@@ -68,7 +68,8 @@ func tenantForm(r *http.Request, name string) TenantView {
 		Name: name, AllowedNames: formList(r, "allowed_names"), DeniedNames: formList(r, "denied_names"),
 		Wildcards: r.PostFormValue("wildcards") == "yes", AllowedIPRanges: formList(r, "allowed_ip_ranges"),
 		Profiles: formList(r, "profiles"), ChallengeTypes: formList(r, "challenge_types"),
-		MaxLifetime: strings.TrimSpace(r.PostFormValue("max_lifetime")),
+		DelegatedZones: formList(r, "delegated_zones"),
+		MaxLifetime:    strings.TrimSpace(r.PostFormValue("max_lifetime")),
 	}
 }
 
