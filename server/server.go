@@ -242,9 +242,9 @@ func newValidator(cfg Config) (*challenge.Validator, error) {
 	v, err := challenge.New(challenge.Config{
 		HTTPPort: cfg.Challenges.HTTP01.Port, TLSALPNPort: cfg.Challenges.TLSALPN01.Port,
 		Resolver: cfg.Challenges.DNSResolver, Timeout: cfg.Challenges.Timeout, Enabled: challengeTypes(cfg),
-		CAA: challenge.CAAConfig{Enabled: cfg.Challenges.CAA.Enabled, Identities: cfg.caaIdentities(),
-			AccountURIPrefix: web.AccountURL(externalURL(cfg), "")},
-		Egress: cfg.Challenges.Egress,
+		CAA:              challenge.CAAConfig{Enabled: cfg.Challenges.CAA.Enabled, Identities: cfg.caaIdentities()},
+		AccountURIPrefix: web.AccountURL(externalURL(cfg), ""),
+		Egress:           cfg.Challenges.Egress,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("challenges: %w", err)
