@@ -117,3 +117,26 @@ func TestDraftChallengeTypesOffered(t *testing.T) {
 		}
 	}
 }
+
+// TestTenantDraftChallengeTypes: a tenant may allow the draft types when
+// the server offers them, and a tenant allowing only dns-persist-01 still
+// gets wildcards validated.
+func TestTenantDraftChallengeTypes(t *testing.T) {
+	tn, err := Tenant{Name: "t", ChallengeTypes: []ChallengeType{ChallengeDNSPersist01, ChallengeDNSAccount01}}.Validate(AllChallengeTypes())
+	if err != nil {
+		t.Fatalf("Validate: %v", err)
+	}
+	if _, err := (Tenant{Name: "t", ChallengeTypes: []ChallengeType{ChallengeDNSPersist01}}).Validate([]ChallengeType{ChallengeHTTP01, ChallengeDNS01}); err == nil ||
+		!strings.Contains(err.Error(), `"dns-persist-01" is not a challenge type this server offers`) {
+		t.Errorf("a type the server does not offer: got %v", err)
+	}
+	s := &Service{cfg: Config{Challenges: AllChallengeTypes()}}
+	wild := Identifier{Type: IdentifierDNS, Value: "*.a.example"}
+	if p := s.checkTenantChallenges(&tn, wild); p != nil {
+		t.Errorf("a wildcard for a tenant of the DNS drafts: %v", p)
+	}
+	base, _ := wild.SplitWildcard()
+	if got, want := s.challengeTypes(&tn, base, true), []ChallengeType{ChallengeDNSAccount01, ChallengeDNSPersist01}; !slices.Equal(got, want) {
+		t.Errorf("challengeTypes: got %v, want %v", got, want)
+	}
+}
