@@ -250,8 +250,8 @@ challenges:
   # one lasting TXT record at _validation-persist.<name> naming one of
   # issuer-domain-names and the account, read again by each order's
   # challenge. issuer-domain-names: lower case, no trailing dot, 1 to 10,
-  # each among acme.caa-identities when that is set; empty means the host of
-  # server.external-url. docs/challenges.md.
+  # each among the directory's caaIdentities when it has any; empty means
+  # the host of server.external-url. docs/challenges.md.
   dns-account-01: { enabled: false }
   dns-persist-01: { enabled: false, issuer-domain-names: [] }
   # host:port of the DNS server used for every validation lookup; empty

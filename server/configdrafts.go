@@ -97,7 +97,7 @@ func (c Config) validateDrafts() []error {
 	if ids := c.directoryCAAIdentities(); len(ids) > 0 {
 		for _, n := range names {
 			if !slices.ContainsFunc(ids, func(id string) bool { return strings.EqualFold(strings.TrimSuffix(id, "."), n) }) {
-				errs = append(errs, fmt.Errorf("%s: %q is not among the directory's caaIdentities (acme.caa-identities), as each must be", key, n))
+				errs = append(errs, fmt.Errorf("%s: %q is not among the directory's caaIdentities (acme.caa-identities, else challenges.caa.identities), as each must be", key, n))
 			}
 		}
 	}
