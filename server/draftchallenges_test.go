@@ -148,8 +148,15 @@ func TestDNSPersistEndToEnd(t *testing.T) {
 			if i == 0 {
 				checkPersistChallengeJSON(t, e, key, string(c.KID), u)
 			}
+			e.solve(ctx, c, u, "dns-persist-01")
 		}
-		chain, _ := e.issue(ctx, c, newKey(t), "dns-persist-01", xacme.DomainIDs("p.weir.test", "*.p.weir.test")...)
+		if o, err = c.WaitOrder(ctx, o.URI); err != nil || o.Status != xacme.StatusReady {
+			t.Fatalf("order %d: %v, status %v, want ready", i+1, err, o)
+		}
+		chain, _, err := c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(t, newKey(t), "p.weir.test", "*.p.weir.test"), true)
+		if err != nil {
+			t.Fatalf("order %d: finalize: %v", i+1, err)
+		}
 		e.verifyChain(chain, "p.weir.test", "*.p.weir.test")
 	}
 
