@@ -12,16 +12,17 @@ import (
 	"github.com/weir-pki/weir/acme"
 )
 
-// dns-persist-01 (draft-ietf-acme-dns-persist-02): a TXT record at
+// dns-persist-01 (draft-ietf-acme-dns-persist): a TXT record at
 // _validation-persist.<name> that names this CA (one of its issuer domain
-// names) and the account (a hashed account URI), read afresh at each
-// validation (§4.2). Records naming other issuers are ignored (§4.3.2); a
-// wildcard authorization needs policy=wildcard in the record at its base
-// name (§5); a record past its persistUntil no longer validates, and the
-// authorization it validates expires no later (§4.1). The hashed URI is
-// recomputed from the account's current key, with the validated name and
-// with "*" (§4.2). Syntax errors in a record meant for this CA are
-// malformed problems, the rest unauthorized ones (§9.3.1).
+// names) and the account (its URL, or the -02 revision's hashed account
+// URI: matchAccountURI), read afresh at each validation (§4.2). Records
+// naming other issuers are ignored (§4.3.2); a wildcard authorization
+// needs policy=wildcard in the record at its base name (§5); a record
+// past its persistUntil no longer validates, and the authorization it
+// validates expires no later (§4.1). The hashed URI is recomputed from
+// the account's current key, with the validated name and with "*"
+// (§4.2). Syntax errors in a record meant for this CA are malformed
+// problems, the rest unauthorized ones (§9.3.1).
 
 // MaxIssuerDomainNames is the most issuer domain names a challenge may
 // carry (draft-ietf-acme-dns-persist-02 §3.1).
@@ -126,14 +127,11 @@ func (v *Validator) validateDNSPersist01(ctx context.Context, t target, req acme
 // checkPersistRecord says why rec, a well-formed record naming this CA,
 // does not validate req, or nil if it does.
 func (v *Validator) checkPersistRecord(rec PersistRecord, t target, req acme.ValidationRequest) *persistFailure {
-	prefix := v.cfg.Persist.AccountHashPrefix
-	if err := checkHashedURI(rec.AccountURI, prefix); err != nil {
-		return &persistFailure{acme.ProbMalformed, "is malformed: " + err.Error()}
-	}
-	acctURL := v.accountURL(req.AccountID)
-	if rec.AccountURI != PersistAccountURI(prefix, t.name, req.Thumbprint, acctURL) &&
-		rec.AccountURI != PersistAccountURI(prefix, "*", req.Thumbprint, acctURL) {
-		return &persistFailure{acme.ProbUnauthorized, fmt.Sprintf("is for another account: its accounturi is not the hashed URI of account %s for %s (or for *) with the account's current key", acctURL, t.name)}
+	prefix, acctURL := v.cfg.Persist.AccountHashPrefix, v.accountURL(req.AccountID)
+	acct := persistAccount{URL: acctURL, URLPrefix: v.cfg.AccountURIPrefix, HashPrefix: prefix, Name: t.name,
+		Hashes: [2]string{PersistAccountURI(prefix, t.name, req.Thumbprint, acctURL), PersistAccountURI(prefix, "*", req.Thumbprint, acctURL)}}
+	if f := matchAccountURI(rec.AccountURI, acct); f != nil {
+		return f
 	}
 	if !rec.PersistUntil.IsZero() && !v.cfg.Now().Before(rec.PersistUntil) {
 		return &persistFailure{acme.ProbUnauthorized, fmt.Sprintf("expired at %s (persistUntil)", rec.PersistUntil.Format(time.RFC3339))}

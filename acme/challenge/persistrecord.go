@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -12,15 +13,16 @@ import (
 	"github.com/weir-pki/weir/acme"
 )
 
-// The record of dns-persist-01 (draft-ietf-acme-dns-persist-02 §4.1): at
+// The record of dns-persist-01 (draft-ietf-acme-dns-persist): at
 // _validation-persist.<name>, an RFC 8659 §4.2 issue-value whose
 // issuer-domain-name is one of the CA's and whose parameters are
-// accounturi (a hashed account URI, compared exactly), policy (the value
-// wildcard, compared case-insensitively, widens the record to wildcards)
-// and persistUntil (seconds since the epoch, after which the record no
-// longer validates). Parameter tags are compared case-insensitively (RFC
-// 8659 §4.2); tags weir does not know are ignored, but no tag may appear
-// twice.
+// accounturi (the account's URL, as the -00 and -01 revisions and the
+// clients write it, or the -02 revision's hashed account URI; see
+// matchAccountURI), policy (the value wildcard, compared
+// case-insensitively, widens the record to wildcards) and persistUntil
+// (seconds since the epoch, after which the record no longer validates).
+// Parameter tags are compared case-insensitively (RFC 8659 §4.2); tags
+// weir does not know are ignored, but no tag may appear twice.
 
 // PersistLabel is the label of dns-persist-01's validation domain name.
 const PersistLabel = "_validation-persist"
@@ -33,7 +35,8 @@ const PersistHashAlg = "sha-256"
 type PersistRecord struct {
 	// IssuerDomainName is the CA the record names, in lower case.
 	IssuerDomainName string
-	// AccountURI is the hashed account URI (PersistAccountURI).
+	// AccountURI is the accounturi parameter: an account URL or a
+	// hashed account URI (PersistAccountURI).
 	AccountURI string
 	// Wildcard is policy=wildcard.
 	Wildcard bool
@@ -140,4 +143,69 @@ func checkHashedURI(uri, prefix string) error {
 		return fmt.Errorf("accounturi %s: the hash is not the unpadded base64url of a SHA-256 digest", excerpt([]byte(uri)))
 	}
 	return nil
+}
+
+// persistAccount is what a record's accounturi may name: the account's
+// URL, or its hashed account URI for the validated name or for "*".
+type persistAccount struct {
+	// URL is the account's URL, exactly as weir serves it (the Location
+	// of new-account, the kid of its requests).
+	URL string
+	// URLPrefix is the URL of this CA's accounts without the ID.
+	URLPrefix string
+	// HashPrefix is the directory's accountHashPrefix.
+	HashPrefix string
+	// Name is the validated name; Hashes its hashed account URIs, for
+	// Name and for "*".
+	Name   string
+	Hashes [2]string
+}
+
+// matchAccountURI says why uri, a record's accounturi, does not name a,
+// or returns nil if it does. An account URL is compared with a.URL as an
+// exact string, as CAA compares its accounturi (RFC 8657 §3) and as
+// clients copy the Location weir served: no case folding, no RFC 3986
+// normalization, so a URL differing in case or by a trailing slash names
+// another account (the problem says so). A value under a.HashPrefix is a
+// hashed account URI, malformed if not sha-256/<43 characters>; any other
+// absolute URL with a host is another account's, of this CA (the scheme
+// and host of its account URLs) or of another; anything else is
+// malformed.
+func matchAccountURI(uri string, a persistAccount) *persistFailure {
+	if uri == a.URL {
+		return nil
+	}
+	q := excerpt([]byte(uri))
+	if strings.HasPrefix(uri, a.HashPrefix) {
+		if err := checkHashedURI(uri, a.HashPrefix); err != nil {
+			return &persistFailure{acme.ProbMalformed, "is malformed: " + err.Error()}
+		}
+		if uri == a.Hashes[0] || uri == a.Hashes[1] {
+			return nil
+		}
+		return &persistFailure{acme.ProbUnauthorized, fmt.Sprintf("is for another account: its accounturi is not the hashed URI of account %s for %s (or for *) with the account's current key", a.URL, a.Name)}
+	}
+	u, err := url.Parse(uri)
+	if err != nil || !u.IsAbs() || u.Host == "" {
+		return &persistFailure{acme.ProbMalformed, fmt.Sprintf("is malformed: accounturi %s is neither an account URL (this account's is %s) nor a hashed account URI under this CA's accountHashPrefix %s", q, a.URL, a.HashPrefix)}
+	}
+	var why string
+	switch {
+	case strings.EqualFold(uri, a.URL):
+		why = fmt.Sprintf("is for another account: its accounturi %s differs from this account's URL %s in letter case, and account URLs are compared exactly", q, a.URL)
+	case strings.TrimSuffix(uri, "/") == a.URL:
+		why = fmt.Sprintf("is for another account: its accounturi %s differs from this account's URL %s by a trailing slash, and account URLs are compared exactly", q, a.URL)
+	case sameOrigin(u, a.URLPrefix):
+		why = fmt.Sprintf("is for another account: its accounturi %s is not this account's URL %s", q, a.URL)
+	default:
+		why = fmt.Sprintf("is for an account of another CA: its accounturi %s is not under this CA's account URLs %s (this account's is %s)", q, a.URLPrefix, a.URL)
+	}
+	return &persistFailure{acme.ProbUnauthorized, why}
+}
+
+// sameOrigin reports whether u has the scheme and host (with its port) of
+// the URL prefix.
+func sameOrigin(u *url.URL, prefix string) bool {
+	p, err := url.Parse(prefix)
+	return err == nil && u.Scheme == p.Scheme && u.Host == p.Host
 }

@@ -112,6 +112,64 @@ func TestCheckHashedURI(t *testing.T) {
 	}
 }
 
+// testPersistAccount is the test vector's account, validating
+// example.com, with this CA's accounts under https://ca.example/acct/.
+func testPersistAccount() persistAccount {
+	return persistAccount{URL: vectorAccountURL, URLPrefix: "https://ca.example/acct/", HashPrefix: vectorPrefix, Name: "example.com",
+		Hashes: [2]string{PersistAccountURI(vectorPrefix, "example.com", vectorThumbprint, vectorAccountURL),
+			PersistAccountURI(vectorPrefix, "*", vectorThumbprint, vectorAccountURL)}}
+}
+
+func TestMatchAccountURI(t *testing.T) {
+	a := testPersistAccount()
+	for _, tc := range []struct {
+		name, uri string
+		want      acme.ProblemType // "": a match
+		detail    string
+	}{
+		{name: "the account URL", uri: vectorAccountURL},
+		{name: "the hashed URI for the name", uri: a.Hashes[0]},
+		{name: "the hashed URI for *", uri: a.Hashes[1]},
+		{name: "another account's URL", uri: "https://ca.example/acct/124", want: acme.ProbUnauthorized,
+			detail: `is for another account: its accounturi "https://ca.example/acct/124" is not this account's URL https://ca.example/acct/123`},
+		{name: "a longer ID", uri: vectorAccountURL + "4", want: acme.ProbUnauthorized, detail: "is not this account's URL"},
+		{name: "another host", uri: "https://other.example/acct/123", want: acme.ProbUnauthorized,
+			detail: `is for an account of another CA: its accounturi "https://other.example/acct/123" is not under this CA's account URLs https://ca.example/acct/ (this account's is https://ca.example/acct/123)`},
+		{name: "another port", uri: "https://ca.example:8443/acct/123", want: acme.ProbUnauthorized, detail: "is for an account of another CA"},
+		{name: "http instead of https", uri: "http://ca.example/acct/123", want: acme.ProbUnauthorized, detail: "is for an account of another CA"},
+		{name: "a trailing slash", uri: vectorAccountURL + "/", want: acme.ProbUnauthorized,
+			detail: "differs from this account's URL https://ca.example/acct/123 by a trailing slash, and account URLs are compared exactly"},
+		{name: "the host in upper case", uri: "https://CA.example/acct/123", want: acme.ProbUnauthorized, detail: "in letter case, and account URLs are compared exactly"},
+		{name: "the scheme in upper case", uri: "HTTPS://ca.example/acct/123", want: acme.ProbUnauthorized, detail: "in letter case"},
+		{name: "a percent-encoded path", uri: "https://ca.example/%61cct/123", want: acme.ProbUnauthorized, detail: "is not this account's URL"},
+		{name: "a query", uri: vectorAccountURL + "?x=1", want: acme.ProbUnauthorized, detail: "is not this account's URL"},
+		{name: "another account's hashed URI", uri: PersistAccountURI(vectorPrefix, "example.com", vectorThumbprint, "https://ca.example/acct/124"),
+			want: acme.ProbUnauthorized, detail: "is not the hashed URI of account https://ca.example/acct/123 for example.com (or for *)"},
+		{name: "a hashed URI with another key", uri: PersistAccountURI(vectorPrefix, "example.com", testThumbprint, vectorAccountURL),
+			want: acme.ProbUnauthorized, detail: "with the account's current key"},
+		{name: "a malformed hashed URI", uri: vectorPrefix + "sha-1/abc", want: acme.ProbMalformed, detail: "is malformed: accounturi \"" + vectorPrefix + "sha-1/abc\" uses hash algorithm"},
+		{name: "a bare ID", uri: "123", want: acme.ProbMalformed,
+			detail: `is malformed: accounturi "123" is neither an account URL (this account's is https://ca.example/acct/123) nor a hashed account URI under this CA's accountHashPrefix ` + vectorPrefix},
+		{name: "a relative URL", uri: "/acct/123", want: acme.ProbMalformed, detail: "is neither an account URL"},
+		{name: "a URN", uri: "urn:acme:acct:123", want: acme.ProbMalformed, detail: "is neither an account URL"},
+		{name: "no host", uri: "https:///acct/123", want: acme.ProbMalformed, detail: "is neither an account URL"},
+		{name: "not a URL", uri: "https://ca.example/%zz", want: acme.ProbMalformed, detail: "is neither an account URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := matchAccountURI(tc.uri, a)
+			switch {
+			case tc.want == "" && f != nil:
+				t.Fatalf("matchAccountURI(%s): %s %s, want a match", tc.uri, f.typ, f.detail)
+			case tc.want == "":
+			case f == nil:
+				t.Fatalf("matchAccountURI(%s): a match, want %s", tc.uri, tc.want)
+			case f.typ != tc.want || !strings.Contains(f.detail, tc.detail):
+				t.Fatalf("matchAccountURI(%s): %s %q, want %s containing %q", tc.uri, f.typ, f.detail, tc.want, tc.detail)
+			}
+		})
+	}
+}
+
 func TestAccountLabel(t *testing.T) {
 	// The example of draft-ietf-acme-dns-account-label (and of its
 	// client implementations).
@@ -124,18 +182,25 @@ func TestAccountLabel(t *testing.T) {
 }
 
 // FuzzParsePersistRecord checks that any text either parses into a record
-// that formats and parses back to itself, or fails without a panic.
+// that formats and parses back to itself, and whose accounturi
+// matchAccountURI accepts exactly when it is the account's URL or hashed
+// URI, or fails without a panic.
 func FuzzParsePersistRecord(f *testing.F) {
 	uri := vectorPrefix + "sha-256/5SQm7n6tPh2-PlLbCKGnViTXX5z19SCN4cPGQHSk-kw"
 	for _, s := range []string{
 		"authority.example; accounturi=" + uri,
 		"authority.example; accounturi=" + uri + "; policy=wildcard; persistUntil=1721952000",
+		"authority.example; accounturi=" + vectorAccountURL,
+		"authority.example; accounturi=" + vectorAccountURL + "/; policy=wildcard",
+		"authority.example; accounturi=HTTPS://other.example/acct/123",
+		"authority.example; accounturi=urn:x",
 		"A.B;accounturi=x;POLICY=WILDCARD;x-y=z",
 		"authority.example; accounturi=" + uri + "; accounturi=" + uri,
 		";;", "", "a; persistUntil=99999999999999999",
 	} {
 		f.Add(s)
 	}
+	a := testPersistAccount()
 	f.Fuzz(func(t *testing.T, txt string) {
 		r, err := ParsePersistRecord(txt)
 		if err != nil {
@@ -150,6 +215,14 @@ func FuzzParsePersistRecord(f *testing.F) {
 		again, err := ParsePersistRecord(r.String())
 		if err != nil || again != r {
 			t.Fatalf("%q: %+v formats as %q, which parses into %+v, %v", txt, r, r.String(), again, err)
+		}
+		// The accounturi matches only the account's URL or hashed URIs,
+		// exactly; anything else is a malformed or unauthorized problem
+		// with a detail.
+		f := matchAccountURI(r.AccountURI, a)
+		match := r.AccountURI == a.URL || r.AccountURI == a.Hashes[0] || r.AccountURI == a.Hashes[1]
+		if match != (f == nil) || f != nil && (f.detail == "" || f.typ != acme.ProbMalformed && f.typ != acme.ProbUnauthorized) {
+			t.Fatalf("%q: accounturi %q: match %v, failure %+v", txt, r.AccountURI, match, f)
 		}
 	})
 }
