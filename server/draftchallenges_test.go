@@ -32,10 +32,17 @@ func accountChallengeName(accountURL, name string) string {
 	return "_" + strings.ToLower(base32.StdEncoding.EncodeToString(sum[:10])) + "._acme-challenge." + name
 }
 
-// persistRecord is a dns-persist-01 record (draft-ietf-acme-dns-persist-02
-// §4.1) naming issuer and the account of c (its URL and key) for name,
+// persistRecord is a dns-persist-01 record naming issuer and the account
+// of c by its URL (the kid weir returned, as clients write the record),
 // with params appended.
-func persistRecord(t *testing.T, c *xacme.Client, prefix, issuer, name, params string) string {
+func persistRecord(c *xacme.Client, issuer, params string) string {
+	return issuer + "; accounturi=" + string(c.KID) + params
+}
+
+// hashedPersistRecord is a dns-persist-01 record with the hashed account
+// URI of draft-ietf-acme-dns-persist-02 §4.1 of the account of c (its URL
+// and key) for name, with params appended.
+func hashedPersistRecord(t *testing.T, c *xacme.Client, prefix, issuer, name, params string) string {
 	t.Helper()
 	thumb, err := xacme.JWKThumbprint(c.Key.Public())
 	if err != nil {
@@ -127,7 +134,7 @@ func TestDNSPersistEndToEnd(t *testing.T) {
 	key := newKey(t)
 	c := register(ctx, t, e, key)
 	// One record, published once, with policy=wildcard for *.
-	e.dns.SetTXT("_validation-persist.p.weir.test", persistRecord(t, c, prefix, "weir.test", "p.weir.test", "; policy=wildcard"))
+	e.dns.SetTXT("_validation-persist.p.weir.test", persistRecord(c, "weir.test", "; policy=wildcard"))
 	// CAA limits the zone to the DNS methods.
 	e.dns.SetCAA("weir.test", dnstest.CAA{Tag: "issue", Value: "weir.test; validationmethods=dns-persist-01,dns-account-01"})
 	for i := range 3 {
@@ -162,18 +169,23 @@ func TestDNSPersistEndToEnd(t *testing.T) {
 
 	// Refused: another account's order, with the record naming the first.
 	c2 := register(ctx, t, e, newKey(t))
-	failChallenge(ctx, t, c2, "p.weir.test", "dns-persist-01", "unauthorized", "is for another account")
+	failChallenge(ctx, t, c2, "p.weir.test", "dns-persist-01", "unauthorized", "is for another account: its accounturi \""+string(c.KID)+"\" is not this account's URL "+string(c2.KID))
+	// Refused: the URL of the account at another server.
+	other := strings.Replace(string(c.KID), e.base, "https://other-weir.test", 1)
+	e.dns.SetTXT("_validation-persist.o.weir.test", "weir.test; accounturi="+other)
+	failChallenge(ctx, t, c, "o.weir.test", "dns-persist-01", "unauthorized", "is for an account of another ACME server: its accounturi \""+other+"\"")
 	// Refused: a record naming another issuer domain name.
-	e.dns.SetTXT("_validation-persist.q.weir.test", persistRecord(t, c, prefix, "other-ca.test", "q.weir.test", ""))
+	e.dns.SetTXT("_validation-persist.q.weir.test", persistRecord(c, "other-ca.test", ""))
 	failChallenge(ctx, t, c, "q.weir.test", "dns-persist-01", "unauthorized", "names this CA (issuer domain names weir.test)")
 	// Refused by CAA: a method the zone's CAA does not list.
 	e.dns.SetCAA("h.weir.test", dnstest.CAA{Tag: "issue", Value: "weir.test; validationmethods=dns-01"})
-	e.dns.SetTXT("_validation-persist.h.weir.test", persistRecord(t, c, prefix, "weir.test", "h.weir.test", ""))
+	e.dns.SetTXT("_validation-persist.h.weir.test", persistRecord(c, "weir.test", ""))
 	failChallenge(ctx, t, c, "h.weir.test", "dns-persist-01", "caa", "not dns-persist-01")
 
-	// persistUntil bounds the authorization.
+	// persistUntil bounds the authorization; the record has the -02
+	// revision's hashed account URI.
 	until := time.Now().Add(time.Hour).Truncate(time.Second)
-	e.dns.SetTXT("_validation-persist.u.weir.test", persistRecord(t, c, prefix, "weir.test", "u.weir.test", "; persistUntil="+strconv.FormatInt(until.Unix(), 10)))
+	e.dns.SetTXT("_validation-persist.u.weir.test", hashedPersistRecord(t, c, prefix, "weir.test", "u.weir.test", "; persistUntil="+strconv.FormatInt(until.Unix(), 10)))
 	o, err := c.AuthorizeOrder(ctx, xacme.DomainIDs("u.weir.test"))
 	if err != nil {
 		t.Fatal(err)

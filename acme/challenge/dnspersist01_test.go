@@ -100,7 +100,7 @@ func TestDNSPersist01(t *testing.T) {
 		{name: "another account's URL", ident: dnsIdent("plainother.test"), want: acme.ProbUnauthorized,
 			detail: `TXT record "weir.test; accounturi=` + testAccountPrefix + `43" at _validation-persist.plainother.test is for another account: its accounturi "` + testAccountPrefix + `43" is not this account's URL ` + acctURL},
 		{name: "the URL of an account at another server", ident: dnsIdent("plainhost.test"), want: acme.ProbUnauthorized,
-			detail: `is for an account of another CA: its accounturi "https://other-weir.test/acme/account/42" is not under this CA's account URLs ` + testAccountPrefix},
+			detail: `is for an account of another ACME server: its accounturi "https://other-weir.test/acme/account/42" is not under this CA's account URLs ` + testAccountPrefix},
 		{name: "the account URL in upper case", ident: dnsIdent("plaincase.test"), want: acme.ProbUnauthorized, detail: "in letter case, and account URLs are compared exactly"},
 		{name: "neither an account URL nor a hashed URI", ident: dnsIdent("plainbad.test"), want: acme.ProbMalformed,
 			detail: `is malformed: accounturi "acct-42" is neither an account URL (this account's is ` + acctURL + `) nor a hashed account URI`},

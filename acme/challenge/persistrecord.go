@@ -169,7 +169,7 @@ type persistAccount struct {
 // another account (the problem says so). A value under a.HashPrefix is a
 // hashed account URI, malformed if not sha-256/<43 characters>; any other
 // absolute URL with a host is another account's, of this CA (the scheme
-// and host of its account URLs) or of another; anything else is
+// and host of its account URLs) or of another server; anything else is
 // malformed.
 func matchAccountURI(uri string, a persistAccount) *persistFailure {
 	if uri == a.URL {
@@ -198,7 +198,7 @@ func matchAccountURI(uri string, a persistAccount) *persistFailure {
 	case sameOrigin(u, a.URLPrefix):
 		why = fmt.Sprintf("is for another account: its accounturi %s is not this account's URL %s", q, a.URL)
 	default:
-		why = fmt.Sprintf("is for an account of another CA: its accounturi %s is not under this CA's account URLs %s (this account's is %s)", q, a.URLPrefix, a.URL)
+		why = fmt.Sprintf("is for an account of another ACME server: its accounturi %s is not under this CA's account URLs %s (this account's is %s)", q, a.URLPrefix, a.URL)
 	}
 	return &persistFailure{acme.ProbUnauthorized, why}
 }
