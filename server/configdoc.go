@@ -246,10 +246,10 @@ challenges:
   # The draft DNS challenges, for dns names only (wildcards too); off by
   # default. dns-account-01 (draft-ietf-acme-dns-account-label): dns-01 at
   # _<account label>._acme-challenge.<name>, so that several accounts
-  # validate one name at once. dns-persist-01 (draft-ietf-acme-dns-persist-02):
+  # validate one name at once. dns-persist-01 (draft-ietf-acme-dns-persist):
   # one lasting TXT record at _validation-persist.<name> naming one of
-  # issuer-domain-names and the account, read again by each order's
-  # challenge. issuer-domain-names: lower case, no trailing dot, 1 to 10,
+  # issuer-domain-names and the account (its URL, or the -02 hashed URI),
+  # read again by each order's challenge. issuer-domain-names: lower case, no trailing dot, 1 to 10,
   # each among the directory's caaIdentities when it has any; empty means
   # the host of server.external-url. docs/challenges.md.
   dns-account-01: { enabled: false }

@@ -88,8 +88,9 @@ type Config struct {
 	// AccountURIPrefix is the URL of accounts without the account ID:
 	// the account URL is AccountURIPrefix + ID (RFC 8555 §7.3), which
 	// CAA accounturi (RFC 8657 §3), dns-account-01's label and
-	// dns-persist-01's hashed account URI name. Required for the two
-	// drafts.
+	// dns-persist-01's accounturi (the URL, or its hashed URI) name; its
+	// scheme and host tell another server's account URLs. Required for
+	// the two drafts.
 	AccountURIPrefix string
 	// Persist configures dns-persist-01 (dnspersist01.go).
 	Persist PersistConfig
