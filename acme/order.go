@@ -159,11 +159,13 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 		if err == nil && a.isDelegated() && !delegated {
 			err = ErrNotFound
 		}
+		// dns-persist-01 validates again at each order (docs/challenges.md).
+		notReused := err == nil && validatedBy(a, ChallengeDNSPersist01)
 		switch {
-		case errors.Is(err, ErrNotFound) && delegated:
+		case (errors.Is(err, ErrNotFound) || notReused) && delegated:
 			a = s.newDelegatedAuthz(c.Account.ID, base, wildcard, now)
 			plan.fresh = append(plan.fresh, a)
-		case errors.Is(err, ErrNotFound):
+		case errors.Is(err, ErrNotFound) || notReused:
 			a = s.newAuthz(c.Account.ID, base, wildcard, s.challengeTypes(tenant, base, wildcard), now)
 			plan.fresh = append(plan.fresh, a)
 		case err != nil:
@@ -294,3 +296,17 @@ func (s *Service) ListOrders(ctx context.Context, c Caller, accountID AccountID,
 
 // sameIdentifiers reports whether two canonical sorted lists are equal.
 func sameIdentifiers(a, b []Identifier) bool { return slices.Equal(a, b) }
+
+// validatedBy reports whether challenge type t validated a. An
+// authorization validated by dns-persist-01 is not reused by a later
+// order: the record persists, so the next order's challenge reads it
+// again, and removing the record takes effect at the next order instead
+// of when the authorization expires (docs/challenges.md).
+func validatedBy(a *Authorization, t ChallengeType) bool {
+	for _, c := range a.Challenges {
+		if c.Type == t && c.Status == StatusValid {
+			return true
+		}
+	}
+	return false
+}

@@ -153,15 +153,15 @@ func (s *Service) checkTenantChallenges(t *Tenant, id Identifier) *Problem {
 }
 
 // challengeTypes are the challenge types an authorization of tenant t for
-// id offers: the server's, but dns-01 only for a wildcard (RFC 8555
-// §7.1.3) and no dns-01 for an IP address (RFC 8738 §7), and only those
-// the tenant allows.
+// id offers: the server's, but only the DNS ones (dns-01, dns-account-01,
+// dns-persist-01) for a wildcard (RFC 8555 §7.1.3) and none of them for an
+// IP address (RFC 8738 §7), and only those the tenant allows.
 func (s *Service) challengeTypes(t *Tenant, id Identifier, wildcard bool) []ChallengeType {
 	var out []ChallengeType
 	for _, ct := range s.cfg.Challenges {
 		switch {
-		case wildcard && ct != ChallengeDNS01,
-			id.Type == IdentifierIP && ct == ChallengeDNS01,
+		case wildcard && !ct.IsDNS(),
+			id.Type == IdentifierIP && ct.IsDNS(),
 			!t.allowsChallenge(ct):
 			continue
 		}

@@ -42,7 +42,26 @@ const (
 	ChallengeHTTP01    ChallengeType = "http-01"
 	ChallengeDNS01     ChallengeType = "dns-01"
 	ChallengeTLSALPN01 ChallengeType = "tls-alpn-01"
+	// ChallengeDNSAccount01 is dns-01 at an account-scoped name
+	// (draft-ietf-acme-dns-account-label).
+	ChallengeDNSAccount01 ChallengeType = "dns-account-01"
+	// ChallengeDNSPersist01 is a persistent TXT record naming the CA and
+	// the account (draft-ietf-acme-dns-persist-02).
+	ChallengeDNSPersist01 ChallengeType = "dns-persist-01"
 )
+
+// AllChallengeTypes returns every challenge type weir implements, in the
+// order an authorization lists them.
+func AllChallengeTypes() []ChallengeType {
+	return []ChallengeType{ChallengeHTTP01, ChallengeDNS01, ChallengeTLSALPN01, ChallengeDNSAccount01, ChallengeDNSPersist01}
+}
+
+// IsDNS reports whether t proves control through a DNS record of the
+// name: the only kind that may validate a wildcard (RFC 8555 §7.1.3) and
+// the kind that cannot validate an IP address (RFC 8738 §7).
+func (t ChallengeType) IsDNS() bool {
+	return t == ChallengeDNS01 || t == ChallengeDNSAccount01 || t == ChallengeDNSPersist01
+}
 
 // Account is an ACME account (RFC 8555 §7.1.2). ID is assigned by the Store.
 type Account struct {

@@ -101,10 +101,11 @@ func (s *Service) validate(ctx context.Context, id ChallengeID) error {
 		return nil
 	}
 	start := time.Now()
-	prob := s.validator.Validate(ctx, ValidationRequest{
-		Identifier: a.Identifier, Type: ch.Type, Token: ch.Token,
+	until, prob := s.runValidator(ctx, ValidationRequest{
+		Identifier: a.Identifier, Wildcard: a.Wildcard, Type: ch.Type, Token: ch.Token,
 		KeyAuthorization: ch.Token + "." + string(acct.KeyThumbprint),
-	})
+		AccountID:        acct.ID, Thumbprint: acct.KeyThumbprint,
+	}, acct)
 	if c, ok := s.validator.(CAAChecker); ok && prob == nil {
 		// CAA is checked once control is shown, as Boulder does (RFC 8659
 		// §3 wants it before issuance): a refusal fails the
@@ -134,6 +135,11 @@ func (s *Service) validate(ctx context.Context, id ChallengeID) error {
 	from := a.Status
 	if prob == nil {
 		a.Status, a.Expires = StatusValid, now.Add(s.cfg.ValidAuthzLifetime)
+		if !until.IsZero() && until.Before(a.Expires) {
+			// A dns-persist-01 record's persistUntil bounds the
+			// authorization (draft-ietf-acme-dns-persist-02 §4.1).
+			a.Expires = until.UTC()
+		}
 	} else {
 		a.Status = StatusInvalid
 	}
@@ -154,4 +160,18 @@ func (s *Service) validate(ctx context.Context, id ChallengeID) error {
 	s.limits.AuthzFinished(ctx, a)
 	s.settled(ch.ID, a)
 	return nil
+}
+
+// runValidator checks req with the validator, through ValidateUntil when
+// it has one. dns-persist-01 records bind an account, so they count only
+// while the account is valid, read live at each attempt
+// (draft-ietf-acme-dns-persist-02 §4.2: deactivation overrides them).
+func (s *Service) runValidator(ctx context.Context, req ValidationRequest, acct *Account) (time.Time, *Problem) {
+	if req.Type == ChallengeDNSPersist01 && acct.Status != StatusValid {
+		return time.Time{}, Unauthorized("account %s is %s: its dns-persist-01 records no longer validate", acct.ID, acct.Status)
+	}
+	if bv, ok := s.validator.(BoundedValidator); ok {
+		return bv.ValidateUntil(ctx, req)
+	}
+	return time.Time{}, s.validator.Validate(ctx, req)
 }

@@ -164,11 +164,15 @@ type CAConfig struct {
 
 // ChallengesConfig selects challenge types and where they are validated.
 type ChallengesConfig struct {
-	HTTP01      PortChallenge `yaml:"http-01"`
-	DNS01       Toggle        `yaml:"dns-01"`
-	TLSALPN01   PortChallenge `yaml:"tls-alpn-01"`
-	DNSResolver string        `yaml:"dns-resolver"`
-	Timeout     time.Duration `yaml:"timeout"`
+	HTTP01    PortChallenge `yaml:"http-01"`
+	DNS01     Toggle        `yaml:"dns-01"`
+	TLSALPN01 PortChallenge `yaml:"tls-alpn-01"`
+	// DNSAccount01 and DNSPersist01 are the draft challenge types
+	// (configdrafts.go).
+	DNSAccount01 Toggle           `yaml:"dns-account-01"`
+	DNSPersist01 PersistChallenge `yaml:"dns-persist-01"`
+	DNSResolver  string           `yaml:"dns-resolver"`
+	Timeout      time.Duration    `yaml:"timeout"`
 	// CAA checks CAA records (RFC 8659, RFC 8657) after each successful
 	// validation; off by default, for internal zones.
 	CAA CAAConfig `yaml:"caa"`
@@ -273,6 +277,7 @@ type LogConfig struct {
 // DefaultConfig is what runs with no file: every key's default.
 func DefaultConfig() Config {
 	on := func() *bool { b := true; return &b }
+	off := func() *bool { b := false; return &b }
 	return Config{
 		DataDir: "./weir-data",
 		Server:  ServerConfig{Listen: "localhost:14000", MaxBodyBytes: 64 << 10, Connections: defaultConnections()},
@@ -287,6 +292,7 @@ func DefaultConfig() Config {
 		Challenges: ChallengesConfig{
 			HTTP01: PortChallenge{Enabled: on(), Port: 80}, DNS01: Toggle{Enabled: on()},
 			TLSALPN01: PortChallenge{Enabled: on(), Port: 443}, Timeout: 10 * time.Second,
+			DNSAccount01: Toggle{Enabled: off()}, DNSPersist01: PersistChallenge{Enabled: off()},
 			Egress: challenge.EgressConfig{Default: "allow"},
 		},
 		Storage:      StorageConfig{Driver: "sqlite", Path: "weir.db"},
@@ -386,10 +392,11 @@ func (c Config) Validate() error {
 			add("challenges.dns-resolver: port %q is not a number", port)
 		}
 	}
-	if !enabled(c.Challenges.HTTP01.Enabled) && !enabled(c.Challenges.DNS01.Enabled) && !enabled(c.Challenges.TLSALPN01.Enabled) {
+	if len(offeredChallenges(c)) == 0 {
 		add("challenges: at least one challenge type must be enabled")
 	}
 	errs = append(errs, c.validateCAA()...)
+	errs = append(errs, c.validateDrafts()...)
 	if err := c.Challenges.Egress.Validate(); err != nil {
 		errs = append(errs, err)
 	}

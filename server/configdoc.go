@@ -243,6 +243,17 @@ challenges:
   http-01: { enabled: true, port: 80 }
   dns-01: { enabled: true }
   tls-alpn-01: { enabled: true, port: 443 }
+  # The draft DNS challenges, for dns names only (wildcards too); off by
+  # default. dns-account-01 (draft-ietf-acme-dns-account-label): dns-01 at
+  # _<account label>._acme-challenge.<name>, so that several accounts
+  # validate one name at once. dns-persist-01 (draft-ietf-acme-dns-persist):
+  # one lasting TXT record at _validation-persist.<name> naming one of
+  # issuer-domain-names and the account (its URL, or the -02 hashed URI),
+  # read again by each order's challenge. issuer-domain-names: lower case, no trailing dot, 1 to 10,
+  # each among the directory's caaIdentities when it has any; empty means
+  # the host of server.external-url. docs/challenges.md.
+  dns-account-01: { enabled: false }
+  dns-persist-01: { enabled: false, issuer-domain-names: [] }
   # host:port of the DNS server used for every validation lookup; empty
   # means the system's resolver (which also reads /etc/hosts).
   dns-resolver: ""

@@ -207,6 +207,11 @@ func (e *testEnv) solve(ctx context.Context, c *xacme.Client, authzURL, typ stri
 	case "dns-01":
 		rec, _ := c.DNS01ChallengeRecord(ch.Token)
 		e.dns.SetTXT("_acme-challenge."+a.Identifier.Value, rec)
+	case "dns-account-01":
+		rec, _ := c.DNS01ChallengeRecord(ch.Token)
+		e.dns.SetTXT(accountChallengeName(string(c.KID), a.Identifier.Value), rec)
+	case "dns-persist-01":
+		// Nothing to do: the record persists, published before.
 	case "tls-alpn-01":
 		cert, err := c.TLSALPN01ChallengeCert(ch.Token, a.Identifier.Value)
 		if err != nil {

@@ -188,6 +188,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	s.web, err = web.New(web.Config{
 		BaseURL: base, MaxBodyBytes: cfg.Server.MaxBodyBytes, Website: cfg.ACME.Website,
 		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.directoryCAAIdentities(), RootPEM: s.root,
+		Persist:       cfg.directoryPersist(),
 		OrdersPerPage: cfg.ACME.OrdersPerPage, Health: s.health,
 		Profiles: func() map[string]string { return s.svc.Profiles().Descriptions() },
 	}, s.svc, s.nonces, log)
@@ -245,23 +246,14 @@ func newValidator(cfg Config) (*challenge.Validator, error) {
 	v, err := challenge.New(challenge.Config{
 		HTTPPort: cfg.Challenges.HTTP01.Port, TLSALPNPort: cfg.Challenges.TLSALPN01.Port,
 		Resolver: cfg.Challenges.DNSResolver, Timeout: cfg.Challenges.Timeout, Enabled: challengeTypes(cfg),
-		CAA: challenge.CAAConfig{Enabled: cfg.Challenges.CAA.Enabled, Identities: cfg.caaIdentities(),
-			AccountURIPrefix: web.AccountURL(externalURL(cfg), "")},
+		CAA:              challenge.CAAConfig{Enabled: cfg.Challenges.CAA.Enabled, Identities: cfg.caaIdentities()},
+		AccountURIPrefix: web.AccountURL(externalURL(cfg), ""), Persist: cfg.persistConfig(),
 		Egress: cfg.Challenges.Egress,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("challenges: %w", err)
 	}
 	return v, nil
-}
-
-// challengeTypes says which challenge types cfg enables.
-func challengeTypes(cfg Config) map[acme.ChallengeType]bool {
-	return map[acme.ChallengeType]bool{
-		acme.ChallengeHTTP01:    enabled(cfg.Challenges.HTTP01.Enabled),
-		acme.ChallengeDNS01:     enabled(cfg.Challenges.DNS01.Enabled),
-		acme.ChallengeTLSALPN01: enabled(cfg.Challenges.TLSALPN01.Enabled),
-	}
 }
 
 // newService wires the ACME use cases: policy, validator and limits.
@@ -274,17 +266,10 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, l
 	if err != nil {
 		return nil, err
 	}
-	types := challengeTypes(cfg)
-	var offered []acme.ChallengeType
-	for _, t := range []acme.ChallengeType{acme.ChallengeHTTP01, acme.ChallengeDNS01, acme.ChallengeTLSALPN01} {
-		if types[t] {
-			offered = append(offered, t)
-		}
-	}
 	return acme.New(acme.Config{
 		MaxIdentifiers: cfg.ACME.MaxIdentifiers, OrderLifetime: cfg.ACME.OrderLifetime,
 		PendingAuthzLifetime: cfg.ACME.PendingAuthzLifetime, ValidAuthzLifetime: cfg.ACME.ValidAuthzLifetime,
-		Challenges: offered, ValidationWorkers: cfg.ACME.ValidationWorkers,
+		Challenges: offeredChallenges(cfg), ValidationWorkers: cfg.ACME.ValidationWorkers,
 		ValidationWorkersPerAccount: cfg.ACME.ValidationWorkersPerAccount,
 		ValidationTimeout:           cfg.Challenges.Timeout + 5*time.Second,
 		TermsOfService:              cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval, CRLDelay: cfg.CA.CRLDelay,

@@ -25,6 +25,7 @@ func (s *Server) directory(w http.ResponseWriter, r *http.Request) error {
 		KeyChange: s.urls.path(pathKeyChange), RenewalInfo: s.urls.path(pathRenewalInfo),
 		Meta: metaView{TermsOfService: s.cfg.TermsOfService, Website: s.cfg.Website,
 			CAAIdentities: s.cfg.CAAIdentities, Profiles: s.profiles(),
+			IssuerDomainNames: s.cfg.Persist.IssuerDomainNames, AccountHashPrefix: s.cfg.Persist.AccountHashPrefix,
 			ExternalAccountRequired: s.svc.Config().EAB.Required, Quota: s.quotaURL()},
 	})
 }

@@ -22,6 +22,9 @@ const (
 	pathIntermediate = "/ca/intermediate.der"
 	pathCRL          = "/ca/crl.der"
 	pathRenewalInfo  = "/acme/renewal-info"
+	// pathAccountHash is the prefix of dns-persist-01's hashed account
+	// URIs: names only, nothing is served there.
+	pathAccountHash = "/acme/account-hash/"
 )
 
 // urls builds absolute resource URLs.
@@ -48,6 +51,20 @@ func IntermediateURL(base string) string { return urls{base: base}.intermediate(
 
 // CRLURL is the CRL distribution point for a server at base.
 func CRLURL(base string) string { return urls{base: base}.crl() }
+
+// AccountHashPrefix is the directory's accountHashPrefix for a server at
+// base (draft-ietf-acme-dns-persist-02 §4.1): stable for as long as base
+// is.
+func AccountHashPrefix(base string) string {
+	return strings.TrimSuffix(base, "/") + pathAccountHash
+}
+
+// PersistMeta is what weir says of dns-persist-01: its issuer domain
+// names and the prefix of hashed account URIs.
+type PersistMeta struct {
+	IssuerDomainNames []string
+	AccountHashPrefix string
+}
 
 // AccountURL is the URL of account id for a server at base: the kid of
 // its requests, and what a CAA accounturi parameter names (RFC 8657 §3).

@@ -31,6 +31,11 @@ type metaView struct {
 	// Profiles maps each certificate profile offered to its description
 	// (draft-aaron-acme-profiles §3).
 	Profiles map[string]string `json:"profiles,omitempty"`
+	// IssuerDomainNames and AccountHashPrefix are what a client needs to
+	// write a dns-persist-01 record before any order
+	// (draft-ietf-acme-dns-persist-02 §3.2, §4.1).
+	IssuerDomainNames []string `json:"issuerDomainNames,omitempty"`
+	AccountHashPrefix string   `json:"accountHashPrefix,omitempty"`
 }
 
 type accountView struct {
@@ -111,9 +116,16 @@ type challengeView struct {
 	Token     string             `json:"token"`
 	Validated string             `json:"validated,omitempty"`
 	Error     *acme.Problem      `json:"error,omitempty"`
+	// IssuerDomainNames are the CA's names a dns-persist-01 record may
+	// use (draft-ietf-acme-dns-persist-02 §3.1).
+	IssuerDomainNames []string `json:"issuerDomainNames,omitempty"`
 }
 
 func (s *Server) challengeView(c *acme.Challenge) challengeView {
-	return challengeView{Type: c.Type, URL: s.urls.challenge(c.ID), Status: c.Status, Token: c.Token,
+	v := challengeView{Type: c.Type, URL: s.urls.challenge(c.ID), Status: c.Status, Token: c.Token,
 		Validated: timeString(c.Validated), Error: c.Error}
+	if c.Type == acme.ChallengeDNSPersist01 {
+		v.IssuerDomainNames = s.cfg.Persist.IssuerDomainNames
+	}
+	return v
 }

@@ -32,6 +32,9 @@ type Config struct {
 	Website        string
 	TermsOfService string
 	CAAIdentities  []string
+	// Persist is what the directory and dns-persist-01 challenges say of
+	// dns-persist-01; zero when it is not offered.
+	Persist PersistMeta
 	// OrdersPerPage is the page size of an account's orders list.
 	OrdersPerPage int
 	// RootPEM is served at /root.pem; the CA certificates for distribution.

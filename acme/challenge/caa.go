@@ -32,10 +32,9 @@ type CAAConfig struct {
 	Enabled bool
 	// Identities are the issuer domain names by which issue and issuewild
 	// properties name this CA (compared case-insensitively).
+	// (The accounturi parameter is compared with the account URL,
+	// Config.AccountURIPrefix + ID: RFC 8657 §3.)
 	Identities []string
-	// AccountURIPrefix followed by an account ID is that account's URL,
-	// which an accounturi parameter must equal (RFC 8657 §3).
-	AccountURIPrefix string
 }
 
 // validate reports the problems of c.
@@ -142,7 +141,7 @@ func (v *Validator) checkCAA(ctx context.Context, req acme.CAARequest) *acme.Pro
 	}
 	accountURL := ""
 	if req.AccountID != "" {
-		accountURL = v.cfg.CAA.AccountURIPrefix + string(req.AccountID)
+		accountURL = v.accountURL(req.AccountID)
 	}
 	why := caaForbids(recs, wildcard, v.cfg.CAA.Identities, accountURL, string(req.Method))
 	if why == "" {
@@ -392,10 +391,22 @@ func parseIssueValue(v string) (domain string, params map[string]string, ok bool
 	if domain != "" && !isDNSName(domain) {
 		return "", nil, false
 	}
-	params = map[string]string{}
 	if !hasParams {
-		return domain, params, true
+		return domain, map[string]string{}, true
 	}
+	params, err := parseIssueParams(rest)
+	if err != nil {
+		return "", nil, false
+	}
+	return domain, params, true
+}
+
+// parseIssueParams reads the parameters of an issue-value, what follows
+// its first ";" (RFC 8659 §4.2): tag=value pairs separated by ";", tags
+// in lower case in the map, none twice.
+func parseIssueParams(rest string) (map[string]string, error) {
+	const wsp = " \t"
+	params := map[string]string{}
 	for _, p := range strings.Split(rest, ";") {
 		p = strings.Trim(p, wsp)
 		if p == "" {
@@ -404,14 +415,14 @@ func parseIssueValue(v string) (domain string, params map[string]string, ok bool
 		tag, val, found := strings.Cut(p, "=")
 		tag, val = strings.ToLower(strings.Trim(tag, wsp)), strings.Trim(val, wsp)
 		if !found || !validParamTag(tag) || !validParamValue(val) {
-			return "", nil, false
+			return nil, fmt.Errorf("parameter %s is not tag=value (RFC 8659 §4.2)", excerpt([]byte(p)))
 		}
 		if _, dup := params[tag]; dup {
-			return "", nil, false
+			return nil, fmt.Errorf("parameter %s appears twice", tag)
 		}
 		params[tag] = val
 	}
-	return domain, params, true
+	return params, nil
 }
 
 // validParamTag: (ALPHA / DIGIT) *( *("-") (ALPHA / DIGIT) ).

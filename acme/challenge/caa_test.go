@@ -20,7 +20,7 @@ const testAccountPrefix = "https://ca.test/acme/account/"
 func caaValidator(t *testing.T, dns *dnstest.Server) *Validator {
 	t.Helper()
 	return newValidator(t, dns, Config{CAA: CAAConfig{Enabled: true,
-		Identities: []string{"weir.internal", "Alt.Weir.Internal"}, AccountURIPrefix: testAccountPrefix}})
+		Identities: []string{"weir.internal", "Alt.Weir.Internal"}}, AccountURIPrefix: testAccountPrefix})
 }
 
 func issue(v string) dnstest.CAA     { return dnstest.CAA{Tag: "issue", Value: v} }
@@ -45,6 +45,8 @@ func TestCheckCAA(t *testing.T) {
 		"methods.caa.test":      {issue("weir.internal; validationmethods=dns-01,http-01")},
 		"methodsonly.caa.test":  {issue("weir.internal; validationmethods=tls-alpn-01")},
 		"both.caa.test":         {issue("weir.internal; accounturi=" + testAccountPrefix + "42; validationmethods=dns-01")},
+		"drafts.caa.test":       {issue("weir.internal; validationmethods=dns-persist-01,dns-account-01")},
+		"persist.caa.test":      {issue("weir.internal; validationmethods=dns-persist-01")},
 		"critical.caa.test":     {issue("weir.internal"), {Critical: true, Tag: "tbs", Value: "x"}},
 		"noncritical.caa.test":  {issue("weir.internal"), {Tag: "tbs", Value: "x"}},
 		"critknown.caa.test":    {issue("weir.internal"), {Critical: true, Tag: "iodef", Value: "mailto:x@caa.test"}},
@@ -88,6 +90,10 @@ func TestCheckCAA(t *testing.T) {
 		{name: "validationmethods lists the method", ident: "methods.caa.test", method: acme.ChallengeDNS01},
 		{name: "validationmethods lists the other methods", ident: "methods.caa.test", method: acme.ChallengeTLSALPN01, detail: "allows validation methods dns-01,http-01, not tls-alpn-01"},
 		{name: "validationmethods of one method", ident: "methodsonly.caa.test", method: acme.ChallengeHTTP01, detail: "RFC 8657 §4"},
+		{name: "validationmethods names dns-persist-01", ident: "drafts.caa.test", method: acme.ChallengeDNSPersist01},
+		{name: "validationmethods names dns-account-01", ident: "drafts.caa.test", method: acme.ChallengeDNSAccount01},
+		{name: "validationmethods without dns-account-01", ident: "persist.caa.test", method: acme.ChallengeDNSAccount01, detail: "allows validation methods dns-persist-01, not dns-account-01"},
+		{name: "validationmethods dns-persist-01 does not allow dns-01", ident: "persist.caa.test", method: acme.ChallengeDNS01, detail: "not dns-01"},
 		{name: "accounturi and validationmethods both match", ident: "both.caa.test", account: "42", method: acme.ChallengeDNS01},
 		{name: "accounturi matches, validationmethods does not", ident: "both.caa.test", account: "42", method: acme.ChallengeHTTP01, detail: "not http-01"},
 		{name: "an unknown critical property", ident: "critical.caa.test", detail: `the critical property "tbs"`},

@@ -1,6 +1,8 @@
 // Package challenge checks ACME challenges against the world: http-01 and
 // dns-01 (RFC 8555 §8.3, §8.4) and tls-alpn-01 (RFC 8737), for dns and ip
-// identifiers (RFC 8738). Its Validator implements acme.Validator.
+// identifiers (RFC 8738), and for dns identifiers the drafts dns-account-01
+// (dnsaccount01.go) and dns-persist-01 (dnspersist01.go). Its Validator
+// implements acme.Validator and acme.BoundedValidator.
 //
 // Name resolution. Every DNS lookup (A, AAAA and TXT) goes to the one server
 // named by Config.Resolver (or the system's servers when it is empty),
@@ -81,8 +83,19 @@ type Config struct {
 	// MaxBodyBytes bounds the http-01 response body (0 means 8 KiB).
 	MaxBodyBytes int64
 	// Enabled lists the challenge types this validator accepts; a nil map
-	// enables all three.
+	// enables http-01, dns-01 and tls-alpn-01.
 	Enabled map[acme.ChallengeType]bool
+	// AccountURIPrefix is the URL of accounts without the account ID:
+	// the account URL is AccountURIPrefix + ID (RFC 8555 §7.3), which
+	// CAA accounturi (RFC 8657 §3), dns-account-01's label and
+	// dns-persist-01's accounturi (the URL, or its hashed URI) name; its
+	// scheme and host tell another server's account URLs. Required for
+	// the two drafts.
+	AccountURIPrefix string
+	// Persist configures dns-persist-01 (dnspersist01.go).
+	Persist PersistConfig
+	// Now is the clock of persistUntil (nil: time.Now).
+	Now func() time.Time
 	// DialContext, if set, dials every validation connection (not the
 	// connections to the DNS server). For tests and lab setups.
 	DialContext DialFunc
@@ -99,11 +112,7 @@ type Config struct {
 
 // knownType reports whether t is a challenge type this package implements.
 func knownType(t acme.ChallengeType) bool {
-	switch t {
-	case acme.ChallengeHTTP01, acme.ChallengeDNS01, acme.ChallengeTLSALPN01:
-		return true
-	}
-	return false
+	return slices.Contains(acme.AllChallengeTypes(), t)
 }
 
 // Validate reports every problem with the configuration, joined with
@@ -145,6 +154,7 @@ func (c Config) Validate() error {
 		}
 	}
 	errs = append(errs, c.CAA.validate()...)
+	errs = append(errs, c.validateDrafts()...)
 	errs = append(errs, c.Egress.Validate())
 	return errors.Join(errs...)
 }
@@ -188,7 +198,11 @@ func (c Config) withDefaults() Config {
 		}
 		c.Enabled = m
 	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
 	c.CAA.Identities = slices.Clone(c.CAA.Identities)
+	c.Persist.IssuerDomainNames = slices.Clone(c.Persist.IssuerDomainNames)
 	return c
 }
 
@@ -248,17 +262,28 @@ func (v *Validator) SetDialContext(f func(ctx context.Context, network, addr str
 }
 
 // enabled reports whether challenge type t is enabled.
-func (v *Validator) enabled(t acme.ChallengeType) bool {
-	return knownType(t) && (v.cfg.Enabled == nil || v.cfg.Enabled[t])
+func (c Config) enabled(t acme.ChallengeType) bool {
+	if c.Enabled == nil {
+		return t == acme.ChallengeHTTP01 || t == acme.ChallengeDNS01 || t == acme.ChallengeTLSALPN01
+	}
+	return knownType(t) && c.Enabled[t]
 }
 
 // Validate checks one challenge within Config.Timeout and returns nil when
 // it is satisfied, else a problem saying precisely what was seen, with
 // Identifier set to req.Identifier. It implements acme.Validator.
 func (v *Validator) Validate(ctx context.Context, req acme.ValidationRequest) *acme.Problem {
-	p := v.validate(ctx, req)
+	_, p := v.ValidateUntil(ctx, req)
+	return p
+}
+
+// ValidateUntil is Validate that also returns, on success, the time after
+// which the validation must not be relied on: a dns-persist-01 record's
+// persistUntil, else zero. It implements acme.BoundedValidator.
+func (v *Validator) ValidateUntil(ctx context.Context, req acme.ValidationRequest) (time.Time, *acme.Problem) {
+	until, p := v.validate(ctx, req)
 	if p == nil {
-		return nil
+		return until, nil
 	}
 	if errors.Is(ctx.Err(), context.Canceled) {
 		// The caller gave up (for example at shutdown): not the
@@ -267,36 +292,40 @@ func (v *Validator) Validate(ctx context.Context, req acme.ValidationRequest) *a
 	}
 	ident := req.Identifier
 	p.Identifier = &ident
-	return p
+	return time.Time{}, p
 }
 
 // validate checks req and dispatches on its type.
-func (v *Validator) validate(ctx context.Context, req acme.ValidationRequest) *acme.Problem {
+func (v *Validator) validate(ctx context.Context, req acme.ValidationRequest) (time.Time, *acme.Problem) {
 	if !knownType(req.Type) {
-		return acme.Malformed("unsupported challenge type %q", req.Type)
+		return time.Time{}, acme.Malformed("unsupported challenge type %q", req.Type)
 	}
-	if !v.enabled(req.Type) {
-		return acme.Malformed("challenge type %q is not enabled on this server", req.Type)
+	if !v.cfg.enabled(req.Type) {
+		return time.Time{}, acme.Malformed("challenge type %q is not enabled on this server", req.Type)
 	}
 	if !validToken(req.Token) {
-		return acme.Malformed("invalid challenge token %q: must be 1..%d base64url characters (RFC 8555 §8.1)", excerpt([]byte(req.Token)), maxTokenLen)
+		return time.Time{}, acme.Malformed("invalid challenge token %q: must be 1..%d base64url characters (RFC 8555 §8.1)", excerpt([]byte(req.Token)), maxTokenLen)
 	}
 	if req.KeyAuthorization == "" {
-		return acme.Internal(errors.New("challenge: empty key authorization"))
+		return time.Time{}, acme.Internal(errors.New("challenge: empty key authorization"))
 	}
 	t, p := parseIdentifier(req.Identifier)
 	if p != nil {
-		return p
+		return time.Time{}, p
 	}
 	ctx, cancel := context.WithTimeout(ctx, v.cfg.Timeout)
 	defer cancel()
 	switch req.Type {
 	case acme.ChallengeHTTP01:
-		return v.validateHTTP01(ctx, t, req)
+		return time.Time{}, v.validateHTTP01(ctx, t, req)
 	case acme.ChallengeDNS01:
-		return v.validateDNS01(ctx, t, req)
+		return time.Time{}, v.validateDNS01(ctx, t, req)
+	case acme.ChallengeDNSAccount01:
+		return time.Time{}, v.validateDNSAccount01(ctx, t, req)
+	case acme.ChallengeDNSPersist01:
+		return v.validateDNSPersist01(ctx, t, req)
 	default:
-		return v.validateTLSALPN01(ctx, t, req)
+		return time.Time{}, v.validateTLSALPN01(ctx, t, req)
 	}
 }
 

@@ -73,7 +73,7 @@ func TestNewDefaults(t *testing.T) {
 		t.Errorf("defaults: got %+v, want %+v", got, want)
 	}
 	enabled[acme.ChallengeDNS01] = true // must not affect v
-	if v.enabled(acme.ChallengeDNS01) {
+	if v.cfg.enabled(acme.ChallengeDNS01) {
 		t.Errorf("enabled(dns-01) after mutating the caller's map: got true, want false")
 	}
 }

@@ -25,7 +25,12 @@ func (v *Validator) validateDNS01(ctx context.Context, t target, req acme.Valida
 		// RFC 8738 §7: dns-01 MUST NOT be used to validate IP identifiers.
 		return acme.Malformed("dns-01 cannot validate an IP address identifier (RFC 8738 §7)")
 	}
-	name := "_acme-challenge." + t.name
+	return v.checkDigestTXT(ctx, "_acme-challenge."+t.name, req.KeyAuthorization)
+}
+
+// checkDigestTXT succeeds if a TXT record at name (not rooted) is the
+// digest of keyAuth, and otherwise says what it found there.
+func (v *Validator) checkDigestTXT(ctx context.Context, name, keyAuth string) *acme.Problem {
 	txts, err := v.resolver.LookupTXT(ctx, name+".") // rooted: no search domains
 	if err != nil && !isNotFound(err) {
 		return dnsProblem("TXT", name, err)
@@ -33,15 +38,19 @@ func (v *Validator) validateDNS01(ctx context.Context, t target, req acme.Valida
 	if len(txts) == 0 {
 		return acme.Unauthorized("No TXT record found at %s", name)
 	}
-	want := KeyAuthorizationDigest(req.KeyAuthorization)
+	want := KeyAuthorizationDigest(keyAuth)
 	for _, txt := range txts {
 		if txt == want {
 			return nil
 		}
 	}
-	more := ""
-	if len(txts) > 1 {
-		more = " (and " + strconv.Itoa(len(txts)-1) + " more)"
+	return acme.Unauthorized("Incorrect TXT record %s%s found at %s", excerpt([]byte(txts[0])), andMore(len(txts)), name)
+}
+
+// andMore is " (and N more)" for n records seen, or "" for one.
+func andMore(n int) string {
+	if n <= 1 {
+		return ""
 	}
-	return acme.Unauthorized("Incorrect TXT record %s%s found at %s", excerpt([]byte(txts[0])), more, name)
+	return " (and " + strconv.Itoa(n-1) + " more)"
 }
