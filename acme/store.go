@@ -176,5 +176,27 @@ type NonceStore interface {
 type Revocation struct {
 	Serial    string // hex, as Certificate.Serial
 	RevokedAt time.Time
-	Reason    int // RFC 5280 reason code
+	Reason    int    // RFC 5280 reason code
+	Issuer    string // the ID of the issuer whose CRL lists it
+}
+
+// DefaultIssuer is the ID of the issuer of ca.intermediate, the one
+// issuer of a configuration without ca.issuers, and the issuer of every
+// certificate stored before certificates named theirs.
+const DefaultIssuer = "default"
+
+// CRLNumberer is implemented by a Store that keeps the numbers of the
+// CRLs, so that they grow across the replicas sharing it: each CRL of an
+// issuer (and shard) gets a number greater than every number given out
+// before for that issuer and shard, by any replica. storage/sqlite and
+// storage/postgres implement it; without it a replica numbers its CRLs by
+// its clock.
+type CRLNumberer interface {
+	// NextCRLNumber sets, in one atomic step, the CRL number of issuer's
+	// shard to the greater of floor and one more than the last, and
+	// returns it. The Service passes its clock in nanoseconds as floor,
+	// so that numbers keep growing from those of a weir that numbered
+	// CRLs by the clock, and in a store that starts anew (weir
+	// migrate-storage does not copy them).
+	NextCRLNumber(ctx context.Context, issuer string, shard int, floor int64) (int64, error)
 }

@@ -140,6 +140,9 @@ type Certificate struct {
 	// RenewNow marks a certificate in an incident: its window was moved
 	// into the past and its replacement is exempt from account limits.
 	RenewNow bool
+	// Issuer is the ID of the issuer that signed it (ca.issuers); ""
+	// is stored as DefaultIssuer.
+	Issuer string
 }
 
 // Revoked reports whether the certificate has been revoked.

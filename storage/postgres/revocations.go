@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 var _ acme.RevocationCounter = (*Store)(nil)
@@ -17,6 +18,19 @@ func (s *Store) RevokedCount(ctx context.Context) (int64, error) {
 	var n int64
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM certificates WHERE revoked_at IS NOT NULL`).Scan(&n); err != nil {
 		return 0, drv.Errorf("count revoked certificates: %w", err)
+	}
+	return n, nil
+}
+
+var _ acme.CRLNumberer = (*Store)(nil)
+
+// NextCRLNumber implements acme.CRLNumberer in one statement (an upsert
+// of the issuer's row, which the row lock serialises across replicas).
+func (s *Store) NextCRLNumber(ctx context.Context, issuer string, shard int, floor int64) (int64, error) {
+	var n int64
+	floor = max(floor, 1)
+	if err := s.pool.QueryRow(ctx, sqlrow.NextCRLNumberSQL, issuer, shard, floor).Scan(&n); err != nil {
+		return 0, drv.Errorf("next CRL number of issuer %q shard %d: %w", issuer, shard, err)
 	}
 	return n, nil
 }

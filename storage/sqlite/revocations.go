@@ -27,3 +27,18 @@ func (s *Store) RevokedCount(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+var _ acme.CRLNumberer = (*Store)(nil)
+
+// NextCRLNumber implements acme.CRLNumberer: one upsert by the writer.
+func (s *Store) NextCRLNumber(ctx context.Context, issuer string, shard int, floor int64) (int64, error) {
+	var n int64
+	floor = max(floor, 1)
+	err := s.write(ctx, func(w *writeTx) error {
+		return w.queryRow(wNextCRLNumber, issuer, shard, floor).Scan(&n)
+	})
+	if err != nil {
+		return 0, drv.Errorf("next CRL number of issuer %q shard %d: %w", issuer, shard, err)
+	}
+	return n, nil
+}

@@ -169,6 +169,7 @@ type Certificate struct {
 	RenewalStart int64
 	RenewalEnd   int64
 	RenewNow     bool
+	Issuer       string // the ID of its issuer (acme.DefaultIssuer for rows before it was kept)
 }
 
 // Compare returns an error naming every table whose count in got differs
