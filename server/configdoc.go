@@ -165,6 +165,31 @@ ca:
         key-label: ""
         key-id: ""
         pin: { file: "", env: "", credential: "" }
+    # The CRL distribution point and AIA caIssuers URLs put in the
+    # certificates it signs. Empty: weir's own, server.external-url +
+    # /ca/crl.der and /ca/intermediate.der (http:// is fine for both: a
+    # CRL and a certificate are signed).
+    crl-url: ""
+    issuer-url: ""
+    # Tell the holders of its unexpired certificates, through ARI, to
+    # renew now (a window in the past, as in an incident; their renewals
+    # are exempt from account limits): after a rotation retired it.
+    # Reloads live.
+    renew-early: false
+  # More intermediates (issuers), for a rotation: each an id (lowercase
+  # letters, digits, hyphens; ca.intermediate is "default") and the keys
+  # of ca.intermediate above. Empty cert-file: the data directory's
+  # ca/issuers/ID/intermediate.pem and its key, as weir ca add-issuer
+  # writes them. Each issuer signs the CRL of its own certificates, served
+  # at server.external-url + /crl/ID (and its certificate at /ca/issuer/ID)
+  # unless crl-url (issuer-url) says otherwise, for as long as it is
+  # listed: keep a retired one until its last certificate has expired.
+  # Changing the issuers needs a restart (docs/operations.md, "Rotating
+  # the intermediate").
+  issuers: []
+  # The issuer of new certificates: "default" (ca.intermediate) or the id
+  # of one of ca.issuers. Needs a restart.
+  active-issuer: {{ca.active-issuer}}
   root-file: ""
   # The default lifetime of issued certificates: the lifetime of every
   # profile below that leaves certificate-lifetime out (tls-server, the
@@ -176,11 +201,14 @@ ca:
   allow-ed25519: false
   # How often the CRL is re-signed when nothing is revoked.
   crl-interval: 1h
-  # How late a revocation may reach the CRL: every crl-delay, weir makes
-  # one new CRL for all the revocations stored since the last, by any
-  # replica, in the background, so a burst of revocations costs one CRL
-  # and a revocation never waits for a signature. 0 makes the CRL when it
-  # is read after a revocation (the read waits for the signature).
+  # How late a revocation may reach the CRLs: weir checks for revocations
+  # (by any replica) ten times per crl-delay (at most every second) and
+  # makes new CRLs, in the background, once waiting longer could put the
+  # first revocation it saw on them later than crl-delay after it was
+  # stored, counting the time the last CRLs took; so a burst of
+  # revocations costs about one CRL per crl-delay and a revocation never
+  # waits for a signature. 0 makes the CRLs when read after a revocation
+  # (the read waits for the signature).
   crl-delay: 5s
   policy:
     # When not empty, only these domains and their subdomains are issued.

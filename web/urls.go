@@ -21,6 +21,8 @@ const (
 	pathCert         = "/acme/cert/"
 	pathIntermediate = "/ca/intermediate.der"
 	pathCRL          = "/ca/crl.der"
+	pathIssuerCRL    = "/crl/"       // + issuer ID: each issuer's CRL
+	pathIssuerCert   = "/ca/issuer/" // + issuer ID: each issuer's intermediate (DER)
 	pathRenewalInfo  = "/acme/renewal-info"
 )
 
@@ -48,6 +50,14 @@ func IntermediateURL(base string) string { return urls{base: base}.intermediate(
 
 // CRLURL is the CRL distribution point for a server at base.
 func CRLURL(base string) string { return urls{base: base}.crl() }
+
+// IssuerCRLURL is the default CRL distribution point of issuer id's
+// certificates for a server at base.
+func IssuerCRLURL(base, id string) string { return base + pathIssuerCRL + id }
+
+// IssuerCertURL is the default AIA caIssuers URL of issuer id's
+// certificates for a server at base.
+func IssuerCertURL(base, id string) string { return base + pathIssuerCert + id }
 
 // AccountURL is the URL of account id for a server at base: the kid of
 // its requests, and what a CAA accounturi parameter names (RFC 8657 §3).

@@ -149,8 +149,12 @@ func (s *Server) Handler() http.Handler {
 	// RFC 9773 §4.2: renewalInfo is fetched with a plain GET.
 	r.Get(pathRenewalInfo+"/{id}", s.wrap("renewal-info", s.renewalInfo))
 	r.Get("/root.pem", s.static("root-pem", "application/x-pem-file", func(*http.Request) []byte { return s.cfg.RootPEM }))
-	r.Get(pathIntermediate, s.static("intermediate", "application/pkix-cert", func(*http.Request) []byte { return s.svc.CA().Hierarchy().Intermediate.Raw }))
+	r.Get(pathIntermediate, s.static("intermediate", "application/pkix-cert", func(*http.Request) []byte { return s.svc.IssuerCertificate("") }))
 	r.Get(pathCRL, s.static("crl", "application/pkix-crl", s.currentCRL))
+	r.Get(pathIssuerCRL+"{issuer}", s.ofIssuer(s.static("crl", "application/pkix-crl", s.issuerCRL)))
+	r.Get(pathIssuerCert+"{issuer}", s.ofIssuer(s.static("intermediate", "application/pkix-cert", func(r *http.Request) []byte {
+		return s.svc.IssuerCertificate(chi.URLParam(r, "issuer"))
+	})))
 	if h := s.cfg.Health; h != nil {
 		for _, p := range []string{PathHealthz, PathReadyz} {
 			r.Get(p, h.ServeHTTP)
@@ -280,6 +284,27 @@ func (s *Server) currentCRL(r *http.Request) []byte {
 		return nil
 	}
 	return der
+}
+
+// issuerCRL is the CRL of the issuer the URL names, as currentCRL.
+func (s *Server) issuerCRL(r *http.Request) []byte {
+	der, _, err := s.svc.IssuerCRL(r.Context(), chi.URLParam(r, "issuer"))
+	if err != nil {
+		s.log.Error("serving the CRL", "issuer", chi.URLParam(r, "issuer"), "err", err)
+		return nil
+	}
+	return der
+}
+
+// ofIssuer answers 404 for a URL that names no issuer, and h otherwise.
+func (s *Server) ofIssuer(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.svc.IssuerCertificate(chi.URLParam(r, "issuer")) == nil {
+			http.NotFound(w, r)
+			return
+		}
+		h(w, r)
+	}
 }
 
 // static serves a public CA artefact; it is reported to the observer as
