@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"time"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
@@ -190,4 +191,30 @@ func (c *CAConfig) takeRenewEarly(cur CAConfig) {
 			}
 		}
 	}
+}
+
+// AddIssuer imports the intermediate in certFile (signed by the data
+// directory's root, as weir ca sign-intermediate makes it) as the issuer
+// id: the data directory's ca/issuers/ID files, which an entry of
+// ca.issuers with that id and no cert-file uses. Its key is keyFile, a
+// plaintext key unless ca.issuers already has the entry, whose signer
+// then says (none for pkcs11). Files it replaces are kept beside, renamed
+// with the time. weir serve signs with it from its next start once the
+// entry is in ca.issuers, and issues with it once ca.active-issuer names
+// it.
+func AddIssuer(cfg Config, id, certFile, keyFile string, now time.Time) ([]string, error) {
+	if !acme.IssuerIDPattern.MatchString(id) || id == acme.DefaultIssuer {
+		return nil, fmt.Errorf("the issuer's id %q must be lowercase letters, digits and hyphens (up to 32), and not %q", id, acme.DefaultIssuer)
+	}
+	key, sc := "ca.issuers (no entry for "+id+" yet)", ca.SignerConfig{Type: ca.SignerFile}
+	for i, is := range cfg.CA.Issuers {
+		if is.ID != id {
+			continue
+		}
+		if is.CertFile != "" {
+			return nil, fmt.Errorf("ca.issuers[%d].cert-file is set (%s): weir signs with that file, so replace it there instead", i, is.CertFile)
+		}
+		key, sc = fmt.Sprintf("ca.issuers[%d]", i), is.Signer
+	}
+	return installIntermediate(cfg, key, sc, issuerCertFile(id), issuerKeyFile(id), certFile, keyFile, now)
 }

@@ -21,7 +21,7 @@ var (
 		"certs":     {"list", "show", "revoke", "renew-now"},
 		"eab":       {"create", "list", "revoke"},
 		"tenant":    {"create", "list", "show", "update", "delete"},
-		"ca":        {"take-root-offline", "new-intermediate-key", "sign-intermediate", "import"},
+		"ca":        {"take-root-offline", "new-intermediate-key", "sign-intermediate", "import", "add-issuer"},
 		"audit":     {"verify"},
 	}
 )
