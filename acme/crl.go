@@ -182,7 +182,11 @@ func (s *Service) regenerateCRL(ctx context.Context) error {
 	if mark == "" {
 		mark = revokedDigest(revoked)
 	}
+	issuers := s.issuerList()
 	byIssuer := map[string][]ca.RevokedEntry{}
+	if len(issuers) == 1 {
+		byIssuer[issuers[0].ID] = make([]ca.RevokedEntry, 0, len(revoked))
+	}
 	for _, r := range revoked {
 		n, ok := new(big.Int).SetString(r.Serial, 16)
 		if !ok {
@@ -195,7 +199,7 @@ func (s *Service) regenerateCRL(ctx context.Context) error {
 		byIssuer[id] = append(byIssuer[id], ca.RevokedEntry{Serial: n, RevokedAt: r.RevokedAt, Reason: r.Reason})
 	}
 	g := &crlGeneration{at: now, mark: mark, der: map[string][]byte{}}
-	for _, is := range s.issuerList() {
+	for _, is := range issuers {
 		number, err := s.nextCRLNumber(ctx, is.ID, now)
 		if err != nil {
 			return err
