@@ -9,16 +9,20 @@ import (
 	"github.com/weir-pki/weir/acme"
 )
 
-// testRevokedByIssuer checks that a certificate keeps the issuer it was
-// stored with (DefaultIssuer when it named none), and that ListRevoked
-// says whose CRL lists each revocation.
+// testRevokedByIssuer checks that a certificate keeps the issuer and CRL
+// shard it was stored with (DefaultIssuer when it named none), that
+// ListRevoked says whose CRL lists each revocation, and
+// acme.ScopedRevocations: the counts and lists of each CRL's scope.
 func testRevokedByIssuer(t *testing.T, f *fixture) {
 	acct := f.account(t)
 	want := map[string]string{}
-	for _, issuer := range []string{"", acme.DefaultIssuer, "r2", "r2"} {
+	shards := map[string]int{}
+	for i, issuer := range []string{"", acme.DefaultIssuer, "r2", "r2", "r2"} {
 		o := f.processingOrder(t, acct.ID, "issuer.example.com")
 		c := f.cert(o, fmt.Sprintf("%040x", f.n), at(90*24*time.Hour))
 		c.Issuer = issuer
+		c.CRLShard = i / 3 * (i - 2) // 0, 0, 0, 1, 2
+		shards[c.Serial] = c.CRLShard
 		if err := f.s.FinalizeOrder(f.ctx, c); err != nil {
 			t.Fatalf("FinalizeOrder(issuer %q): %v", issuer, err)
 		}
@@ -43,8 +47,40 @@ func testRevokedByIssuer(t *testing.T, f *fixture) {
 		t.Errorf("ListRevoked: %d revocations, want %d", len(revoked), len(want))
 	}
 	for _, r := range revoked {
-		if r.Issuer != want[r.Serial] {
-			t.Errorf("ListRevoked: %s has issuer %q, want %q", r.Serial, r.Issuer, want[r.Serial])
+		if r.Issuer != want[r.Serial] || r.Shard != shards[r.Serial] {
+			t.Errorf("ListRevoked: %s has issuer %q shard %d, want %q %d", r.Serial, r.Issuer, r.Shard, want[r.Serial], shards[r.Serial])
+		}
+	}
+	sr, ok := f.s.(acme.ScopedRevocations)
+	if !ok {
+		t.Fatalf("%T does not implement acme.ScopedRevocations: every CRL would be remade on each revocation", f.s)
+	}
+	counts, err := sr.RevokedCounts(f.ctx)
+	if err != nil {
+		t.Fatalf("RevokedCounts: %v", err)
+	}
+	wantCounts := map[acme.CRLScope]int64{{Issuer: acme.DefaultIssuer}: 2, {Issuer: "r2"}: 1, {Issuer: "r2", Shard: 1}: 1, {Issuer: "r2", Shard: 2}: 1}
+	if len(counts) != len(wantCounts) {
+		t.Errorf("RevokedCounts = %v, want %v", counts, wantCounts)
+	}
+	for sc, n := range wantCounts {
+		if counts[sc] != n {
+			t.Errorf("RevokedCounts[%v] = %d, want %d", sc, counts[sc], n)
+		}
+		list, err := sr.ListRevokedScope(f.ctx, sc, at(time.Hour))
+		if err != nil {
+			t.Fatalf("ListRevokedScope(%v): %v", sc, err)
+		}
+		if int64(len(list)) != n {
+			t.Errorf("ListRevokedScope(%v): %d revocations, want %d", sc, len(list), n)
+		}
+		for _, r := range list {
+			if r.Issuer != sc.Issuer || r.Shard != sc.Shard {
+				t.Errorf("ListRevokedScope(%v) lists %s of issuer %q shard %d", sc, r.Serial, r.Issuer, r.Shard)
+			}
+		}
+		if later, err := sr.ListRevokedScope(f.ctx, sc, at(365*24*time.Hour)); err != nil || len(later) != 0 {
+			t.Errorf("ListRevokedScope(%v) after they expired: %d revocations (%v), want none", sc, len(later), err)
 		}
 	}
 }

@@ -383,6 +383,7 @@ func checkCert(t *testing.T, what string, got, want *acme.Certificate) {
 		wantIssuer = acme.DefaultIssuer
 	}
 	add(&d, "Issuer", got.Issuer, wantIssuer)
+	add(&d, "CRLShard", got.CRLShard, want.CRLShard)
 	d.addTime("RenewalStart", got.RenewalStart, want.RenewalStart)
 	d.addTime("RenewalEnd", got.RenewalEnd, want.RenewalEnd)
 	d.report(t, what)
