@@ -3,10 +3,10 @@ package ca
 import (
 	"crypto/rand"
 	"crypto/x509"
-	"errors"
-	"fmt"
 	"crypto/x509/pkix"
 	"encoding/asn1"
+	"errors"
+	"fmt"
 	"math/big"
 	"time"
 )
