@@ -28,38 +28,83 @@ type RevocationCounter interface {
 	RevokedCount(ctx context.Context) (int64, error)
 }
 
-// crlCache holds this replica's current CRLs, one per issuer.
+// crlCache holds this replica's current CRLs, one per scope (issuer and
+// shard).
 type crlCache struct {
 	mu sync.Mutex // serialises regeneration
 	// served is the CRLs readers get, swapped whole by a regeneration, so
 	// that with the updater running no reader waits for a signature.
 	served atomic.Pointer[crlGeneration]
-	// numbers are the numbers of the last CRLs made, by issuer, when the
+	// numbers are the numbers of the last CRLs made, by scope, when the
 	// store keeps none (CRLNumberer); under mu.
-	numbers map[string]*big.Int
+	numbers map[CRLScope]*big.Int
 	// updating is set while the updater (crlupdate.go) runs.
 	updating atomic.Bool
-	// regenerations counts the regenerations (weir_crl_regenerations_total);
-	// each signs one CRL per issuer.
+	// regenerations counts the regenerations (weir_crl_regenerations_total),
+	// each of which signs the CRLs of one or more scopes; signed counts
+	// the CRLs signed, by scope (weir_crl_generations_total).
 	regenerations atomic.Int64
+	signed        sync.Map // CRLScope -> *atomic.Int64
 	// lastDuration is how long the last regeneration took, in
 	// nanoseconds: the updater starts the next that much early.
 	lastDuration atomic.Int64
 }
 
-// crlGeneration is the CRLs of every issuer made from one list of the
-// revoked certificates.
+// crlGeneration is the CRLs of every scope as one regeneration left them.
 type crlGeneration struct {
+	// at is when the oldest of the CRLs was made (every one is remade
+	// once it is CRLInterval old).
 	at time.Time
 	// mark is the store's revocation mark (revocationMark) read just
 	// before the revocations that the CRLs list.
 	mark string
-	der  map[string][]byte // by issuer ID
+	der  map[CRLScope][]byte
+	made map[CRLScope]time.Time
+	// counts are the store's revocation counts of each scope
+	// (ScopedRevocations) read before the CRLs listed them; nil without.
+	counts map[CRLScope]int64
 }
 
-// CRLRegenerations is the number of times this Service has made its
-// CRLs (each time one per issuer).
+// crlScope is one CRL to make: its scope, the CA that signs it, and the
+// URL its issuingDistributionPoint names ("" for none).
+type crlScope struct {
+	CRLScope
+	ca  *ca.CA
+	idp string
+}
+
+// crlScopes are the CRLs this Service makes: for each issuer, shard 0
+// (its CRL URL, where the certificates issued without shards are), and
+// with ca.Config.CRLShardURLs, shards 1 to N, each a partition of the
+// issuer's CRLs named by its issuingDistributionPoint.
+func (s *Service) crlScopes() []crlScope {
+	var out []crlScope
+	for _, is := range s.issuerList() {
+		cfg := is.CA.Config()
+		base := crlScope{CRLScope: CRLScope{Issuer: is.ID}, ca: is.CA}
+		if len(cfg.CRLShardURLs) > 0 {
+			base.idp = cfg.CRLURL
+		}
+		out = append(out, base)
+		for k, u := range cfg.CRLShardURLs {
+			out = append(out, crlScope{CRLScope: CRLScope{Issuer: is.ID, Shard: k + 1}, ca: is.CA, idp: u})
+		}
+	}
+	return out
+}
+
+// CRLRegenerations is the number of times this Service has made new CRLs.
 func (s *Service) CRLRegenerations() int64 { return s.crl.regenerations.Load() }
+
+// CRLsSigned is the number of CRLs this Service has signed, by scope.
+func (s *Service) CRLsSigned() map[CRLScope]int64 {
+	out := map[CRLScope]int64{}
+	s.crl.signed.Range(func(k, v any) bool {
+		out[k.(CRLScope)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}
 
 // crlDefaultIssuer is the issuer whose CRL CurrentCRL serves (the URL
 // that certificates of a single-issuer weir name): DefaultIssuer when it
@@ -77,22 +122,30 @@ func (s *Service) CurrentCRL(ctx context.Context) ([]byte, time.Time, error) {
 	return s.IssuerCRL(ctx, s.crlDefaultIssuer())
 }
 
-// IssuerCRL returns this replica's CRL of the certificates issuer signed,
-// signed by issuer; an unknown issuer is a 404 Problem. While the updater
-// runs (CRLDelay > 0, crlupdate.go) it is the last one made, which lists
-// every revocation stored more than CRLDelay ago, and no reader waits for
-// a signature; before the first one is made, and with CRLDelay 0, it lists
+// IssuerCRL is ShardCRL of shard 0: the issuer's CRL, at its CRL URL.
+func (s *Service) IssuerCRL(ctx context.Context, issuer string) ([]byte, time.Time, error) {
+	return s.ShardCRL(ctx, issuer, 0)
+}
+
+// ShardCRL returns this replica's CRL of the certificates issuer signed
+// in shard (0: those issued without shards), signed by issuer; an
+// unknown issuer or shard is a 404 Problem. While the updater runs
+// (CRLDelay > 0, crlupdate.go) it is the last one made, which lists every
+// revocation stored more than CRLDelay ago, and no reader waits for a
+// signature; before the first one is made, and with CRLDelay 0, it lists
 // every certificate whose revocation was stored before the call, by this
 // replica or any other, making new CRLs when the store has seen a
 // revocation since this replica's were made, when they are older than
 // CRLInterval, or when there are none. It fails when the store cannot be
 // asked: a CRL that might miss a revocation is not served.
-func (s *Service) IssuerCRL(ctx context.Context, issuer string) ([]byte, time.Time, error) {
-	if s.issuerCA(issuer) == nil {
-		return nil, time.Time{}, NotFound("there is no issuer %q", issuer)
+func (s *Service) ShardCRL(ctx context.Context, issuer string, shard int) ([]byte, time.Time, error) {
+	c := s.issuerCA(issuer)
+	if c == nil || shard < 0 || shard > len(c.Config().CRLShardURLs) {
+		return nil, time.Time{}, NotFound("there is no CRL %d of issuer %q", shard, issuer)
 	}
+	sc := CRLScope{Issuer: issuer, Shard: shard}
 	if g := s.crl.served.Load(); g != nil && s.crl.updating.Load() {
-		return g.der[issuer], g.at, nil
+		return g.der[sc], g.made[sc], nil
 	}
 	// Read before the lock, so that concurrent readers do not queue on
 	// it: a mark read now counts every revocation stored before the call,
@@ -104,12 +157,12 @@ func (s *Service) IssuerCRL(ctx context.Context, issuer string) ([]byte, time.Ti
 	s.crl.mu.Lock()
 	defer s.crl.mu.Unlock()
 	if g := s.crl.served.Load(); g == nil || g.mark != mark || s.crlStale(g) {
-		if err := s.regenerateCRL(ctx); err != nil {
+		if err := s.regenerateCRL(ctx, g == nil || s.crlStale(g)); err != nil {
 			return nil, time.Time{}, fmt.Errorf("acme: CRL: %w", err)
 		}
 	}
 	g := s.crl.served.Load()
-	return g.der[issuer], g.at, nil
+	return g.der[sc], g.made[sc], nil
 }
 
 // crlStale reports whether g is older than CRLInterval: only one replica
@@ -149,90 +202,14 @@ func revokedDigest(revoked []Revocation) string {
 	return fmt.Sprintf("list:%d:%x", len(revoked), h.Sum(nil))
 }
 
-// RegenerateCRL signs a new CRL for each issuer, listing every revoked,
-// unexpired certificate that issuer signed. Its number comes from the
-// store (CRLNumberer), so that each issuer's numbers grow across the
-// replicas; with a store that keeps none, it is its thisUpdate in
-// nanoseconds, or one more than this replica's previous CRL's of the
-// issuer if the clock stepped back.
+// RegenerateCRL signs a new CRL for every scope (each issuer, each of its
+// shards), listing every revoked, unexpired certificate of the scope.
+// Its number comes from the store (CRLNumberer), so that each scope's
+// numbers grow across the replicas; with a store that keeps none, it is
+// its thisUpdate in nanoseconds, or one more than this replica's previous
+// CRL's of the scope if the clock stepped back.
 func (s *Service) RegenerateCRL(ctx context.Context) error {
 	s.crl.mu.Lock()
 	defer s.crl.mu.Unlock()
-	return s.regenerateCRL(ctx)
-}
-
-// regenerateCRL is RegenerateCRL with s.crl.mu held.
-func (s *Service) regenerateCRL(ctx context.Context) error {
-	start := time.Now()
-	now := s.now().UTC()
-	// The mark first, then the list: a revocation stored in between is
-	// listed and moves the mark, so the next check makes a CRL again,
-	// which is harmless; the other order could miss one for good.
-	mark := ""
-	if _, ok := s.store.(RevocationCounter); ok {
-		var err error
-		if mark, err = s.revocationMark(ctx); err != nil {
-			return err
-		}
-	}
-	revoked, err := s.store.ListRevoked(ctx, now)
-	if err != nil {
-		return err
-	}
-	if mark == "" {
-		mark = revokedDigest(revoked)
-	}
-	issuers := s.issuerList()
-	byIssuer := map[string][]ca.RevokedEntry{}
-	if len(issuers) == 1 {
-		byIssuer[issuers[0].ID] = make([]ca.RevokedEntry, 0, len(revoked))
-	}
-	for _, r := range revoked {
-		n, ok := new(big.Int).SetString(r.Serial, 16)
-		if !ok {
-			continue
-		}
-		id := r.Issuer
-		if id == "" {
-			id = DefaultIssuer
-		}
-		byIssuer[id] = append(byIssuer[id], ca.RevokedEntry{Serial: n, RevokedAt: r.RevokedAt, Reason: r.Reason})
-	}
-	g := &crlGeneration{at: now, mark: mark, der: map[string][]byte{}}
-	for _, is := range issuers {
-		number, err := s.nextCRLNumber(ctx, is.ID, now)
-		if err != nil {
-			return err
-		}
-		der, err := is.CA.CRL(byIssuer[is.ID], number, now, now.Add(2*s.cfg.CRLInterval+24*time.Hour))
-		if err != nil {
-			return fmt.Errorf("issuer %s: %w", is.ID, err)
-		}
-		g.der[is.ID] = der
-	}
-	s.crl.served.Store(g)
-	s.crl.regenerations.Add(1)
-	s.crl.lastDuration.Store(int64(time.Since(start)))
-	return nil
-}
-
-// nextCRLNumber is the number of issuer's next CRL, made at now: the
-// store's (CRLNumberer), else by this replica's clock. s.crl.mu is held.
-func (s *Service) nextCRLNumber(ctx context.Context, issuer string, now time.Time) (*big.Int, error) {
-	if cn, ok := s.store.(CRLNumberer); ok {
-		n, err := cn.NextCRLNumber(ctx, issuer, 0, now.UnixNano())
-		if err != nil {
-			return nil, err
-		}
-		return big.NewInt(n), nil
-	}
-	if s.crl.numbers == nil {
-		s.crl.numbers = map[string]*big.Int{}
-	}
-	number := big.NewInt(now.UnixNano())
-	if last := s.crl.numbers[issuer]; last != nil && number.Cmp(last) <= 0 {
-		number.Add(last, big.NewInt(1))
-	}
-	s.crl.numbers[issuer] = number
-	return number, nil
+	return s.regenerateCRL(ctx, true)
 }

@@ -21,8 +21,9 @@ import (
 // one), and a revocation's answer never waits for a signature. With
 // CRLDelay 0 the CRLs are made when read after a revocation (IssuerCRL).
 //
-// Each regeneration lists the revoked certificates once and signs each
-// issuer's CRL from that list.
+// A regeneration after a revocation remakes only the CRLs whose scope
+// (issuer and shard) saw one (regenerateCRL); every CRL is remade once it
+// is CRLInterval old.
 func (s *Service) runCRLUpdater(ctx context.Context) {
 	if err := s.RegenerateCRL(ctx); err != nil && ctx.Err() == nil {
 		s.log.Error("initial CRL generation failed", "err", err)
@@ -66,7 +67,8 @@ type crlUpdate struct {
 // says they are due. The check is one RevokedCount.
 func (s *Service) updateCRL(ctx context.Context, u *crlUpdate, wake time.Duration) error {
 	g := s.crl.served.Load()
-	if g != nil && !s.crlStale(g) {
+	stale := g == nil || s.crlStale(g)
+	if !stale {
 		mark, err := s.revocationMark(ctx)
 		if err != nil {
 			return err
@@ -84,7 +86,9 @@ func (s *Service) updateCRL(ctx context.Context, u *crlUpdate, wake time.Duratio
 		}
 	}
 	u.seen = time.Time{}
-	return s.RegenerateCRL(ctx)
+	s.crl.mu.Lock()
+	defer s.crl.mu.Unlock()
+	return s.regenerateCRL(ctx, stale)
 }
 
 // crlDue reports whether new CRLs must be made now for a revocation first

@@ -116,3 +116,11 @@ func (s *Service) IssuerCertificate(id string) []byte {
 // single-issuer weir name: DefaultIssuer while it is configured, else the
 // active one.
 func (s *Service) DefaultURLIssuer() string { return s.crlDefaultIssuer() }
+
+// CRLShards is the number of CRL shards of issuer id (0: its one CRL).
+func (s *Service) CRLShards(id string) int {
+	if c := s.issuerCA(id); c != nil {
+		return len(c.Config().CRLShardURLs)
+	}
+	return 0
+}

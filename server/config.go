@@ -165,6 +165,9 @@ type CAConfig struct {
 	// ActiveIssuer is the ID of the issuer that signs new certificates:
 	// "default" (ca.intermediate) or one of ca.issuers.
 	ActiveIssuer string `yaml:"active-issuer"`
+	// CRLShards splits each issuer's CRL into this many partitioned CRLs
+	// (issuers.go); 1 is one CRL.
+	CRLShards int `yaml:"crl-shards"`
 }
 
 // ChallengesConfig selects challenge types and where they are validated.
@@ -288,7 +291,7 @@ func DefaultConfig() Config {
 			RenewalInfo: ARIConfig{WindowStart: 0.6, WindowEnd: 0.8, MaxRenewalsPerHour: 600},
 		},
 		CA: CAConfig{Name: "weir", Intermediate: IntermediateConfig{Signer: ca.SignerConfig{Type: ca.SignerFile}}, CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour, CRLDelay: 5 * time.Second,
-			ActiveIssuer: acme.DefaultIssuer, DefaultProfile: profileTLSServer, Profiles: defaultProfiles()},
+			ActiveIssuer: acme.DefaultIssuer, CRLShards: 1, DefaultProfile: profileTLSServer, Profiles: defaultProfiles()},
 		Challenges: ChallengesConfig{
 			HTTP01: PortChallenge{Enabled: on(), Port: 80}, DNS01: Toggle{Enabled: on()},
 			TLSALPN01: PortChallenge{Enabled: on(), Port: 443}, Timeout: 10 * time.Second,

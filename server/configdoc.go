@@ -190,6 +190,15 @@ ca:
   # The issuer of new certificates: "default" (ca.intermediate) or the id
   # of one of ca.issuers. Needs a restart.
   active-issuer: {{ca.active-issuer}}
+  # Split each issuer's CRL into this many CRLs (RFC 5280 partitioned CRLs,
+  # as Let's Encrypt shards its CRLs), for very large revoked sets: each
+  # new certificate names one shard's URL (its CRL URL + /N, N from 1, by
+  # its serial), each shard's CRL names its URL in its issuing
+  # distribution point, and a revocation remakes only its shard's CRL.
+  # Certificates issued before keep their CRL URL. Raise it, never lower
+  # it while certificates of the higher shards are unexpired. Needs a
+  # restart.
+  crl-shards: {{ca.crl-shards}}
   root-file: ""
   # The default lifetime of issued certificates: the lifetime of every
   # profile below that leaves certificate-lifetime out (tls-server, the

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"strings"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -55,11 +56,18 @@ func (c CAConfig) validateIssuers() []error {
 		seen[is.ID] = true
 		errs = append(errs, is.validate(key)...)
 	}
+	if c.CRLShards < 1 || c.CRLShards > maxCRLShards {
+		errs = append(errs, fmt.Errorf("ca.crl-shards: must be from 1 (one CRL per issuer) to %d, got %d", maxCRLShards, c.CRLShards))
+	}
 	if !seen[c.ActiveIssuer] {
 		errs = append(errs, fmt.Errorf("ca.active-issuer: %q is neither %q (ca.intermediate) nor the id of an entry of ca.issuers", c.ActiveIssuer, acme.DefaultIssuer))
 	}
 	return errs
 }
+
+// maxCRLShards bounds ca.crl-shards: each shard is a CRL every replica
+// signs at least every ca.crl-interval.
+const maxCRLShards = 256
 
 // issuerSet is the issuers weir serve signs with: each one's CA, the
 // active one's, and the hierarchies whose keys it holds open.
@@ -161,8 +169,17 @@ func newIssuerCA(cfg Config, id string, ic IntermediateConfig, h *ca.Hierarchy) 
 	if ic.IssuerURL != "" {
 		issuerURL = ic.IssuerURL
 	}
+	// Shards: crl-url/N when crl-url is set, else weir's /crl/ID/N.
+	var shards []string
+	for k := 1; cfg.CA.CRLShards > 1 && k <= cfg.CA.CRLShards; k++ {
+		if ic.CRLURL != "" {
+			shards = append(shards, fmt.Sprintf("%s/%d", strings.TrimSuffix(ic.CRLURL, "/"), k))
+		} else {
+			shards = append(shards, fmt.Sprintf("%s/%d", web.IssuerCRLURL(base, id), k))
+		}
+	}
 	return ca.New(ca.Config{
-		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: issuerURL, CRLURL: crlURL,
+		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: issuerURL, CRLURL: crlURL, CRLShardURLs: shards,
 		KeyPolicy: ca.KeyPolicy{AllowEd25519: cfg.CA.AllowEd25519},
 	}, h, nil)
 }

@@ -172,6 +172,12 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 				return 0
 			}
 			return s.svc.CRLRegenerations()
+		},
+		CRLsSigned: func() map[acme.CRLScope]int64 {
+			if s.svc == nil {
+				return nil
+			}
+			return s.svc.CRLsSigned()
 		}})
 	s.metrics.SetBuildInfo(opts.Build.Version, opts.Build.ShortCommit(), opts.Build.GoVersion)
 	s.metrics.SetAuditFailures(trail.sink.Failures)

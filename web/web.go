@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -152,6 +153,7 @@ func (s *Server) Handler() http.Handler {
 	r.Get(pathIntermediate, s.static("intermediate", "application/pkix-cert", func(*http.Request) []byte { return s.svc.IssuerCertificate("") }))
 	r.Get(pathCRL, s.static("crl", "application/pkix-crl", s.currentCRL))
 	r.Get(pathIssuerCRL+"{issuer}", s.ofIssuer(s.static("crl", "application/pkix-crl", s.issuerCRL)))
+	r.Get(pathIssuerCRL+"{issuer}/{shard}", s.ofIssuer(s.static("crl", "application/pkix-crl", s.issuerCRL)))
 	r.Get(pathIssuerCert+"{issuer}", s.ofIssuer(s.static("intermediate", "application/pkix-cert", func(r *http.Request) []byte {
 		return s.svc.IssuerCertificate(chi.URLParam(r, "issuer"))
 	})))
@@ -286,9 +288,18 @@ func (s *Server) currentCRL(r *http.Request) []byte {
 	return der
 }
 
-// issuerCRL is the CRL of the issuer the URL names, as currentCRL.
+// issuerCRL is the CRL of the issuer (and shard) the URL names, as
+// currentCRL.
 func (s *Server) issuerCRL(r *http.Request) []byte {
-	der, _, err := s.svc.IssuerCRL(r.Context(), chi.URLParam(r, "issuer"))
+	shard := 0
+	if p := chi.URLParam(r, "shard"); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || strconv.Itoa(n) != p {
+			return nil
+		}
+		shard = n
+	}
+	der, _, err := s.svc.ShardCRL(r.Context(), chi.URLParam(r, "issuer"), shard)
 	if err != nil {
 		s.log.Error("serving the CRL", "issuer", chi.URLParam(r, "issuer"), "err", err)
 		return nil
@@ -296,10 +307,13 @@ func (s *Server) issuerCRL(r *http.Request) []byte {
 	return der
 }
 
-// ofIssuer answers 404 for a URL that names no issuer, and h otherwise.
+// ofIssuer answers 404 for a URL that names no issuer or no shard of
+// its CRLs, and h otherwise.
 func (s *Server) ofIssuer(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if s.svc.IssuerCertificate(chi.URLParam(r, "issuer")) == nil {
+		id := chi.URLParam(r, "issuer")
+		shard, err := strconv.Atoi(chi.URLParam(r, "shard"))
+		if s.svc.IssuerCertificate(id) == nil || (chi.URLParam(r, "shard") != "" && (err != nil || shard < 1 || strconv.Itoa(shard) != chi.URLParam(r, "shard") || shard > s.svc.CRLShards(id))) {
 			http.NotFound(w, r)
 			return
 		}
