@@ -291,13 +291,9 @@ func (s *Server) currentCRL(r *http.Request) []byte {
 // issuerCRL is the CRL of the issuer (and shard) the URL names, as
 // currentCRL.
 func (s *Server) issuerCRL(r *http.Request) []byte {
-	shard := 0
-	if p := chi.URLParam(r, "shard"); p != "" {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 1 || strconv.Itoa(n) != p {
-			return nil
-		}
-		shard = n
+	shard, ok := urlShard(r)
+	if !ok {
+		return nil
 	}
 	der, _, err := s.svc.ShardCRL(r.Context(), chi.URLParam(r, "issuer"), shard)
 	if err != nil {
@@ -307,13 +303,24 @@ func (s *Server) issuerCRL(r *http.Request) []byte {
 	return der
 }
 
+// urlShard is the CRL shard the URL names: 0 without one, else a number
+// from 1 in its canonical form ("01" is not shard 1).
+func urlShard(r *http.Request) (int, bool) {
+	p := chi.URLParam(r, "shard")
+	if p == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(p)
+	return n, err == nil && n >= 1 && strconv.Itoa(n) == p
+}
+
 // ofIssuer answers 404 for a URL that names no issuer or no shard of
 // its CRLs, and h otherwise.
 func (s *Server) ofIssuer(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		id := chi.URLParam(r, "issuer")
-		shard, err := strconv.Atoi(chi.URLParam(r, "shard"))
-		if s.svc.IssuerCertificate(id) == nil || (chi.URLParam(r, "shard") != "" && (err != nil || shard < 1 || strconv.Itoa(shard) != chi.URLParam(r, "shard") || shard > s.svc.CRLShards(id))) {
+		shard, ok := urlShard(r)
+		if !ok || s.svc.IssuerCertificate(id) == nil || shard > s.svc.CRLShards(id) {
 			http.NotFound(w, r)
 			return
 		}
