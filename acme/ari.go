@@ -125,6 +125,10 @@ func (s *Service) RenewalInfo(ctx context.Context, certID string) (*RenewalInfo,
 	case cert.Revoked():
 		ri.Start, ri.End = cert.RevokedAt.Add(-2*time.Hour), cert.RevokedAt.Add(-time.Hour)
 		ri.ExplanationURL = explanation
+	case s.renewEarly(cert.Issuer) && cert.NotAfter.After(now):
+		// A retired issuer's: renew now, as in an incident.
+		ri.Start, ri.End = incidentWindow(now)
+		ri.ExplanationURL = explanation
 	case !cert.RenewalStart.IsZero():
 		ri.Start, ri.End = cert.RenewalStart, cert.RenewalEnd
 		if !ri.End.After(now) {
@@ -183,7 +187,7 @@ func (s *Service) checkReplaces(ctx context.Context, acct *Account, certID strin
 	} else if !errors.Is(err, ErrNotFound) {
 		return "", false, Internal(err)
 	}
-	return canon, urgentReplacement(cert), nil
+	return canon, s.urgentReplacement(cert), nil
 }
 
 func alreadyReplaced(certID string) *Problem {

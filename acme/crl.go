@@ -15,8 +15,8 @@ import (
 
 // RevocationCounter is implemented by a Store that can say cheaply how
 // many certificates it has ever seen revoked. Every replica signs its own
-// CRL; before serving it, a replica compares the count with the one its
-// CRL was made at, and makes a new CRL when a revocation (by any replica)
+// CRLs; before serving them, a replica compares the count with the one its
+// CRLs were made at, and makes new ones when a revocation (by any replica)
 // has happened since. storage/sqlite implements it, and so must every
 // store shared by several replicas (storage/storagetest checks it).
 // Without it the Service lists the revoked certificates on every read.
@@ -28,44 +28,124 @@ type RevocationCounter interface {
 	RevokedCount(ctx context.Context) (int64, error)
 }
 
-// crlCache holds this replica's current CRL.
+// crlCache holds this replica's current CRLs, one per scope (issuer and
+// shard).
 type crlCache struct {
 	mu sync.Mutex // serialises regeneration
-	// served is the CRL readers get, swapped whole by a regeneration, so
+	// served is the CRLs readers get, swapped whole by a regeneration, so
 	// that with the updater running no reader waits for a signature.
-	served atomic.Pointer[servedCRL]
-	// number is the number of the last CRL made.
-	number *big.Int
+	served atomic.Pointer[crlGeneration]
+	// numbers are the numbers of the last CRLs made, by scope, when the
+	// store keeps none (CRLNumberer); under mu.
+	numbers map[CRLScope]*big.Int
 	// updating is set while the updater (crlupdate.go) runs.
 	updating atomic.Bool
-	// regenerations counts the CRLs made (weir_crl_regenerations_total).
+	// regenerations counts the regenerations (weir_crl_regenerations_total),
+	// each of which signs the CRLs of one or more scopes; signed counts
+	// the CRLs signed, by scope (weir_crl_generations_total).
 	regenerations atomic.Int64
+	signed        sync.Map // CRLScope -> *atomic.Int64
+	// lastDuration is how long the last regeneration took, in
+	// nanoseconds: the updater starts the next that much early.
+	lastDuration atomic.Int64
 }
 
-// servedCRL is one signed CRL.
-type servedCRL struct {
-	der []byte
-	at  time.Time
+// crlGeneration is the CRLs of every scope as one regeneration left them.
+type crlGeneration struct {
+	// at is when the oldest of the CRLs was made (every one is remade
+	// once it is CRLInterval old).
+	at time.Time
 	// mark is the store's revocation mark (revocationMark) read just
-	// before the revocations that der lists.
+	// before the revocations that the CRLs list.
 	mark string
+	der  map[CRLScope][]byte
+	made map[CRLScope]time.Time
+	// counts are the store's revocation counts of each scope
+	// (ScopedRevocations) read before the CRLs listed them; nil without.
+	counts map[CRLScope]int64
 }
 
-// CRLRegenerations is the number of CRLs this Service has made.
+// crlScope is one CRL to make: its scope, the CA that signs it, and the
+// URL its issuingDistributionPoint names ("" for none).
+type crlScope struct {
+	CRLScope
+	ca  *ca.CA
+	idp string
+}
+
+// crlScopes are the CRLs this Service makes: for each issuer, shard 0
+// (its CRL URL, where the certificates issued without shards are), and
+// with ca.Config.CRLShardURLs, shards 1 to N, each a partition of the
+// issuer's CRLs named by its issuingDistributionPoint.
+func (s *Service) crlScopes() []crlScope {
+	var out []crlScope
+	for _, is := range s.issuerList() {
+		cfg := is.CA.Config()
+		base := crlScope{CRLScope: CRLScope{Issuer: is.ID}, ca: is.CA}
+		if len(cfg.CRLShardURLs) > 0 {
+			base.idp = cfg.CRLURL
+		}
+		out = append(out, base)
+		for k, u := range cfg.CRLShardURLs {
+			out = append(out, crlScope{CRLScope: CRLScope{Issuer: is.ID, Shard: k + 1}, ca: is.CA, idp: u})
+		}
+	}
+	return out
+}
+
+// CRLRegenerations is the number of times this Service has made new CRLs.
 func (s *Service) CRLRegenerations() int64 { return s.crl.regenerations.Load() }
 
-// CurrentCRL returns this replica's CRL. While the updater runs (CRLDelay
-// > 0, crlupdate.go) it is the last one made, which lists every
+// CRLsSigned is the number of CRLs this Service has signed, by scope.
+func (s *Service) CRLsSigned() map[CRLScope]int64 {
+	out := map[CRLScope]int64{}
+	s.crl.signed.Range(func(k, v any) bool {
+		out[k.(CRLScope)] = v.(*atomic.Int64).Load()
+		return true
+	})
+	return out
+}
+
+// crlDefaultIssuer is the issuer whose CRL CurrentCRL serves (the URL
+// that certificates of a single-issuer weir name): DefaultIssuer when it
+// is configured, else the active one.
+func (s *Service) crlDefaultIssuer() string {
+	if s.issuerCA(DefaultIssuer) != nil {
+		return DefaultIssuer
+	}
+	return s.activeIssuer()
+}
+
+// CurrentCRL returns this replica's CRL of the default issuer
+// (crlDefaultIssuer); IssuerCRL says which CRL it is.
+func (s *Service) CurrentCRL(ctx context.Context) ([]byte, time.Time, error) {
+	return s.IssuerCRL(ctx, s.crlDefaultIssuer())
+}
+
+// IssuerCRL is ShardCRL of shard 0: the issuer's CRL, at its CRL URL.
+func (s *Service) IssuerCRL(ctx context.Context, issuer string) ([]byte, time.Time, error) {
+	return s.ShardCRL(ctx, issuer, 0)
+}
+
+// ShardCRL returns this replica's CRL of the certificates issuer signed
+// in shard (0: those issued without shards), signed by issuer; an
+// unknown issuer or shard is a 404 Problem. While the updater runs
+// (CRLDelay > 0, crlupdate.go) it is the last one made, which lists every
 // revocation stored more than CRLDelay ago, and no reader waits for a
 // signature; before the first one is made, and with CRLDelay 0, it lists
 // every certificate whose revocation was stored before the call, by this
-// replica or any other, making a new one when the store has seen a
-// revocation since this replica's CRL was made, when it is older than
-// CRLInterval, or when there is none. It fails when the store cannot be
+// replica or any other, making new CRLs when the store has seen a
+// revocation since this replica's were made, when they are older than
+// CRLInterval, or when there are none. It fails when the store cannot be
 // asked: a CRL that might miss a revocation is not served.
-func (s *Service) CurrentCRL(ctx context.Context) ([]byte, time.Time, error) {
-	if c := s.crl.served.Load(); c != nil && s.crl.updating.Load() {
-		return c.der, c.at, nil
+func (s *Service) ShardCRL(ctx context.Context, issuer string, shard int) ([]byte, time.Time, error) {
+	c := s.issuerCA(issuer)
+	if c == nil || shard < 0 || shard > len(c.Config().CRLShardURLs) {
+		return nil, time.Time{}, NotFound("there is no CRL %d of issuer %q", shard, issuer)
+	}
+	sc := CRLScope{Issuer: issuer, Shard: shard}
+	if g := s.crl.served.Load(); g != nil && s.crl.updating.Load() {
+		return g.der[sc], g.made[sc], nil
 	}
 	// Read before the lock, so that concurrent readers do not queue on
 	// it: a mark read now counts every revocation stored before the call,
@@ -76,20 +156,20 @@ func (s *Service) CurrentCRL(ctx context.Context) ([]byte, time.Time, error) {
 	}
 	s.crl.mu.Lock()
 	defer s.crl.mu.Unlock()
-	if c := s.crl.served.Load(); c == nil || c.mark != mark || s.crlStale(c) {
-		if err := s.regenerateCRL(ctx); err != nil {
+	if g := s.crl.served.Load(); g == nil || g.mark != mark || s.crlStale(g) {
+		if err := s.regenerateCRL(ctx, g == nil || s.crlStale(g)); err != nil {
 			return nil, time.Time{}, fmt.Errorf("acme: CRL: %w", err)
 		}
 	}
-	c := s.crl.served.Load()
-	return c.der, c.at, nil
+	g := s.crl.served.Load()
+	return g.der[sc], g.made[sc], nil
 }
 
-// crlStale reports whether c is older than CRLInterval: only one replica
+// crlStale reports whether g is older than CRLInterval: only one replica
 // at a time regenerates on the schedule (RunLeased), so the others make
 // theirs anew when it is read or by their updater.
-func (s *Service) crlStale(c *servedCRL) bool {
-	return s.cfg.CRLInterval > 0 && !s.now().Before(c.at.Add(s.cfg.CRLInterval))
+func (s *Service) crlStale(g *crlGeneration) bool {
+	return s.cfg.CRLInterval > 0 && !s.now().Before(g.at.Add(s.cfg.CRLInterval))
 }
 
 // revocationMark is a value that changes whenever a certificate is
@@ -122,54 +202,14 @@ func revokedDigest(revoked []Revocation) string {
 	return fmt.Sprintf("list:%d:%x", len(revoked), h.Sum(nil))
 }
 
-// RegenerateCRL signs a new CRL listing every revoked, unexpired
-// certificate. Its number is its thisUpdate in nanoseconds, or one more
-// than this replica's previous CRL's if the clock stepped back, so it only
-// grows on a replica; replicas number theirs each on its own clock.
+// RegenerateCRL signs a new CRL for every scope (each issuer, each of its
+// shards), listing every revoked, unexpired certificate of the scope.
+// Its number comes from the store (CRLNumberer), so that each scope's
+// numbers grow across the replicas; with a store that keeps none, it is
+// its thisUpdate in nanoseconds, or one more than this replica's previous
+// CRL's of the scope if the clock stepped back.
 func (s *Service) RegenerateCRL(ctx context.Context) error {
 	s.crl.mu.Lock()
 	defer s.crl.mu.Unlock()
-	return s.regenerateCRL(ctx)
-}
-
-// regenerateCRL is RegenerateCRL with s.crl.mu held.
-func (s *Service) regenerateCRL(ctx context.Context) error {
-	now := s.now().UTC()
-	// The mark first, then the list: a revocation stored in between is
-	// listed and moves the mark, so the next check makes a CRL again,
-	// which is harmless; the other order could miss one for good.
-	mark := ""
-	if _, ok := s.store.(RevocationCounter); ok {
-		var err error
-		if mark, err = s.revocationMark(ctx); err != nil {
-			return err
-		}
-	}
-	revoked, err := s.store.ListRevoked(ctx, now)
-	if err != nil {
-		return err
-	}
-	if mark == "" {
-		mark = revokedDigest(revoked)
-	}
-	entries := make([]ca.RevokedEntry, 0, len(revoked))
-	for _, r := range revoked {
-		n, ok := new(big.Int).SetString(r.Serial, 16)
-		if !ok {
-			continue
-		}
-		entries = append(entries, ca.RevokedEntry{Serial: n, RevokedAt: r.RevokedAt, Reason: r.Reason})
-	}
-	number := big.NewInt(now.UnixNano())
-	if s.crl.number != nil && number.Cmp(s.crl.number) <= 0 {
-		number.Add(s.crl.number, big.NewInt(1))
-	}
-	der, err := s.ca.CRL(entries, number, now, now.Add(2*s.cfg.CRLInterval+24*time.Hour))
-	if err != nil {
-		return err
-	}
-	s.crl.number = number
-	s.crl.served.Store(&servedCRL{der: der, at: now, mark: mark})
-	s.crl.regenerations.Add(1)
-	return nil
+	return s.regenerateCRL(ctx, true)
 }

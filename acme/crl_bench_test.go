@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/ca"
 )
 
 // BenchmarkRegenerateCRL: one CRL of 10,000 revocations (the store's list
@@ -27,4 +29,46 @@ func BenchmarkRegenerateCRL(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/n, "ns/entry")
+}
+
+// BenchmarkRegenerateCRLShard: the regeneration after one revocation
+// when the 10,000 revocations are spread over 16 CRL shards: one shard's
+// CRL (about 625 entries) is listed and signed, the others kept.
+func BenchmarkRegenerateCRLShard(b *testing.B) {
+	const n, shards = 10_000, 16
+	urls := make([]string, shards)
+	for i := range urls {
+		urls[i] = fmt.Sprintf("http://crl.example.internal/crl/default/%d", i+1)
+	}
+	h, err := ca.GenerateHierarchy("bench", time.Now())
+	if err != nil {
+		b.Fatal(err)
+	}
+	issuer, err := ca.New(ca.Config{Lifetime: time.Hour, CRLURL: "http://crl.example.internal/crl/default", CRLShardURLs: urls}, h, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	store := &scopedList{numberedList: &numberedList{countingList: countingList{&revokedList{}}}, listed: map[CRLScope]int{}}
+	now := time.Now()
+	for i := range n {
+		store.revoked = append(store.revoked, Revocation{Serial: fmt.Sprintf("%032x", 0x100000+i), RevokedAt: now, Reason: 1,
+			Issuer: DefaultIssuer, Shard: 1 + i%shards})
+	}
+	s := &Service{store: store, ca: issuer, cfg: Config{CRLInterval: time.Hour}, now: time.Now,
+		log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
+	if err := s.RegenerateCRL(b.Context()); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range b.N {
+		store.revoked = append(store.revoked, Revocation{Serial: fmt.Sprintf("%032x", 0x900000+i), RevokedAt: now, Reason: 1,
+			Issuer: DefaultIssuer, Shard: 1})
+		s.crl.mu.Lock()
+		err := s.regenerateCRL(b.Context(), false)
+		s.crl.mu.Unlock()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
 }

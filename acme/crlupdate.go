@@ -6,20 +6,24 @@ import (
 )
 
 // runCRLUpdater makes this replica's CRLs off the request path until ctx
-// ends. It makes the first one at start, in the background (a CRL read
-// before it is ready makes one itself), and then, with CRLDelay > 0,
-// checks every CRLDelay whether the store has seen a revocation since the
-// CRL it serves was made (RevocationCounter: one count, by any replica)
-// or whether that CRL is CRLInterval old, and makes a new one if so. A
-// burst of revocations therefore costs one CRL per CRLDelay however many
-// it holds, every revocation is on this replica's CRL within CRLDelay
-// plus one regeneration, and a revocation's answer never waits for a
-// signature. With CRLDelay 0 the CRL is made when it is read after a
-// revocation (CurrentCRL).
+// ends. It makes the first ones at start, in the background (a CRL read
+// before they are ready makes them itself), and then, with CRLDelay > 0,
+// wakes every crlWake(CRLDelay) for a cheap check (updateCRL): whether the
+// store has seen a revocation since the CRLs it serves were made
+// (RevocationCounter: one count, by any replica), or whether they are
+// CRLInterval old. A revocation does not make new CRLs at once: the
+// updater waits for more, and makes them when waiting one more wake-up
+// could put the first revocation it saw on them later than CRLDelay after
+// it was stored, counting the time the last regeneration took (crlDue).
+// A burst of revocations therefore costs about one regeneration per
+// CRLDelay however many it holds, every revocation is on this replica's
+// CRLs within CRLDelay (while a regeneration takes no longer than the last
+// one), and a revocation's answer never waits for a signature. With
+// CRLDelay 0 the CRLs are made when read after a revocation (IssuerCRL).
 //
-// The pipeline has one scope today, the issuing intermediate; several
-// issuers (each with its own CRL, or CRL shards) would each get a
-// servedCRL and a mark of their own in the same loop.
+// A regeneration after a revocation remakes only the CRLs whose scope
+// (issuer and shard) saw one (regenerateCRL); every CRL is remade once it
+// is CRLInterval old.
 func (s *Service) runCRLUpdater(ctx context.Context) {
 	if err := s.RegenerateCRL(ctx); err != nil && ctx.Err() == nil {
 		s.log.Error("initial CRL generation failed", "err", err)
@@ -29,29 +33,68 @@ func (s *Service) runCRLUpdater(ctx context.Context) {
 	}
 	s.crl.updating.Store(true)
 	defer s.crl.updating.Store(false)
-	tick := time.NewTicker(s.cfg.CRLDelay)
+	wake := crlWake(s.cfg.CRLDelay)
+	tick := time.NewTicker(wake)
 	defer tick.Stop()
+	var u crlUpdate
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
-		if err := s.updateCRL(ctx); err != nil && ctx.Err() == nil {
+		if err := s.updateCRL(ctx, &u, wake); err != nil && ctx.Err() == nil {
 			s.log.Error("CRL update; serving the last CRL", "err", err)
 		}
 	}
 }
 
-// updateCRL makes a new CRL when the one served misses a revocation or is
-// CRLInterval old.
-func (s *Service) updateCRL(ctx context.Context) error {
-	mark, err := s.revocationMark(ctx)
-	if err != nil {
-		return err
+// crlWake is how often the updater checks for revocations with delay
+// CRLDelay: a tenth of it, from 10 ms to 1 s.
+func crlWake(delay time.Duration) time.Duration {
+	return min(max(delay/10, 10*time.Millisecond), time.Second)
+}
+
+// crlUpdate is the updater's state between wake-ups.
+type crlUpdate struct {
+	// seen is when the updater first saw the store's mark differ from
+	// its CRLs'; zero while they agree.
+	seen time.Time
+}
+
+// updateCRL is one wake-up of the updater: it makes new CRLs when those
+// served are CRLInterval old, or when they miss a revocation and crlDue
+// says they are due. The check is one RevokedCount.
+func (s *Service) updateCRL(ctx context.Context, u *crlUpdate, wake time.Duration) error {
+	g := s.crl.served.Load()
+	stale := g == nil || s.crlStale(g)
+	if !stale {
+		mark, err := s.revocationMark(ctx)
+		if err != nil {
+			return err
+		}
+		if mark == g.mark {
+			u.seen = time.Time{}
+			return nil
+		}
+		now := s.now()
+		if u.seen.IsZero() {
+			u.seen = now
+		}
+		if !crlDue(now.Sub(u.seen), time.Duration(s.crl.lastDuration.Load()), wake, s.cfg.CRLDelay) {
+			return nil
+		}
 	}
-	if c := s.crl.served.Load(); c != nil && c.mark == mark && !s.crlStale(c) {
-		return nil
-	}
-	return s.RegenerateCRL(ctx)
+	u.seen = time.Time{}
+	s.crl.mu.Lock()
+	defer s.crl.mu.Unlock()
+	return s.regenerateCRL(ctx, stale)
+}
+
+// crlDue reports whether new CRLs must be made now for a revocation first
+// seen age ago (so stored up to one wake before that) to be on them within
+// delay, when making them takes last: waiting for the next wake-up would
+// publish it up to age + 2·wake + last after it was stored.
+func crlDue(age, last, wake, delay time.Duration) bool {
+	return age+2*wake+last >= delay
 }

@@ -297,7 +297,7 @@ func (s *Service) issue(o *Order, csr *x509.CertificateRequest, adm admission) (
 		Serial: ca.SerialHex(iss.Cert.SerialNumber), AccountID: o.AccountID, OrderID: o.ID,
 		DER: iss.DER, ChainPEM: s.ca.ChainPEM(iss.DER), Names: IdentifierValues(o.Identifiers),
 		NotBefore: iss.Cert.NotBefore, NotAfter: iss.Cert.NotAfter, IssuedAt: s.now().UTC(),
-		Profile: profile.name(),
+		Profile: profile.name(), Issuer: s.activeIssuer(), CRLShard: iss.CRLShard,
 	}, nil
 }
 

@@ -132,5 +132,8 @@ func (s *Service) RevokeAll(ctx context.Context, sc IncidentScope, reason int) (
 }
 
 // urgentReplacement reports whether a certificate being replaced is in an
-// incident: revoked, or its window was moved into the past.
-func urgentReplacement(c *Certificate) bool { return c.Revoked() || c.RenewNow }
+// incident: revoked, its window moved into the past, or its issuer's
+// holders told to renew early (Live.RenewEarly).
+func (s *Service) urgentReplacement(c *Certificate) bool {
+	return c.Revoked() || c.RenewNow || s.renewEarly(c.Issuer)
+}

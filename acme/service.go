@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -76,8 +77,12 @@ type Config struct {
 // validator, which it needs, and the limits, observer, log and clock,
 // which default.
 type Deps struct {
-	Store     Store
-	CA        *ca.CA
+	Store Store
+	// CA is the active issuer's: it signs new certificates.
+	CA *ca.CA
+	// Issuers are every issuer whose CRL this Service makes, CA's among
+	// them (issuers.go); empty means CA alone, as DefaultIssuer.
+	Issuers   []Issuer
 	Validator Validator
 	// Limits is consulted at the points docs/ARCHITECTURE.md names; nil
 	// means NoLimits.
@@ -105,6 +110,11 @@ type Live struct {
 	Profiles *Profiles
 	// ARI shapes the renewal windows; zero fields get defaults.
 	ARI ARIConfig
+	// RenewEarly are the IDs of the issuers whose certificates' holders
+	// are told to renew now (ARI windows in the past, replacements
+	// exempt from account limits, as in an incident): the retired
+	// intermediates of a rotation.
+	RenewEarly []string
 }
 
 func (c *Config) setDefaults() {
@@ -163,6 +173,7 @@ type Service struct {
 	cfg       Config
 	store     Store
 	ca        *ca.CA
+	issuers   []Issuer // Deps.Issuers (issuers.go)
 	validator Validator
 	limits    Limits
 	observer  Observer
@@ -187,6 +198,11 @@ func New(cfg Config, live Live, deps Deps) (*Service, error) {
 	if deps.Store == nil || deps.CA == nil || deps.Validator == nil {
 		return nil, errors.New("acme: the store, CA and validator are required")
 	}
+	if len(deps.Issuers) > 0 {
+		if err := checkIssuers(deps.Issuers, deps.CA); err != nil {
+			return nil, err
+		}
+	}
 	if deps.Limits == nil {
 		deps.Limits = NoLimits{}
 	}
@@ -202,7 +218,7 @@ func New(cfg Config, live Live, deps Deps) (*Service, error) {
 	if deps.Now == nil {
 		deps.Now = time.Now
 	}
-	s := &Service{cfg: cfg, store: deps.Store, ca: deps.CA, validator: deps.Validator,
+	s := &Service{cfg: cfg, store: deps.Store, ca: deps.CA, issuers: slices.Clone(deps.Issuers), validator: deps.Validator,
 		limits: deps.Limits, observer: deps.Observer, audit: deps.Audit, log: deps.Log, now: deps.Now,
 		jobs: newValidationQueue(cfg.ValidationQueue, cfg.ValidationWorkersPerAccount)}
 	s.SetLive(live)

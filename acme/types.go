@@ -163,6 +163,13 @@ type Certificate struct {
 	// RenewNow marks a certificate in an incident: its window was moved
 	// into the past and its replacement is exempt from account limits.
 	RenewNow bool
+	// Issuer is the ID of the issuer that signed it (ca.issuers); ""
+	// is stored as DefaultIssuer.
+	Issuer string
+	// CRLShard is the shard of its issuer's CRLs that lists it once
+	// revoked, the one its CRL distribution point names (ca.crl-shards);
+	// 0 is the issuer's one CRL.
+	CRLShard int
 }
 
 // Revoked reports whether the certificate has been revoked.

@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"math/big"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func TestNew(t *testing.T) {
 				if err != nil {
 					t.Fatalf("New: got %v, want nil", err)
 				}
-				if got := c.Config(); got != tt.cfg {
+				if got := c.Config(); !reflect.DeepEqual(got, tt.cfg) {
 					t.Errorf("Config: got %+v, want %+v", got, tt.cfg)
 				}
 				if got := c.Hierarchy(); got == tt.h || *got != *tt.h {

@@ -18,6 +18,11 @@ type Config struct {
 	// CRLURL is the CRL distribution point put in leaf certificates.
 	// Empty means no CRL distribution point extension.
 	CRLURL string
+	// CRLShardURLs, when set, are the URLs of the shards 1 to N of the
+	// CRLs (RFC 5280 partitioned CRLs): each leaf's distribution point is
+	// that of shard 1 + (serial mod N), instead of CRLURL (shard 0, where
+	// the leaves issued before sharding stay).
+	CRLShardURLs []string
 	// KeyPolicy decides which subscriber public keys are acceptable.
 	KeyPolicy KeyPolicy
 }
@@ -35,6 +40,13 @@ func (c Config) Validate() error {
 	}
 	if err := checkURL("CRL URL", c.CRLURL); err != nil {
 		errs = append(errs, err)
+	}
+	for i, u := range c.CRLShardURLs {
+		if u == "" {
+			errs = append(errs, fmt.Errorf("ca: config: CRL shard %d has no URL", i+1))
+		} else if err := checkURL(fmt.Sprintf("CRL shard %d URL", i+1), u); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -3,11 +3,46 @@ package ca
 import (
 	"crypto/rand"
 	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/asn1"
 	"errors"
 	"fmt"
 	"math/big"
 	"time"
 )
+
+// oidIssuingDistributionPoint is id-ce-issuingDistributionPoint.
+var oidIssuingDistributionPoint = asn1.ObjectIdentifier{2, 5, 29, 28}
+
+// issuingDistributionPoint is the critical CRL extension
+//
+//	IssuingDistributionPoint ::= SEQUENCE {
+//	    distributionPoint     [0] DistributionPointName OPTIONAL,
+//	    onlyContainsUserCerts [1] BOOLEAN DEFAULT FALSE, ... }
+//
+// with distributionPoint fullName [0] { uniformResourceIdentifier [6] url }
+// and onlyContainsUserCerts TRUE (RFC 5280 §5.2.5, implicit tags; the
+// CHOICE DistributionPointName is tagged explicitly).
+func issuingDistributionPoint(url string) (pkix.Extension, error) {
+	uri, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 6, Bytes: []byte(url)})
+	if err != nil {
+		return pkix.Extension{}, err
+	}
+	fullName, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: uri})
+	if err != nil {
+		return pkix.Extension{}, err
+	}
+	dp, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: fullName})
+	if err != nil {
+		return pkix.Extension{}, err
+	}
+	onlyUser := []byte{0x81, 0x01, 0xff}
+	value, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassUniversal, Tag: asn1.TagSequence, IsCompound: true, Bytes: append(dp, onlyUser...)})
+	if err != nil {
+		return pkix.Extension{}, err
+	}
+	return pkix.Extension{Id: oidIssuingDistributionPoint, Critical: true, Value: value}, nil
+}
 
 // RevokedEntry is one revoked certificate to list in a CRL.
 type RevokedEntry struct {
@@ -21,6 +56,14 @@ type RevokedEntry struct {
 // its reason code (omitted for unspecified, as RFC 5280 recommends), and
 // the authority key identifier is taken from the intermediate.
 func (c *CA) CRL(entries []RevokedEntry, number *big.Int, thisUpdate, nextUpdate time.Time) ([]byte, error) {
+	return c.ShardCRL(entries, number, thisUpdate, nextUpdate, "")
+}
+
+// ShardCRL is CRL for one partition of the CRLs (RFC 5280 §5.2.5): with
+// idpURL set, the CRL carries a critical issuingDistributionPoint that
+// names it as its distribution point, with onlyContainsUserCerts, so that
+// it covers only the leaves whose distribution point is idpURL.
+func (c *CA) ShardCRL(entries []RevokedEntry, number *big.Int, thisUpdate, nextUpdate time.Time, idpURL string) ([]byte, error) {
 	if number == nil || number.Sign() < 0 {
 		return nil, errors.New("ca: CRL number must be a non-negative integer")
 	}
@@ -53,6 +96,13 @@ func (c *CA) CRL(entries []RevokedEntry, number *big.Int, thisUpdate, nextUpdate
 		ThisUpdate:                thisUpdate.UTC(),
 		NextUpdate:                nextUpdate.UTC(),
 		RevokedCertificateEntries: revoked,
+	}
+	if idpURL != "" {
+		ext, err := issuingDistributionPoint(idpURL)
+		if err != nil {
+			return nil, err
+		}
+		tmpl.ExtraExtensions = []pkix.Extension{ext}
 	}
 	der, err := x509.CreateRevocationList(rand.Reader, tmpl, c.h.Intermediate, c.h.IntermediateKey)
 	if err != nil {

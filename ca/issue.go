@@ -8,6 +8,7 @@ import (
 	"crypto/x509/pkix"
 	"errors"
 	"fmt"
+	"math/big"
 	"net"
 	"slices"
 	"strings"
@@ -64,6 +65,9 @@ const maxCommonName = 64
 type Issued struct {
 	DER  []byte
 	Cert *x509.Certificate
+	// CRLShard is the shard of the CRLs whose URL is its distribution
+	// point (Config.CRLShardURLs); 0 without shards.
+	CRLShard int
 }
 
 // Issue signs a leaf certificate with the intermediate.
@@ -142,7 +146,11 @@ func (c *CA) Issue(req IssueRequest) (*Issued, error) {
 	if c.cfg.IssuerURL != "" {
 		tmpl.IssuingCertificateURL = []string{c.cfg.IssuerURL}
 	}
-	if c.cfg.CRLURL != "" {
+	shard := CRLShard(serial, len(c.cfg.CRLShardURLs))
+	switch {
+	case shard > 0:
+		tmpl.CRLDistributionPoints = []string{c.cfg.CRLShardURLs[shard-1]}
+	case c.cfg.CRLURL != "":
 		tmpl.CRLDistributionPoints = []string{c.cfg.CRLURL}
 	}
 
@@ -154,7 +162,16 @@ func (c *CA) Issue(req IssueRequest) (*Issued, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ca: parsing issued certificate: %w", err)
 	}
-	return &Issued{DER: der, Cert: cert}, nil
+	return &Issued{DER: der, Cert: cert, CRLShard: shard}, nil
+}
+
+// CRLShard is the CRL shard of a leaf with serial when there are n
+// shards: 1 + (serial mod n), or 0 when n is 0.
+func CRLShard(serial *big.Int, n int) int {
+	if n <= 0 {
+		return 0
+	}
+	return 1 + int(new(big.Int).Mod(serial, big.NewInt(int64(n))).Int64())
 }
 
 // validity fills in defaults for a leaf's validity period, keeps it within

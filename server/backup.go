@@ -57,6 +57,13 @@ func backup(ctx context.Context, cfg Config, out string) (copied, notes []string
 		return nil, nil, err
 	}
 	files := []string{fileRootPEM, fileCARoot, fileCARootKey, fileCAIntermediate, fileCAIntKey, fileTLSCert, fileTLSKey}
+	for i, is := range cfg.CA.Issuers {
+		if is.CertFile == "" {
+			files = append(files, issuerCertFile(is.ID), issuerKeyFile(is.ID))
+		} else {
+			notes = append(notes, fmt.Sprintf("ca.issuers[%d] (%s) cert-file %s and key-file %s are outside the data directory: back them up yourself", i, is.ID, is.CertFile, is.KeyFile))
+		}
+	}
 	if adminTokenWanted(cfg) {
 		if filepath.IsAbs(cfg.Admin.TokenFile) {
 			notes = append(notes, fmt.Sprintf("admin.token-file %s is outside the data directory: back it up yourself", cfg.Admin.TokenFile))

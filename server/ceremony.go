@@ -119,16 +119,22 @@ func ImportIntermediate(cfg Config, certFile, keyFile string, now time.Time) ([]
 	if cfg.CA.Intermediate.CertFile != "" {
 		return nil, fmt.Errorf("ca.intermediate.cert-file is set (%s): weir issues with that file, so replace it there instead", cfg.CA.Intermediate.CertFile)
 	}
+	return installIntermediate(cfg, "ca.intermediate", cfg.CA.Intermediate.Signer, fileCAIntermediate, fileCAIntKey, certFile, keyFile, now)
+}
+
+// installIntermediate is ImportIntermediate into the data directory's
+// files certName and keyName, for the intermediate that the
+// configuration's key (e.g. ca.intermediate) describes, whose key sc opens.
+func installIntermediate(cfg Config, key string, sc ca.SignerConfig, certName, keyName, certFile, keyFile string, now time.Time) ([]string, error) {
 	dd, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
-	sc := cfg.CA.Intermediate.Signer
 	switch {
 	case sc.NeedsKeyFile() && keyFile == "":
-		return nil, fmt.Errorf("the new intermediate's key file is needed (ca.intermediate.signer.type is %s)", sc.SignerType())
+		return nil, fmt.Errorf("the new intermediate's key file is needed (%s.signer.type is %s)", key, sc.SignerType())
 	case !sc.NeedsKeyFile() && keyFile != "":
-		return nil, fmt.Errorf("ca.intermediate.signer.type is %s: the key is in the token, so give no key file", sc.SignerType())
+		return nil, fmt.Errorf("%s.signer.type is %s: the key is in the token, so give no key file", key, sc.SignerType())
 	}
 	roots, err := readCerts(dataPath(dd, fileCARoot))
 	if err != nil {
@@ -138,12 +144,12 @@ func ImportIntermediate(cfg Config, certFile, keyFile string, now time.Time) ([]
 	if err != nil {
 		return nil, err
 	}
-	key, err := openIntermediateKey(sc, keyFile)
+	signer, err := openIntermediateKey(sc, keyFile)
 	if err != nil {
 		return nil, err
 	}
-	defer key.Close()
-	if _, err := ca.LoadHierarchy(roots[0], chain[0], key); err != nil {
+	defer signer.Close()
+	if _, err := ca.LoadHierarchy(roots[0], chain[0], signer); err != nil {
 		return nil, err
 	}
 	var keyPEM []byte
@@ -154,7 +160,10 @@ func ImportIntermediate(cfg Config, certFile, keyFile string, now time.Time) ([]
 	}
 	stamp := now.UTC().Format("20060102T150405Z")
 	var kept []string
-	for _, name := range []string{fileCAIntermediate, fileCAIntKey} {
+	if err := os.MkdirAll(filepath.Dir(dataPath(dd, certName)), 0o700); err != nil {
+		return nil, err
+	}
+	for _, name := range []string{certName, keyName} {
 		p := dataPath(dd, name)
 		if err := os.Rename(p, p+".replaced-"+stamp); err == nil {
 			kept = append(kept, name+".replaced-"+stamp)
@@ -164,11 +173,11 @@ func ImportIntermediate(cfg Config, certFile, keyFile string, now time.Time) ([]
 	}
 	// The key first: a certificate on disk implies its key is there too.
 	if keyPEM != nil {
-		if err := writeFileAtomic(dataPath(dd, fileCAIntKey), keyPEM, 0o600); err != nil {
+		if err := writeFileAtomic(dataPath(dd, keyName), keyPEM, 0o600); err != nil {
 			return nil, err
 		}
 	}
-	if err := writeFileAtomic(dataPath(dd, fileCAIntermediate), ca.EncodeCertPEM(chain[0].Raw), 0o644); err != nil {
+	if err := writeFileAtomic(dataPath(dd, certName), ca.EncodeCertPEM(chain[0].Raw), 0o644); err != nil {
 		return nil, err
 	}
 	return kept, nil

@@ -160,6 +160,14 @@ type CAConfig struct {
 	// CRLDelay bounds how late a revocation reaches the CRL
 	// (acme.Config.CRLDelay); 0 makes the CRL when it is read.
 	CRLDelay time.Duration `yaml:"crl-delay"`
+	// Issuers are the intermediates besides ca.intermediate (issuers.go).
+	Issuers []IssuerConfig `yaml:"issuers"`
+	// ActiveIssuer is the ID of the issuer that signs new certificates:
+	// "default" (ca.intermediate) or one of ca.issuers.
+	ActiveIssuer string `yaml:"active-issuer"`
+	// CRLShards splits each issuer's CRL into this many partitioned CRLs
+	// (issuers.go); 1 is one CRL.
+	CRLShards int `yaml:"crl-shards"`
 }
 
 // ChallengesConfig selects challenge types and where they are validated.
@@ -288,7 +296,7 @@ func DefaultConfig() Config {
 			RenewalInfo: ARIConfig{WindowStart: 0.6, WindowEnd: 0.8, MaxRenewalsPerHour: 600},
 		},
 		CA: CAConfig{Name: "weir", Intermediate: IntermediateConfig{Signer: ca.SignerConfig{Type: ca.SignerFile}}, CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour, CRLDelay: 5 * time.Second,
-			DefaultProfile: profileTLSServer, Profiles: defaultProfiles()},
+			ActiveIssuer: acme.DefaultIssuer, CRLShards: 1, DefaultProfile: profileTLSServer, Profiles: defaultProfiles()},
 		Challenges: ChallengesConfig{
 			HTTP01: PortChallenge{Enabled: on(), Port: 80}, DNS01: Toggle{Enabled: on()},
 			TLSALPN01: PortChallenge{Enabled: on(), Port: 443}, Timeout: 10 * time.Second,
@@ -345,7 +353,8 @@ func (c Config) Validate() error {
 	if c.Server.MaxBodyBytes < 1024 {
 		add("server.max-body-bytes: %d is too small (at least 1024)", c.Server.MaxBodyBytes)
 	}
-	errs = append(errs, c.CA.Intermediate.validate()...)
+	errs = append(errs, c.CA.Intermediate.validate("ca.intermediate")...)
+	errs = append(errs, c.CA.validateIssuers()...)
 	errs = append(errs, c.Audit.validate()...)
 	positive := map[string]time.Duration{
 		"ca.certificate-lifetime": c.CA.CertificateLifetime, "ca.crl-interval": c.CA.CRLInterval,

@@ -1,15 +1,5 @@
 package server
 
-import (
-	"fmt"
-	"reflect"
-	"strconv"
-	"strings"
-	"time"
-
-	"gopkg.in/yaml.v3"
-)
-
 // configTemplate is the commented configuration file: the one source of
 // config.example.yaml (weir init -print-config -config
 // config.example.yaml; a test keeps the two equal) and of the file weir
@@ -165,6 +155,40 @@ ca:
         key-label: ""
         key-id: ""
         pin: { file: "", env: "", credential: "" }
+    # The CRL distribution point and AIA caIssuers URLs put in the
+    # certificates it signs. Empty: weir's own, server.external-url +
+    # /ca/crl.der and /ca/intermediate.der (http:// is fine for both: a
+    # CRL and a certificate are signed).
+    crl-url: ""
+    issuer-url: ""
+    # Tell the holders of its unexpired certificates, through ARI, to
+    # renew now (a window in the past, as in an incident; their renewals
+    # are exempt from account limits): after a rotation retired it.
+    # Reloads live.
+    renew-early: false
+  # More intermediates (issuers), for a rotation: each an id (lowercase
+  # letters, digits, hyphens; ca.intermediate is "default") and the keys
+  # of ca.intermediate above. Empty cert-file: the data directory's
+  # ca/issuers/ID/intermediate.pem and its key, as weir ca add-issuer
+  # writes them. Each issuer signs the CRL of its own certificates, served
+  # at server.external-url + /crl/ID (and its certificate at /ca/issuer/ID)
+  # unless crl-url (issuer-url) says otherwise, for as long as it is
+  # listed: keep a retired one until its last certificate has expired.
+  # Changing the issuers needs a restart (docs/operations.md, "Rotating
+  # the intermediate").
+  issuers: []
+  # The issuer of new certificates: "default" (ca.intermediate) or the id
+  # of one of ca.issuers. Needs a restart.
+  active-issuer: {{ca.active-issuer}}
+  # Split each issuer's CRL into this many CRLs (RFC 5280 partitioned CRLs,
+  # as Let's Encrypt shards its CRLs), for very large revoked sets: each
+  # new certificate names one shard's URL (its CRL URL + /N, N from 1, by
+  # its serial), each shard's CRL names its URL in its issuing
+  # distribution point, and a revocation remakes only its shard's CRL.
+  # Certificates issued before keep their CRL URL. Raise it, never lower
+  # it while certificates of the higher shards are unexpired. Needs a
+  # restart.
+  crl-shards: {{ca.crl-shards}}
   root-file: ""
   # The default lifetime of issued certificates: the lifetime of every
   # profile below that leaves certificate-lifetime out (tls-server, the
@@ -176,11 +200,14 @@ ca:
   allow-ed25519: false
   # How often the CRL is re-signed when nothing is revoked.
   crl-interval: 1h
-  # How late a revocation may reach the CRL: every crl-delay, weir makes
-  # one new CRL for all the revocations stored since the last, by any
-  # replica, in the background, so a burst of revocations costs one CRL
-  # and a revocation never waits for a signature. 0 makes the CRL when it
-  # is read after a revocation (the read waits for the signature).
+  # How late a revocation may reach the CRLs: weir checks for revocations
+  # (by any replica) ten times per crl-delay (at most every second) and
+  # makes new CRLs, in the background, once waiting longer could put the
+  # first revocation it saw on them later than crl-delay after it was
+  # stored, counting the time the last CRLs took; so a burst of
+  # revocations costs about one CRL per crl-delay and a revocation never
+  # waits for a signature. 0 makes the CRLs when read after a revocation
+  # (the read waits for the signature).
   crl-delay: 5s
   policy:
     # When not empty, only these domains and their subdomains are issued.
@@ -396,116 +423,3 @@ audit:
   # Names this replica in the events and the file; empty: the host name.
   replica-id: ""
 `
-
-// ConfigText is the commented configuration file at configFile whose
-// data-dir is dataDir: every key with its default (configTemplate). weir
-// init writes it, and config.example.yaml is it.
-func ConfigText(configFile, dataDir string) []byte {
-	dd, err := yaml.Marshal(dataDir)
-	if err != nil { // a string always marshals
-		panic(err)
-	}
-	name := strings.NewReplacer("\n", " ", "\r", " ").Replace(configFile)
-	// Defaults first: the two names are the user's text, and may hold "{{".
-	return []byte(strings.NewReplacer(
-		"{{config-file}}", name,
-		"{{data-dir}}", strings.TrimSuffix(string(dd), "\n"),
-	).Replace(fillDefaults(configTemplate)))
-}
-
-// fillDefaults replaces each {{key.path}} of text, a dotted path, with
-// the default of that key (defaultValue); {{config-file}} and {{data-dir}}
-// stay for ConfigText.
-func fillDefaults(text string) string {
-	defaults := reflect.ValueOf(DefaultConfig())
-	var b strings.Builder
-	for {
-		before, rest, ok := strings.Cut(text, "{{")
-		path, after, closed := strings.Cut(rest, "}}")
-		if !ok || !closed {
-			b.WriteString(text)
-			return b.String()
-		}
-		b.WriteString(before)
-		if strings.Contains(path, ".") {
-			b.WriteString(defaultValue(defaults, path))
-		} else {
-			b.WriteString("{{" + path + "}}")
-		}
-		text = after
-	}
-}
-
-// defaultValue renders the value at the dotted key path of the defaults
-// v, as the example file writes values: a block as a flow mapping of its
-// keys, a list as a flow sequence, a duration in Go's syntax without zero
-// units ("168h", "500ms"), and a string in double quotes when it is empty
-// or holds a colon. A path that names no key is a bug of configTemplate,
-// and TestExampleConfig fails on it.
-func defaultValue(v reflect.Value, path string) string {
-	for key := range strings.SplitSeq(path, ".") {
-		f, ok := fieldByKey(v, key)
-		if !ok {
-			panic("configTemplate: no key " + path)
-		}
-		v = f
-	}
-	return flowYAML(v)
-}
-
-// fieldByKey returns the field of struct v whose yaml key is key.
-func fieldByKey(v reflect.Value, key string) (reflect.Value, bool) {
-	if v.Kind() != reflect.Struct {
-		return reflect.Value{}, false
-	}
-	for i := range v.NumField() {
-		if yamlKey(v.Type().Field(i)) == key {
-			return v.Field(i), true
-		}
-	}
-	return reflect.Value{}, false
-}
-
-func yamlKey(f reflect.StructField) string {
-	k, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
-	return k
-}
-
-// flowYAML renders v on one line (see defaultValue).
-func flowYAML(v reflect.Value) string {
-	if d, ok := v.Interface().(time.Duration); ok {
-		return shortDuration(d)
-	}
-	var parts []string
-	switch v.Kind() {
-	case reflect.Struct:
-		for i := range v.NumField() {
-			parts = append(parts, yamlKey(v.Type().Field(i))+": "+flowYAML(v.Field(i)))
-		}
-		return "{ " + strings.Join(parts, ", ") + " }"
-	case reflect.Slice:
-		for i := range v.Len() {
-			parts = append(parts, flowYAML(v.Index(i)))
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	case reflect.String:
-		if s := v.String(); s != "" && !strings.Contains(s, ":") {
-			return s
-		}
-		return strconv.Quote(v.String())
-	}
-	return fmt.Sprint(v.Interface())
-}
-
-// shortDuration writes d in Go's syntax without its zero units: "168h",
-// "1h30m", "500ms".
-func shortDuration(d time.Duration) string {
-	s := d.String()
-	if t, ok := strings.CutSuffix(s, "m0s"); ok {
-		s = t + "m"
-		if t, ok := strings.CutSuffix(s, "h0m"); ok {
-			s = t + "h"
-		}
-	}
-	return s
-}

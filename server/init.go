@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
-	"github.com/weir-pki/weir/web"
 )
 
 // initFile is one file init makes or finds in the data directory.
@@ -159,9 +159,5 @@ func externalURL(cfg Config) string {
 
 // newIssuer is the CA that signs with h, as weir serve makes it.
 func newIssuer(cfg Config, h *ca.Hierarchy) (*ca.CA, error) {
-	base := externalURL(cfg)
-	return ca.New(ca.Config{
-		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: web.IntermediateURL(base), CRLURL: web.CRLURL(base),
-		KeyPolicy: ca.KeyPolicy{AllowEd25519: cfg.CA.AllowEd25519},
-	}, h, nil)
+	return newIssuerCA(cfg, acme.DefaultIssuer, cfg.CA.Intermediate, h)
 }

@@ -1,10 +1,10 @@
 package server
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 
 	"github.com/weir-pki/weir/ca"
 )
@@ -19,25 +19,49 @@ type IntermediateConfig struct {
 	// Signer says where the key is held: a plaintext file, an encrypted
 	// file, a PKCS#11 token (ca.SignerConfig).
 	Signer ca.SignerConfig `yaml:"signer"`
+	// CRLURL is the CRL distribution point put in the certificates it
+	// signs, where its CRL is served; empty means weir's own URL of it
+	// (server.external-url + /ca/crl.der for ca.intermediate, + /crl/ID
+	// for the others). http:// is fine: a CRL is signed.
+	CRLURL string `yaml:"crl-url"`
+	// IssuerURL is the AIA caIssuers URL put in the certificates it
+	// signs, where its certificate is served; empty means weir's own
+	// (server.external-url + /ca/intermediate.der for ca.intermediate,
+	// + /ca/issuer/ID for the others).
+	IssuerURL string `yaml:"issuer-url"`
+	// RenewEarly tells the holders of its unexpired certificates to
+	// renew now, through ARI (a window in the past, as in an incident),
+	// and exempts their renewals from account limits: for an issuer that
+	// a rotation retired. It reloads live.
+	RenewEarly bool `yaml:"renew-early"`
 }
 
-// validate checks ca.intermediate: a key file goes with a certificate
-// file, except for a PKCS#11 key, which has no file.
-func (c IntermediateConfig) validate() []error {
+// validate checks ca.intermediate (or an entry of ca.issuers, key its
+// key): a key file goes with a certificate file, except for a PKCS#11
+// key, which has no file; the URLs are absolute http(s) URLs.
+func (c IntermediateConfig) validate(key string) []error {
 	var errs []error
 	if err := c.Signer.Validate(); err != nil {
 		for _, e := range flattenErrors(err) {
-			errs = append(errs, fmt.Errorf("ca.intermediate.signer.%v", e))
+			errs = append(errs, fmt.Errorf("%s.signer.%v", key, e))
 		}
 	}
 	if c.Signer.SignerType() == ca.SignerPKCS11 && !ca.PKCS11Built {
-		errs = append(errs, errors.New("ca.intermediate.signer.type: pkcs11 is only in the build with PKCS#11 (CGO_ENABLED=1 go build -tags pkcs11 ./cmd/weir; see README, \"Builds\"); this weir is the pure-Go build"))
+		errs = append(errs, fmt.Errorf("%s.signer.type: pkcs11 is only in the build with PKCS#11 (CGO_ENABLED=1 go build -tags pkcs11 ./cmd/weir; see README, \"Builds\"); this weir is the pure-Go build", key))
 	}
 	switch {
 	case !c.Signer.NeedsKeyFile() && c.KeyFile != "":
-		errs = append(errs, fmt.Errorf("ca.intermediate.key-file: a %s key has no file; leave key-file empty", c.Signer.SignerType()))
+		errs = append(errs, fmt.Errorf("%s.key-file: a %s key has no file; leave key-file empty", key, c.Signer.SignerType()))
 	case c.Signer.NeedsKeyFile() && (c.CertFile == "") != (c.KeyFile == ""):
-		errs = append(errs, errors.New("ca.intermediate: cert-file and key-file must both be set or both be empty"))
+		errs = append(errs, fmt.Errorf("%s: cert-file and key-file must both be set or both be empty", key))
+	}
+	for _, u := range []struct{ name, url string }{{"crl-url", c.CRLURL}, {"issuer-url", c.IssuerURL}} {
+		if u.url == "" {
+			continue
+		}
+		if p, err := url.Parse(u.url); err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" {
+			errs = append(errs, fmt.Errorf("%s.%s: %q is not an absolute http:// or https:// URL", key, u.name, u.url))
+		}
 	}
 	return errs
 }

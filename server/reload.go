@@ -126,7 +126,9 @@ func restartKeys(old, cur Config) []string {
 	oldCA, curCA := old.CA, cur.CA
 	oldCA.Policy, curCA.Policy = acme.PolicyConfig{}, acme.PolicyConfig{}
 	oldCA.DefaultProfile, curCA.DefaultProfile, oldCA.Profiles, curCA.Profiles = "", "", nil, nil
-	diff("ca (other than ca.policy, ca.default-profile and ca.profiles)", oldCA, curCA)
+	oldCA.withoutRenewEarly()
+	curCA.withoutRenewEarly()
+	diff("ca (other than ca.policy, ca.default-profile, ca.profiles and the issuers' renew-early)", oldCA, curCA)
 	oldCh, curCh := old.Challenges, cur.Challenges
 	oldCh.Egress, curCh.Egress = challenge.EgressConfig{}, challenge.EgressConfig{}
 	diff("challenges (other than challenges.egress)", oldCh, curCh)
@@ -207,7 +209,7 @@ func (s *Server) reloadLocked() error {
 	}
 	s.limiterNow = ls
 	s.conns.set(connLimitsOf(cfg.Server.Connections, ls))
-	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme()})
+	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly()})
 	warnProfiles(s.log, profiles, s.svc.CA().Hierarchy().Intermediate, time.Now())
 	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)
 	s.validator.SetEgress(egress)
@@ -222,6 +224,7 @@ func (s *Server) reloadLocked() error {
 	s.cfg.Server.Connections.FirstRequestTimeout = cfg.Server.Connections.FirstRequestTimeout
 	s.cfg.CA.Policy = cfg.CA.Policy
 	s.cfg.CA.DefaultProfile, s.cfg.CA.Profiles = cfg.CA.DefaultProfile, cfg.CA.Profiles
+	s.cfg.CA.takeRenewEarly(cfg.CA)
 	s.cfg.ACME.RenewalInfo = cfg.ACME.RenewalInfo
 	s.cfg.Challenges.Egress = cfg.Challenges.Egress
 	s.cfg.Log.Level = cfg.Log.Level

@@ -42,10 +42,19 @@ func startReplicas(t *testing.T) (a, b *testEnv, lb *http.Client) {
 // mutate applied to both configurations.
 func startReplicasOn(t *testing.T, rs *redisServer, mutate func(*Config)) (a, b *testEnv, lb *http.Client) {
 	t.Helper()
-	dsn := postgresSchema(t)
+	return startReplicasAt(t, rs, postgresSchema(t), "", mutate)
+}
+
+// startReplicasAt is startReplicasOn on the PostgreSQL schema of dsn and,
+// unless dataDir is "", that data directory.
+func startReplicasAt(t *testing.T, rs *redisServer, dsn, dataDir string, mutate func(*Config)) (a, b *testEnv, lb *http.Client) {
+	t.Helper()
 	shared := func(c *Config) {
 		c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 8}
 		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
+		if dataDir != "" {
+			c.DataDir = dataDir
+		}
 		mutate(c)
 	}
 	a = startEnv(t, shared)

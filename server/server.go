@@ -67,6 +67,9 @@ type Server struct {
 	// caKey is the hierarchy whose intermediate key (a PKCS#11 session
 	// pool, say) Close releases.
 	caKey *ca.Hierarchy
+	// issuers are the CAs of every issuer (issuers.go); it holds the
+	// keys of those of ca.issuers.
+	issuers *issuerSet
 
 	// closeNonces closes a Redis client of the nonces' own; nil when
 	// there is none (nonces.go).
@@ -140,36 +143,44 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	if base == "" {
 		base = "https://" + cfg.Server.Listen
 	}
-	issuer, err := newIssuer(cfg, h)
+	issuers, err := openIssuers(cfg, h)
 	if err != nil {
 		closeKey(h)
 		return nil, err
 	}
+	issuer := issuers.active
+	closeKeys := func() { closeKey(h); issuers.close() }
 	warnOnlineRoot(log, dd)
 	tlsCert, err := serverCertificate(cfg, issuer, now)
 	if err != nil {
-		closeKey(h)
+		closeKeys()
 		return nil, fmt.Errorf("server.tls: %w", err)
 	}
 	store, err := openStore(ctx, cfg)
 	if err != nil {
-		closeKey(h)
+		closeKeys()
 		return nil, err
 	}
 	trail, err := openAudit(cfg, log)
 	if err != nil {
 		store.Close()
-		closeKey(h)
+		closeKeys()
 		return nil, err
 	}
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
-		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h, audit: trail}
+		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h, issuers: issuers, audit: trail}
 	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store,
 		CRLRegenerations: func() int64 {
 			if s.svc == nil {
 				return 0
 			}
 			return s.svc.CRLRegenerations()
+		},
+		CRLsSigned: func() map[acme.CRLScope]int64 {
+			if s.svc == nil {
+				return nil
+			}
+			return s.svc.CRLsSigned()
 		}})
 	s.metrics.SetBuildInfo(opts.Build.Version, opts.Build.ShortCommit(), opts.Build.GoVersion)
 	s.metrics.SetAuditFailures(trail.sink.Failures)
@@ -233,7 +244,7 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 	if s.validator, err = newValidator(s.cfg); err != nil {
 		return err
 	}
-	s.svc, err = newService(s.cfg, s.store, issuer, s.validator, s.limits, s.metrics, s.audit, s.log)
+	s.svc, err = newService(s.cfg, s.store, issuer, s.issuers.issuers, s.validator, s.limits, s.metrics, s.audit, s.log)
 	// Accounts bound with an EAB key take the overrides of its label.
 	s.limits.SetEABKeys(s.store)
 	return err
@@ -257,7 +268,7 @@ func newValidator(cfg Config) (*challenge.Validator, error) {
 }
 
 // newService wires the ACME use cases: policy, validator and limits.
-func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, limits acme.Limits, obs acme.Observer, audit acme.Auditor, log *slog.Logger) (*acme.Service, error) {
+func newService(cfg Config, store acme.Store, issuer *ca.CA, issuers []acme.Issuer, v acme.Validator, limits acme.Limits, obs acme.Observer, audit acme.Auditor, log *slog.Logger) (*acme.Service, error) {
 	policy, err := acme.NewPolicy(cfg.CA.Policy)
 	if err != nil {
 		return nil, err
@@ -275,8 +286,8 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, v acme.Validator, l
 		TermsOfService:              cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval, CRLDelay: cfg.CA.CRLDelay,
 		Owner: newOwner(), // leases.go
 		EAB:   cfg.ACME.ExternalAccountBinding,
-	}, acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme()},
-		acme.Deps{Store: store, CA: issuer, Validator: v, Limits: limits, Observer: obs, Audit: audit, Log: log})
+	}, acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly()},
+		acme.Deps{Store: store, CA: issuer, Issuers: issuers, Validator: v, Limits: limits, Observer: obs, Audit: audit, Log: log})
 }
 
 // Close releases the stores.
@@ -298,6 +309,11 @@ func (s *Server) Close() error {
 	}
 	if cerr := closeKey(s.caKey); err == nil {
 		err = cerr
+	}
+	if s.issuers != nil {
+		if cerr := s.issuers.close(); err == nil {
+			err = cerr
+		}
 	}
 	return err
 }

@@ -21,6 +21,8 @@ const (
 	pathCert         = "/acme/cert/"
 	pathIntermediate = "/ca/intermediate.der"
 	pathCRL          = "/ca/crl.der"
+	pathIssuerCRL    = "/crl/"       // + issuer ID: each issuer's CRL
+	pathIssuerCert   = "/ca/issuer/" // + issuer ID: each issuer's intermediate (DER)
 	pathRenewalInfo  = "/acme/renewal-info"
 	// pathAccountHash is the prefix of dns-persist-01's hashed account
 	// URIs: names only, nothing is served there.
@@ -65,6 +67,14 @@ type PersistMeta struct {
 	IssuerDomainNames []string
 	AccountHashPrefix string
 }
+
+// IssuerCRLURL is the default CRL distribution point of issuer id's
+// certificates for a server at base.
+func IssuerCRLURL(base, id string) string { return base + pathIssuerCRL + id }
+
+// IssuerCertURL is the default AIA caIssuers URL of issuer id's
+// certificates for a server at base.
+func IssuerCertURL(base, id string) string { return base + pathIssuerCert + id }
 
 // AccountURL is the URL of account id for a server at base: the kid of
 // its requests, and what a CAA accounturi parameter names (RFC 8657 §3).

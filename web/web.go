@@ -11,6 +11,7 @@ import (
 	"mime"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -152,8 +153,13 @@ func (s *Server) Handler() http.Handler {
 	// RFC 9773 §4.2: renewalInfo is fetched with a plain GET.
 	r.Get(pathRenewalInfo+"/{id}", s.wrap("renewal-info", s.renewalInfo))
 	r.Get("/root.pem", s.static("root-pem", "application/x-pem-file", func(*http.Request) []byte { return s.cfg.RootPEM }))
-	r.Get(pathIntermediate, s.static("intermediate", "application/pkix-cert", func(*http.Request) []byte { return s.svc.CA().Hierarchy().Intermediate.Raw }))
+	r.Get(pathIntermediate, s.static("intermediate", "application/pkix-cert", func(*http.Request) []byte { return s.svc.IssuerCertificate("") }))
 	r.Get(pathCRL, s.static("crl", "application/pkix-crl", s.currentCRL))
+	r.Get(pathIssuerCRL+"{issuer}", s.ofIssuer(s.static("crl", "application/pkix-crl", s.issuerCRL)))
+	r.Get(pathIssuerCRL+"{issuer}/{shard}", s.ofIssuer(s.static("crl", "application/pkix-crl", s.issuerCRL)))
+	r.Get(pathIssuerCert+"{issuer}", s.ofIssuer(s.static("intermediate", "application/pkix-cert", func(r *http.Request) []byte {
+		return s.svc.IssuerCertificate(chi.URLParam(r, "issuer"))
+	})))
 	if h := s.cfg.Health; h != nil {
 		for _, p := range []string{PathHealthz, PathReadyz} {
 			r.Get(p, h.ServeHTTP)
@@ -283,6 +289,46 @@ func (s *Server) currentCRL(r *http.Request) []byte {
 		return nil
 	}
 	return der
+}
+
+// issuerCRL is the CRL of the issuer (and shard) the URL names, as
+// currentCRL.
+func (s *Server) issuerCRL(r *http.Request) []byte {
+	shard, ok := urlShard(r)
+	if !ok {
+		return nil
+	}
+	der, _, err := s.svc.ShardCRL(r.Context(), chi.URLParam(r, "issuer"), shard)
+	if err != nil {
+		s.log.Error("serving the CRL", "issuer", chi.URLParam(r, "issuer"), "err", err)
+		return nil
+	}
+	return der
+}
+
+// urlShard is the CRL shard the URL names: 0 without one, else a number
+// from 1 in its canonical form ("01" is not shard 1).
+func urlShard(r *http.Request) (int, bool) {
+	p := chi.URLParam(r, "shard")
+	if p == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(p)
+	return n, err == nil && n >= 1 && strconv.Itoa(n) == p
+}
+
+// ofIssuer answers 404 for a URL that names no issuer or no shard of
+// its CRLs, and h otherwise.
+func (s *Server) ofIssuer(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id := chi.URLParam(r, "issuer")
+		shard, ok := urlShard(r)
+		if !ok || s.svc.IssuerCertificate(id) == nil || shard > s.svc.CRLShards(id) {
+			http.NotFound(w, r)
+			return
+		}
+		h(w, r)
+	}
 }
 
 // static serves a public CA artefact; it is reported to the observer as

@@ -19,8 +19,9 @@ func cmdCA(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"new-intermediate-key": {"new-intermediate-key -name CN [-org O] -key-out FILE -csr-out FILE [-passphrase-file F]", caNewIntermediateKey},
 		"sign-intermediate":    {"sign-intermediate -root-cert FILE -csr FILE -out FILE -root-key FILE [-root-key-type T] [...]", caSignIntermediate},
 		"import":               {"import [-config FILE] -cert FILE [-key FILE]", caImport},
+		"add-issuer":           {"add-issuer [-config FILE] -id ID -cert FILE [-key FILE]", caAddIssuer},
 	}
-	return runGroup(ctx, "ca", verbs, []string{"take-root-offline", "new-intermediate-key", "sign-intermediate", "import"}, args, stdout, stderr)
+	return runGroup(ctx, "ca", verbs, []string{"take-root-offline", "new-intermediate-key", "sign-intermediate", "import", "add-issuer"}, args, stdout, stderr)
 }
 
 // caFlags is a ceremony's flag set.
@@ -146,6 +147,35 @@ func caImport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "ca import", err)
 	}
 	fmt.Fprintf(stdout, "imported the intermediate into %s; restart weir serve to issue with it\n", cfg.DataDir)
+	for _, k := range kept {
+		fmt.Fprintf(stdout, "  kept the one it replaces as %s\n", k)
+	}
+	return 0
+}
+
+func caAddIssuer(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := caFlags("add-issuer", "[-config FILE] -id ID -cert FILE [-key FILE]",
+		"Adds the signed intermediate to the data directory as the issuer ID\n"+
+			"(ca/issuers/ID), for a rotation: list it in ca.issuers, make it\n"+
+			"ca.active-issuer, and restart weir serve (docs/operations.md,\n"+
+			"\"Rotating the intermediate\").", stderr)
+	configPath := fs.String("config", "", "the server's configuration `file` (default: embedded defaults)")
+	id := fs.String("id", "", "the new issuer's `id` (lowercase letters, digits, hyphens)")
+	cert := fs.String("cert", "", "the new intermediate's certificate `file` (its chain may follow)")
+	key := fs.String("key", "", "its key `file` (none for a pkcs11 signer, which its ca.issuers entry names)")
+	if code, ok := caArgs(fs, args, stdout, stderr, map[string]*string{"id": id, "cert": cert}); !ok {
+		return code
+	}
+	cfg, err := server.LoadConfig(*configPath)
+	if err != nil {
+		return fail(stderr, "ca add-issuer", err)
+	}
+	kept, err := server.AddIssuer(cfg, *id, *cert, *key, time.Now())
+	if err != nil {
+		return fail(stderr, "ca add-issuer", err)
+	}
+	fmt.Fprintf(stdout, "added the issuer %s to %s; list it in ca.issuers (- id: %s), set ca.active-issuer: %s and restart weir serve to issue with it\n",
+		*id, cfg.DataDir, *id, *id)
 	for _, k := range kept {
 		fmt.Fprintf(stdout, "  kept the one it replaces as %s\n", k)
 	}

@@ -47,6 +47,9 @@ The CA's ceremonies (on files and tokens, the root kept offline):
   weir ca import [-config FILE] -cert FILE [-key FILE]
                               make it the data directory's intermediate from
                               weir serve's next start
+  weir ca add-issuer [-config FILE] -id ID -cert FILE [-key FILE]
+                              add it as the issuer ID (ca.issuers), for a
+                              rotation (ca.active-issuer)
 
 The audit trail (its files, not the running weir):
   weir audit verify [-config FILE] [AUDIT-FILE...]

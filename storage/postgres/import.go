@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/weir-pki/weir/storage/sqlrow"
 	"github.com/weir-pki/weir/storage/transfer"
 )
 
@@ -225,11 +226,11 @@ func (im *Import) Orders(ctx context.Context, rows []transfer.Order) error {
 // Certificates implements transfer.Sink.
 func (im *Import) Certificates(ctx context.Context, rows []transfer.Certificate) error {
 	cols := []string{"serial", "account_id", "order_id", "der", "chain_pem", "names", "name_set", "not_before",
-		"not_after", "issued_at", "revoked_at", "reason", "profile", "renewal_start", "renewal_end", "renew_now"}
+		"not_after", "issued_at", "revoked_at", "reason", "profile", "renewal_start", "renewal_end", "renew_now", "issuer", "crl_shard"}
 	return im.copyRows(ctx, transfer.Certificates, cols, len(rows), func(i int) []any {
 		r := rows[i]
 		return []any{r.Serial, r.AccountID, r.OrderID, r.DER, r.ChainPEM, r.Names, r.NameSet, r.NotBefore,
-			r.NotAfter, r.IssuedAt, r.RevokedAt, r.Reason, r.Profile, r.RenewalStart, r.RenewalEnd, r.RenewNow}
+			r.NotAfter, r.IssuedAt, r.RevokedAt, r.Reason, r.Profile, r.RenewalStart, r.RenewalEnd, r.RenewNow, sqlrow.IssuerOrDefault(r.Issuer), r.CRLShard}
 	})
 }
 

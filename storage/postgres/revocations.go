@@ -2,8 +2,10 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 var _ acme.RevocationCounter = (*Store)(nil)
@@ -19,4 +21,47 @@ func (s *Store) RevokedCount(ctx context.Context) (int64, error) {
 		return 0, drv.Errorf("count revoked certificates: %w", err)
 	}
 	return n, nil
+}
+
+var _ acme.CRLNumberer = (*Store)(nil)
+
+// NextCRLNumber implements acme.CRLNumberer in one statement (an upsert
+// of the issuer's row, which the row lock serialises across replicas).
+func (s *Store) NextCRLNumber(ctx context.Context, issuer string, shard int, floor int64) (int64, error) {
+	var n int64
+	floor = max(floor, 1)
+	if err := s.pool.QueryRow(ctx, sqlrow.NextCRLNumberSQL, issuer, shard, floor).Scan(&n); err != nil {
+		return 0, drv.Errorf("next CRL number of issuer %q shard %d: %w", issuer, shard, err)
+	}
+	return n, nil
+}
+
+var _ acme.ScopedRevocations = (*Store)(nil)
+
+// RevokedCounts implements acme.ScopedRevocations.
+func (s *Store) RevokedCounts(ctx context.Context) (map[acme.CRLScope]int64, error) {
+	rows, err := s.pool.Query(ctx, sqlrow.RevokedCountsSQL)
+	if err != nil {
+		return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
+	}
+	defer rows.Close()
+	counts := map[acme.CRLScope]int64{}
+	for rows.Next() {
+		if err := sqlrow.ScanScopeCount(rows, counts); err != nil {
+			return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
+	}
+	return counts, nil
+}
+
+// ListRevokedScope implements acme.ScopedRevocations.
+func (s *Store) ListRevokedScope(ctx context.Context, scope acme.CRLScope, now time.Time) ([]acme.Revocation, error) {
+	const what = "list revoked certificates of a CRL"
+	if err := drv.CheckTimes(what, now); err != nil {
+		return nil, err
+	}
+	return collect(ctx, s.pool, what, sqlrow.ListRevokedScopeSQL, []any{scope.Issuer, scope.Shard, sqlrow.ToNanos(now)}, sqlrow.ScanRevocation)
 }

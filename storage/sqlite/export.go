@@ -135,7 +135,7 @@ const (
 	exportOrderCols     = "seq, id, account_id, status, identifiers, authz_ids, not_before, not_after, expires, " +
 		"error, cert_serial, created_at, replaces, profile, csr"
 	exportCertCols = "serial, account_id, order_id, der, chain_pem, issuer_chain, names, name_set, not_before, " +
-		"not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now"
+		"not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now, issuer, crl_shard"
 )
 
 // exportColumns returns the columns Export reads of table t.
@@ -178,6 +178,8 @@ func notExported() map[string]string {
 		"orders.lease_until":     leases,
 		"issuer_chains": "each certificate's issuer chain (certificates.issuer_chain): " +
 			"the exported certificate carries its whole chain in ChainPEM",
+		"crl_numbers": "the numbers of the last CRLs: the target's start at the clock's nanoseconds " +
+			"(acme.CRLNumberer), above the source's while the clocks agree",
 		"object_counts":       derived,
 		"cert_expiry_hours":   derived,
 		"cert_expiry_seconds": derived,
@@ -416,7 +418,7 @@ func scanCertRow(row sqlrow.Scanner, issuers map[int64][]byte) (transfer.Certifi
 	)
 	err := row.Scan(&c.Serial, &c.AccountID, &c.OrderID, &c.DER, &c.ChainPEM, &issuer, &c.Names, &c.NameSet,
 		&c.NotBefore, &c.NotAfter, &c.IssuedAt, &revoked, &c.Reason, &c.Profile, &c.RenewalStart, &c.RenewalEnd,
-		&renewNow)
+		&renewNow, &c.Issuer, &c.CRLShard)
 	if err != nil {
 		return c, err
 	}

@@ -2,8 +2,11 @@ package sqlite
 
 import (
 	"context"
+	"strings"
+	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 var _ acme.RevocationCounter = (*Store)(nil)
@@ -26,4 +29,62 @@ func (s *Store) RevokedCount(ctx context.Context) (int64, error) {
 		return 0, drv.Errorf("count revoked certificates: %w", err)
 	}
 	return n, nil
+}
+
+var _ acme.CRLNumberer = (*Store)(nil)
+
+// NextCRLNumber implements acme.CRLNumberer: one upsert by the writer.
+func (s *Store) NextCRLNumber(ctx context.Context, issuer string, shard int, floor int64) (int64, error) {
+	var n int64
+	floor = max(floor, 1)
+	err := s.write(ctx, func(w *writeTx) error {
+		return w.queryRow(wNextCRLNumber, issuer, shard, floor).Scan(&n)
+	})
+	if err != nil {
+		return 0, drv.Errorf("next CRL number of issuer %q shard %d: %w", issuer, shard, err)
+	}
+	return n, nil
+}
+
+var _ acme.ScopedRevocations = (*Store)(nil)
+
+// RevokedCounts implements acme.ScopedRevocations.
+func (s *Store) RevokedCounts(ctx context.Context) (map[acme.CRLScope]int64, error) {
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, sqlrow.RevokedCountsSQL)
+	if err != nil {
+		return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
+	}
+	defer rows.Close()
+	counts := map[acme.CRLScope]int64{}
+	for rows.Next() {
+		if err := sqlrow.ScanScopeCount(rows, counts); err != nil {
+			return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
+	}
+	return counts, nil
+}
+
+// ListRevokedScope implements acme.ScopedRevocations.
+func (s *Store) ListRevokedScope(ctx context.Context, scope acme.CRLScope, now time.Time) ([]acme.Revocation, error) {
+	const what = "list revoked certificates of a CRL"
+	if err := drv.CheckTimes(what, now); err != nil {
+		return nil, err
+	}
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.r.QueryContext(ctx, strings.ReplaceAll(sqlrow.ListRevokedScopeSQL, "$", "?"), scope.Issuer, scope.Shard, sqlrow.ToNanos(now))
+	if err != nil {
+		return nil, drv.Errorf("%s: %w", what, err)
+	}
+	defer rows.Close()
+	return sqlrow.Collect(drv, what, rows, sqlrow.ScanRevocation)
 }

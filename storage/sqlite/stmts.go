@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
@@ -97,6 +98,7 @@ const (
 	wCertificateExists
 	wInsertIssuerChain
 	wIssuerChainID
+	wNextCRLNumber  // revocations.go
 	wStartChallenge // leases.go
 	wClaimChallenge
 	wClaimChallenges
@@ -133,11 +135,12 @@ var writeSQL = [numWriteStmts]string{
 	wFinalizeOrder: `UPDATE orders SET status = ?, cert_serial = ?, lease_owner = NULL, lease_until = NULL
 		WHERE id = ? AND status = ?`,
 	wInsertCertificate: `INSERT INTO certificates (` + sqlrow.CertInsertCols + `, issuer_chain, revoked_at, reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
 	wInsertCertSearch:  `INSERT OR IGNORE INTO cert_search (key, serial) VALUES (?, ?)`,
 	wRevokeCertificate: `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
 	wCertificateExists: `SELECT 1 FROM certificates WHERE serial = ?`,
 	wInsertIssuerChain: `INSERT INTO issuer_chains (pem) VALUES (?) ON CONFLICT (pem) DO NOTHING`,
+	wNextCRLNumber:     strings.ReplaceAll(sqlrow.NextCRLNumberSQL, "$", "?"),
 	wIssuerChainID:     `SELECT id FROM issuer_chains WHERE pem = ?`,
 	wStartChallenge:    startChallengeSQL,
 	wClaimChallenge:    claimChallengeSQL,

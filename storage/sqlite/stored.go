@@ -73,6 +73,7 @@ func storedCert(r *sqlrow.CertRow) (*acme.Certificate, error) {
 		DER: storedBytes(c.DER), ChainPEM: storedBytes(c.ChainPEM),
 		NotBefore: storedTime(c.NotBefore), NotAfter: storedTime(c.NotAfter), IssuedAt: storedTime(c.IssuedAt),
 		Profile: c.Profile, RenewalStart: storedTime(c.RenewalStart), RenewalEnd: storedTime(c.RenewalEnd),
+		Issuer: r.Issuer, CRLShard: c.CRLShard,
 	}
 	var err error
 	if s.Names, err = sqlrow.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), r.Names); err != nil {

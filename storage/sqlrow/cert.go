@@ -11,7 +11,7 @@ import (
 
 // CertCols are the columns of certificates that ScanCert reads, in order.
 const CertCols = `serial, account_id, order_id, der, chain_pem, names, not_before, not_after,
-	issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now`
+	issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now, issuer, crl_shard`
 
 // ScanCert reads one row of CertCols.
 func ScanCert(row Scanner) (*acme.Certificate, error) { return ScanCertAnd(row) }
@@ -26,7 +26,7 @@ func ScanCertAnd(row Scanner, extra ...any) (*acme.Certificate, error) {
 	)
 	dest := append([]any{&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &names,
 		nanos(&c.NotBefore), nanos(&c.NotAfter), nanos(&c.IssuedAt), nanos(&c.RevokedAt), &c.RevocationReason, &c.Profile,
-		nanos(&c.RenewalStart), nanos(&c.RenewalEnd), &c.RenewNow}, extra...)
+		nanos(&c.RenewalStart), nanos(&c.RenewalEnd), &c.RenewNow, &c.Issuer, &c.CRLShard}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -56,8 +56,50 @@ func ScanRenewalWindow(row Scanner) (acme.RenewalWindow, error) {
 }
 
 // RevocationCols are the columns of certificates that ScanRevocation
-// reads, in order: what a CRL lists, all in the index certificates_revoked.
-const RevocationCols = "serial, revoked_at, reason"
+// reads, in order: what a CRL lists, and whose CRL lists it, all in the
+// index certificates_revoked.
+const RevocationCols = "serial, revoked_at, reason, issuer, crl_shard"
+
+// NextCRLNumberSQL is acme.CRLNumberer.NextCRLNumber in one statement,
+// for both drivers: parameters 1 issuer, 2 shard, 3 floor.
+const NextCRLNumberSQL = `INSERT INTO crl_numbers (issuer, shard, number) VALUES ($1, $2, $3)
+	ON CONFLICT (issuer, shard) DO UPDATE SET number = CASE WHEN crl_numbers.number + 1 > excluded.number
+		THEN crl_numbers.number + 1 ELSE excluded.number END
+	RETURNING number`
+
+// RevokedCountsSQL counts the revoked certificates of each CRL scope,
+// from the partial index certificates_revoked, whose key starts with
+// the scope.
+const RevokedCountsSQL = `SELECT issuer, crl_shard, count(*) FROM certificates
+	WHERE revoked_at IS NOT NULL GROUP BY issuer, crl_shard`
+
+// ScanScopeCount reads one row of RevokedCountsSQL into counts.
+func ScanScopeCount(row Scanner, counts map[acme.CRLScope]int64) error {
+	var (
+		sc acme.CRLScope
+		n  int64
+	)
+	if err := row.Scan(&sc.Issuer, &sc.Shard, &n); err != nil {
+		return err
+	}
+	counts[sc] = n
+	return nil
+}
+
+// ListRevokedScopeSQL is the revocations of one CRL scope not expired at
+// a time: parameters 1 issuer, 2 shard, 3 the time in nanoseconds; one
+// range of certificates_revoked.
+const ListRevokedScopeSQL = `SELECT ` + RevocationCols + ` FROM certificates
+	WHERE revoked_at IS NOT NULL AND issuer = $1 AND crl_shard = $2 AND not_after >= $3`
+
+// IssuerOrDefault is the stored issuer of a certificate whose issuer is
+// id: acme.DefaultIssuer for "".
+func IssuerOrDefault(id string) string {
+	if id == "" {
+		return acme.DefaultIssuer
+	}
+	return id
+}
 
 // ScanRevocation reads one row of RevocationCols.
 func ScanRevocation(row Scanner) (acme.Revocation, error) {
@@ -65,7 +107,7 @@ func ScanRevocation(row Scanner) (acme.Revocation, error) {
 		r  acme.Revocation
 		at int64
 	)
-	err := row.Scan(&r.Serial, &at, &r.Reason)
+	err := row.Scan(&r.Serial, &at, &r.Reason, &r.Issuer, &r.Shard)
 	r.RevokedAt = time.Unix(0, at).UTC()
 	return r, err
 }
@@ -96,7 +138,7 @@ func PageLimit(limit int) int64 {
 // CertRow.Values returns in order; a new certificate is not revoked
 // (revoked_at NULL, reason 0), and the rest keep their defaults.
 const CertInsertCols = `serial, account_id, order_id, der, chain_pem, names, name_set,
-	not_before, not_after, issued_at, profile, renewal_start, renewal_end`
+	not_before, not_after, issued_at, profile, renewal_start, renewal_end, issuer, crl_shard`
 
 // CertRow is a certificate that finalizes its order, checked and encoded
 // for its row.
@@ -105,6 +147,7 @@ type CertRow struct {
 	Cert      *acme.Certificate
 	AccountID int64
 	Names     string // JSON
+	Issuer    string // cert.Issuer, or acme.DefaultIssuer for ""
 }
 
 // NewCertRow checks cert, which finalizes order cert.OrderID, and
@@ -127,6 +170,7 @@ func NewCertRow(d Driver, cert *acme.Certificate) (*CertRow, error) {
 	if r.Names, err = StringsJSON(r.What+": names", cert.Names); err != nil {
 		return nil, err
 	}
+	r.Issuer = IssuerOrDefault(cert.Issuer)
 	return r, nil
 }
 
@@ -136,7 +180,7 @@ func NewCertRow(d Driver, cert *acme.Certificate) (*CertRow, error) {
 // driver's own.
 func (r *CertRow) Values(chain []byte, extra ...any) []any {
 	c := r.Cert
-	v := append(make([]any, 0, 13+len(extra)), c.Serial, r.AccountID, string(c.OrderID), c.DER, chain, r.Names, strings.Join(c.Names, ","),
-		ToNanos(c.NotBefore), ToNanos(c.NotAfter), ToNanos(c.IssuedAt), c.Profile, ToNanos(c.RenewalStart), ToNanos(c.RenewalEnd))
+	v := append(make([]any, 0, 15+len(extra)), c.Serial, r.AccountID, string(c.OrderID), c.DER, chain, r.Names, strings.Join(c.Names, ","),
+		ToNanos(c.NotBefore), ToNanos(c.NotAfter), ToNanos(c.IssuedAt), c.Profile, ToNanos(c.RenewalStart), ToNanos(c.RenewalEnd), r.Issuer, c.CRLShard)
 	return append(v, extra...)
 }

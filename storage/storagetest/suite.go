@@ -35,6 +35,8 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"Revoke", testRevoke},
 		{"ListRevoked", testListRevoked},
 		{"RevokedCount", testRevokedCount},
+		{"RevokedByIssuer", testRevokedByIssuer},
+		{"CRLNumbers", testCRLNumbers},
 		{"NotFound", testNotFound},
 		{"ListAccounts", testListAccounts},
 		{"ListCertificates", testListCertificates},
@@ -376,6 +378,12 @@ func checkCert(t *testing.T, what string, got, want *acme.Certificate) {
 	d.addTime("RevokedAt", got.RevokedAt, want.RevokedAt)
 	add(&d, "RevocationReason", got.RevocationReason, want.RevocationReason)
 	add(&d, "Profile", got.Profile, want.Profile)
+	wantIssuer := want.Issuer
+	if wantIssuer == "" {
+		wantIssuer = acme.DefaultIssuer
+	}
+	add(&d, "Issuer", got.Issuer, wantIssuer)
+	add(&d, "CRLShard", got.CRLShard, want.CRLShard)
 	d.addTime("RenewalStart", got.RenewalStart, want.RenewalStart)
 	d.addTime("RenewalEnd", got.RenewalEnd, want.RenewalEnd)
 	d.report(t, what)

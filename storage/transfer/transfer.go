@@ -169,6 +169,8 @@ type Certificate struct {
 	RenewalStart int64
 	RenewalEnd   int64
 	RenewNow     bool
+	Issuer       string // the ID of its issuer (acme.DefaultIssuer for rows before it was kept)
+	CRLShard     int64  // the shard of its issuer's CRLs
 }
 
 // Compare returns an error naming every table whose count in got differs

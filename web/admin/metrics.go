@@ -31,6 +31,10 @@ type MetricsOptions struct {
 	// (acme.Service.CRLRegenerations), read at every scrape; nil leaves
 	// weir_crl_regenerations_total out.
 	CRLRegenerations func() int64
+	// CRLsSigned returns how many CRLs the server has signed, by issuer
+	// and shard (acme.Service.CRLsSigned), read at every scrape; nil
+	// leaves weir_crl_generations_total out.
+	CRLsSigned func() map[acme.CRLScope]int64
 }
 
 // Metrics is weir's Prometheus instrumentation and the dashboard's view of
@@ -86,6 +90,11 @@ func NewMetrics(opts MetricsOptions) *Metrics {
 			Name: "weir_crl_regenerations_total",
 			Help: "CRLs this replica signed: at start, on the CRL schedule, by the CRL updater (one for all the revocations it found) and on an administrator's request.",
 		}, func() float64 { return float64(f()) }))
+	}
+	if f := opts.CRLsSigned; f != nil {
+		m.reg.MustRegister(crlsSigned{f: f, desc: prometheus.NewDesc("weir_crl_generations_total",
+			"CRLs this replica signed, by issuer and CRL shard (0: the issuer's CRL URL); a revocation remakes only its shard's.",
+			[]string{"issuer", "shard"}, nil)})
 	}
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "weir_http_requests_total",
@@ -328,5 +337,19 @@ func (c caExpiry) Collect(ch chan<- prometheus.Metric) {
 	}
 	if h.Intermediate != nil {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(h.Intermediate.NotAfter.Unix()), "intermediate")
+	}
+}
+
+// crlsSigned is weir_crl_generations_total, read at each scrape.
+type crlsSigned struct {
+	f    func() map[acme.CRLScope]int64
+	desc *prometheus.Desc
+}
+
+func (c crlsSigned) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c crlsSigned) Collect(ch chan<- prometheus.Metric) {
+	for sc, n := range c.f() {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.CounterValue, float64(n), sc.Issuer, strconv.Itoa(sc.Shard))
 	}
 }

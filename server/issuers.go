@@ -1,0 +1,237 @@
+package server
+
+import (
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/web"
+)
+
+// IssuerConfig is an entry of ca.issuers: an intermediate besides
+// ca.intermediate (which is the issuer "default"), with an ID of its own.
+// Each signs the CRL of the certificates it signed, at its own URL, for as
+// long as it is configured; ca.active-issuer says which one signs new
+// certificates. A rotation adds the new intermediate here (weir ca
+// add-issuer), makes it active, and marks the old one renew-early
+// (docs/operations.md, "Rotating the intermediate").
+type IssuerConfig struct {
+	// ID names the issuer in the store, in its URLs (/crl/ID,
+	// /ca/issuer/ID) and in ca.active-issuer: lowercase letters, digits
+	// and hyphens, up to 32 characters. It must not change while any of
+	// its certificates is unexpired.
+	ID string `yaml:"id"`
+	// The intermediate: its certificate and key (the data directory's
+	// ca/issuers/ID/intermediate.pem and intermediate-key.pem when
+	// cert-file is empty, as weir ca add-issuer writes them), its URLs,
+	// renew-early.
+	IntermediateConfig `yaml:",inline"`
+}
+
+// issuerCertFile and issuerKeyFile are the data directory's files of
+// issuer id, when its cert-file is empty.
+func issuerCertFile(id string) string { return path.Join("ca/issuers", id, "intermediate.pem") }
+func issuerKeyFile(id string) string  { return path.Join("ca/issuers", id, "intermediate-key.pem") }
+
+// validateIssuers checks ca.issuers and ca.active-issuer: IDs of the
+// form, none twice nor "default", and the active one configured.
+func (c CAConfig) validateIssuers() []error {
+	var errs []error
+	seen := map[string]bool{acme.DefaultIssuer: true}
+	for i, is := range c.Issuers {
+		key := fmt.Sprintf("ca.issuers[%d]", i)
+		switch {
+		case !acme.IssuerIDPattern.MatchString(is.ID):
+			errs = append(errs, fmt.Errorf("%s.id: %q must be lowercase letters, digits and hyphens (up to 32, a letter or digit first)", key, is.ID))
+		case is.ID == acme.DefaultIssuer:
+			errs = append(errs, fmt.Errorf("%s.id: %q is ca.intermediate's ID; choose another", key, is.ID))
+		case seen[is.ID]:
+			errs = append(errs, fmt.Errorf("%s.id: %q is given twice", key, is.ID))
+		}
+		seen[is.ID] = true
+		errs = append(errs, is.validate(key)...)
+	}
+	if c.CRLShards < 1 || c.CRLShards > maxCRLShards {
+		errs = append(errs, fmt.Errorf("ca.crl-shards: must be from 1 (one CRL per issuer) to %d, got %d", maxCRLShards, c.CRLShards))
+	}
+	if !seen[c.ActiveIssuer] {
+		errs = append(errs, fmt.Errorf("ca.active-issuer: %q is neither %q (ca.intermediate) nor the id of an entry of ca.issuers", c.ActiveIssuer, acme.DefaultIssuer))
+	}
+	return errs
+}
+
+// maxCRLShards bounds ca.crl-shards: each shard is a CRL every replica
+// signs at least every ca.crl-interval.
+const maxCRLShards = 256
+
+// issuerSet is the issuers weir serve signs with: each one's CA, the
+// active one's, and the hierarchies whose keys it holds open.
+type issuerSet struct {
+	issuers []acme.Issuer
+	active  *ca.CA
+	keys    []*ca.Hierarchy
+}
+
+// close releases every issuer's key.
+func (s *issuerSet) close() error {
+	var errs []error
+	for _, h := range s.keys {
+		errs = append(errs, closeKey(h))
+	}
+	return errors.Join(errs...)
+}
+
+// renewEarly are the IDs of the issuers configured renew-early.
+func (c CAConfig) renewEarly() []string {
+	var ids []string
+	if c.Intermediate.RenewEarly {
+		ids = append(ids, acme.DefaultIssuer)
+	}
+	for _, is := range c.Issuers {
+		if is.RenewEarly {
+			ids = append(ids, is.ID)
+		}
+	}
+	return ids
+}
+
+// openIssuers makes the CA of each issuer: def is ca.intermediate's
+// hierarchy (loadOrCreateHierarchy), whose root every other issuer must
+// chain to when it is known. On error nothing stays open but def.
+func openIssuers(cfg Config, def *ca.Hierarchy) (*issuerSet, error) {
+	set := &issuerSet{}
+	add := func(id string, ic IntermediateConfig, h *ca.Hierarchy) error {
+		c, err := newIssuerCA(cfg, id, ic, h)
+		if err != nil {
+			return err
+		}
+		set.issuers = append(set.issuers, acme.Issuer{ID: id, CA: c})
+		if id == cfg.CA.ActiveIssuer {
+			set.active = c
+		}
+		return nil
+	}
+	if err := add(acme.DefaultIssuer, cfg.CA.Intermediate, def); err != nil {
+		return nil, err
+	}
+	for i, is := range cfg.CA.Issuers {
+		h, err := loadIssuerHierarchy(cfg, is, def.Root)
+		if err != nil {
+			set.close()
+			return nil, fmt.Errorf("ca.issuers[%d] (%s): %w", i, is.ID, err)
+		}
+		set.keys = append(set.keys, h)
+		if err := add(is.ID, is.IntermediateConfig, h); err != nil {
+			set.close()
+			return nil, fmt.Errorf("ca.issuers[%d] (%s): %w", i, is.ID, err)
+		}
+	}
+	if set.active == nil {
+		set.close()
+		return nil, fmt.Errorf("ca.active-issuer: %q is not configured", cfg.CA.ActiveIssuer)
+	}
+	return set, nil
+}
+
+// loadIssuerHierarchy loads an entry of ca.issuers: its files, or the
+// data directory's, under root.
+func loadIssuerHierarchy(cfg Config, is IssuerConfig, root *x509.Certificate) (*ca.Hierarchy, error) {
+	certFile, keyFile := is.CertFile, is.KeyFile
+	if certFile == "" {
+		certFile, keyFile = dataPath(cfg.DataDir, issuerCertFile(is.ID)), dataPath(cfg.DataDir, issuerKeyFile(is.ID))
+	}
+	chain, err := readCerts(certFile)
+	if err != nil {
+		return nil, err
+	}
+	if root == nil && len(chain) > 1 && chain[len(chain)-1].CheckSignatureFrom(chain[len(chain)-1]) == nil {
+		root = chain[len(chain)-1]
+	}
+	return loadWithKey(root, chain[0], is.Signer, keyFile)
+}
+
+// newIssuerCA is the CA of issuer id (intermediate ic, hierarchy h), with
+// its URLs: ic's, else weir's own.
+func newIssuerCA(cfg Config, id string, ic IntermediateConfig, h *ca.Hierarchy) (*ca.CA, error) {
+	base := externalURL(cfg)
+	crlURL, issuerURL := web.IssuerCRLURL(base, id), web.IssuerCertURL(base, id)
+	if id == acme.DefaultIssuer {
+		crlURL, issuerURL = web.CRLURL(base), web.IntermediateURL(base)
+	}
+	if ic.CRLURL != "" {
+		crlURL = ic.CRLURL
+	}
+	if ic.IssuerURL != "" {
+		issuerURL = ic.IssuerURL
+	}
+	// Shards: crl-url/N when crl-url is set, else weir's /crl/ID/N.
+	var shards []string
+	for k := 1; cfg.CA.CRLShards > 1 && k <= cfg.CA.CRLShards; k++ {
+		if ic.CRLURL != "" {
+			shards = append(shards, fmt.Sprintf("%s/%d", strings.TrimSuffix(ic.CRLURL, "/"), k))
+		} else {
+			shards = append(shards, fmt.Sprintf("%s/%d", web.IssuerCRLURL(base, id), k))
+		}
+	}
+	return ca.New(ca.Config{
+		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: issuerURL, CRLURL: crlURL, CRLShardURLs: shards,
+		KeyPolicy: ca.KeyPolicy{AllowEd25519: cfg.CA.AllowEd25519},
+	}, h, nil)
+}
+
+// withoutRenewEarly clears every issuer's renew-early (which reloads
+// live), so that what is left compares for restartKeys. ca.issuers is
+// copied first: c shares it with the configuration it was copied from.
+func (c *CAConfig) withoutRenewEarly() {
+	c.Intermediate.RenewEarly = false
+	c.Issuers = append([]IssuerConfig(nil), c.Issuers...)
+	for i := range c.Issuers {
+		c.Issuers[i].RenewEarly = false
+	}
+}
+
+// takeRenewEarly takes the renew-early of each issuer from cur (a
+// reload): those of the issuers c has, by ID.
+func (c *CAConfig) takeRenewEarly(cur CAConfig) {
+	c.Intermediate.RenewEarly = cur.Intermediate.RenewEarly
+	c.Issuers = append([]IssuerConfig(nil), c.Issuers...)
+	for i := range c.Issuers {
+		c.Issuers[i].RenewEarly = false
+		for _, is := range cur.Issuers {
+			if is.ID == c.Issuers[i].ID {
+				c.Issuers[i].RenewEarly = is.RenewEarly
+			}
+		}
+	}
+}
+
+// AddIssuer imports the intermediate in certFile (signed by the data
+// directory's root, as weir ca sign-intermediate makes it) as the issuer
+// id: the data directory's ca/issuers/ID files, which an entry of
+// ca.issuers with that id and no cert-file uses. Its key is keyFile, a
+// plaintext key unless ca.issuers already has the entry, whose signer
+// then says (none for pkcs11). Files it replaces are kept beside, renamed
+// with the time. weir serve signs with it from its next start once the
+// entry is in ca.issuers, and issues with it once ca.active-issuer names
+// it.
+func AddIssuer(cfg Config, id, certFile, keyFile string, now time.Time) ([]string, error) {
+	if !acme.IssuerIDPattern.MatchString(id) || id == acme.DefaultIssuer {
+		return nil, fmt.Errorf("the issuer's id %q must be lowercase letters, digits and hyphens (up to 32), and not %q", id, acme.DefaultIssuer)
+	}
+	key, sc := "ca.issuers (no entry for "+id+" yet)", ca.SignerConfig{Type: ca.SignerFile}
+	for i, is := range cfg.CA.Issuers {
+		if is.ID != id {
+			continue
+		}
+		if is.CertFile != "" {
+			return nil, fmt.Errorf("ca.issuers[%d].cert-file is set (%s): weir signs with that file, so replace it there instead", i, is.CertFile)
+		}
+		key, sc = fmt.Sprintf("ca.issuers[%d]", i), is.Signer
+	}
+	return installIntermediate(cfg, key, sc, issuerCertFile(id), issuerKeyFile(id), certFile, keyFile, now)
+}

@@ -1,0 +1,49 @@
+package server
+
+import (
+	"net/http"
+	"testing"
+	"time"
+
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ratelimit"
+)
+
+// TestRenewEarly: an issuer marked renew-early by a live reload tells the
+// holders of its certificates, through ARI, to renew now, and their
+// replacements pass with the account's SAN budget spent, as in an
+// incident; without it the window is in the future and the budget holds.
+func TestRenewEarly(t *testing.T) {
+	e := startEnv(t, func(c *Config) {
+		c.ACME.MaxIdentifiers = 1
+		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 100, OrderBurst: 100, SANBudgetPerAccountPerHour: 1}
+	})
+	ctx, key, c, acct := e.registered(t)
+	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("early.weir.test")...)
+	leaf := e.verifyChain(chain, "early.weir.test")
+	if _, _, end := e.renewalInfo(t, acme.CertID(leaf)); !end.After(time.Now()) {
+		t.Fatalf("the window ends %s before renew-early, want the future", end)
+	}
+	// The SAN budget (1 an hour) is spent: a replacement is refused.
+	if res := e.rawOrderReplaces(key, acct.URI, acme.CertID(leaf), "early.weir.test"); res.status != http.StatusTooManyRequests {
+		t.Fatalf("a replacement before renew-early: %d %s, want 429", res.status, res.body)
+	}
+
+	cfg := e.cfg
+	cfg.CA.Intermediate.RenewEarly = true
+	e.writeConfig(cfg)
+	if err := e.srv.reload("test"); err != nil {
+		t.Fatal(err)
+	}
+	if e.srv.reloaded.restart != nil {
+		t.Errorf("renew-early asked for a restart of %v; it reloads live", e.srv.reloaded.restart)
+	}
+	res, _, end := e.renewalInfo(t, acme.CertID(leaf))
+	if res.status != http.StatusOK || !end.Before(time.Now()) {
+		t.Errorf("after renew-early the window ends %s, want the past", end)
+	}
+	res = e.rawOrderReplaces(key, acct.URI, acme.CertID(leaf), "early.weir.test")
+	wantStatus(t, res, http.StatusCreated)
+}
