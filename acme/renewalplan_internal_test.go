@@ -180,3 +180,41 @@ func TestPlanStateDense(t *testing.T) {
 		t.Errorf("after removing every window: %d hours and account %+v left", st.global.busy(), st.acct["a"])
 	}
 }
+
+// TestPlannerRebuildCanceledInPause: a rebuild waits between pages
+// (planYield), and a context ended during that wait ends the rebuild at
+// once with its error, the plan in use kept and the planner free for the
+// next rebuild.
+func TestPlannerRebuildCanceledInPause(t *testing.T) {
+	cfg := ARIConfig{MaxRenewalsPerHour: 5000}
+	cfg.setDefaults()
+	t0 := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	inv := &windowsOnly{}
+	for i := range planPage + 1 {
+		s := t0.Add(100 * time.Hour)
+		inv.ws = append(inv.ws, RenewalWindow{Serial: fmt.Sprintf("p%05d", i), AccountID: "a", Start: s, End: s.Add(time.Hour)})
+	}
+	p := newPlanner()
+	p.mu.Lock()
+	p.place(cfg, "kept", "b", t0, t0.Add(100*time.Hour), math.Inf(1))
+	p.mu.Unlock()
+	ctx, cancel := context.WithCancel(t.Context())
+	inv.onPage = func(page int) {
+		if page == 1 {
+			cancel() // the first page is full: the rebuild pauses next
+		}
+	}
+	n, err := p.rebuildCount(ctx, inv, t0)
+	if !errors.Is(err, context.Canceled) || n != planPage {
+		t.Fatalf("rebuild canceled in its pause: %d windows, %v; want %d, context.Canceled", n, err, planPage)
+	}
+	if inv.calls != 1 {
+		t.Errorf("%d pages read, want 1", inv.calls)
+	}
+	if p.rebuilding || p.st.count("b") != 1 || p.st.count("a") != 0 {
+		t.Errorf("after the canceled rebuild: rebuilding %v, account b %d windows (want 1), a %d (want 0)", p.rebuilding, p.st.count("b"), p.st.count("a"))
+	}
+	if err := p.rebuild(t.Context(), inv, t0); err != nil || p.st.count("a") != planPage+1 {
+		t.Errorf("the next rebuild: %v, account a %d windows, want %d", err, p.st.count("a"), planPage+1)
+	}
+}
