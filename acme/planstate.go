@@ -9,8 +9,59 @@ import "time"
 // of its windows (while it has at most denseAfter of them) or one number
 // per hour of the span its windows cover.
 type planState struct {
-	global map[int64]float64 // hour index → expected renewals
+	global hourLoads // the CA's expected renewals per hour
 	acct   map[AccountID]*acctPlan
+}
+
+// hourLoads is expected renewals per hour over a span of hours: a slice,
+// not a map, since a rebuild adds to every hour of a million windows
+// (a map assignment per hour was a third of a rebuild's CPU) and a
+// placement reads up to hundreds of hours.
+type hourLoads struct {
+	base int64     // the hour of v[0]
+	v    []float64 // v[i]: hour base+i
+}
+
+// at is the load of hour h.
+func (l *hourLoads) at(h int64) float64 {
+	if i := h - l.base; i >= 0 && i < int64(len(l.v)) {
+		return l.v[i]
+	}
+	return 0
+}
+
+// spread adds sign/n to each of the n hours from h0, growing the span as
+// needed; a load never goes below zero.
+func (l *hourLoads) spread(h0, n int64, sign float64) {
+	if len(l.v) == 0 {
+		l.base, l.v = h0, make([]float64, n)
+	}
+	if h0 < l.base {
+		l.v = append(make([]float64, l.base-h0), l.v...)
+		l.base = h0
+	}
+	if end := h0 + n - l.base; end > int64(len(l.v)) {
+		l.v = append(l.v, make([]float64, end-int64(len(l.v)))...)
+	}
+	share := sign / float64(n)
+	for i := h0 - l.base; i < h0-l.base+n; i++ {
+		if v := l.v[i] + share; v > 1e-9 {
+			l.v[i] = v
+		} else {
+			l.v[i] = 0
+		}
+	}
+}
+
+// busy is the number of hours with a load.
+func (l *hourLoads) busy() int {
+	n := 0
+	for _, v := range l.v {
+		if v > 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // denseAfter is the number of windows past which an account's load is
@@ -22,8 +73,8 @@ const denseAfter = 128
 type acctPlan struct {
 	n     int       // windows counted
 	wins  []planWin // while n ≤ denseAfter
-	base  int64     // once dense: the hour of hours[0]
-	hours []float64 // once dense
+	hours hourLoads // once dense
+	dense bool
 }
 
 // planWin is a window of hours hours from hour h0, one renewal spread
@@ -34,7 +85,7 @@ type planWin struct {
 }
 
 func newPlanState() *planState {
-	return &planState{global: map[int64]float64{}, acct: map[AccountID]*acctPlan{}}
+	return &planState{acct: map[AccountID]*acctPlan{}}
 }
 
 // windowHours is the hour span of [start, end): its first hour and its
@@ -47,47 +98,37 @@ func windowHours(start, end time.Time) (int64, int64) {
 // add counts one renewal of account spread over the hours of [start, end).
 func (st *planState) add(account AccountID, start, end time.Time) {
 	h0, n := windowHours(start, end)
-	share := 1 / float64(n)
-	for h := h0; h < h0+n; h++ {
-		st.global[h] += share
-	}
+	st.global.spread(h0, n, 1)
 	a := st.acct[account]
 	if a == nil {
 		a = &acctPlan{}
 		st.acct[account] = a
 	}
 	a.n++
-	if a.hours == nil && a.n <= denseAfter {
+	if !a.dense && a.n <= denseAfter {
 		a.wins = append(a.wins, planWin{h0: int32(h0), hours: int32(n)})
 		return
 	}
-	if a.hours == nil { // becomes dense
+	if !a.dense { // becomes dense
 		wins := a.wins
-		a.wins = nil
+		a.wins, a.dense = nil, true
 		for _, w := range wins {
-			a.spread(int64(w.h0), int64(w.hours), 1)
+			a.hours.spread(int64(w.h0), int64(w.hours), 1)
 		}
 	}
-	a.spread(h0, n, 1)
+	a.hours.spread(h0, n, 1)
 }
 
 // remove takes back what add(account, start, end) counted; counting what
 // was never added is harmless (the loads stay at or above zero).
 func (st *planState) remove(account AccountID, start, end time.Time) {
 	h0, n := windowHours(start, end)
-	share := 1 / float64(n)
-	for h := h0; h < h0+n; h++ {
-		if v := st.global[h] - share; v > 1e-9 {
-			st.global[h] = v
-		} else {
-			delete(st.global, h)
-		}
-	}
+	st.global.spread(h0, n, -1)
 	a := st.acct[account]
 	if a == nil {
 		return
 	}
-	if a.hours == nil {
+	if !a.dense {
 		for i, w := range a.wins {
 			if int64(w.h0) == h0 && int64(w.hours) == n {
 				a.wins[i] = a.wins[len(a.wins)-1]
@@ -97,30 +138,11 @@ func (st *planState) remove(account AccountID, start, end time.Time) {
 			}
 		}
 	} else {
-		a.spread(h0, n, -1)
+		a.hours.spread(h0, n, -1)
 		a.n--
 	}
 	if a.n <= 0 {
 		delete(st.acct, account)
-	}
-}
-
-// spread adds sign/n to each of the n hours from h0 of a dense account,
-// growing its span as needed.
-func (a *acctPlan) spread(h0, n int64, sign float64) {
-	if len(a.hours) == 0 {
-		a.base, a.hours = h0, make([]float64, n)
-	}
-	if h0 < a.base {
-		a.hours = append(make([]float64, a.base-h0), a.hours...)
-		a.base = h0
-	}
-	if end := h0 + n - a.base; end > int64(len(a.hours)) {
-		a.hours = append(a.hours, make([]float64, end-int64(len(a.hours)))...)
-	}
-	share := sign / float64(n)
-	for h := h0; h < h0+n; h++ {
-		a.hours[h-a.base] = max(a.hours[h-a.base]+share, 0)
 	}
 }
 
@@ -131,9 +153,9 @@ func (a *acctPlan) load(from, to int64, buf []float64) []float64 {
 	if a == nil {
 		return buf
 	}
-	if a.hours != nil {
-		for h := max(from, a.base); h < min(to, a.base+int64(len(a.hours))); h++ {
-			buf[h-from] = a.hours[h-a.base]
+	if a.dense {
+		for h := max(from, a.hours.base); h < min(to, a.hours.base+int64(len(a.hours.v))); h++ {
+			buf[h-from] = a.hours.v[h-a.hours.base]
 		}
 		return buf
 	}

@@ -118,7 +118,7 @@ func (p *planner) place(c ARIConfig, serial string, account AccountID, nb, na ti
 		u := 0.0
 		h0 := hourIndex(start)
 		for h := h0; h < h0+hours; h++ {
-			u = max(u, (p.st.global[h]+share)/ceiling)
+			u = max(u, (p.st.global.at(h)+share)/ceiling)
 			if useAcct {
 				u = max(u, (p.buf[h-first]+share)/acctCap)
 			}

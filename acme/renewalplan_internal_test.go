@@ -68,21 +68,21 @@ func TestPlannerRebuild(t *testing.T) {
 	start := t0.Add(60 * 24 * time.Hour)
 	inv.ws = []RenewalWindow{{Serial: "01", AccountID: "b", Start: start, End: start.Add(2 * time.Hour)}}
 	h := hourIndex(start)
-	if p.st.global[h] != 0 {
+	if p.st.global.at(h) != 0 {
 		t.Fatalf("the other replica's window counts before a rebuild")
 	}
 	if err := p.rebuild(t.Context(), inv, t0.Add(planReload)); err != nil {
 		t.Fatalf("second rebuild: %v", err)
 	}
-	if p.st.global[h] != 0.5 || p.acctLoad("b", h) != 0.5 {
-		t.Errorf("after the rebuild: hour load %v (account b %v), want 0.5 each", p.st.global[h], p.acctLoad("b", h))
+	if p.st.global.at(h) != 0.5 || p.acctLoad("b", h) != 0.5 {
+		t.Errorf("after the rebuild: hour load %v (account b %v), want 0.5 each", p.st.global.at(h), p.acctLoad("b", h))
 	}
 	inv.err = errors.New("database is down")
 	if err := p.rebuild(t.Context(), inv, t0.Add(2*planReload)); err == nil {
 		t.Error("a failed rebuild returned no error")
 	}
-	if !p.loaded || p.st.global[h] != 0.5 || p.rebuilding {
-		t.Errorf("a failed rebuild lost the plan: loaded %v, hour load %v, rebuild left running %v", p.loaded, p.st.global[h], p.rebuilding)
+	if !p.loaded || p.st.global.at(h) != 0.5 || p.rebuilding {
+		t.Errorf("a failed rebuild lost the plan: loaded %v, hour load %v, rebuild left running %v", p.loaded, p.st.global.at(h), p.rebuilding)
 	}
 }
 
@@ -131,9 +131,9 @@ func TestPlannerRebuildConcurrent(t *testing.T) {
 	p.removed(early.Serial, "a", early.Start, early.End)
 	p.mu.Unlock()
 	hp, h100, h200 := hourIndex(placed), hourIndex(early.Start), hourIndex(late.Start)
-	if p.st.global[hp] != 1 || p.st.global[h200] != 0 || p.st.global[h100] != planPage-1 {
+	if p.st.global.at(hp) != 1 || p.st.global.at(h200) != 0 || p.st.global.at(h100) != planPage-1 {
 		t.Errorf("after the rebuild: placed hour %v (want 1), revoked late hour %v (want 0), first page's hour %v (want %d)",
-			p.st.global[hp], p.st.global[h200], p.st.global[h100], planPage-1)
+			p.st.global.at(hp), p.st.global.at(h200), p.st.global.at(h100), planPage-1)
 	}
 	if n := p.st.count("a"); n != planPage {
 		t.Errorf("account a counts %d windows, want %d", n, planPage)
@@ -160,23 +160,61 @@ func TestPlanStateDense(t *testing.T) {
 		for h := h0; h < h0+n; h++ {
 			want[h-from] += 1 / float64(n)
 		}
-		if i == denseAfter-1 && st.acct["a"].hours != nil {
+		if i == denseAfter-1 && st.acct["a"].dense {
 			t.Fatalf("dense after %d windows, want a list up to %d", i+1, denseAfter)
 		}
 	}
-	if st.acct["a"].hours == nil {
+	if !st.acct["a"].dense {
 		t.Fatalf("still a list after %d windows", len(ws))
 	}
 	got := st.acct["a"].load(from, to, nil)
 	for i := range want {
-		if math.Abs(got[i]-want[i]) > 1e-9 || math.Abs(st.global[from+int64(i)]-want[i]) > 1e-9 {
-			t.Fatalf("hour %d: account %v, CA %v; want %v", i, got[i], st.global[from+int64(i)], want[i])
+		if math.Abs(got[i]-want[i]) > 1e-9 || math.Abs(st.global.at(from+int64(i))-want[i]) > 1e-9 {
+			t.Fatalf("hour %d: account %v, CA %v; want %v", i, got[i], st.global.at(from+int64(i)), want[i])
 		}
 	}
 	for _, x := range ws {
 		st.remove("a", x.s, x.e)
 	}
-	if len(st.global) != 0 || st.acct["a"] != nil {
-		t.Errorf("after removing every window: %d hours and account %+v left", len(st.global), st.acct["a"])
+	if st.global.busy() != 0 || st.acct["a"] != nil {
+		t.Errorf("after removing every window: %d hours and account %+v left", st.global.busy(), st.acct["a"])
+	}
+}
+
+// TestPlannerRebuildCanceledInPause: a rebuild waits between pages
+// (planYield), and a context ended during that wait ends the rebuild at
+// once with its error, the plan in use kept and the planner free for the
+// next rebuild.
+func TestPlannerRebuildCanceledInPause(t *testing.T) {
+	cfg := ARIConfig{MaxRenewalsPerHour: 5000}
+	cfg.setDefaults()
+	t0 := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	inv := &windowsOnly{}
+	for i := range planPage + 1 {
+		s := t0.Add(100 * time.Hour)
+		inv.ws = append(inv.ws, RenewalWindow{Serial: fmt.Sprintf("p%05d", i), AccountID: "a", Start: s, End: s.Add(time.Hour)})
+	}
+	p := newPlanner()
+	p.mu.Lock()
+	p.place(cfg, "kept", "b", t0, t0.Add(100*time.Hour), math.Inf(1))
+	p.mu.Unlock()
+	ctx, cancel := context.WithCancel(t.Context())
+	inv.onPage = func(page int) {
+		if page == 1 {
+			cancel() // the first page is full: the rebuild pauses next
+		}
+	}
+	n, err := p.rebuildCount(ctx, inv, t0)
+	if !errors.Is(err, context.Canceled) || n != planPage {
+		t.Fatalf("rebuild canceled in its pause: %d windows, %v; want %d, context.Canceled", n, err, planPage)
+	}
+	if inv.calls != 1 {
+		t.Errorf("%d pages read, want 1", inv.calls)
+	}
+	if p.rebuilding || p.st.count("b") != 1 || p.st.count("a") != 0 {
+		t.Errorf("after the canceled rebuild: rebuilding %v, account b %d windows (want 1), a %d (want 0)", p.rebuilding, p.st.count("b"), p.st.count("a"))
+	}
+	if err := p.rebuild(t.Context(), inv, t0); err != nil || p.st.count("a") != planPage+1 {
+		t.Errorf("the next rebuild: %v, account a %d windows, want %d", err, p.st.count("a"), planPage+1)
 	}
 }

@@ -234,7 +234,7 @@ func (l *loader) runLevel(parent context.Context, spec levelSpec) levelOutcome {
 				name := fmt.Sprintf("w%d-i%d.%s.load.test", w, i, spec.tag)
 				certCtx, certCancel := context.WithTimeout(ctx, 2*spec.stall)
 				t0 := time.Now()
-				err := l.issueOne(certCtx, c, name, i == 0)
+				_, err := l.issueOne(certCtx, c, name, i == 0)
 				d := time.Since(t0)
 				certCancel()
 				mu.Lock()
@@ -284,51 +284,52 @@ func trunc(s string, n int) string {
 }
 
 // issueOne runs one whole issuance for name: new-order, authz, http-01,
-// accept, poll the authz, finalize with a fresh P-256 CSR, fetch the chain.
-func (l *loader) issueOne(ctx context.Context, c *xacme.Client, name string, check bool) error {
+// accept, poll the authz, finalize with a fresh P-256 CSR, fetch the chain;
+// it returns the leaf.
+func (l *loader) issueOne(ctx context.Context, c *xacme.Client, name string, check bool) (*x509.Certificate, error) {
 	o, err := c.AuthorizeOrder(ctx, xacme.DomainIDs(name))
 	if err != nil {
-		return fmt.Errorf("new-order: %w", err)
+		return nil, fmt.Errorf("new-order: %w", err)
 	}
 	for _, u := range o.AuthzURLs {
 		if err := l.solve(ctx, c, u); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	csr, err := x509.CreateCertificateRequest(rand.Reader, &x509.CertificateRequest{DNSNames: []string{name}}, key)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	chain, _, err := c.CreateOrderCert(ctx, o.FinalizeURL, csr, true)
 	if err != nil {
-		return fmt.Errorf("finalize: %w", err)
+		return nil, fmt.Errorf("finalize: %w", err)
 	}
 	if len(chain) < 2 {
-		return fmt.Errorf("finalize: chain has %d certificates, want leaf and intermediate", len(chain))
+		return nil, fmt.Errorf("finalize: chain has %d certificates, want leaf and intermediate", len(chain))
 	}
 	leaf, err := x509.ParseCertificate(chain[0])
 	if err != nil {
-		return fmt.Errorf("finalize: leaf: %w", err)
+		return nil, fmt.Errorf("finalize: leaf: %w", err)
 	}
 	if !slices.Equal(leaf.DNSNames, []string{name}) {
-		return fmt.Errorf("finalize: leaf names %v, want %s", leaf.DNSNames, name)
+		return nil, fmt.Errorf("finalize: leaf names %v, want %s", leaf.DNSNames, name)
 	}
 	if check { // the first certificate of each worker and level is verified fully
 		inter, err := x509.ParseCertificate(chain[1])
 		if err != nil {
-			return fmt.Errorf("finalize: intermediate: %w", err)
+			return nil, fmt.Errorf("finalize: intermediate: %w", err)
 		}
 		pool := x509.NewCertPool()
 		pool.AddCert(inter)
 		if _, err := leaf.Verify(x509.VerifyOptions{Roots: l.verify, Intermediates: pool, DNSName: name}); err != nil {
-			return fmt.Errorf("finalize: chain does not verify: %w", err)
+			return nil, fmt.Errorf("finalize: chain does not verify: %w", err)
 		}
 	}
-	return nil
+	return leaf, nil
 }
 
 // solve completes the http-01 challenge of one authorization and polls it

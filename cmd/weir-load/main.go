@@ -123,6 +123,8 @@ type options struct {
 	clientGOGC   int
 	clientProf   string
 
+	probe            bool          // -probe: time the start-up costs before any load
+	probeProf        string        // -probe-profile: file prefix of the server profiles of the probe
 	populate         int           // -populate: fill a store with this many certificates and exit
 	populateSpan     time.Duration // issue times spread over this much of the past
 	populateLifetime time.Duration
@@ -163,6 +165,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.traceFile, "trace", "", "with -cpuprofile, also save a 5 s execution trace of the server to `file` (go tool trace -pprof=sync)")
 	fs.IntVar(&o.profileC, "profile-c", 0, "concurrency of the profiled level (default: the highest of -c)")
 	fs.DurationVar(&o.profileD, "profile-d", 10*time.Second, "length of the CPU profile")
+	fs.BoolVar(&o.probe, "probe", false, "right after the server starts, before any load: time the first issuance, read the RSS 5 s after start, and time the admin overview, a search miss and revocations through the admin API (7 each)")
+	fs.StringVar(&o.probeProf, "probe-profile", "", "with -probe: save the server's CPU profile over its first 10 s to `prefix`.cpu and its heap at 5 s to prefix.heap")
 	fs.IntVar(&o.populate, "populate", 0, "fill a new store (SQLite in -data, or -storage postgres in -postgres-schema) with `N` certificates signed by -data's CA, and exit")
 	fs.DurationVar(&o.populateSpan, "populate-span", 30*24*time.Hour, "with -populate: issue times spread evenly over this much of the past")
 	fs.DurationVar(&o.populateLifetime, "populate-lifetime", 90*24*time.Hour, "with -populate: the certificates' lifetime")
@@ -283,6 +287,7 @@ type report struct {
 	Stalled     bool             `json:"stalled"`
 	StallDump   string           `json:"stall_dump,omitempty"`
 	CPUProfile  string           `json:"cpu_profile,omitempty"`
+	Probe       *probeResult     `json:"probe,omitempty"`
 	ServerLog   string           `json:"server_log,omitempty"` // replica 1's
 	ReplicaList []replicaReport  `json:"replica_list"`
 }
@@ -396,7 +401,7 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 
 	so := serverOptions{
 		bin: bin, dnsAddr: dns.Addr(), httpPort: resp.port,
-		pprof: o.cpuProfile != "", validationWorkers: o.workers, rateLimits: o.rateLimits,
+		pprof: o.cpuProfile != "" || o.probeProf != "", validationWorkers: o.workers, rateLimits: o.rateLimits,
 	}
 	if o.storage == "postgres" && o.postgresSchema != "" {
 		// A schema of the caller's (filled by -populate): used, never dropped.
@@ -440,6 +445,7 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 	if err != nil {
 		return nil, 1, err
 	}
+	ready := time.Now()
 	srv := cl.first()
 	logf(stderr, "%d replica(s) at %s, storage %s, redis %s (http-01 :%d, dns %s)", len(cl.replicas), srv.Base, cl.storage, cl.redisMode, resp.port, dns.Addr())
 
@@ -476,6 +482,13 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 	spec := func(c int) levelSpec {
 		seq++
 		return levelSpec{concurrency: c, count: o.count, duration: o.duration, maxTime: o.maxLevel, stall: o.stall, tag: "l" + strconv.Itoa(seq)}
+	}
+
+	if o.probe {
+		if rep.Probe, err = probe(ctx, l, srv, ready, o.probeProf, stderr); err != nil {
+			finish()
+			return rep, 1, err
+		}
 	}
 
 	if o.warmup > 0 {

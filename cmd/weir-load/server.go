@@ -94,6 +94,7 @@ func serverConfig(o serverOptions, listen, admin string) string {
 type replica struct {
 	*weirproc.Proc
 	pprofAddr string // "" unless started with -pprof
+	adminAddr string // host:port of its admin listener (plain HTTP)
 }
 
 // startServer starts one replica; a weir that predates the rate-limiting:
@@ -119,7 +120,7 @@ func startServerOnce(ctx context.Context, o serverOptions) (*replica, error) {
 		return nil, err
 	}
 	listen, admin := addrs[0], addrs[1]
-	r := &replica{}
+	r := &replica{adminAddr: admin}
 	var args []string
 	if o.pprof {
 		r.pprofAddr = addrs[2]
