@@ -33,6 +33,11 @@ func (r *recordingSink) note(t transfer.Table, n int) {
 	r.batches = append(r.batches, n)
 }
 
+func (r *recordingSink) AdminCredentials(_ context.Context, rows []transfer.AdminCredential) error {
+	r.note(transfer.AdminCreds, len(rows))
+	return nil
+}
+
 func (r *recordingSink) Tenants(_ context.Context, rows []transfer.Tenant) error {
 	r.note(transfer.Tenants, len(rows))
 	r.tenants = append(r.tenants, rows...)
