@@ -19,6 +19,7 @@ import (
 type recordingSink struct {
 	tables  []transfer.Table // the table of each batch
 	batches []int            // the size of each batch
+	creds   []transfer.AdminCredential
 	tenants []transfer.Tenant
 	accts   []transfer.Account
 	keys    []transfer.EABKey
@@ -35,6 +36,7 @@ func (r *recordingSink) note(t transfer.Table, n int) {
 
 func (r *recordingSink) AdminCredentials(_ context.Context, rows []transfer.AdminCredential) error {
 	r.note(transfer.AdminCreds, len(rows))
+	r.creds = append(r.creds, rows...)
 	return nil
 }
 

@@ -1,0 +1,94 @@
+package server
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weir-pki/weir/web/admin"
+)
+
+// credentialsPollLimit is the generous upper bound within which a replica
+// must follow a credential added or revoked on another; the design's
+// bound is admin.CredentialsMaxAge.
+const credentialsPollLimit = 15 * time.Second
+
+// TestAdminCredentialsAcrossReplicas: two replicas on one PostgreSQL
+// schema. A read credential added through A works on B (its role too: an
+// operate action is refused there); revoked through A, its bearer token is
+// refused on B and its dashboard session on B ends, each within the bound.
+// The token file of each replica stays its own.
+func TestAdminCredentialsAcrossReplicas(t *testing.T) {
+	dsn := postgresSchema(t)
+	pg := func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 4} }
+	a, b := startEnv(t, pg), startEnv(t, pg)
+	fb := &adminFixture{e: b}
+	whoami := func(e *testEnv, tok string) int { t.Helper(); return bearerStatus(t, e, tok, "/api/v1/whoami") }
+
+	var ci admin.CredentialView
+	a.cliJSON(t, &ci, "admin", "token", "add", "ci", "--role", "read")
+	if ci.Token == "" || ci.Role != admin.RoleRead {
+		t.Fatalf("weir admin token add on A: %+v", ci)
+	}
+	if c := whoami(a, ci.Token); c != http.StatusOK {
+		t.Fatalf("the new token on A: %d, want 200 at once", c)
+	}
+	waitCredentials(t, "the token added on A works on B", func() bool { return whoami(b, ci.Token) == http.StatusOK })
+	if c := bearerStatus(t, b, ci.Token, "/api/v1/crl/regenerate"); c != http.StatusForbidden {
+		t.Errorf("an operate action with the read credential on B: %d, want 403", c)
+	}
+	if out := b.weirCLI(t, 0, "admin", "token", "list"); !strings.Contains(out, "ci") {
+		t.Errorf("weir admin token list on B lacks ci:\n%s", out)
+	}
+	fb.token = ci.Token
+	fb.session, _ = fb.login(t)
+	if !fb.sessionLive(t) {
+		t.Fatal("ci's dashboard session on B does not open the API")
+	}
+
+	a.weirCLI(t, 0, "admin", "token", "revoke", "ci")
+	if c := whoami(a, ci.Token); c != http.StatusUnauthorized {
+		t.Errorf("the revoked token on A: %d, want 401 at once", c)
+	}
+	waitCredentials(t, "the token revoked on A is refused on B", func() bool { return whoami(b, ci.Token) == http.StatusUnauthorized })
+	if fb.sessionLive(t) {
+		t.Error("ci's dashboard session on B outlived the revocation")
+	}
+	// Each replica's token file is its own credential, never in the store.
+	for _, e := range []*testEnv{a, b} {
+		tok := e.adminToken(t)
+		if c := whoami(e, tok); c != http.StatusOK {
+			t.Errorf("the token file's token on %s: %d, want 200", e.adminURL, c)
+		}
+	}
+}
+
+// bearerStatus is the status of a request (GET, or POST for a path
+// ending in an action) to e's admin listener with the bearer token tok.
+func bearerStatus(t *testing.T, e *testEnv, tok, path string) int {
+	t.Helper()
+	method := http.MethodGet
+	if strings.HasSuffix(path, "/regenerate") {
+		method = http.MethodPost
+	}
+	return (&adminFixture{e: e}).send(t, adminReq{method: method, path: path, header: map[string]string{"Authorization": "Bearer " + tok}}).status
+}
+
+// waitCredentials polls cond every 50 ms until it holds, failing the test if it
+// does not within credentialsPollLimit (and 400 tries); it logs how long
+// it took.
+func waitCredentials(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	start := time.Now()
+	for i := 0; ; i++ {
+		if cond() {
+			t.Logf("%s after %v", what, time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if i == 400 || time.Since(start) > credentialsPollLimit {
+			t.Fatalf("%s: not within %v", what, credentialsPollLimit)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
