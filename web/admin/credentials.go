@@ -216,7 +216,7 @@ func (c *CredentialSet) Run(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// fresh reports whether the last read is recent enough to trust; c.mu is
+// freshLocked reports whether the last read is recent enough to trust; c.mu is
 // held.
 func (c *CredentialSet) freshLocked() bool {
 	return !c.readAt.IsZero() && c.now().Before(c.readAt.Add(CredentialsMaxAge))
