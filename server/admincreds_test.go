@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -62,6 +65,44 @@ func TestAdminCredentialsAcrossReplicas(t *testing.T) {
 			t.Errorf("the token file's token on %s: %d, want 200", e.adminURL, c)
 		}
 	}
+}
+
+// TestAdminCredentialsStoreDown: weir on PostgreSQL whose credentials
+// table cannot be read (renamed away, so every read of it fails while the
+// rest of the store works). A named credential is refused within the
+// bound (fail closed), the token file's still gets in, listing the
+// credentials says why it cannot; once the table is back, the named one
+// works again.
+func TestAdminCredentialsStoreDown(t *testing.T) {
+	dsn := postgresSchema(t)
+	e := startEnv(t, func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 4} })
+	var ci admin.CredentialView
+	e.cliJSON(t, &ci, "admin", "token", "add", "ci", "--role", "read")
+	whoami := func(tok string) int { t.Helper(); return bearerStatus(t, e, tok, "/api/v1/whoami") }
+	if c := whoami(ci.Token); c != http.StatusOK {
+		t.Fatalf("the new token: %d, want 200", c)
+	}
+	ddl := func(sql string) {
+		t.Helper()
+		conn, err := pgx.Connect(t.Context(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.WithoutCancel(t.Context()))
+		if _, err := conn.Exec(t.Context(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ddl(`ALTER TABLE admin_credentials RENAME TO admin_credentials_away`)
+	waitCredentials(t, "a named credential is refused while its table cannot be read", func() bool { return whoami(ci.Token) == http.StatusUnauthorized })
+	if c := whoami(e.adminToken(t)); c != http.StatusOK {
+		t.Errorf("the token file's token while the credentials cannot be read: %d, want 200", c)
+	}
+	if out := e.weirCLI(t, 1, "admin", "token", "list"); !strings.Contains(out, "cannot be read or written in the store") {
+		t.Errorf("weir admin token list while the credentials cannot be read:\n%s", out)
+	}
+	ddl(`ALTER TABLE admin_credentials_away RENAME TO admin_credentials`)
+	waitCredentials(t, "the named credential works again once its table is back", func() bool { return whoami(ci.Token) == http.StatusOK })
 }
 
 // bearerStatus is the status of a request (GET, or POST for a path
