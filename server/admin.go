@@ -25,8 +25,13 @@ func (s *Server) newAdmin() error {
 		return err
 	}
 	s.adminToken = sha256.Sum256([]byte(token))
-	if s.adminCreds, err = newAdminCredentials(s.cfg); err != nil {
-		return err
+	// The named credentials live in the store, read every second or so
+	// (Serve runs the set); the token file's works without it.
+	if adminTokenWanted(s.cfg) {
+		s.adminCreds = admin.NewCredentialSet(s.store, nil)
+		if err := s.adminCreds.Refresh(context.Background()); err != nil {
+			s.log.Error("admin credentials: the first read failed; named credentials are refused until one succeeds", "err", err)
+		}
 	}
 	s.admin, err = admin.New(admin.Config{
 		Token: token, Credentials: s.adminCreds, Hosts: adminHosts(s.cfg.Admin, s.tlsCert.Leaf), TLS: s.cfg.Admin.TLS,

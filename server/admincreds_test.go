@@ -1,84 +1,135 @@
 package server
 
 import (
-	"bytes"
-	"log/slog"
-	"os"
-	"path/filepath"
+	"context"
+	"net/http"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/web/admin"
 )
 
-// TestAdminCredentialsFileRefuses: a credentials file that is not the
-// expected JSON, holds a bad entry or is writable by others is refused
-// with the file and the entry named; a running set stays when its file
-// turns bad, and follows a good edit.
-func TestAdminCredentialsFileRefuses(t *testing.T) {
-	dir := t.TempDir()
-	digest := strings.Repeat("ab", 32)
-	good := `{"credentials":[{"name":"ci","role":"read","sha256":"` + digest + `","created_at":"2026-01-02T03:04:05Z"}]}`
-	for _, tc := range []struct {
-		name, content string
-		mode          os.FileMode
-		want          string
-	}{
-		{"not JSON", "credentials: []", 0o600, "invalid character"},
-		{"unknown member", `{"credentials":[],"tokens":[]}`, 0o600, `unknown field "tokens"`},
-		{"unknown entry member", `{"credentials":[{"name":"ci","role":"read","sha256":"` + digest + `","token":"x"}]}`, 0o600, `unknown field "token"`},
-		{"bad role", strings.Replace(good, `"read"`, `"admin"`, 1), 0o600, `credentials[0] ("ci"): role "admin" is not read or operate`},
-		{"root's name", strings.Replace(good, `"ci"`, `"admin"`, 1), 0o600, `the name "admin" is the token file's credential`},
-		{"bad digest", strings.Replace(good, digest, "abc", 1), 0o600, "sha256 must be 64 hexadecimal digits"},
-		{"writable by group", good, 0o620, "writable by group or others"},
-	} {
-		path := filepath.Join(dir, tc.name+".json")
-		if err := os.WriteFile(path, []byte(tc.content), tc.mode); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Chmod(path, tc.mode); err != nil {
-			t.Fatal(err)
-		}
-		_, err := loadAdminCredentials(path)
-		if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path) {
-			t.Errorf("%s: %v, want an error naming %s with %q", tc.name, err, path, tc.want)
-		}
+// credentialsPollLimit is the generous upper bound within which a replica
+// must follow a credential added or revoked on another; the design's
+// bound is admin.CredentialsMaxAge.
+const credentialsPollLimit = 15 * time.Second
+
+// TestAdminCredentialsAcrossReplicas: two replicas on one PostgreSQL
+// schema. A read credential added through A works on B (its role too: an
+// operate action is refused there); revoked through A, its bearer token is
+// refused on B and its dashboard session on B ends, each within the bound.
+// The token file of each replica stays its own.
+func TestAdminCredentialsAcrossReplicas(t *testing.T) {
+	dsn := postgresSchema(t)
+	pg := func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 4} }
+	a, b := startEnv(t, pg), startEnv(t, pg)
+	fb := &adminFixture{e: b}
+	whoami := func(e *testEnv, tok string) int { t.Helper(); return bearerStatus(t, e, tok, "/api/v1/whoami") }
+
+	var ci admin.CredentialView
+	a.cliJSON(t, &ci, "admin", "token", "add", "ci", "--role", "read")
+	if ci.Token == "" || ci.Role != admin.RoleRead {
+		t.Fatalf("weir admin token add on A: %+v", ci)
 	}
-	if set, err := loadAdminCredentials(filepath.Join(dir, "missing.json")); err != nil || set != nil {
-		t.Errorf("a missing file: %v, %v; want an empty set", set, err)
+	if c := whoami(a, ci.Token); c != http.StatusOK {
+		t.Fatalf("the new token on A: %d, want 200 at once", c)
+	}
+	waitCredentials(t, "the token added on A works on B", func() bool { return whoami(b, ci.Token) == http.StatusOK })
+	if c := bearerStatus(t, b, ci.Token, "/api/v1/crl/regenerate"); c != http.StatusForbidden {
+		t.Errorf("an operate action with the read credential on B: %d, want 403", c)
+	}
+	if out := b.weirCLI(t, 0, "admin", "token", "list"); !strings.Contains(out, "ci") {
+		t.Errorf("weir admin token list on B lacks ci:\n%s", out)
+	}
+	fb.token = ci.Token
+	fb.session, _ = fb.login(t)
+	if !fb.sessionLive(t) {
+		t.Fatal("ci's dashboard session on B does not open the API")
 	}
 
-	path := filepath.Join(dir, adminCredentialsName)
-	if err := os.WriteFile(path, []byte(good), 0o600); err != nil {
-		t.Fatal(err)
+	a.weirCLI(t, 0, "admin", "token", "revoke", "ci")
+	if c := whoami(a, ci.Token); c != http.StatusUnauthorized {
+		t.Errorf("the revoked token on A: %d, want 401 at once", c)
 	}
-	stored, err := loadAdminCredentials(path)
-	if err != nil || len(stored) != 1 || stored[0].Name != "ci" || stored[0].CreatedAt.IsZero() {
-		t.Fatalf("a good file: %+v, %v", stored, err)
+	waitCredentials(t, "the token revoked on A is refused on B", func() bool { return whoami(b, ci.Token) == http.StatusUnauthorized })
+	if fb.sessionLive(t) {
+		t.Error("ci's dashboard session on B outlived the revocation")
 	}
-	creds, err := admin.NewCredentialSet(stored, nil, nil)
-	if err != nil {
-		t.Fatal(err)
+	// Each replica's token file is its own credential, never in the store.
+	for _, e := range []*testEnv{a, b} {
+		tok := e.adminToken(t)
+		if c := whoami(e, tok); c != http.StatusOK {
+			t.Errorf("the token file's token on %s: %d, want 200", e.adminURL, c)
+		}
 	}
-	var logs bytes.Buffer
-	s := &Server{log: slog.New(slog.NewTextHandler(&logs, nil)), adminCreds: creds}
-	os.WriteFile(path, []byte(strings.Replace(good, `"read"`, `"root"`, 1)), 0o600)
-	s.reloadAdminCredentials(path)
-	if l := creds.Stored(); len(l) != 1 || l[0].Role != admin.RoleRead || !strings.Contains(logs.String(), "admin credentials reload refused") {
-		t.Errorf("after a bad edit: %+v; log %s; want the running set kept and the refusal logged", l, logs.String())
+}
+
+// TestAdminCredentialsStoreDown: weir on PostgreSQL whose credentials
+// table cannot be read (renamed away, so every read of it fails while the
+// rest of the store works). A named credential is refused within the
+// bound (fail closed), the token file's still gets in, listing the
+// credentials says why it cannot; once the table is back, the named one
+// works again.
+func TestAdminCredentialsStoreDown(t *testing.T) {
+	dsn := postgresSchema(t)
+	e := startEnv(t, func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 4} })
+	var ci admin.CredentialView
+	e.cliJSON(t, &ci, "admin", "token", "add", "ci", "--role", "read")
+	whoami := func(tok string) int { t.Helper(); return bearerStatus(t, e, tok, "/api/v1/whoami") }
+	if c := whoami(ci.Token); c != http.StatusOK {
+		t.Fatalf("the new token: %d, want 200", c)
 	}
-	os.WriteFile(path, []byte(strings.Replace(good, `"read"`, `"operate"`, 1)), 0o600)
-	s.reloadAdminCredentials(path)
-	if l := creds.Stored(); len(l) != 1 || l[0].Role != admin.RoleOperate {
-		t.Errorf("after a good edit: %+v, want ci with operate", l)
+	ddl := func(sql string) {
+		t.Helper()
+		conn, err := pgx.Connect(t.Context(), dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.WithoutCancel(t.Context()))
+		if _, err := conn.Exec(t.Context(), sql); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := saveAdminCredentials(path, creds.Stored()); err != nil {
-		t.Fatal(err)
+	ddl(`ALTER TABLE admin_credentials RENAME TO admin_credentials_away`)
+	waitCredentials(t, "a named credential is refused while its table cannot be read", func() bool { return whoami(ci.Token) == http.StatusUnauthorized })
+	if c := whoami(e.adminToken(t)); c != http.StatusOK {
+		t.Errorf("the token file's token while the credentials cannot be read: %d, want 200", c)
 	}
-	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("the saved file: %v, %v; want mode 0600", fi, err)
+	if out := e.weirCLI(t, 1, "admin", "token", "list"); !strings.Contains(out, "cannot be read or written in the store") {
+		t.Errorf("weir admin token list while the credentials cannot be read:\n%s", out)
 	}
-	if again, err := loadAdminCredentials(path); err != nil || len(again) != 1 || again[0] != creds.Stored()[0] {
-		t.Errorf("the saved file reads back as %+v, %v", again, err)
+	ddl(`ALTER TABLE admin_credentials_away RENAME TO admin_credentials`)
+	waitCredentials(t, "the named credential works again once its table is back", func() bool { return whoami(ci.Token) == http.StatusOK })
+}
+
+// bearerStatus is the status of a request (GET, or POST for a path
+// ending in an action) to e's admin listener with the bearer token tok.
+func bearerStatus(t *testing.T, e *testEnv, tok, path string) int {
+	t.Helper()
+	method := http.MethodGet
+	if strings.HasSuffix(path, "/regenerate") {
+		method = http.MethodPost
+	}
+	return (&adminFixture{e: e}).send(t, adminReq{method: method, path: path, header: map[string]string{"Authorization": "Bearer " + tok}}).status
+}
+
+// waitCredentials polls cond every 50 ms until it holds, failing the test if it
+// does not within credentialsPollLimit (and 400 tries); it logs how long
+// it took.
+func waitCredentials(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	start := time.Now()
+	for i := 0; ; i++ {
+		if cond() {
+			t.Logf("%s after %v", what, time.Since(start).Round(time.Millisecond))
+			return
+		}
+		if i == 400 || time.Since(start) > credentialsPollLimit {
+			t.Fatalf("%s: not within %v", what, credentialsPollLimit)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }

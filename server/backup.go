@@ -7,7 +7,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path"
 	"path/filepath"
 	"slices"
 
@@ -68,8 +67,8 @@ func backup(ctx context.Context, cfg Config, out string) (copied, notes []string
 		if filepath.IsAbs(cfg.Admin.TokenFile) {
 			notes = append(notes, fmt.Sprintf("admin.token-file %s is outside the data directory: back it up yourself", cfg.Admin.TokenFile))
 		} else {
-			// The named credentials beside it, when there are any.
-			files = append(files, cfg.Admin.TokenFile, path.Join(path.Dir(filepath.ToSlash(cfg.Admin.TokenFile)), adminCredentialsName))
+			// The named credentials are in the store, snapshotted below.
+			files = append(files, cfg.Admin.TokenFile)
 		}
 	}
 	for _, name := range files {

@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/web/admin"
 )
 
 // TestBackupRestore: weir backup copies a running server's data directory,
@@ -29,6 +31,8 @@ func TestBackupRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	chain, certURL := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("backup.weir.test")...)
+	var cred admin.CredentialView // a named admin credential: in weir.db, so in its snapshot
+	e.cliJSON(t, &cred, "admin", "token", "add", "ci-backup", "--role", "operate")
 
 	out := filepath.Join(t.TempDir(), "backup")
 	var stdout, stderr bytes.Buffer
@@ -73,6 +77,9 @@ func TestBackupRestore(t *testing.T) {
 	}
 	if len(fetched) != len(chain) || !bytes.Equal(fetched[0], chain[0]) {
 		t.Errorf("the restored server serves another certificate")
+	}
+	if c := bearerStatus(t, r, cred.Token, "/api/v1/whoami"); c != http.StatusOK {
+		t.Errorf("the admin credential made before the backup, on the restored server: %d, want 200", c)
 	}
 	// The limiter's state came along: one order of the burst of 3 was spent.
 	_, kid := r.rawAccount(acctKey)

@@ -163,6 +163,7 @@ func TestMigrateStorage(t *testing.T) {
 		keepChain, revokedChain, bChain [][]byte
 		keepCertURL, keepOrderURL       string
 		pendingOrderURL                 string
+		cred                            admin.CredentialView // a named admin credential, which moves too
 	)
 	t.Run("sqlite", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) { c.DataDir = dataDir })
@@ -185,6 +186,7 @@ func TestMigrateStorage(t *testing.T) {
 			t.Fatal(err)
 		}
 		eabKeyID = k.KeyID
+		e.cliJSON(t, &cred, "admin", "token", "add", "ci-move", "--role", "read")
 		b, err := e.eabRegister(ctx, keyB, k.KeyID, hmacKey)
 		if err != nil {
 			t.Fatal(err)
@@ -273,6 +275,16 @@ func TestMigrateStorage(t *testing.T) {
 	}
 	if tn, err := e.srv.svc.GetTenant(ctx, "team-move"); err != nil || len(tn.AllowedNames) != 1 || tn.AllowedNames[0] != ".move.weir.test" {
 		t.Errorf("tenant after the move: %+v, %v; want its policy", tn, err)
+	}
+	// The admin credential moved with its role, its digest and its author.
+	if c := bearerStatus(t, e, cred.Token, "/api/v1/whoami"); c != http.StatusOK {
+		t.Errorf("the admin credential made before the move: %d, want 200", c)
+	}
+	if c := bearerStatus(t, e, cred.Token, "/api/v1/crl/regenerate"); c != http.StatusForbidden {
+		t.Errorf("the read credential made before the move, an operate action: %d, want 403", c)
+	}
+	if l, err := e.srv.store.ListAdminCredentials(ctx); err != nil || len(l) != 1 || l[0].CreatedBy != admin.RootName || l[0].Role != "read" {
+		t.Errorf("the admin credentials after the move: %+v, %v", l, err)
 	}
 	// The old order and certificate, fetched as before.
 	o, err := clientA.GetOrder(ctx, e.onBase(keepOrderURL))

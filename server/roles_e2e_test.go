@@ -2,9 +2,10 @@ package server
 
 import (
 	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +18,7 @@ import (
 // one is refused (403) a revocation, a reset and a deactivation, and the
 // management of credentials; the operate one does them (200). The audit
 // trail and the log name each as the actor, the refused attempts too.
-// Revoking a credential, or removing it from the file, ends its token.
+// Revoking a credential, or removing it from the store, ends its token.
 func TestAdminRoles(t *testing.T) {
 	logs := &metricsLogBuf{}
 	f := startAdminFixtureLog(t, "token", logs)
@@ -111,18 +112,22 @@ func TestAdminRoles(t *testing.T) {
 		}
 	}
 
-	// The file holds digests, never a token.
-	data, err := os.ReadFile(adminCredentialsPath(e.cfg))
-	if err != nil || strings.Contains(string(data), oncall.Token) || !strings.Contains(string(data), `"oncall"`) {
-		t.Errorf("the credentials file (%v):\n%s", err, data)
+	// The store holds digests, never a token, and who added each.
+	stored, err := e.srv.store.ListAdminCredentials(t.Context())
+	if err != nil || len(stored) != 2 {
+		t.Fatalf("the store's admin credentials: %v, %v; want oncall and viewer", stored, err)
+	}
+	if d := sha256.Sum256([]byte(oncall.Token)); stored[0].Name != "oncall" || stored[0].SHA256 != hex.EncodeToString(d[:]) ||
+		stored[0].CreatedBy != admin.RootName || stored[0].Role != "operate" {
+		t.Errorf("the store's oncall: %+v; want its token's digest, operate, added by %s", stored[0], admin.RootName)
 	}
 	e.weirCLI(t, 0, "admin", "token", "revoke", "viewer")
 	if res := f.send(t, adminReq{method: http.MethodGet, path: "/api/v1/whoami", header: as(viewer.Token)}); res.status != http.StatusUnauthorized {
 		t.Errorf("the revoked token: %d, want 401", res.status)
 	}
-	// An edit of the file (a copy from another replica, say) takes effect
-	// without a restart.
-	if err := saveAdminCredentials(adminCredentialsPath(e.cfg), nil); err != nil {
+	// A revocation by another replica (a row deleted from the store)
+	// takes effect without a restart.
+	if err := e.srv.store.DeleteAdminCredential(t.Context(), "oncall"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)
@@ -132,7 +137,7 @@ func TestAdminRoles(t *testing.T) {
 			break
 		}
 		if i == 200 || time.Now().After(deadline) {
-			t.Fatalf("oncall's token still answers %d after its removal from the file", res.status)
+			t.Fatalf("oncall's token still answers %d after its removal from the store", res.status)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

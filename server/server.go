@@ -60,8 +60,9 @@ type Server struct {
 	// adminToken is the digest of the admin token in use, to tell a
 	// rotation from a reread of the same file (admintoken.go).
 	adminToken [sha256.Size]byte
-	// adminCreds are the named admin credentials (admincreds.go); nil
-	// without the admin listener or its token.
+	// adminCreds are the named admin credentials, kept in the store and
+	// read again every second (web/admin/credentials.go); nil without the
+	// admin listener or its token.
 	adminCreds *admin.CredentialSet
 
 	// caKey is the hierarchy whose intermediate key (a PKCS#11 session
@@ -358,7 +359,9 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 	go func() { bgDone <- s.runLimiterHousekeeping(bg) }()
 	go func() { bgDone <- s.runWriteHealth(bg) }()
 	go s.watchConfig(bg)
-	go s.watchAdminCredentials(bg)
+	if s.adminCreds != nil {
+		go s.adminCreds.Run(bg, s.log)
+	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
 	var err error

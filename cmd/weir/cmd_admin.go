@@ -38,7 +38,8 @@ func adminTokenAdd(ctx context.Context, args []string, stdout, stderr io.Writer)
 			"named NAME (the actor of its actions in the log and the audit trail), with a role:\n"+
 			"read sees everything and changes nothing; operate may also revoke, reset, deactivate,\n"+
 			"manage EAB keys, tenants and credentials. The token is shown this once; weir keeps its\n"+
-			"SHA-256 only. It works at once, without a restart.", stderr)
+			"SHA-256 only, in the store. It works at once, without a restart, and on every\n"+
+			"replica of the store within a few seconds.", stderr)
 	role := fs.String("role", "", "the credential's `role`: read or operate")
 	pos, code, ok := parseInterspersed(fs, args, stdout)
 	if !ok {
@@ -86,13 +87,17 @@ func adminTokenList(ctx context.Context, args []string, stdout, stderr io.Writer
 		return 0
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tROLE\tCREATED")
+	fmt.Fprintln(tw, "NAME\tROLE\tCREATED\tBY")
 	for _, v := range p.Items {
 		created := "the token file"
 		if !v.CreatedAt.IsZero() {
 			created = v.CreatedAt.UTC().Format(time.RFC3339)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Name, v.Role, created)
+		by := v.CreatedBy
+		if by == "" {
+			by = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, v.Role, created, by)
 	}
 	tw.Flush()
 	return 0
@@ -100,7 +105,7 @@ func adminTokenList(ctx context.Context, args []string, stdout, stderr io.Writer
 
 func adminTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("admin token revoke", "admin token revoke NAME",
-		"Revokes an admin credential: its token stops working at once and its dashboard\nsessions end. The token file's credential (admin) is rotated by replacing the file.", stderr)
+		"Revokes an admin credential: its token stops working at once and its dashboard\nsessions end, on every replica of the store within a few seconds. The token file's\ncredential (admin) is rotated by replacing the file.", stderr)
 	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
 	if c == nil {
 		return code

@@ -167,6 +167,15 @@ func (im *Import) copyRows(ctx context.Context, t transfer.Table, cols []string,
 	return nil
 }
 
+// AdminCredentials implements transfer.Sink.
+func (im *Import) AdminCredentials(ctx context.Context, rows []transfer.AdminCredential) error {
+	cols := []string{"name", "role", "sha256", "created_at", "created_by"}
+	return im.copyRows(ctx, transfer.AdminCreds, cols, len(rows), func(i int) []any {
+		r := rows[i]
+		return []any{r.Name, r.Role, r.SHA256, r.CreatedAt, r.CreatedBy}
+	})
+}
+
 // Tenants implements transfer.Sink.
 func (im *Import) Tenants(ctx context.Context, rows []transfer.Tenant) error {
 	cols := []string{"name", "policy", "created_at", "updated_at"}

@@ -127,6 +127,7 @@ func (e *Exporter) Close() error {
 // The columns Export reads of each table, in the order of the fields of
 // its transfer record: every column (TestExportCoversSchema checks).
 const (
+	exportAdminCredCols = "name, role, sha256, created_at, created_by"
 	exportTenantCols    = "name, policy, created_at, updated_at"
 	exportAccountCols   = "id, key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id"
 	exportEABKeyCols    = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at, tenant"
@@ -141,6 +142,8 @@ const (
 // exportColumns returns the columns Export reads of table t.
 func exportColumns(t transfer.Table) string {
 	switch t {
+	case transfer.AdminCreds:
+		return exportAdminCredCols
 	case transfer.Tenants:
 		return exportTenantCols
 	case transfer.Accounts:
@@ -222,6 +225,9 @@ func (e *Exporter) Export(ctx context.Context, sink transfer.Sink, batch int) (t
 	scanCert := func(row sqlrow.Scanner) (transfer.Certificate, error) { return scanCertRow(row, issuers) }
 
 	steps := []func() (int64, error){
+		func() (int64, error) {
+			return exportTable(ctx, tx, transfer.AdminCreds, "name", batch, scanAdminCredRow, sink.AdminCredentials)
+		},
 		func() (int64, error) {
 			return exportTable(ctx, tx, transfer.Tenants, "name", batch, scanTenantRow, sink.Tenants)
 		},
@@ -358,6 +364,12 @@ func scanAccountRow(row sqlrow.Scanner) (transfer.Account, error) {
 	var a transfer.Account
 	err := row.Scan(&a.ID, &a.KeyThumbprint, &a.JWK, &a.Contact, &a.Status, &a.CreatedAt, &a.CreatedIP, &a.EABKeyID)
 	return a, err
+}
+
+func scanAdminCredRow(row sqlrow.Scanner) (transfer.AdminCredential, error) {
+	var r transfer.AdminCredential
+	err := row.Scan(&r.Name, &r.Role, &r.SHA256, &r.CreatedAt, &r.CreatedBy)
+	return r, err
 }
 
 func scanTenantRow(row sqlrow.Scanner) (transfer.Tenant, error) {

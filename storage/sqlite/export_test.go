@@ -19,6 +19,7 @@ import (
 type recordingSink struct {
 	tables  []transfer.Table // the table of each batch
 	batches []int            // the size of each batch
+	creds   []transfer.AdminCredential
 	tenants []transfer.Tenant
 	accts   []transfer.Account
 	keys    []transfer.EABKey
@@ -31,6 +32,12 @@ type recordingSink struct {
 func (r *recordingSink) note(t transfer.Table, n int) {
 	r.tables = append(r.tables, t)
 	r.batches = append(r.batches, n)
+}
+
+func (r *recordingSink) AdminCredentials(_ context.Context, rows []transfer.AdminCredential) error {
+	r.note(transfer.AdminCreds, len(rows))
+	r.creds = append(r.creds, rows...)
+	return nil
 }
 
 func (r *recordingSink) Tenants(_ context.Context, rows []transfer.Tenant) error {

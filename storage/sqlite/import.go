@@ -159,6 +159,14 @@ func (im *Import) EABKeys(ctx context.Context, rows []transfer.EABKey) error {
 	})
 }
 
+// AdminCredentials implements transfer.Sink.
+func (im *Import) AdminCredentials(ctx context.Context, rows []transfer.AdminCredential) error {
+	return im.insertRows(ctx, transfer.AdminCreds, exportAdminCredCols, len(rows), func(_ *sql.Tx, i int) ([]any, error) {
+		r := rows[i]
+		return []any{r.Name, r.Role, r.SHA256, r.CreatedAt, r.CreatedBy}, nil
+	})
+}
+
 // Tenants implements transfer.Sink.
 func (im *Import) Tenants(ctx context.Context, rows []transfer.Tenant) error {
 	return im.insertRows(ctx, transfer.Tenants, exportTenantCols, len(rows), func(_ *sql.Tx, i int) ([]any, error) {

@@ -38,6 +38,10 @@ func TestImportRoundTrip(t *testing.T) {
 	if err := s.FinalizeOrder(ctx, chained); err != nil {
 		t.Fatal(err)
 	}
+	cred := &acme.AdminCredential{Name: "ci", Role: "read", SHA256: strings.Repeat("ab", 32), CreatedAt: fixedNow(), CreatedBy: "admin"}
+	if err := s.CreateAdminCredential(ctx, cred); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -73,6 +77,9 @@ func TestImportRoundTrip(t *testing.T) {
 		}
 		e.Close()
 		x.sink.tables, x.sink.batches = nil, nil
+	}
+	if len(after.creds) != 1 || after.creds[0].Name != "ci" || after.creds[0].SHA256 != cred.SHA256 || after.creds[0].CreatedBy != "admin" {
+		t.Errorf("the admin credentials copied: %+v; want ci", after.creds)
 	}
 	if !reflect.DeepEqual(before, after) {
 		t.Errorf("the copy differs:\n got %+v\nwant %+v", after, before)

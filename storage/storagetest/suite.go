@@ -47,6 +47,7 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"RecentNames", testRecentNames},
 		{"EAB", testEAB},
 		{"Tenants", testTenants},
+		{"AdminCredentials", testAdminCredentials},
 		{"Replacement", testReplacement},
 		{"RenewalWindows", testRenewalWindows},
 		{"Leases", testLeases},

@@ -30,6 +30,7 @@ type Table string
 
 // The tables of ACME state.
 const (
+	AdminCreds   Table = "admin_credentials"
 	Tenants      Table = "tenants"
 	Accounts     Table = "accounts"
 	EABKeys      Table = "eab_keys"
@@ -40,11 +41,12 @@ const (
 )
 
 // Tables returns every table in the order in which they are copied: each
-// row refers only to rows of tables earlier in the order (an EAB key to
+// row refers only to rows of tables earlier in the order (the
+// administrators' credentials, first, to none; an EAB key to
 // the account it is bound to and to its tenant, a challenge to its authorization, an order
 // to its account, a certificate to its order).
 func Tables() []Table {
-	return []Table{Tenants, Accounts, EABKeys, Authzs, Challenges, Orders, Certificates}
+	return []Table{AdminCreds, Tenants, Accounts, EABKeys, Authzs, Challenges, Orders, Certificates}
 }
 
 // Counts is the number of rows of each table.
@@ -66,6 +68,7 @@ type Summary struct {
 // Tables, in batches; a batch is one transaction of the target. A method
 // that returns an error ends the export with it.
 type Sink interface {
+	AdminCredentials(ctx context.Context, rows []AdminCredential) error
 	Tenants(ctx context.Context, rows []Tenant) error
 	Accounts(ctx context.Context, rows []Account) error
 	EABKeys(ctx context.Context, rows []EABKey) error
@@ -85,6 +88,16 @@ type Account struct {
 	CreatedAt     int64
 	CreatedIP     string
 	EABKeyID      string // "" without External Account Binding
+}
+
+// AdminCredential is a row of admin_credentials: the administrators'
+// named credentials, which the operator's access needs on the new store.
+type AdminCredential struct {
+	Name      string
+	Role      string
+	SHA256    string // the token's SHA-256, hex
+	CreatedAt int64
+	CreatedBy string
 }
 
 // Tenant is a row of tenants.

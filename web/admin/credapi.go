@@ -9,7 +9,7 @@ import (
 // The administrators' credentials in the admin API (operate only, as
 // roles.go says), and who the caller is:
 //
-//	GET    /api/v1/credentials         every credential, the token file's first (no tokens)
+//	GET    /api/v1/credentials         every credential, the token file's first (no tokens), read from the store
 //	POST   /api/v1/credentials         {"name", "role"} → the new credential with its token, shown once (201)
 //	DELETE /api/v1/credentials/{name}  204; the token stops working and its sessions end
 //	GET    /api/v1/whoami              the caller's name and role
@@ -42,7 +42,12 @@ func (s *Server) apiCredentialList(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, Page[CredentialView]{Items: c.List()})
+	items, err := c.List(r.Context())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, Page[CredentialView]{Items: items})
 }
 
 func (s *Server) apiCredentialAdd(w http.ResponseWriter, r *http.Request) {
@@ -54,7 +59,7 @@ func (s *Server) apiCredentialAdd(w http.ResponseWriter, r *http.Request) {
 	}
 	if err == nil {
 		var v CredentialView
-		if v, err = c.Add(req.Name, Role(req.Role)); err == nil {
+		if v, err = c.Add(r.Context(), req.Name, Role(req.Role), principalOf(r.Context()).Name); err == nil {
 			// The token is a secret: never logged.
 			s.logAction(r.Context(), "admin: credential added", "credential", v.Name, "credential_role", v.Role)
 			writeJSON(w, http.StatusCreated, v)
@@ -68,7 +73,7 @@ func (s *Server) apiCredentialRevoke(w http.ResponseWriter, r *http.Request) {
 	name := chi.URLParam(r, "name")
 	c, err := s.credentials()
 	if err == nil {
-		err = c.Revoke(name)
+		err = c.Revoke(r.Context(), name)
 	}
 	if err != nil {
 		s.fail(w, r, err)

@@ -1,14 +1,16 @@
 package admin
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -18,9 +20,15 @@ import (
 
 // Administrators' credentials. The token file's token is the first one,
 // named RootName with the operate role, so that an installation without
-// any other credential behaves as it always has. Named credentials with a
+// any other credential behaves as it always has, and so that it lets the
+// operator in while the store cannot be read. Named credentials with a
 // role each are added and revoked at run time (the admin API, `weir admin
-// token`); only the SHA-256 of their tokens is kept.
+// token`) and kept in the store (acme.AdminCredentialStore), shared by
+// every replica; only the SHA-256 of their tokens is kept. Each process
+// reads them again every CredentialsRefresh (Run), and refuses them once
+// its last good read is older than CredentialsMaxAge: an addition or a
+// revocation on one replica holds on every other within CredentialsMaxAge,
+// and a replica that cannot read the store fails closed.
 
 // Role is what a credential may do on the admin listener.
 type Role string
@@ -60,79 +68,66 @@ type Principal struct {
 // root is the principal of the token file's token.
 var root = Principal{Name: RootName, Role: RoleOperate}
 
-// StoredCredential is a named credential as it is kept: never its token,
-// only the token's SHA-256 (hex).
-type StoredCredential struct {
-	Name      string    `json:"name"`
-	Role      Role      `json:"role"`
-	SHA256    string    `json:"sha256"`
-	CreatedAt time.Time `json:"created_at"`
-}
-
 // CredentialView is a credential as the API lists it; Token is set only
 // in the answer that created it.
 type CredentialView struct {
 	Name      string    `json:"name"`
 	Role      Role      `json:"role"`
 	CreatedAt time.Time `json:"created_at,omitzero"`
+	CreatedBy string    `json:"created_by,omitempty"`
 	Token     string    `json:"token,omitempty"`
 }
 
 // credentialTokenBytes is the entropy of a generated credential token.
 const credentialTokenBytes = 32
 
-// CredentialSet holds the named credentials. Save, when set, persists the
-// set after each change made through Add or Revoke; Replace installs a
-// set read from elsewhere (a file edited by hand).
+const (
+	// CredentialsRefresh is how often Run reads the named credentials
+	// from the store.
+	CredentialsRefresh = time.Second
+	// credentialsReadTimeout bounds one read of them.
+	credentialsReadTimeout = time.Second
+	// CredentialsMaxAge is how long a read stays good: past it, with no
+	// newer read, named credentials are refused (and their dashboard
+	// sessions end) until the store answers again. It is the bound within
+	// which a revocation on one replica holds on every other.
+	CredentialsMaxAge = 3 * time.Second
+)
+
+// CredentialSet holds the named credentials read from the store, with
+// the time of the read.
 type CredentialSet struct {
-	save func([]StoredCredential) error
-	now  func() time.Time
+	store acme.AdminCredentialStore
+	now   func() time.Time
 
 	mu       sync.RWMutex
-	byName   map[string]StoredCredential
+	byName   map[string]acme.AdminCredential
 	byDigest map[[sha256.Size]byte]string
+	readAt   time.Time // when the read installed began; zero before the first
+	writes   uint64    // Add and Revoke done here, so that an older read does not undo one
 }
 
-// NewCredentialSet returns the set stored; save may be nil.
-func NewCredentialSet(stored []StoredCredential, save func([]StoredCredential) error, now func() time.Time) (*CredentialSet, error) {
+// NewCredentialSet returns the set of store, empty until its first
+// Refresh; now is the clock (nil for time.Now).
+func NewCredentialSet(store acme.AdminCredentialStore, now func() time.Time) *CredentialSet {
 	if now == nil {
 		now = time.Now
 	}
-	c := &CredentialSet{save: save, now: now}
-	if err := c.Replace(stored); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return &CredentialSet{store: store, now: now, byName: map[string]acme.AdminCredential{}, byDigest: map[[sha256.Size]byte]string{}}
 }
 
-// ValidateCredentials reports every problem of a stored set: a bad name
-// (the tenant name rules; RootName is the token file's), a name twice, a
-// bad role, a digest that is not 64 hex digits, a digest twice.
-func ValidateCredentials(stored []StoredCredential) error {
-	var problems []string
-	names := map[string]bool{}
-	digests := map[string]bool{}
-	for i, c := range stored {
-		at := fmt.Sprintf("credentials[%d] (%q)", i, c.Name)
-		if err := checkCredentialName(c.Name); err != nil {
-			problems = append(problems, at+": "+err.Error())
-		}
-		if names[c.Name] {
-			problems = append(problems, at+": the name is given twice")
-		}
-		names[c.Name] = true
-		if _, err := ParseRole(string(c.Role)); err != nil {
-			problems = append(problems, at+": "+err.Error())
-		}
-		if b, err := hex.DecodeString(c.SHA256); err != nil || len(b) != sha256.Size {
-			problems = append(problems, at+": sha256 must be 64 hexadecimal digits")
-		} else if digests[strings.ToLower(c.SHA256)] {
-			problems = append(problems, at+": the same token digest is given twice")
-		}
-		digests[strings.ToLower(c.SHA256)] = true
+// checkCredential reports why a stored credential cannot be used: a bad
+// name (the tenant name rules; RootName is the token file's), a bad role,
+// a digest that is not 64 hexadecimal digits.
+func checkCredential(c *acme.AdminCredential) error {
+	if err := checkCredentialName(c.Name); err != nil {
+		return err
 	}
-	if problems != nil {
-		return fmt.Errorf("admin credentials: %s", strings.Join(problems, "; "))
+	if _, err := ParseRole(c.Role); err != nil {
+		return err
+	}
+	if b, err := hex.DecodeString(c.SHA256); err != nil || len(b) != sha256.Size {
+		return errors.New("sha256 must be 64 hexadecimal digits")
 	}
 	return nil
 }
@@ -148,80 +143,136 @@ func checkCredentialName(name string) error {
 	return nil
 }
 
-// Replace installs stored as the whole set, when it is valid. The
-// dashboard sessions of a credential no longer in it end at their next
-// request (auth.use looks the credential up again).
-func (c *CredentialSet) Replace(stored []StoredCredential) error {
-	if err := ValidateCredentials(stored); err != nil {
-		return err
+// digestOf is the SHA-256 a credential keeps in hex.
+func digestOf(c acme.AdminCredential) [sha256.Size]byte {
+	var d [sha256.Size]byte
+	_, _ = hex.Decode(d[:], []byte(strings.ToLower(c.SHA256)))
+	return d
+}
+
+// Refresh reads the credentials from the store and installs them. A row
+// that cannot be used (checkCredential) is left out and named in the
+// error, the others installed; a failed read changes nothing, so that the
+// set ages and fails closed at CredentialsMaxAge.
+func (c *CredentialSet) Refresh(ctx context.Context) error {
+	c.mu.RLock()
+	writes := c.writes
+	c.mu.RUnlock()
+	began := c.now()
+	ctx, cancel := context.WithTimeout(ctx, credentialsReadTimeout)
+	defer cancel()
+	rows, err := c.store.ListAdminCredentials(ctx)
+	if err != nil {
+		return fmt.Errorf("admin credentials: reading the store: %w", err)
 	}
-	byName := map[string]StoredCredential{}
+	byName := map[string]acme.AdminCredential{}
 	byDigest := map[[sha256.Size]byte]string{}
-	for _, s := range stored {
-		s.SHA256 = strings.ToLower(s.SHA256)
-		byName[s.Name] = s
-		var d [sha256.Size]byte
-		_, _ = hex.Decode(d[:], []byte(s.SHA256))
-		byDigest[d] = s.Name
+	var bad []string
+	for _, r := range rows {
+		d := digestOf(*r)
+		if err := checkCredential(r); err != nil {
+			bad = append(bad, fmt.Sprintf("%q: %v", r.Name, err))
+			continue
+		}
+		if _, dup := byDigest[d]; dup {
+			bad = append(bad, fmt.Sprintf("%q: the same token digest as %q", r.Name, byDigest[d]))
+			continue
+		}
+		byName[r.Name] = *r
+		byDigest[d] = r.Name
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.byName, c.byDigest = byName, byDigest
+	if c.writes == writes {
+		c.byName, c.byDigest, c.readAt = byName, byDigest, began
+	} // else an Add or Revoke here raced the read: the next read has it
+	c.mu.Unlock()
+	if bad != nil {
+		return fmt.Errorf("admin credentials: left out of the store's: %s", strings.Join(bad, "; "))
+	}
 	return nil
+}
+
+// Run reads the credentials every CredentialsRefresh until ctx ends,
+// logging a failed read once until a read succeeds again.
+func (c *CredentialSet) Run(ctx context.Context, log *slog.Logger) {
+	tick := time.NewTicker(CredentialsRefresh)
+	defer tick.Stop()
+	failing := false
+	for {
+		err := c.Refresh(ctx)
+		switch {
+		case err != nil && !failing && ctx.Err() == nil:
+			log.Error("admin credentials cannot be read; named credentials are refused once the last read is older than "+CredentialsMaxAge.String()+
+				" (the token file's still works)", "err", err)
+		case err == nil && failing:
+			log.Info("admin credentials read again")
+		}
+		failing = err != nil
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+	}
+}
+
+// freshLocked reports whether the last read is recent enough to trust; c.mu is
+// held.
+func (c *CredentialSet) freshLocked() bool {
+	return !c.readAt.IsZero() && c.now().Before(c.readAt.Add(CredentialsMaxAge))
 }
 
 // lookup returns the principal of the token whose SHA-256 is d. The map
 // is keyed by the digest, so that the lookup's timing says nothing about
 // the tokens held; the digest found is compared again in constant time.
+// Nothing is found while the set is stale.
 func (c *CredentialSet) lookup(d [sha256.Size]byte) (Principal, bool) {
 	if c == nil {
 		return Principal{}, false
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	if !c.freshLocked() {
+		return Principal{}, false
+	}
 	name, ok := c.byDigest[d]
 	if !ok {
 		return Principal{}, false
 	}
 	s := c.byName[name]
-	var want [sha256.Size]byte
-	_, _ = hex.Decode(want[:], []byte(s.SHA256))
+	want := digestOf(s)
 	if subtle.ConstantTimeCompare(want[:], d[:]) != 1 {
 		return Principal{}, false
 	}
-	return Principal{Name: s.Name, Role: s.Role}, true
+	return Principal{Name: s.Name, Role: Role(s.Role)}, true
 }
 
-// Stored is the set in its stored form, by name.
-func (c *CredentialSet) Stored() []StoredCredential {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	return c.storedLocked()
-}
-
-func (c *CredentialSet) storedLocked() []StoredCredential {
-	out := make([]StoredCredential, 0, len(c.byName))
-	for _, s := range c.byName {
-		out = append(out, s)
-	}
-	slices.SortFunc(out, func(a, b StoredCredential) int { return strings.Compare(a.Name, b.Name) })
-	return out
-}
-
-// List is every credential, the token file's first.
-func (c *CredentialSet) List() []CredentialView {
+// List is every credential, the token file's first, as the store has them
+// now: it reads them first, and fails when the store cannot be read.
+func (c *CredentialSet) List(ctx context.Context) ([]CredentialView, error) {
 	out := []CredentialView{{Name: root.Name, Role: root.Role}}
 	if c == nil {
-		return out
+		return out, nil
 	}
-	for _, s := range c.Stored() {
-		out = append(out, CredentialView{Name: s.Name, Role: s.Role, CreatedAt: s.CreatedAt})
+	rows, err := c.store.ListAdminCredentials(ctx)
+	if err != nil {
+		return nil, unavailable(err)
 	}
-	return out
+	for _, s := range rows {
+		out = append(out, CredentialView{Name: s.Name, Role: Role(s.Role), CreatedAt: s.CreatedAt, CreatedBy: s.CreatedBy})
+	}
+	return out, nil
 }
 
-// Add makes a credential: its token is returned here and kept nowhere.
-func (c *CredentialSet) Add(name string, role Role) (CredentialView, error) {
+// unavailable is the 503 of a credentials change or listing whose store
+// failed.
+func unavailable(err error) error {
+	return &apiError{status: http.StatusServiceUnavailable, msg: "the admin credentials cannot be read or written in the store: " + err.Error()}
+}
+
+// Add makes a credential, added by by: its token is returned here and
+// kept nowhere. It is stored first, so that every replica sees it.
+func (c *CredentialSet) Add(ctx context.Context, name string, role Role, by string) (CredentialView, error) {
 	if err := checkCredentialName(name); err != nil {
 		return CredentialView{}, acme.Malformed("%v", err)
 	}
@@ -232,44 +283,41 @@ func (c *CredentialSet) Add(name string, role Role) (CredentialView, error) {
 	_, _ = rand.Read(b) // it never fails (crypto/rand, Go 1.24)
 	token := base64.RawURLEncoding.EncodeToString(b)
 	d := sha256.Sum256([]byte(token))
-	s := StoredCredential{Name: name, Role: role, SHA256: hex.EncodeToString(d[:]), CreatedAt: c.now().UTC().Truncate(time.Second)}
+	s := acme.AdminCredential{Name: name, Role: string(role), SHA256: hex.EncodeToString(d[:]),
+		CreatedAt: c.now().UTC().Truncate(time.Second), CreatedBy: by}
+	switch err := c.store.CreateAdminCredential(ctx, &s); {
+	case errors.Is(err, acme.ErrConflict):
+		return CredentialView{}, &apiError{status: http.StatusConflict, msg: fmt.Sprintf("a credential named %q exists; revoke it first", name)}
+	case err != nil:
+		return CredentialView{}, unavailable(err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if _, dup := c.byName[name]; dup {
-		return CredentialView{}, &apiError{status: http.StatusConflict, msg: fmt.Sprintf("a credential named %q exists; revoke it first", name)}
-	}
-	next := append(c.storedLocked(), s)
-	if c.save != nil {
-		if err := c.save(next); err != nil {
-			return CredentialView{}, fmt.Errorf("saving the admin credentials: %w", err)
-		}
-	}
+	c.writes++
 	c.byName[name] = s
 	c.byDigest[d] = name
-	return CredentialView{Name: name, Role: role, CreatedAt: s.CreatedAt, Token: token}, nil
+	return CredentialView{Name: name, Role: role, CreatedAt: s.CreatedAt, CreatedBy: by, Token: token}, nil
 }
 
-// Revoke removes the credential name; its token stops working at once and
-// its dashboard sessions end.
-func (c *CredentialSet) Revoke(name string) error {
+// Revoke removes the credential name from the store; its token stops
+// working and its dashboard sessions end here at once, and on every other
+// replica within CredentialsMaxAge.
+func (c *CredentialSet) Revoke(ctx context.Context, name string) error {
 	if name == RootName {
 		return &apiError{status: http.StatusBadRequest, msg: fmt.Sprintf("%q is the token file's credential: replace the token file to rotate it", RootName)}
 	}
+	switch err := c.store.DeleteAdminCredential(ctx, name); {
+	case errors.Is(err, acme.ErrNotFound):
+		return &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("credential %q does not exist", name)}
+	case err != nil:
+		return unavailable(err)
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	s, ok := c.byName[name]
-	if !ok {
-		return &apiError{status: http.StatusNotFound, msg: fmt.Sprintf("credential %q does not exist", name)}
+	c.writes++
+	if s, ok := c.byName[name]; ok {
+		delete(c.byDigest, digestOf(s))
+		delete(c.byName, name)
 	}
-	next := slices.DeleteFunc(c.storedLocked(), func(x StoredCredential) bool { return x.Name == name })
-	if c.save != nil {
-		if err := c.save(next); err != nil {
-			return fmt.Errorf("saving the admin credentials: %w", err)
-		}
-	}
-	delete(c.byName, name)
-	var d [sha256.Size]byte
-	_, _ = hex.Decode(d[:], []byte(s.SHA256))
-	delete(c.byDigest, d)
 	return nil
 }

@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -8,82 +10,188 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/acme"
 )
 
-func TestValidateCredentialsRefuses(t *testing.T) {
-	good := StoredCredential{Name: "ci", Role: RoleRead, SHA256: strings.Repeat("ab", 32), CreatedAt: testNow}
-	with := func(f func(*StoredCredential)) []StoredCredential {
-		c := good
-		f(&c)
-		return []StoredCredential{c}
-	}
-	other := good
-	other.Name = "ci2"
-	for _, tc := range []struct {
-		name string
-		set  []StoredCredential
-		want string
-	}{
-		{"root's name", with(func(c *StoredCredential) { c.Name = RootName }), `the name "admin" is the token file's credential`},
-		{"empty name", with(func(c *StoredCredential) { c.Name = "" }), "the name: it must have 1 to 64 characters"},
-		{"bad name", with(func(c *StoredCredential) { c.Name = "a b" }), `credentials[0] ("a b"): the name`},
-		{"bad role", with(func(c *StoredCredential) { c.Role = "admin" }), `role "admin" is not read or operate`},
-		{"short digest", with(func(c *StoredCredential) { c.SHA256 = "abcd" }), "sha256 must be 64 hexadecimal digits"},
-		{"not hex", with(func(c *StoredCredential) { c.SHA256 = strings.Repeat("zz", 32) }), "sha256 must be 64 hexadecimal digits"},
-		{"name twice", []StoredCredential{good, good}, `credentials[1] ("ci"): the name is given twice`},
-		{"digest twice", []StoredCredential{good, other}, `credentials[1] ("ci2"): the same token digest is given twice`},
+// TestCredentialRowsRefused: rows of the store that are no usable
+// credential (the token file's name, a bad name, a bad role) are left out
+// with an error naming each; the good ones are installed.
+func TestCredentialRowsRefused(t *testing.T) {
+	st := openCredentialStore(t)
+	good := acme.AdminCredential{Name: "ci", Role: "read", SHA256: strings.Repeat("ab", 32), CreatedAt: testNow, CreatedBy: RootName}
+	for i, tc := range []struct{ name, role, want string }{
+		{RootName, "read", `"admin": the name "admin" is the token file's credential`},
+		{"a b", "read", `"a b": the name: `},
+		{"ops", "root", `"ops": role "root" is not read or operate`},
 	} {
-		err := ValidateCredentials(tc.set)
-		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		c := good
+		c.Name, c.Role, c.SHA256 = tc.name, tc.role, strings.Repeat(string(rune('0'+i))+"1", 32)
+		if err := st.CreateAdminCredential(t.Context(), &c); err != nil {
+			t.Fatal(err)
 		}
-		if _, err := NewCredentialSet(tc.set, nil, nil); err == nil {
-			t.Errorf("%s: NewCredentialSet accepted it", tc.name)
-		}
+		t.Run(tc.name, func(t *testing.T) {
+			err := NewCredentialSet(st, func() time.Time { return testNow }).Refresh(t.Context())
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Refresh: %v, want an error with %q", err, tc.want)
+			}
+		})
 	}
-	if err := ValidateCredentials([]StoredCredential{good, {Name: "ops", Role: RoleOperate, SHA256: strings.Repeat("cd", 32)}}); err != nil {
-		t.Errorf("a good set: %v", err)
+	if err := st.CreateAdminCredential(t.Context(), &good); err != nil {
+		t.Fatal(err)
+	}
+	creds := NewCredentialSet(st, func() time.Time { return testNow })
+	if err := creds.Refresh(t.Context()); err == nil {
+		t.Error("Refresh of a store with bad rows: no error")
+	}
+	var d [sha256.Size]byte
+	_, _ = hex.Decode(d[:], []byte(good.SHA256))
+	if p, ok := creds.lookup(d); !ok || p != (Principal{Name: "ci", Role: RoleRead}) {
+		t.Errorf("the good row: %+v, %v; want ci (read)", p, ok)
+	}
+	if p, ok := creds.lookup(sha256.Sum256([]byte("x"))); ok {
+		t.Errorf("an unknown token: %+v", p)
 	}
 }
 
+// TestCredentialAddRevoke: Add stores the name, role, token digest, time
+// and author (never the token) and returns the token once; a name twice,
+// a bad name or role, an unknown or the token file's name to revoke are
+// refused; Revoke deletes the row.
 func TestCredentialAddRevoke(t *testing.T) {
-	var saved [][]StoredCredential
-	creds, err := NewCredentialSet(nil, func(s []StoredCredential) error { saved = append(saved, s); return nil }, func() time.Time { return testNow })
-	if err != nil {
+	st := openCredentialStore(t)
+	creds := NewCredentialSet(st, func() time.Time { return testNow })
+	if err := creds.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	v, err := creds.Add("ci", RoleRead)
-	if err != nil || len(v.Token) != 43 || v.Role != RoleRead {
+	v, err := creds.Add(t.Context(), "ci", RoleRead, "alice")
+	if err != nil || v.Token == "" || v.Name != "ci" || v.Role != RoleRead || !v.CreatedAt.Equal(testNow) || v.CreatedBy != "alice" {
 		t.Fatalf("Add: %+v, %v", v, err)
 	}
-	if len(saved) != 1 || len(saved[0]) != 1 || saved[0][0].SHA256 == "" || strings.Contains(saved[0][0].SHA256, v.Token) {
-		t.Fatalf("saved %+v, want the digest of one credential", saved)
+	rows, err := st.ListAdminCredentials(t.Context())
+	d := sha256.Sum256([]byte(v.Token))
+	if err != nil || len(rows) != 1 || rows[0].SHA256 != hex.EncodeToString(d[:]) || rows[0].CreatedBy != "alice" || rows[0].Role != "read" {
+		t.Fatalf("the store after Add: %+v, %v", rows, err)
 	}
-	if _, err := creds.Add("ci", RoleOperate); err == nil || !strings.Contains(err.Error(), "exists") {
-		t.Errorf("Add twice: %v", err)
+	if p, ok := creds.lookup(d); !ok || p.Name != "ci" {
+		t.Errorf("the new token here at once: %+v, %v", p, ok)
 	}
-	for _, bad := range []struct{ name, role string }{{"admin", "read"}, {"x y", "read"}, {"ops", "root"}, {"", "read"}} {
-		if _, err := creds.Add(bad.name, Role(bad.role)); err == nil {
+	if _, err := creds.Add(t.Context(), "ci", RoleOperate, "alice"); err == nil || !strings.Contains(err.Error(), "exists") {
+		t.Errorf("Add of a taken name: %v", err)
+	}
+	for _, bad := range []struct{ name, role string }{{RootName, "read"}, {"a b", "read"}, {"", "read"}, {"x", "root"}} {
+		if _, err := creds.Add(t.Context(), bad.name, Role(bad.role), "alice"); err == nil {
 			t.Errorf("Add(%q, %q) accepted", bad.name, bad.role)
 		}
 	}
-	if l := creds.List(); len(l) != 2 || l[0].Name != RootName || l[1].Name != "ci" || l[1].Token != "" {
-		t.Errorf("List: %+v", l)
+	if l, err := creds.List(t.Context()); err != nil || len(l) != 2 || l[0].Name != RootName || l[1].Name != "ci" || l[1].Token != "" || l[1].CreatedBy != "alice" {
+		t.Errorf("List: %+v, %v", l, err)
 	}
-	if err := creds.Revoke("nobody"); err == nil {
-		t.Error("Revoke of an unknown name succeeded")
+	if err := creds.Revoke(t.Context(), "nobody"); err == nil || !strings.Contains(err.Error(), "does not exist") {
+		t.Errorf("Revoke of an unknown name: %v", err)
 	}
-	if err := creds.Revoke(RootName); err == nil {
-		t.Error("Revoke of the token file's credential succeeded")
+	if err := creds.Revoke(t.Context(), RootName); err == nil {
+		t.Error("Revoke of the token file's credential accepted")
 	}
-	if err := creds.Revoke("ci"); err != nil || len(saved) != 2 || len(saved[1]) != 0 {
-		t.Errorf("Revoke: %v, saved %+v", err, saved)
+	if err := creds.Revoke(t.Context(), "ci"); err != nil {
+		t.Fatal(err)
+	}
+	if rows, err := st.ListAdminCredentials(t.Context()); err != nil || len(rows) != 0 {
+		t.Errorf("the store after Revoke: %+v, %v", rows, err)
+	}
+	if _, ok := creds.lookup(d); ok {
+		t.Error("the revoked token still found")
+	}
+}
+
+// TestCredentialsTwoSets: two sets on one store, as two replicas: an
+// addition through one works on the other after its next read, and so
+// does a revocation.
+func TestCredentialsTwoSets(t *testing.T) {
+	st := openCredentialStore(t)
+	a, b := NewCredentialSet(st, nil), NewCredentialSet(st, nil)
+	v, err := a.Add(t.Context(), "ci", RoleRead, RootName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := sha256.Sum256([]byte(v.Token))
+	if _, ok := b.lookup(d); ok {
+		t.Error("B found the token before reading the store")
+	}
+	if err := b.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if p, ok := b.lookup(d); !ok || p.Role != RoleRead {
+		t.Fatalf("B after its read: %+v, %v", p, ok)
+	}
+	if err := a.Revoke(t.Context(), "ci"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.lookup(d); ok {
+		t.Error("B still takes the token revoked through A after its read")
+	}
+}
+
+// TestCredentialsStoreDown: with the store closed, the token file's
+// credential still gets in; a named one works while the last read is
+// younger than CredentialsMaxAge and is refused after (its session ends
+// too); a set that never read refuses named ones; adding and listing
+// fail with 503.
+func TestCredentialsStoreDown(t *testing.T) {
+	e := newRoleEnv(t)
+	se := &sessionEnv{t: t, s: e.s, h: e.h, clock: e.clock}
+	res := se.do(http.MethodPost, "/login", nil, url.Values{"token": {e.read}})
+	readC := sessionCookieOf(res)
+	if res.StatusCode != http.StatusSeeOther || readC == nil {
+		t.Fatalf("login: %d", res.StatusCode)
+	}
+	bearer := func(tok string) int {
+		return se.do(http.MethodGet, "/api/v1/whoami", nil, nil, "Authorization", "Bearer "+tok).StatusCode
+	}
+	if err := e.store.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.creds.Refresh(t.Context()); err == nil {
+		t.Fatal("Refresh of a closed store: no error")
+	}
+	e.clock.Advance(CredentialsMaxAge - time.Millisecond)
+	if c := bearer(e.read); c != http.StatusOK {
+		t.Errorf("a named token within CredentialsMaxAge of the last read: %d, want 200", c)
+	}
+	e.clock.Advance(time.Millisecond)
+	if c := bearer(e.read); c != http.StatusUnauthorized {
+		t.Errorf("a named token at CredentialsMaxAge with the store down: %d, want 401", c)
+	}
+	se.wantSession("a named credential's session with the store down", readC, false)
+	if c := bearer(testToken); c != http.StatusOK {
+		t.Errorf("the token file's token with the store down: %d, want 200", c)
+	}
+	for _, tc := range []struct{ method, body string }{{http.MethodPost, `{"name":"late","role":"read"}`}, {http.MethodGet, ""}} {
+		r := httptest.NewRequest(tc.method, "/api/v1/credentials", strings.NewReader(tc.body))
+		r.Header.Set("Authorization", "Bearer "+testToken)
+		r.Header.Set("Content-Type", "application/json")
+		rec := httptest.NewRecorder()
+		e.h.ServeHTTP(rec, r)
+		if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "cannot be read or written in the store") {
+			t.Errorf("%s /api/v1/credentials with the store down: %d %s, want 503", tc.method, rec.Code, rec.Body.String())
+		}
+	}
+	fresh := NewCredentialSet(e.store, nil)
+	if err := fresh.Refresh(t.Context()); err == nil {
+		t.Error("the first read of a closed store: no error")
+	}
+	if _, ok := fresh.lookup(sha256.Sum256([]byte(e.read))); ok {
+		t.Error("a set that never read the store took a named token")
 	}
 }
 
 // TestCredentialSessions: a named credential logs in with its role; its
-// revocation (or its removal from a set replaced whole) ends its sessions
-// and its bearer token at once, and leaves the token file's alone.
+// revocation ends its sessions and its bearer token at once (and, by
+// another replica, its removal from the store at the next read), and
+// leaves the token file's alone.
 func TestCredentialSessions(t *testing.T) {
 	e := newRoleEnv(t)
 	se := &sessionEnv{t: t, s: e.s, h: e.h}
@@ -100,7 +208,7 @@ func TestCredentialSessions(t *testing.T) {
 	if !strings.Contains(page, "viewer") || !strings.Contains(page, "read") {
 		t.Errorf("the read user's page does not say who is logged in:\n%s", page)
 	}
-	if err := e.creds.Revoke("viewer"); err != nil {
+	if err := e.creds.Revoke(t.Context(), "viewer"); err != nil {
 		t.Fatal(err)
 	}
 	se.wantSession("the revoked credential's session", readC, false)
@@ -109,10 +217,16 @@ func TestCredentialSessions(t *testing.T) {
 	if res := se.do(http.MethodGet, "/api/v1/config", nil, nil, "Authorization", "Bearer "+e.read); res.StatusCode != http.StatusUnauthorized {
 		t.Errorf("the revoked bearer token: %d, want 401", res.StatusCode)
 	}
-	if err := e.creds.Replace(nil); err != nil {
+	// Revoked by another replica: gone from the store, and here at the
+	// next read.
+	if err := e.store.DeleteAdminCredential(t.Context(), "oncall"); err != nil {
 		t.Fatal(err)
 	}
-	se.wantSession("a session of a credential no longer in the file", opC, false)
+	se.wantSession("the other credential's session before the next read", opC, true)
+	if err := e.creds.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	se.wantSession("a session of a credential no longer in the store", opC, false)
 	se.wantSession("the token file's session after the replacement", rootC, true)
 }
 
@@ -146,7 +260,7 @@ func TestCredentialAPIRefuses(t *testing.T) {
 			t.Errorf("%s: %d %q, want %d with %q", tc.name, rec.Code, body.Error, tc.status, tc.want)
 		}
 	}
-	if l := e.creds.List(); len(l) != 3 {
+	if l, err := e.creds.List(t.Context()); err != nil || len(l) != 3 {
 		t.Errorf("after the refusals: %+v, want admin, oncall and viewer only", l)
 	}
 }

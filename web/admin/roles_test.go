@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/limits"
 	"github.com/weir-pki/weir/ratelimit/sourcetest"
+	"github.com/weir-pki/weir/storage/sqlite"
 )
 
 // roleEnv is an admin Server with a read and an operate credential.
@@ -20,14 +22,17 @@ type roleEnv struct {
 	s             *Server
 	h             http.Handler
 	creds         *CredentialSet
+	store         *sqlite.Store
+	clock         *sourcetest.Clock
 	read, operate string // their tokens
 }
 
 func newRoleEnv(t *testing.T) *roleEnv {
 	t.Helper()
 	c := sourcetest.NewClock(testNow)
-	creds, err := NewCredentialSet(nil, nil, c.Now)
-	if err != nil {
+	store := openCredentialStore(t)
+	creds := NewCredentialSet(store, c.Now)
+	if err := creds.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	s, err := New(Config{Token: testToken, Credentials: creds, Hosts: []string{"example.com"},
@@ -37,17 +42,29 @@ func newRoleEnv(t *testing.T) *roleEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &roleEnv{s: s, h: s.Handler(), creds: creds}
-	rd, err := creds.Add("viewer", RoleRead)
+	e := &roleEnv{s: s, h: s.Handler(), creds: creds, store: store, clock: c}
+	rd, err := creds.Add(t.Context(), "viewer", RoleRead, RootName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	op, err := creds.Add("oncall", RoleOperate)
+	op, err := creds.Add(t.Context(), "oncall", RoleOperate, RootName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.read, e.operate = rd.Token, op.Token
 	return e
+}
+
+// openCredentialStore is a SQLite store of its own, closed at the end of
+// the test (a second Close is harmless).
+func openCredentialStore(t *testing.T) *sqlite.Store {
+	t.Helper()
+	st, err := sqlite.Open(t.Context(), filepath.Join(t.TempDir(), "weir.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return st
 }
 
 // routes is every route of the admin listener as "METHOD pattern".
