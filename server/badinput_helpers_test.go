@@ -1,0 +1,219 @@
+package server
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	jose "github.com/go-jose/go-jose/v4"
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/jws"
+	"github.com/weir-pki/weir/storage/sqlite"
+)
+
+// snapshotTables are every table of the ACME store.
+var snapshotTables = []string{"accounts", "orders", "authzs", "challenges", "certificates", "eab_keys"}
+
+// dbSnapshot is the row count and a digest of the contents of each table.
+type dbSnapshot struct {
+	counts  map[string]int
+	digests map[string]string
+}
+
+// snapshot reads every table through the store's read pool.
+func snapshotDB(t *testing.T, e *testEnv) dbSnapshot {
+	t.Helper()
+	db := e.srv.store.(*sqlite.Store).DB()
+	s := dbSnapshot{counts: map[string]int{}, digests: map[string]string{}}
+	for _, table := range snapshotTables {
+		var n int
+		if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
+			t.Fatalf("count %s: %v", table, err)
+		}
+		s.counts[table] = n
+		rows, err := db.QueryContext(t.Context(), "SELECT * FROM "+table+" ORDER BY 1")
+		if err != nil {
+			t.Fatalf("read %s: %v", table, err)
+		}
+		cols, _ := rows.Columns()
+		h := sha256.New()
+		for rows.Next() {
+			vals := make([]any, len(cols))
+			ptrs := make([]any, len(cols))
+			for i := range vals {
+				ptrs[i] = &vals[i]
+			}
+			if err := rows.Scan(ptrs...); err != nil {
+				t.Fatalf("scan %s: %v", table, err)
+			}
+			fmt.Fprintf(h, "%v\n", vals)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatalf("read %s: %v", table, err)
+		}
+		rows.Close()
+		s.digests[table] = hex.EncodeToString(h.Sum(nil))
+	}
+	return s
+}
+
+// diff describes how after differs from s, "" when it does not.
+func (s dbSnapshot) diff(after dbSnapshot) string {
+	var out []string
+	for _, table := range snapshotTables {
+		switch {
+		case s.counts[table] != after.counts[table]:
+			out = append(out, fmt.Sprintf("%s: %d rows -> %d", table, s.counts[table], after.counts[table]))
+		case s.digests[table] != after.digests[table]:
+			out = append(out, fmt.Sprintf("%s: rows changed", table))
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+// jwkOf is the public JWK of key as a JSON value.
+func publicJWK(t *testing.T, key crypto.PublicKey) json.RawMessage {
+	t.Helper()
+	b, err := json.Marshal(jose.JSONWebKey{Key: key})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// rawJWS builds a flattened JWS with exactly the protected header hdr and
+// an ES256 signature by key over it (valid whatever hdr says), so that
+// headers go-jose would refuse to produce can be sent.
+func handSignedJWS(t *testing.T, key *ecdsa.PrivateKey, hdr map[string]any, payload []byte) map[string]any {
+	t.Helper()
+	return handSignedRaw(t, key, marshalJSON(t, hdr), payload)
+}
+
+// handSignedRaw is handSignedJWS with the protected header's JSON text ph
+// as it is, so that texts a map cannot hold (a member twice) can be sent.
+func handSignedRaw(t *testing.T, key *ecdsa.PrivateKey, ph, payload []byte) map[string]any {
+	t.Helper()
+	protected := base64.RawURLEncoding.EncodeToString(ph)
+	pl := base64.RawURLEncoding.EncodeToString(payload)
+	digest := sha256.Sum256([]byte(protected + "." + pl))
+	r, s, err := ecdsa.Sign(rand.Reader, key, digest[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	sig := make([]byte, 64)
+	r.FillBytes(sig[:32])
+	s.FillBytes(sig[32:])
+	return map[string]any{"protected": protected, "payload": pl, "signature": base64.RawURLEncoding.EncodeToString(sig)}
+}
+
+func marshalJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func wantAlgorithms(t *testing.T, p *acme.Problem) {
+	if !slices.Equal(p.Algorithms, jws.Algorithms()) {
+		t.Errorf("algorithms = %q; want %q", p.Algorithms, jws.Algorithms())
+	}
+}
+func wantIdentifier(id acme.Identifier) func(*testing.T, *acme.Problem) {
+	return func(t *testing.T, p *acme.Problem) {
+		if p.Identifier == nil || *p.Identifier != id {
+			t.Errorf("problem identifier = %v; want %+v", p.Identifier, id)
+		}
+	}
+}
+
+// wantSubproblems checks one subproblem of type typ per identifier.
+func wantSubproblems(typ acme.ProblemType, ids ...acme.Identifier) func(*testing.T, *acme.Problem) {
+	return func(t *testing.T, p *acme.Problem) {
+		if len(p.Subproblems) != len(ids) {
+			t.Fatalf("%d subproblems; want %d: %+v", len(p.Subproblems), len(ids), p.Subproblems)
+		}
+		var got []acme.Identifier
+		for _, sp := range p.Subproblems {
+			if sp.Type != typ || sp.Detail == "" {
+				t.Errorf("subproblem %+v; want type %s with a detail", sp, typ)
+			}
+			if sp.Identifier == nil {
+				t.Errorf("subproblem %q has no identifier", sp.Detail)
+				continue
+			}
+			got = append(got, *sp.Identifier)
+		}
+		for _, id := range ids {
+			if !slices.Contains(got, id) {
+				t.Errorf("subproblem identifiers %+v lack %+v", got, id)
+			}
+		}
+	}
+}
+
+// newOrderAs sends a new-order signed by key with kid.
+func newOrderSignedBy(e *testEnv, key crypto.Signer, kid, url string) func(*testing.T) rawResponse {
+	return func(t *testing.T) rawResponse {
+		return e.postJWS(key, url, []byte(`{"identifiers":[{"type":"dns","value":"kid.weir.test"}]}`), signOpts{kid: kid})
+	}
+}
+
+// httpGet sends a GET.
+func httpGet(t *testing.T, e *testEnv, url string) rawResponse {
+	t.Helper()
+	res, err := e.http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rawResponse{status: res.StatusCode, header: res.Header, body: b}
+}
+
+// checkServesAfterBadInput: after TestBadInput's refused requests the
+// server still serves and issues (the snapshot sees those writes), and
+// the ready order can still be finalized.
+func checkServesAfterBadInput(t *testing.T, e *testEnv, clientA *xacme.Client, ready *xacme.Order) {
+	t.Helper()
+	ctx := t.Context()
+	// The server still serves and issues; the snapshot sees the writes.
+	res, err := e.http.Get(e.base + "/directory")
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		t.Fatalf("directory after bad input: %d", res.StatusCode)
+	}
+	before := snapshotDB(t, e)
+	chain, _ := e.issue(ctx, clientA, newKey(t), "http-01", xacme.DomainIDs("after.weir.test")...)
+	e.verifyChain(chain, "after.weir.test")
+	after := snapshotDB(t, e)
+	for table, delta := range map[string]int{"orders": 1, "authzs": 1, "certificates": 1, "accounts": 0} {
+		if got := after.counts[table] - before.counts[table]; got != delta {
+			t.Errorf("issuance after bad input added %d %s rows; want %d", got, table, delta)
+		}
+	}
+	// The ready order is still ready and can be finalized.
+	certKey := newKey(t)
+	if _, _, err := clientA.CreateOrderCert(ctx, ready.FinalizeURL, csrFor(t, certKey, "ready.weir.test"), false); err != nil {
+		t.Fatalf("finalize the ready order after the bad CSRs: %v", err)
+	}
+}
