@@ -50,6 +50,7 @@ type options struct {
 	populate         int           // -populate: fill a store with this many certificates and exit
 	populateSpan     time.Duration // issue times spread over this much of the past
 	populateLifetime time.Duration
+	populateShards   int    // -crl-shards: the CRL shards -populate assigns, as ca.crl-shards does
 	postgresSchema   string // an existing schema to run on (kept), or the one -populate fills
 }
 
@@ -92,6 +93,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.populate, "populate", 0, "fill a new store (SQLite in -data, or -storage postgres in -postgres-schema) with `N` certificates signed by -data's CA, and exit")
 	fs.DurationVar(&o.populateSpan, "populate-span", 30*24*time.Hour, "with -populate: issue times spread evenly over this much of the past")
 	fs.DurationVar(&o.populateLifetime, "populate-lifetime", 90*24*time.Hour, "with -populate: the certificates' lifetime")
+	fs.IntVar(&o.populateShards, "crl-shards", 0, "with -populate: put each certificate in CRL shard 1 + (serial mod `N`), as weir with ca.crl-shards N does (0: shard 0, as before sharding)")
 	fs.StringVar(&o.postgresSchema, "postgres-schema", "", "with -storage postgres: the `schema` -populate fills (created if missing), or an existing one a load run uses and keeps")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -149,6 +151,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	switch {
 	case o.populate < 0 || o.populate > 100_000_000:
 		return nil, errors.New("-populate: between 0 and 100000000")
+	case o.populateShards < 0 || o.populateShards > 1024:
+		return nil, errors.New("-crl-shards: between 0 and 1024")
 	case o.populate > 0 && (o.populateSpan <= 0 || o.populateLifetime <= 0):
 		return nil, errors.New("-populate-span and -populate-lifetime: positive durations")
 	case o.postgresSchema != "" && !validSchema.MatchString(o.postgresSchema):
