@@ -72,3 +72,47 @@ func TestCRLUpdaterStopsDuringDefer(t *testing.T) {
 		t.Errorf("stopped during startDefer, the updater made %d CRLs", n)
 	}
 }
+
+// plannerStore is a Store whose Inventory serves windowsOnly's windows.
+type plannerStore struct {
+	Store
+	*windowsOnly
+}
+
+// TestPlannerDefersFirstRebuild: with planning on, the planner's first
+// rebuild waits startDefer, then reads the stored windows.
+func TestPlannerDefersFirstRebuild(t *testing.T) {
+	at := time.Now().Add(24 * time.Hour)
+	inv := &windowsOnly{ws: []RenewalWindow{{Serial: "0a01", AccountID: "a", Start: at, End: at.Add(time.Hour)}}}
+	s := &Service{store: plannerStore{windowsOnly: inv}, now: time.Now, log: slog.New(slog.DiscardHandler),
+		plan: newPlanner(), startDefer: 400 * time.Millisecond}
+	live := &Live{Policy: &Policy{}, ARI: ARIConfig{MaxRenewalsPerHour: 100}}
+	live.ARI.setDefaults()
+	s.live.Store(live)
+	loaded := func() bool {
+		s.plan.mu.Lock()
+		defer s.plan.mu.Unlock()
+		return s.plan.loaded
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { s.runPlanner(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	time.Sleep(20 * time.Millisecond)
+	if loaded() {
+		t.Fatal("the planner rebuilt before startDefer")
+	}
+	for i := 0; !loaded(); i++ {
+		if i == 500 {
+			t.Fatal("the planner did not rebuild after startDefer")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.plan.mu.Lock()
+	n := s.plan.st.count("a")
+	s.plan.mu.Unlock()
+	if n != 1 {
+		t.Errorf("after the first rebuild the plan holds %d windows of account a, want 1", n)
+	}
+}
