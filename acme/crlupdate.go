@@ -6,8 +6,9 @@ import (
 )
 
 // runCRLUpdater makes this replica's CRLs off the request path until ctx
-// ends. It makes the first ones at start, in the background (a CRL read
-// before they are ready makes them itself), and then, with CRLDelay > 0,
+// ends. It makes the first ones startDefer after start, in the background,
+// unless a CRL read made them first (a CRL read before they are ready makes
+// them itself, ShardCRL), and then, with CRLDelay > 0,
 // wakes every crlWake(CRLDelay) for a cheap check (updateCRL): whether the
 // store has seen a revocation since the CRLs it serves were made
 // (RevocationCounter: one count, by any replica), or whether they are
@@ -25,8 +26,13 @@ import (
 // (issuer and shard) saw one (regenerateCRL); every CRL is remade once it
 // is CRLInterval old.
 func (s *Service) runCRLUpdater(ctx context.Context) {
-	if err := s.RegenerateCRL(ctx); err != nil && ctx.Err() == nil {
-		s.log.Error("initial CRL generation failed", "err", err)
+	if pause(ctx, s.startDefer) != nil {
+		return
+	}
+	if s.crl.served.Load() == nil {
+		if err := s.RegenerateCRL(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("initial CRL generation failed", "err", err)
+		}
 	}
 	if s.cfg.CRLDelay <= 0 {
 		return

@@ -136,9 +136,15 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// runPlanner rebuilds the plan at start and every planReload while
-// planning is on, until ctx ends.
+// runPlanner rebuilds the plan startDefer after start and every
+// planReload while planning is on, until ctx ends. Until the first rebuild
+// is done the planner places on what it knows (the windows it placed
+// itself), as it does during any rebuild; the windows ARI answers are
+// those stored with each certificate, which no rebuild changes.
 func (s *Service) runPlanner(ctx context.Context) {
+	if pause(ctx, s.startDefer) != nil {
+		return
+	}
 	tick := time.NewTicker(planReload)
 	defer tick.Stop()
 	for {

@@ -180,6 +180,9 @@ type Service struct {
 	audit     Auditor
 	log       *slog.Logger
 	now       func() time.Time
+	// startDefer is how long Run's start-up background work waits
+	// (startQuiet; zero in the tests that build a Service themselves).
+	startDefer time.Duration
 
 	live atomic.Pointer[Live] // nil: the zero Live, with defaults
 	plan *planner
@@ -224,6 +227,7 @@ func New(cfg Config, live Live, deps Deps) (*Service, error) {
 	s.SetLive(live)
 	s.crl = &crlCache{}
 	s.plan = newPlanner()
+	s.startDefer = startQuiet
 	return s, nil
 }
 

@@ -7,12 +7,23 @@ import (
 	"time"
 )
 
+// startQuiet is how long after start the renewal planner's first rebuild
+// and the CRLs made at start wait, so that the first requests do not
+// compete with them for the CPU: at a million certificates the rebuild
+// reads for about 6 s and the CRLs take about 0.6 s of CPU
+// (docs/ARCHITECTURE.md, "Performance"). A CRL read before then is made
+// by its reader, at once (ShardCRL).
+const startQuiet = 3 * time.Second
+
 // Run starts the validation workers, the claims of validation jobs whose
 // lease ended (lease.go), the CRL schedule, which one replica at a time
 // runs (RunLeased), the CRL updater (crlupdate.go) and the renewal
 // planner's rebuilds (planrebuild.go), and blocks until ctx ends. Validations already running finish (each bounded
 // by ValidationTimeout); the leases of queued ones are released, so that
 // any replica, or this one after a restart, claims them at once.
+//
+// The planner's first rebuild and the CRLs made at start wait startDefer
+// (startQuiet), so that they do not compete with the first requests.
 func (s *Service) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	s.running.Store(true)

@@ -69,7 +69,7 @@ func populate(ctx context.Context, o *options, stderr io.Writer) error {
 	}
 	g := &popGen{
 		issuer: issuer, n: o.populate, accounts: (o.populate + certsPerAccount - 1) / certsPerAccount,
-		span: o.populateSpan, lifetime: o.populateLifetime,
+		span: o.populateSpan, lifetime: o.populateLifetime, shards: o.populateShards,
 	}
 	g.start = time.Now().Add(-g.span)
 	for range 16 {

@@ -45,6 +45,7 @@ type popGen struct {
 	start    time.Time // the first certificate's issue time
 	span     time.Duration
 	lifetime time.Duration
+	shards   int                 // CRL shards (ca.CRLShard); 0: shard 0
 	leafKeys []*ecdsa.PrivateKey // a small pool: signing, not key generation, is what a certificate costs
 }
 
@@ -153,6 +154,7 @@ func (g *popGen) certRows(c *popChunk, from, to int) error {
 			Names: string(namesJSON), NameSet: strings.Join(names, ","),
 			NotBefore: nb.UnixNano(), NotAfter: na.UnixNano(), IssuedAt: issued.UnixNano(),
 			RenewalStart: rs.UnixNano(), RenewalEnd: rs.Add(life / 10).UnixNano(),
+			CRLShard: int64(ca.CRLShard(out.Cert.SerialNumber, g.shards)),
 		}
 		if i%revokedEvery == revokedEvery-1 {
 			at := issued.Add(time.Hour).UnixNano()

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/storage/sqlite"
 )
 
@@ -56,5 +57,47 @@ func TestPopulate(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"-populate", "-1"}, io.Discard); err == nil {
 		t.Error("-populate -1: no error")
+	}
+}
+
+// TestPopulateShards: with -crl-shards N every certificate is in CRL shard
+// 1 + (serial mod N), as weir's issuance with ca.crl-shards N puts it, and
+// a bad N is refused.
+func TestPopulateShards(t *testing.T) {
+	dir := t.TempDir()
+	o, err := parseFlags([]string{"-populate", "60", "-crl-shards", "4", "-data", dir}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := populate(t.Context(), o, io.Discard); err != nil {
+		t.Fatalf("populate: %v", err)
+	}
+	s, err := sqlite.Open(t.Context(), filepath.Join(dir, "weir.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	certs, _, err := s.ListCertificates(t.Context(), acme.CertQuery{Search: "scale.test", Now: time.Now(), Limit: 100})
+	if err != nil || len(certs) != 60 {
+		t.Fatalf("search scale.test: %d certificates, %v; want 60", len(certs), err)
+	}
+	seen := map[int]int{}
+	for _, c := range certs {
+		leaf, err := x509.ParseCertificate(c.DER)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ca.CRLShard(leaf.SerialNumber, 4); c.CRLShard != want {
+			t.Errorf("certificate %s in CRL shard %d, want %d", c.Serial, c.CRLShard, want)
+		}
+		seen[c.CRLShard]++
+	}
+	if len(seen) != 4 {
+		t.Errorf("60 certificates in shards %v, want all of 1 to 4", seen)
+	}
+	for _, bad := range []string{"-1", "1025"} {
+		if _, err := parseFlags([]string{"-populate", "10", "-crl-shards", bad}, io.Discard); err == nil {
+			t.Errorf("-crl-shards %s: no error", bad)
+		}
 	}
 }

@@ -1,0 +1,118 @@
+package acme
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+)
+
+// TestCRLUpdaterDefersStart: the updater makes no CRL during startDefer;
+// a CRL read meanwhile is made by the reader, at once, and the updater
+// then does not make it again; a revocation after that reaches the CRL
+// through the updater.
+func TestCRLUpdaterDefersStart(t *testing.T) {
+	issuer := crlTestIssuer(t)
+	shared := &revokedList{}
+	shared.revoke("0a01", time.Now())
+	const delay = 50 * time.Millisecond
+	s := &Service{store: countingList{shared}, ca: issuer, cfg: Config{CRLInterval: time.Hour, CRLDelay: delay}, now: time.Now,
+		log: slog.New(slog.DiscardHandler), crl: &crlCache{}, startDefer: 400 * time.Millisecond}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { s.runCRLUpdater(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	time.Sleep(20 * time.Millisecond)
+	if n := s.CRLRegenerations(); n != 0 {
+		t.Fatalf("the updater made %d CRLs before startDefer", n)
+	}
+	if n, _ := crlEntries(t, s); n != 1 {
+		t.Fatalf("the CRL read during startDefer lists %d revocations, want 1", n)
+	}
+	if n := s.CRLRegenerations(); n != 1 {
+		t.Fatalf("the read during startDefer made %d CRLs, want 1", n)
+	}
+	for i := 0; !s.crl.updating.Load(); i++ {
+		if i == 500 {
+			t.Fatal("the updater did not start after startDefer")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := s.CRLRegenerations(); n != 1 {
+		t.Errorf("after startDefer the updater remade the CRL a reader made: %d CRLs, want 1", n)
+	}
+	shared.revoke("0a02", time.Now())
+	for i := 0; ; i++ {
+		if n, _ := crlEntries(t, s); n == 2 {
+			break
+		}
+		if i == 500 {
+			t.Fatal("a revocation after start never reached the CRL")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestCRLUpdaterStopsDuringDefer: a Service stopped during startDefer
+// makes no CRL and its updater returns.
+func TestCRLUpdaterStopsDuringDefer(t *testing.T) {
+	s := &Service{store: countingList{&revokedList{}}, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: time.Second},
+		now: time.Now, log: slog.New(slog.DiscardHandler), crl: &crlCache{}, startDefer: time.Hour}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { s.runCRLUpdater(ctx); close(done) }()
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the updater did not return when stopped during startDefer")
+	}
+	if n := s.CRLRegenerations(); n != 0 {
+		t.Errorf("stopped during startDefer, the updater made %d CRLs", n)
+	}
+}
+
+// plannerStore is a Store whose Inventory serves windowsOnly's windows.
+type plannerStore struct {
+	Store
+	*windowsOnly
+}
+
+// TestPlannerDefersFirstRebuild: with planning on, the planner's first
+// rebuild waits startDefer, then reads the stored windows.
+func TestPlannerDefersFirstRebuild(t *testing.T) {
+	at := time.Now().Add(24 * time.Hour)
+	inv := &windowsOnly{ws: []RenewalWindow{{Serial: "0a01", AccountID: "a", Start: at, End: at.Add(time.Hour)}}}
+	s := &Service{store: plannerStore{windowsOnly: inv}, now: time.Now, log: slog.New(slog.DiscardHandler),
+		plan: newPlanner(), startDefer: 400 * time.Millisecond}
+	live := &Live{Policy: &Policy{}, ARI: ARIConfig{MaxRenewalsPerHour: 100}}
+	live.ARI.setDefaults()
+	s.live.Store(live)
+	loaded := func() bool {
+		s.plan.mu.Lock()
+		defer s.plan.mu.Unlock()
+		return s.plan.loaded
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { s.runPlanner(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+
+	time.Sleep(20 * time.Millisecond)
+	if loaded() {
+		t.Fatal("the planner rebuilt before startDefer")
+	}
+	for i := 0; !loaded(); i++ {
+		if i == 500 {
+			t.Fatal("the planner did not rebuild after startDefer")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	s.plan.mu.Lock()
+	n := s.plan.st.count("a")
+	s.plan.mu.Unlock()
+	if n != 1 {
+		t.Errorf("after the first rebuild the plan holds %d windows of account a, want 1", n)
+	}
+}

@@ -1,0 +1,162 @@
+// The command line flags and their checks.
+
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"time"
+)
+
+type options struct {
+	weir         string
+	levels       []int
+	count        int
+	duration     time.Duration
+	runs         int
+	dataDir      string
+	keep         bool
+	json         bool
+	h2           bool
+	warmup       time.Duration
+	stall        time.Duration
+	maxLevel     time.Duration
+	workers      int
+	rateLimits   string
+	quiet        float64
+	quietWait    time.Duration
+	maxOther     float64
+	retries      int
+	budget       time.Duration
+	cpuProfile   string
+	allocProfile string
+	traceFile    string
+	profileC     int
+	profileD     time.Duration
+	replicas     int
+	storage      string
+	postgresDSN  string
+	redis        string
+	clientGOGC   int
+	clientProf   string
+
+	probe            bool          // -probe: time the start-up costs before any load
+	probeProf        string        // -probe-profile: file prefix of the server profiles of the probe
+	populate         int           // -populate: fill a store with this many certificates and exit
+	populateSpan     time.Duration // issue times spread over this much of the past
+	populateLifetime time.Duration
+	populateShards   int    // -crl-shards: the CRL shards -populate assigns, as ca.crl-shards does
+	postgresSchema   string // an existing schema to run on (kept), or the one -populate fills
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("weir-load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := &options{}
+	levels := fs.String("c", "8,32,64", "comma-separated `list` of concurrencies (workers, one ACME account each)")
+	fs.StringVar(&o.weir, "weir", "", "weir `binary` to run (default: build ./cmd/weir into a temp dir)")
+	fs.IntVar(&o.count, "n", 0, "issuances started per level and run (0: use -d); failed ones are not repeated")
+	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each level and run when -n is 0")
+	fs.IntVar(&o.runs, "runs", 3, "runs of each level; the median is reported")
+	fs.StringVar(&o.dataDir, "data", "", "weir data `dir` (default: a temp dir, removed at the end); replica N > 1 uses dir-rN")
+	fs.BoolVar(&o.keep, "keep", false, "keep the temp data dir (server logs, database) and the PostgreSQL schema")
+	fs.BoolVar(&o.json, "json", false, "print the results as JSON")
+	fs.BoolVar(&o.h2, "h2", false, "let the client negotiate HTTP/2 (default: HTTP/1.1 keep-alive, one connection per worker)")
+	fs.DurationVar(&o.warmup, "warmup", 2*time.Second, "unmeasured warm-up at the highest concurrency (0: none)")
+	fs.DurationVar(&o.stall, "stall", 30*time.Second, "a level where no certificate completes for this long has stalled")
+	fs.DurationVar(&o.maxLevel, "max-level", 3*time.Minute, "hard bound on one level's run")
+	fs.Float64Var(&o.quiet, "quiet", 0.2, "before each run, wait until other processes use less than this many `cores` (0: don't wait)")
+	fs.DurationVar(&o.quietWait, "quiet-wait", 60*time.Second, "longest wait for a quiet machine before a run (the run is then flagged)")
+	fs.Float64Var(&o.maxOther, "max-other", 0.3, "a run during which other processes used more than this many `cores` is disturbed and run again (0: never)")
+	fs.IntVar(&o.retries, "retries", 2, "how often a disturbed run is run again; the least disturbed attempt is kept")
+	fs.DurationVar(&o.budget, "budget", 12*time.Minute, "after this long, stop waiting for quiet and stop re-running disturbed runs")
+	fs.StringVar(&o.rateLimits, "ratelimits", "off", "weir's rate limits: off (all disabled), high (all enabled, never reached: measures the limiter), server (weir's defaults)")
+	fs.IntVar(&o.workers, "validation-workers", 0, "set acme.validation-workers in the server config (0: weir's default)")
+	fs.IntVar(&o.replicas, "replicas", 1, "weir replicas, dialled in turn by the client (more than 1 needs -storage postgres)")
+	fs.StringVar(&o.storage, "storage", "sqlite", "weir's ACME store: sqlite (in the data dir) or postgres (-postgres-dsn)")
+	fs.StringVar(&o.postgresDSN, "postgres-dsn", os.Getenv("WEIR_TEST_POSTGRES_DSN"), "PostgreSQL server `DSN` for -storage postgres (default $WEIR_TEST_POSTGRES_DSN); the tool creates a schema there and drops it at the end (kept with -keep and after a stall)")
+	fs.StringVar(&o.redis, "redis", "auto", "Redis for the limiter and the nonces: auto (a private redis-server when -replicas > 1 and one is installed, else none), private (always a private redis-server), none, or the host:port of a running Redis (its CPU then counts as other processes')")
+	fs.IntVar(&o.clientGOGC, "client-gogc", 400, "the load tool's own garbage collector target, as GOGC (0: Go's default, or GOGC from the environment); weir serve sets 400 for itself the same way")
+	fs.StringVar(&o.clientProf, "client-cpuprofile", "", "save the load tool's own CPU profile (the client side: x/crypto/acme, the http-01 responder, the DNS server) over the whole run to `file`")
+	fs.StringVar(&o.cpuProfile, "cpuprofile", "", "after the measured runs, run one more level with the server's -pprof on and save its CPU profile to `file` (with -replicas > 1: replica 1's profile only)")
+	fs.StringVar(&o.allocProfile, "allocprofile", "", "with -cpuprofile, also save the server's allocs profile to `file`")
+	fs.StringVar(&o.traceFile, "trace", "", "with -cpuprofile, also save a 5 s execution trace of the server to `file` (go tool trace -pprof=sync)")
+	fs.IntVar(&o.profileC, "profile-c", 0, "concurrency of the profiled level (default: the highest of -c)")
+	fs.DurationVar(&o.profileD, "profile-d", 10*time.Second, "length of the CPU profile")
+	fs.BoolVar(&o.probe, "probe", false, "right after the server starts, before any load: time the first issuance, read the RSS 5 s after start, and time the admin overview, a search miss and revocations through the admin API (7 each)")
+	fs.StringVar(&o.probeProf, "probe-profile", "", "with -probe: save the server's CPU profile over its first 10 s to `prefix`.cpu and its heap at 5 s to prefix.heap")
+	fs.IntVar(&o.populate, "populate", 0, "fill a new store (SQLite in -data, or -storage postgres in -postgres-schema) with `N` certificates signed by -data's CA, and exit")
+	fs.DurationVar(&o.populateSpan, "populate-span", 30*24*time.Hour, "with -populate: issue times spread evenly over this much of the past")
+	fs.DurationVar(&o.populateLifetime, "populate-lifetime", 90*24*time.Hour, "with -populate: the certificates' lifetime")
+	fs.IntVar(&o.populateShards, "crl-shards", 0, "with -populate: put each certificate in CRL shard 1 + (serial mod `N`), as weir with ca.crl-shards N does (0: shard 0, as before sharding)")
+	fs.StringVar(&o.postgresSchema, "postgres-schema", "", "with -storage postgres: the `schema` -populate fills (created if missing), or an existing one a load run uses and keeps")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var err error
+	if o.levels, err = parseLevels(*levels); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.runs < 1 || o.runs > 100:
+		return nil, errors.New("-runs: between 1 and 100")
+	case o.count < 0 || o.count > 1_000_000:
+		return nil, errors.New("-n: between 0 and 1000000")
+	case o.count == 0 && (o.duration <= 0 || o.duration > 30*time.Minute):
+		return nil, errors.New("-d: a positive duration up to 30m")
+	case o.stall <= 0:
+		return nil, errors.New("-stall: must be positive")
+	case o.maxLevel <= 0:
+		return nil, errors.New("-max-level: must be positive")
+	case o.profileD < time.Second || o.profileD > 5*time.Minute:
+		return nil, errors.New("-profile-d: between 1s and 5m")
+	}
+	if (o.allocProfile != "" || o.traceFile != "") && o.cpuProfile == "" {
+		return nil, errors.New("-allocprofile and -trace need -cpuprofile")
+	}
+	switch {
+	case o.replicas < 1 || o.replicas > 16:
+		return nil, errors.New("-replicas: between 1 and 16")
+	case o.storage != "sqlite" && o.storage != "postgres":
+		return nil, fmt.Errorf("-storage: %q is not sqlite or postgres", o.storage)
+	case o.replicas > 1 && o.storage != "postgres":
+		return nil, errors.New("-replicas: more than one replica needs a shared store: -storage postgres")
+	case o.storage == "postgres" && o.postgresDSN == "":
+		return nil, errors.New("-storage postgres needs -postgres-dsn or WEIR_TEST_POSTGRES_DSN")
+	}
+	switch o.redis {
+	case "auto", "private", "none":
+	default:
+		if _, _, err := net.SplitHostPort(o.redis); err != nil {
+			return nil, fmt.Errorf("-redis: %q is not auto, private, none or host:port", o.redis)
+		}
+	}
+	if _, ok := rateLimitBlocks[o.rateLimits]; !ok {
+		return nil, fmt.Errorf("-ratelimits: %q is not off, high or server", o.rateLimits)
+	}
+	if o.clientGOGC < 0 {
+		return nil, errors.New("-client-gogc: 0 or more")
+	}
+	if o.profileC == 0 {
+		o.profileC = slices.Max(o.levels)
+	}
+	switch {
+	case o.populate < 0 || o.populate > 100_000_000:
+		return nil, errors.New("-populate: between 0 and 100000000")
+	case o.populateShards < 0 || o.populateShards > 1024:
+		return nil, errors.New("-crl-shards: between 0 and 1024")
+	case o.populate > 0 && (o.populateSpan <= 0 || o.populateLifetime <= 0):
+		return nil, errors.New("-populate-span and -populate-lifetime: positive durations")
+	case o.postgresSchema != "" && !validSchema.MatchString(o.postgresSchema):
+		return nil, fmt.Errorf("-postgres-schema: %q: lower-case letters, digits and _ only", o.postgresSchema)
+	}
+	return o, nil
+}
