@@ -202,14 +202,16 @@ func TestDNSPersistEndToEnd(t *testing.T) {
 }
 
 // checkPersistChallengeJSON reads the authorization at url as JSON and
-// checks its dns-persist-01 challenge's issuerDomainNames.
+// checks its dns-persist-01 challenge's issuer-domain-names (the member
+// clients read) and issuerDomainNames (its -02 spelling).
 func checkPersistChallengeJSON(t *testing.T, e *testEnv, key crypto.Signer, kid, url string) {
 	t.Helper()
 	res := e.postJWS(key, url, nil, signOpts{kid: kid})
 	var a struct {
 		Challenges []struct {
-			Type              string
-			IssuerDomainNames []string
+			Type              string   `json:"type"`
+			IssuerDomainNames []string `json:"issuer-domain-names"`
+			Camel             []string `json:"issuerDomainNames"`
 		}
 	}
 	if err := json.Unmarshal(res.body, &a); err != nil {
@@ -220,8 +222,8 @@ func checkPersistChallengeJSON(t *testing.T, e *testEnv, key crypto.Signer, kid,
 		if ch.Type == "dns-persist-01" {
 			want = []string{"weir.test"}
 		}
-		if !slices.Equal(ch.IssuerDomainNames, want) {
-			t.Errorf("%s challenge: issuerDomainNames %v, want %v", ch.Type, ch.IssuerDomainNames, want)
+		if !slices.Equal(ch.IssuerDomainNames, want) || !slices.Equal(ch.Camel, want) {
+			t.Errorf("%s challenge: issuer-domain-names %v, issuerDomainNames %v; want %v in both", ch.Type, ch.IssuerDomainNames, ch.Camel, want)
 		}
 	}
 }

@@ -117,8 +117,12 @@ type challengeView struct {
 	Validated string             `json:"validated,omitempty"`
 	Error     *acme.Problem      `json:"error,omitempty"`
 	// IssuerDomainNames are the CA's names a dns-persist-01 record may
-	// use (draft-ietf-acme-dns-persist-02 §3.1).
-	IssuerDomainNames []string `json:"issuerDomainNames,omitempty"`
+	// use, under both spellings of the member: "issuer-domain-names", as
+	// the drafts up to -01 and the clients that implement the challenge
+	// (lego, eggsampler/acme, cert-manager) read it, and
+	// "issuerDomainNames" (draft-ietf-acme-dns-persist-02 §3.1).
+	IssuerDomainNames      []string `json:"issuer-domain-names,omitempty"`
+	IssuerDomainNamesCamel []string `json:"issuerDomainNames,omitempty"`
 }
 
 func (s *Server) challengeView(c *acme.Challenge) challengeView {
@@ -126,6 +130,7 @@ func (s *Server) challengeView(c *acme.Challenge) challengeView {
 		Validated: timeString(c.Validated), Error: c.Error}
 	if c.Type == acme.ChallengeDNSPersist01 {
 		v.IssuerDomainNames = s.cfg.Persist.IssuerDomainNames
+		v.IssuerDomainNamesCamel = s.cfg.Persist.IssuerDomainNames
 	}
 	return v
 }
