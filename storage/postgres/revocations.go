@@ -40,21 +40,11 @@ var _ acme.ScopedRevocations = (*Store)(nil)
 
 // RevokedCounts implements acme.ScopedRevocations.
 func (s *Store) RevokedCounts(ctx context.Context) (map[acme.CRLScope]int64, error) {
-	rows, err := s.pool.Query(ctx, sqlrow.RevokedCountsSQL)
+	rows, err := collect(ctx, s.pool, "count revoked certificates by CRL", sqlrow.RevokedCountsSQL, nil, sqlrow.ScanScopeCount)
 	if err != nil {
-		return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	counts := map[acme.CRLScope]int64{}
-	for rows.Next() {
-		if err := sqlrow.ScanScopeCount(rows, counts); err != nil {
-			return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
-	}
-	return counts, nil
+	return sqlrow.ScopeCounts(rows), nil
 }
 
 // ListRevokedScope implements acme.ScopedRevocations.

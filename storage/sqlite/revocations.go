@@ -54,21 +54,11 @@ func (s *Store) RevokedCounts(ctx context.Context) (map[acme.CRLScope]int64, err
 	if err != nil {
 		return nil, err
 	}
-	rows, err := s.r.QueryContext(ctx, sqlrow.RevokedCountsSQL)
+	rows, err := collect(ctx, s, "count revoked certificates by CRL", sqlrow.RevokedCountsSQL, nil, sqlrow.ScanScopeCount)
 	if err != nil {
-		return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	counts := map[acme.CRLScope]int64{}
-	for rows.Next() {
-		if err := sqlrow.ScanScopeCount(rows, counts); err != nil {
-			return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, drv.Errorf("count revoked certificates by CRL: %w", err)
-	}
-	return counts, nil
+	return sqlrow.ScopeCounts(rows), nil
 }
 
 // ListRevokedScope implements acme.ScopedRevocations.

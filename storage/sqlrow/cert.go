@@ -73,17 +73,27 @@ const NextCRLNumberSQL = `INSERT INTO crl_numbers (issuer, shard, number) VALUES
 const RevokedCountsSQL = `SELECT issuer, crl_shard, count(*) FROM certificates
 	WHERE revoked_at IS NOT NULL GROUP BY issuer, crl_shard`
 
-// ScanScopeCount reads one row of RevokedCountsSQL into counts.
-func ScanScopeCount(row Scanner, counts map[acme.CRLScope]int64) error {
-	var (
-		sc acme.CRLScope
-		n  int64
-	)
-	if err := row.Scan(&sc.Issuer, &sc.Shard, &n); err != nil {
-		return err
+// ScopeCount is one row of RevokedCountsSQL.
+type ScopeCount struct {
+	Scope acme.CRLScope
+	N     int64
+}
+
+// ScanScopeCount reads one row of RevokedCountsSQL.
+func ScanScopeCount(row Scanner) (ScopeCount, error) {
+	var c ScopeCount
+	err := row.Scan(&c.Scope.Issuer, &c.Scope.Shard, &c.N)
+	return c, err
+}
+
+// ScopeCounts is the map of acme.ScopedRevocations.RevokedCounts made of
+// the rows of RevokedCountsSQL.
+func ScopeCounts(rows []ScopeCount) map[acme.CRLScope]int64 {
+	counts := make(map[acme.CRLScope]int64, len(rows))
+	for _, c := range rows {
+		counts[c.Scope] = c.N
 	}
-	counts[sc] = n
-	return nil
+	return counts
 }
 
 // ListRevokedScopeSQL is the revocations of one CRL scope not expired at
