@@ -71,6 +71,7 @@ type planner struct {
 	placed     map[string]RenewalWindow
 	gone       map[string]bool
 	undo       []RenewalWindow
+	lastRead   int       // windows the last completed rebuild read
 	buf        []float64 // place's scratch
 }
 

@@ -204,7 +204,7 @@ func TestPlannerRebuildCanceledInPause(t *testing.T) {
 			cancel() // the first page is full: the rebuild pauses next
 		}
 	}
-	n, err := p.rebuildCount(ctx, inv, t0)
+	n, err := p.rebuildCount(ctx, inv, t0, 0)
 	if !errors.Is(err, context.Canceled) || n != planPage {
 		t.Fatalf("rebuild canceled in its pause: %d windows, %v; want %d, context.Canceled", n, err, planPage)
 	}
@@ -216,5 +216,49 @@ func TestPlannerRebuildCanceledInPause(t *testing.T) {
 	}
 	if err := p.rebuild(t.Context(), inv, t0); err != nil || p.st.count("a") != planPage+1 {
 		t.Errorf("the next rebuild: %v, account a %d windows, want %d", err, p.st.count("a"), planPage+1)
+	}
+}
+
+// TestPacerWait: a rebuild waits planYield times each page, and a
+// periodic one longer while it is ahead of an even spread of the previous
+// rebuild's windows; a store that grew is paced at its old size.
+func TestPacerWait(t *testing.T) {
+	ms := time.Millisecond
+	for _, tc := range []struct {
+		name          string
+		c             pacer
+		took, elapsed time.Duration
+		read          int
+		want          time.Duration
+	}{
+		{"at start: planYield", pacer{}, 5 * ms, 5 * ms, planPage, planYield * 5 * ms},
+		{"size unknown", pacer{spread: time.Second}, 5 * ms, 5 * ms, planPage, planYield * 5 * ms},
+		{"ahead of the spread", pacer{spread: 10 * time.Second, expect: 10 * planPage}, 5 * ms, 5 * ms, planPage, time.Second - 5*ms},
+		{"on time: planYield", pacer{spread: 10 * time.Second, expect: 10 * planPage}, 5 * ms, 3 * time.Second, 2 * planPage, planYield * 5 * ms},
+		{"grew: no later than the spread", pacer{spread: 10 * time.Second, expect: planPage}, 5 * ms, 2 * time.Second, 5 * planPage, 8 * time.Second},
+		{"grew, spread over: planYield", pacer{spread: 10 * time.Second, expect: planPage}, 5 * ms, 11 * time.Second, 6 * planPage, planYield * 5 * ms},
+	} {
+		if got := tc.c.wait(tc.took, tc.read, tc.elapsed); got != tc.want {
+			t.Errorf("%s: wait = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestPlannerRebuildRemembersSize: a completed rebuild keeps the number
+// of windows it read, which paces the next one; a failed one does not.
+func TestPlannerRebuildRemembersSize(t *testing.T) {
+	t0 := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
+	inv := &windowsOnly{}
+	for i := range 3 {
+		s := t0.Add(100 * time.Hour)
+		inv.ws = append(inv.ws, RenewalWindow{Serial: fmt.Sprintf("p%05d", i), AccountID: "a", Start: s, End: s.Add(time.Hour)})
+	}
+	p := newPlanner()
+	if n, err := p.rebuildCount(t.Context(), inv, t0, time.Hour); err != nil || n != 3 || p.lastRead != 3 {
+		t.Fatalf("rebuild: %d windows, %v, lastRead %d; want 3, nil, 3", n, err, p.lastRead)
+	}
+	inv.err = errors.New("store down")
+	if _, err := p.rebuildCount(t.Context(), inv, t0, time.Hour); err == nil || p.lastRead != 3 {
+		t.Errorf("failed rebuild: %v, lastRead %d; want an error, 3", err, p.lastRead)
 	}
 }
