@@ -21,13 +21,17 @@ const planYield = 1
 
 // planSpread is how long a periodic rebuild (every planReload, not the
 // one at start) spreads itself over: it paces its pages so that, at the
-// size the previous rebuild read, it finishes no sooner than this. Half a
-// core for 6 s every 5 minutes doubled the issuance p99 at c8 on two
-// cores while it ran; spread over half the period, the same 2.6 s of CPU
-// is under 2 % of a core. The plan is then at most planReload+planSpread
-// old, which the target absorbs as it does planReload
-// (docs/ARCHITECTURE.md, "Replicas").
-const planSpread = planReload / 2
+// size the previous rebuild read, it finishes no sooner than this. At a
+// million certificates a rebuild is about 2.6 s of CPU: unspread it took
+// half a core for 6 to 24 s under load, and the issuance p99 at c8 on two
+// cores rose with it; spread over 30 s it is under a tenth of a core.
+// Spread over 150 s it cost more than it saved: 5.2 to 5.4 ms of server
+// CPU per certificate across the refresh against 4.3 without one. The
+// state being built (12 MiB at a million certificates) lives beside the
+// one in use for the whole spread, and under the soft memory limit
+// (cmd/weir/gc.go) a larger live heap makes the collector run sooner,
+// the likely cause. The plan is at most planReload+planSpread old.
+const planSpread = 30 * time.Second
 
 // added records the window placed for serial. p.mu is held.
 func (p *planner) added(serial string, account AccountID, start, end time.Time) {
