@@ -295,7 +295,7 @@ func TestMetricsGlobalDenial(t *testing.T) {
 func TestStoreMetrics(t *testing.T) {
 	e := startEnv(t, nil)
 	ctx := t.Context()
-	before := scrapeServer(t, e.srv)
+	before := settledStoreScrape(t, e.srv)
 	if got := before.get("weir_store_connections_max"); got < 1 {
 		t.Errorf("weir_store_connections_max = %v, want the reader pool's size", got)
 	}
@@ -307,22 +307,11 @@ func TestStoreMetrics(t *testing.T) {
 	e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("store-metrics.weir.test")...)
 
 	// The writer counts each commit before it answers the callers, so the
-	// issuance's commits are all in. A write of the server's own (not the
-	// issuance's) may be queued, or its commit half reported (counted, not
-	// yet timed), at a scrape: scrape again, a bounded number of times,
-	// until the queue is empty and the counters agree.
-	var after promScrape
-	var commits, writes, timed float64
-	for i := 0; i < 50; i++ {
-		after = scrapeServer(t, e.srv)
-		commits = after.get("weir_store_commits_total") - before.get("weir_store_commits_total")
-		writes = after.get("weir_store_committed_writes_total") - before.get("weir_store_committed_writes_total")
-		timed = after.get("weir_store_commit_duration_seconds") - before.get("weir_store_commit_duration_seconds")
-		if timed == commits && after.get("weir_store_write_queue") == 0 {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	// issuance's commits are all in.
+	after := settledStoreScrape(t, e.srv)
+	commits := after.get("weir_store_commits_total") - before.get("weir_store_commits_total")
+	writes := after.get("weir_store_committed_writes_total") - before.get("weir_store_committed_writes_total")
+	timed := after.get("weir_store_commit_duration_seconds") - before.get("weir_store_commit_duration_seconds")
 	// New account, new order, the challenge started and validated, the
 	// order finalizing and then valid with its certificate: six writes
 	// at least, in one commit each or fewer.
@@ -338,4 +327,24 @@ func TestStoreMetrics(t *testing.T) {
 	if q := after.get("weir_store_write_queue"); q != 0 {
 		t.Errorf("weir_store_write_queue = %v with nothing in flight, want 0", q)
 	}
+}
+
+// settledStoreScrape scrapes srv until the store's counters agree: a
+// write of the server's own (the write health's, every second) may be
+// queued, or a commit be counted and not yet timed or the other way round
+// (the scrape reads the two series one after the other), at any scrape,
+// the one before a measurement as well as the one after. It scrapes
+// again, a bounded number of times, until the queue is empty and every
+// commit is timed, and returns the last scrape.
+func settledStoreScrape(t *testing.T, srv *Server) promScrape {
+	t.Helper()
+	var sc promScrape
+	for range 50 {
+		sc = scrapeServer(t, srv)
+		if sc.get("weir_store_commits_total") == sc.get("weir_store_commit_duration_seconds") && sc.get("weir_store_write_queue") == 0 {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return sc
 }
