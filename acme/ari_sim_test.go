@@ -35,7 +35,7 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	p := newPlanner()
+	p := newPlanner(nil)
 	const life = 90 * 24 * time.Hour
 
 	type renewal struct {
@@ -144,7 +144,7 @@ func TestARIFleetSimulation(t *testing.T) {
 func TestPlannerPlace(t *testing.T) {
 	cfg := ARIConfig{MaxRenewalsPerHour: 4, WindowWidth: time.Hour}
 	cfg.setDefaults()
-	p := newPlanner()
+	p := newPlanner(nil)
 	nb := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	na := nb.Add(100 * time.Hour)
 	var starts []time.Time

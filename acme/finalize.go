@@ -188,6 +188,11 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 	}
 	cert.RenewalStart, cert.RenewalEnd = s.renewalWindow(cert.Serial, o.AccountID, len(o.Identifiers), cert.NotBefore, cert.NotAfter)
 	err = s.store.FinalizeOrder(ctx, cert)
+	if err != nil {
+		// Not stored (or, if a commit failed after all, the planner's
+		// next refresh reads it back).
+		s.unplace(cert)
+	}
 	if errors.Is(err, ErrConflict) {
 		cur, gerr := s.store.GetOrder(ctx, o.ID)
 		switch {

@@ -90,12 +90,13 @@ func (s *Service) RenewNow(ctx context.Context, sc IncidentScope) ([]*Certificat
 	if len(certs) == 0 {
 		return nil, nil
 	}
-	start, end := incidentWindow(s.now().UTC())
+	now := s.now().UTC()
+	start, end := incidentWindow(now)
 	serials := make([]string, len(certs))
 	for i, c := range certs {
 		serials[i] = c.Serial
 	}
-	if err := s.store.SetRenewalWindows(ctx, serials, start, end); err != nil {
+	if err := s.store.SetRenewalWindows(ctx, serials, start, end, now); err != nil {
 		return nil, Internal(err)
 	}
 	for _, c := range certs {

@@ -31,11 +31,22 @@ type Inventory interface {
 	// distinct values, at most limit of them, newest first.
 	RecentNames(ctx context.Context, accountID AccountID, since time.Time, limit int) (names []string, sets [][]string, err error)
 	// RenewalWindows returns the renewal windows of the unrevoked
-	// certificates whose window ends after after: what the renewal planner
-	// has already promised. They come in order of End then Serial, after
-	// from (the last window of the previous page; the zero window for the
-	// first), at most limit of them (all when limit ≤ 0).
-	RenewalWindows(ctx context.Context, after time.Time, from RenewalWindow, limit int) ([]RenewalWindow, error)
+	// certificates issued before before (the zero time: whenever) whose
+	// window ends after after: what the renewal planner has already
+	// promised. They come in order of End then Serial, after from (the
+	// last window of the previous page; the zero window for the first),
+	// at most limit of them (all when limit ≤ 0).
+	RenewalWindows(ctx context.Context, after, before time.Time, from RenewalWindow, limit int) ([]RenewalWindow, error)
+	// IssuedWindows returns the windows of the certificates issued at or
+	// after since, revoked or not: what the renewal planner's refresh
+	// reads of the windows placed since the last one. They come in order
+	// of IssuedAt then Serial, after from (the zero IssuedWindow for the
+	// first page), at most limit of them (all when limit ≤ 0).
+	IssuedWindows(ctx context.Context, since time.Time, from IssuedWindow, limit int) ([]IssuedWindow, error)
+	// PlanRemovals returns the windows taken out of the plan at or after
+	// since, in order of At then ID, after from (the zero PlanRemoval for
+	// the first page), at most limit of them (all when limit ≤ 0).
+	PlanRemovals(ctx context.Context, since time.Time, from PlanRemoval, limit int) ([]PlanRemoval, error)
 }
 
 // RenewalWindow is one certificate's promised ARI window.

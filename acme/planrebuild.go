@@ -3,124 +3,159 @@ package acme
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 )
 
-// planPage is how many promised windows a rebuild reads at a time. The
-// planner's lock is held only to sort out one page's windows (and to put
-// the new state in place), never while a page is read or counted.
+// planPage is how many windows a rebuild or a refresh reads at a time.
+// The planner's lock is held only to sort out one page's windows (and to
+// put a rebuilt state in place), never while a page is read.
 const planPage = 2000
 
-// planYield paces a rebuild: after each page it waits planYield times as
-// long as the page took to read and count, so that a rebuild (at start,
-// and every planReload) uses at most 1/(1+planYield) of a core on
-// average and leaves the rest to requests: at a million certificates a
-// rebuild is about 2.6 s of CPU (CPU profile of the first 10 s after
-// start), which unpaced took a whole core beside the first requests.
+// planYield paces a rebuild and a refresh: after each page they wait
+// planYield times as long as the page took to read and count, so that
+// they use at most 1/(1+planYield) of a core on average and leave the
+// rest to requests: at a million certificates a rebuild is about 2.6 s of
+// CPU (CPU profile of the first 10 s after start), which unpaced took a
+// whole core beside the first requests.
 const planYield = 1
 
-// planSpread is how long a periodic rebuild (every planReload, not the
-// one at start) spreads itself over: it paces its pages so that, at the
-// size the previous rebuild read, it finishes no sooner than this. At a
-// million certificates a rebuild is about 2.6 s of CPU: unspread it took
-// half a core for 6 to 24 s under load, and the issuance p99 at c8 on two
-// cores rose with it; spread over 30 s it is under a tenth of a core.
-// Spread over 150 s it cost more than it saved: 5.2 to 5.4 ms of server
-// CPU per certificate across the refresh against 4.3 and 4.7 without. The
-// state being built (12 MiB at a million certificates) lives beside the
-// one in use for the whole spread, and under the soft memory limit
-// (cmd/weir/gc.go) a larger live heap makes the collector run sooner,
-// the likely cause. The plan is at most planReload+planSpread old.
-const planSpread = 30 * time.Second
+// pageMark is when a rebuild read a page: from at, the windows up to last.
+type pageMark struct {
+	at   time.Time
+	last RenewalWindow
+}
 
 // added records the window placed for serial. p.mu is held.
 func (p *planner) added(serial string, account AccountID, start, end time.Time) {
 	p.st.add(account, start, end)
+	p.seen[p.hash(serial)] = seenCert{at: p.now().UnixNano(), gen: p.gen, counted: true}
 	if p.rebuilding {
 		p.placed[serial] = RenewalWindow{Serial: serial, AccountID: account, Start: start, End: end}
 	}
 }
 
-// removed takes back the window of serial (revoked, or moved into the
-// past). p.mu is held. While a rebuild runs, the window is taken out of
-// the state being built too (when it goes in place) if it is there:
-// placed during the rebuild, or in a page already sorted out. A page read
-// just before the revocation was stored and sorted out just before this
-// call may not have held it; then the rebuilt state undercounts that one
-// window until the next rebuild.
-func (p *planner) removed(serial string, account AccountID, start, end time.Time) {
-	p.st.remove(account, start, end)
+// removed takes back the window w of a certificate issued at issued
+// (revoked, or its window moved into the past) if the plan counts it,
+// and remembers that this process did, so that its PlanRemoval is not
+// taken again. p.mu is held. While a rebuild runs, the window is taken
+// out of the state being built too (when it goes in place) if it is
+// there: placed during the rebuild, or in a page already sorted out. A
+// page read just after the revocation was stored and sorted out just
+// before this call did not hold it; then the rebuilt state undercounts
+// that one window.
+func (p *planner) removed(w RenewalWindow, issued time.Time) {
+	now := p.now()
+	if !w.End.After(now) {
+		return // a window that has passed (one moved already) is in no plan
+	}
+	h := p.hash(w.Serial)
+	if p.counts(PlanRemoval{At: now, IssuedAt: issued, RenewalWindow: w}, h) {
+		p.st.remove(w.AccountID, w.Start, w.End)
+	}
+	p.mine[h] = now.UnixNano()
 	if !p.rebuilding {
 		return
 	}
-	w := RenewalWindow{Serial: serial, AccountID: account, Start: start, End: end}
-	if _, ok := p.placed[serial]; ok {
-		delete(p.placed, serial)
-	} else if !p.cursor.Before(w) {
+	if _, ok := p.placed[w.Serial]; ok {
+		delete(p.placed, w.Serial)
+		return
+	}
+	if !issued.Before(p.rcut) {
+		return // the rebuild does not read it; the refresh after it does
+	}
+	if !p.cursor.Before(w) {
 		p.undo = append(p.undo, w)
 	}
-	p.gone[serial] = true
+	p.gone[w.Serial] = true
 }
 
-// rebuild reads the promised windows (the unrevoked certificates' windows
-// that end after now) page by page into a new state and then puts it in
-// place of the one in use, with what was placed and removed meanwhile,
-// so that nothing waits for it. It fails, keeping the state in use, when
-// the store cannot be read, or when another rebuild is running.
-func (p *planner) rebuild(ctx context.Context, inv Inventory, now time.Time) error {
-	_, err := p.rebuildCount(ctx, inv, now, 0)
-	return err
-}
-
-// rebuildCount is rebuild, paced to take at least spread (pacer),
-// and returns the number of windows it read.
-func (p *planner) rebuildCount(ctx context.Context, inv Inventory, now time.Time, spread time.Duration) (int, error) {
-	p.mu.Lock()
-	if p.rebuilding {
-		p.mu.Unlock()
-		return 0, fmt.Errorf("renewal planner: a rebuild is running")
+// forget takes back the window placed for a certificate issued at issued
+// that was not stored after all. p.mu is held.
+func (p *planner) forget(w RenewalWindow, issued time.Time) {
+	h := p.hash(w.Serial)
+	if p.counts(PlanRemoval{At: p.now(), IssuedAt: issued, RenewalWindow: w}, h) {
+		p.st.remove(w.AccountID, w.Start, w.End)
 	}
-	p.rebuilding, p.cursor, p.placed, p.gone, p.undo = true, RenewalWindow{}, map[string]RenewalWindow{}, map[string]bool{}, nil
-	expect := p.lastRead
+	delete(p.seen, h) // if it was stored after all, a refresh counts it
+	if p.rebuilding {
+		delete(p.placed, w.Serial)
+	}
+}
+
+// rebuild reads the promised windows (the unrevoked certificates'
+// windows that end after now) of the certificates issued before its cut,
+// planMargin before it starts, page by page into a new state, and then
+// puts it in place of the one in use, with what was placed and removed
+// meanwhile, so that nothing waits for it. What was issued since the cut
+// is the next refresh's, which reads from there (plandelta.go). It fails,
+// keeping the state in use, when the store cannot be read, or when
+// another rebuild or a refresh is running. It returns the number of
+// windows it read.
+func (p *planner) rebuild(ctx context.Context, inv Inventory) (int, error) {
+	p.mu.Lock()
+	if p.rebuilding || p.refreshing {
+		p.mu.Unlock()
+		return 0, fmt.Errorf("renewal planner: a rebuild or a refresh is running")
+	}
+	start := p.now()
+	cut := start.Add(-planMargin)
+	p.rebuilding, p.rcut, p.cursor, p.placed, p.gone, p.undo = true, cut, RenewalWindow{}, map[string]RenewalWindow{}, map[string]bool{}, nil
 	p.mu.Unlock()
-	next := newPlanState()
-	n, err := p.readPages(ctx, inv, now, next, pacer{spread: spread, expect: expect, start: time.Now()})
+	next := newPlanState(hourIndex(start))
+	n, marks, err := p.readPages(ctx, inv, start, cut, next)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if err == nil {
-		p.lastRead = n
 		for _, w := range p.placed {
 			next.add(w.AccountID, w.Start, w.End)
 		}
 		for _, w := range p.undo {
 			next.remove(w.AccountID, w.Start, w.End)
 		}
-		p.st, p.loaded, p.loadedAt = next, true, now
+		p.st, p.loaded = next, true
+		// What this process placed before the rebuild is not in the new
+		// state unless the rebuild read it: a new generation, but for
+		// what it placed during the rebuild.
+		p.gen++
+		for serial := range p.placed {
+			h := p.hash(serial)
+			if e, ok := p.seen[h]; ok {
+				e.gen = p.gen
+				p.seen[h] = e
+			}
+		}
+		p.cut, p.builtAt, p.builtEnd, p.pages = cut, start, p.now(), marks
+		p.from, p.jfrom, p.seenFrom = cut, start, cut
 	}
 	p.rebuilding, p.cursor, p.placed, p.gone, p.undo = false, RenewalWindow{}, nil, nil, nil
 	return n, err
 }
 
-// readPages counts every promised window into next, but those placed or
-// removed since the rebuild started, which rebuildCount sees to.
-func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time, next *planState, pace pacer) (int, error) {
+// readPages counts every promised window of the certificates issued
+// before cut into next, but those removed since the rebuild started,
+// which rebuild sees to (what is placed since was issued after cut), and
+// returns when it read each page.
+func (p *planner) readPages(ctx context.Context, inv Inventory, now, cut time.Time, next *planState) (int, []pageMark, error) {
 	if inv == nil {
-		return 0, nil
+		return 0, nil, nil
 	}
-	var from RenewalWindow
+	var (
+		from  RenewalWindow
+		marks []pageMark
+	)
 	n := 0
 	for {
-		t0 := time.Now()
-		ws, err := inv.RenewalWindows(ctx, now, from, planPage)
+		t0, at := time.Now(), p.now()
+		ws, err := inv.RenewalWindows(ctx, now, cut, from, p.page)
 		if err != nil {
-			return n, fmt.Errorf("renewal planner: %w", err)
+			return n, nil, fmt.Errorf("renewal planner: %w", err)
 		}
 		n += len(ws)
 		keep := ws[:0]
 		p.mu.Lock()
 		for _, w := range ws {
-			_, placed := p.placed[w.Serial]
-			if !placed && !p.gone[w.Serial] {
+			if !p.gone[w.Serial] {
 				keep = append(keep, w)
 			}
 		}
@@ -129,41 +164,54 @@ func (p *planner) readPages(ctx context.Context, inv Inventory, now time.Time, n
 			p.cursor = from
 		}
 		p.mu.Unlock()
+		marks = append(marks, pageMark{at: at, last: from})
 		for _, w := range keep {
 			next.add(w.AccountID, w.Start, w.End)
 		}
-		if len(ws) < planPage {
-			return n, nil
+		if len(ws) < p.page {
+			return n, marks, nil
 		}
-		if err := pause(ctx, pace.wait(time.Since(t0), n, time.Since(pace.start))); err != nil {
-			return n, fmt.Errorf("renewal planner: %w", err)
+		if err := pause(ctx, time.Duration(p.yield)*time.Since(t0)); err != nil {
+			return n, nil, fmt.Errorf("renewal planner: %w", err)
 		}
 	}
 }
 
-// pacer paces a rebuild's pages.
-type pacer struct {
-	spread time.Duration // the least time the whole rebuild should take
-	expect int           // the windows the previous rebuild read (0: unknown)
-	start  time.Time
-}
-
-// wait is how long to wait after a page that took took, with read windows
-// read so far, elapsed after the start: planYield times the page, and
-// longer if the rebuild is ahead of an even spread of expect windows over
-// spread. A store that grew since the previous rebuild is read at its
-// old size's pace until the spread has passed, then at planYield's.
-func (c pacer) wait(took time.Duration, read int, elapsed time.Duration) time.Duration {
-	d := planYield * took
-	if c.spread <= 0 || c.expect <= 0 {
-		return d
+// rebuildSaw reports whether the last rebuild counted the window of r,
+// a certificate issued before its cut: it did unless the window was
+// taken out before the rebuild read its page, the page whose last window
+// is the first not before r's. A removal whose time is after that page's
+// read began was not in what the read saw. One with an earlier time but
+// committed only after the read began was not either, and the window then
+// stays counted: that is the store's commit latency, some milliseconds,
+// only for another replica's removals while a rebuild runs.
+func (p *planner) rebuildSaw(r PlanRemoval) bool {
+	switch {
+	case !r.End.After(p.builtAt):
+		return false // not a promised window when the rebuild read
+	case r.ID == 0 || r.At.After(p.builtEnd):
+		// This process's own removal (no ID), which comes after every
+		// page the last completed rebuild read, or one made after it.
+		return true
+	case len(p.pages) == 0:
+		return false
 	}
-	due := time.Duration(float64(c.spread) * min(float64(read)/float64(c.expect), 1))
-	return max(d, due-elapsed)
+	w := r.RenewalWindow
+	m := p.pages[len(p.pages)-1]
+	for _, pm := range p.pages {
+		if !pm.last.Before(w) {
+			m = pm
+			break
+		}
+	}
+	return r.At.After(m.at)
 }
 
 // pause waits for d, or until ctx ends.
 func pause(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
@@ -174,38 +222,56 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// runPlanner rebuilds the plan startDefer after start and every
-// planReload while planning is on, until ctx ends; each rebuild after the
-// first spreads itself over planSpread. Until the first rebuild
+// runPlanner brings the plan up to date startDefer after start and every
+// planReload while planning is on, until ctx ends: a full rebuild the
+// first time, then refreshes (planner.update). Until the first rebuild
 // is done the planner places on what it knows (the windows it placed
 // itself), as it does during any rebuild; the windows ARI answers are
-// those stored with each certificate, which no rebuild changes.
+// those stored with each certificate, which no rebuild changes. While
+// planning is off the plan is dropped, and rebuilt when it is on again.
 func (s *Service) runPlanner(ctx context.Context) {
 	if pause(ctx, s.startDefer) != nil {
 		return
 	}
 	tick := time.NewTicker(planReload)
 	defer tick.Stop()
-	spread := time.Duration(0) // the first rebuild, as soon as it can
 	for {
 		if s.rules().ARI.MaxRenewalsPerHour > 0 {
 			inv, _ := s.Inventory()
-			t0 := time.Now()
-			n, err := s.plan.rebuildCount(ctx, inv, s.now(), spread)
-			if err == nil {
-				spread = planSpread
-			}
-			switch {
-			case err == nil:
-				s.log.Debug("renewal planner: rebuilt", "windows", n, "took", time.Since(t0))
-			case ctx.Err() == nil:
-				s.log.Warn("renewal planner: rebuild failed; placing on the plan as it is", "err", err)
-			}
+			s.plan.update(ctx, inv, s.log)
+		} else {
+			s.plan.drop()
 		}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
 		}
+	}
+}
+
+// update rebuilds the plan in full if it has none, or if the removals a
+// refresh would need may have been let go (PlanRemovalsKept), and then
+// refreshes it. Failures are logged; the plan in use is kept.
+func (p *planner) update(ctx context.Context, inv Inventory, log *slog.Logger) {
+	if p.stale() {
+		t0 := time.Now()
+		n, err := p.rebuild(ctx, inv)
+		if err != nil {
+			if ctx.Err() == nil {
+				log.Warn("renewal planner: rebuild failed; placing on the plan as it is", "err", err)
+			}
+			return
+		}
+		log.Debug("renewal planner: rebuilt", "windows", n, "took", time.Since(t0))
+	}
+	t0 := time.Now()
+	st, err := p.refresh(ctx, inv)
+	switch {
+	case err == nil:
+		log.Debug("renewal planner: refreshed", "issued", st.issued, "counted", st.counted,
+			"removals", st.removals, "taken", st.taken, "took", time.Since(t0))
+	case ctx.Err() == nil:
+		log.Warn("renewal planner: refresh failed; placing on the plan as it is", "err", err)
 	}
 }

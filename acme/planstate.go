@@ -1,16 +1,21 @@
 package acme
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // planState is what the renewal planner knows: the expected renewals per
 // hour of the whole CA and of each account. Its memory grows with the
 // hours and the accounts it tracks, not with the certificates: the CA's
 // load is one number per hour, and an account's is either the short list
 // of its windows (while it has at most denseAfter of them) or one number
-// per hour of the span its windows cover.
+// per hour of the span its windows cover. Hours before floor have
+// passed: nothing is counted in them, and trim lets them go.
 type planState struct {
 	global hourLoads // the CA's expected renewals per hour
 	acct   map[AccountID]*acctPlan
+	floor  int64 // the first hour counted
 }
 
 // hourLoads is expected renewals per hour over a span of hours: a slice,
@@ -30,27 +35,54 @@ func (l *hourLoads) at(h int64) float64 {
 	return 0
 }
 
-// spread adds sign/n to each of the n hours from h0, growing the span as
-// needed; a load never goes below zero.
-func (l *hourLoads) spread(h0, n int64, sign float64) {
+// spread adds sign/n to each of the n hours from h0 that are not before
+// floor, growing the span as needed for an addition (a removal touches
+// only the span there is); a load never goes below zero.
+func (l *hourLoads) spread(h0, n int64, sign float64, floor int64) {
+	from, to := max(h0, floor), h0+n
+	if sign < 0 {
+		from, to = max(from, l.base), min(to, l.base+int64(len(l.v)))
+	}
+	if from >= to {
+		return
+	}
 	if len(l.v) == 0 {
-		l.base, l.v = h0, make([]float64, n)
+		l.base, l.v = from, make([]float64, to-from)
 	}
-	if h0 < l.base {
-		l.v = append(make([]float64, l.base-h0), l.v...)
-		l.base = h0
+	if from < l.base {
+		l.v = append(make([]float64, l.base-from), l.v...)
+		l.base = from
 	}
-	if end := h0 + n - l.base; end > int64(len(l.v)) {
+	if end := to - l.base; end > int64(len(l.v)) {
 		l.v = append(l.v, make([]float64, end-int64(len(l.v)))...)
 	}
 	share := sign / float64(n)
-	for i := h0 - l.base; i < h0-l.base+n; i++ {
+	for i := from - l.base; i < to-l.base; i++ {
 		if v := l.v[i] + share; v > 1e-9 {
 			l.v[i] = v
 		} else {
 			l.v[i] = 0
 		}
 	}
+}
+
+// trim lets the hours before floor go and returns the sum of their loads.
+// The slice is cut, not copied: what it held before is freed when a later
+// addition outgrows it.
+func (l *hourLoads) trim(floor int64) float64 {
+	k := min(floor-l.base, int64(len(l.v)))
+	if k <= 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, v := range l.v[:k] {
+		sum += v
+	}
+	if l.v = l.v[k:]; len(l.v) == 0 {
+		l.v = nil
+	}
+	l.base = floor
+	return sum
 }
 
 // busy is the number of hours with a load.
@@ -71,9 +103,10 @@ const denseAfter = 128
 
 // acctPlan is one account's expected renewals.
 type acctPlan struct {
-	n     int       // windows counted
+	n     int       // windows counted that have not ended
 	wins  []planWin // while n ≤ denseAfter
 	hours hourLoads // once dense
+	ends  hourLoads // once dense: the windows counted by their last hour
 	dense bool
 }
 
@@ -84,8 +117,8 @@ type planWin struct {
 	hours int32
 }
 
-func newPlanState() *planState {
-	return &planState{acct: map[AccountID]*acctPlan{}}
+func newPlanState(floor int64) *planState {
+	return &planState{acct: map[AccountID]*acctPlan{}, floor: floor}
 }
 
 // windowHours is the hour span of [start, end): its first hour and its
@@ -95,10 +128,14 @@ func windowHours(start, end time.Time) (int64, int64) {
 	return h0, max(h1-h0+1, 1)
 }
 
-// add counts one renewal of account spread over the hours of [start, end).
+// add counts one renewal of account spread over the hours of [start,
+// end); a window whose hours have all passed is not counted.
 func (st *planState) add(account AccountID, start, end time.Time) {
 	h0, n := windowHours(start, end)
-	st.global.spread(h0, n, 1)
+	if h0+n <= st.floor {
+		return
+	}
+	st.global.spread(h0, n, 1, st.floor)
 	a := st.acct[account]
 	if a == nil {
 		a = &acctPlan{}
@@ -113,17 +150,27 @@ func (st *planState) add(account AccountID, start, end time.Time) {
 		wins := a.wins
 		a.wins, a.dense = nil, true
 		for _, w := range wins {
-			a.hours.spread(int64(w.h0), int64(w.hours), 1)
+			a.spread(int64(w.h0), int64(w.hours), 1, st.floor)
 		}
 	}
-	a.hours.spread(h0, n, 1)
+	a.spread(h0, n, 1, st.floor)
+}
+
+// spread counts (sign 1) or takes back (-1) a window of a dense account.
+func (a *acctPlan) spread(h0, n int64, sign float64, floor int64) {
+	a.hours.spread(h0, n, sign, floor)
+	a.ends.spread(h0+n-1, 1, sign, floor)
 }
 
 // remove takes back what add(account, start, end) counted; counting what
-// was never added is harmless (the loads stay at or above zero).
+// was never added is harmless (the loads stay at or above zero), and a
+// window whose hours have all passed was let go by trim already.
 func (st *planState) remove(account AccountID, start, end time.Time) {
 	h0, n := windowHours(start, end)
-	st.global.spread(h0, n, -1)
+	if h0+n <= st.floor {
+		return
+	}
+	st.global.spread(h0, n, -1, st.floor)
 	a := st.acct[account]
 	if a == nil {
 		return
@@ -138,11 +185,38 @@ func (st *planState) remove(account AccountID, start, end time.Time) {
 			}
 		}
 	} else {
-		a.hours.spread(h0, n, -1)
+		a.spread(h0, n, -1, st.floor)
 		a.n--
 	}
 	if a.n <= 0 {
 		delete(st.acct, account)
+	}
+}
+
+// trim lets the hours before floor go: the CA's and each account's, the
+// windows that ended with them, and the accounts left without windows.
+func (st *planState) trim(floor int64) {
+	if floor <= st.floor {
+		return
+	}
+	st.floor = floor
+	st.global.trim(floor)
+	for id, a := range st.acct {
+		if a.dense {
+			a.hours.trim(floor)
+			a.n -= int(math.Round(a.ends.trim(floor)))
+		} else {
+			keep := a.wins[:0]
+			for _, w := range a.wins {
+				if int64(w.h0)+int64(w.hours) > floor {
+					keep = append(keep, w)
+				}
+			}
+			a.wins, a.n = keep, len(keep)
+		}
+		if a.n <= 0 {
+			delete(st.acct, id)
+		}
 	}
 }
 

@@ -50,39 +50,54 @@ type renewalHeadroom interface {
 // (each window spreads one renewal evenly over its hours, as clients pick a
 // uniform time within it) for the whole CA and for each account
 // (planState), updated as it places and as certificates are revoked or
-// their windows moved, and rebuilt from the store's promised windows in
-// the background (planrebuild.go) at start and every planReload, which
-// brings in the windows other replicas placed (and drops the hours that
-// have passed). No placement waits for a rebuild: it places on what the
-// planner knows. A new window goes where the higher of its two
+// their windows moved. It is rebuilt in full from the store's promised
+// windows in the background (planrebuild.go) at start, and refreshed every
+// planReload from what changed in the store since (plandelta.go), which
+// brings in what other replicas placed and took out and lets the hours
+// that have passed go. No placement waits for either: it places on what
+// the planner knows. A new window goes where the higher of its two
 // utilizations — against the ceiling and against the account's limiter
 // headroom — stays lowest, the earliest such place on ties.
 type planner struct {
 	mu       sync.Mutex
+	now      func() time.Time
 	st       *planState
-	loaded   bool // a rebuild has completed
-	loadedAt time.Time
-	// While a rebuild runs (planrebuild.go): the last window of the pages
-	// it has sorted out (in the order of Inventory.RenewalWindows), the
-	// windows placed and the certificates removed since it started, and
-	// the removed windows its state holds.
+	buf      []float64 // place's scratch
+	page     int       // windows read at a time: planPage (tests read smaller pages)
+	yield    int       // planYield (tests: 0)
+	planFeed           // what was placed and taken out (plandelta.go)
+	// The last full rebuild (planrebuild.go): it read the certificates
+	// issued before cut, from builtAt, each page at the time pages gives,
+	// which the refresh after it needs to tell what the rebuild saw.
+	loaded  bool // a full rebuild has completed
+	cut     time.Time
+	builtAt time.Time
+	pages   []pageMark
+	// While a full rebuild runs: the last window of the pages it has
+	// sorted out (in the order of Inventory.RenewalWindows), the windows
+	// placed and the certificates removed since it started, and the
+	// removed windows its state holds.
 	rebuilding bool
 	cursor     RenewalWindow
 	placed     map[string]RenewalWindow
 	gone       map[string]bool
 	undo       []RenewalWindow
-	lastRead   int       // windows the last completed rebuild read
-	buf        []float64 // place's scratch
 }
 
-func newPlanner() *planner { return &planner{st: newPlanState()} }
+// newPlanner returns a planner on the clock now (nil: time.Now).
+func newPlanner(now func() time.Time) *planner {
+	if now == nil {
+		now = time.Now
+	}
+	return &planner{now: now, st: newPlanState(hourIndex(now())), page: planPage, yield: planYield, planFeed: newPlanFeed()}
+}
 
-// planReload is how long the planner trusts what it rebuilt. With N
-// replicas each sees the others' placements this late, so a burst of
-// issuance spread over them can fill an hour past the target by at most
-// what the others placed in planReload; the target (half the ceiling by
-// default) absorbs that, and the limiter, not the plan, is what enforces
-// limits (docs/ARCHITECTURE.md, "Replicas").
+// planReload is how often the planner refreshes what it knows from the
+// store. With N replicas each sees the others' placements this late (and
+// planMargin), so a burst of issuance spread over them can fill an hour
+// past the target by at most what the others placed meanwhile; the
+// target (half the ceiling by default) absorbs that, and the limiter, not
+// the plan, is what enforces limits (docs/ARCHITECTURE.md, "Replicas").
 const planReload = 5 * time.Minute
 
 func hourIndex(t time.Time) int64 { return t.Unix() / 3600 }
@@ -157,10 +172,21 @@ func (s *Service) renewalWindow(serial string, account AccountID, names int, nb,
 // unplan takes the window of cert, revoked or moved into the past, out of
 // the plan.
 func (s *Service) unplan(cert *Certificate) {
-	if cert.RenewalStart.IsZero() || !cert.RenewalEnd.After(cert.RenewalStart) {
+	if s.rules().ARI.MaxRenewalsPerHour <= 0 || cert.RenewalStart.IsZero() || !cert.RenewalEnd.After(cert.RenewalStart) {
 		return
 	}
 	s.plan.mu.Lock()
 	defer s.plan.mu.Unlock()
-	s.plan.removed(cert.Serial, cert.AccountID, cert.RenewalStart, cert.RenewalEnd)
+	s.plan.removed(RenewalWindow{Serial: cert.Serial, AccountID: cert.AccountID, Start: cert.RenewalStart, End: cert.RenewalEnd}, cert.IssuedAt)
+}
+
+// unplace takes back the window placed for cert when its certificate was
+// not stored after all.
+func (s *Service) unplace(cert *Certificate) {
+	if s.rules().ARI.MaxRenewalsPerHour <= 0 || cert.RenewalStart.IsZero() || !cert.RenewalEnd.After(cert.RenewalStart) {
+		return
+	}
+	s.plan.mu.Lock()
+	defer s.plan.mu.Unlock()
+	s.plan.forget(RenewalWindow{Serial: cert.Serial, AccountID: cert.AccountID, Start: cert.RenewalStart, End: cert.RenewalEnd}, cert.IssuedAt)
 }

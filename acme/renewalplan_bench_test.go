@@ -14,7 +14,7 @@ func BenchmarkPlannerPlace(b *testing.B) {
 	cfg.setDefaults()
 	t0 := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	const life = 90 * 24 * time.Hour
-	p := newPlanner()
+	p := newPlanner(nil)
 	for i := range 100_000 {
 		nb := t0.Add(time.Duration(i) * time.Minute)
 		p.place(cfg, fmt.Sprintf("%x", i), AccountID(fmt.Sprint(i%2000)), nb, nb.Add(life), 40)
@@ -39,7 +39,7 @@ func BenchmarkPlanStateAdd(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		st := newPlanState()
+		st := newPlanState(0)
 		for i := range n {
 			s := t0.Add(time.Duration(i) * 26 * time.Second)
 			st.add(accts[i%len(accts)], s, s.Add(48*time.Hour))

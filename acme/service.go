@@ -226,7 +226,7 @@ func New(cfg Config, live Live, deps Deps) (*Service, error) {
 		jobs: newValidationQueue(cfg.ValidationQueue, cfg.ValidationWorkersPerAccount)}
 	s.SetLive(live)
 	s.crl = &crlCache{}
-	s.plan = newPlanner()
+	s.plan = newPlanner(deps.Now)
 	s.startDefer = startQuiet
 	return s, nil
 }

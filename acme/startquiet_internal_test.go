@@ -73,19 +73,20 @@ func TestCRLUpdaterStopsDuringDefer(t *testing.T) {
 	}
 }
 
-// plannerStore is a Store whose Inventory serves windowsOnly's windows.
+// plannerStore is a Store whose Inventory is a planStore's.
 type plannerStore struct {
 	Store
-	*windowsOnly
+	*planStore
 }
 
 // TestPlannerDefersFirstRebuild: with planning on, the planner's first
 // rebuild waits startDefer, then reads the stored windows.
 func TestPlannerDefersFirstRebuild(t *testing.T) {
 	at := time.Now().Add(24 * time.Hour)
-	inv := &windowsOnly{ws: []RenewalWindow{{Serial: "0a01", AccountID: "a", Start: at, End: at.Add(time.Hour)}}}
-	s := &Service{store: plannerStore{windowsOnly: inv}, now: time.Now, log: slog.New(slog.DiscardHandler),
-		plan: newPlanner(), startDefer: 400 * time.Millisecond}
+	inv := newPlanStore(&planClock{t: time.Now().Add(-2 * planMargin)}) // issued before the rebuild's cut
+	inv.put(RenewalWindow{Serial: "0a01", AccountID: "a", Start: at, End: at.Add(time.Hour)}, 0)
+	s := &Service{store: plannerStore{planStore: inv}, now: time.Now, log: slog.New(slog.DiscardHandler),
+		plan: newPlanner(time.Now), startDefer: 400 * time.Millisecond}
 	live := &Live{Policy: &Policy{}, ARI: ARIConfig{MaxRenewalsPerHour: 100}}
 	live.ARI.setDefaults()
 	s.live.Store(live)

@@ -140,7 +140,8 @@ type FinalizationStore interface {
 type CertificateStore interface {
 	GetCertificate(ctx context.Context, serial string) (*Certificate, error)
 	// RevokeCertificate marks a certificate revoked. ErrConflict if it
-	// already is.
+	// already is. A window that ends after at is recorded as a
+	// PlanRemoval at at, in the same transaction.
 	RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error
 	// ListRevoked returns the revocations of the certificates that have
 	// not yet expired at now (what a CRL must list), read from an index
@@ -148,8 +149,10 @@ type CertificateStore interface {
 	ListRevoked(ctx context.Context, now time.Time) ([]Revocation, error)
 	// SetRenewalWindows moves the ARI windows of the given certificates
 	// and marks them RenewNow (incident mode: a window in the past tells
-	// clients to renew now).
-	SetRenewalWindows(ctx context.Context, serials []string, start, end time.Time) error
+	// clients to renew now), at at: each unrevoked window moved that
+	// ended after at is recorded as a PlanRemoval, in the same
+	// transaction.
+	SetRenewalWindows(ctx context.Context, serials []string, start, end, at time.Time) error
 }
 
 // LeaseStore keeps named leases: background work that one process at a

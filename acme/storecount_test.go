@@ -154,9 +154,9 @@ func (c *countingStore) ReplacingOrder(ctx context.Context, certID string) (*acm
 	return c.st.ReplacingOrder(ctx, certID)
 }
 
-func (c *countingStore) SetRenewalWindows(ctx context.Context, serials []string, start, end time.Time) error {
+func (c *countingStore) SetRenewalWindows(ctx context.Context, serials []string, start, end, at time.Time) error {
 	c.write()
-	return c.st.SetRenewalWindows(ctx, serials, start, end)
+	return c.st.SetRenewalWindows(ctx, serials, start, end, at)
 }
 
 var _ acme.Store = (*countingStore)(nil)

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -71,9 +72,22 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 	if !validKey(serial) {
 		return drv.NotFound(what)
 	}
-	return s.cas(ctx, what, "already revoked",
-		`UPDATE certificates SET revoked_at = $1, reason = $2 WHERE serial = $3 AND revoked_at IS NULL`,
-		[]any{sqlrow.ToNanos(at), reason, serial}, `SELECT 1 FROM certificates WHERE serial = $1`, serial)
+	// One statement: the revocation, its window's removal from the plan
+	// (acme.PlanRemoval) and the deletion of the removals kept long enough.
+	var n int
+	err := s.pool.QueryRow(ctx, `WITH r AS (UPDATE certificates SET revoked_at = $1, reason = $2
+			WHERE serial = $3 AND revoked_at IS NULL RETURNING serial),
+		j AS (`+sqlrow.PlanRemovalInsertSQL+` AND serial IN (SELECT serial FROM r) RETURNING 1),
+		d AS (`+pruneSQL(4)+` AND EXISTS (SELECT 1 FROM j))
+		SELECT count(*) FROM r`,
+		sqlrow.ToNanos(at), reason, serial, sqlrow.PlanRemovalsPruneArg(at)).Scan(&n)
+	if err != nil {
+		return writeErr(what, err)
+	}
+	if n > 0 {
+		return nil
+	}
+	return missErr(ctx, s.pool, what, "already revoked", `SELECT 1 FROM certificates WHERE serial = $1`, serial)
 }
 
 // ListRevoked returns the revocations of the certificates that have not
@@ -89,10 +103,12 @@ func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]acme.Revocati
 }
 
 // SetRenewalWindows implements acme.Store, in one statement; it marks the
-// certificates RenewNow. Serials that name no certificate are skipped.
-func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, end time.Time) error {
+// certificates RenewNow and records the unrevoked windows it moves that
+// ended after at (acme.PlanRemoval). Serials that name no certificate are
+// skipped.
+func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, end, at time.Time) error {
 	const what = "set renewal windows"
-	if err := drv.CheckTimes(what, start, end); err != nil {
+	if err := drv.CheckTimes(what, start, end, at); err != nil {
 		return err
 	}
 	keys := make([]string, 0, len(serials))
@@ -104,24 +120,50 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 	if len(keys) == 0 {
 		return nil
 	}
-	// One statement: every window moves, or none.
-	_, err := s.pool.Exec(ctx, `UPDATE certificates SET renewal_start = $1, renewal_end = $2, renew_now = true
-		WHERE serial = ANY($3)`, sqlrow.ToNanos(start), sqlrow.ToNanos(end), keys)
+	// One statement: every window moves, or none. The removals read the
+	// windows before the move (the statement's snapshot).
+	_, err := s.pool.Exec(ctx, `WITH j AS (`+sqlrow.PlanRemovalInsertSQL+` AND serial = ANY($2) AND revoked_at IS NULL RETURNING 1),
+		d AS (`+pruneSQL(5)+` AND EXISTS (SELECT 1 FROM j))
+		UPDATE certificates SET renewal_start = $3, renewal_end = $4, renew_now = true WHERE serial = ANY($2)`,
+		sqlrow.ToNanos(at), keys, sqlrow.ToNanos(start), sqlrow.ToNanos(end), sqlrow.PlanRemovalsPruneArg(at))
 	if err != nil {
 		return drv.Wrap(what, err)
 	}
 	return nil
 }
 
+// pruneSQL is sqlrow.PlanRemovalsPruneSQL with its parameter numbered n.
+func pruneSQL(n int) string {
+	return strings.Replace(sqlrow.PlanRemovalsPruneSQL, "$1", fmt.Sprintf("$%d", n), 1)
+}
+
 // RenewalWindows implements acme.Inventory.
 // A page reads the index certificates_renewal from the previous page's
 // last window.
-func (s *Store) RenewalWindows(ctx context.Context, after time.Time, from acme.RenewalWindow, limit int) ([]acme.RenewalWindow, error) {
+func (s *Store) RenewalWindows(ctx context.Context, after, before time.Time, from acme.RenewalWindow, limit int) ([]acme.RenewalWindow, error) {
 	const what = "renewal windows"
-	if err := drv.CheckTimes(what, after); err != nil {
+	if err := drv.CheckTimes(what, after, before); err != nil {
 		return nil, err
 	}
-	return collect(ctx, s.pool, what, `SELECT `+sqlrow.RenewalWindowCols+` FROM certificates
-		WHERE revoked_at IS NULL AND (renewal_end, serial) > ($1, $2)
-		ORDER BY renewal_end, serial LIMIT $3`, sqlrow.RenewalWindowArgs(after, from, limit), sqlrow.ScanRenewalWindow)
+	return collect(ctx, s.pool, what, sqlrow.RenewalWindowsSQL, sqlrow.RenewalWindowArgs(after, before, from, limit), sqlrow.ScanRenewalWindow)
+}
+
+// IssuedWindows implements acme.Inventory: a range of the index
+// certificates_issued per page.
+func (s *Store) IssuedWindows(ctx context.Context, since time.Time, from acme.IssuedWindow, limit int) ([]acme.IssuedWindow, error) {
+	const what = "issued windows"
+	if err := drv.CheckTimes(what, since); err != nil {
+		return nil, err
+	}
+	return collect(ctx, s.pool, what, sqlrow.IssuedWindowsSQL, sqlrow.IssuedWindowArgs(since, from, limit), sqlrow.ScanIssuedWindow)
+}
+
+// PlanRemovals implements acme.Inventory: a range of the index
+// plan_removals_at per page.
+func (s *Store) PlanRemovals(ctx context.Context, since time.Time, from acme.PlanRemoval, limit int) ([]acme.PlanRemoval, error) {
+	const what = "plan removals"
+	if err := drv.CheckTimes(what, since); err != nil {
+		return nil, err
+	}
+	return collect(ctx, s.pool, what, sqlrow.PlanRemovalsSQL, sqlrow.PlanRemovalArgs(since, from, limit), sqlrow.ScanPlanRemoval)
 }

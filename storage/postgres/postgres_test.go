@@ -131,9 +131,10 @@ func TestConcurrentOpen(t *testing.T) {
 	// accounts, orders, authzs, challenges, certificates, eab_keys, nonces,
 	// leases, tenants, admin_credentials and schema_migrations;
 	// object_counts, cert_expiry_hours, cert_expiry_seconds,
-	// cert_issued_hours and cert_search (0008); crl_numbers (0010).
-	if tables != 17 {
-		t.Errorf("schema %s has %d tables, want 17", schema, tables)
+	// cert_issued_hours and cert_search (0008); crl_numbers (0010);
+	// plan_removals (0012).
+	if tables != 18 {
+		t.Errorf("schema %s has %d tables, want 18", schema, tables)
 	}
 	// Every replica works on the shared schema.
 	a, _ := seed(t, stores[1])

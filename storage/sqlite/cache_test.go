@@ -354,7 +354,7 @@ func TestCacheCertificates(t *testing.T) {
 	if s.cache.cert(cert.Serial) == nil {
 		t.Fatal("FinalizeOrder did not cache the second certificate")
 	}
-	if err := s.SetRenewalWindows(ctx, []string{cert.Serial}, now.Add(-time.Hour), now); err != nil {
+	if err := s.SetRenewalWindows(ctx, []string{cert.Serial}, now.Add(-time.Hour), now, now); err != nil {
 		t.Fatal(err)
 	}
 	check("after SetRenewalWindows")

@@ -118,6 +118,9 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 		if err := checkAffected(w, res, what, "already revoked", wCertificateExists, serial); err != nil {
 			return err
 		}
+		if err := recordRemoval(w, wPlanRemovalRevoked, serial, at); err != nil {
+			return drv.Wrap(what, err)
+		}
 		w.edit(editDropCert(serial))
 		return nil
 	})

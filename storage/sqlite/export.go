@@ -183,6 +183,8 @@ func notExported() map[string]string {
 			"the exported certificate carries its whole chain in ChainPEM",
 		"crl_numbers": "the numbers of the last CRLs: the target's start at the clock's nanoseconds " +
 			"(acme.CRLNumberer), above the source's while the clocks agree",
+		"plan_removals": "the renewal planners' journal of windows taken out (migration 0016), read by running replicas: " +
+			"a replica of the target rebuilds its plan from the certificates at start",
 		"object_counts":       derived,
 		"cert_expiry_hours":   derived,
 		"cert_expiry_seconds": derived,

@@ -230,7 +230,7 @@ func TestExportRows(t *testing.T) {
 	if err := s.RevokeCertificate(ctx, c.Serial, 1, revokedAt); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SetRenewalWindows(ctx, []string{c.Serial}, fixedNow(), fixedNow().Add(time.Second)); err != nil {
+	if err := s.SetRenewalWindows(ctx, []string{c.Serial}, fixedNow(), fixedNow().Add(time.Second), fixedNow()); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

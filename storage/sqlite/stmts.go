@@ -98,7 +98,10 @@ const (
 	wCertificateExists
 	wInsertIssuerChain
 	wIssuerChainID
-	wNextCRLNumber  // revocations.go
+	wNextCRLNumber      // revocations.go
+	wPlanRemovalRevoked // renewal.go
+	wPlanRemovalMoved
+	wPrunePlanRemovals
 	wStartChallenge // leases.go
 	wClaimChallenge
 	wClaimChallenges
@@ -136,23 +139,26 @@ var writeSQL = [numWriteStmts]string{
 		WHERE id = ? AND status = ?`,
 	wInsertCertificate: `INSERT INTO certificates (` + sqlrow.CertInsertCols + `, issuer_chain, revoked_at, reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
-	wInsertCertSearch:  `INSERT OR IGNORE INTO cert_search (key, serial) VALUES (?, ?)`,
-	wRevokeCertificate: `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
-	wCertificateExists: `SELECT 1 FROM certificates WHERE serial = ?`,
-	wInsertIssuerChain: `INSERT INTO issuer_chains (pem) VALUES (?) ON CONFLICT (pem) DO NOTHING`,
-	wNextCRLNumber:     strings.ReplaceAll(sqlrow.NextCRLNumberSQL, "$", "?"),
-	wIssuerChainID:     `SELECT id FROM issuer_chains WHERE pem = ?`,
-	wStartChallenge:    startChallengeSQL,
-	wClaimChallenge:    claimChallengeSQL,
-	wClaimChallenges:   claimChallengesSQL,
-	wReleaseChallenge:  releaseChallengeSQL,
-	wStartFinalize:     startFinalizeSQL,
-	wClaimOrders:       claimOrdersSQL,
-	wTryLease:          tryLeaseSQL,
-	wReleaseLease:      releaseLeaseSQL,
-	wSavepoint:         `SAVEPOINT op`,
-	wRelease:           `RELEASE op`,
-	wRollbackTo:        `ROLLBACK TO op`,
+	wInsertCertSearch:   `INSERT OR IGNORE INTO cert_search (key, serial) VALUES (?, ?)`,
+	wRevokeCertificate:  `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
+	wCertificateExists:  `SELECT 1 FROM certificates WHERE serial = ?`,
+	wInsertIssuerChain:  `INSERT INTO issuer_chains (pem) VALUES (?) ON CONFLICT (pem) DO NOTHING`,
+	wNextCRLNumber:      strings.ReplaceAll(sqlrow.NextCRLNumberSQL, "$", "?"),
+	wIssuerChainID:      `SELECT id FROM issuer_chains WHERE pem = ?`,
+	wPlanRemovalRevoked: strings.ReplaceAll(sqlrow.PlanRemovalInsertSQL, "$", "?") + `AND serial = ?2`,
+	wPlanRemovalMoved:   strings.ReplaceAll(sqlrow.PlanRemovalInsertSQL, "$", "?") + `AND serial = ?2 AND revoked_at IS NULL`,
+	wPrunePlanRemovals:  strings.ReplaceAll(sqlrow.PlanRemovalsPruneSQL, "$", "?"),
+	wStartChallenge:     startChallengeSQL,
+	wClaimChallenge:     claimChallengeSQL,
+	wClaimChallenges:    claimChallengesSQL,
+	wReleaseChallenge:   releaseChallengeSQL,
+	wStartFinalize:      startFinalizeSQL,
+	wClaimOrders:        claimOrdersSQL,
+	wTryLease:           tryLeaseSQL,
+	wReleaseLease:       releaseLeaseSQL,
+	wSavepoint:          `SAVEPOINT op`,
+	wRelease:            `RELEASE op`,
+	wRollbackTo:         `ROLLBACK TO op`,
 }
 
 // prepareStmts prepares the reader and writer statements.

@@ -38,23 +38,6 @@ func ScanCertAnd(row Scanner, extra ...any) (*acme.Certificate, error) {
 	return &c, nil
 }
 
-// RenewalWindowCols are the columns of certificates that
-// ScanRenewalWindow reads, in order.
-const RenewalWindowCols = "serial, account_id, renewal_start, renewal_end"
-
-// ScanRenewalWindow reads one row of RenewalWindowCols.
-func ScanRenewalWindow(row Scanner) (acme.RenewalWindow, error) {
-	var (
-		w          acme.RenewalWindow
-		acct       int64
-		start, end int64
-	)
-	err := row.Scan(&w.Serial, &acct, &start, &end)
-	w.AccountID = FormatAccountID(acct)
-	w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
-	return w, err
-}
-
 // RevocationCols are the columns of certificates that ScanRevocation
 // reads, in order: what a CRL lists, and whose CRL lists it, all in the
 // index certificates_revoked.
@@ -120,19 +103,6 @@ func ScanRevocation(row Scanner) (acme.Revocation, error) {
 	err := row.Scan(&r.Serial, &at, &r.Reason, &r.Issuer, &r.Shard)
 	r.RevokedAt = time.Unix(0, at).UTC()
 	return r, err
-}
-
-// RenewalWindowArgs are the parameters of a page of renewal windows
-// (acme.Inventory.RenewalWindows): 1 and 2 the (end, serial) the page
-// starts after, 3 the page's size. The page's one range term is that
-// row value, so that the index is sought there rather than read from the
-// first window after after: the first page starts after (after + 1 ns,
-// ""), which is windows ending after after.
-func RenewalWindowArgs(after time.Time, from acme.RenewalWindow, limit int) []any {
-	if from.Serial == "" || !from.End.After(after) {
-		from = acme.RenewalWindow{End: after.Add(time.Nanosecond)}
-	}
-	return []any{ToNanos(from.End), from.Serial, PageLimit(limit)}
 }
 
 // PageLimit is the LIMIT of a page of at most limit rows, all of them

@@ -50,13 +50,13 @@ func testRenewalWindows(t *testing.T, f *fixture) {
 	inv := f.inventory(t)
 	a := f.account(t)
 	c1 := f.issue(t, a.ID, "w1.example.com", at(90*24*time.Hour))
-	c2 := f.issue(t, a.ID, "w2.example.com", at(90*24*time.Hour))
+	c2 := f.issue(t, a.ID, "w2.example.com", at(90*24*time.Hour+time.Minute)) // issued a minute later
 	revoked := f.issue(t, a.ID, "w3.example.com", at(90*24*time.Hour))
 	if err := f.s.RevokeCertificate(f.ctx, revoked.Serial, 1, at(0)); err != nil {
 		t.Fatal(err)
 	}
 	var none acme.RenewalWindow
-	ws, err := inv.RenewalWindows(f.ctx, at(0), none, 0)
+	ws, err := inv.RenewalWindows(f.ctx, at(0), time.Time{}, none, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,25 +67,32 @@ func testRenewalWindows(t *testing.T, f *fixture) {
 	if len(ws) != 2 || ws[0].Serial != first.Serial || ws[0].AccountID != a.ID || !ws[0].Start.Equal(first.RenewalStart) || !ws[0].End.Equal(first.RenewalEnd) {
 		t.Fatalf("RenewalWindows = %+v, want the two unrevoked windows in order of end and serial", ws)
 	}
+	// Only the certificates issued before a time.
+	if got, err := inv.RenewalWindows(f.ctx, at(0), c1.IssuedAt.Add(time.Nanosecond), none, 0); err != nil || len(got) != 1 || got[0].Serial != c1.Serial {
+		t.Fatalf("windows of the certificates issued before %s = %+v, %v; want %s's alone", c1.IssuedAt, got, err, c1.Serial)
+	}
+	if got, err := inv.RenewalWindows(f.ctx, at(0), c1.IssuedAt, none, 0); err != nil || len(got) != 0 {
+		t.Fatalf("windows of the certificates issued before the first = %+v, %v; want none", got, err)
+	}
 	// Pages: one window, then the next after the first.
-	if p1, err := inv.RenewalWindows(f.ctx, at(0), none, 1); err != nil || len(p1) != 1 || p1[0].Serial != first.Serial {
+	if p1, err := inv.RenewalWindows(f.ctx, at(0), time.Time{}, none, 1); err != nil || len(p1) != 1 || p1[0].Serial != first.Serial {
 		t.Fatalf("first page of 1 = %+v, %v; want %s", p1, err, first.Serial)
 	}
-	if p2, err := inv.RenewalWindows(f.ctx, at(0), ws[0], 1); err != nil || len(p2) != 1 || p2[0].Serial != second.Serial {
+	if p2, err := inv.RenewalWindows(f.ctx, at(0), time.Time{}, ws[0], 1); err != nil || len(p2) != 1 || p2[0].Serial != second.Serial {
 		t.Fatalf("page after %s = %+v, %v; want %s", first.Serial, p2, err, second.Serial)
 	}
-	if p3, err := inv.RenewalWindows(f.ctx, at(0), ws[1], 1); err != nil || len(p3) != 0 {
+	if p3, err := inv.RenewalWindows(f.ctx, at(0), time.Time{}, ws[1], 1); err != nil || len(p3) != 0 {
 		t.Fatalf("page after the last = %+v, %v; want none", p3, err)
 	}
 	past := at(-time.Hour)
-	if err := f.s.SetRenewalWindows(f.ctx, []string{c1.Serial, c2.Serial}, past.Add(-time.Hour), past); err != nil {
+	if err := f.s.SetRenewalWindows(f.ctx, []string{c1.Serial, c2.Serial}, past.Add(-time.Hour), past, at(0)); err != nil {
 		t.Fatal(err)
 	}
 	got, err := f.s.GetCertificate(f.ctx, c2.Serial)
 	if err != nil || !got.RenewalEnd.Equal(past) || !got.RenewNow {
 		t.Fatalf("after SetRenewalWindows: %v, %v; want the window to end at %s", got.RenewalEnd, err, past)
 	}
-	if ws, _ := inv.RenewalWindows(f.ctx, at(0), none, 0); len(ws) != 0 {
+	if ws, _ := inv.RenewalWindows(f.ctx, at(0), time.Time{}, none, 0); len(ws) != 0 {
 		t.Errorf("windows ending after now: %+v, want none", ws)
 	}
 }

@@ -50,6 +50,8 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"AdminCredentials", testAdminCredentials},
 		{"Replacement", testReplacement},
 		{"RenewalWindows", testRenewalWindows},
+		{"IssuedWindows", testIssuedWindows},
+		{"PlanRemovals", testPlanRemovals},
 		{"Leases", testLeases},
 	}
 	for _, tt := range tests {

@@ -113,7 +113,7 @@ func populate(t *testing.T, s store) []acme.OrderID {
 			}
 		}
 	}
-	if err := s.SetRenewalWindows(ctx, []string{fmt.Sprintf("%032x", 4)}, t0.Add(-time.Hour), t0); err != nil {
+	if err := s.SetRenewalWindows(ctx, []string{fmt.Sprintf("%032x", 4)}, t0.Add(-time.Hour), t0, t0); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.RevokeEABKey(ctx, "kid-5", t0.Add(time.Minute)); err != nil {
@@ -203,7 +203,9 @@ func TestSQLiteToPostgres(t *testing.T) {
 	now := time.Date(2031, 3, 5, 0, 0, 0, 0, time.UTC)
 	both("counts", func(s store) (any, error) { return s.Counts(ctx, now) })
 	both("revoked", func(s store) (any, error) { return s.ListRevoked(ctx, now) })
-	both("renewal windows", func(s store) (any, error) { return s.RenewalWindows(ctx, time.Time{}, acme.RenewalWindow{}, 0) })
+	both("renewal windows", func(s store) (any, error) {
+		return s.RenewalWindows(ctx, time.Time{}, time.Time{}, acme.RenewalWindow{}, 0)
+	})
 	for _, id := range orders {
 		both("order "+string(id), func(s store) (any, error) { return s.GetOrder(ctx, id) })
 		o, err := src.GetOrder(ctx, id)
