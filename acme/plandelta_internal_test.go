@@ -2,6 +2,7 @@ package acme
 
 import (
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -285,4 +286,31 @@ func converge(t *testing.T, seed uint64, steps int) {
 		refreshed(t, r)
 		wantPlan(t, fmt.Sprintf("replica %d", i), r.p.st, want)
 	}
+}
+
+// TestPlannerUpdateSoleWriter: on a store only this process writes, the
+// refresh after a rebuild reads what was issued since the rebuild's cut,
+// and later refreshes read nothing: the plan is the process's own.
+func TestPlannerUpdateSoleWriter(t *testing.T) {
+	clk := &planClock{t: planT0}
+	s := newPlanStore(clk)
+	r := newPlanReplica(s)
+	log := slog.New(slog.DiscardHandler)
+	r.issue("early", "a", 90*24*time.Hour, 0)
+	clk.add(2 * planMargin)
+	r.issue("recent", "a", 90*24*time.Hour, 0) // after the cut
+	r.p.update(t.Context(), s, nil, log)
+	if !r.p.loaded || r.p.st.count("a") != 2 {
+		t.Fatalf("after the first update: loaded %v, %d windows; want 2", r.p.loaded, r.p.st.count("a"))
+	}
+	wantPlan(t, "after the first update", r.p.st, s.truth(clk.now()))
+	reads := s.reads
+	r.issue("later", "a", 90*24*time.Hour, 0)
+	r.revoke("early")
+	clk.add(planReload)
+	r.p.update(t.Context(), s, nil, log)
+	if s.reads != reads {
+		t.Errorf("a refresh of a store only this process writes read %d pages", s.reads-reads)
+	}
+	wantPlan(t, "after a refresh", r.p.st, s.truth(clk.now()))
 }

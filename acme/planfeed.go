@@ -44,3 +44,12 @@ func (r PlanRemoval) Before(x PlanRemoval) bool {
 // whose last refresh read the removals from longer ago than this (less
 // planMargin) rebuilds its plan in full instead (plandelta.go).
 const PlanRemovalsKept = time.Hour
+
+// SoleWriter is implemented by a store that reports whether this process
+// is the only one that can write it (SQLite, which holds an exclusive
+// lock on its file while open). The renewal planner of that process makes
+// every change to the plan itself, as it makes it, so its refresh reads
+// nothing back from the store: it only lets the hours that have passed go.
+type SoleWriter interface {
+	SoleWriter() bool
+}

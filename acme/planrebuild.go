@@ -238,7 +238,11 @@ func (s *Service) runPlanner(ctx context.Context) {
 	for {
 		if s.rules().ARI.MaxRenewalsPerHour > 0 {
 			inv, _ := s.Inventory()
-			s.plan.update(ctx, inv, s.log)
+			feed := inv
+			if sw, ok := s.store.(SoleWriter); ok && sw.SoleWriter() {
+				feed = nil // every change was this process's own
+			}
+			s.plan.update(ctx, inv, feed, s.log)
 		} else {
 			s.plan.drop()
 		}
@@ -250,10 +254,11 @@ func (s *Service) runPlanner(ctx context.Context) {
 	}
 }
 
-// update rebuilds the plan in full if it has none, or if the removals a
-// refresh would need may have been let go (PlanRemovalsKept), and then
-// refreshes it. Failures are logged; the plan in use is kept.
-func (p *planner) update(ctx context.Context, inv Inventory, log *slog.Logger) {
+// update rebuilds the plan in full from inv if it has none, or if the
+// removals a refresh would need may have been let go (PlanRemovalsKept),
+// and then refreshes it from feed (nil for a store only this process
+// writes: SoleWriter). Failures are logged; the plan in use is kept.
+func (p *planner) update(ctx context.Context, inv, feed Inventory, log *slog.Logger) {
 	if p.stale() {
 		t0 := time.Now()
 		n, err := p.rebuild(ctx, inv)
@@ -264,9 +269,10 @@ func (p *planner) update(ctx context.Context, inv Inventory, log *slog.Logger) {
 			return
 		}
 		log.Debug("renewal planner: rebuilt", "windows", n, "took", time.Since(t0))
+		feed = inv // what was issued since the rebuild's cut is read in any case
 	}
 	t0 := time.Now()
-	st, err := p.refresh(ctx, inv)
+	st, err := p.refresh(ctx, feed)
 	switch {
 	case err == nil:
 		log.Debug("renewal planner: refreshed", "issued", st.issued, "counted", st.counted,

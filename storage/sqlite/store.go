@@ -271,6 +271,11 @@ func (s *Store) doClose() error {
 	return nil
 }
 
+// SoleWriter implements acme.SoleWriter: true while Open's lock on the
+// file is held (lockDB), which keeps every other process from writing it;
+// false where there is no such lock.
+func (s *Store) SoleWriter() bool { return s.lock != nil }
+
 // Ping checks that both the writer connection and the reader pool work.
 func (s *Store) Ping(ctx context.Context) error {
 	if err := s.w.PingContext(ctx); err != nil {
