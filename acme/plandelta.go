@@ -12,7 +12,9 @@ import (
 // time) before that refresh began but committed only after it read, or
 // written by a replica whose clock is behind, is read by the next one,
 // as long as the delay or the skew is under planMargin. A store write
-// times out well within it (storage: SQLite's busy timeout is 5 s).
+// times out well within it (storage: SQLite's busy timeout is 5 s); one
+// later, or a larger skew, leaves that window (or removal) out of this
+// replica's plan until the window's hours have passed or a rebuild.
 const planMargin = time.Minute
 
 // planFeed is what a refresh needs to take each change in the store once:
@@ -244,12 +246,13 @@ func (p *planner) prune(below time.Time) {
 	}
 }
 
-// stale reports whether the plan needs a full rebuild: it has none, or
-// the removals since its last refresh may have been let go.
+// stale reports whether the plan needs a full rebuild: it has none, a
+// certificate was issued with planning off since (lapsed), or the
+// removals since its last refresh may have been let go.
 func (p *planner) stale() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !p.loaded || p.now().Sub(p.jfrom) > PlanRemovalsKept-planMargin
+	return !p.loaded || p.lapsed.Load() || p.now().Sub(p.jfrom) > PlanRemovalsKept-planMargin
 }
 
 // drop lets the plan go while planning is off: the next update rebuilds

@@ -314,3 +314,32 @@ func TestPlannerUpdateSoleWriter(t *testing.T) {
 	}
 	wantPlan(t, "after a refresh", r.p.st, s.truth(clk.now()))
 }
+
+// TestPlannerLapsed: a certificate issued while planning was off (its
+// default window in no plan) makes the next update a full rebuild, which
+// counts it.
+func TestPlannerLapsed(t *testing.T) {
+	clk := &planClock{t: planT0}
+	st := newPlanStore(clk)
+	s := &Service{store: plannerStore{planStore: st}, now: clk.now, log: slog.New(slog.DiscardHandler), plan: newPlanner(clk.now)}
+	s.plan.yield = 0
+	live := &Live{Policy: &Policy{}, ARI: ARIConfig{MaxRenewalsPerHour: 100}}
+	live.ARI.setDefaults()
+	s.live.Store(live)
+	s.plan.update(t.Context(), st, nil, s.log)
+	off := &Live{Policy: &Policy{}, ARI: ARIConfig{}}
+	off.ARI.setDefaults()
+	s.live.Store(off)
+	nb := clk.now()
+	start, end := s.renewalWindow("off", "a", 1, nb, nb.Add(90*24*time.Hour))
+	st.put(RenewalWindow{Serial: "off", AccountID: "a", Start: start, End: end}, 0)
+	s.live.Store(live) // on again before the planner looked
+	if !s.plan.stale() {
+		t.Fatal("not stale after an issuance with planning off")
+	}
+	clk.add(2 * planMargin)
+	s.plan.update(t.Context(), st, nil, s.log)
+	if s.plan.stale() || s.plan.st.count("a") != 1 {
+		t.Errorf("after the update: stale %v, %d windows of account a; want false, 1", s.plan.stale(), s.plan.st.count("a"))
+	}
+}

@@ -98,6 +98,7 @@ func (p *planner) rebuild(ctx context.Context, inv Inventory) (int, error) {
 		p.mu.Unlock()
 		return 0, fmt.Errorf("renewal planner: a rebuild or a refresh is running")
 	}
+	p.lapsed.Store(false) // what is issued with planning off from here on sets it again
 	start := p.now()
 	cut := start.Add(-planMargin)
 	p.rebuilding, p.rcut, p.cursor, p.placed, p.gone, p.undo = true, cut, RenewalWindow{}, map[string]RenewalWindow{}, map[string]bool{}, nil

@@ -3,6 +3,7 @@ package acme
 import (
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -59,7 +60,10 @@ type renewalHeadroom interface {
 // utilizations — against the ceiling and against the account's limiter
 // headroom — stays lowest, the earliest such place on ties.
 type planner struct {
-	mu       sync.Mutex
+	mu sync.Mutex
+	// lapsed is set when a certificate was issued with planning off:
+	// the plan does not hold it, and the next update rebuilds.
+	lapsed   atomic.Bool
 	now      func() time.Time
 	st       *planState
 	buf      []float64 // place's scratch
@@ -158,6 +162,7 @@ func (p *planner) place(c ARIConfig, serial string, account AccountID, nb, na ti
 func (s *Service) renewalWindow(serial string, account AccountID, names int, nb, na time.Time) (time.Time, time.Time) {
 	c := s.rules().ARI
 	if c.MaxRenewalsPerHour <= 0 {
+		s.plan.lapsed.Store(true)
 		return defaultWindow(nb, na)
 	}
 	perHour := math.Inf(1)
