@@ -11,11 +11,10 @@ import (
 
 var _ acme.RevocationCounter = (*Store)(nil)
 
-// revokedCountQuery counts the revoked certificates. SQLite answers it from
-// the partial index certificates_revoked (migration 0001), which holds
-// exactly the revoked certificates: one step per revoked certificate, not
-// per certificate (TestRevokedCountPlan).
-const revokedCountQuery = `SELECT COUNT(*) FROM certificates WHERE revoked_at IS NOT NULL`
+// revokedCountQuery is the number of revoked certificates, read from the
+// count kept (sqlrow.RevokedCountSQL, migration 0012): one row, whatever
+// the number revoked (TestQueryPlans).
+const revokedCountQuery = sqlrow.RevokedCountSQL
 
 // RevokedCount implements acme.RevocationCounter; every CRL request asks
 // it (acme.Service.CurrentCRL).

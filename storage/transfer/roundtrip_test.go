@@ -26,6 +26,7 @@ type store interface {
 	acme.Store
 	acme.Inventory
 	acme.EABStore
+	acme.RevocationCounter
 }
 
 // populate fills s through the acme interfaces: accounts (some bound to
@@ -203,6 +204,7 @@ func TestSQLiteToPostgres(t *testing.T) {
 	now := time.Date(2031, 3, 5, 0, 0, 0, 0, time.UTC)
 	both("counts", func(s store) (any, error) { return s.Counts(ctx, now) })
 	both("revoked", func(s store) (any, error) { return s.ListRevoked(ctx, now) })
+	both("revoked count", func(s store) (any, error) { return s.RevokedCount(ctx) })
 	both("renewal windows", func(s store) (any, error) {
 		return s.RenewalWindows(ctx, time.Time{}, time.Time{}, acme.RenewalWindow{}, 0)
 	})
