@@ -63,13 +63,17 @@ type planner struct {
 	mu sync.Mutex
 	// lapsed is set when a certificate was issued with planning off:
 	// the plan does not hold it, and the next update rebuilds.
-	lapsed   atomic.Bool
-	now      func() time.Time
-	st       *planState
-	buf      []float64 // place's scratch
-	page     int       // windows read at a time: planPage (tests read smaller pages)
-	yield    int       // planYield (tests: 0)
-	planFeed           // what was placed and taken out (plandelta.go)
+	lapsed atomic.Bool
+	now    func() time.Time
+	st     *planState
+	// place's scratch: the account's load, each hour's utilization and
+	// the sliding maximum's hours
+	buf      []float64
+	util     []float64
+	dq       []int64
+	page     int // windows read at a time: planPage (tests read smaller pages)
+	yield    int // planYield (tests: 0)
+	planFeed     // what was placed and taken out (plandelta.go)
 	// The last full rebuild (planrebuild.go): it read the certificates
 	// issued before cut, from builtAt, each page at the time pages gives,
 	// which the refresh after it needs to tell what the rebuild saw.
@@ -133,25 +137,42 @@ func (p *planner) place(c ARIConfig, serial string, account AccountID, nb, na ti
 	if useAcct {
 		p.buf = p.st.acct[account].load(first, hourIndex(hi)+hours, p.buf)
 	}
+	// A start's utilization is the highest of its hours'; the starts are
+	// read in order, each hour's utilization computed once and the
+	// highest of the window kept by a sliding maximum (a deque of hours
+	// of falling utilization), so a placement costs the span of its
+	// starts, not that times the window's hours: at a million windows
+	// every hour is past the target and every start is read.
+	starts := int64(hi.Sub(lo)/time.Hour) + 1
+	util, dq, head := p.util[:0], p.dq[:0], 0
 	best, bestU := lo, math.Inf(1)
-	for start := lo; !start.After(hi); start = start.Add(time.Hour) {
-		u := 0.0
-		h0 := hourIndex(start)
-		for h := h0; h < h0+hours; h++ {
-			u = max(u, (p.st.global.at(h)+share)/ceiling)
-			if useAcct {
-				u = max(u, (p.buf[h-first]+share)/acctCap)
-			}
+	for i := int64(0); i < starts+hours-1; i++ {
+		h := first + i
+		u := (p.st.global.at(h) + share) / ceiling
+		if useAcct {
+			u = max(u, (p.buf[i]+share)/acctCap)
+		}
+		util = append(util, u)
+		for len(dq) > head && util[dq[len(dq)-1]] <= u {
+			dq = dq[:len(dq)-1]
+		}
+		dq = append(dq, i)
+		k := i - hours + 1 // the start whose window ends with hour i
+		if k < 0 {
+			continue
+		}
+		for dq[head] < k {
+			head++
 		}
 		// Good enough: under target everywhere; take the earliest.
-		if u <= 1 {
-			best = start
+		if w := util[dq[head]]; w <= 1 {
+			best = lo.Add(time.Duration(k) * time.Hour)
 			break
-		}
-		if u < bestU {
-			best, bestU = start, u
+		} else if w < bestU {
+			best, bestU = lo.Add(time.Duration(k)*time.Hour), w
 		}
 	}
+	p.util, p.dq = util, dq
 	end := best.Add(time.Duration(hours) * time.Hour)
 	p.added(serial, account, best, end)
 	return best, end

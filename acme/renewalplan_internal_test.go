@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 	"time"
 )
@@ -242,4 +243,66 @@ func mergeKeys[K comparable, V any](a, b map[K]V) map[K]bool {
 		out[k] = true
 	}
 	return out
+}
+
+// placeBrute is place's choice computed the plain way, every start's
+// every hour: the reference for the sliding maximum.
+func placeBrute(p *planner, c ARIConfig, account AccountID, nb, na time.Time, perHour float64) time.Time {
+	life := na.Sub(nb)
+	width := c.WindowWidth
+	if width <= 0 {
+		width = max(life/45, time.Hour)
+	}
+	lo := nb.Add(time.Duration(float64(life) * c.WindowStart)).Truncate(time.Hour)
+	hi := nb.Add(time.Duration(float64(life) * c.WindowEnd)).Add(-width)
+	if hi.Before(lo) {
+		hi = lo
+	}
+	ceiling, acctCap := float64(c.MaxRenewalsPerHour)*c.Target, perHour*c.Target
+	hours := int64(math.Ceil(width.Hours()))
+	share := 1 / float64(hours)
+	useAcct := acctCap > 0 && !math.IsInf(acctCap, 1) && float64(p.st.count(account))+1 > acctCap
+	best, bestU := lo, math.Inf(1)
+	for start := lo; !start.After(hi); start = start.Add(time.Hour) {
+		u := 0.0
+		for h := hourIndex(start); h < hourIndex(start)+hours; h++ {
+			u = max(u, (p.st.global.at(h)+share)/ceiling)
+			if useAcct {
+				u = max(u, (p.acctLoad(account, h)+share)/acctCap)
+			}
+		}
+		if u <= 1 {
+			return start
+		}
+		if u < bestU {
+			best, bestU = start, u
+		}
+	}
+	return best
+}
+
+// TestPlannerPlaceSlidingMax: place chooses what the plain computation
+// does, on plans full and empty, with and without the account's
+// headroom, for windows of one hour to several days.
+func TestPlannerPlaceSlidingMax(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 40 {
+		p := newPlanner(func() time.Time { return planT0 })
+		cfg := ARIConfig{MaxRenewalsPerHour: 1 + rng.IntN(50)}
+		if trial%3 == 0 {
+			cfg.WindowWidth = time.Duration(1+rng.IntN(60)) * time.Hour
+		}
+		cfg.setDefaults()
+		for i := range 3000 {
+			nb := planT0.Add(time.Duration(rng.IntN(72)) * time.Hour)
+			na := nb.Add(time.Duration(24+rng.IntN(24*90)) * time.Hour)
+			acct := AccountID(fmt.Sprint(rng.IntN(3)))
+			perHour := []float64{math.Inf(1), 2, 10}[rng.IntN(3)]
+			want := placeBrute(p, cfg, acct, nb, na, perHour)
+			got, _ := p.place(cfg, fmt.Sprint(i), acct, nb, na, perHour)
+			if !got.Equal(want) {
+				t.Fatalf("trial %d, placement %d: start %s, want %s", trial, i, got, want)
+			}
+		}
+	}
 }
