@@ -120,13 +120,14 @@ func (s *Service) RevokeAll(ctx context.Context, sc IncidentScope, reason int) (
 	}
 	var done []*Certificate
 	for _, c := range certs {
-		if _, err := s.AdminRevoke(ctx, c.Serial, reason); err != nil {
+		r, err := s.AdminRevoke(ctx, c.Serial, reason)
+		if err != nil {
 			if p, ok := err.(*Problem); ok && p.Type == ProbAlreadyRevoked {
 				continue
 			}
 			return done, err
 		}
-		done = append(done, c)
+		done = append(done, r) // as it is now: revoked, with its reason
 	}
 	s.log.Warn("incident: certificates revoked", "certificates", len(done), "reason", reason)
 	return done, nil

@@ -183,7 +183,10 @@ func TestIncidentMode(t *testing.T) {
 
 	var iv struct {
 		Action       string `json:"action"`
-		Certificates []struct{ Serial string }
+		Certificates []struct {
+			Serial, State string
+			Reason        string `json:"revocation_reason"`
+		}
 	}
 	e.cliJSON(t, &iv, "certs", "renew-now", "--account", id)
 	if iv.Action != "renew-now" || len(iv.Certificates) != 3 {
@@ -217,6 +220,12 @@ func TestIncidentMode(t *testing.T) {
 	e.cliJSON(t, &iv, "certs", "revoke", "--all-from-account", id, "--reason", "keyCompromise")
 	if iv.Action != "revoked" || len(iv.Certificates) != 6 {
 		t.Fatalf("revoke --all-from-account = %+v, want the 6 active certificates", iv)
+	}
+	// It lists them as they are after it: revoked, with the reason.
+	for _, c := range iv.Certificates {
+		if c.State != "revoked" || c.Reason != "keyCompromise" {
+			t.Errorf("revoke --all-from-account lists %s as %q (reason %q), want revoked (keyCompromise)", c.Serial, c.State, c.Reason)
+		}
 	}
 	crl := e.crlSerials(renewed[0])
 	for _, l := range renewed {
