@@ -110,23 +110,29 @@ const planReload = 5 * time.Minute
 
 func hourIndex(t time.Time) int64 { return t.Unix() / 3600 }
 
-// place chooses the window of a new certificate of account valid over
-// [nb, na) and records it. perHour is the account's headroom (+Inf for
-// none). p.mu is held.
-func (p *planner) place(c ARIConfig, serial string, account AccountID, nb, na time.Time, perHour float64) (time.Time, time.Time) {
+// placeSpan is where a window of a certificate valid over [nb, na) may
+// start, [lo, hi] on the hour, and its width in whole hours.
+func placeSpan(c ARIConfig, nb, na time.Time) (lo, hi time.Time, hours int64) {
 	life := na.Sub(nb)
 	width := c.WindowWidth
 	if width <= 0 {
 		width = max(life/45, time.Hour)
 	}
-	lo := nb.Add(time.Duration(float64(life) * c.WindowStart)).Truncate(time.Hour)
-	hi := nb.Add(time.Duration(float64(life) * c.WindowEnd)).Add(-width)
+	lo = nb.Add(time.Duration(float64(life) * c.WindowStart)).Truncate(time.Hour)
+	hi = nb.Add(time.Duration(float64(life) * c.WindowEnd)).Add(-width)
 	if hi.Before(lo) {
 		hi = lo
 	}
+	return lo, hi, int64(math.Ceil(width.Hours()))
+}
+
+// place chooses the window of a new certificate of account valid over
+// [nb, na) and records it. perHour is the account's headroom (+Inf for
+// none). p.mu is held.
+func (p *planner) place(c ARIConfig, serial string, account AccountID, nb, na time.Time, perHour float64) (time.Time, time.Time) {
+	lo, hi, hours := placeSpan(c, nb, na)
 	ceiling := float64(c.MaxRenewalsPerHour) * c.Target
 	acctCap := perHour * c.Target
-	hours := int64(math.Ceil(width.Hours()))
 	share := 1 / float64(hours)
 	// An account's load in an hour is at most its number of windows (each
 	// adds at most one renewal to an hour), so when that number plus this

@@ -246,22 +246,14 @@ func mergeKeys[K comparable, V any](a, b map[K]V) map[K]bool {
 }
 
 // placeBrute is place's choice computed the plain way, every start's
-// every hour: the reference for the sliding maximum.
+// every hour, the account's hours read whenever it has a headroom: the
+// reference for the sliding maximum and for place's skipping of an
+// account that cannot limit the placement.
 func placeBrute(p *planner, c ARIConfig, account AccountID, nb, na time.Time, perHour float64) time.Time {
-	life := na.Sub(nb)
-	width := c.WindowWidth
-	if width <= 0 {
-		width = max(life/45, time.Hour)
-	}
-	lo := nb.Add(time.Duration(float64(life) * c.WindowStart)).Truncate(time.Hour)
-	hi := nb.Add(time.Duration(float64(life) * c.WindowEnd)).Add(-width)
-	if hi.Before(lo) {
-		hi = lo
-	}
+	lo, hi, hours := placeSpan(c, nb, na)
 	ceiling, acctCap := float64(c.MaxRenewalsPerHour)*c.Target, perHour*c.Target
-	hours := int64(math.Ceil(width.Hours()))
 	share := 1 / float64(hours)
-	useAcct := acctCap > 0 && !math.IsInf(acctCap, 1) && float64(p.st.count(account))+1 > acctCap
+	useAcct := acctCap > 0 && !math.IsInf(acctCap, 1)
 	best, bestU := lo, math.Inf(1)
 	for start := lo; !start.After(hi); start = start.Add(time.Hour) {
 		u := 0.0
