@@ -120,14 +120,15 @@ func (s *Service) RevokeAll(ctx context.Context, sc IncidentScope, reason int) (
 	}
 	var done []*Certificate
 	for _, c := range certs {
-		r, err := s.AdminRevoke(ctx, c.Serial, reason)
-		if err != nil {
+		// markRevoked records the revocation on c too, so c is listed
+		// as it is now: revoked, with its reason.
+		if err := s.markRevoked(ctx, c, reason); err != nil {
 			if p, ok := err.(*Problem); ok && p.Type == ProbAlreadyRevoked {
 				continue
 			}
 			return done, err
 		}
-		done = append(done, r) // as it is now: revoked, with its reason
+		done = append(done, c)
 	}
 	s.log.Warn("incident: certificates revoked", "certificates", len(done), "reason", reason)
 	return done, nil
