@@ -10,9 +10,8 @@ import (
 
 var _ acme.LimitRecords = (*Store)(nil)
 
-// IssuedSince implements acme.LimitRecords. It scans the certificates
-// table (no index serves issued_at alone): it runs only when the limiter
-// backend has lost its state.
+// IssuedSince implements acme.LimitRecords, by the certificates_issued
+// index: it runs only when the limiter backend has lost its state.
 func (s *Store) IssuedSince(ctx context.Context, since time.Time) ([]acme.IssuedRecord, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {

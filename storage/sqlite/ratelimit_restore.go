@@ -1,8 +1,10 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/weir-pki/weir/ratelimit"
 )
@@ -30,19 +32,50 @@ func (s *RateLimitSource) Restore(ctx context.Context, buckets []ratelimit.Count
 		return fmt.Errorf("sqlite: ratelimit: restore: %w", err)
 	}
 	defer stmt.Close()
-	now := s.clock()
-	for _, cb := range buckets {
-		for member, ts := range cb.Members {
-			if ts <= now-cb.Window {
-				continue // no longer counts
-			}
-			if _, err := stmt.ExecContext(ctx, storageKey(cb.Key), member, ts, memberExpiry(ts, cb.Window)); err != nil {
-				return fmt.Errorf("sqlite: ratelimit: restore %s: %w", cb.Key, err)
-			}
+	for _, r := range restoreRows(buckets, s.clock()) {
+		if _, err := stmt.ExecContext(ctx, r.key, r.member, r.ts, r.expires); err != nil {
+			return fmt.Errorf("sqlite: ratelimit: restore %s: %w", r.key, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("sqlite: ratelimit: restore: %w", err)
 	}
 	return nil
+}
+
+// restoreRow is one member as the buckets table stores it.
+type restoreRow struct {
+	key, member string
+	ts, expires int64
+}
+
+// restoreRows is the members of buckets that still count at now, in the
+// order of the table's primary key. Inserted in that order, each row goes
+// next to the one before it: the B-tree's pages fill one after the other
+// and stay in the page cache, where rows in a hash's order (keys are
+// hashes of names) each land on a page of their own, read and written
+// back again and again once the table outgrows the cache
+// (BenchmarkRateLimitRestore: 220,000 members, what a million
+// certificates issued over 30 days hold in a 7-day window, 1.7 s in this
+// order against 5.8 s in the loader's; a weir with such a store started
+// listening 5 s after start instead of 19 s).
+func restoreRows(buckets []ratelimit.CountBucket, now int64) []restoreRow {
+	n := 0
+	for _, cb := range buckets {
+		n += len(cb.Members)
+	}
+	rows := make([]restoreRow, 0, n)
+	for _, cb := range buckets {
+		key := storageKey(cb.Key)
+		for member, ts := range cb.Members {
+			if ts <= now-cb.Window {
+				continue // no longer counts
+			}
+			rows = append(rows, restoreRow{key: key, member: member, ts: ts, expires: memberExpiry(ts, cb.Window)})
+		}
+	}
+	slices.SortFunc(rows, func(a, b restoreRow) int {
+		return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.member, b.member))
+	})
+	return rows
 }
