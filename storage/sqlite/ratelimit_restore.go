@@ -55,10 +55,7 @@ type restoreRow struct {
 // and stay in the page cache, where rows in a hash's order (keys are
 // hashes of names) each land on a page of their own, read and written
 // back again and again once the table outgrows the cache
-// (BenchmarkRateLimitRestore: 220,000 members, what a million
-// certificates issued over 30 days hold in a 7-day window, 1.7 s in this
-// order against 5.8 s in the loader's; a weir with such a store started
-// listening 5 s after start instead of 19 s).
+// (BenchmarkRateLimitRestore; figures in docs/ARCHITECTURE.md).
 func restoreRows(buckets []ratelimit.CountBucket, now int64) []restoreRow {
 	n := 0
 	for _, cb := range buckets {
