@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -215,11 +216,13 @@ func (c *CAConfig) takeRenewEarly(cur CAConfig) {
 // id: the data directory's ca/issuers/ID files, which an entry of
 // ca.issuers with that id and no cert-file uses. Its key is keyFile, a
 // plaintext key unless ca.issuers already has the entry, whose signer
-// then says (none for pkcs11). Files it replaces are kept beside, renamed
-// with the time. weir serve signs with it from its next start once the
+// then says (none for pkcs11). It replaces the files of an existing
+// issuer id only while the store holds no unexpired certificate of it
+// (checkReplaceable), and keeps them beside, renamed with the time. weir
+// serve signs with it from its next start once the
 // entry is in ca.issuers, and issues with it once ca.active-issuer names
 // it.
-func AddIssuer(cfg Config, id, certFile, keyFile string, now time.Time) ([]string, error) {
+func AddIssuer(ctx context.Context, cfg Config, id, certFile, keyFile string, now time.Time) ([]string, error) {
 	if !acme.IssuerIDPattern.MatchString(id) || id == acme.DefaultIssuer {
 		return nil, fmt.Errorf("the issuer's id %q must be lowercase letters, digits and hyphens (up to 32), and not %q", id, acme.DefaultIssuer)
 	}
@@ -233,5 +236,6 @@ func AddIssuer(cfg Config, id, certFile, keyFile string, now time.Time) ([]strin
 		}
 		key, sc = fmt.Sprintf("ca.issuers[%d]", i), is.Signer
 	}
-	return installIntermediate(cfg, key, sc, issuerCertFile(id), issuerKeyFile(id), certFile, keyFile, now)
+	slot := intermediateSlot{id: id, key: key, signer: sc, certName: issuerCertFile(id), keyName: issuerKeyFile(id)}
+	return installIntermediate(ctx, cfg, slot, certFile, keyFile, now)
 }
