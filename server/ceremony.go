@@ -160,12 +160,16 @@ func installIntermediate(ctx context.Context, cfg Config, slot intermediateSlot,
 	if err != nil {
 		return nil, err
 	}
+	use, err := issuingUse(cfg, now)
+	if err != nil {
+		return nil, err
+	}
 	signer, err := openIntermediateKey(sc, keyFile)
 	if err != nil {
 		return nil, err
 	}
 	defer signer.Close()
-	if _, err := ca.LoadHierarchy(roots[0], chain[0], signer); err != nil {
+	if err := ca.CheckIntermediate(roots[0], chain[0], signer, use); err != nil {
 		return nil, err
 	}
 	if exists(dataPath(dd, slot.certName)) {

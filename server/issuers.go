@@ -103,8 +103,9 @@ func (c CAConfig) renewEarly() []string {
 
 // openIssuers makes the CA of each issuer: def is ca.intermediate's
 // hierarchy (loadOrCreateHierarchy), whose root every other issuer must
-// chain to when it is known. On error nothing stays open but def.
-func openIssuers(cfg Config, def *ca.Hierarchy) (*issuerSet, error) {
+// chain to when it is known; each is checked for its use at now
+// (intermediateUse). On error nothing stays open but def.
+func openIssuers(cfg Config, def *ca.Hierarchy, now time.Time) (*issuerSet, error) {
 	set := &issuerSet{}
 	add := func(id string, ic IntermediateConfig, h *ca.Hierarchy) error {
 		c, err := newIssuerCA(cfg, id, ic, h)
@@ -121,7 +122,7 @@ func openIssuers(cfg Config, def *ca.Hierarchy) (*issuerSet, error) {
 		return nil, err
 	}
 	for i, is := range cfg.CA.Issuers {
-		h, err := loadIssuerHierarchy(cfg, is, def.Root)
+		h, err := loadIssuerHierarchy(cfg, is, def.Root, now)
 		if err != nil {
 			set.close()
 			return nil, fmt.Errorf("ca.issuers[%d] (%s): %w", i, is.ID, err)
@@ -140,8 +141,12 @@ func openIssuers(cfg Config, def *ca.Hierarchy) (*issuerSet, error) {
 }
 
 // loadIssuerHierarchy loads an entry of ca.issuers: its files, or the
-// data directory's, under root.
-func loadIssuerHierarchy(cfg Config, is IssuerConfig, root *x509.Certificate) (*ca.Hierarchy, error) {
+// data directory's, under root, for its use at now.
+func loadIssuerHierarchy(cfg Config, is IssuerConfig, root *x509.Certificate, now time.Time) (*ca.Hierarchy, error) {
+	use, err := intermediateUse(cfg, is.ID, now)
+	if err != nil {
+		return nil, err
+	}
 	certFile, keyFile := is.CertFile, is.KeyFile
 	if certFile == "" {
 		certFile, keyFile = dataPath(cfg.DataDir, issuerCertFile(is.ID)), dataPath(cfg.DataDir, issuerKeyFile(is.ID))
@@ -153,7 +158,7 @@ func loadIssuerHierarchy(cfg Config, is IssuerConfig, root *x509.Certificate) (*
 	if root == nil && len(chain) > 1 && chain[len(chain)-1].CheckSignatureFrom(chain[len(chain)-1]) == nil {
 		root = chain[len(chain)-1]
 	}
-	return loadWithKey(root, chain[0], is.Signer, keyFile)
+	return loadWithKey(root, chain[0], is.Signer, keyFile, use)
 }
 
 // newIssuerCA is the CA of issuer id (intermediate ic, hierarchy h), with
