@@ -184,6 +184,13 @@ func installIntermediate(ctx context.Context, cfg Config, slot intermediateSlot,
 		}
 	}
 	stamp := now.UTC().Format("20060102T150405Z")
+	for _, name := range []string{slot.certName, slot.keyName} {
+		// os.Rename replaces its target: a second replacement within the
+		// same second would overwrite the first one's kept key.
+		if p := dataPath(dd, name); exists(p) && exists(p+".replaced-"+stamp) {
+			return nil, fmt.Errorf("nothing was changed: %s.replaced-%s, kept by a replacement in the same second, exists and weir never overwrites a kept key; run it again", name, stamp)
+		}
+	}
 	var kept []string
 	if err := os.MkdirAll(filepath.Dir(dataPath(dd, slot.certName)), 0o700); err != nil {
 		return nil, err

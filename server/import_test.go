@@ -272,3 +272,33 @@ func TestImportRefusedStores(t *testing.T) {
 		})
 	}
 }
+
+// TestImportKeepsEveryReplaced: an import within the same second as the
+// one before is refused rather than renaming the working intermediate
+// over the key that one kept, which stays as it was.
+func TestImportKeepsEveryReplaced(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	if _, err := InitDataDir(cfg, time.Now(), InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first := treeOf(t, dataPath(cfg.DataDir, "ca"))
+	now := time.Now()
+	for i, name := range []string{"weir Intermediate CA 2", "weir Intermediate CA 3"} {
+		cert, key := signedIntermediate(t, cfg.DataDir, t.TempDir(), name)
+		kept, err := ImportIntermediate(t.Context(), cfg, cert, key, now)
+		switch {
+		case i == 0 && (err != nil || len(kept) != 2):
+			t.Fatalf("the first import: kept %v, %v", kept, err)
+		case i == 1:
+			checkImportRefused(t, err, "never overwrites a kept key")
+		}
+	}
+	stamp := now.UTC().Format("20060102T150405Z")
+	after := treeOf(t, dataPath(cfg.DataDir, "ca"))
+	for _, name := range []string{"intermediate.pem", "intermediate-key.pem"} {
+		if got := after[name+".replaced-"+stamp]; got != first[name] {
+			t.Errorf("%s.replaced-%s is %q, want the first intermediate's %q", name, stamp, got, first[name])
+		}
+	}
+}
