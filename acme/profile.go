@@ -188,6 +188,23 @@ func (p *Profile) extKeyUsages() []x509.ExtKeyUsage {
 	return out
 }
 
+// LeafEKUs are the extended key usages the profiles put in certificates,
+// each with the key of the profile that does: what the intermediate
+// that signs them must allow (ca.CheckLeafEKUs). With no profiles, the
+// CA's default.
+func (ps *Profiles) LeafEKUs() []ca.LeafEKU {
+	if len(ps.Names()) == 0 {
+		return []ca.LeafEKU{{EKU: ca.DefaultExtKeyUsage, By: "ca.profiles (none: the CA's default)"}}
+	}
+	var out []ca.LeafEKU
+	for _, name := range ps.names {
+		for _, eku := range ps.byName[name].extKeyUsages() {
+			out = append(out, ca.LeafEKU{EKU: eku, By: "ca.profiles." + name + ".key-usages"})
+		}
+	}
+	return out
+}
+
 // name is the profile's name, "" for no profile.
 func (p *Profile) name() string {
 	if p == nil {

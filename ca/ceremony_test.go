@@ -36,7 +36,7 @@ func TestSignIntermediate(t *testing.T) {
 		!inter.NotAfter.After(testNow()) || inter.NotAfter.After(h.Root.NotAfter) || inter.Subject.CommonName != "Weir Test Intermediate CA 2" {
 		t.Errorf("the new intermediate is not shaped as a generated one: %+v", inter)
 	}
-	if _, err := LoadHierarchy(h.Root, inter, key); err != nil {
+	if _, err := LoadHierarchy(h.Root, inter, key, Use{Now: testNow(), LeafEKUs: bothEKUs}); err != nil {
 		t.Fatalf("LoadHierarchy of the new intermediate: %v", err)
 	}
 	for _, tt := range []struct {

@@ -1,7 +1,6 @@
 package ca
 
 import (
-	"bytes"
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/elliptic"
@@ -167,56 +166,16 @@ func SubjectKeyID(pub crypto.PublicKey) ([]byte, error) {
 	return sum[:20], nil
 }
 
-// LoadHierarchy assembles a Hierarchy from existing material. It checks that
-// intermediateKey matches the intermediate certificate's public key, that
-// the intermediate is a CA allowed to sign certificates and has a subject
-// key identifier, and, when root is not nil, that the intermediate was issued
-// and signed by root. The returned Hierarchy has a nil RootKey.
-func LoadHierarchy(root *x509.Certificate, intermediate *x509.Certificate, intermediateKey crypto.Signer) (*Hierarchy, error) {
-	if err := checkIntermediate(intermediate, intermediateKey); err != nil {
+// LoadHierarchy assembles a Hierarchy from existing material, once
+// CheckIntermediate accepts it for use. The returned Hierarchy has a nil
+// RootKey.
+func LoadHierarchy(root, intermediate *x509.Certificate, intermediateKey crypto.Signer, use Use) (*Hierarchy, error) {
+	if err := CheckIntermediate(root, intermediate, intermediateKey, use); err != nil {
 		return nil, err
-	}
-	if root != nil {
-		if !bytes.Equal(intermediate.RawIssuer, root.RawSubject) {
-			return nil, fmt.Errorf("ca: intermediate issuer %q does not match root subject %q",
-				intermediate.Issuer, root.Subject)
-		}
-		if err := intermediate.CheckSignatureFrom(root); err != nil {
-			return nil, fmt.Errorf("ca: intermediate %q does not chain to root %q: %w",
-				intermediate.Subject, root.Subject, err)
-		}
 	}
 	return &Hierarchy{
 		Root:            root,
 		Intermediate:    intermediate,
 		IntermediateKey: intermediateKey,
 	}, nil
-}
-
-// checkIntermediate verifies that cert can act as the issuing CA with key.
-func checkIntermediate(cert *x509.Certificate, key crypto.Signer) error {
-	if cert == nil {
-		return errors.New("ca: intermediate certificate is missing")
-	}
-	if key == nil {
-		return errors.New("ca: intermediate private key is missing")
-	}
-	pub, ok := key.Public().(interface{ Equal(crypto.PublicKey) bool })
-	if !ok {
-		return fmt.Errorf("ca: intermediate key of type %T cannot be compared", key)
-	}
-	if !pub.Equal(cert.PublicKey) {
-		return fmt.Errorf("ca: intermediate private key (%T) does not match the public key of certificate %q",
-			key.Public(), cert.Subject)
-	}
-	if !cert.BasicConstraintsValid || !cert.IsCA {
-		return fmt.Errorf("ca: intermediate certificate %q is not a CA (basicConstraints cA=FALSE or absent)", cert.Subject)
-	}
-	if cert.KeyUsage&x509.KeyUsageCertSign == 0 {
-		return fmt.Errorf("ca: intermediate certificate %q lacks the keyCertSign key usage", cert.Subject)
-	}
-	if len(cert.SubjectKeyId) == 0 {
-		return fmt.Errorf("ca: intermediate certificate %q has no subject key identifier", cert.Subject)
-	}
-	return nil
 }

@@ -164,7 +164,7 @@ func TestLoadHierarchy(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := LoadHierarchy(tt.root, tt.inter, tt.key)
+			got, err := LoadHierarchy(tt.root, tt.inter, tt.key, Use{})
 			if tt.wantErr == "" {
 				if err != nil {
 					t.Fatalf("LoadHierarchy: got %v, want nil", err)

@@ -210,12 +210,16 @@ func (c *CA) validity(notBefore, notAfter time.Time, lifetime time.Duration) (ti
 	return notBefore, notAfter, nil
 }
 
+// DefaultExtKeyUsage is the extended key usage of a leaf whose request
+// names none.
+const DefaultExtKeyUsage = x509.ExtKeyUsageServerAuth
+
 // leafExtKeyUsages checks the requested extended key usages: serverAuth
 // and clientAuth are the only ones a leaf of this CA may carry, each at
-// most once. None means serverAuth.
+// most once. None means DefaultExtKeyUsage.
 func leafExtKeyUsages(req []x509.ExtKeyUsage) ([]x509.ExtKeyUsage, error) {
 	if len(req) == 0 {
-		return []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, nil
+		return []x509.ExtKeyUsage{DefaultExtKeyUsage}, nil
 	}
 	out := make([]x509.ExtKeyUsage, 0, len(req))
 	for _, u := range req {

@@ -52,7 +52,7 @@ func TestPKCS11Signer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs, err := LoadHierarchy(h.Root, inter, s)
+	hs, err := LoadHierarchy(h.Root, inter, s, Use{Now: testNow(), LeafEKUs: bothEKUs})
 	if err != nil {
 		t.Fatalf("LoadHierarchy with the token's key: %v", err)
 	}

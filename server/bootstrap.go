@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
 )
 
@@ -76,11 +77,15 @@ func exists(path string) bool {
 // writes <data-dir>/root.pem.
 func loadOrCreateHierarchy(cfg Config, now time.Time, rootKeyOut string) (h *ca.Hierarchy, created bool, err error) {
 	dd := cfg.DataDir
+	use, err := intermediateUse(cfg, acme.DefaultIssuer, now)
+	if err != nil {
+		return nil, false, err
+	}
 	switch {
 	case cfg.CA.Intermediate.CertFile != "":
-		h, err = loadConfiguredIntermediate(cfg.CA)
+		h, err = loadConfiguredIntermediate(cfg.CA, use)
 	case exists(dataPath(dd, fileCAIntermediate)):
-		h, err = loadDataHierarchy(dd, cfg.CA.Intermediate.Signer)
+		h, err = loadDataHierarchy(dd, cfg.CA.Intermediate.Signer, use)
 	case cfg.CA.Intermediate.Signer.SignerType() != ca.SignerFile:
 		return nil, false, fmt.Errorf("ca.intermediate.signer.type is %s, but the data directory has no intermediate (%s) and weir generates only plaintext keys: "+
 			"import one with weir ca import, or set ca.intermediate.cert-file", cfg.CA.Intermediate.Signer.SignerType(), fileCAIntermediate)
@@ -149,7 +154,9 @@ func readCerts(path string) ([]*x509.Certificate, error) {
 	return certs, nil
 }
 
-func loadDataHierarchy(dd string, sc ca.SignerConfig) (*ca.Hierarchy, error) {
+// loadDataHierarchy loads the data directory's intermediate (key sc) and
+// root, for use.
+func loadDataHierarchy(dd string, sc ca.SignerConfig, use ca.Use) (*ca.Hierarchy, error) {
 	ints, err := readCerts(dataPath(dd, fileCAIntermediate))
 	if err != nil {
 		return nil, err
@@ -160,26 +167,26 @@ func loadDataHierarchy(dd string, sc ca.SignerConfig) (*ca.Hierarchy, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
-	return loadWithKey(root, ints[0], sc, dataPath(dd, fileCAIntKey))
+	return loadWithKey(root, ints[0], sc, dataPath(dd, fileCAIntKey), use)
 }
 
 // loadWithKey opens the intermediate's key (sc, keyFile) and assembles
-// the hierarchy, releasing the key when LoadHierarchy refuses it.
-func loadWithKey(root, inter *x509.Certificate, sc ca.SignerConfig, keyFile string) (*ca.Hierarchy, error) {
+// the hierarchy for use, releasing the key when LoadHierarchy refuses it.
+func loadWithKey(root, inter *x509.Certificate, sc ca.SignerConfig, keyFile string, use ca.Use) (*ca.Hierarchy, error) {
 	key, err := openIntermediateKey(sc, keyFile)
 	if err != nil {
 		return nil, err
 	}
-	h, err := ca.LoadHierarchy(root, inter, key)
+	h, err := ca.LoadHierarchy(root, inter, key, use)
 	if err != nil {
 		key.Close()
 	}
 	return h, err
 }
 
-// loadConfiguredIntermediate loads ca.intermediate; its cert-file may carry
-// the chain up to the root, or ca.root-file names the root.
-func loadConfiguredIntermediate(c CAConfig) (*ca.Hierarchy, error) {
+// loadConfiguredIntermediate loads ca.intermediate for use; its cert-file
+// may carry the chain up to the root, or ca.root-file names the root.
+func loadConfiguredIntermediate(c CAConfig, use ca.Use) (*ca.Hierarchy, error) {
 	chain, err := readCerts(c.Intermediate.CertFile)
 	if err != nil {
 		return nil, fmt.Errorf("ca.intermediate.cert-file: %w", err)
@@ -194,7 +201,7 @@ func loadConfiguredIntermediate(c CAConfig) (*ca.Hierarchy, error) {
 	} else if last := chain[len(chain)-1]; len(chain) > 1 && last.CheckSignatureFrom(last) == nil {
 		root = last
 	}
-	return loadWithKey(root, chain[0], c.Intermediate.Signer, c.Intermediate.KeyFile)
+	return loadWithKey(root, chain[0], c.Intermediate.Signer, c.Intermediate.KeyFile, use)
 }
 
 // nameConstraints are the name constraints of a generated hierarchy under

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -14,6 +15,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
 )
 
@@ -113,28 +115,42 @@ func SignIntermediateCSR(rootCertFile string, rk RootKey, csrPEM []byte, now tim
 // encrypted key file, as ca.intermediate.signer says, copied as it is),
 // or, for a pkcs11 signer, the token's key the configuration names. The
 // intermediate must chain to the data directory's root and match its
-// key. The intermediate and key it replaces are kept beside, renamed
-// with the time. weir serve uses it from its next start.
-func ImportIntermediate(cfg Config, certFile, keyFile string, now time.Time) ([]string, error) {
+// key. It replaces the data directory's intermediate only while the
+// store holds no unexpired certificate of it (checkReplaceable); the
+// intermediate and key it replaces are kept beside, renamed with the
+// time. weir serve uses it from its next start.
+func ImportIntermediate(ctx context.Context, cfg Config, certFile, keyFile string, now time.Time) ([]string, error) {
 	if cfg.CA.Intermediate.CertFile != "" {
 		return nil, fmt.Errorf("ca.intermediate.cert-file is set (%s): weir issues with that file, so replace it there instead", cfg.CA.Intermediate.CertFile)
 	}
-	return installIntermediate(cfg, "ca.intermediate", cfg.CA.Intermediate.Signer, fileCAIntermediate, fileCAIntKey, certFile, keyFile, now)
+	slot := intermediateSlot{id: acme.DefaultIssuer, key: "ca.intermediate", signer: cfg.CA.Intermediate.Signer,
+		certName: fileCAIntermediate, keyName: fileCAIntKey}
+	return installIntermediate(ctx, cfg, slot, certFile, keyFile, now)
 }
 
-// installIntermediate is ImportIntermediate into the data directory's
-// files certName and keyName, for the intermediate that the
-// configuration's key (e.g. ca.intermediate) describes, whose key sc opens.
-func installIntermediate(cfg Config, key string, sc ca.SignerConfig, certName, keyName, certFile, keyFile string, now time.Time) ([]string, error) {
+// intermediateSlot is where installIntermediate puts an intermediate:
+// the issuer it signs for (its ID in the store), the configuration's key
+// that describes it (ca.intermediate, an entry of ca.issuers), the
+// signer its key opens with, and its files in the data directory.
+type intermediateSlot struct {
+	id, key           string
+	signer            ca.SignerConfig
+	certName, keyName string
+}
+
+// installIntermediate is ImportIntermediate into slot.
+func installIntermediate(ctx context.Context, cfg Config, slot intermediateSlot, certFile, keyFile string, now time.Time) ([]string, error) {
 	dd, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
 		return nil, err
 	}
+	cfg.DataDir = dd
+	sc := slot.signer
 	switch {
 	case sc.NeedsKeyFile() && keyFile == "":
-		return nil, fmt.Errorf("the new intermediate's key file is needed (%s.signer.type is %s)", key, sc.SignerType())
+		return nil, fmt.Errorf("the new intermediate's key file is needed (%s.signer.type is %s)", slot.key, sc.SignerType())
 	case !sc.NeedsKeyFile() && keyFile != "":
-		return nil, fmt.Errorf("%s.signer.type is %s: the key is in the token, so give no key file", key, sc.SignerType())
+		return nil, fmt.Errorf("%s.signer.type is %s: the key is in the token, so give no key file", slot.key, sc.SignerType())
 	}
 	roots, err := readCerts(dataPath(dd, fileCARoot))
 	if err != nil {
@@ -144,13 +160,22 @@ func installIntermediate(cfg Config, key string, sc ca.SignerConfig, certName, k
 	if err != nil {
 		return nil, err
 	}
+	use, err := issuingUse(cfg, now)
+	if err != nil {
+		return nil, err
+	}
 	signer, err := openIntermediateKey(sc, keyFile)
 	if err != nil {
 		return nil, err
 	}
 	defer signer.Close()
-	if _, err := ca.LoadHierarchy(roots[0], chain[0], signer); err != nil {
+	if err := ca.CheckIntermediate(roots[0], chain[0], signer, use); err != nil {
 		return nil, err
+	}
+	if exists(dataPath(dd, slot.certName)) {
+		if err := checkReplaceable(ctx, cfg, slot, now); err != nil {
+			return nil, err
+		}
 	}
 	var keyPEM []byte
 	if keyFile != "" {
@@ -159,11 +184,18 @@ func installIntermediate(cfg Config, key string, sc ca.SignerConfig, certName, k
 		}
 	}
 	stamp := now.UTC().Format("20060102T150405Z")
+	for _, name := range []string{slot.certName, slot.keyName} {
+		// os.Rename replaces its target: a second replacement within the
+		// same second would overwrite the first one's kept key.
+		if p := dataPath(dd, name); exists(p) && exists(p+".replaced-"+stamp) {
+			return nil, fmt.Errorf("nothing was changed: %s.replaced-%s, kept by a replacement in the same second, exists and weir never overwrites a kept key; run it again", name, stamp)
+		}
+	}
 	var kept []string
-	if err := os.MkdirAll(filepath.Dir(dataPath(dd, certName)), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(dataPath(dd, slot.certName)), 0o700); err != nil {
 		return nil, err
 	}
-	for _, name := range []string{certName, keyName} {
+	for _, name := range []string{slot.certName, slot.keyName} {
 		p := dataPath(dd, name)
 		if err := os.Rename(p, p+".replaced-"+stamp); err == nil {
 			kept = append(kept, name+".replaced-"+stamp)
@@ -173,12 +205,38 @@ func installIntermediate(cfg Config, key string, sc ca.SignerConfig, certName, k
 	}
 	// The key first: a certificate on disk implies its key is there too.
 	if keyPEM != nil {
-		if err := writeFileAtomic(dataPath(dd, keyName), keyPEM, 0o600); err != nil {
+		if err := writeFileAtomic(dataPath(dd, slot.keyName), keyPEM, 0o600); err != nil {
 			return nil, err
 		}
 	}
-	if err := writeFileAtomic(dataPath(dd, certName), ca.EncodeCertPEM(chain[0].Raw), 0o644); err != nil {
+	if err := writeFileAtomic(dataPath(dd, slot.certName), ca.EncodeCertPEM(chain[0].Raw), 0o644); err != nil {
 		return nil, err
 	}
 	return kept, nil
+}
+
+// checkReplaceable refuses to replace the intermediate of slot while the
+// store holds unexpired certificates of its issuer, revoked or not: their
+// revocations go on the CRL of that issuer, which the new intermediate
+// would sign, and a relying party accepts a CRL only from the
+// certificate's own issuer, its name and key (RFC 5280 §6.3.3), so they
+// could no longer be revoked. A store it cannot read is a refusal too.
+// The safe way keeps the old intermediate as an issuer of its own: a new
+// issuer (weir ca add-issuer) made active, and the old one renew-early.
+func checkReplaceable(ctx context.Context, cfg Config, slot intermediateSlot, now time.Time) error {
+	u, err := unexpiredOf(ctx, cfg, slot.id, now)
+	if err != nil {
+		return fmt.Errorf("nothing was changed: the store cannot be read to tell whether it holds unexpired certificates of the intermediate this would replace (%s, the issuer %s), whose revocations it must keep signing: %w", slot.certName, slot.id, err)
+	}
+	if u.N == 0 {
+		return nil
+	}
+	instead := fmt.Sprintf("add the new intermediate as an issuer of its own instead (weir ca add-issuer -id ID -cert FILE -key FILE), list it in ca.issuers, set ca.active-issuer: ID and restart, then set renew-early: true on %s", slot.key)
+	if slot.id != acme.DefaultIssuer {
+		instead = fmt.Sprintf("add the new intermediate under another id instead (weir ca add-issuer -id NEW ...), list it in ca.issuers, set ca.active-issuer: NEW and restart, then set renew-early: true on the entry %s", slot.id)
+	}
+	return fmt.Errorf("nothing was changed: the store holds %d unexpired certificate(s) of the issuer %s (%s), the last until %s, signed by the intermediate this would replace (%s); "+
+		"their revocations would go on a CRL the new intermediate signs, which relying parties refuse for them (RFC 5280 §6.3.3). "+
+		"To rotate, %s (docs/operations.md, \"Rotating the intermediate\"); the old intermediate keeps signing their CRL until they expire",
+		u.N, slot.id, slot.key, u.Last.UTC().Format(time.RFC3339), slot.certName, instead)
 }

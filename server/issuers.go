@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -102,8 +103,9 @@ func (c CAConfig) renewEarly() []string {
 
 // openIssuers makes the CA of each issuer: def is ca.intermediate's
 // hierarchy (loadOrCreateHierarchy), whose root every other issuer must
-// chain to when it is known. On error nothing stays open but def.
-func openIssuers(cfg Config, def *ca.Hierarchy) (*issuerSet, error) {
+// chain to when it is known; each is checked for its use at now
+// (intermediateUse). On error nothing stays open but def.
+func openIssuers(cfg Config, def *ca.Hierarchy, now time.Time) (*issuerSet, error) {
 	set := &issuerSet{}
 	add := func(id string, ic IntermediateConfig, h *ca.Hierarchy) error {
 		c, err := newIssuerCA(cfg, id, ic, h)
@@ -120,7 +122,7 @@ func openIssuers(cfg Config, def *ca.Hierarchy) (*issuerSet, error) {
 		return nil, err
 	}
 	for i, is := range cfg.CA.Issuers {
-		h, err := loadIssuerHierarchy(cfg, is, def.Root)
+		h, err := loadIssuerHierarchy(cfg, is, def.Root, now)
 		if err != nil {
 			set.close()
 			return nil, fmt.Errorf("ca.issuers[%d] (%s): %w", i, is.ID, err)
@@ -139,8 +141,12 @@ func openIssuers(cfg Config, def *ca.Hierarchy) (*issuerSet, error) {
 }
 
 // loadIssuerHierarchy loads an entry of ca.issuers: its files, or the
-// data directory's, under root.
-func loadIssuerHierarchy(cfg Config, is IssuerConfig, root *x509.Certificate) (*ca.Hierarchy, error) {
+// data directory's, under root, for its use at now.
+func loadIssuerHierarchy(cfg Config, is IssuerConfig, root *x509.Certificate, now time.Time) (*ca.Hierarchy, error) {
+	use, err := intermediateUse(cfg, is.ID, now)
+	if err != nil {
+		return nil, err
+	}
 	certFile, keyFile := is.CertFile, is.KeyFile
 	if certFile == "" {
 		certFile, keyFile = dataPath(cfg.DataDir, issuerCertFile(is.ID)), dataPath(cfg.DataDir, issuerKeyFile(is.ID))
@@ -152,7 +158,7 @@ func loadIssuerHierarchy(cfg Config, is IssuerConfig, root *x509.Certificate) (*
 	if root == nil && len(chain) > 1 && chain[len(chain)-1].CheckSignatureFrom(chain[len(chain)-1]) == nil {
 		root = chain[len(chain)-1]
 	}
-	return loadWithKey(root, chain[0], is.Signer, keyFile)
+	return loadWithKey(root, chain[0], is.Signer, keyFile, use)
 }
 
 // newIssuerCA is the CA of issuer id (intermediate ic, hierarchy h), with
@@ -215,11 +221,13 @@ func (c *CAConfig) takeRenewEarly(cur CAConfig) {
 // id: the data directory's ca/issuers/ID files, which an entry of
 // ca.issuers with that id and no cert-file uses. Its key is keyFile, a
 // plaintext key unless ca.issuers already has the entry, whose signer
-// then says (none for pkcs11). Files it replaces are kept beside, renamed
-// with the time. weir serve signs with it from its next start once the
+// then says (none for pkcs11). It replaces the files of an existing
+// issuer id only while the store holds no unexpired certificate of it
+// (checkReplaceable), and keeps them beside, renamed with the time. weir
+// serve signs with it from its next start once the
 // entry is in ca.issuers, and issues with it once ca.active-issuer names
 // it.
-func AddIssuer(cfg Config, id, certFile, keyFile string, now time.Time) ([]string, error) {
+func AddIssuer(ctx context.Context, cfg Config, id, certFile, keyFile string, now time.Time) ([]string, error) {
 	if !acme.IssuerIDPattern.MatchString(id) || id == acme.DefaultIssuer {
 		return nil, fmt.Errorf("the issuer's id %q must be lowercase letters, digits and hyphens (up to 32), and not %q", id, acme.DefaultIssuer)
 	}
@@ -233,5 +241,6 @@ func AddIssuer(cfg Config, id, certFile, keyFile string, now time.Time) ([]strin
 		}
 		key, sc = fmt.Sprintf("ca.issuers[%d]", i), is.Signer
 	}
-	return installIntermediate(cfg, key, sc, issuerCertFile(id), issuerKeyFile(id), certFile, keyFile, now)
+	slot := intermediateSlot{id: id, key: key, signer: sc, certName: issuerCertFile(id), keyName: issuerKeyFile(id)}
+	return installIntermediate(ctx, cfg, slot, certFile, keyFile, now)
 }

@@ -14,9 +14,9 @@ import (
 )
 
 // TestOfflineRoot: init with the root key outside the data directory
-// leaves none in it; serve runs and issues; a new intermediate made
-// from a CSR and signed with the offline key is imported, and serve
-// issues under it, chaining to the same root.
+// leaves none in it; serve runs; a new intermediate made from a CSR and
+// signed with the offline key is imported, and serve issues under it,
+// chaining to the same root.
 func TestOfflineRoot(t *testing.T) {
 	dd := filepath.Join(t.TempDir(), "data")
 	offline := filepath.Join(t.TempDir(), "offline", "root-key.pem")
@@ -42,12 +42,13 @@ func TestOfflineRoot(t *testing.T) {
 	}
 	useDir := func(c *Config) { c.DataDir = dd }
 
+	// It issues nothing yet: weir ca import replaces an intermediate only
+	// while the store holds no unexpired certificate of it
+	// (TestImportKeepsRevocation).
 	var logs bytes.Buffer
 	t.Run("serve without the root key", func(t *testing.T) {
 		e := startEnvLog(t, useDir, &logs)
-		ctx, _, c, _ := e.registered(t)
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "before.weir.test"})
-		e.verifyChain(chain, "before.weir.test")
+		e.registered(t)
 	})
 	if strings.Contains(logs.String(), "root CA's key is in the data directory") {
 		t.Errorf("serve warned of an online root key it does not have:\n%s", logs.String())
@@ -68,10 +69,10 @@ func TestOfflineRoot(t *testing.T) {
 	if err := os.WriteFile(certPath, chainPEM, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ImportIntermediate(cfg, certPath, filepath.Join(t.TempDir(), "none.pem"), time.Now()); err == nil {
+	if _, err := ImportIntermediate(t.Context(), cfg, certPath, filepath.Join(t.TempDir(), "none.pem"), time.Now()); err == nil {
 		t.Fatal("import with a missing key file succeeded")
 	}
-	kept, err := ImportIntermediate(cfg, certPath, newKeyPath, time.Now())
+	kept, err := ImportIntermediate(t.Context(), cfg, certPath, newKeyPath, time.Now())
 	if err != nil {
 		t.Fatalf("import: %v", err)
 	}

@@ -65,6 +65,38 @@ func newProfiles(c CAConfig) (*acme.Profiles, error) {
 	return acme.NewProfiles(c.DefaultProfile, c.Profiles, c.CertificateLifetime)
 }
 
+// intermediateUse is what the intermediate of issuer id is loaded for at
+// now (ca.CheckIntermediate): the one ca.active-issuer names signs new
+// certificates (issuingUse); the others sign the CRL of those they signed.
+func intermediateUse(cfg Config, id string, now time.Time) (ca.Use, error) {
+	if id != cfg.CA.ActiveIssuer {
+		return ca.Use{}, nil
+	}
+	return issuingUse(cfg, now)
+}
+
+// issuingUse is what an intermediate that signs new certificates under
+// cfg at now is checked for: valid now, not past its root, allowing the
+// extended key usages of the certificates it signs (leafEKUs).
+func issuingUse(cfg Config, now time.Time) (ca.Use, error) {
+	ps, err := newProfiles(cfg.CA)
+	if err != nil {
+		return ca.Use{}, err
+	}
+	return ca.Use{Now: now, LeafEKUs: leafEKUs(cfg, ps)}, nil
+}
+
+// leafEKUs are the extended key usages of the certificates the active
+// issuer signs under cfg with the profiles ps: the profiles' and, when
+// weir makes its own HTTPS certificate (server.tls empty), that one's.
+func leafEKUs(cfg Config, ps *acme.Profiles) []ca.LeafEKU {
+	ekus := ps.LeafEKUs()
+	if cfg.Server.TLS.CertFile == "" {
+		ekus = append(ekus, ca.LeafEKU{EKU: ca.DefaultExtKeyUsage, By: "weir's own HTTPS certificate (server.tls empty)"})
+	}
+	return ekus
+}
+
 // warnProfiles logs the profiles whose certificates the intermediate
 // cannot cover for their whole lifetime from now: they are cut short at
 // the intermediate's expiry.

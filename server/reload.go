@@ -16,6 +16,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/challenge"
+	"github.com/weir-pki/weir/ca"
 )
 
 // reloadState remembers the outcome of the last reload, for operators.
@@ -195,6 +196,11 @@ func (s *Server) reloadLocked() error {
 	profiles, err := newProfiles(profCA)
 	if err != nil {
 		return err
+	}
+	// The active intermediate must allow what the profiles put in the
+	// certificates it signs, as at start (intermediateUse).
+	if err := ca.CheckLeafEKUs(s.svc.CA().Hierarchy().Intermediate, leafEKUs(cfg, profiles)); err != nil {
+		return fmt.Errorf("ca.profiles: %w", err)
 	}
 	level, err := parseLevel(cfg.Log.Level)
 	if err != nil {

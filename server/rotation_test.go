@@ -59,7 +59,7 @@ func TestRotation(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(work, "r2.pem"), signed, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AddIssuer(a1.cfg, "r2", filepath.Join(work, "r2.pem"), filepath.Join(work, "r2-key.pem"), time.Now()); err != nil {
+	if _, err := AddIssuer(t.Context(), a1.cfg, "r2", filepath.Join(work, "r2.pem"), filepath.Join(work, "r2-key.pem"), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 

@@ -144,7 +144,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	if base == "" {
 		base = "https://" + cfg.Server.Listen
 	}
-	issuers, err := openIssuers(cfg, h)
+	issuers, err := openIssuers(cfg, h, now)
 	if err != nil {
 		closeKey(h)
 		return nil, err

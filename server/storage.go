@@ -14,6 +14,7 @@ import (
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/postgres"
 	"github.com/weir-pki/weir/storage/sqlite"
+	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
 // The storage.driver values.
@@ -140,6 +141,24 @@ func openStore(ctx context.Context, cfg Config) (acmeStore, error) {
 		return s, nil
 	}
 	return nil, fmt.Errorf("storage.driver: %q is not supported", cfg.Storage.Driver)
+}
+
+// unexpiredOf counts the certificates of issuer id in the ACME store of
+// cfg (whose DataDir is absolute) that are unexpired at now, revoked or
+// not, whichever the driver and while weir runs on it: each driver reads
+// on a connection of its own, never writing.
+func unexpiredOf(ctx context.Context, cfg Config, id string, now time.Time) (sqlrow.Unexpired, error) {
+	switch cfg.Storage.Driver {
+	case DriverPostgres:
+		pc, err := cfg.Storage.postgresConfig()
+		if err != nil {
+			return sqlrow.Unexpired{}, err
+		}
+		return postgres.Unexpired(ctx, pc, id, now)
+	case DriverSQLite:
+		return sqlite.Unexpired(ctx, filepath.Join(cfg.DataDir, cfg.Storage.Path), id, now)
+	}
+	return sqlrow.Unexpired{}, fmt.Errorf("storage.driver: %q is not supported", cfg.Storage.Driver)
 }
 
 // schemaVersion is one applied migration of the ACME store.

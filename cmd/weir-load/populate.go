@@ -202,7 +202,9 @@ func dataDirCA(dir string, stderr io.Writer) (*ca.CA, error) {
 	if err != nil {
 		return nil, err
 	}
-	h, err := ca.LoadHierarchy(nil, certs[0], key)
+	// Its certificates are rows for the store to hold, never served: the
+	// intermediate's form is checked, not its use (ca.Use).
+	h, err := ca.LoadHierarchy(nil, certs[0], key, ca.Use{})
 	if err != nil {
 		return nil, err
 	}

@@ -128,10 +128,13 @@ func caSignIntermediate(_ context.Context, args []string, stdout, stderr io.Writ
 	return 0
 }
 
-func caImport(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func caImport(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := caFlags("import", "[-config FILE] -cert FILE [-key FILE]",
 		"Makes the signed intermediate the data directory's (the one it replaces is\n"+
-			"kept beside it); weir serve issues with it from its next start.", stderr)
+			"kept beside it); weir serve issues with it from its next start. Refused\n"+
+			"while the store holds unexpired certificates of the one it replaces, whose\n"+
+			"CRL only that one can sign: rotate with weir ca add-issuer then\n"+
+			"(docs/operations.md, \"Rotating the intermediate\").", stderr)
 	configPath := fs.String("config", "", "the server's configuration `file` (default: embedded defaults)")
 	cert := fs.String("cert", "", "the new intermediate's certificate `file` (its chain may follow)")
 	key := fs.String("key", "", "its key `file` (none for a pkcs11 signer: the configuration names the token's key)")
@@ -142,7 +145,7 @@ func caImport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, "ca import", err)
 	}
-	kept, err := server.ImportIntermediate(cfg, *cert, *key, time.Now())
+	kept, err := server.ImportIntermediate(ctx, cfg, *cert, *key, time.Now())
 	if err != nil {
 		return fail(stderr, "ca import", err)
 	}
@@ -153,7 +156,7 @@ func caImport(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func caAddIssuer(_ context.Context, args []string, stdout, stderr io.Writer) int {
+func caAddIssuer(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := caFlags("add-issuer", "[-config FILE] -id ID -cert FILE [-key FILE]",
 		"Adds the signed intermediate to the data directory as the issuer ID\n"+
 			"(ca/issuers/ID), for a rotation: list it in ca.issuers, make it\n"+
@@ -170,7 +173,7 @@ func caAddIssuer(_ context.Context, args []string, stdout, stderr io.Writer) int
 	if err != nil {
 		return fail(stderr, "ca add-issuer", err)
 	}
-	kept, err := server.AddIssuer(cfg, *id, *cert, *key, time.Now())
+	kept, err := server.AddIssuer(ctx, cfg, *id, *cert, *key, time.Now())
 	if err != nil {
 		return fail(stderr, "ca add-issuer", err)
 	}

@@ -19,10 +19,11 @@ type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// SQLSTATE codes the store maps to sentinels.
+// SQLSTATE codes the store tells apart.
 const (
 	codeUniqueViolation     = "23505"
 	codeForeignKeyViolation = "23503"
+	codeUndefinedTable      = "42P01"
 )
 
 // pgCode returns the SQLSTATE of a server error, "" for any other error.

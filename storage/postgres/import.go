@@ -56,21 +56,17 @@ func (s *Store) BeginImport(ctx context.Context, force bool) (*Import, error) {
 	if err != nil {
 		return nil, fmt.Errorf("postgres: import: connecting: %w", err)
 	}
-	var schema *string
-	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+	schema, err := currentSchema(ctx, conn)
+	if err != nil {
 		conn.Release()
-		return nil, fmt.Errorf("postgres: import: reading the current schema: %w", err)
+		return nil, fmt.Errorf("postgres: import: %w", err)
 	}
-	if schema == nil {
-		conn.Release()
-		return nil, fmt.Errorf("postgres: import: no schema of the search_path exists")
-	}
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, $2)`, migrationLockClass, lockKey(*schema)); err != nil {
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, $2)`, migrationLockClass, lockKey(schema)); err != nil {
 		conn.Conn().Close(context.WithoutCancel(ctx))
 		conn.Release()
-		return nil, fmt.Errorf("postgres: import: schema %q: taking the migration lock: %w", *schema, err)
+		return nil, fmt.Errorf("postgres: import: schema %q: taking the migration lock: %w", schema, err)
 	}
-	im := &Import{conn: conn, schema: *schema, got: transfer.Counts{}, emptied: transfer.Counts{}}
+	im := &Import{conn: conn, schema: schema, got: transfer.Counts{}, emptied: transfer.Counts{}}
 	counts, err := im.count(ctx)
 	if err != nil {
 		im.Close()
@@ -84,7 +80,7 @@ func (s *Store) BeginImport(ctx context.Context, force bool) (*Import, error) {
 	case empty:
 	case !force:
 		im.Close()
-		return nil, &NotEmptyError{Schema: *schema, Counts: counts}
+		return nil, &NotEmptyError{Schema: schema, Counts: counts}
 	default:
 		var names []string
 		for _, t := range transfer.Tables() {
@@ -92,7 +88,7 @@ func (s *Store) BeginImport(ctx context.Context, force bool) (*Import, error) {
 		}
 		if _, err := conn.Exec(ctx, `TRUNCATE `+strings.Join(names, ", ")+` RESTART IDENTITY CASCADE`); err != nil {
 			im.Close()
-			return nil, fmt.Errorf("postgres: import: schema %q: emptying the tables: %w", *schema, err)
+			return nil, fmt.Errorf("postgres: import: schema %q: emptying the tables: %w", schema, err)
 		}
 		im.emptied = counts
 	}

@@ -42,6 +42,23 @@ func lockKey(schema string) int32 {
 	return int32(h.Sum32())
 }
 
+// errNoSchema is currentSchema's error when no schema of the connection's
+// search_path exists.
+var errNoSchema = errors.New("no schema of the search_path exists: create it (CREATE SCHEMA …) or fix search_path in the DSN")
+
+// currentSchema returns the schema of weir's tables on q's connection:
+// the first schema of its search_path that exists, else errNoSchema.
+func currentSchema(ctx context.Context, q querier) (string, error) {
+	var schema *string
+	if err := q.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		return "", fmt.Errorf("reading the current schema: %w", err)
+	}
+	if schema == nil {
+		return "", errNoSchema
+	}
+	return *schema, nil
+}
+
 // AppliedMigration is a schema version recorded in schema_migrations.
 type AppliedMigration struct {
 	Version   int
@@ -67,27 +84,24 @@ func migrate(ctx context.Context, pool *pgxpool.Pool, now func() time.Time) erro
 		return fmt.Errorf("postgres: connecting: %w", err)
 	}
 	defer conn.Release()
-	var schema *string
-	if err := conn.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
-		return fmt.Errorf("postgres: reading the current schema: %w", err)
+	schema, err := currentSchema(ctx, conn)
+	if err != nil {
+		return fmt.Errorf("postgres: %w", err)
 	}
-	if schema == nil {
-		return errors.New("postgres: no schema of the search_path exists: create it (CREATE SCHEMA …) or fix search_path in the DSN")
-	}
-	key := lockKey(*schema)
+	key := lockKey(schema)
 	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock($1, $2)`, migrationLockClass, key); err != nil {
 		// The lock may or may not be held: drop the connection, and the
 		// session's locks with it.
 		conn.Conn().Close(context.WithoutCancel(ctx))
-		return fmt.Errorf("postgres: schema %q: taking the migration lock: %w", *schema, err)
+		return fmt.Errorf("postgres: schema %q: taking the migration lock: %w", schema, err)
 	}
-	err = applyMigrations(ctx, conn.Conn(), *schema, ms, now)
+	err = applyMigrations(ctx, conn.Conn(), schema, ms, now)
 	uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 	defer cancel()
 	if _, uerr := conn.Exec(uctx, `SELECT pg_advisory_unlock($1, $2)`, migrationLockClass, key); uerr != nil {
 		conn.Conn().Close(uctx)
 		if err == nil {
-			err = fmt.Errorf("postgres: schema %q: releasing the migration lock: %w", *schema, uerr)
+			err = fmt.Errorf("postgres: schema %q: releasing the migration lock: %w", schema, uerr)
 		}
 	}
 	return err

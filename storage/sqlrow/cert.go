@@ -164,3 +164,29 @@ func (r *CertRow) Values(chain []byte, extra ...any) []any {
 		ToNanos(c.NotBefore), ToNanos(c.NotAfter), ToNanos(c.IssuedAt), c.Profile, ToNanos(c.RenewalStart), ToNanos(c.RenewalEnd), r.Issuer, c.CRLShard)
 	return append(v, extra...)
 }
+
+// UnexpiredSQL counts the certificates of issuer $1, revoked or not,
+// whose not_after is after $2 (Unix nanoseconds), and gives the latest
+// not_after among them (0 for none): the certificates whose revocation
+// that issuer must still be able to put on a CRL it signs (RFC 5280
+// §3.3, §6.3.3), for both drivers.
+const UnexpiredSQL = `SELECT count(*), COALESCE(max(not_after), 0) FROM certificates WHERE issuer = $1 AND not_after > $2`
+
+// Unexpired is the row of UnexpiredSQL: how many, and the last to expire.
+type Unexpired struct {
+	N    int64
+	Last time.Time
+}
+
+// UnexpiredArgs are the arguments of UnexpiredSQL ("" is the default
+// issuer).
+func UnexpiredArgs(issuer string, now time.Time) []any {
+	return []any{IssuerOrDefault(issuer), ToNanos(now)}
+}
+
+// ScanUnexpired reads the row of UnexpiredSQL.
+func ScanUnexpired(row Scanner) (Unexpired, error) {
+	var u Unexpired
+	err := row.Scan(&u.N, nanos(&u.Last))
+	return u, err
+}

@@ -1,0 +1,142 @@
+package server
+
+import (
+	"crypto"
+	"crypto/x509"
+	"maps"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/weir-pki/weir/ca"
+)
+
+// TestImportRefusesBadIntermediates: weir ca import and add-issuer
+// refuse an intermediate that weir serve would refuse or misuse (RFC 5280
+// §4.2.1.3, §4.2.1.12), changing nothing in the data directory, and
+// serve refuses each as its active issuer with the same reason: one
+// check (ca.CheckIntermediate) serves all three. A retired issuer is held
+// to its form only: an expired one still starts. A reload that adds a
+// profile the active intermediate's EKUs do not allow is refused.
+func TestImportRefusesBadIntermediates(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	if _, err := InitDataDir(cfg, time.Now(), InitOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	dd, now := cfg.DataDir, time.Now()
+	root, err := readCerts(dataPath(dd, fileCARoot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*x509.Certificate)
+		want   string
+	}{
+		{"no cRLSign", func(c *x509.Certificate) { c.KeyUsage &^= x509.KeyUsageCRLSign }, "cRLSign"},
+		{"expired", func(c *x509.Certificate) { c.NotBefore, c.NotAfter = now.Add(-48*time.Hour), now.Add(-time.Hour) }, "expired at"},
+		{"not yet valid", func(c *x509.Certificate) { c.NotBefore = now.Add(time.Hour) }, "not valid before"},
+		{"codeSigning only", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning} },
+			"does not allow the extended key usage serverAuth"},
+		{"serverAuth only, under a clientAuth profile", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} },
+			"clientAuth that ca.profiles.tls-client-server.key-usages puts"},
+		{"outlives its root", func(c *x509.Certificate) { c.NotAfter = root[0].NotAfter.Add(time.Hour) }, "after its root"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cert, key := reshapedIntermediate(t, dd, tc.mutate)
+			before := treeOf(t, dd)
+			_, err := ImportIntermediate(t.Context(), cfg, cert, key, now)
+			checkImportRefused(t, err, tc.want)
+			_, err = AddIssuer(t.Context(), cfg, "r2", cert, key, now)
+			checkImportRefused(t, err, tc.want)
+			if after := treeOf(t, dd); !maps.Equal(before, after) {
+				t.Errorf("the refused import changed the data directory: %v before, %v after", before, after)
+			}
+			s, err := New(t.Context(), withIssuer(cfg, cert, key, true), Options{})
+			if err == nil {
+				s.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("serve with it as the active issuer: %v, want %q", err, tc.want)
+			}
+		})
+	}
+
+	t.Run("expired, retired", func(t *testing.T) {
+		cert, key := reshapedIntermediate(t, dd, func(c *x509.Certificate) { c.NotBefore, c.NotAfter = now.Add(-48*time.Hour), now.Add(-time.Hour) })
+		s, err := New(t.Context(), withIssuer(cfg, cert, key, false), Options{})
+		if err != nil {
+			t.Fatalf("serve with an expired retired issuer: %v", err)
+		}
+		s.Close()
+	})
+
+	t.Run("reload", func(t *testing.T) {
+		cert, key := reshapedIntermediate(t, dd, func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} })
+		e := startEnv(t, func(c *Config) {
+			*c = withIssuer(*c, cert, key, true)
+			c.DataDir = dd
+			delete(c.CA.Profiles, profileTLSClientServer)
+		})
+		cfg := e.cfg
+		cfg.CA.Profiles = defaultProfiles()
+		e.writeConfig(cfg)
+		if err := e.srv.reload("test"); err == nil || !strings.Contains(err.Error(), "ca.profiles.tls-client-server.key-usages") {
+			t.Errorf("a reload adding a clientAuth profile under a serverAuth intermediate: %v, want it refused", err)
+		}
+	})
+}
+
+// withIssuer is cfg with the intermediate in certFile and keyFile as the
+// ca.issuers entry r2, active or not.
+func withIssuer(cfg Config, certFile, keyFile string, active bool) Config {
+	cfg.CA.Issuers = []IssuerConfig{{ID: "r2", IntermediateConfig: IntermediateConfig{CertFile: certFile, KeyFile: keyFile}}}
+	if active {
+		cfg.CA.ActiveIssuer = "r2"
+	}
+	return cfg
+}
+
+// reshapedIntermediate signs, with the root of data directory dd, an
+// intermediate shaped as weir ca sign-intermediate makes it and then
+// changed by mutate, and returns its certificate and key files.
+func reshapedIntermediate(t *testing.T, dd string, mutate func(*x509.Certificate)) (certFile, keyFile string) {
+	t.Helper()
+	certFile, keyFile = signedIntermediate(t, dd, t.TempDir(), "weir Intermediate CA 2")
+	certs, err := readCerts(certFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	roots, err := readCerts(dataPath(dd, fileCARoot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rootKey := parseKeyFile(t, dataPath(dd, fileCARootKey))
+	tmpl := *certs[0]
+	tmpl.Raw, tmpl.RawTBSCertificate, tmpl.RawSubjectPublicKeyInfo, tmpl.PublicKey = nil, nil, nil, nil
+	mutate(&tmpl)
+	der, err := x509.CreateCertificate(nil, &tmpl, roots[0], parseKeyFile(t, keyFile).Public(), rootKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, ca.EncodeCertPEM(der), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
+}
+
+// parseKeyFile reads the PEM key in path.
+func parseKeyFile(t *testing.T, path string) crypto.Signer {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := ca.ParseKeyPEM(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
