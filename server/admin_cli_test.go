@@ -24,12 +24,21 @@ import (
 // unless wantCode says otherwise.
 func (e *testEnv) weirCLI(t *testing.T, wantCode int, args ...string) string {
 	t.Helper()
-	var stdout, stderr bytes.Buffer
-	full := append(append([]string{}, args...), "-config", e.srv.configPath)
-	if code := runWeir(t, full, &stdout, &stderr); code != wantCode {
-		t.Fatalf("weir %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(full, " "), code, wantCode, stdout.String(), stderr.String())
+	code, stdout, stderr := e.weirCLIExit(t, args...)
+	if code != wantCode {
+		t.Fatalf("weir %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, wantCode, stdout, stderr)
 	}
-	return stdout.String() + stderr.String()
+	return stdout + stderr
+}
+
+// weirCLIExit runs a weir command line against e's running server, as
+// weirCLI does, and returns its exit code, stdout and stderr, whatever the
+// code.
+func (e *testEnv) weirCLIExit(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := runWeir(t, append(append([]string{}, args...), "-config", e.srv.configPath), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
 }
 
 // cliJSON runs a weir command with --json and decodes its output.

@@ -39,6 +39,8 @@ type testEnv struct {
 	// adminURL is the admin listener's base URL ("" when admin is off);
 	// its token is in adminTokenPath(cfg).
 	adminURL string
+	// stop stops the server (once; the test's end calls it too).
+	stop func()
 
 	tokens   sync.Map // http-01 token -> key authorization
 	redirect sync.Map // http-01 token -> the URL its challenge path redirects to
@@ -143,13 +145,14 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- e.srv.Serve(ctx, ln, adminLn) }()
-	t.Cleanup(func() {
+	e.stop = sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 		e.srv.Close()
 	})
+	t.Cleanup(e.stop)
 	e.base = e.srv.baseURL
 	e.roots = x509.NewCertPool()
 	if !e.roots.AppendCertsFromPEM(e.srv.root) {
@@ -200,7 +203,20 @@ func (e *testEnv) solve(ctx context.Context, c *xacme.Client, authzURL, typ stri
 	if ch == nil {
 		e.t.Fatalf("authorization %s has no %s challenge", a.Identifier.Value, typ)
 	}
-	switch typ {
+	e.publish(c, a, ch)
+	if _, err := c.Accept(ctx, ch); err != nil {
+		e.t.Fatalf("accept %s: %v", typ, err)
+	}
+	if _, err := c.WaitAuthorization(ctx, authzURL); err != nil {
+		e.t.Fatalf("wait authorization %s (%s): %v", a.Identifier.Value, typ, err)
+	}
+}
+
+// publish makes the responders answer challenge ch of authorization a
+// as c's account must: a validation of it then passes.
+func (e *testEnv) publish(c *xacme.Client, a *xacme.Authorization, ch *xacme.Challenge) {
+	e.t.Helper()
+	switch ch.Type {
 	case "http-01":
 		ka, _ := c.HTTP01ChallengeResponse(ch.Token)
 		e.tokens.Store(ch.Token, ka)
@@ -221,12 +237,36 @@ func (e *testEnv) solve(ctx context.Context, c *xacme.Client, authzURL, typ stri
 		e.alpnCert[a.Identifier.Value] = &cert
 		e.alpnMu.Unlock()
 	}
-	if _, err := c.Accept(ctx, ch); err != nil {
-		e.t.Fatalf("accept %s: %v", typ, err)
-	}
-	if _, err := c.WaitAuthorization(ctx, authzURL); err != nil {
-		e.t.Fatalf("wait authorization %s (%s): %v", a.Identifier.Value, typ, err)
-	}
+}
+
+// restart stops e and starts weir again on its data directory, as an
+// operator restarts it: with startEnv's configuration as mutate leaves
+// it, and at e's URL (server.external-url), since the test servers listen
+// on new ports. The new env's HTTP client takes that URL to the new
+// listener, so the URLs in what e issued (CRL distribution points, the
+// ACME objects' URLs) reach the new server.
+func (e *testEnv) restart(t *testing.T, mutate func(*Config)) *testEnv {
+	t.Helper()
+	e.stop()
+	n := startEnv(t, func(c *Config) {
+		if mutate != nil {
+			mutate(c)
+		}
+		c.DataDir, c.Server.ExternalURL = e.cfg.DataDir, e.base
+	})
+	old := strings.TrimPrefix(e.base, "https://")
+	n.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: n.roots},
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			if addr == old {
+				addr = n.cfg.Server.Listen
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+	}}
+	t.Cleanup(n.http.CloseIdleConnections)
+	return n
 }
 
 // rawResponse is a response to a hand-made request.

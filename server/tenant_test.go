@@ -140,6 +140,14 @@ func (e *testEnv) tenantClient(t *testing.T, tenant string) *xacme.Client {
 // and tenant and returns its client.
 func (e *testEnv) eabKeyClient(t *testing.T, label, tenant string) *xacme.Client {
 	t.Helper()
+	c, _, _ := e.eabKeyAccount(t, label, tenant)
+	return c
+}
+
+// eabKeyAccount is eabKeyClient, which also returns the EAB key the
+// account is bound with and its HMAC key, decoded.
+func (e *testEnv) eabKeyAccount(t *testing.T, label, tenant string) (*xacme.Client, admin.EABKeyView, []byte) {
+	t.Helper()
 	var k admin.EABKeyView
 	e.cliJSON(t, &k, "eab", "create", "--label", label, "--tenant", tenant)
 	hk, err := base64.RawURLEncoding.DecodeString(k.HMACKey)
@@ -150,5 +158,5 @@ func (e *testEnv) eabKeyClient(t *testing.T, label, tenant string) *xacme.Client
 	if _, err := e.eabRegister(t.Context(), key, k.KeyID, hk); err != nil {
 		t.Fatalf("register with a key of tenant %s: %v", tenant, err)
 	}
-	return e.client(key)
+	return e.client(key), k, hk
 }

@@ -1,0 +1,177 @@
+package server
+
+import (
+	"crypto/sha256"
+	"crypto/x509"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// caChangeRows are the changes to the CA itself: its issuers, its CRLs,
+// its keys. Each takes a restart on the same data directory, as
+// docs/operations.md says; the state in flight then completes on the new
+// server, and what it issued before stays revocable.
+func caChangeRows() []changeRow {
+	return []changeRow{
+		{
+			// docs/operations.md, "Rotating the intermediate".
+			name: "active issuer rotated",
+			change: func(m *changeRun) {
+				cert, key := m.newIntermediate("weir Intermediate CA R2")
+				m.e.weirCLI(m.t, 0, "ca", "add-issuer", "-id", "r2", "-cert", cert, "-key", key)
+				m.issuer = readCert(m.t, cert)
+				m.restart(func(c *Config) {
+					c.CA.Issuers = []IssuerConfig{{ID: "r2"}}
+					c.CA.ActiveIssuer = "r2"
+				})
+			},
+			after: afterNewIssuer,
+		},
+		{
+			// weir ca import over the working intermediate: either it is
+			// refused while certificates of the one it replaces are
+			// unexpired (and nothing on disk changes), or the replaced one
+			// keeps signing the CRL of its certificates ("revocable").
+			name: "intermediate imported",
+			change: func(m *changeRun) {
+				cert, key := m.newIntermediate("weir Intermediate CA 2")
+				before := caFiles(m.t, m.e.cfg.DataDir)
+				code, stdout, stderr := m.e.weirCLIExit(m.t, "ca", "import", "-cert", cert, "-key", key)
+				if code != 0 {
+					m.t.Logf("weir ca import refused (exit %d): %s%s", code, stdout, stderr)
+					if after := caFiles(m.t, m.e.cfg.DataDir); !maps.Equal(before, after) {
+						m.t.Errorf("the refused weir ca import changed the CA's files: %v before, %v after", before, after)
+					}
+				} else {
+					m.issuer = readCert(m.t, cert)
+				}
+				m.restart(nil)
+			},
+			after: afterNewIssuer,
+		},
+		{
+			name:   "CRL shards raised",
+			change: func(m *changeRun) { m.restart(func(c *Config) { c.CA.CRLShards = 4 }) },
+			after: func(t *testing.T, m *changeRun) {
+				for _, c := range m.completeInFlight(t) {
+					if dp := c.leaf.CRLDistributionPoints; len(dp) != 1 || !strings.HasPrefix(dp[0], m.e.base+"/crl/default/") {
+						t.Errorf("%s, issued with 4 shards: CRL distribution points %v, want one of %s/crl/default/N", c.name, dp, m.e.base)
+					}
+				}
+			},
+		},
+		{
+			// Certificates naming /crl/default/N for N above the new count
+			// must still be on a served CRL ("revocable").
+			name:  "CRL shards lowered",
+			setup: func(c *Config) { c.CA.CRLShards = 4 },
+			inflight: inflight{then: func(t *testing.T, m *changeRun) {
+				for i := 0; !m.aboveShard(1); i++ {
+					if i == 16 {
+						t.Fatal("16 certificates, none in a shard above 1")
+					}
+					m.issue(t, "http-01", fmt.Sprintf("s%d.%s", i, keepZone))
+				}
+			}},
+			change: func(m *changeRun) { m.restart(func(c *Config) { c.CA.CRLShards = 1 }) },
+			after: func(t *testing.T, m *changeRun) {
+				for _, c := range m.completeInFlight(t) {
+					if dp := c.leaf.CRLDistributionPoints; len(dp) != 1 || dp[0] != m.e.base+"/ca/crl.der" {
+						t.Errorf("%s, issued with 1 shard: CRL distribution points %v, want [%s/ca/crl.der]", c.name, dp, m.e.base)
+					}
+				}
+			},
+		},
+		{
+			// docs/operations.md, "The CA's keys": weir serve never needs
+			// the root's key.
+			name: "root taken offline",
+			change: func(m *changeRun) {
+				to := filepath.Join(m.t.TempDir(), "root-key.pem")
+				m.e.weirCLI(m.t, 0, "ca", "take-root-offline", "-to", to)
+				if exists(dataPath(m.e.cfg.DataDir, fileCARootKey)) || !exists(to) {
+					m.t.Fatalf("weir ca take-root-offline left the root key in the data directory, or did not write %s", to)
+				}
+				m.restart(nil)
+			},
+			after: func(t *testing.T, m *changeRun) { m.completeInFlight(t) },
+		},
+	}
+}
+
+// afterNewIssuer: what was in flight completes after the restart, signed
+// by the intermediate that issues now (m.issuer, unless the change was
+// refused).
+func afterNewIssuer(t *testing.T, m *changeRun) {
+	for _, c := range m.completeInFlight(t) {
+		if m.issuer != nil && !c.issuer.Equal(m.issuer) {
+			t.Errorf("%s, issued after the change, is signed by %s; want the new intermediate %s", c.name, c.issuer.Subject, m.issuer.Subject)
+		}
+	}
+}
+
+// newIntermediate makes a new intermediate as the ceremony does, with the
+// weir binary: a key and CSR, signed by the data directory's root key.
+// It returns the certificate's file and the key's.
+func (m *changeRun) newIntermediate(cn string) (cert, key string) {
+	t := m.t
+	dir := t.TempDir()
+	cert, key, csr := filepath.Join(dir, "int.pem"), filepath.Join(dir, "int-key.pem"), filepath.Join(dir, "int.csr")
+	m.e.weirCLIArgs(t, 0, "ca", "new-intermediate-key", "-name", cn, "-org", "weir", "-key-out", key, "-csr-out", csr)
+	dd := m.e.cfg.DataDir
+	m.e.weirCLIArgs(t, 0, "ca", "sign-intermediate", "-root-cert", dataPath(dd, fileCARoot),
+		"-root-key", dataPath(dd, fileCARootKey), "-csr", csr, "-out", cert)
+	return cert, key
+}
+
+// aboveShard reports whether a certificate of the row names a CRL shard
+// above n.
+func (m *changeRun) aboveShard(n int) bool {
+	for _, c := range m.certs {
+		var k int
+		for _, dp := range c.leaf.CRLDistributionPoints {
+			if _, err := fmt.Sscanf(strings.TrimPrefix(dp, m.e.base+"/crl/default/"), "%d", &k); err == nil && k > n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// readCert reads the first certificate of a PEM file.
+func readCert(t *testing.T, path string) *x509.Certificate {
+	t.Helper()
+	certs, err := readCerts(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return certs[0]
+}
+
+// caFiles are the files under the data directory's ca/, each with the
+// digest of its content.
+func caFiles(t *testing.T, dataDir string) map[string][sha256.Size]byte {
+	t.Helper()
+	out := map[string][sha256.Size]byte{}
+	root := dataPath(dataDir, "ca")
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		out[strings.TrimPrefix(p, root)] = sha256.Sum256(b)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
