@@ -219,7 +219,7 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 	if err != nil {
 		return nil, Internal(fmt.Errorf("finalize order %s: storing the certificate: %w", o.ID, err))
 	}
-	o.Status, o.CertSerial, o.Delegated = StatusValid, cert.Serial, adm.delegated
+	o.Status, o.CertSerial = StatusValid, cert.Serial
 	s.observer.Issued(cert, cert.IssuedAt.Sub(o.CreatedAt))
 	s.audit.Issued(ctx, cert, o, s.actorOf(ctx))
 	return o, nil
@@ -307,7 +307,7 @@ func (s *Service) issue(o *Order, csr *x509.CertificateRequest, adm admission) (
 		Serial: ca.SerialHex(iss.Cert.SerialNumber), AccountID: o.AccountID, OrderID: o.ID,
 		DER: iss.DER, ChainPEM: s.ca.ChainPEM(iss.DER), Names: IdentifierValues(o.Identifiers),
 		NotBefore: iss.Cert.NotBefore, NotAfter: iss.Cert.NotAfter, IssuedAt: s.now().UTC(),
-		Profile: profile.name(), Issuer: s.activeIssuer(), CRLShard: iss.CRLShard,
+		Profile: profile.name(), Issuer: s.activeIssuer(), CRLShard: iss.CRLShard, Validations: adm.validations,
 	}, nil
 }
 

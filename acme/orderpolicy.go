@@ -13,10 +13,10 @@ type admission struct {
 	profile     *Profile
 	lifetimeCap time.Duration
 	zones       []string
-	// delegated are, at finalize, the names whose authorization a
-	// delegated zone made valid, each with its validation for the audit
-	// record ("delegated-zone:.a.example"); readmitOrder sets it.
-	delegated map[string]string
+	// validations are, at finalize, how each identifier was validated,
+	// for the certificate (Certificate.Validations); readmitOrder sets it
+	// (checkFulfilled).
+	validations []NameValidation
 }
 
 // admitOrder is the one place where the CA's live rules decide whether it
