@@ -153,5 +153,6 @@ func (s *Service) ExplainNewOrder(ctx context.Context, accountID AccountID, req 
 // The store keeps "pending" for those; administrators read them here. o
 // is updated in place and returned.
 func (s *Service) OrderStatusNow(ctx context.Context, o *Order) (*Order, error) {
-	return s.withStatus(ctx, o)
+	o, _, err := s.withStatus(ctx, o)
+	return o, err
 }

@@ -69,7 +69,8 @@ func (s *Service) GetChallenge(ctx context.Context, c Caller, id ChallengeID) (*
 // RespondChallenge is the client's "ready for validation" (RFC 8555
 // §7.5.1): it moves a pending challenge to processing, claims its
 // validation job and queues it (lease.go). A challenge that is no longer
-// pending is returned as it is.
+// pending is returned as it is; one of a type the rules in force no
+// longer allow for the authorization is refused (challengerule.go).
 func (s *Service) RespondChallenge(ctx context.Context, c Caller, id ChallengeID) (*Challenge, *Authorization, error) {
 	ch, a, err := s.GetChallenge(ctx, c, id)
 	if err != nil {
@@ -80,6 +81,15 @@ func (s *Service) RespondChallenge(ctx context.Context, c Caller, id ChallengeID
 	}
 	if a.Status != StatusPending {
 		return nil, nil, Malformed("authorization %s is %s, so its challenges can no longer be attempted", a.ID, a.Status)
+	}
+	// The rules may have changed since the authorization offered it
+	// (challengerule.go): refused, nothing is written and the challenge
+	// stays pending.
+	if p, err := s.answerable(ctx, c.Account, a, ch.Type); err != nil || p != nil {
+		if err != nil {
+			return nil, nil, Internal(err)
+		}
+		return nil, nil, p
 	}
 	ch.Status = StatusProcessing
 	ch.UpdatedAt = s.now().UTC()

@@ -97,11 +97,16 @@ func diffIdentifiers(want, got []Identifier) string {
 // CSR once the lease ends. A repeat of the finalize request that moved the
 // order (the same CSR), such as a client's retry after a lost response or
 // a 5xx, gets the order as it now is instead of orderNotReady. The order
-// is admitted again under the CA's policy and profiles in force
-// (readmitOrder): one they no longer admit gets new-order's problem and
+// is admitted again under the CA's policy, profiles and tenant in force,
+// and its authorizations checked again (readmitOrder): one they no longer
+// admit gets new-order's problem, and one with an authorization that no
+// longer counts (fulfilled by a challenge type no longer allowed, or
+// under a zone no longer delegated) gets that authorization's; either
 // becomes invalid, and nothing is spent or issued.
 func (s *Service) Finalize(ctx context.Context, c Caller, orderID OrderID, csrDER []byte) (*Order, error) {
-	o, err := s.GetOrder(ctx, c, orderID)
+	// A ready order's authorizations were all read to derive its status:
+	// readmitOrder checks them again without reading them twice.
+	o, authzs, err := s.getOrder(ctx, c, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +141,7 @@ func (s *Service) Finalize(ctx context.Context, c Caller, orderID OrderID, csrDE
 	// order the rules in force no longer admit can never be finalized, so
 	// it becomes invalid (RFC 8555 §7.1.6) rather than stay ready until it
 	// expires.
-	adm, p, err := s.readmitOrder(ctx, o, c.Account)
+	adm, p, err := s.readmitOrder(ctx, o, c.Account, authzs)
 	if err != nil {
 		return nil, Internal(err)
 	}
@@ -214,7 +219,7 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 	if err != nil {
 		return nil, Internal(fmt.Errorf("finalize order %s: storing the certificate: %w", o.ID, err))
 	}
-	o.Status, o.CertSerial, o.Delegated = StatusValid, cert.Serial, adm.delegated
+	o.Status, o.CertSerial = StatusValid, cert.Serial
 	s.observer.Issued(cert, cert.IssuedAt.Sub(o.CreatedAt))
 	s.audit.Issued(ctx, cert, o, s.actorOf(ctx))
 	return o, nil
@@ -258,7 +263,7 @@ func (s *Service) resumeFinalize(ctx context.Context, o *Order) {
 		s.log.Warn("an interrupted finalization has no usable CSR; the order is invalid", "order", o.ID, "err", err)
 		return
 	}
-	adm, p, err := s.readmitOrder(ctx, o, nil)
+	adm, p, err := s.readmitOrder(ctx, o, nil, nil)
 	if err != nil {
 		// The order stays processing: its lease ends and a replica
 		// tries again.
@@ -302,7 +307,7 @@ func (s *Service) issue(o *Order, csr *x509.CertificateRequest, adm admission) (
 		Serial: ca.SerialHex(iss.Cert.SerialNumber), AccountID: o.AccountID, OrderID: o.ID,
 		DER: iss.DER, ChainPEM: s.ca.ChainPEM(iss.DER), Names: IdentifierValues(o.Identifiers),
 		NotBefore: iss.Cert.NotBefore, NotAfter: iss.Cert.NotAfter, IssuedAt: s.now().UTC(),
-		Profile: profile.name(), Issuer: s.activeIssuer(), CRLShard: iss.CRLShard,
+		Profile: profile.name(), Issuer: s.activeIssuer(), CRLShard: iss.CRLShard, Validations: adm.validations,
 	}, nil
 }
 

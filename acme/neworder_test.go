@@ -26,14 +26,19 @@ func newAccount(t *testing.T, st acme.Store, now time.Time) acme.Caller {
 }
 
 // seedValidAuthz stores a valid authorization of the caller for the DNS
-// name (a "*." name is a wildcard one) and returns its ID.
+// name (a "*." name is a wildcard one), validated by http-01 (dns-01 for
+// a wildcard), and returns its ID.
 func seedValidAuthz(t *testing.T, st acme.Store, c acme.Caller, now time.Time, name string) acme.AuthzID {
 	t.Helper()
 	id := acme.Identifier{Type: acme.IdentifierDNS, Value: name}
 	base, wildcard := id.SplitWildcard()
 	a := &acme.Authorization{ID: acme.AuthzID("authz-" + rand.Text()), AccountID: c.Account.ID, Identifier: base, Wildcard: wildcard,
 		Status: acme.StatusValid, Expires: now.Add(30 * 24 * time.Hour), CreatedAt: now}
-	a.Challenges = []*acme.Challenge{{ID: acme.ChallengeID("chall-" + rand.Text()), AuthzID: a.ID, Type: acme.ChallengeHTTP01,
+	method := acme.ChallengeHTTP01
+	if wildcard {
+		method = acme.ChallengeDNS01 // RFC 8555 §7.1.3
+	}
+	a.Challenges = []*acme.Challenge{{ID: acme.ChallengeID("chall-" + rand.Text()), AuthzID: a.ID, Type: method,
 		Token: rand.Text(), Status: acme.StatusValid, Validated: now, UpdatedAt: now}}
 	o := &acme.Order{ID: acme.OrderID("order-" + rand.Text()), AccountID: c.Account.ID, Status: acme.StatusPending,
 		Identifiers: []acme.Identifier{id}, AuthzIDs: []acme.AuthzID{a.ID}, Expires: now.Add(24 * time.Hour), CreatedAt: now}

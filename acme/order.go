@@ -153,10 +153,14 @@ func (s *Service) planOrder(ctx context.Context, c Caller, req NewOrderRequest) 
 		base, wildcard := id.SplitWildcard()
 		delegated := adm.zones[i] != ""
 		// Reuse only an authorization that outlives the order (RFC 8555
-		// §7.1.3), and one a delegated zone made valid only while the
-		// name is still delegated.
+		// §7.1.3), one a delegated zone made valid only while the name
+		// is still delegated, and one a challenge made valid only while
+		// its type may still validate the name (challengerule.go).
 		a, err := s.store.FindValidAuthz(ctx, c.Account.ID, base, wildcard, o.Expires)
 		if err == nil && a.isDelegated() && !delegated {
+			err = ErrNotFound
+		}
+		if err == nil && !s.stillAllowed(tenant, a) {
 			err = ErrNotFound
 		}
 		// dns-persist-01 validates again at each order (docs/challenges.md).
@@ -196,30 +200,43 @@ func (s *Service) newAuthz(accountID AccountID, id Identifier, wildcard bool, ty
 
 // GetOrder returns the caller's order with its current status.
 func (s *Service) GetOrder(ctx context.Context, c Caller, id OrderID) (*Order, error) {
+	o, _, err := s.getOrder(ctx, c, id)
+	return o, err
+}
+
+// getOrder is GetOrder that also returns the authorizations it read to
+// derive the status (withStatus): every one of an order that is ready.
+func (s *Service) getOrder(ctx context.Context, c Caller, id OrderID) (*Order, []*Authorization, error) {
 	if p := requireAccount(c); p != nil {
-		return nil, p
+		return nil, nil, p
 	}
 	o, err := s.store.GetOrder(ctx, id)
 	if err != nil {
-		return nil, storeErr(err, "order %s", id)
+		return nil, nil, storeErr(err, "order %s", id)
 	}
 	if o.AccountID != c.Account.ID {
-		return nil, Unauthorized("order %s belongs to another account", id)
+		return nil, nil, Unauthorized("order %s belongs to another account", id)
 	}
 	return s.withStatus(ctx, o)
 }
 
 // withStatus derives a pending order's current status from its stored
 // authorizations (withAuthzStatus), reading them one at a time until one
-// decides it.
-func (s *Service) withStatus(ctx context.Context, o *Order) (*Order, error) {
-	return s.withAuthzStatus(o, func(i int) (*Authorization, error) {
+// decides it, and returns those it read, in the order's order.
+func (s *Service) withStatus(ctx context.Context, o *Order) (*Order, []*Authorization, error) {
+	var read []*Authorization
+	o, err := s.withAuthzStatus(o, func(i int) (*Authorization, error) {
 		a, err := s.store.GetAuthz(ctx, o.AuthzIDs[i])
 		if err != nil {
 			return nil, Internal(err)
 		}
+		read = append(read, a)
 		return a, nil
 	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return o, read, nil
 }
 
 // withAuthzStatus derives a pending order's current status from its
@@ -303,10 +320,6 @@ func sameIdentifiers(a, b []Identifier) bool { return slices.Equal(a, b) }
 // again, and removing the record takes effect at the next order instead
 // of when the authorization expires (docs/challenges.md).
 func validatedBy(a *Authorization, t ChallengeType) bool {
-	for _, c := range a.Challenges {
-		if c.Type == t && c.Status == StatusValid {
-			return true
-		}
-	}
-	return false
+	c := a.fulfilledBy()
+	return c != nil && c.Type == t
 }

@@ -13,10 +13,10 @@ type admission struct {
 	profile     *Profile
 	lifetimeCap time.Duration
 	zones       []string
-	// delegated are, at finalize, the names whose authorization a
-	// delegated zone made valid, each with its validation for the audit
-	// record ("delegated-zone:.a.example"); readmitOrder sets it.
-	delegated map[string]string
+	// validations are, at finalize, how each identifier was validated,
+	// for the certificate (Certificate.Validations); readmitOrder sets it
+	// (checkFulfilled).
+	validations []NameValidation
 }
 
 // admitOrder is the one place where the CA's live rules decide whether it
@@ -109,11 +109,13 @@ func (s *Service) checkLifetime(nb, na time.Time, adm admission) *Problem {
 
 // readmitOrder is admitOrder for an order being finalized, created under
 // the rules in force at its new-order, with the live tenant of acct (the
-// order's account; nil to read it). A refusal is the problem new-order
-// would give now, with the reason the order can no longer be finalized.
-// err is the store's failure to read the account or its tenant: the
-// order is left as it is.
-func (s *Service) readmitOrder(ctx context.Context, o *Order, acct *Account) (admission, *Problem, error) {
+// order's account; nil to read it), and then checkFulfilled on its
+// authorizations: authzs, those its status was derived from (nil to read
+// them). A refusal is the problem new-order would give now, or the
+// authorization that no longer counts, with the reason the order can no
+// longer be finalized. err is the store's failure to read the account,
+// its tenant or the authorizations: the order is left as it is.
+func (s *Service) readmitOrder(ctx context.Context, o *Order, acct *Account, authzs []*Authorization) (admission, *Problem, error) {
 	if acct == nil {
 		var err error
 		if acct, err = s.store.GetAccount(ctx, o.AccountID); err != nil {
@@ -130,13 +132,14 @@ func (s *Service) readmitOrder(ctx context.Context, o *Order, acct *Account) (ad
 		p.Detail += "; the CA's policy, profiles or tenant changed after this order was created, so it cannot be finalized: create a new order"
 		return admission{}, p, nil
 	}
-	if tenant == nil {
-		// The default tenant delegates nothing, and its accounts never
-		// had an authorization a delegated zone made valid.
-		return adm, nil, nil
+	if len(authzs) != len(o.AuthzIDs) {
+		if authzs, err = s.orderAuthzs(ctx, o); err != nil {
+			return admission{}, nil, err
+		}
 	}
-	if p, err = s.checkDelegated(ctx, o, tenant, &adm); err != nil || p != nil {
-		return admission{}, p, err
+	if p, refused := s.checkFulfilled(o, tenant, authzs, &adm); p != nil {
+		s.reportTenantRefusals(tenant, "finalize", acct.ID, refused)
+		return admission{}, p, nil
 	}
 	return adm, nil, nil
 }
@@ -150,22 +153,4 @@ func (s *Service) checkTenantChallenges(t *Tenant, id Identifier) *Problem {
 			t.Name, id.Value, joinChallengeTypes(t.ChallengeTypes)).WithIdentifier(id)
 	}
 	return nil
-}
-
-// challengeTypes are the challenge types an authorization of tenant t for
-// id offers: the server's, but only the DNS ones (dns-01, dns-account-01,
-// dns-persist-01) for a wildcard (RFC 8555 §7.1.3) and none of them for an
-// IP address (RFC 8738 §7), and only those the tenant allows.
-func (s *Service) challengeTypes(t *Tenant, id Identifier, wildcard bool) []ChallengeType {
-	var out []ChallengeType
-	for _, ct := range s.cfg.Challenges {
-		switch {
-		case wildcard && !ct.IsDNS(),
-			id.Type == IdentifierIP && ct.IsDNS(),
-			!t.allowsChallenge(ct):
-			continue
-		}
-		out = append(out, ct)
-	}
-	return out
 }

@@ -1,7 +1,6 @@
 package acme
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -16,11 +15,13 @@ import (
 // is how the stores keep the mark (nothing else to migrate) and how the
 // authorization's JSON shows it (an empty challenges list, RFC 8555
 // §7.1.4). Finalize admits the order again with the live tenant and
-// refuses one whose name is no longer delegated; the issuance's audit
-// record names the zone of each delegated name (Order.Delegated).
+// refuses one whose name is no longer delegated; the certificate's
+// validation record, stored and audited, names the zone of each delegated
+// name (Certificate.Validations).
 
-// ValidationDelegated prefixes the audit record's validation of a name
-// a delegated zone admitted: "delegated-zone:.a.example".
+// ValidationDelegated prefixes the validation method of a name a
+// delegated zone admitted (NameValidation.Method):
+// "delegated-zone:.a.example".
 const ValidationDelegated = "delegated-zone:"
 
 // checkDelegatedZones reports the delegated zones of t (canonical) that
@@ -79,32 +80,23 @@ func (s *Service) newDelegatedAuthz(accountID AccountID, id Identifier, wildcard
 	}
 }
 
-// checkDelegated reads the authorizations of o, an order of tenant's
-// account being finalized, and refuses it when one that a delegated zone
-// made valid is no longer under a zone the live tenant delegates; else it
-// records the delegated names in adm.delegated.
-func (s *Service) checkDelegated(ctx context.Context, o *Order, tenant *Tenant, adm *admission) (*Problem, error) {
-	for i, id := range o.AuthzIDs {
-		a, err := s.store.GetAuthz(ctx, id)
-		if err != nil {
-			return nil, fmt.Errorf("authorization %s of order %s: %w", id, o.ID, err)
-		}
-		if !a.isDelegated() {
-			continue
-		}
-		zone := ""
-		if i < len(adm.zones) && i < len(o.Identifiers) && o.Identifiers[i].Value == a.Name() {
-			zone = adm.zones[i]
-		}
-		if zone == "" {
-			return NewProblem(ProbRejectedIdentifier, "tenant %q no longer delegates %q: its authorization was valid with no challenge under a delegated zone; "+
-				"the tenant changed after this order was created, so it cannot be finalized: create a new order", tenant.Name, a.Name()).
-				WithIdentifier(Identifier{Type: a.Identifier.Type, Value: a.Name()}), nil
-		}
-		if adm.delegated == nil {
-			adm.delegated = make(map[string]string)
-		}
-		adm.delegated[a.Name()] = ValidationDelegated + zone
+// checkDelegated returns the zone of authorization a, the i-th of o, an
+// order of tenant's account (nil: the default tenant) being finalized,
+// that a delegated zone made valid; it refuses a when its name is no
+// longer under a zone the live tenant delegates (adm.zones).
+func checkDelegated(o *Order, i int, a *Authorization, tenant *Tenant, adm *admission) (string, *Problem) {
+	zone := ""
+	if i < len(adm.zones) && i < len(o.Identifiers) && o.Identifiers[i].Value == a.Name() {
+		zone = adm.zones[i]
 	}
-	return nil, nil
+	if zone == "" {
+		who := "the default tenant" // which delegates nothing
+		if tenant != nil {
+			who = fmt.Sprintf("tenant %q", tenant.Name)
+		}
+		return "", NewProblem(ProbRejectedIdentifier, "%s no longer delegates %q: its authorization was valid with no challenge under a delegated zone; "+
+			"the tenant changed after this order was created, so it cannot be finalized: create a new order", who, a.Name()).
+			WithIdentifier(Identifier{Type: a.Identifier.Type, Value: a.Name()})
+	}
+	return zone, nil
 }

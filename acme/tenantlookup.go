@@ -43,7 +43,8 @@ func (s *Service) tenantStore() (TenantStore, bool) {
 // was bound with. fresh reads the tenant from the store (finalize, so
 // that a narrowed tenant applies to the orders its accounts have
 // pending); otherwise a copy read within tenantCacheTTL may do
-// (new-order, which finalize checks again). nil is the default tenant (no
+// (new-order and the answer to a challenge, which finalize checks
+// again). nil is the default tenant (no
 // EAB key, or a key of no tenant). A key whose tenant is gone is an
 // error: the account's orders are not admitted under the default
 // tenant's wider rules. The returned tenant must not be changed.

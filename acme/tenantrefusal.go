@@ -3,7 +3,7 @@ package acme
 import "time"
 
 // The refusals of tenants' policies, by rule, for the administrators: a
-// new-order or finalize that a tenant refused is reported to the
+// new-order, challenge or finalize that a tenant refused is reported to the
 // Observer when it is also a TenantObserver (web/admin's Metrics keeps
 // the recent ones for the tenant page). ExplainNewOrder, which refuses
 // nothing, reports none.
@@ -25,7 +25,8 @@ type TenantRefusal struct {
 	Tenant string
 	// Rule is the policy rule that refused (TenantRule…).
 	Rule string
-	// Action is new-order or finalize.
+	// Action is new-order, challenge (a challenge answered, or its
+	// validation, of a type the tenant no longer allows) or finalize.
 	Action  string
 	Account AccountID
 	// Identifier is the identifier refused; "" for a profile or a

@@ -95,12 +95,8 @@ type Order struct {
 	Replaces    string // ARI certID this order replaces (RFC 9773), if any
 	// Urgent is set by NewOrder, not stored: the certificate Replaces names
 	// is in an incident (acme/incident.go), so the limits reserve capacity.
-	Urgent bool
-	// Delegated is set by finalize, not stored: the names whose
-	// authorization a tenant's delegated zone made valid, each with its
-	// validation ("delegated-zone:.a.example"), for the audit record.
-	Delegated map[string]string
-	Profile   string // the certificate profile asked for; "" is the default
+	Urgent  bool
+	Profile string // the certificate profile asked for; "" is the default
 	// CSR is the DER of the CSR the order was finalized with, stored when
 	// it moves to processing, so that any replica can complete a
 	// finalization whose replica stopped (acme/lease.go).
@@ -170,6 +166,35 @@ type Certificate struct {
 	// revoked, the one its CRL distribution point names (ca.crl-shards);
 	// 0 is the issuer's one CRL.
 	CRLShard int
+	// Validations are how each of its names was validated, in the order
+	// of Names, stored with it at issuance; nil for a certificate issued
+	// before they were recorded, whose validations are unknown.
+	Validations []NameValidation
+}
+
+// NameValidation is how one name of a certificate was validated, as its
+// issuance records it: the Baseline Requirements ask a CA to record, for
+// each name, the method it was validated by (CA/Browser Forum Baseline
+// Requirements §3.2.2.4, §5.4.1). Its JSON is the form the stores keep
+// (a column of the certificate's row), the audit record's and the admin
+// API's.
+type NameValidation struct {
+	// Name is the identifier as the certificate names it ("*." kept).
+	Name string `json:"name"`
+	// Method is the challenge type that made its authorization valid
+	// ("http-01"), or ValidationDelegated and the tenant's zone
+	// ("delegated-zone:.a.example") for one valid with no challenge; ""
+	// when it cannot be told.
+	Method string `json:"method"`
+	// AuthzID is the authorization that validated it.
+	AuthzID AuthzID `json:"authorization"`
+	// ValidatedAt is when it became valid: the challenge's validation, or
+	// the creation of a delegated zone's authorization.
+	ValidatedAt time.Time `json:"validated_at,omitzero"`
+	// Reused is set when the authorization is an earlier order's, reused
+	// by the certificate's order (RFC 8555 §7.1.3 lets a server reuse a
+	// valid authorization).
+	Reused bool `json:"reused"`
 }
 
 // Revoked reports whether the certificate has been revoked.

@@ -111,21 +111,16 @@ func (s *Service) validate(ctx context.Context, id ChallengeID) error {
 		s.settled(ch.ID, a)
 		return nil
 	}
-	start := time.Now()
-	until, prob := s.runValidator(ctx, ValidationRequest{
-		Identifier: a.Identifier, Wildcard: a.Wildcard, Type: ch.Type, Token: ch.Token,
-		KeyAuthorization: ch.Token + "." + string(acct.KeyThumbprint),
-		AccountID:        acct.ID, Thumbprint: acct.KeyThumbprint,
-	}, acct)
-	if c, ok := s.validator.(CAAChecker); ok && prob == nil {
-		// CAA is checked once control is shown, as Boulder does (RFC 8659
-		// §3 wants it before issuance): a refusal fails the
-		// authorization like a failed challenge.
-		prob = c.CheckCAA(ctx, CAARequest{Identifier: a.Identifier, Wildcard: a.Wildcard, AccountID: acct.ID, Method: ch.Type})
+	// A job queued before the rules changed (challengerule.go) is not
+	// run: its challenge fails with the refusal.
+	prob, err := s.answerable(ctx, acct, a, ch.Type)
+	if err != nil {
+		return err
 	}
-	// Observed before the result is stored, so a client that sees the
-	// outcome also finds it counted.
-	s.observer.Validation(ch.Type, prob == nil, time.Since(start))
+	var until time.Time
+	if prob == nil {
+		until, prob = s.runValidation(ctx, ch, a, acct)
+	}
 	now := s.now().UTC()
 	var done *Challenge
 	for _, c := range a.Challenges {
@@ -171,6 +166,27 @@ func (s *Service) validate(ctx context.Context, id ChallengeID) error {
 	s.limits.AuthzFinished(ctx, a)
 	s.settled(ch.ID, a)
 	return nil
+}
+
+// runValidation checks challenge ch of authorization a of acct, then
+// CAA, and observes the outcome.
+func (s *Service) runValidation(ctx context.Context, ch *Challenge, a *Authorization, acct *Account) (time.Time, *Problem) {
+	start := time.Now()
+	until, prob := s.runValidator(ctx, ValidationRequest{
+		Identifier: a.Identifier, Wildcard: a.Wildcard, Type: ch.Type, Token: ch.Token,
+		KeyAuthorization: ch.Token + "." + string(acct.KeyThumbprint),
+		AccountID:        acct.ID, Thumbprint: acct.KeyThumbprint,
+	}, acct)
+	if c, ok := s.validator.(CAAChecker); ok && prob == nil {
+		// CAA is checked once control is shown, as Boulder does (RFC 8659
+		// §3 wants it before issuance): a refusal fails the
+		// authorization like a failed challenge.
+		prob = c.CheckCAA(ctx, CAARequest{Identifier: a.Identifier, Wildcard: a.Wildcard, AccountID: acct.ID, Method: ch.Type})
+	}
+	// Observed before the result is stored, so a client that sees the
+	// outcome also finds it counted.
+	s.observer.Validation(ch.Type, prob == nil, time.Since(start))
+	return until, prob
 }
 
 // runValidator checks req with the validator, through ValidateUntil when

@@ -56,7 +56,7 @@ func TestValidatePersist(t *testing.T) {
 				ch: Challenge{ID: "ch", AuthzID: "az", Type: ChallengeDNSPersist01, Token: "tok", Status: StatusProcessing},
 			}
 			v := &boundedValidator{until: tc.until}
-			s := &Service{cfg: Config{ValidAuthzLifetime: lifetime}, store: st, validator: v, limits: NoLimits{}, observer: NopObserver{},
+			s := &Service{cfg: Config{ValidAuthzLifetime: lifetime, Challenges: AllChallengeTypes()}, store: st, validator: v, limits: NoLimits{}, observer: NopObserver{},
 				now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler)}
 			if err := s.validate(t.Context(), "ch"); err != nil {
 				t.Fatal(err)

@@ -129,17 +129,10 @@ func (t *auditTrail) Issued(_ context.Context, cert *acme.Certificate, o *acme.O
 	if o.Replaces != "" {
 		data["replaces"] = o.Replaces
 	}
-	if len(o.Delegated) > 0 {
-		// Each name's validation: its tenant's delegated zone, or a
-		// challenge.
-		v := make(map[string]string, len(cert.Names))
-		for _, n := range cert.Names {
-			v[n] = "challenge"
-			if d, ok := o.Delegated[n]; ok {
-				v[n] = d
-			}
-		}
-		data["validation"] = v
+	if cert.Validations != nil {
+		// How each name was validated, as stored with the certificate
+		// (Baseline Requirements §3.2.2.4, §5.4.1).
+		data["validations"] = cert.Validations
 	}
 	if leaf, err := x509.ParseCertificate(cert.DER); err == nil {
 		data["issuer"] = leaf.Issuer.String()

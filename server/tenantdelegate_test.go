@@ -69,8 +69,8 @@ func TestTenantDelegatedZones(t *testing.T) {
 	if rec == nil {
 		t.Fatal("no issuance in the audit trail")
 	}
-	if v, _ := rec.Data["validation"].(map[string]any); v["www.auto.d.weir.test"] != "delegated-zone:.auto.d.weir.test" {
-		t.Errorf("the issuance's audit record: %+v; want validation delegated-zone:.auto.d.weir.test", rec.Data)
+	if v := auditValidations(t, rec); len(v) != 1 || v[0].Name != "www.auto.d.weir.test" || v[0].Method != "delegated-zone:.auto.d.weir.test" {
+		t.Errorf("the issuance's audit record: %+v; want www.auto.d.weir.test validated by delegated-zone:.auto.d.weir.test", rec.Data)
 	}
 
 	// D's names outside the zone need a challenge: an order mixing both

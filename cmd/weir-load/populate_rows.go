@@ -119,6 +119,9 @@ func (g *popGen) certRows(c *popChunk, from, to int) error {
 		orderID := objectID(created)
 		var idents []acme.Identifier
 		var authzIDs []string
+		// How each name was validated, as an issuance records it: by
+		// http-01, the authorization's first challenge.
+		var validations []acme.NameValidation
 		for _, name := range names {
 			authzID := objectID(created)
 			authzIDs = append(authzIDs, authzID)
@@ -133,6 +136,8 @@ func (g *popGen) certRows(c *popChunk, from, to int) error {
 				if pos == 0 {
 					ch.Status, ch.Validated = string(acme.StatusValid), created.Add(time.Second).UnixNano()
 					ch.UpdatedAt = ch.Validated
+					validations = append(validations, acme.NameValidation{Name: name, Method: string(typ), AuthzID: acme.AuthzID(authzID),
+						ValidatedAt: time.Unix(0, ch.Validated).UTC()})
 				}
 				c.challenges = append(c.challenges, ch)
 			}
@@ -140,6 +145,8 @@ func (g *popGen) certRows(c *popChunk, from, to int) error {
 		identsJSON, _ := json.Marshal(idents)
 		authzJSON, _ := json.Marshal(authzIDs)
 		namesJSON, _ := json.Marshal(names)
+		validationsJSON, _ := json.Marshal(validations)
+		validationsText := string(validationsJSON)
 		serial := ca.SerialHex(out.Cert.SerialNumber)
 		c.orders = append(c.orders, transfer.Order{
 			Seq: int64(i) + 1, ID: orderID, AccountID: account, Status: string(acme.StatusValid),
@@ -154,7 +161,8 @@ func (g *popGen) certRows(c *popChunk, from, to int) error {
 			Names: string(namesJSON), NameSet: strings.Join(names, ","),
 			NotBefore: nb.UnixNano(), NotAfter: na.UnixNano(), IssuedAt: issued.UnixNano(),
 			RenewalStart: rs.UnixNano(), RenewalEnd: rs.Add(life / 10).UnixNano(),
-			CRLShard: int64(ca.CRLShard(out.Cert.SerialNumber, g.shards)),
+			CRLShard:    int64(ca.CRLShard(out.Cert.SerialNumber, g.shards)),
+			Validations: &validationsText,
 		}
 		if i%revokedEvery == revokedEvery-1 {
 			at := issued.Add(time.Hour).UnixNano()

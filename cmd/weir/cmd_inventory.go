@@ -188,6 +188,7 @@ func certsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		if v.RevokedAt != nil {
 			fmt.Fprintf(tw, "REVOKED\t%s (%s)\n", v.RevokedAt.UTC().Format(time.RFC3339), v.Reason)
 		}
+		printValidations(tw, v)
 		tw.Flush()
 	}
 	return 0
@@ -304,4 +305,23 @@ func cmdCRL(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		tw.Flush()
 	}
 	return 0
+}
+
+// printValidations prints how each name of a certificate was validated,
+// one VALIDATED line per name, or that it is unknown.
+func printValidations(w io.Writer, v admin.CertView) {
+	if !v.ValidationsKnown() {
+		fmt.Fprintf(w, "VALIDATED\tunknown (issued before weir recorded how each name was validated)\n")
+		return
+	}
+	for _, nv := range v.NameValidations() {
+		method, at, reused := orDash(nv.Method), "-", ""
+		if !nv.ValidatedAt.IsZero() {
+			at = nv.ValidatedAt.UTC().Format(time.RFC3339)
+		}
+		if nv.Reused {
+			reused = ", reused"
+		}
+		fmt.Fprintf(w, "VALIDATED\t%s: %s at %s, authorization %s%s\n", nv.Name, method, at, nv.AuthzID, reused)
+	}
 }

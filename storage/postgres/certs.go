@@ -41,7 +41,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 			return missErr(ctx, tx, what, "order is not processing", orderExists, cert.OrderID)
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO certificates (`+sqlrow.CertInsertCols+`, revoked_at, reason)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, NULL, 0)`, row.Values(cert.ChainPEM)...)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULL, 0)`, row.Values(cert.ChainPEM)...)
 		if err != nil {
 			return writeErr(what, err)
 		}

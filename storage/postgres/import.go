@@ -231,11 +231,12 @@ func (im *Import) Orders(ctx context.Context, rows []transfer.Order) error {
 // Certificates implements transfer.Sink.
 func (im *Import) Certificates(ctx context.Context, rows []transfer.Certificate) error {
 	cols := []string{"serial", "account_id", "order_id", "der", "chain_pem", "names", "name_set", "not_before",
-		"not_after", "issued_at", "revoked_at", "reason", "profile", "renewal_start", "renewal_end", "renew_now", "issuer", "crl_shard"}
+		"not_after", "issued_at", "revoked_at", "reason", "profile", "renewal_start", "renewal_end", "renew_now", "issuer", "crl_shard", "validations"}
 	return im.copyRows(ctx, transfer.Certificates, cols, len(rows), func(i int) []any {
 		r := rows[i]
 		return []any{r.Serial, r.AccountID, r.OrderID, r.DER, r.ChainPEM, r.Names, r.NameSet, r.NotBefore,
-			r.NotAfter, r.IssuedAt, r.RevokedAt, r.Reason, r.Profile, r.RenewalStart, r.RenewalEnd, r.RenewNow, sqlrow.IssuerOrDefault(r.Issuer), r.CRLShard}
+			r.NotAfter, r.IssuedAt, r.RevokedAt, r.Reason, r.Profile, r.RenewalStart, r.RenewalEnd, r.RenewNow, sqlrow.IssuerOrDefault(r.Issuer), r.CRLShard,
+			r.Validations}
 	})
 }
 

@@ -415,6 +415,7 @@ func cloneCert(x *acme.Certificate) *acme.Certificate {
 	y.DER = slices.Clone(x.DER)
 	y.ChainPEM = slices.Clone(x.ChainPEM)
 	y.Names = slices.Clone(x.Names)
+	y.Validations = slices.Clone(x.Validations)
 	return &y
 }
 

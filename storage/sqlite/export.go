@@ -136,7 +136,7 @@ const (
 	exportOrderCols     = "seq, id, account_id, status, identifiers, authz_ids, not_before, not_after, expires, " +
 		"error, cert_serial, created_at, replaces, profile, csr"
 	exportCertCols = "serial, account_id, order_id, der, chain_pem, issuer_chain, names, name_set, not_before, " +
-		"not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now, issuer, crl_shard"
+		"not_after, issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now, issuer, crl_shard, validations"
 )
 
 // exportColumns returns the columns Export reads of table t.
@@ -432,7 +432,7 @@ func scanCertRow(row sqlrow.Scanner, issuers map[int64][]byte) (transfer.Certifi
 	)
 	err := row.Scan(&c.Serial, &c.AccountID, &c.OrderID, &c.DER, &c.ChainPEM, &issuer, &c.Names, &c.NameSet,
 		&c.NotBefore, &c.NotAfter, &c.IssuedAt, &revoked, &c.Reason, &c.Profile, &c.RenewalStart, &c.RenewalEnd,
-		&renewNow, &c.Issuer, &c.CRLShard)
+		&renewNow, &c.Issuer, &c.CRLShard, &c.Validations)
 	if err != nil {
 		return c, err
 	}

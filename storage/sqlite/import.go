@@ -234,7 +234,8 @@ func (im *Import) Certificates(ctx context.Context, rows []transfer.Certificate)
 			chain, issuerID = nil, id
 		}
 		return []any{r.Serial, r.AccountID, r.OrderID, r.DER, chain, issuerID, r.Names, r.NameSet, r.NotBefore,
-			r.NotAfter, r.IssuedAt, r.RevokedAt, r.Reason, r.Profile, r.RenewalStart, r.RenewalEnd, r.RenewNow, sqlrow.IssuerOrDefault(r.Issuer), r.CRLShard}, nil
+			r.NotAfter, r.IssuedAt, r.RevokedAt, r.Reason, r.Profile, r.RenewalStart, r.RenewalEnd, r.RenewNow, sqlrow.IssuerOrDefault(r.Issuer), r.CRLShard,
+			r.Validations}, nil
 	})
 }
 

@@ -138,7 +138,7 @@ var writeSQL = [numWriteStmts]string{
 	wFinalizeOrder: `UPDATE orders SET status = ?, cert_serial = ?, lease_owner = NULL, lease_until = NULL
 		WHERE id = ? AND status = ?`,
 	wInsertCertificate: `INSERT INTO certificates (` + sqlrow.CertInsertCols + `, issuer_chain, revoked_at, reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
 	wInsertCertSearch:   `INSERT OR IGNORE INTO cert_search (key, serial) VALUES (?, ?)`,
 	wRevokeCertificate:  `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
 	wCertificateExists:  `SELECT 1 FROM certificates WHERE serial = ?`,

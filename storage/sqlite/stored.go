@@ -79,5 +79,8 @@ func storedCert(r *sqlrow.CertRow) (*acme.Certificate, error) {
 	if s.Names, err = sqlrow.StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), r.Names); err != nil {
 		return nil, err
 	}
+	if s.Validations, err = sqlrow.ValidationsFromJSON(c.Serial, r.Validations); err != nil {
+		return nil, err
+	}
 	return s, nil
 }

@@ -11,7 +11,7 @@ import (
 
 // CertCols are the columns of certificates that ScanCert reads, in order.
 const CertCols = `serial, account_id, order_id, der, chain_pem, names, not_before, not_after,
-	issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now, issuer, crl_shard`
+	issued_at, revoked_at, reason, profile, renewal_start, renewal_end, renew_now, issuer, crl_shard, validations`
 
 // ScanCert reads one row of CertCols.
 func ScanCert(row Scanner) (*acme.Certificate, error) { return ScanCertAnd(row) }
@@ -20,19 +20,23 @@ func ScanCert(row Scanner) (*acme.Certificate, error) { return ScanCertAnd(row) 
 // driver's own, into extra (SQLite's issuer chain).
 func ScanCertAnd(row Scanner, extra ...any) (*acme.Certificate, error) {
 	var (
-		c         acme.Certificate
-		accountID int64
-		names     string
+		c           acme.Certificate
+		accountID   int64
+		names       string
+		validations *string
 	)
 	dest := append([]any{&c.Serial, &accountID, &c.OrderID, &c.DER, &c.ChainPEM, &names,
 		nanos(&c.NotBefore), nanos(&c.NotAfter), nanos(&c.IssuedAt), nanos(&c.RevokedAt), &c.RevocationReason, &c.Profile,
-		nanos(&c.RenewalStart), nanos(&c.RenewalEnd), &c.RenewNow, &c.Issuer, &c.CRLShard}, extra...)
+		nanos(&c.RenewalStart), nanos(&c.RenewalEnd), &c.RenewNow, &c.Issuer, &c.CRLShard, &validations}, extra...)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
 	c.AccountID = FormatAccountID(accountID)
 	var err error
 	if c.Names, err = StringsFromJSON(fmt.Sprintf("certificate %q names", c.Serial), names); err != nil {
+		return nil, err
+	}
+	if c.Validations, err = ValidationsFromJSON(c.Serial, validations); err != nil {
 		return nil, err
 	}
 	return &c, nil
@@ -118,7 +122,7 @@ func PageLimit(limit int) int64 {
 // CertRow.Values returns in order; a new certificate is not revoked
 // (revoked_at NULL, reason 0), and the rest keep their defaults.
 const CertInsertCols = `serial, account_id, order_id, der, chain_pem, names, name_set,
-	not_before, not_after, issued_at, profile, renewal_start, renewal_end, issuer, crl_shard`
+	not_before, not_after, issued_at, profile, renewal_start, renewal_end, issuer, crl_shard, validations`
 
 // CertRow is a certificate that finalizes its order, checked and encoded
 // for its row.
@@ -128,6 +132,8 @@ type CertRow struct {
 	AccountID int64
 	Names     string // JSON
 	Issuer    string // cert.Issuer, or acme.DefaultIssuer for ""
+	// Validations is cert.Validations as stored (ValidationsJSON).
+	Validations *string
 }
 
 // NewCertRow checks cert, which finalizes order cert.OrderID, and
@@ -151,6 +157,9 @@ func NewCertRow(d Driver, cert *acme.Certificate) (*CertRow, error) {
 		return nil, err
 	}
 	r.Issuer = IssuerOrDefault(cert.Issuer)
+	if r.Validations, err = ValidationsJSON(r.What, cert.Validations); err != nil {
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -160,8 +169,9 @@ func NewCertRow(d Driver, cert *acme.Certificate) (*CertRow, error) {
 // driver's own.
 func (r *CertRow) Values(chain []byte, extra ...any) []any {
 	c := r.Cert
-	v := append(make([]any, 0, 15+len(extra)), c.Serial, r.AccountID, string(c.OrderID), c.DER, chain, r.Names, strings.Join(c.Names, ","),
-		ToNanos(c.NotBefore), ToNanos(c.NotAfter), ToNanos(c.IssuedAt), c.Profile, ToNanos(c.RenewalStart), ToNanos(c.RenewalEnd), r.Issuer, c.CRLShard)
+	v := append(make([]any, 0, 16+len(extra)), c.Serial, r.AccountID, string(c.OrderID), c.DER, chain, r.Names, strings.Join(c.Names, ","),
+		ToNanos(c.NotBefore), ToNanos(c.NotAfter), ToNanos(c.IssuedAt), c.Profile, ToNanos(c.RenewalStart), ToNanos(c.RenewalEnd), r.Issuer, c.CRLShard,
+		r.Validations)
 	return append(v, extra...)
 }
 
@@ -189,4 +199,32 @@ func ScanUnexpired(row Scanner) (Unexpired, error) {
 	var u Unexpired
 	err := row.Scan(&u.N, nanos(&u.Last))
 	return u, err
+}
+
+// ValidationsJSON encodes the validations of a certificate
+// (acme.NameValidation) for its validations column: nil, a certificate
+// whose validations are unknown, as NULL; each time in UTC.
+func ValidationsJSON(what string, vs []acme.NameValidation) (*string, error) {
+	if vs == nil {
+		return nil, nil
+	}
+	utc := make([]acme.NameValidation, len(vs))
+	for i, v := range vs {
+		v.ValidatedAt = v.ValidatedAt.UTC()
+		utc[i] = v
+	}
+	return NullableJSON(what+": validations", &utc)
+}
+
+// ValidationsFromJSON decodes the validations column of certificate
+// serial: NULL, a certificate stored before they were recorded, as nil.
+func ValidationsFromJSON(serial string, s *string) ([]acme.NameValidation, error) {
+	vs, err := FromNullableJSON[[]acme.NameValidation](fmt.Sprintf("certificate %q validations", serial), s)
+	if vs == nil || err != nil {
+		return nil, err
+	}
+	if *vs == nil {
+		return []acme.NameValidation{}, nil
+	}
+	return *vs, nil
 }

@@ -3,6 +3,7 @@ package storagetest
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -18,10 +19,12 @@ func testCertificates(t *testing.T, f *fixture) {
 	c.Names = []string{"example.com", "www.example.com"}
 	want := *c
 	want.DER = append([]byte(nil), c.DER...)
+	want.Validations = slices.Clone(c.Validations)
 	if err := f.s.FinalizeOrder(f.ctx, c); err != nil {
 		t.Fatalf("FinalizeOrder: %v", err)
 	}
 	c.DER[0] = 'X'
+	c.Validations[0].Method = "mutated"
 
 	got, err := f.s.GetCertificate(f.ctx, want.Serial)
 	if err != nil {
@@ -33,6 +36,7 @@ func testCertificates(t *testing.T, f *fixture) {
 	}
 	got.Names[0] = "mutated.example"
 	got.DER[0] = 'Y'
+	got.Validations[0].Method = "mutated"
 	again, err := f.s.GetCertificate(f.ctx, want.Serial)
 	if err != nil {
 		t.Fatalf("GetCertificate: %v", err)
@@ -238,4 +242,52 @@ func testNotFound(t *testing.T, f *fixture) {
 	} {
 		wantErr(t, name, call(), acme.ErrNotFound)
 	}
+}
+
+// testCertValidations checks that how each name of a certificate was
+// validated is stored with it by FinalizeOrder and read back by
+// GetCertificate and ListCertificates: every method (a challenge type, a
+// delegated zone), the authorization, the time (in any zone) and
+// whether the authorization was reused; and that a certificate stored
+// without them reads back without them (nil: unknown, as for the rows
+// stored before they were recorded), not as an empty list.
+func testCertValidations(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	o := f.processingOrder(t, acct.ID, "a.example.com")
+	c := f.cert(o, "0a0b0c0d0e0f", at(90*24*time.Hour))
+	c.Names = []string{"*.w.example.com", "a.example.com", "d.auto.example.com", "192.0.2.1"}
+	c.Validations = []acme.NameValidation{
+		{Name: "*.w.example.com", Method: string(acme.ChallengeDNS01), AuthzID: "authz-w", ValidatedAt: at(-time.Hour), Reused: true},
+		{Name: "a.example.com", Method: string(acme.ChallengeHTTP01), AuthzID: "authz-a", ValidatedAt: at(time.Minute)},
+		{Name: "d.auto.example.com", Method: acme.ValidationDelegated + ".auto.example.com", AuthzID: "authz-d", ValidatedAt: at(0)},
+		{Name: "192.0.2.1", Method: string(acme.ChallengeTLSALPN01), AuthzID: "authz-ip", ValidatedAt: at(2 * time.Minute)},
+	}
+	if err := f.s.FinalizeOrder(f.ctx, c); err != nil {
+		t.Fatalf("FinalizeOrder: %v", err)
+	}
+	unknown := f.cert(f.processingOrder(t, acct.ID, "old.example.com"), "0a0b0c0d0e10", at(91*24*time.Hour))
+	unknown.Validations = nil
+	if err := f.s.FinalizeOrder(f.ctx, unknown); err != nil {
+		t.Fatalf("FinalizeOrder: %v", err)
+	}
+	for _, want := range []*acme.Certificate{c, unknown} {
+		got, err := f.s.GetCertificate(f.ctx, want.Serial)
+		if err != nil {
+			t.Fatalf("GetCertificate(%s): %v", want.Serial, err)
+		}
+		checkCert(t, "GetCertificate", got, want)
+	}
+	inv, ok := f.s.(acme.Inventory)
+	if !ok {
+		return
+	}
+	list, _, err := inv.ListCertificates(f.ctx, acme.CertQuery{AccountID: acct.ID, Limit: 10})
+	if err != nil {
+		t.Fatalf("ListCertificates: %v", err)
+	}
+	if len(list) != 2 {
+		t.Fatalf("ListCertificates: %d certificates, want 2", len(list))
+	}
+	checkCert(t, "ListCertificates", list[0], unknown)
+	checkCert(t, "ListCertificates", list[1], c)
 }

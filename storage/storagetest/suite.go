@@ -32,6 +32,7 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"Certificates", testCertificates},
 		{"FinalizeConcurrent", testFinalizeConcurrent},
 		{"FinalizeNotProcessing", testFinalizeNotProcessing},
+		{"CertValidations", testCertValidations},
 		{"Revoke", testRevoke},
 		{"ListRevoked", testListRevoked},
 		{"RevokedCount", testRevokedCount},
@@ -195,6 +196,11 @@ func (f *fixture) cert(o *acme.Order, serial string, notAfter time.Time) *acme.C
 		names[i] = id.Value
 	}
 	slices.Sort(names)
+	validations := make([]acme.NameValidation, len(names))
+	for i, n := range names {
+		validations[i] = acme.NameValidation{Name: n, Method: string(acme.ChallengeHTTP01), AuthzID: acme.AuthzID("authz-" + n),
+			ValidatedAt: notAfter.Add(-90*24*time.Hour - time.Minute)}
+	}
 	return &acme.Certificate{
 		Serial:    serial,
 		AccountID: o.AccountID,
@@ -209,6 +215,7 @@ func (f *fixture) cert(o *acme.Order, serial string, notAfter time.Time) *acme.C
 		// A window in the last third of the lifetime, as ARI suggests.
 		RenewalStart: notAfter.Add(-30 * 24 * time.Hour),
 		RenewalEnd:   notAfter.Add(-28 * 24 * time.Hour),
+		Validations:  validations,
 	}
 }
 
@@ -389,5 +396,22 @@ func checkCert(t *testing.T, what string, got, want *acme.Certificate) {
 	add(&d, "CRLShard", got.CRLShard, want.CRLShard)
 	d.addTime("RenewalStart", got.RenewalStart, want.RenewalStart)
 	d.addTime("RenewalEnd", got.RenewalEnd, want.RenewalEnd)
+	d.addValidations(got.Validations, want.Validations)
 	d.report(t, what)
+}
+
+// addValidations records the differences of two certificates'
+// validations: nil (unknown) differs from an empty list, and each
+// record's time is compared by time.Equal.
+func (d *diffs) addValidations(got, want []acme.NameValidation) {
+	if (got == nil) != (want == nil) || len(got) != len(want) {
+		*d = append(*d, fmt.Sprintf("Validations: got %+v, want %+v", got, want))
+		return
+	}
+	for i, g := range got {
+		w := want[i]
+		d.addTime(fmt.Sprintf("Validations[%d].ValidatedAt", i), g.ValidatedAt, w.ValidatedAt)
+		g.ValidatedAt, w.ValidatedAt = time.Time{}, time.Time{}
+		add(d, fmt.Sprintf("Validations[%d]", i), g, w)
+	}
 }

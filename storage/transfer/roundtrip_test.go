@@ -33,7 +33,9 @@ type store interface {
 // EAB keys, one deactivated), orders in every stored status with their
 // authorizations and challenges (failed ones with problem documents),
 // certificates (revoked ones, a renewal that replaces another, windows
-// moved by incident mode). It returns the IDs of the orders.
+// moved by incident mode; with how each name was validated, or, as those
+// issued before that was recorded, without). It returns the IDs of the
+// orders.
 func populate(t *testing.T, s store) []acme.OrderID {
 	t.Helper()
 	ctx := t.Context()
@@ -86,6 +88,10 @@ func populate(t *testing.T, s store) []acme.OrderID {
 					ChainPEM: []byte("PEM " + name), Names: []string{name}, NotBefore: t0, NotAfter: t0.Add(90 * 24 * time.Hour),
 					IssuedAt: t0.Add(time.Duration(i) * time.Minute), Profile: "tls-server",
 					RenewalStart: t0.Add(60 * 24 * time.Hour), RenewalEnd: t0.Add(61 * 24 * time.Hour)}
+				if i%4 != 3 { // the others have none, as those issued before they were recorded
+					c.Validations = []acme.NameValidation{{Name: name, Method: string(acme.ChallengeHTTP01), AuthzID: authz.ID,
+						ValidatedAt: t0.Add(time.Second), Reused: i%2 == 1}}
+				}
 				if err := s.FinalizeOrder(ctx, c); err != nil {
 					t.Fatal(err)
 				}
@@ -196,6 +202,17 @@ func TestSQLiteToPostgres(t *testing.T) {
 		l, _, err := s.ListCertificates(ctx, acme.CertQuery{Limit: 500})
 		return l, err
 	})
+	if l, _, err := dst.ListCertificates(ctx, acme.CertQuery{Limit: 500}); err == nil {
+		known := 0
+		for _, c := range l {
+			if c.Validations != nil {
+				known++
+			}
+		}
+		if known != 9 {
+			t.Errorf("%d certificates on postgres with their validations, want 9 (the other 3 have none)", known)
+		}
+	}
 	both("orders", func(s store) (any, error) {
 		l, _, err := s.ListAllOrders(ctx, acme.OrderQuery{Limit: 500})
 		return l, err

@@ -184,6 +184,10 @@ type Certificate struct {
 	RenewNow     bool
 	Issuer       string // the ID of its issuer (acme.DefaultIssuer for rows before it was kept)
 	CRLShard     int64  // the shard of its issuer's CRLs
+	// Validations is how each name was validated, the JSON array as
+	// stored; nil is NULL (a certificate issued before they were
+	// recorded).
+	Validations *string
 }
 
 // Compare returns an error naming every table whose count in got differs

@@ -123,6 +123,10 @@ func TestDashboardTemplates(t *testing.T) {
 		Subject: "CN=a.example", Issuer: "CN=weir intermediate", PEM: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"}
 	revoked := cert
 	revoked.Serial, revoked.State, revoked.RevokedAt, revoked.Reason = "0def", "revoked", tp(testNow), "keyCompromise"
+	validated := cert
+	validated.Validations = &[]acme.NameValidation{
+		{Name: "a.example", Method: "delegated-zone:.auto.a.example", AuthzID: "az1", ValidatedAt: testNow},
+		{Name: "b.example", Method: "dns-01", AuthzID: "az2", ValidatedAt: testNow.Add(-time.Hour), Reused: true}}
 	acct := AccountView{ID: "7", Status: "valid", Contact: []string{"mailto:ops@example.com"}, KeyThumbprint: "thumb", CreatedAt: testNow.Add(-time.Hour), CreatedIP: "127.0.0.1"}
 	order := OrderView{ID: "9", Account: "7", Status: "invalid", Identifiers: []acme.Identifier{{Type: "dns", Value: "a.example"}},
 		CreatedAt: testNow.Add(-time.Hour), Expires: testNow.Add(time.Hour), Error: &ProblemView{Type: "urn:ietf:params:acme:error:unauthorized", Detail: "no <token>"}}
@@ -173,8 +177,10 @@ func TestDashboardTemplates(t *testing.T) {
 			[]string{"No certificates.", "No orders.", "account 8: boom"}, []string{"Deactivate"}, nil},
 		{"certs", "Certificates", listPage[CertView]{Items: []CertView{cert, revoked}, Query: url.Values{"account": {"7"}, "state": {"active"}}, Statuses: []string{"active", "revoked", "expired"}},
 			[]string{`href="/certs/0abc"`, "keyCompromise", "of account 7", `<option value="active" selected>`}, nil, nil},
-		{"cert", "Certificate 0abc", cert, []string{"-----BEGIN CERTIFICATE-----", "CN=a.example", "keyCompromise", "cessationOfOperation", "aACompromise", "I am sure"}, nil,
-			[]string{"/certs/0abc/revoke"}},
+		{"cert", "Certificate 0abc", cert, []string{"-----BEGIN CERTIFICATE-----", "CN=a.example", "keyCompromise", "cessationOfOperation", "aACompromise", "I am sure",
+			"unknown: issued before weir recorded how each name was validated"}, nil, []string{"/certs/0abc/revoke"}},
+		{"cert", "Certificate 0abc", validated, []string{`id="cert-validations"`, "delegated-zone:.auto.a.example", "az1", "dns-01", "az2", "yes: an earlier order"},
+			[]string{"unknown: issued"}, []string{"/certs/0abc/revoke"}},
 		{"cert", "Certificate 0def", revoked, []string{"Revoked", "keyCompromise"}, []string{`action="/certs/0def/revoke"`}, nil},
 		{"orders", "Orders", listPage[OrderView]{Items: []OrderView{order}, Statuses: []string{"pending", "valid"}},
 			[]string{"a.example", "no &lt;token&gt;", "badge-invalid"}, []string{"<token>"}, nil},

@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"net/netip"
 	"slices"
@@ -323,50 +322,6 @@ func accountView(a *acme.Account) AccountView {
 		c = []string{}
 	}
 	return AccountView{ID: string(a.ID), Status: string(a.Status), Contact: c, KeyThumbprint: string(a.KeyThumbprint), CreatedAt: a.CreatedAt, CreatedIP: a.CreatedIP}
-}
-
-// CertView is a certificate as administrators see it.
-type CertView struct {
-	Serial    string     `json:"serial"`
-	Account   string     `json:"account"`
-	Order     string     `json:"order"`
-	Names     []string   `json:"names"`
-	State     string     `json:"state"`
-	NotBefore time.Time  `json:"not_before"`
-	NotAfter  time.Time  `json:"not_after"`
-	IssuedAt  time.Time  `json:"issued_at"`
-	RevokedAt *time.Time `json:"revoked_at,omitempty"`
-	Reason    string     `json:"revocation_reason,omitempty"`
-	// Subject, Issuer and PEM are filled for one certificate.
-	Subject string `json:"subject,omitempty"`
-	Issuer  string `json:"issuer,omitempty"`
-	PEM     string `json:"pem,omitempty"`
-}
-
-func certState(c *acme.Certificate, now time.Time) acme.CertState {
-	switch {
-	case c.Revoked():
-		return acme.CertRevoked
-	case !c.NotAfter.After(now):
-		return acme.CertExpired
-	}
-	return acme.CertActive
-}
-
-func certView(c *acme.Certificate, now time.Time, full bool) CertView {
-	v := CertView{Serial: c.Serial, Account: string(c.AccountID), Order: string(c.OrderID), Names: c.Names, State: string(certState(c, now)),
-		NotBefore: c.NotBefore, NotAfter: c.NotAfter, IssuedAt: c.IssuedAt}
-	if c.Revoked() {
-		at := c.RevokedAt
-		v.RevokedAt, v.Reason = &at, ca.ReasonString(c.RevocationReason)
-	}
-	if full {
-		if leaf, err := x509.ParseCertificate(c.DER); err == nil {
-			v.Subject, v.Issuer = leaf.Subject.String(), leaf.Issuer.String()
-		}
-		v.PEM = string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: c.DER}))
-	}
-	return v
 }
 
 // OrderView is an order as administrators see it.
