@@ -12,7 +12,11 @@ import (
 // 8555 §7.1.3) and none of them for an IP address (RFC 8738 §7), and
 // only those the account's tenant allows (Tenant.ChallengeTypes).
 //
-// New-order offers the types it allows (challengeTypes). Because the
+// New-order offers the types it allows (challengeTypes). Before the
+// type, answerable asks whether the rules in force admit the
+// authorization's identifier at all (admitIdentifier, new-order's own
+// decision for one name), since the naming policy and the tenant's names
+// can be narrowed too. Because the
 // tenant may be narrowed, and the server's switches changed by a restart,
 // while an authorization lives (up to ValidAuthzLifetime), the rule is
 // asked again with the rules in force wherever an authorization is used:
@@ -91,16 +95,28 @@ func (s *Service) checkChallenge(t *Tenant, a *Authorization, ct ChallengeType) 
 	return Unauthorized("%s", reason).WithIdentifier(Identifier{Type: a.Identifier.Type, Value: a.Name()}), refused
 }
 
-// answerable is checkChallenge when a challenge of type ct of
-// authorization a of acct is answered or validated, with acct's tenant
-// (accountTenant, cached: the lookup new-order makes too), its refusal
-// reported. err is the store's failure to read the tenant.
+// answerable decides, when a challenge of type ct of authorization a of
+// acct is answered or validated, whether the rules in force still let it
+// validate a: first whether they still admit a's identifier at all
+// (admitIdentifier, new-order's decision for it: the naming policy, the
+// CA's name constraints and the tenant's names may have been narrowed
+// since the authorization was created, and a validation for a name the CA
+// no longer issues for is an outbound connection it has no reason to
+// make), then checkChallenge. It uses acct's tenant (accountTenant,
+// cached: the lookup new-order makes too) and reports the tenant's
+// refusal. err is the store's failure to read the tenant.
 func (s *Service) answerable(ctx context.Context, acct *Account, a *Authorization, ct ChallengeType) (*Problem, error) {
 	tenant, err := s.accountTenant(ctx, acct, false)
 	if err != nil {
 		return nil, err
 	}
-	p, refused := s.checkChallenge(tenant, a, ct)
+	id := Identifier{Type: a.Identifier.Type, Value: a.Name()}
+	p, _, refused := s.admitIdentifier(s.rules(), tenant, id, nil)
+	if p != nil {
+		p.Detail += "; the CA's policy or tenant changed after this authorization was created, so it can no longer be validated"
+	} else {
+		p, refused = s.checkChallenge(tenant, a, ct)
+	}
 	s.reportTenantRefusals(tenant, "challenge", acct.ID, refused)
 	return p, nil
 }

@@ -45,19 +45,8 @@ func (s *Service) admitOrder(tenant *Tenant, idents []Identifier, profileName st
 	)
 	zones := make([]string, len(idents))
 	for i, id := range idents {
-		p := s.checkIdentifier(rules.Policy, id)
-		if p == nil && tenant != nil {
-			var rule string
-			p, rule = tenant.check(id)
-			if zones[i] = tenant.delegation(id); p == nil && zones[i] == "" {
-				if p = s.checkTenantChallenges(tenant, id); p != nil {
-					rule = TenantRuleChallengeTypes
-				}
-			}
-			if p != nil && rule != "" {
-				refused = append(refused, tenantRefusal{rule: rule, identifier: id.Value, detail: p.Detail})
-			}
-		}
+		var p *Problem
+		p, zones[i], refused = s.admitIdentifier(rules, tenant, id, refused)
 		if p != nil {
 			probs = append(probs, p)
 		}
@@ -84,6 +73,30 @@ func (s *Service) admitOrder(tenant *Tenant, idents []Identifier, profileName st
 		return admission{}, p, nil
 	}
 	return adm, nil, nil
+}
+
+// admitIdentifier is admitOrder's decision for one identifier id (a
+// wildcard with its "*." label): the naming policy and the CA's name
+// constraints, then tenant's name patterns and, for a name outside the
+// zones the tenant delegates, whether one of the challenge types it
+// allows can validate it. zone is the delegated zone that covers id ("":
+// none); a refusal by the tenant's own rules is appended to refused.
+func (s *Service) admitIdentifier(rules *Live, tenant *Tenant, id Identifier, refused []tenantRefusal) (p *Problem, zone string, _ []tenantRefusal) {
+	p = s.checkIdentifier(rules.Policy, id)
+	if p != nil || tenant == nil {
+		return p, "", refused
+	}
+	var rule string
+	p, rule = tenant.check(id)
+	if zone = tenant.delegation(id); p == nil && zone == "" {
+		if p = s.checkTenantChallenges(tenant, id); p != nil {
+			rule = TenantRuleChallengeTypes
+		}
+	}
+	if p != nil && rule != "" {
+		refused = append(refused, tenantRefusal{rule: rule, identifier: id.Value, detail: p.Detail})
+	}
+	return p, zone, refused
 }
 
 // checkLifetime refuses a notAfter further from notBefore (or from now,

@@ -61,7 +61,7 @@ func TestValidateUsesCurrentKey(t *testing.T) {
 		ch:    Challenge{ID: "ch", AuthzID: "az", Type: ChallengeHTTP01, Token: "tok", Status: StatusProcessing},
 	}
 	v := &keyAuthValidator{want: "tok.new-thumbprint"}
-	s := &Service{cfg: Config{Challenges: AllChallengeTypes()}, store: st, validator: v, limits: NoLimits{}, observer: NopObserver{}, now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler)}
+	s := &Service{cfg: Config{Challenges: AllChallengeTypes()}, ca: crlTestIssuer(t), store: st, validator: v, limits: NoLimits{}, observer: NopObserver{}, now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler)}
 	s.accounts.m = map[AccountID]cachedAccount{"7": {acct: Account{ID: "7", KeyThumbprint: "old-thumbprint", Status: StatusValid}, fetched: now}}
 	if err := s.validate(t.Context(), "ch"); err != nil {
 		t.Fatal(err)

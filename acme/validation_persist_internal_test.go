@@ -35,6 +35,7 @@ func (v *boundedValidator) ValidateUntil(_ context.Context, r ValidationRequest)
 func TestValidatePersist(t *testing.T) {
 	now := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	const lifetime = 30 * 24 * time.Hour
+	issuer := crlTestIssuer(t)
 	tests := []struct {
 		name        string
 		status      Status
@@ -56,7 +57,7 @@ func TestValidatePersist(t *testing.T) {
 				ch: Challenge{ID: "ch", AuthzID: "az", Type: ChallengeDNSPersist01, Token: "tok", Status: StatusProcessing},
 			}
 			v := &boundedValidator{until: tc.until}
-			s := &Service{cfg: Config{ValidAuthzLifetime: lifetime, Challenges: AllChallengeTypes()}, store: st, validator: v, limits: NoLimits{}, observer: NopObserver{},
+			s := &Service{cfg: Config{ValidAuthzLifetime: lifetime, Challenges: AllChallengeTypes()}, ca: issuer, store: st, validator: v, limits: NoLimits{}, observer: NopObserver{},
 				now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler)}
 			if err := s.validate(t.Context(), "ch"); err != nil {
 				t.Fatal(err)
