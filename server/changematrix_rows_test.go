@@ -40,7 +40,7 @@ func changeRows() []changeRow {
 			change: func(m *changeRun) {
 				m.e.weirCLI(m.t, 0, "tenant", "update", matrixTenant, "--challenges", "dns-01")
 			},
-			after:     afterTenantChallenges,
+			after:     afterChallengesNarrowed([]string{"dns-01"}, fmt.Sprintf("tenant %q", matrixTenant), "http-01"),
 			afterType: "dns-01",
 		},
 		{
@@ -123,50 +123,42 @@ func changeRows() []changeRow {
 			},
 		},
 		{
-			name: "http-01 switched off",
-			change: func(m *changeRun) {
-				m.e.reloadWith(func(c *Config) { c.Challenges.HTTP01.Enabled = new(false) })
-			},
-			after: func(t *testing.T, m *changeRun) {
-				m.check(t, "the pending http-01 challenge is refused", func(t *testing.T) {
-					m.wantChallengeRefused(t, "http-01", "http-01")
-				})
-				m.check(t, "new authorizations offer no http-01", func(t *testing.T) {
-					if _, a := m.offered(t, "n."+flightZone); slices.Contains(challengeTypesOf(a), "http-01") {
-						t.Errorf("a new authorization after http-01 was switched off offers %v", challengeTypesOf(a))
-					}
-				})
-			},
+			// challenges.*.enabled needs a restart (reload.go, restartKeys).
+			name:      "http-01 switched off",
+			change:    func(m *changeRun) { m.restart(func(c *Config) { c.Challenges.HTTP01.Enabled = new(false) }) },
+			after:     afterChallengesNarrowed([]string{"dns-01", "tls-alpn-01"}, "http-01", "no longer enabled"),
 			afterType: "dns-01",
 		},
 	}, caChangeRows()...)
 }
 
-// afterTenantChallenges: the tenant's challenge types narrowed to dns-01.
-// Its account's pending http-01 challenge is refused, its order ready
-// through an authorization valid by http-01 is refused at finalize, and
-// that authorization is not reused: a new order for the name gets a
-// pending authorization offering dns-01 alone.
-func afterTenantChallenges(t *testing.T, m *changeRun) {
-	rule := []string{fmt.Sprintf("tenant %q", matrixTenant), "http-01"}
-	m.check(t, "the pending http-01 challenge is refused", func(t *testing.T) {
-		m.wantChallengeRefused(t, "http-01", rule...)
-	})
-	m.check(t, "the ready order validated by http-01 is refused at finalize", func(t *testing.T) {
-		_, err := m.finalize(t, m.ready, readyName)
-		var ae *xacme.Error
-		if !errors.As(err, &ae) {
-			t.Fatalf("finalizing the order validated by http-01: %v; want an ACME problem naming %q", err, rule)
-		}
-		wantRefusal(t, "finalizing the order validated by http-01", ae, rule...)
-	})
-	m.check(t, "the http-01 authorization is not reused", func(t *testing.T) {
-		o, a := m.offered(t, readyName)
-		if o.Status != xacme.StatusPending || a.Status != xacme.StatusPending || !slices.Equal(challengeTypesOf(a), []string{"dns-01"}) {
-			t.Errorf("a new order for %s: order %s, authorization %s offering %v; want pending, offering dns-01 alone",
-				readyName, o.Status, a.Status, challengeTypesOf(a))
-		}
-	})
+// afterChallengesNarrowed: a change that leaves only the challenge types
+// left for the account's names, http-01 taken out, refused by the rule
+// whose words the refusal holds. The pending http-01 challenge is
+// refused, the order ready through an authorization valid by http-01 is
+// refused at finalize, and that authorization is not reused: a new order
+// for the name gets a pending authorization offering left.
+func afterChallengesNarrowed(left []string, rule ...string) func(*testing.T, *changeRun) {
+	return func(t *testing.T, m *changeRun) {
+		m.check(t, "the pending http-01 challenge is refused", func(t *testing.T) {
+			m.wantChallengeRefused(t, "http-01", rule...)
+		})
+		m.check(t, "the ready order validated by http-01 is refused at finalize", func(t *testing.T) {
+			_, err := m.finalize(t, m.ready, readyName)
+			var ae *xacme.Error
+			if !errors.As(err, &ae) {
+				t.Fatalf("finalizing the order validated by http-01: %v; want an ACME problem naming %q", err, rule)
+			}
+			wantRefusal(t, "finalizing the order validated by http-01", ae, rule...)
+		})
+		m.check(t, "the http-01 authorization is not reused", func(t *testing.T) {
+			o, a := m.offered(t, readyName)
+			if o.Status != xacme.StatusPending || a.Status != xacme.StatusPending || !slices.Equal(challengeTypesOf(a), left) {
+				t.Errorf("a new order for %s: order %s, authorization %s offering %v; want pending, offering %v",
+					readyName, o.Status, a.Status, challengeTypesOf(a), left)
+			}
+		})
+	}
 }
 
 // afterTenantProfiles: the tenant's profiles narrowed to tls-server and
