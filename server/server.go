@@ -191,6 +191,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	}
 	warnProfiles(log, s.svc.Profiles(), h.Intermediate, now)
 	warnConstraints(log, cfg.CA, h, created)
+	s.warnTenantsEAB(ctx)
 	if h.Root != nil {
 		s.root = ca.EncodeCertPEM(h.Root.Raw)
 		s.rootFP = fingerprint(h.Root)
