@@ -25,7 +25,7 @@ type AdminCredential struct {
 // keeps them; storage/storagetest checks the contract.
 type AdminCredentialStore interface {
 	// CreateAdminCredential stores a new credential. ErrConflict if its
-	// name or its digest exists.
+	// name, compared without regard to case, or its digest exists.
 	CreateAdminCredential(ctx context.Context, c *AdminCredential) error
 	// ListAdminCredentials returns every credential, by name.
 	ListAdminCredentials(ctx context.Context) ([]*AdminCredential, error)

@@ -284,10 +284,12 @@ func (s *Service) resumeFinalize(ctx context.Context, o *Order) {
 }
 
 // issue signs the certificate of o for the CSR's key under the admission's
-// profile (nil: the CA's defaults), its lifetime cut to the tenant's cap.
+// profile (nil: the CA's defaults), its lifetime cut to the tenant's cap,
+// backdated as the live rules say unless the order asked for a validity
+// period (RFC 8555 §7.4: that is kept as asked).
 func (s *Service) issue(o *Order, csr *x509.CertificateRequest, adm admission) (*Certificate, error) {
 	profile := adm.profile
-	req := ca.IssueRequest{PublicKey: csr.PublicKey, NotBefore: o.NotBefore, NotAfter: o.NotAfter}
+	req := ca.IssueRequest{PublicKey: csr.PublicKey, NotBefore: o.NotBefore, NotAfter: o.NotAfter, Backdate: s.rules().Backdate}
 	for _, id := range o.Identifiers {
 		if id.Type == IdentifierIP {
 			req.IPAddresses = append(req.IPAddresses, net.ParseIP(id.Value))

@@ -99,8 +99,8 @@ type Deps struct {
 }
 
 // Live is the part of a Service's configuration that a reload changes
-// (SetLive): the naming policy, the certificate profiles and the renewal
-// windows. They are swapped together, so a use case reads one consistent
+// (SetLive): the naming policy, the certificate profiles, the renewal
+// windows and the backdate. They are swapped together, so a use case reads one consistent
 // set.
 type Live struct {
 	// Policy is the naming policy; nil allows every DNS name and no IP
@@ -115,6 +115,11 @@ type Live struct {
 	// exempt from account limits, as in an incident): the retired
 	// intermediates of a rotation.
 	RenewEarly []string
+	// Backdate is how long before its signing a certificate starts when
+	// its order asks for no validity period (ca.IssueRequest.Backdate):
+	// a client whose clock runs slow accepts it at once. Its lifetime
+	// stays the profile's, so it ends as much sooner.
+	Backdate time.Duration
 }
 
 func (c *Config) setDefaults() {

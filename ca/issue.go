@@ -24,11 +24,18 @@ type IssueRequest struct {
 	// name is required.
 	DNSNames    []string
 	IPAddresses []net.IP
-	// NotBefore defaults to the current time truncated to the second, and
-	// NotAfter to NotBefore plus the lifetime (Lifetime, or the configured
-	// Config.Lifetime when that is zero). Both are clamped to the
-	// intermediate's validity period.
+	// NotBefore defaults to the current time truncated to the second,
+	// less Backdate, and NotAfter to NotBefore plus the lifetime
+	// (Lifetime, or the configured Config.Lifetime when that is zero).
+	// Both are clamped to the intermediate's validity period.
 	NotBefore, NotAfter time.Time
+	// Backdate moves a default NotBefore back from the signing time, so
+	// that a client whose clock runs a little slow accepts a certificate
+	// it was just issued; NotAfter, NotBefore plus the lifetime, moves
+	// back with it, so the lifetime stays the same. It applies only when
+	// NotBefore and NotAfter are both zero (a requested validity period
+	// is kept as asked), cut to BackdateLimit of the lifetime.
+	Backdate time.Duration
 	// Lifetime, when positive, is both the default and the longest
 	// validity period of this certificate (a profile's lifetime): a
 	// NotAfter further than Lifetime from NotBefore is pulled in. Zero
@@ -114,10 +121,10 @@ func (c *CA) Issue(req IssueRequest) (*Issued, error) {
 	if err != nil {
 		return nil, err
 	}
-	if req.Lifetime < 0 {
-		return nil, fmt.Errorf("ca: issue: lifetime %v must not be negative", req.Lifetime)
+	if req.Lifetime < 0 || req.Backdate < 0 {
+		return nil, fmt.Errorf("ca: issue: lifetime %v and backdate %v must not be negative", req.Lifetime, req.Backdate)
 	}
-	notBefore, notAfter, err := c.validity(req.NotBefore, req.NotAfter, req.Lifetime)
+	notBefore, notAfter, err := c.validity(req.NotBefore, req.NotAfter, req.Lifetime, req.Backdate)
 	if err != nil {
 		return nil, err
 	}
@@ -174,18 +181,33 @@ func CRLShard(serial *big.Int, n int) int {
 	return 1 + int(new(big.Int).Mod(serial, big.NewInt(int64(n))).Int64())
 }
 
-// validity fills in defaults for a leaf's validity period, keeps it within
-// lifetime when that is set, and clamps it to the intermediate's.
-func (c *CA) validity(notBefore, notAfter time.Time, lifetime time.Duration) (time.Time, time.Time, error) {
+// MaxBackdate bounds a leaf's backdate: the backdate of the root and
+// intermediate weir generates, so that a leaf never starts before a
+// brand-new intermediate.
+const MaxBackdate = caBackdate
+
+// BackdateLimit is the most a leaf of lifetime life is backdated: half
+// its lifetime, so at least half of it lies after the signing (a
+// lifetime cut short, by a tenant's cap say, is never spent before the
+// certificate exists), and at most MaxBackdate.
+func BackdateLimit(life time.Duration) time.Duration { return min(MaxBackdate, life/2) }
+
+// validity fills in defaults for a leaf's validity period (a default
+// notBefore backdated), keeps it within lifetime when that is set, and
+// clamps it to the intermediate's.
+func (c *CA) validity(notBefore, notAfter time.Time, lifetime, backdate time.Duration) (time.Time, time.Time, error) {
+	life := lifetime
+	if life == 0 {
+		life = c.cfg.Lifetime
+	}
 	if notBefore.IsZero() {
-		notBefore = c.now()
+		notBefore = c.now().UTC().Truncate(time.Second)
+		if notAfter.IsZero() {
+			notBefore = notBefore.Add(-min(backdate, BackdateLimit(life)))
+		}
 	}
 	notBefore = notBefore.UTC().Truncate(time.Second)
 	if notAfter.IsZero() {
-		life := lifetime
-		if life == 0 {
-			life = c.cfg.Lifetime
-		}
 		notAfter = notBefore.Add(life)
 	}
 	notAfter = notAfter.UTC().Truncate(time.Second)

@@ -15,8 +15,9 @@ import (
 
 // Backup copies the data directory of cfg to out, a new or empty
 // directory, while weir runs, as weir backup does: the CA files, weir's
-// HTTPS certificate, the admin token and a consistent snapshot of each
-// SQLite database. It writes to w what it copied and what it left to the
+// HTTPS certificate, the admin token, a consistent snapshot of each
+// SQLite database and the audit trail's complete lines (backupaudit.go).
+// It writes to w what it copied and what it left to the
 // operator. The copy is a data directory that New can start on. With
 // storage.driver postgres it refuses: a copy without the ACME objects
 // would restore as an empty CA.
@@ -43,7 +44,7 @@ func backup(ctx context.Context, cfg Config, out string) (copied, notes []string
 		// look like a backup and restore as an empty CA.
 		return nil, nil, errors.New("storage.driver is postgres: weir backup copies SQLite databases only. " +
 			"Back up the PostgreSQL schema with pg_dump (e.g. pg_dump -Fc -n SCHEMA -d DATABASE -f weir.dump; " +
-			"restore with pg_restore) and the data directory's CA keys, TLS files and admin token with your file backups")
+			"restore with pg_restore) and the data directory's CA keys, TLS files, admin token and audit trail with your file backups")
 	}
 	dd, err := filepath.Abs(cfg.DataDir)
 	if err != nil {
@@ -94,6 +95,11 @@ func backup(ctx context.Context, cfg Config, out string) (copied, notes []string
 		}
 		copied = append(copied, name+" (snapshot)")
 	}
+	trail, auditNotes, err := backupAudit(cfg, dd, out)
+	if err != nil {
+		return nil, nil, err
+	}
+	copied, notes = append(copied, trail...), append(notes, auditNotes...)
 	for key, path := range map[string]string{
 		"ca.intermediate.cert-file": cfg.CA.Intermediate.CertFile, "ca.intermediate.key-file": cfg.CA.Intermediate.KeyFile,
 		"ca.root-file": cfg.CA.RootFile, "server.tls.cert-file": cfg.Server.TLS.CertFile, "server.tls.key-file": cfg.Server.TLS.KeyFile,

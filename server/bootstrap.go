@@ -325,7 +325,7 @@ func serverCertificate(cfg Config, issuer *ca.CA, now time.Time) (tls.Certificat
 	if err != nil {
 		return tls.Certificate{}, err
 	}
-	iss, err := issuer.Issue(ca.IssueRequest{PublicKey: key.Public(), DNSNames: dns, IPAddresses: ips})
+	iss, err := issuer.Issue(ca.IssueRequest{PublicKey: key.Public(), DNSNames: dns, IPAddresses: ips, Backdate: cfg.CA.Backdate})
 	if err != nil {
 		return tls.Certificate{}, fmt.Errorf("issuing the server certificate: %w", err)
 	}

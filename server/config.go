@@ -144,9 +144,12 @@ type CAConfig struct {
 	Intermediate        IntermediateConfig `yaml:"intermediate"`
 	RootFile            string             `yaml:"root-file"`
 	CertificateLifetime time.Duration      `yaml:"certificate-lifetime"`
-	AllowEd25519        bool               `yaml:"allow-ed25519"`
-	CRLInterval         time.Duration      `yaml:"crl-interval"`
-	Policy              acme.PolicyConfig  `yaml:"policy"`
+	// Backdate is how long before its signing a certificate starts
+	// (backdate.go); it reloads live.
+	Backdate     time.Duration     `yaml:"backdate"`
+	AllowEd25519 bool              `yaml:"allow-ed25519"`
+	CRLInterval  time.Duration     `yaml:"crl-interval"`
+	Policy       acme.PolicyConfig `yaml:"policy"`
 	// NameConstraints puts the policy into a generated root and
 	// intermediate as X.509 name constraints (nameConstraints).
 	NameConstraints bool `yaml:"name-constraints"`
@@ -295,7 +298,7 @@ func DefaultConfig() Config {
 			NonceLifetime: time.Hour, Nonces: NoncesConfig{Backend: nonceAuto}, OrdersPerPage: 100,
 			RenewalInfo: ARIConfig{WindowStart: 0.6, WindowEnd: 0.8, MaxRenewalsPerHour: 600},
 		},
-		CA: CAConfig{Name: "weir", Intermediate: IntermediateConfig{Signer: ca.SignerConfig{Type: ca.SignerFile}}, CertificateLifetime: 2160 * time.Hour, CRLInterval: time.Hour, CRLDelay: 5 * time.Second,
+		CA: CAConfig{Name: "weir", Intermediate: IntermediateConfig{Signer: ca.SignerConfig{Type: ca.SignerFile}}, CertificateLifetime: 2160 * time.Hour, Backdate: time.Minute, CRLInterval: time.Hour, CRLDelay: 5 * time.Second,
 			ActiveIssuer: acme.DefaultIssuer, CRLShards: 1, DefaultProfile: profileTLSServer, Profiles: defaultProfiles()},
 		Challenges: ChallengesConfig{
 			HTTP01: PortChallenge{Enabled: on(), Port: 80}, DNS01: Toggle{Enabled: on()},
@@ -420,14 +423,8 @@ func (c Config) Validate() error {
 	if err := c.CA.Policy.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.CA.NameConstraints {
-		if len(c.CA.Policy.AllowedDomains) == 0 && len(c.CA.Policy.AllowedIPRanges) == 0 {
-			add("ca.name-constraints: needs ca.policy.allowed-domains or ca.policy.allowed-ip-ranges to constrain the CA to")
-		}
-		if c.CA.Intermediate.CertFile != "" {
-			add("ca.name-constraints: applies to a root and intermediate weir generates, not to ca.intermediate")
-		}
-	}
+	errs = append(errs, c.CA.validateNameConstraints()...)
+	errs = append(errs, c.CA.validateBackdate()...)
 	if err := acme.ValidateProfiles(c.CA.DefaultProfile, c.CA.Profiles); err != nil {
 		errs = append(errs, err)
 	}

@@ -195,6 +195,13 @@ ca:
   # default profile, and tls-client-server), and of all certificates when
   # no profiles are offered. Never beyond the intermediate's expiry.
   certificate-lifetime: 2160h
+  # How long before it is signed a certificate starts, so that a client
+  # whose clock runs a little slow accepts it at once. Its lifetime stays
+  # as set (it ends as much sooner). An order that asks for notBefore or
+  # notAfter gets them as asked. 0 does not backdate; at most half the
+  # shortest lifetime (of certificate-lifetime and the profiles'), and at
+  # most 1h. Reloads live.
+  backdate: {{ca.backdate}}
   # Accept Ed25519 certificate keys (RSA >= 2048 and ECDSA P-256/P-384
   # always are).
   allow-ed25519: false

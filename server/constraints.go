@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"log/slog"
 	"strings"
 
@@ -34,4 +35,20 @@ func warnConstraints(log *slog.Logger, c CAConfig, h *ca.Hierarchy, created bool
 				"index", i, "range", r)
 		}
 	}
+}
+
+// validateNameConstraints checks ca.name-constraints: it needs a policy to
+// put into the CA, and applies only to a CA weir generates.
+func (c CAConfig) validateNameConstraints() []error {
+	if !c.NameConstraints {
+		return nil
+	}
+	var errs []error
+	if len(c.Policy.AllowedDomains) == 0 && len(c.Policy.AllowedIPRanges) == 0 {
+		errs = append(errs, errors.New("ca.name-constraints: needs ca.policy.allowed-domains or ca.policy.allowed-ip-ranges to constrain the CA to"))
+	}
+	if c.Intermediate.CertFile != "" {
+		errs = append(errs, errors.New("ca.name-constraints: applies to a root and intermediate weir generates, not to ca.intermediate"))
+	}
+	return errs
 }

@@ -46,7 +46,7 @@ func InitDataDir(cfg Config, now time.Time, opts InitOptions) (*InitReport, erro
 		return nil, err
 	}
 	cfg.DataDir = dd
-	if opts.RootKeyOut, err = offlineRootPath(dd, opts.RootKeyOut); err != nil {
+	if opts.RootKeyOut, err = offlineRootPath(cfg, opts.RootKeyOut); err != nil {
 		return nil, err
 	}
 	files := []initFile{

@@ -9,16 +9,23 @@ import (
 )
 
 // offlineRootPath checks p, where weir init writes a new root's key, and
-// makes it absolute: outside the data directory dd (serve must never
+// makes it absolute: outside the data directory of cfg (serve must never
 // hold it), and not an existing file (a key is never overwritten). ""
-// stays "" (the root key goes to the data directory, as before).
-func offlineRootPath(dd, p string) (string, error) {
+// stays "" (the root key goes to the data directory, as before). A path
+// that cannot apply, because init makes no root (ca.intermediate is
+// configured, or the data directory has a CA), is an error rather than
+// ignored.
+func offlineRootPath(cfg Config, p string) (string, error) {
 	if p == "" {
 		return "", nil
 	}
+	dd := cfg.DataDir
 	abs, err := offlineKeyPath(dd, p)
 	if err != nil {
 		return "", err
+	}
+	if cfg.CA.Intermediate.CertFile != "" {
+		return "", fmt.Errorf("ca.intermediate.cert-file is set (%s): weir makes no root, so a root key path does not apply", cfg.CA.Intermediate.CertFile)
 	}
 	if exists(dataPath(dd, fileCAIntermediate)) {
 		return "", errors.New("the data directory has a CA already; a root key path applies to a new one (move an existing root key with weir ca take-root-offline)")

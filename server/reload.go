@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -127,9 +128,10 @@ func restartKeys(old, cur Config) []string {
 	oldCA, curCA := old.CA, cur.CA
 	oldCA.Policy, curCA.Policy = acme.PolicyConfig{}, acme.PolicyConfig{}
 	oldCA.DefaultProfile, curCA.DefaultProfile, oldCA.Profiles, curCA.Profiles = "", "", nil, nil
+	oldCA.Backdate, curCA.Backdate = 0, 0
 	oldCA.withoutRenewEarly()
 	curCA.withoutRenewEarly()
-	diff("ca (other than ca.policy, ca.default-profile, ca.profiles and the issuers' renew-early)", oldCA, curCA)
+	diff("ca (other than ca.policy, ca.default-profile, ca.profiles, ca.backdate and the issuers' renew-early)", oldCA, curCA)
 	oldCh, curCh := old.Challenges, cur.Challenges
 	oldCh.Egress, curCh.Egress = challenge.EgressConfig{}, challenge.EgressConfig{}
 	diff("challenges (other than challenges.egress)", oldCh, curCh)
@@ -197,6 +199,9 @@ func (s *Server) reloadLocked() error {
 	if err != nil {
 		return err
 	}
+	if errs := profCA.validateBackdate(); errs != nil {
+		return errors.Join(errs...) // against the lifetimes in force
+	}
 	// The active intermediate must allow what the profiles put in the
 	// certificates it signs, as at start (intermediateUse).
 	if err := ca.CheckLeafEKUs(s.svc.CA().Hierarchy().Intermediate, leafEKUs(cfg, profiles)); err != nil {
@@ -215,7 +220,7 @@ func (s *Server) reloadLocked() error {
 	}
 	s.limiterNow = ls
 	s.conns.set(connLimitsOf(cfg.Server.Connections, ls))
-	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly()})
+	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly(), Backdate: cfg.CA.Backdate})
 	warnProfiles(s.log, profiles, s.svc.CA().Hierarchy().Intermediate, time.Now())
 	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)
 	s.validator.SetEgress(egress)
@@ -229,7 +234,7 @@ func (s *Server) reloadLocked() error {
 	s.cfg.Server.Connections.MaxTotal = cfg.Server.Connections.MaxTotal
 	s.cfg.Server.Connections.FirstRequestTimeout = cfg.Server.Connections.FirstRequestTimeout
 	s.cfg.CA.Policy = cfg.CA.Policy
-	s.cfg.CA.DefaultProfile, s.cfg.CA.Profiles = cfg.CA.DefaultProfile, cfg.CA.Profiles
+	s.cfg.CA.DefaultProfile, s.cfg.CA.Profiles, s.cfg.CA.Backdate = cfg.CA.DefaultProfile, cfg.CA.Profiles, cfg.CA.Backdate
 	s.cfg.CA.takeRenewEarly(cfg.CA)
 	s.cfg.ACME.RenewalInfo = cfg.ACME.RenewalInfo
 	s.cfg.Challenges.Egress = cfg.Challenges.Egress

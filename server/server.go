@@ -191,6 +191,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	}
 	warnProfiles(log, s.svc.Profiles(), h.Intermediate, now)
 	warnConstraints(log, cfg.CA, h, created)
+	s.warnTenantsEAB(ctx)
 	if h.Root != nil {
 		s.root = ca.EncodeCertPEM(h.Root.Raw)
 		s.rootFP = fingerprint(h.Root)
@@ -287,7 +288,7 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, issuers []acme.Issu
 		TermsOfService:              cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval, CRLDelay: cfg.CA.CRLDelay,
 		Owner: newOwner(), // leases.go
 		EAB:   cfg.ACME.ExternalAccountBinding,
-	}, acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly()},
+	}, acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly(), Backdate: cfg.CA.Backdate},
 		acme.Deps{Store: store, CA: issuer, Issuers: issuers, Validator: v, Limits: limits, Observer: obs, Audit: audit, Log: log})
 }
 

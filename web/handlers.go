@@ -30,8 +30,9 @@ func (s *Server) directory(w http.ResponseWriter, r *http.Request) error {
 	})
 }
 
-// newNonce answers HEAD with 200 and GET with 204 (RFC 8555 §7.2); wrap
-// has already set Replay-Nonce. When wrap could not issue one, it answers
+// newNonce answers HEAD with 200 and GET with 204 (RFC 8555 §7.2), and a
+// POST-as-GET, which §7.2 gives no status of its own, with 200 as HEAD
+// (Boulder and Pebble do the same); wrap has already set Replay-Nonce. When wrap could not issue one, it answers
 // 503 serverInternal with a Retry-After: a success without a nonce would
 // leave the client nothing to sign with, and a nonce of this replica's
 // own would not redeem on the others.
@@ -71,6 +72,33 @@ func requirePostAsGet(req *jws.Request) error {
 		return acme.Malformed("this resource is fetched with POST-as-GET: the payload must be empty (RFC 8555 §6.3)")
 	}
 	return nil
+}
+
+// requireAccountFetch refuses what is not a POST-as-GET of a valid
+// account: a payload, a JWS signed with a "jwk" instead of the account's
+// "kid" (RFC 8555 §6.3), an account that is not valid (§7.3.6).
+func requireAccountFetch(req *jws.Request) error {
+	if err := requirePostAsGet(req); err != nil {
+		return err
+	}
+	if req.Account == nil {
+		return acme.Malformed("a POST-as-GET must be signed with an account key ID (kid), not a jwk (RFC 8555 §6.3)")
+	}
+	if req.Account.Status != acme.StatusValid {
+		return acme.AccountNotValid(req.Account.ID, req.Account.Status)
+	}
+	return nil
+}
+
+// fetched serves h, a resource clients GET, to a POST-as-GET of a valid
+// account as well.
+func (s *Server) fetched(h handler) postHandler {
+	return func(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
+		if err := requireAccountFetch(req); err != nil {
+			return err
+		}
+		return h(w, r)
+	}
 }
 
 func (s *Server) newAccount(w http.ResponseWriter, r *http.Request, req *jws.Request) error {

@@ -250,14 +250,8 @@ type quotaBucketView struct {
 // quotaResource serves the quota resource (POST-as-GET, RFC 8555 §6.3):
 // the buckets of the signing account, read without spending.
 func (s *Server) quotaResource(w http.ResponseWriter, r *http.Request, req *jws.Request) error {
-	if err := requirePostAsGet(req); err != nil {
+	if err := requireAccountFetch(req); err != nil {
 		return err
-	}
-	if req.Account == nil {
-		return acme.Malformed("the quota resource must be fetched with a request signed with an account key ID (kid)")
-	}
-	if req.Account.Status != acme.StatusValid {
-		return acme.AccountNotValid(req.Account.ID, req.Account.Status)
 	}
 	lim := s.quota.limits.Load()
 	if lim == nil {

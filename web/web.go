@@ -135,6 +135,10 @@ func (s *Server) Handler() http.Handler {
 	r.Get("/directory", s.wrap("directory", s.directory))
 	r.Head(pathNewNonce, s.wrap("new-nonce", s.newNonce))
 	r.Get(pathNewNonce, s.wrap("new-nonce", s.newNonce))
+	// RFC 8555 §6.3: the directory and newNonce take a GET "in addition to"
+	// POST-as-GET, so they answer a POST-as-GET too.
+	r.Post("/directory", s.post("directory", s.fetched(s.directory)))
+	r.Post(pathNewNonce, s.post("new-nonce", s.fetched(s.newNonce)))
 	// RFC 8555 §6.3: resources are fetched with POST-as-GET, so every
 	// ACME route is a POST; the auth mode is in the handler's name.
 	r.Post(pathNewAccount, s.post("new-account", s.newAccount))

@@ -10,15 +10,19 @@ import (
 	"github.com/weir-pki/weir/web/admin"
 )
 
-// tenantWarnings are check-config's warnings about the "tenant:NAME"
-// rate-limit overrides of cfg (read from path): tenants live in the
-// store, not the file, so an unknown name is valid, but it applies to no
-// account until the tenant exists. The tenants are asked of the running
-// weir's admin API (the store is the server's), within timeout; when it
-// cannot be asked, one warning says so.
+// tenantWarnings are check-config's warnings about the tenants: the
+// "tenant:NAME" rate-limit overrides of cfg (read from path) whose tenant
+// does not exist (tenants live in the store, not the file, so an unknown
+// name is valid, but it applies to no account until the tenant exists),
+// and tenants that exist while new accounts need no EAB key
+// (admin.TenantsEABWarning). The tenants are asked of the running weir's
+// admin API (the store is the server's), within timeout; when it cannot
+// be asked, one warning says so if overrides name tenants, and nothing
+// is said of EAB (there may be no tenant).
 func tenantWarnings(ctx context.Context, path string, cfg server.Config, timeout time.Duration) []string {
 	uses := cfg.TenantOverrides()
-	if len(uses) == 0 {
+	eabRequired := cfg.ACME.ExternalAccountBinding.Required
+	if len(uses) == 0 && eabRequired {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -30,8 +34,11 @@ func tenantWarnings(ctx context.Context, path string, cfg server.Config, timeout
 	if err == nil {
 		err = c.get(ctx, "/api/v1/tenants", nil, &p)
 	}
-	if err != nil {
+	switch {
+	case err != nil && len(uses) > 0:
 		return []string{fmt.Sprintf("rate-limiting.overrides: could not check the tenant:NAME keys against the running weir's tenants: %v", err)}
+	case err != nil:
+		return nil
 	}
 	known := map[string]bool{}
 	for _, t := range p.Items {
@@ -42,6 +49,9 @@ func tenantWarnings(ctx context.Context, path string, cfg server.Config, timeout
 		if !known[u.Name] {
 			out = append(out, fmt.Sprintf("rate-limiting.overrides[%d]: tenant %q does not exist in the running weir's store: the override applies to no account until it does (weir tenant create)", u.Index, u.Name))
 		}
+	}
+	if w := admin.TenantsEABWarning(len(p.Items), eabRequired); w != "" {
+		out = append(out, w)
 	}
 	return out
 }

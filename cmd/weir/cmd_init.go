@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -26,12 +27,16 @@ func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	rootKeyOut := fs.String("root-key-out", "", "write a new root CA's key to this `file` outside the data directory (an offline medium) instead of "+
 		"the data directory; weir serve never needs it")
 	printConfig := fs.Bool("print-config", false, "print the configuration file to standard output and write nothing")
-	keepConfig := fs.Bool("keep-config", false, "read the existing configuration file and create the data directory it names; -data-dir is ignored")
+	keepConfig := fs.Bool("keep-config", false, "read the existing configuration file and create the data directory it names (not with -data-dir, -force or -print-config)")
 	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
 		return code
 	}
+	if msg := initConflict(fs, *keepConfig, *printConfig); msg != "" {
+		return usageError(fs, stderr, msg)
+	}
+	opts := server.InitOptions{RootKeyOut: *rootKeyOut}
 	if *keepConfig {
-		return initFromConfig(*configPath, stdout, stderr)
+		return initFromConfig(*configPath, opts, stdout, stderr)
 	}
 	text := server.ConfigText(*configPath, *dataDir)
 	cfg, err := server.ParseConfig("", text)
@@ -47,7 +52,7 @@ func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "weir init: %s exists; use -force to overwrite it, or -config to write another file\n", *configPath)
 		return 1
 	}
-	rep, err := server.InitDataDir(cfg, time.Now(), server.InitOptions{RootKeyOut: *rootKeyOut})
+	rep, err := server.InitDataDir(cfg, time.Now(), opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "weir init: %v\n", err)
 		return 1
@@ -65,15 +70,44 @@ func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// initConflict names a flag set on the command line that the mode asked
+// for (-keep-config, -print-config) cannot apply, or returns "": such a
+// flag is a usage error rather than silently ignored.
+func initConflict(fs *cmdFlags, keepConfig, printConfig bool) string {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	for _, m := range []struct {
+		on      bool
+		mode    string
+		ignores []string
+		why     string
+	}{
+		{keepConfig, "keep-config", []string{"data-dir", "force", "print-config"},
+			"it reads the configuration file as it is and creates the data directory that file names"},
+		{printConfig, "print-config", []string{"force", "root-key-out"},
+			"it prints the configuration and writes nothing"},
+	} {
+		if !m.on {
+			continue
+		}
+		for _, f := range m.ignores {
+			if set[f] {
+				return fmt.Sprintf("-%s does not apply with -%s: %s", f, m.mode, m.why)
+			}
+		}
+	}
+	return ""
+}
+
 // initFromConfig creates the data directory the configuration file at path
 // names, leaving the file as it is.
-func initFromConfig(path string, stdout, stderr io.Writer) int {
+func initFromConfig(path string, opts server.InitOptions, stdout, stderr io.Writer) int {
 	cfg, err := server.LoadConfig(path)
 	if err != nil {
 		fmt.Fprintf(stderr, "weir init: %v\n", err)
 		return 1
 	}
-	rep, err := server.InitDataDir(cfg, time.Now(), server.InitOptions{})
+	rep, err := server.InitDataDir(cfg, time.Now(), opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "weir init: %v\n", err)
 		return 1

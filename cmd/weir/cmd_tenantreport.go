@@ -33,6 +33,9 @@ func tenantReport(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return 0
 	}
 	printTenant(stdout, false, rep.Tenant)
+	if rep.Warning != "" {
+		fmt.Fprintf(stdout, "\nwarning: %s\n", rep.Warning)
+	}
 	now := time.Now()
 	section := func(title string) *tabwriter.Writer {
 		fmt.Fprintf(stdout, "\n%s:\n", title)

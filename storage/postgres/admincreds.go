@@ -23,8 +23,8 @@ func (s *Store) CreateAdminCredential(ctx context.Context, c *acme.AdminCredenti
 	if !validKey(c.Name) || !validKey(c.Role) || !validKey(c.CreatedBy) {
 		return drv.Errorf("%s: not storable text", what)
 	}
-	_, err = s.pool.Exec(ctx, `INSERT INTO admin_credentials (`+sqlrow.AdminCredentialCols+`) VALUES ($1, $2, $3, $4, $5)`,
-		c.Name, c.Role, c.SHA256, sqlrow.ToNanos(c.CreatedAt), c.CreatedBy)
+	_, err = s.pool.Exec(ctx, `INSERT INTO admin_credentials (`+sqlrow.AdminCredentialInsertCols+`) VALUES ($1, $2, $3, $4, $5, $6)`,
+		c.Name, c.Role, c.SHA256, sqlrow.ToNanos(c.CreatedAt), c.CreatedBy, sqlrow.NameLower(c.Name))
 	if err != nil {
 		return writeErr(what, err)
 	}

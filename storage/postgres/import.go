@@ -165,10 +165,10 @@ func (im *Import) copyRows(ctx context.Context, t transfer.Table, cols []string,
 
 // AdminCredentials implements transfer.Sink.
 func (im *Import) AdminCredentials(ctx context.Context, rows []transfer.AdminCredential) error {
-	cols := []string{"name", "role", "sha256", "created_at", "created_by"}
+	cols := []string{"name", "role", "sha256", "created_at", "created_by", "name_lower"}
 	return im.copyRows(ctx, transfer.AdminCreds, cols, len(rows), func(i int) []any {
 		r := rows[i]
-		return []any{r.Name, r.Role, r.SHA256, r.CreatedAt, r.CreatedBy}
+		return []any{r.Name, r.Role, r.SHA256, r.CreatedAt, r.CreatedBy, r.NameLower}
 	})
 }
 

@@ -21,8 +21,8 @@ func (s *Store) CreateAdminCredential(ctx context.Context, c *acme.AdminCredenti
 		return err
 	}
 	return s.write(ctx, func(w *writeTx) error {
-		_, err := w.tx.ExecContext(writeCtx, `INSERT INTO admin_credentials (`+sqlrow.AdminCredentialCols+`) VALUES (?, ?, ?, ?, ?)`,
-			c.Name, c.Role, c.SHA256, sqlrow.ToNanos(c.CreatedAt), c.CreatedBy)
+		_, err := w.tx.ExecContext(writeCtx, `INSERT INTO admin_credentials (`+sqlrow.AdminCredentialInsertCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
+			c.Name, c.Role, c.SHA256, sqlrow.ToNanos(c.CreatedAt), c.CreatedBy, sqlrow.NameLower(c.Name))
 		if err != nil {
 			return writeErr(what, err)
 		}

@@ -127,7 +127,7 @@ func (e *Exporter) Close() error {
 // The columns Export reads of each table, in the order of the fields of
 // its transfer record: every column (TestExportCoversSchema checks).
 const (
-	exportAdminCredCols = "name, role, sha256, created_at, created_by"
+	exportAdminCredCols = "name, role, sha256, created_at, created_by, name_lower"
 	exportTenantCols    = "name, policy, created_at, updated_at"
 	exportAccountCols   = "id, key_thumbprint, jwk, contact, status, created_at, created_ip, eab_key_id"
 	exportEABKeyCols    = "id, label, hmac_key, created_at, bound_account, bound_at, revoked_at, tenant"
@@ -370,7 +370,7 @@ func scanAccountRow(row sqlrow.Scanner) (transfer.Account, error) {
 
 func scanAdminCredRow(row sqlrow.Scanner) (transfer.AdminCredential, error) {
 	var r transfer.AdminCredential
-	err := row.Scan(&r.Name, &r.Role, &r.SHA256, &r.CreatedAt, &r.CreatedBy)
+	err := row.Scan(&r.Name, &r.Role, &r.SHA256, &r.CreatedAt, &r.CreatedBy, &r.NameLower)
 	return r, err
 }
 

@@ -163,7 +163,7 @@ func (im *Import) EABKeys(ctx context.Context, rows []transfer.EABKey) error {
 func (im *Import) AdminCredentials(ctx context.Context, rows []transfer.AdminCredential) error {
 	return im.insertRows(ctx, transfer.AdminCreds, exportAdminCredCols, len(rows), func(_ *sql.Tx, i int) ([]any, error) {
 		r := rows[i]
-		return []any{r.Name, r.Role, r.SHA256, r.CreatedAt, r.CreatedBy}, nil
+		return []any{r.Name, r.Role, r.SHA256, r.CreatedAt, r.CreatedBy, r.NameLower}, nil
 	})
 }
 

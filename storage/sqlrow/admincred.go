@@ -3,6 +3,7 @@ package sqlrow
 import (
 	"encoding/hex"
 	"fmt"
+	"strings"
 
 	"github.com/weir-pki/weir/acme"
 )
@@ -10,6 +11,16 @@ import (
 // AdminCredentialCols are the columns of admin_credentials that
 // ScanAdminCredential reads, in order.
 const AdminCredentialCols = "name, role, sha256, created_at, created_by"
+
+// AdminCredentialInsertCols are the columns a new credential is written
+// with: AdminCredentialCols and name_lower, the name in lower case
+// (NameLower), which a unique index keeps from being stored twice, so
+// that no two credentials have names equal but for case.
+const AdminCredentialInsertCols = AdminCredentialCols + ", name_lower"
+
+// NameLower is the form of a credential's name that is unique in the
+// store: names are compared without regard to case.
+func NameLower(name string) string { return strings.ToLower(name) }
 
 // ScanAdminCredential reads one row of AdminCredentialCols.
 func ScanAdminCredential(row Scanner) (*acme.AdminCredential, error) {

@@ -39,6 +39,12 @@ func testAdminCredentials(t *testing.T, f *fixture) {
 	dupName := *ci
 	dupName.SHA256 = strings.Repeat("cd", 32)
 	wantErr(t, "CreateAdminCredential(same name)", cs.CreateAdminCredential(f.ctx, &dupName), acme.ErrConflict)
+	// Names are compared without regard to case.
+	for _, name := range []string{"CI", "Ci", "ALICE"} {
+		c := *ci
+		c.Name, c.SHA256 = name, strings.Repeat("cd", 32)
+		wantErr(t, "CreateAdminCredential("+name+")", cs.CreateAdminCredential(f.ctx, &c), acme.ErrConflict)
+	}
 	dupDigest := *ci
 	dupDigest.Name = "other"
 	wantErr(t, "CreateAdminCredential(same digest)", cs.CreateAdminCredential(f.ctx, &dupDigest), acme.ErrConflict)
@@ -81,8 +87,14 @@ func testAdminCredentials(t *testing.T, f *fixture) {
 	if l := list(); len(l) != 1 || l[0].Name != "alice" {
 		t.Fatalf("after the delete: %v; want alice alone", l)
 	}
-	// A revoked name and its digest may be added again (a new token).
-	if err := cs.CreateAdminCredential(f.ctx, ci); err != nil {
+	// A revoked name and its digest may be added again (a new token), in
+	// any case.
+	upper := *ci
+	upper.Name = "CI"
+	if err := cs.CreateAdminCredential(f.ctx, &upper); err != nil {
 		t.Fatalf("CreateAdminCredential(after the delete): %v", err)
+	}
+	if l := list(); len(l) != 2 || l[0].Name != "CI" {
+		t.Fatalf("after adding CI: %v; want CI, alice (the name as given)", l)
 	}
 }

@@ -98,6 +98,10 @@ type AdminCredential struct {
 	SHA256    string // the token's SHA-256, hex
 	CreatedAt int64
 	CreatedBy string
+	// NameLower is the name in lower case, unique; nil (NULL) for a name
+	// an older credential's equals but for case, kept from before names
+	// were compared so (the admin listener leaves it out).
+	NameLower *string
 }
 
 // Tenant is a row of tenants.

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -11,6 +12,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -132,10 +134,13 @@ func checkCredential(c *acme.AdminCredential) error {
 	return nil
 }
 
-// checkCredentialName is the tenant name rule, and not RootName.
+// checkCredentialName is the tenant name rule, and not RootName. Names
+// are compared without regard to case, here and in the store's
+// uniqueness, so that no credential reads like another in the audit
+// trail: "ADMIN" is the token file's name too.
 func checkCredentialName(name string) error {
-	if name == RootName {
-		return fmt.Errorf("the name %q is the token file's credential", RootName)
+	if strings.EqualFold(name, RootName) {
+		return fmt.Errorf("the name %q is the token file's credential %q (names are compared without regard to case)", name, RootName)
 	}
 	if err := acme.CheckTenantName(name); err != nil {
 		return fmt.Errorf("the name: %s", strings.TrimPrefix(err.Error(), "tenant name: "))
@@ -167,8 +172,9 @@ func (c *CredentialSet) Refresh(ctx context.Context) error {
 	}
 	byName := map[string]acme.AdminCredential{}
 	byDigest := map[[sha256.Size]byte]string{}
+	folded := map[string]string{} // lower-case name → the name kept
 	var bad []string
-	for _, r := range rows {
+	for _, r := range oldestFirst(rows) {
 		d := digestOf(*r)
 		if err := checkCredential(r); err != nil {
 			bad = append(bad, fmt.Sprintf("%q: %v", r.Name, err))
@@ -178,8 +184,13 @@ func (c *CredentialSet) Refresh(ctx context.Context) error {
 			bad = append(bad, fmt.Sprintf("%q: the same token digest as %q", r.Name, byDigest[d]))
 			continue
 		}
+		if kept, dup := folded[strings.ToLower(r.Name)]; dup {
+			bad = append(bad, fmt.Sprintf("%q: the name differs only in case from the older credential %q; revoke one", r.Name, kept))
+			continue
+		}
 		byName[r.Name] = *r
 		byDigest[d] = r.Name
+		folded[strings.ToLower(r.Name)] = r.Name
 	}
 	c.mu.Lock()
 	if c.writes == writes {
@@ -190,6 +201,15 @@ func (c *CredentialSet) Refresh(ctx context.Context) error {
 		return fmt.Errorf("admin credentials: left out of the store's: %s", strings.Join(bad, "; "))
 	}
 	return nil
+}
+
+// oldestFirst orders credentials by creation, ties by name: of names
+// equal but for case (kept from before names were compared so), the
+// first is the one used, as the store's migration chose it.
+func oldestFirst(rows []*acme.AdminCredential) []*acme.AdminCredential {
+	return slices.SortedStableFunc(slices.Values(rows), func(a, b *acme.AdminCredential) int {
+		return cmp.Or(a.CreatedAt.Compare(b.CreatedAt), strings.Compare(a.Name, b.Name))
+	})
 }
 
 // Run reads the credentials every CredentialsRefresh until ctx ends,
@@ -287,7 +307,7 @@ func (c *CredentialSet) Add(ctx context.Context, name string, role Role, by stri
 		CreatedAt: c.now().UTC().Truncate(time.Second), CreatedBy: by}
 	switch err := c.store.CreateAdminCredential(ctx, &s); {
 	case errors.Is(err, acme.ErrConflict):
-		return CredentialView{}, &apiError{status: http.StatusConflict, msg: fmt.Sprintf("a credential named %q exists; revoke it first", name)}
+		return CredentialView{}, c.conflict(ctx, name)
 	case err != nil:
 		return CredentialView{}, unavailable(err)
 	}
@@ -297,6 +317,21 @@ func (c *CredentialSet) Add(ctx context.Context, name string, role Role, by stri
 	c.byName[name] = s
 	c.byDigest[d] = name
 	return CredentialView{Name: name, Role: role, CreatedAt: s.CreatedAt, CreatedBy: by, Token: token}, nil
+}
+
+// conflict is the 409 of a name the store holds already, naming the
+// credential it conflicts with: names are compared without regard to
+// case.
+func (c *CredentialSet) conflict(ctx context.Context, name string) error {
+	msg := fmt.Sprintf("a credential named %q exists; revoke it first", name)
+	if rows, err := c.store.ListAdminCredentials(ctx); err == nil {
+		for _, r := range rows {
+			if r.Name != name && strings.EqualFold(r.Name, name) {
+				msg = fmt.Sprintf("the credential %q exists, and names are compared without regard to case: choose another name, or revoke %q first", r.Name, r.Name)
+			}
+		}
+	}
+	return &apiError{status: http.StatusConflict, msg: msg}
 }
 
 // Revoke removes the credential name from the store; its token stops

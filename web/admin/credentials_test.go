@@ -245,7 +245,12 @@ func TestCredentialAPIRefuses(t *testing.T) {
 		{"bad role", http.MethodPost, "/api/v1/credentials", `{"name":"x","role":"root"}`, 400, `role "root" is not read or operate`},
 		{"no role", http.MethodPost, "/api/v1/credentials", `{"name":"x"}`, 400, `role "" is not read or operate`},
 		{"unknown field", http.MethodPost, "/api/v1/credentials", `{"name":"x","role":"read","token":"mine"}`, 400, "unknown field"},
+		{"root's name in capitals", http.MethodPost, "/api/v1/credentials", `{"name":"ADMIN","role":"read"}`, 400,
+			`the name "ADMIN" is the token file's credential "admin" (names are compared without regard to case)`},
+		{"root's name capitalised", http.MethodPost, "/api/v1/credentials", `{"name":"Admin","role":"operate"}`, 400, `the name "Admin" is the token file's credential "admin"`},
 		{"taken name", http.MethodPost, "/api/v1/credentials", `{"name":"viewer","role":"operate"}`, 409, `"viewer" exists`},
+		{"taken name in capitals", http.MethodPost, "/api/v1/credentials", `{"name":"VIEWER","role":"operate"}`, 409,
+			`the credential "viewer" exists, and names are compared without regard to case: choose another name, or revoke "viewer" first`},
 		{"revoke unknown", http.MethodDelete, "/api/v1/credentials/nobody", "", 404, `credential "nobody" does not exist`},
 		{"revoke root", http.MethodDelete, "/api/v1/credentials/admin", "", 400, "replace the token file"},
 	} {

@@ -39,6 +39,8 @@ type tenantsPage struct {
 	Tenants []TenantView
 	// Form is the create form, kept as typed after a refusal.
 	Form TenantView
+	// Warning is TenantsEABWarning of the tenants.
+	Warning string
 }
 
 func (s *Server) pageTenants(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +49,7 @@ func (s *Server) pageTenants(w http.ResponseWriter, r *http.Request) {
 		s.failPage(w, r, err)
 		return
 	}
-	p := tenantsPage{Tenants: []TenantView{}}
+	p := tenantsPage{Tenants: []TenantView{}, Warning: s.tenantsEABWarning(len(ts))}
 	for _, t := range ts {
 		p.Tenants = append(p.Tenants, tenantView(t))
 	}

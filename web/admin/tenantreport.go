@@ -42,6 +42,9 @@ type TenantReport struct {
 	Refusals       []RefusalView     `json:"recent_refusals"`
 	// Certificates are its accounts' most recent certificates.
 	Certificates []CertView `json:"certificates"`
+	// Warning is TenantsEABWarning: accounts made without an EAB key can
+	// still get its names.
+	Warning string `json:"warning,omitempty"`
 }
 
 // TenantAccount is an account of a tenant with its buckets.
@@ -60,7 +63,8 @@ func (s *Server) TenantReportOf(r *http.Request, name string) (*TenantReport, er
 	if err != nil {
 		return nil, err
 	}
-	rep := &TenantReport{Tenant: tenantView(t), EABKeys: []EABKeyView{}, Accounts: []TenantAccount{}, Certificates: []CertView{}}
+	rep := &TenantReport{Tenant: tenantView(t), EABKeys: []EABKeyView{}, Accounts: []TenantAccount{}, Certificates: []CertView{},
+		Warning: s.tenantsEABWarning(1)}
 	keys, err := s.EABKeys(ctx, "")
 	if err != nil {
 		return nil, err
