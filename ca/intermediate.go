@@ -22,9 +22,16 @@ type Use struct {
 	// stop verifying before their own expiry).
 	Now time.Time
 	// LeafEKUs are the extended key usages of the leaves it signs, each
-	// with what puts it there; with Now set, it must allow every one
-	// (CheckLeafEKUs).
+	// with what puts it there; with Now set, it must allow at least one
+	// of each source's (CheckLeafEKUs).
 	LeafEKUs []LeafEKU
+	// Installing is set for an intermediate being installed (weir ca
+	// import, add-issuer): it must then allow every one of LeafEKUs. One
+	// already in service that allows only some of a source's is accepted,
+	// the rest logged (LeafEKUGaps): its certificates verify for the
+	// usages it allows, and refusing to start over it would stop a CA
+	// that issues usable certificates.
+	Installing bool
 }
 
 // LeafEKU is an extended key usage that leaves carry, and what puts it
@@ -71,26 +78,41 @@ func CheckIntermediate(root, inter *x509.Certificate, key crypto.Signer, use Use
 		return fmt.Errorf("ca: intermediate %q expires at %s, after its root %q (%s): its certificates would stop verifying with the root before they expire",
 			inter.Subject, inter.NotAfter.UTC().Format(time.RFC3339), root.Subject, root.NotAfter.UTC().Format(time.RFC3339))
 	}
-	return CheckLeafEKUs(inter, use.LeafEKUs)
+	return CheckLeafEKUs(inter, use.LeafEKUs, use.Installing)
 }
 
-// CheckLeafEKUs checks that inter allows each extended key usage of
-// leaves: it names none, or anyExtendedKeyUsage, or that one. RFC 5280
+// CheckLeafEKUs checks that inter allows the extended key usages of
+// leaves: it names none, or anyExtendedKeyUsage, or them. RFC 5280
 // §4.2.1.12 defines the extension for the certificate that carries it;
 // relying parties (Go's crypto/x509, NSS, Windows, OpenSSL with a
 // purpose) also hold the leaves under a CA to the CA's list, so a leaf
-// with a usage its intermediate lacks fails path validation.
-func CheckLeafEKUs(inter *x509.Certificate, leaves []LeafEKU) error {
-	if len(inter.ExtKeyUsage) == 0 && len(inter.UnknownExtKeyUsage) == 0 || slices.Contains(inter.ExtKeyUsage, x509.ExtKeyUsageAny) {
-		return nil
-	}
-	for _, l := range leaves {
-		if !slices.Contains(inter.ExtKeyUsage, l.EKU) {
-			return fmt.Errorf("ca: intermediate %q does not allow the extended key usage %s that %s puts in the certificates it signs (it allows %s): they would fail path validation (RFC 5280 §4.2.1.12)",
-				inter.Subject, ekuName(l.EKU), l.By, ekuList(inter))
+// verifies only for the usages its intermediate allows too. With every,
+// each usage must be allowed; without, each source (LeafEKU.By) must have
+// one allowed, since its certificates would verify for nothing otherwise.
+func CheckLeafEKUs(inter *x509.Certificate, leaves []LeafEKU, every bool) error {
+	gaps := LeafEKUGaps(inter, leaves)
+	for _, g := range gaps {
+		if every || !slices.ContainsFunc(leaves, func(l LeafEKU) bool { return l.By == g.By && !slices.Contains(gaps, l) }) {
+			return fmt.Errorf("ca: intermediate %q does not allow the extended key usage %s that %s puts in the certificates it signs (it allows %s): they would fail path validation for it (RFC 5280 §4.2.1.12)",
+				inter.Subject, EKUName(g.EKU), g.By, ekuList(inter))
 		}
 	}
 	return nil
+}
+
+// LeafEKUGaps are the extended key usages of leaves that inter does not
+// allow: a leaf's use for them fails path validation.
+func LeafEKUGaps(inter *x509.Certificate, leaves []LeafEKU) []LeafEKU {
+	if len(inter.ExtKeyUsage) == 0 && len(inter.UnknownExtKeyUsage) == 0 || slices.Contains(inter.ExtKeyUsage, x509.ExtKeyUsageAny) {
+		return nil
+	}
+	var gaps []LeafEKU
+	for _, l := range leaves {
+		if !slices.Contains(inter.ExtKeyUsage, l.EKU) {
+			gaps = append(gaps, l)
+		}
+	}
+	return gaps
 }
 
 // ekuNames are the names of the extended key usages (RFC 5280
@@ -102,8 +124,8 @@ var ekuNames = map[x509.ExtKeyUsage]string{
 	x509.ExtKeyUsageOCSPSigning: "OCSPSigning",
 }
 
-// ekuName names u.
-func ekuName(u x509.ExtKeyUsage) string {
+// EKUName names u.
+func EKUName(u x509.ExtKeyUsage) string {
 	if n, ok := ekuNames[u]; ok {
 		return n
 	}
@@ -114,7 +136,7 @@ func ekuName(u x509.ExtKeyUsage) string {
 func ekuList(c *x509.Certificate) string {
 	var names []string
 	for _, u := range c.ExtKeyUsage {
-		names = append(names, ekuName(u))
+		names = append(names, EKUName(u))
 	}
 	for _, oid := range c.UnknownExtKeyUsage {
 		names = append(names, oid.String())

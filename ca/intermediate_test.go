@@ -12,6 +12,7 @@ import (
 // bothEKUs are the leaf usages of weir's default profiles.
 var bothEKUs = []LeafEKU{
 	{EKU: x509.ExtKeyUsageServerAuth, By: "ca.profiles.tls-server.key-usages"},
+	{EKU: x509.ExtKeyUsageServerAuth, By: "ca.profiles.tls-client-server.key-usages"},
 	{EKU: x509.ExtKeyUsageClientAuth, By: "ca.profiles.tls-client-server.key-usages"},
 }
 
@@ -46,6 +47,7 @@ func TestCheckIntermediate(t *testing.T) {
 		return c
 	}
 	issuing := Use{Now: now, LeafEKUs: bothEKUs}
+	installing := Use{Now: now, LeafEKUs: bothEKUs, Installing: true}
 	for _, tt := range []struct {
 		name   string
 		mutate func(*x509.Certificate)
@@ -57,8 +59,15 @@ func TestCheckIntermediate(t *testing.T) {
 		{"anyExtendedKeyUsage", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageAny} }, issuing, ""},
 		{"serverAuth only, serverAuth leaves", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} },
 			Use{Now: now, LeafEKUs: bothEKUs[:1]}, ""},
-		{"serverAuth only, clientAuth leaves", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} },
-			issuing, "clientAuth that ca.profiles.tls-client-server.key-usages puts"},
+		{"serverAuth only, installed with serverAuth and clientAuth leaves", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} },
+			installing, "clientAuth that ca.profiles.tls-client-server.key-usages puts"},
+		// In service, a profile's certificates verify for the usages the
+		// intermediate allows (the rest is logged, LeafEKUGaps); one
+		// whose certificates would verify for none is refused.
+		{"serverAuth only, in service with serverAuth and clientAuth leaves", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} },
+			issuing, ""},
+		{"serverAuth only, in service with clientAuth leaves", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} },
+			Use{Now: now, LeafEKUs: []LeafEKU{{EKU: x509.ExtKeyUsageClientAuth, By: "ca.profiles.client.key-usages"}}}, "clientAuth that ca.profiles.client.key-usages puts"},
 		{"codeSigning only", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning} },
 			issuing, "does not allow the extended key usage serverAuth"},
 		{"no cRLSign", func(c *x509.Certificate) { c.KeyUsage &^= x509.KeyUsageCRLSign }, issuing, "cRLSign"},

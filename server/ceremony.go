@@ -164,6 +164,7 @@ func installIntermediate(ctx context.Context, cfg Config, slot intermediateSlot,
 	if err != nil {
 		return nil, err
 	}
+	use.Installing = true
 	signer, err := openIntermediateKey(sc, keyFile)
 	if err != nil {
 		return nil, err

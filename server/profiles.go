@@ -98,11 +98,17 @@ func leafEKUs(cfg Config, ps *acme.Profiles) []ca.LeafEKU {
 }
 
 // warnProfiles logs the profiles whose certificates the intermediate
-// cannot cover for their whole lifetime from now: they are cut short at
-// the intermediate's expiry.
-func warnProfiles(log *slog.Logger, ps *acme.Profiles, inter *x509.Certificate, now time.Time) {
+// cannot cover for their whole lifetime from now (they are cut short at
+// the intermediate's expiry), and the extended key usages of its
+// certificates, ekus, that it does not allow (ca.LeafEKUGaps: they verify
+// for the others only).
+func warnProfiles(log *slog.Logger, ps *acme.Profiles, ekus []ca.LeafEKU, inter *x509.Certificate, now time.Time) {
 	if inter == nil {
 		return
+	}
+	for _, g := range ca.LeafEKUGaps(inter, ekus) {
+		log.Warn("the intermediate does not allow an extended key usage that its certificates carry; they fail path validation for that usage (RFC 5280 §4.2.1.12)",
+			"key", g.By, "extended_key_usage", ca.EKUName(g.EKU), "intermediate", inter.Subject.String())
 	}
 	left := inter.NotAfter.Sub(now)
 	for _, name := range ps.Names() {

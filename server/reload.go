@@ -204,7 +204,7 @@ func (s *Server) reloadLocked() error {
 	}
 	// The active intermediate must allow what the profiles put in the
 	// certificates it signs, as at start (intermediateUse).
-	if err := ca.CheckLeafEKUs(s.svc.CA().Hierarchy().Intermediate, leafEKUs(cfg, profiles)); err != nil {
+	if err := ca.CheckLeafEKUs(s.svc.CA().Hierarchy().Intermediate, leafEKUs(cfg, profiles), false); err != nil {
 		return fmt.Errorf("ca.profiles: %w", err)
 	}
 	level, err := parseLevel(cfg.Log.Level)
@@ -221,7 +221,7 @@ func (s *Server) reloadLocked() error {
 	s.limiterNow = ls
 	s.conns.set(connLimitsOf(cfg.Server.Connections, ls))
 	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly(), Backdate: cfg.CA.Backdate})
-	warnProfiles(s.log, profiles, s.svc.CA().Hierarchy().Intermediate, time.Now())
+	warnProfiles(s.log, profiles, leafEKUs(cfg, profiles), s.svc.CA().Hierarchy().Intermediate, time.Now())
 	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)
 	s.validator.SetEgress(egress)
 	s.logLevel.Set(level)

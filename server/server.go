@@ -189,7 +189,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 		s.Close()
 		return nil, err
 	}
-	warnProfiles(log, s.svc.Profiles(), h.Intermediate, now)
+	warnProfiles(log, s.svc.Profiles(), leafEKUs(cfg, s.svc.Profiles()), h.Intermediate, now)
 	warnConstraints(log, cfg.CA, h, created)
 	s.warnTenantsEAB(ctx)
 	if h.Root != nil {
