@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 )
 
@@ -23,6 +24,10 @@ type Config struct {
 	// that of shard 1 + (serial mod N), instead of CRLURL (shard 0, where
 	// the leaves issued before sharding stay).
 	CRLShardURLs []string
+	// KeptCRLShardURLs are the URLs of the shards after those (N+1 to M)
+	// that no new certificate names but unexpired ones, issued under more
+	// shards, do: their CRLs are still made and served.
+	KeptCRLShardURLs []string
 	// KeyPolicy decides which subscriber public keys are acceptable.
 	KeyPolicy KeyPolicy
 }
@@ -41,7 +46,7 @@ func (c Config) Validate() error {
 	if err := checkURL("CRL URL", c.CRLURL); err != nil {
 		errs = append(errs, err)
 	}
-	for i, u := range c.CRLShardURLs {
+	for i, u := range append(slices.Clip(c.CRLShardURLs), c.KeptCRLShardURLs...) {
 		if u == "" {
 			errs = append(errs, fmt.Errorf("ca: config: CRL shard %d has no URL", i+1))
 		} else if err := checkURL(fmt.Sprintf("CRL shard %d URL", i+1), u); err != nil {
@@ -49,6 +54,18 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// CRLShards is the number of shards whose CRLs are made (M): those new
+// certificates name and the kept ones.
+func (c Config) CRLShards() int { return len(c.CRLShardURLs) + len(c.KeptCRLShardURLs) }
+
+// CRLShardURL is the URL of shard k, from 1 to CRLShards.
+func (c Config) CRLShardURL(k int) string {
+	if k <= len(c.CRLShardURLs) {
+		return c.CRLShardURLs[k-1]
+	}
+	return c.KeptCRLShardURLs[k-1-len(c.CRLShardURLs)]
 }
 
 // checkURL validates an optional URL setting.

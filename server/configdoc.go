@@ -185,9 +185,10 @@ ca:
   # new certificate names one shard's URL (its CRL URL + /N, N from 1, by
   # its serial), each shard's CRL names its URL in its issuing
   # distribution point, and a revocation remakes only its shard's CRL.
-  # Certificates issued before keep their CRL URL. Raise it, never lower
-  # it while certificates of the higher shards are unexpired. Needs a
-  # restart.
+  # Certificates issued before keep their CRL URL, and every shard an
+  # unexpired certificate names stays served: lowered, weir keeps making
+  # the CRLs of the higher shards until their certificates expire (it says
+  # which at start). Needs a restart.
   crl-shards: {{ca.crl-shards}}
   root-file: ""
   # The default lifetime of issued certificates: the lifetime of every

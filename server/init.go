@@ -159,5 +159,5 @@ func externalURL(cfg Config) string {
 
 // newIssuer is the CA that signs with h, as weir serve makes it.
 func newIssuer(cfg Config, h *ca.Hierarchy) (*ca.CA, error) {
-	return newIssuerCA(cfg, acme.DefaultIssuer, cfg.CA.Intermediate, h)
+	return newIssuerCA(cfg, acme.DefaultIssuer, cfg.CA.Intermediate, h, 0)
 }

@@ -102,11 +102,12 @@ func (c CAConfig) renewEarly() []string {
 
 // openIssuers makes the CA of each issuer: def is ca.intermediate's
 // hierarchy (loadOrCreateHierarchy), whose root every other issuer must
-// chain to when it is known. On error nothing stays open but def.
-func openIssuers(cfg Config, def *ca.Hierarchy) (*issuerSet, error) {
+// chain to when it is known; kept says, by issuer, up to which CRL shard
+// its CRLs are made (keptCRLShards). On error nothing stays open but def.
+func openIssuers(cfg Config, def *ca.Hierarchy, kept map[string]int) (*issuerSet, error) {
 	set := &issuerSet{}
 	add := func(id string, ic IntermediateConfig, h *ca.Hierarchy) error {
-		c, err := newIssuerCA(cfg, id, ic, h)
+		c, err := newIssuerCA(cfg, id, ic, h, kept[id])
 		if err != nil {
 			return err
 		}
@@ -156,8 +157,10 @@ func loadIssuerHierarchy(cfg Config, is IssuerConfig, root *x509.Certificate) (*
 }
 
 // newIssuerCA is the CA of issuer id (intermediate ic, hierarchy h), with
-// its URLs: ic's, else weir's own.
-func newIssuerCA(cfg Config, id string, ic IntermediateConfig, h *ca.Hierarchy) (*ca.CA, error) {
+// its URLs: ic's, else weir's own. Its CRL shards are those new
+// certificates name (ca.crl-shards), then, up to keptUpTo, those kept
+// for older certificates (keptCRLShards).
+func newIssuerCA(cfg Config, id string, ic IntermediateConfig, h *ca.Hierarchy, keptUpTo int) (*ca.CA, error) {
 	base := externalURL(cfg)
 	crlURL, issuerURL := web.IssuerCRLURL(base, id), web.IssuerCertURL(base, id)
 	if id == acme.DefaultIssuer {
@@ -170,16 +173,21 @@ func newIssuerCA(cfg Config, id string, ic IntermediateConfig, h *ca.Hierarchy) 
 		issuerURL = ic.IssuerURL
 	}
 	// Shards: crl-url/N when crl-url is set, else weir's /crl/ID/N.
-	var shards []string
-	for k := 1; cfg.CA.CRLShards > 1 && k <= cfg.CA.CRLShards; k++ {
-		if ic.CRLURL != "" {
-			shards = append(shards, fmt.Sprintf("%s/%d", strings.TrimSuffix(ic.CRLURL, "/"), k))
+	shardBase := web.IssuerCRLURL(base, id)
+	if ic.CRLURL != "" {
+		shardBase = strings.TrimSuffix(ic.CRLURL, "/")
+	}
+	var shards, kept []string
+	for k := 1; k <= max(newShards(cfg.CA), keptUpTo); k++ {
+		u := fmt.Sprintf("%s/%d", shardBase, k)
+		if k <= newShards(cfg.CA) {
+			shards = append(shards, u)
 		} else {
-			shards = append(shards, fmt.Sprintf("%s/%d", web.IssuerCRLURL(base, id), k))
+			kept = append(kept, u)
 		}
 	}
 	return ca.New(ca.Config{
-		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: issuerURL, CRLURL: crlURL, CRLShardURLs: shards,
+		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: issuerURL, CRLURL: crlURL, CRLShardURLs: shards, KeptCRLShardURLs: kept,
 		KeyPolicy: ca.KeyPolicy{AllowEd25519: cfg.CA.AllowEd25519},
 	}, h, nil)
 }

@@ -144,8 +144,20 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	if base == "" {
 		base = "https://" + cfg.Server.Listen
 	}
-	issuers, err := openIssuers(cfg, h)
+	store, err := openStore(ctx, cfg)
 	if err != nil {
+		closeKey(h)
+		return nil, err
+	}
+	kept, err := keptCRLShards(ctx, store, cfg, now, log)
+	if err != nil {
+		store.Close()
+		closeKey(h)
+		return nil, err
+	}
+	issuers, err := openIssuers(cfg, h, kept)
+	if err != nil {
+		store.Close()
 		closeKey(h)
 		return nil, err
 	}
@@ -154,13 +166,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	warnOnlineRoot(log, dd)
 	tlsCert, err := serverCertificate(cfg, issuer, now)
 	if err != nil {
+		store.Close()
 		closeKeys()
 		return nil, fmt.Errorf("server.tls: %w", err)
-	}
-	store, err := openStore(ctx, cfg)
-	if err != nil {
-		closeKeys()
-		return nil, err
 	}
 	trail, err := openAudit(cfg, log)
 	if err != nil {
