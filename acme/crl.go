@@ -66,11 +66,11 @@ type crlGeneration struct {
 }
 
 // crlScope is one CRL to make: its scope, the CA that signs it, and the
-// URL its issuingDistributionPoint names ("" for none).
+// URLs its issuingDistributionPoint names (none for none).
 type crlScope struct {
 	CRLScope
 	ca  *ca.CA
-	idp string
+	idp []string
 }
 
 // crlScopes are the CRLs this Service makes: for each issuer, shard 0
@@ -84,11 +84,11 @@ func (s *Service) crlScopes() []crlScope {
 		cfg := is.CA.Config()
 		base := crlScope{CRLScope: CRLScope{Issuer: is.ID}, ca: is.CA}
 		if cfg.CRLShards() > 0 {
-			base.idp = cfg.CRLURL
+			base.idp = cfg.CRLIDP(cfg.CRLURL)
 		}
 		out = append(out, base)
 		for k := 1; k <= cfg.CRLShards(); k++ {
-			out = append(out, crlScope{CRLScope: CRLScope{Issuer: is.ID, Shard: k}, ca: is.CA, idp: cfg.CRLShardURL(k)})
+			out = append(out, crlScope{CRLScope: CRLScope{Issuer: is.ID, Shard: k}, ca: is.CA, idp: cfg.CRLIDP(cfg.CRLShardURL(k))})
 		}
 	}
 	return out

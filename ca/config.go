@@ -28,6 +28,13 @@ type Config struct {
 	// that no new certificate names but unexpired ones, issued under more
 	// shards, do: their CRLs are still made and served.
 	KeptCRLShardURLs []string
+	// CRLAliases are, by URL of a CRL above (CRLURL or a shard's), other
+	// URLs at which the same CRL is served that certificates issued
+	// earlier name as their distribution point: a CRL that names its URL
+	// in an issuingDistributionPoint names these too, so that relying
+	// parties take it for those certificates as well (RFC 5280 §5.2.5,
+	// §6.3.3 (b)(2)(i)).
+	CRLAliases map[string][]string
 	// KeyPolicy decides which subscriber public keys are acceptable.
 	KeyPolicy KeyPolicy
 }
@@ -53,7 +60,20 @@ func (c Config) Validate() error {
 			errs = append(errs, err)
 		}
 	}
+	for u, aliases := range c.CRLAliases {
+		for _, a := range aliases {
+			if err := checkURL(fmt.Sprintf("alias of CRL URL %s", u), a); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// CRLIDP is what the issuingDistributionPoint of the CRL published at url
+// names: url and its aliases.
+func (c Config) CRLIDP(url string) []string {
+	return append([]string{url}, c.CRLAliases[url]...)
 }
 
 // CRLShards is the number of shards whose CRLs are made (M): those new

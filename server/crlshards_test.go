@@ -15,8 +15,9 @@ import (
 
 // TestCRLShards: with ca.crl-shards 3 and the CRL updater running, each
 // certificate names its shard's URL; its revocation reaches that shard's
-// CRL, which names the URL in its issuingDistributionPoint and is the
-// only CRL signed for it (weir_crl_generations_total by shard).
+// CRL, which names the URL in its issuingDistributionPoint (with the
+// ACME listener's URL of the same CRL) and is the only CRL signed for it
+// (weir_crl_generations_total by shard).
 func TestCRLShards(t *testing.T) {
 	e := startEnv(t, func(c *Config) {
 		c.CA.CRLShards = 3
@@ -26,22 +27,28 @@ func TestCRLShards(t *testing.T) {
 	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("shard.weir.test")...)
 	leaf := e.verifyChain(chain, "shard.weir.test")
 	dp := leaf.CRLDistributionPoints
-	if len(dp) != 1 || !strings.HasPrefix(dp[0], e.base+"/crl/default/") {
-		t.Fatalf("CRL distribution points %v, want one of %s/crl/default/N", dp, e.base)
+	if len(dp) != 1 || !strings.HasPrefix(dp[0], e.artefacts+"/crl/default/") {
+		t.Fatalf("CRL distribution points %v, want one of %s/crl/default/N", dp, e.artefacts)
 	}
 	var shard int
-	if _, err := fmt.Sscanf(strings.TrimPrefix(dp[0], e.base+"/crl/default/"), "%d", &shard); err != nil || shard < 1 || shard > 3 {
+	if _, err := fmt.Sscanf(strings.TrimPrefix(dp[0], e.artefacts+"/crl/default/"), "%d", &shard); err != nil || shard < 1 || shard > 3 {
 		t.Fatalf("distribution point %s names no shard from 1 to 3", dp[0])
 	}
-	// Every shard and the unsharded CRL are served; no shard 4.
+	// Every shard and the unsharded CRL are served, over plain HTTP and
+	// over HTTPS (where certificates issued before the plain-HTTP
+	// listener point), each naming both URLs; no shard 4.
 	for k := range 4 {
-		url := fmt.Sprintf("%s/crl/default/%d", e.base, k)
-		if k == 0 {
-			url = e.base + "/ca/crl.der"
-		}
-		crl := fetchCRL(t, e.http, url, e.srv.svc.CA().Hierarchy().Intermediate)
-		if !strings.Contains(string(crl.RawTBSRevocationList), url) {
-			t.Errorf("the CRL at %s does not name its URL (issuingDistributionPoint)", url)
+		for _, base := range []string{e.artefacts, e.base} {
+			url := fmt.Sprintf("%s/crl/default/%d", base, k)
+			if k == 0 {
+				url = base + "/ca/crl.der"
+			}
+			crl := fetchCRL(t, e.http, url, e.srv.svc.CA().Hierarchy().Intermediate)
+			for _, named := range []string{e.artefacts, e.base} {
+				if u := named + strings.TrimPrefix(url, base); !strings.Contains(string(crl.RawTBSRevocationList), u) {
+					t.Errorf("the CRL at %s does not name %s (issuingDistributionPoint)", url, u)
+				}
+			}
 		}
 	}
 	for _, bad := range []string{"/crl/default/4", "/crl/default/01", "/crl/default/x", "/crl/other/1"} {
@@ -162,8 +169,8 @@ func TestCRLShardsChanged(t *testing.T) {
 			t.Errorf("shard %d, which no certificate names: %d, want 404", highest+1, res.StatusCode)
 		}
 		after := revoked(t, e, "lowered.weir.test")
-		if dp := after.CRLDistributionPoints; len(dp) != 1 || dp[0] != e.base+"/ca/crl.der" {
-			t.Errorf("a certificate of 1 shard names %v, want [%s/ca/crl.der]", dp, e.base)
+		if dp := after.CRLDistributionPoints; len(dp) != 1 || dp[0] != e.artefacts+"/ca/crl.der" {
+			t.Errorf("a certificate of 1 shard names %v, want [%s/ca/crl.der]", dp, e.artefacts)
 		}
 		listed(t, e, after)
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -157,25 +158,20 @@ func loadIssuerHierarchy(cfg Config, is IssuerConfig, root *x509.Certificate) (*
 }
 
 // newIssuerCA is the CA of issuer id (intermediate ic, hierarchy h), with
-// its URLs: ic's, else weir's own. Its CRL shards are those new
-// certificates name (ca.crl-shards), then, up to keptUpTo, those kept
-// for older certificates (keptCRLShards).
+// its URLs: ic's, else weir's own on the plain-HTTP listener
+// (artefactURL). Its CRL shards are those new certificates name
+// (ca.crl-shards), then, up to keptUpTo, those kept for older
+// certificates (keptCRLShards).
 func newIssuerCA(cfg Config, id string, ic IntermediateConfig, h *ca.Hierarchy, keptUpTo int) (*ca.CA, error) {
-	base := externalURL(cfg)
-	crlURL, issuerURL := web.IssuerCRLURL(base, id), web.IssuerCertURL(base, id)
-	if id == acme.DefaultIssuer {
-		crlURL, issuerURL = web.CRLURL(base), web.IntermediateURL(base)
-	}
-	if ic.CRLURL != "" {
-		crlURL = ic.CRLURL
-	}
+	base := artefactURL(cfg)
+	crlURL, issuerURL := issuerCRLURL(base, id), issuerCertURL(base, id)
 	if ic.IssuerURL != "" {
 		issuerURL = ic.IssuerURL
 	}
 	// Shards: crl-url/N when crl-url is set, else weir's /crl/ID/N.
 	shardBase := web.IssuerCRLURL(base, id)
 	if ic.CRLURL != "" {
-		shardBase = strings.TrimSuffix(ic.CRLURL, "/")
+		crlURL, shardBase = ic.CRLURL, strings.TrimSuffix(ic.CRLURL, "/")
 	}
 	var shards, kept []string
 	for k := 1; k <= max(newShards(cfg.CA), keptUpTo); k++ {
@@ -188,8 +184,45 @@ func newIssuerCA(cfg Config, id string, ic IntermediateConfig, h *ca.Hierarchy, 
 	}
 	return ca.New(ca.Config{
 		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: issuerURL, CRLURL: crlURL, CRLShardURLs: shards, KeptCRLShardURLs: kept,
-		KeyPolicy: ca.KeyPolicy{AllowEd25519: cfg.CA.AllowEd25519},
+		CRLAliases: httpsAliases(cfg, ic, crlURL, slices.Concat(shards, kept)),
+		KeyPolicy:  ca.KeyPolicy{AllowEd25519: cfg.CA.AllowEd25519},
 	}, h, nil)
+}
+
+// issuerCRLURL and issuerCertURL are weir's own URLs of issuer id's CRL
+// and certificate for a server at base: ca.intermediate's are those of
+// before issuers existed.
+func issuerCRLURL(base, id string) string {
+	if id == acme.DefaultIssuer {
+		return web.CRLURL(base)
+	}
+	return web.IssuerCRLURL(base, id)
+}
+
+func issuerCertURL(base, id string) string {
+	if id == acme.DefaultIssuer {
+		return web.IntermediateURL(base)
+	}
+	return web.IssuerCertURL(base, id)
+}
+
+// httpsAliases are, for each of weir's own CRL URLs on the plain-HTTP
+// listener (the issuer's, crlURL, and its shards'), the same CRL's URL
+// on the ACME listener, which the certificates issued before the
+// plain-HTTP listener existed name: a partitioned CRL names both in its
+// issuingDistributionPoint, so that relying parties take it for the
+// certificates of either (ca.Config.CRLAliases). None when the URLs are
+// the ACME listener's already, or crl-url sets them.
+func httpsAliases(cfg Config, ic IntermediateConfig, crlURL string, shards []string) map[string][]string {
+	base, https := artefactURL(cfg), externalURL(cfg)
+	if ic.CRLURL != "" || base == https {
+		return nil
+	}
+	aliases := map[string][]string{}
+	for _, u := range append([]string{crlURL}, shards...) {
+		aliases[u] = []string{https + strings.TrimPrefix(u, base)}
+	}
+	return aliases
 }
 
 // withoutRenewEarly clears every issuer's renew-early (which reloads

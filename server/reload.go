@@ -115,6 +115,7 @@ func restartKeys(old, cur Config) []string {
 	diff("data-dir", old.DataDir, cur.DataDir)
 	diff("server.listen", old.Server.Listen, cur.Server.Listen)
 	diff("server.external-url", old.Server.ExternalURL, cur.Server.ExternalURL)
+	diff("server.http", old.Server.HTTP, cur.Server.HTTP)
 	diff("server.tls", old.Server.TLS, cur.Server.TLS)
 	diff("server.max-body-bytes", old.Server.MaxBodyBytes, cur.Server.MaxBodyBytes)
 	oldConns, curConns := old.Server.Connections, cur.Server.Connections
@@ -209,6 +210,7 @@ func (s *Server) reloadLocked() error {
 	}
 	s.limiterNow = ls
 	s.conns.set(connLimitsOf(cfg.Server.Connections, ls))
+	s.httpConns.set(connLimitsOf(cfg.Server.Connections, ls))
 	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly()})
 	warnProfiles(s.log, profiles, s.svc.CA().Hierarchy().Intermediate, time.Now())
 	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)

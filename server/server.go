@@ -82,8 +82,10 @@ type Server struct {
 	writeHealth  []*writeHealth
 	releaseProbe func(ctx context.Context) error
 
-	// conns caps the ACME listener's connections (connlimit.go).
-	conns *connLimiter
+	// conns caps the ACME listener's connections, httpConns the
+	// plain-HTTP listener's, each with the caps of server.connections
+	// (connlimit.go).
+	conns, httpConns *connLimiter
 }
 
 // newLogger makes the process logger from log.level and log.format; the
@@ -250,6 +252,7 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 	}
 	s.limiterNow = ls
 	s.conns = newConnLimiter(connLimitsOf(s.cfg.Server.Connections, ls), s.metrics)
+	s.httpConns = newConnLimiter(connLimitsOf(s.cfg.Server.Connections, ls), s.metrics)
 	if s.validator, err = newValidator(s.cfg); err != nil {
 		return err
 	}
@@ -327,25 +330,28 @@ func (s *Server) Close() error {
 	return err
 }
 
-// Serve runs the ACME listener ln (HTTPS), the admin listener adminLn and
-// the background work until ctx ends, then shuts down gracefully:
-// in-flight requests and validations finish. adminLn is not served when
-// the admin listener is off (admin.enabled: false), and may then be nil.
-func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
-	if s.admin != nil && adminLn != nil {
+// Serve runs the listeners of ls (Listen binds them as the configuration
+// says: the ACME listener over HTTPS, the admin listener, the plain-HTTP
+// listener of the public artefacts) and the background work until ctx
+// ends, then shuts down gracefully: in-flight requests and validations
+// finish. ls.Admin is not served when the admin listener is off
+// (admin.enabled: false), and may then be nil; a nil ls.HTTP is not
+// served.
+func (s *Server) Serve(ctx context.Context, ls Listeners) error {
+	if s.admin != nil && ls.Admin != nil {
 		// Under reloadMu: a reload reads it (ownAddrPorts).
 		s.reloadMu.Lock()
-		s.adminLn = adminLn
+		s.adminLn = ls.Admin
 		s.reloadMu.Unlock()
 	}
 	hs := s.httpServer(s.web.Handler())
-	acmeHTTPServer(hs, s.cfg.Server.Connections) // connlimit.go
-	ln = s.conns.listener(ln)
+	publicHTTPServer(hs, s.cfg.Server.Connections) // connlimit.go
 	hs.TLSConfig = &tls.Config{
 		Certificates: []tls.Certificate{s.tlsCert},
 		MinVersion:   tls.VersionTLS12,
 		NextProtos:   []string{"h2", "http/1.1"},
 	}
+	servers := []*http.Server{hs}
 	// Before any validation runs: the policy now knows the listeners.
 	if err := s.applyEgress(s.cfg.Challenges.Egress); err != nil {
 		return err
@@ -370,8 +376,16 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 	if s.adminCreds != nil {
 		go s.adminCreds.Run(bg, s.log)
 	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
+	serveErr := make(chan error, 2)
+	go func() { serveErr <- hs.ServeTLS(s.conns.listener(ls.ACME), "", "") }()
+	if ls.HTTP != nil {
+		// The public artefacts over plain HTTP, bounded as the ACME
+		// listener is, with caps of their own.
+		ps := s.httpServer(s.web.ArtefactHandler())
+		publicHTTPServer(ps, s.cfg.Server.Connections)
+		servers = append(servers, ps)
+		go func() { serveErr <- ps.Serve(s.httpConns.listener(ls.HTTP)) }()
+	}
 	var err error
 	select {
 	case <-ctx.Done():
@@ -380,8 +394,10 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if serr := hs.Shutdown(shutCtx); serr != nil && err == nil {
-		err = serr
+	for _, srv := range servers {
+		if serr := srv.Shutdown(shutCtx); serr != nil && err == nil {
+			err = serr
+		}
 	}
 	stopBG()
 	for range cap(bgDone) {

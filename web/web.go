@@ -152,14 +152,7 @@ func (s *Server) Handler() http.Handler {
 	r.Post(pathQuota, s.post("quota", s.quotaResource))
 	// RFC 9773 §4.2: renewalInfo is fetched with a plain GET.
 	r.Get(pathRenewalInfo+"/{id}", s.wrap("renewal-info", s.renewalInfo))
-	r.Get("/root.pem", s.static("root-pem", "application/x-pem-file", func(*http.Request) []byte { return s.cfg.RootPEM }))
-	r.Get(pathIntermediate, s.static("intermediate", "application/pkix-cert", func(*http.Request) []byte { return s.svc.IssuerCertificate("") }))
-	r.Get(pathCRL, s.static("crl", "application/pkix-crl", s.currentCRL))
-	r.Get(pathIssuerCRL+"{issuer}", s.ofIssuer(s.static("crl", "application/pkix-crl", s.issuerCRL)))
-	r.Get(pathIssuerCRL+"{issuer}/{shard}", s.ofIssuer(s.static("crl", "application/pkix-crl", s.issuerCRL)))
-	r.Get(pathIssuerCert+"{issuer}", s.ofIssuer(s.static("intermediate", "application/pkix-cert", func(r *http.Request) []byte {
-		return s.svc.IssuerCertificate(chi.URLParam(r, "issuer"))
-	})))
+	s.routeArtefacts(r) // artefacts.go: also the plain-HTTP listener's
 	if h := s.cfg.Health; h != nil {
 		for _, p := range []string{PathHealthz, PathReadyz} {
 			r.Get(p, h.ServeHTTP)
