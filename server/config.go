@@ -122,12 +122,16 @@ type CAConfig struct {
 	Name string `yaml:"name"`
 	// Intermediate is the issuing intermediate and how its key is
 	// reached (intermediate.go).
-	Intermediate        IntermediateConfig `yaml:"intermediate"`
-	RootFile            string             `yaml:"root-file"`
-	CertificateLifetime time.Duration      `yaml:"certificate-lifetime"`
-	AllowEd25519        bool               `yaml:"allow-ed25519"`
-	CRLInterval         time.Duration      `yaml:"crl-interval"`
-	Policy              acme.PolicyConfig  `yaml:"policy"`
+	Intermediate IntermediateConfig `yaml:"intermediate"`
+	RootFile     string             `yaml:"root-file"`
+	// RootCRLFile is the root's CRL to serve (rootcrl.go); "" means the
+	// data directory's ca/root-crl.der, when there is one. It reloads
+	// live, and is read again when it changes.
+	RootCRLFile         string            `yaml:"root-crl-file"`
+	CertificateLifetime time.Duration     `yaml:"certificate-lifetime"`
+	AllowEd25519        bool              `yaml:"allow-ed25519"`
+	CRLInterval         time.Duration     `yaml:"crl-interval"`
+	Policy              acme.PolicyConfig `yaml:"policy"`
 	// NameConstraints puts the policy into a generated root and
 	// intermediate as X.509 name constraints (nameConstraints).
 	NameConstraints bool `yaml:"name-constraints"`

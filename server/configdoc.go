@@ -17,10 +17,10 @@ const configTemplate = `# weir configuration. Every key is shown with its defaul
 # Check an edit with "weir check-config {{config-file}}". A running weir
 # applies rate-limiting (but backend and redis), server.trusted-proxies,
 # server.connections (max-per-ip, max-total, first-request-timeout),
-# ca.policy, ca.default-profile, ca.profiles, challenges.egress and
-# log.level within two seconds of a save, or on SIGHUP; an invalid edit is
-# refused and logged, and the running configuration stays. Other keys need
-# a restart (docs/operations.md).
+# ca.policy, ca.default-profile, ca.profiles, ca.root-crl-file,
+# challenges.egress and log.level within two seconds of a save, or on
+# SIGHUP; an invalid edit is refused and logged, and the running
+# configuration stays. Other keys need a restart (docs/operations.md).
 
 # Where weir keeps its CA keys (mode 0600), its database, the admin token
 # and the root certificate to distribute (<data-dir>/root.pem). Created by
@@ -210,6 +210,16 @@ ca:
   # which at start). Needs a restart.
   crl-shards: {{ca.crl-shards}}
   root-file: ""
+  # The root's CRL: the intermediates it revoked, signed offline with the
+  # root's key by weir ca sign-root-crl (a DER file), served as it is at
+  # /ca/root-crl.der on both listeners, the CRL distribution point of the
+  # intermediates weir makes. Empty: the data directory's ca/root-crl.der,
+  # which weir signs with a new root (listing nothing, valid a year). A
+  # file the root did not sign, or past its nextUpdate, is refused at start
+  # and at reload; weir reads it again when it changes and warns a month
+  # before its nextUpdate (docs/operations.md, "Revoking an intermediate").
+  # Reloads live.
+  root-crl-file: ""
   # The default lifetime of issued certificates: the lifetime of every
   # profile below that leaves certificate-lifetime out (tls-server, the
   # default profile, and tls-client-server), and of all certificates when

@@ -55,6 +55,7 @@ func InitDataDir(cfg Config, now time.Time, opts InitOptions) (*InitReport, erro
 		{name: fileCARootKey, what: "the root CA's key", secret: true},
 		{name: fileCAIntermediate, what: "the issuing intermediate CA"},
 		{name: fileCAIntKey, what: "the intermediate's key", secret: true},
+		{name: fileCARootCRL, what: "the root's CRL (weir ca sign-root-crl)"},
 		{name: fileTLSCert, what: "weir's HTTPS certificate"},
 		{name: fileTLSKey, what: "its key", secret: true},
 	}

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -82,6 +83,10 @@ type Server struct {
 	writeHealth  []*writeHealth
 	releaseProbe func(ctx context.Context) error
 
+	// rootCRL is the root's CRL served at /ca/root-crl.der (rootcrl.go);
+	// nil without one.
+	rootCRL atomic.Pointer[servedRootCRL]
+
 	// conns caps the ACME listener's connections, httpConns the
 	// plain-HTTP listener's, each with the caps of server.connections
 	// (connlimit.go).
@@ -146,6 +151,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	if base == "" {
 		base = "https://" + cfg.Server.Listen
 	}
+	rootCRL, err := loadRootCRL(cfg, h.Root, now)
+	if err != nil {
+		closeKey(h)
+		return nil, err
+	}
 	store, err := openStore(ctx, cfg)
 	if err != nil {
 		closeKey(h)
@@ -180,6 +190,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
 		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h, issuers: issuers, audit: trail}
+	s.useRootCRL(rootCRL, "start")
 	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store,
 		CRLRegenerations: func() int64 {
 			if s.svc == nil {
@@ -209,7 +220,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	s.watchProbes()
 	s.web, err = web.New(web.Config{
 		BaseURL: base, MaxBodyBytes: cfg.Server.MaxBodyBytes, Website: cfg.ACME.Website,
-		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.directoryCAAIdentities(), RootPEM: s.root,
+		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.directoryCAAIdentities(), RootPEM: s.root, RootCRL: s.rootCRLDER,
 		Persist:       cfg.directoryPersist(),
 		OrdersPerPage: cfg.ACME.OrdersPerPage, Health: s.health,
 		Profiles: func() map[string]string { return s.svc.Profiles().Descriptions() },

@@ -17,31 +17,47 @@ type artefact struct {
 	path, name, contentType string
 	// body is the artefact the request names; nil or empty is a 503.
 	body func(*http.Request) []byte
-	// ofIssuer answers 404 for an issuer (or CRL shard) the path names
-	// that weir does not have (Server.ofIssuer).
-	ofIssuer bool
+	// found, when set, says whether there is such an artefact: a 404 when
+	// not (an issuer or CRL shard weir does not have, no root CRL).
+	found func(*http.Request) bool
 }
 
 // artefacts are the public artefacts, one line each.
 func (s *Server) artefacts() []artefact {
 	return []artefact{
-		{"/root.pem", "root-pem", "application/x-pem-file", func(*http.Request) []byte { return s.cfg.RootPEM }, false},
-		{pathIntermediate, "intermediate", "application/pkix-cert", func(*http.Request) []byte { return s.svc.IssuerCertificate("") }, false},
-		{pathCRL, "crl", "application/pkix-crl", s.currentCRL, false},
-		{pathIssuerCRL + "{issuer}", "crl", "application/pkix-crl", s.issuerCRL, true},
-		{pathIssuerCRL + "{issuer}/{shard}", "crl", "application/pkix-crl", s.issuerCRL, true},
+		{"/root.pem", "root-pem", "application/x-pem-file", func(*http.Request) []byte { return s.cfg.RootPEM }, nil},
+		{pathRootCRL, "root-crl", "application/pkix-crl", s.rootCRL, func(r *http.Request) bool { return len(s.rootCRL(r)) > 0 }},
+		{pathIntermediate, "intermediate", "application/pkix-cert", func(*http.Request) []byte { return s.svc.IssuerCertificate("") }, nil},
+		{pathCRL, "crl", "application/pkix-crl", s.currentCRL, nil},
+		{pathIssuerCRL + "{issuer}", "crl", "application/pkix-crl", s.issuerCRL, s.ofIssuer},
+		{pathIssuerCRL + "{issuer}/{shard}", "crl", "application/pkix-crl", s.issuerCRL, s.ofIssuer},
 		{pathIssuerCert + "{issuer}", "intermediate", "application/pkix-cert", func(r *http.Request) []byte {
 			return s.svc.IssuerCertificate(chi.URLParam(r, "issuer"))
-		}, true},
+		}, s.ofIssuer},
 	}
+}
+
+// rootCRL is the root's CRL that Config.RootCRL gives; nil without one.
+func (s *Server) rootCRL(*http.Request) []byte {
+	if s.cfg.RootCRL == nil {
+		return nil
+	}
+	return s.cfg.RootCRL()
 }
 
 // routeArtefacts registers every artefact on r, for GET and HEAD.
 func (s *Server) routeArtefacts(r chi.Router) {
 	for _, a := range s.artefacts() {
 		h := s.static(a.name, a.contentType, a.body)
-		if a.ofIssuer {
-			h = s.ofIssuer(h)
+		if a.found != nil {
+			serve := h
+			h = func(w http.ResponseWriter, r *http.Request) {
+				if !a.found(r) {
+					http.NotFound(w, r)
+					return
+				}
+				serve(w, r)
+			}
 		}
 		r.Get(a.path, h)
 		r.Head(a.path, h)

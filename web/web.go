@@ -40,6 +40,10 @@ type Config struct {
 	OrdersPerPage int
 	// RootPEM is served at /root.pem; the CA certificates for distribution.
 	RootPEM []byte
+	// RootCRL, when set, returns the root's CRL to serve at
+	// /ca/root-crl.der (nil: none, a 404); it is called on every request,
+	// so a new file shows at once.
+	RootCRL func() []byte
 	// Health, when set, serves /healthz and /readyz, outside the ACME
 	// wrapper: no nonce, no global limit, no request log line.
 	Health *Health
@@ -310,18 +314,12 @@ func urlShard(r *http.Request) (int, bool) {
 	return n, err == nil && n >= 1 && strconv.Itoa(n) == p
 }
 
-// ofIssuer answers 404 for a URL that names no issuer or no shard of
-// its CRLs, and h otherwise.
-func (s *Server) ofIssuer(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id := chi.URLParam(r, "issuer")
-		shard, ok := urlShard(r)
-		if !ok || s.svc.IssuerCertificate(id) == nil || shard > s.svc.CRLShards(id) {
-			http.NotFound(w, r)
-			return
-		}
-		h(w, r)
-	}
+// ofIssuer reports whether the URL names an issuer, and a shard of its
+// CRLs when it names one.
+func (s *Server) ofIssuer(r *http.Request) bool {
+	id := chi.URLParam(r, "issuer")
+	shard, ok := urlShard(r)
+	return ok && s.svc.IssuerCertificate(id) != nil && shard <= s.svc.CRLShards(id)
 }
 
 // static serves a public CA artefact; it is reported to the observer as
