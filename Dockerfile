@@ -6,7 +6,7 @@
 #     --build-arg COMMIT=$(git rev-parse HEAD) \
 #     --build-arg DATE=$(TZ=UTC git log -1 --date=format-local:%Y-%m-%dT%H:%M:%SZ --format=%cd) -t weir .
 #   docker run -d --name weir --hostname ca.example.internal \
-#     -p 14000:14000 -v weir-data:/data weir
+#     -p 14000:14000 -p 14080:14080 -v weir-data:/data weir
 #
 # The data directory (CA keys, databases, admin token) is the volume /data.
 # Back it up live with
@@ -53,6 +53,11 @@ server:
   # HTTPS certificate covers localhost, 127.0.0.1, ::1 and the container's
   # host name (docker run --hostname), or set server.tls.
   external-url: "https://localhost:14000"
+  # The CRLs and CA certificates over plain HTTP, at the URLs the
+  # certificates name (the host of external-url, this port): publish it
+  # with -p 14080:14080, or put port 80 of that name in front of it and set
+  # external-url here to http://<name>.
+  http: { listen: "0.0.0.0:14080" }
 admin:
   # The container's loopback: docker exec and the HEALTHCHECK reach it. To
   # publish it, listen on 0.0.0.0:14001 with tls: true (and auth: token,
@@ -63,7 +68,7 @@ log:
 EOF
 USER 65532:65532
 VOLUME /data
-EXPOSE 14000 14001
+EXPOSE 14000 14001 14080
 # The image has no shell or curl: weir asks its own /readyz (the admin
 # listener's, per the configuration).
 HEALTHCHECK --interval=30s --timeout=10s --start-period=20s --retries=3 \

@@ -66,28 +66,29 @@ type crlGeneration struct {
 }
 
 // crlScope is one CRL to make: its scope, the CA that signs it, and the
-// URL its issuingDistributionPoint names ("" for none).
+// URLs its issuingDistributionPoint names (none for none).
 type crlScope struct {
 	CRLScope
 	ca  *ca.CA
-	idp string
+	idp []string
 }
 
 // crlScopes are the CRLs this Service makes: for each issuer, shard 0
 // (its CRL URL, where the certificates issued without shards are), and
-// with ca.Config.CRLShardURLs, shards 1 to N, each a partition of the
-// issuer's CRLs named by its issuingDistributionPoint.
+// with shards (ca.Config.CRLShards: those new certificates name and those
+// kept for older ones), shards 1 to M, each a partition of the issuer's
+// CRLs named by its issuingDistributionPoint, as is shard 0 then.
 func (s *Service) crlScopes() []crlScope {
 	var out []crlScope
 	for _, is := range s.issuerList() {
 		cfg := is.CA.Config()
 		base := crlScope{CRLScope: CRLScope{Issuer: is.ID}, ca: is.CA}
-		if len(cfg.CRLShardURLs) > 0 {
-			base.idp = cfg.CRLURL
+		if cfg.CRLShards() > 0 {
+			base.idp = cfg.CRLIDP(cfg.CRLURL)
 		}
 		out = append(out, base)
-		for k, u := range cfg.CRLShardURLs {
-			out = append(out, crlScope{CRLScope: CRLScope{Issuer: is.ID, Shard: k + 1}, ca: is.CA, idp: u})
+		for k := 1; k <= cfg.CRLShards(); k++ {
+			out = append(out, crlScope{CRLScope: CRLScope{Issuer: is.ID, Shard: k}, ca: is.CA, idp: cfg.CRLIDP(cfg.CRLShardURL(k))})
 		}
 	}
 	return out
@@ -140,7 +141,7 @@ func (s *Service) IssuerCRL(ctx context.Context, issuer string) ([]byte, time.Ti
 // asked: a CRL that might miss a revocation is not served.
 func (s *Service) ShardCRL(ctx context.Context, issuer string, shard int) ([]byte, time.Time, error) {
 	c := s.issuerCA(issuer)
-	if c == nil || shard < 0 || shard > len(c.Config().CRLShardURLs) {
+	if c == nil || shard < 0 || shard > c.Config().CRLShards() {
 		return nil, time.Time{}, NotFound("there is no CRL %d of issuer %q", shard, issuer)
 	}
 	sc := CRLScope{Issuer: issuer, Shard: shard}

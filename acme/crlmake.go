@@ -101,7 +101,7 @@ func (s *Service) signCRL(ctx context.Context, sc crlScope, revoked []Revocation
 	if err != nil {
 		return nil, err
 	}
-	der, err := sc.ca.ShardCRL(entries, number, now, now.Add(2*s.cfg.CRLInterval+24*time.Hour), sc.idp)
+	der, err := sc.ca.ShardCRL(entries, number, now, now.Add(2*s.cfg.CRLInterval+24*time.Hour), sc.idp...)
 	if err != nil {
 		return nil, fmt.Errorf("CRL %d of issuer %s: %w", sc.Shard, sc.Issuer, err)
 	}

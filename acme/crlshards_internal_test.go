@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"fmt"
 	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -41,6 +42,20 @@ func (s *scopedList) ListRevokedScope(_ context.Context, sc CRLScope, _ time.Tim
 	return out, nil
 }
 
+// shardCRL reads and parses the CRL of the default issuer's shard.
+func shardCRL(t *testing.T, s *Service, shard int) *x509.RevocationList {
+	t.Helper()
+	der, _, err := s.ShardCRL(t.Context(), DefaultIssuer, shard)
+	if err != nil {
+		t.Fatalf("ShardCRL(%d): %v", shard, err)
+	}
+	rl, err := x509.ParseRevocationList(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rl
+}
+
 // TestCRLShards: with shards, each shard's CRL lists the revocations of
 // its shard only, names its URL in its issuingDistributionPoint and is
 // signed by its issuer; a revocation remakes only its own shard's CRL
@@ -71,14 +86,7 @@ func TestCRLShards(t *testing.T) {
 	revoke("2b", 2)
 	read := func(shard int) *x509.RevocationList {
 		t.Helper()
-		der, _, err := s.ShardCRL(t.Context(), DefaultIssuer, shard)
-		if err != nil {
-			t.Fatalf("ShardCRL(%d): %v", shard, err)
-		}
-		rl, err := x509.ParseRevocationList(der)
-		if err != nil {
-			t.Fatal(err)
-		}
+		rl := shardCRL(t, s, shard)
 		if err := rl.CheckSignatureFrom(h.Intermediate); err != nil {
 			t.Errorf("shard %d: %v", shard, err)
 		}
@@ -142,5 +150,50 @@ func TestCRLShards(t *testing.T) {
 		if got := read(shard).Number.Int64(); got <= numbers[shard] {
 			t.Errorf("shard %d an interval later has number %d, want more than %d", shard, got, numbers[shard])
 		}
+	}
+}
+
+// TestCRLShardsKept: shards kept for older certificates (no new one
+// names them) have their CRLs made and served like the others, each
+// naming its URL; and shard 0's CRL, now one partition among others,
+// names its URL too, so that no relying party takes it for the issuer's
+// whole CRL.
+func TestCRLShardsKept(t *testing.T) {
+	h, err := ca.GenerateHierarchy("kept", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	const base = "http://crl.example.internal/crl/default"
+	issuer, err := ca.New(ca.Config{Lifetime: time.Hour, CRLURL: base, KeptCRLShardURLs: []string{base + "/1", base + "/2"}}, h, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := &scopedList{numberedList: &numberedList{countingList: countingList{&revokedList{}}}, listed: map[CRLScope]int{}}
+	store.revoked = append(store.revoked, Revocation{Serial: "2a", RevokedAt: time.Now(), Reason: 1, Issuer: DefaultIssuer, Shard: 2})
+	store.total++
+	s := &Service{store: store, ca: issuer, cfg: Config{CRLInterval: time.Hour}, now: time.Now,
+		log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
+	if got := s.CRLShards(DefaultIssuer); got != 2 {
+		t.Errorf("CRLShards = %d, want the 2 kept", got)
+	}
+	for shard, url := range []string{base, base + "/1", base + "/2"} {
+		rl := shardCRL(t, s, shard)
+		if !strings.Contains(string(rl.RawTBSRevocationList), url) {
+			t.Errorf("shard %d: the CRL does not name %s", shard, url)
+		}
+		if want := map[bool]int{true: 1}[shard == 2]; len(rl.RevokedCertificateEntries) != want {
+			t.Errorf("shard %d lists %d, want %d", shard, len(rl.RevokedCertificateEntries), want)
+		}
+	}
+	if _, _, err := s.ShardCRL(t.Context(), DefaultIssuer, 3); err == nil {
+		t.Error("ShardCRL(3) of 2 kept shards: no error")
+	}
+	// A certificate issued now names the issuer's one CRL.
+	iss, err := issuer.Issue(ca.IssueRequest{PublicKey: h.IntermediateKey.Public(), DNSNames: []string{"new.example"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if iss.CRLShard != 0 || len(iss.Cert.CRLDistributionPoints) != 1 || iss.Cert.CRLDistributionPoints[0] != base {
+		t.Errorf("a new certificate names shard %d, %v; want the one CRL %s", iss.CRLShard, iss.Cert.CRLDistributionPoints, base)
 	}
 }

@@ -117,10 +117,11 @@ func (s *Service) IssuerCertificate(id string) []byte {
 // active one.
 func (s *Service) DefaultURLIssuer() string { return s.crlDefaultIssuer() }
 
-// CRLShards is the number of CRL shards of issuer id (0: its one CRL).
+// CRLShards is the number of CRL shards of issuer id whose CRLs are made
+// and served (0: its one CRL), kept ones included.
 func (s *Service) CRLShards(id string) int {
 	if c := s.issuerCA(id); c != nil {
-		return len(c.Config().CRLShardURLs)
+		return c.Config().CRLShards()
 	}
 	return 0
 }

@@ -208,6 +208,19 @@ type ScopedRevocations interface {
 	ListRevokedScope(ctx context.Context, scope CRLScope, now time.Time) ([]Revocation, error)
 }
 
+// CRLShardLister is implemented by a Store that can say cheaply which
+// CRL shards the unexpired certificates of an issuer name, so that weir
+// keeps making and serving the CRL of each (a certificate's distribution
+// point is fixed at issuance, whatever ca.crl-shards says later).
+// storage/sqlite and storage/postgres implement it from an index on
+// (issuer, crl_shard, not_after); storage/storagetest checks it.
+type CRLShardLister interface {
+	// CRLShardsInUse returns, in increasing order, the shards
+	// (Certificate.CRLShard, 0 for the issuer's one CRL) named by the
+	// certificates of issuer not expired at now, revoked or not.
+	CRLShardsInUse(ctx context.Context, issuer string, now time.Time) ([]int, error)
+}
+
 // CRLNumberer is implemented by a Store that keeps the numbers of the
 // CRLs, so that they grow across the replicas sharing it: each CRL of an
 // issuer (and shard) gets a number greater than every number given out

@@ -13,9 +13,10 @@ import (
 // SignIntermediate is the root's ceremony: it signs, with rootKey, a new
 // intermediate for the key and subject of csr, valid from an hour before
 // now for 5 years (never past the root), shaped as GenerateHierarchy's
-// intermediate and carrying the root's name constraints. The CSR's
-// signature must verify and its subject must have a common name.
-func SignIntermediate(root *x509.Certificate, rootKey crypto.Signer, csr *x509.CertificateRequest, now time.Time) (*x509.Certificate, error) {
+// intermediate, carrying the root's name constraints and naming the
+// root's CRL at rootCRLURL (when set) as its CRL distribution point. The
+// CSR's signature must verify and its subject must have a common name.
+func SignIntermediate(root *x509.Certificate, rootKey crypto.Signer, csr *x509.CertificateRequest, now time.Time, rootCRLURL string) (*x509.Certificate, error) {
 	if root == nil || rootKey == nil || csr == nil {
 		return nil, errors.New("ca: signing an intermediate: root, root key and CSR are all needed")
 	}
@@ -43,7 +44,7 @@ func SignIntermediate(root *x509.Certificate, rootKey crypto.Signer, csr *x509.C
 	if !notAfter.After(notBefore) {
 		return nil, fmt.Errorf("ca: root %q expired at %s", root.Subject, root.NotAfter)
 	}
-	tmpl, err := intermediateTemplate(csr.Subject, csr.PublicKey, root, notBefore, notAfter)
+	tmpl, err := intermediateTemplate(csr.Subject, csr.PublicKey, root, notBefore, notAfter, rootCRLURL)
 	if err != nil {
 		return nil, err
 	}

@@ -28,7 +28,7 @@ func TestSignIntermediate(t *testing.T) {
 		return csr
 	}
 	csr := csrFor(pkix.Name{CommonName: "Weir Test Intermediate CA 2", Organization: []string{"Weir Test"}})
-	inter, err := SignIntermediate(h.Root, h.RootKey, csr, testNow())
+	inter, err := SignIntermediate(h.Root, h.RootKey, csr, testNow(), "")
 	if err != nil {
 		t.Fatalf("SignIntermediate: %v", err)
 	}
@@ -53,7 +53,7 @@ func TestSignIntermediate(t *testing.T) {
 		if tt.wrongKey {
 			rk = h.IntermediateKey
 		}
-		if _, err := SignIntermediate(h.Root, rk, tt.csr, testNow()); err == nil || !strings.Contains(err.Error(), tt.want) {
+		if _, err := SignIntermediate(h.Root, rk, tt.csr, testNow(), ""); err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
 		}
 	}

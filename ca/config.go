@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"time"
 )
 
@@ -23,6 +24,17 @@ type Config struct {
 	// that of shard 1 + (serial mod N), instead of CRLURL (shard 0, where
 	// the leaves issued before sharding stay).
 	CRLShardURLs []string
+	// KeptCRLShardURLs are the URLs of the shards after those (N+1 to M)
+	// that no new certificate names but unexpired ones, issued under more
+	// shards, do: their CRLs are still made and served.
+	KeptCRLShardURLs []string
+	// CRLAliases are, by URL of a CRL above (CRLURL or a shard's), other
+	// URLs at which the same CRL is served that certificates issued
+	// earlier name as their distribution point: a CRL that names its URL
+	// in an issuingDistributionPoint names these too, so that relying
+	// parties take it for those certificates as well (RFC 5280 §5.2.5,
+	// §6.3.3 (b)(2)(i)).
+	CRLAliases map[string][]string
 	// KeyPolicy decides which subscriber public keys are acceptable.
 	KeyPolicy KeyPolicy
 }
@@ -41,14 +53,39 @@ func (c Config) Validate() error {
 	if err := checkURL("CRL URL", c.CRLURL); err != nil {
 		errs = append(errs, err)
 	}
-	for i, u := range c.CRLShardURLs {
+	for i, u := range append(slices.Clip(c.CRLShardURLs), c.KeptCRLShardURLs...) {
 		if u == "" {
 			errs = append(errs, fmt.Errorf("ca: config: CRL shard %d has no URL", i+1))
 		} else if err := checkURL(fmt.Sprintf("CRL shard %d URL", i+1), u); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	for u, aliases := range c.CRLAliases {
+		for _, a := range aliases {
+			if err := checkURL(fmt.Sprintf("alias of CRL URL %s", u), a); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
 	return errors.Join(errs...)
+}
+
+// CRLIDP is what the issuingDistributionPoint of the CRL published at url
+// names: url and its aliases.
+func (c Config) CRLIDP(url string) []string {
+	return append([]string{url}, c.CRLAliases[url]...)
+}
+
+// CRLShards is the number of shards whose CRLs are made (M): those new
+// certificates name and the kept ones.
+func (c Config) CRLShards() int { return len(c.CRLShardURLs) + len(c.KeptCRLShardURLs) }
+
+// CRLShardURL is the URL of shard k, from 1 to CRLShards.
+func (c Config) CRLShardURL(k int) string {
+	if k <= len(c.CRLShardURLs) {
+		return c.CRLShardURLs[k-1]
+	}
+	return c.KeptCRLShardURLs[k-1-len(c.CRLShardURLs)]
 }
 
 // checkURL validates an optional URL setting.

@@ -20,15 +20,20 @@ var oidIssuingDistributionPoint = asn1.ObjectIdentifier{2, 5, 29, 28}
 //	    distributionPoint     [0] DistributionPointName OPTIONAL,
 //	    onlyContainsUserCerts [1] BOOLEAN DEFAULT FALSE, ... }
 //
-// with distributionPoint fullName [0] { uniformResourceIdentifier [6] url }
-// and onlyContainsUserCerts TRUE (RFC 5280 §5.2.5, implicit tags; the
-// CHOICE DistributionPointName is tagged explicitly).
-func issuingDistributionPoint(url string) (pkix.Extension, error) {
-	uri, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 6, Bytes: []byte(url)})
-	if err != nil {
-		return pkix.Extension{}, err
+// with distributionPoint fullName [0] { uniformResourceIdentifier [6] url,
+// ... } (every URL the CRL is published at that a certificate names) and
+// onlyContainsUserCerts TRUE (RFC 5280 §5.2.5, implicit tags; the CHOICE
+// DistributionPointName is tagged explicitly).
+func issuingDistributionPoint(urls []string) (pkix.Extension, error) {
+	var names []byte
+	for _, url := range urls {
+		uri, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 6, Bytes: []byte(url)})
+		if err != nil {
+			return pkix.Extension{}, err
+		}
+		names = append(names, uri...)
 	}
-	fullName, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: uri})
+	fullName, err := asn1.Marshal(asn1.RawValue{Class: asn1.ClassContextSpecific, Tag: 0, IsCompound: true, Bytes: names})
 	if err != nil {
 		return pkix.Extension{}, err
 	}
@@ -56,14 +61,16 @@ type RevokedEntry struct {
 // its reason code (omitted for unspecified, as RFC 5280 recommends), and
 // the authority key identifier is taken from the intermediate.
 func (c *CA) CRL(entries []RevokedEntry, number *big.Int, thisUpdate, nextUpdate time.Time) ([]byte, error) {
-	return c.ShardCRL(entries, number, thisUpdate, nextUpdate, "")
+	return c.ShardCRL(entries, number, thisUpdate, nextUpdate)
 }
 
 // ShardCRL is CRL for one partition of the CRLs (RFC 5280 §5.2.5): with
-// idpURL set, the CRL carries a critical issuingDistributionPoint that
-// names it as its distribution point, with onlyContainsUserCerts, so that
-// it covers only the leaves whose distribution point is idpURL.
-func (c *CA) ShardCRL(entries []RevokedEntry, number *big.Int, thisUpdate, nextUpdate time.Time, idpURL string) ([]byte, error) {
+// idpURLs given, the CRL carries a critical issuingDistributionPoint that
+// names them as its distribution point, with onlyContainsUserCerts, so
+// that it covers only the leaves whose distribution point is one of them
+// (the URL it is published at, and any other URL of the same CRL that
+// earlier certificates name, Config.CRLAliases).
+func (c *CA) ShardCRL(entries []RevokedEntry, number *big.Int, thisUpdate, nextUpdate time.Time, idpURLs ...string) ([]byte, error) {
 	if number == nil || number.Sign() < 0 {
 		return nil, errors.New("ca: CRL number must be a non-negative integer")
 	}
@@ -97,8 +104,8 @@ func (c *CA) ShardCRL(entries []RevokedEntry, number *big.Int, thisUpdate, nextU
 		NextUpdate:                nextUpdate.UTC(),
 		RevokedCertificateEntries: revoked,
 	}
-	if idpURL != "" {
-		ext, err := issuingDistributionPoint(idpURL)
+	if len(idpURLs) > 0 {
+		ext, err := issuingDistributionPoint(idpURLs)
 		if err != nil {
 			return nil, err
 		}

@@ -50,6 +50,23 @@ func GenerateHierarchy(name string, now time.Time) (*Hierarchy, error) {
 // constraints nc on both the root and the intermediate (none when nc is
 // the zero value).
 func GenerateConstrainedHierarchy(name string, now time.Time, nc NameConstraints) (*Hierarchy, error) {
+	return GenerateHierarchyWith(name, now, HierarchyOptions{NameConstraints: nc})
+}
+
+// HierarchyOptions shape a generated hierarchy.
+type HierarchyOptions struct {
+	// NameConstraints go into both the root and the intermediate (none
+	// when zero).
+	NameConstraints NameConstraints
+	// RootCRLURL is where the root's CRL is published (SignRootCRL): the
+	// intermediate names it as its CRL distribution point, so that its
+	// revocation can be checked. Empty: none.
+	RootCRLURL string
+}
+
+// GenerateHierarchyWith is GenerateHierarchy shaped by o.
+func GenerateHierarchyWith(name string, now time.Time, o HierarchyOptions) (*Hierarchy, error) {
+	nc := o.NameConstraints
 	if name == "" {
 		return nil, errors.New("ca: generating hierarchy: name is empty")
 	}
@@ -87,7 +104,7 @@ func GenerateConstrainedHierarchy(name string, now time.Time, nc NameConstraints
 		return nil, fmt.Errorf("ca: generating intermediate key: %w", err)
 	}
 	intTmpl, err := intermediateTemplate(pkix.Name{CommonName: name + " Intermediate CA", Organization: []string{name}},
-		&intKey.PublicKey, root, notBefore, notBefore.Add(intermediateValidity))
+		&intKey.PublicKey, root, notBefore, notBefore.Add(intermediateValidity), o.RootCRLURL)
 	if err != nil {
 		return nil, err
 	}
@@ -111,8 +128,9 @@ func GenerateConstrainedHierarchy(name string, now time.Time, nc NameConstraints
 
 // intermediateTemplate is an intermediate for pub under root: a CA with
 // path length 0, keyCertSign, cRLSign and digitalSignature, restricted to
-// the serverAuth and clientAuth extended key usages.
-func intermediateTemplate(subject pkix.Name, pub crypto.PublicKey, root *x509.Certificate, notBefore, notAfter time.Time) (*x509.Certificate, error) {
+// the serverAuth and clientAuth extended key usages, naming the root's
+// CRL at rootCRLURL (when set) as its CRL distribution point.
+func intermediateTemplate(subject pkix.Name, pub crypto.PublicKey, root *x509.Certificate, notBefore, notAfter time.Time, rootCRLURL string) (*x509.Certificate, error) {
 	tmpl, err := caTemplate("", "", pub, notBefore, notAfter)
 	if err != nil {
 		return nil, fmt.Errorf("ca: intermediate template: %w", err)
@@ -123,6 +141,9 @@ func intermediateTemplate(subject pkix.Name, pub crypto.PublicKey, root *x509.Ce
 	tmpl.MaxPathLenZero = true
 	tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}
 	tmpl.AuthorityKeyId = root.SubjectKeyId
+	if rootCRLURL != "" {
+		tmpl.CRLDistributionPoints = []string{rootCRLURL}
+	}
 	return tmpl, nil
 }
 

@@ -55,14 +55,15 @@ func TestShardedIssuance(t *testing.T) {
 }
 
 // TestShardCRL: a shard's CRL carries a critical issuingDistributionPoint
-// naming its URL, which OpenSSL reads as such, and verifies with the
-// intermediate; a CRL without a shard carries none.
+// naming its URL and its alias (the same CRL at another URL), which
+// OpenSSL reads as such, and verifies with the intermediate; a CRL
+// without a shard carries none.
 func TestShardCRL(t *testing.T) {
 	c := newTestCA(t, testConfig(), testNow())
 	serial, _ := NewSerial()
 	entries := []RevokedEntry{{Serial: serial, RevokedAt: testNow().Add(-time.Hour), Reason: ReasonKeyCompromise}}
-	const url = "http://crl.example.internal/r2/3"
-	der, err := c.ShardCRL(entries, big.NewInt(7), testNow(), testNow().Add(24*time.Hour), url)
+	const url, alias = "http://crl.example.internal/r2/3", "https://ca.example.internal:14000/crl/r2/3"
+	der, err := c.ShardCRL(entries, big.NewInt(7), testNow(), testNow().Add(24*time.Hour), url, alias)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +77,11 @@ func TestShardCRL(t *testing.T) {
 	found := false
 	for _, e := range crl.Extensions {
 		if e.Id.Equal(oidIssuingDistributionPoint) {
-			found = e.Critical && strings.Contains(string(e.Value), url)
+			found = e.Critical && strings.Contains(string(e.Value), url) && strings.Contains(string(e.Value), alias)
 		}
 	}
 	if !found {
-		t.Errorf("no critical issuingDistributionPoint naming %s in %v", url, crl.Extensions)
+		t.Errorf("no critical issuingDistributionPoint naming %s and %s in %v", url, alias, crl.Extensions)
 	}
 	plain, err := c.CRL(entries, big.NewInt(8), testNow(), testNow().Add(24*time.Hour))
 	if err != nil {
@@ -104,7 +105,7 @@ func TestShardCRL(t *testing.T) {
 		t.Fatalf("openssl crl: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{"Issuing Distribution Point: critical", "URI:" + url, "Only User Certificates"} {
+	for _, want := range []string{"Issuing Distribution Point: critical", "URI:" + url, "URI:" + alias, "Only User Certificates"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("openssl does not show %q:\n%s", want, text)
 		}

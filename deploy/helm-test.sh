@@ -70,6 +70,11 @@ dep = [d for d in docs if d["kind"] == "Deployment"][0]
 weir = [c for c in dep["spec"]["template"]["spec"]["containers"] if c["name"] == "weir"][0]
 assert weir["livenessProbe"]["httpGet"]["path"] == "/healthz", "liveness probe on /healthz"
 assert weir["readinessProbe"]["httpGet"]["path"] == "/readyz", "readiness probe on /readyz"
+ports = {p["name"]: p["containerPort"] for p in weir["ports"]}
+wcfg = yaml.safe_load(cfg[0])
+assert wcfg["server"]["http"]["listen"] == "0.0.0.0:%d" % ports["http"], "the plain-HTTP listener on the container's http port"
+svc = [d for d in docs if d["kind"] == "Service"][0]
+assert "http" in [p["targetPort"] for p in svc["spec"]["ports"]], "the Service exposes the plain-HTTP listener"
 PY
 	"$TMP/weir" check-config "$TMP/$name-weir.yaml" || die "$name: weir check-config rejects the rendered weir.yaml"
 }

@@ -86,12 +86,13 @@ getent passwd weir >/dev/null || die "no user weir"
 [ "$(stat -c '%U %a' /var/lib/weir/ca/root-key.pem)" = "weir 600" ] || die "the root key is not weir's, 0600"
 /usr/bin/weir version
 
-WPORT=$(free_port) APORT=$(free_port) HPORT=$(free_port) DPORT=$(free_port)
+WPORT=$(free_port) APORT=$(free_port) HPORT=$(free_port) DPORT=$(free_port) PPORT=$(free_port)
 sed -i -e "s|^  listen: \"localhost:14000\"|  listen: \"127.0.0.1:$WPORT\"|" \
 	-e "s|^  listen: \"127.0.0.1:14001\"|  listen: \"127.0.0.1:$APORT\"|" \
+	-e "s|^    listen: \"localhost:14080\"|    listen: \"127.0.0.1:$PPORT\"|" \
 	-e "s|^  http-01: { enabled: true, port: 80 }|  http-01: { enabled: true, port: $HPORT }|" \
 	-e "s|^  dns-resolver: \"\"|  dns-resolver: \"127.0.0.1:$DPORT\"|" /etc/weir/weir.yaml
-for p in "$WPORT" "$APORT" "$HPORT" "$DPORT"; do
+for p in "$WPORT" "$APORT" "$HPORT" "$DPORT" "$PPORT"; do
 	grep -q "$p" /etc/weir/weir.yaml || die "the packaged weir.yaml no longer has the lines this test edits"
 done
 /usr/bin/weir check-config /etc/weir/weir.yaml
@@ -131,6 +132,13 @@ REQUESTS_CA_BUNDLE=$TMP/root.pem timeout 180 certbot certonly \
 	die "certbot failed"
 live=$TMP/cb/config/live/pkg.weir.test
 openssl verify -CAfile "$TMP/root.pem" -untrusted "$live/chain.pem" "$live/cert.pem" || die "the certificate does not verify"
+# Its CRL, over plain HTTP from the listener the packaged config turns on.
+dp=$(openssl x509 -noout -ext crlDistributionPoints -in "$live/cert.pem" | grep -o 'URI:[^[:space:]]*' | sed 's/^URI://')
+[ "$dp" = "http://127.0.0.1:$PPORT/ca/crl.der" ] || die "the CRL distribution point is $dp, want weir's plain-HTTP listener"
+curl -fsS -o "$TMP/crl.der" "$dp" || die "no CRL at $dp"
+cat "$live/chain.pem" "$TMP/root.pem" >"$TMP/crl-chain.pem"
+openssl crl -inform DER -in "$TMP/crl.der" -CAfile "$TMP/crl-chain.pem" -noout 2>&1 | grep -q 'verify OK' ||
+	die "the CRL at $dp does not verify"
 log "issued in $((SECONDS - started))s from dpkg -i"
 
 kill -TERM "$WEIR_PID"

@@ -27,7 +27,7 @@ if command -v go >/dev/null 2>&1; then echo "FATAL: go is on PATH" >&2; exit 1; 
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done' EXIT
 fp() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
-WP=$(fp) AP=$(fp) HP=$(fp) DP=$(fp)
+WP=$(fp) AP=$(fp) HP=$(fp) DP=$(fp) PP=$(fp)
 ./dnsserver -listen "127.0.0.1:$DP" -a 127.0.0.1 >dns.log 2>&1 &
 PIDS+=($!)
 t0=$(date +%s.%N)
@@ -36,6 +36,7 @@ B=$(echo "$PWD"/weir_*/weir)
 "$B" init -config weir.yaml -data-dir "$PWD/data" >init.log
 sed -i -e "s|^  listen: \"localhost:14000\"|  listen: \"127.0.0.1:$WP\"|" \
 	-e "s|^  listen: \"127.0.0.1:14001\"|  listen: \"127.0.0.1:$AP\"|" \
+	-e "s|^    listen: \"localhost:14080\"|    listen: \"127.0.0.1:$PP\"|" \
 	-e "s|port: 80 }|port: $HP }|" -e "s|^  dns-resolver: \"\"|  dns-resolver: \"127.0.0.1:$DP\"|" weir.yaml
 t_init=$(date +%s.%N)
 "$B" serve -config weir.yaml >serve.log 2>&1 &

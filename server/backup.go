@@ -56,7 +56,7 @@ func backup(ctx context.Context, cfg Config, out string) (copied, notes []string
 	if err := emptyDir(out); err != nil {
 		return nil, nil, err
 	}
-	files := []string{fileRootPEM, fileCARoot, fileCARootKey, fileCAIntermediate, fileCAIntKey, fileTLSCert, fileTLSKey}
+	files := []string{fileRootPEM, fileCARoot, fileCARootKey, fileCARootCRL, fileCAIntermediate, fileCAIntKey, fileTLSCert, fileTLSKey}
 	for i, is := range cfg.CA.Issuers {
 		if is.CertFile == "" {
 			files = append(files, issuerCertFile(is.ID), issuerKeyFile(is.ID))
@@ -102,7 +102,7 @@ func backup(ctx context.Context, cfg Config, out string) (copied, notes []string
 	copied, notes = append(copied, trail...), append(notes, auditNotes...)
 	for key, path := range map[string]string{
 		"ca.intermediate.cert-file": cfg.CA.Intermediate.CertFile, "ca.intermediate.key-file": cfg.CA.Intermediate.KeyFile,
-		"ca.root-file": cfg.CA.RootFile, "server.tls.cert-file": cfg.Server.TLS.CertFile, "server.tls.key-file": cfg.Server.TLS.KeyFile,
+		"ca.root-file": cfg.CA.RootFile, "ca.root-crl-file": cfg.CA.RootCRLFile, "server.tls.cert-file": cfg.Server.TLS.CertFile, "server.tls.key-file": cfg.Server.TLS.KeyFile,
 		"rate-limiting.redis.password-file": cfg.RateLimiting.Redis.PasswordFile,
 	} {
 		if path != "" {

@@ -44,7 +44,7 @@ func TestBackupRestore(t *testing.T) {
 			t.Errorf("backup output does not list %s:\n%s", w, stdout.String())
 		}
 	}
-	for name, mode := range map[string]os.FileMode{fileCARootKey: 0o600, fileCAIntKey: 0o600, fileTLSKey: 0o600, "admin-token": 0o600, "weir.db": 0o600, "ratelimit.db": 0o600, fileRootPEM: 0o644} {
+	for name, mode := range map[string]os.FileMode{fileCARootKey: 0o600, fileCAIntKey: 0o600, fileTLSKey: 0o600, "admin-token": 0o600, "weir.db": 0o600, "ratelimit.db": 0o600, fileRootPEM: 0o644, fileCARootCRL: 0o644} {
 		st, err := os.Stat(dataPath(out, name))
 		if err != nil {
 			t.Errorf("%s: %v", name, err)

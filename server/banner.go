@@ -8,8 +8,8 @@ import (
 )
 
 // PrintBanner tells a new user where everything is and how to use it:
-// the directory, the root to trust, the admin listener and a certbot
-// command line. version is weir's.
+// the directory, the CRL URL new certificates name, the root to trust,
+// the admin listener and a certbot command line. version is weir's.
 // With log.format json it is one JSON log record with the same facts.
 func (s *Server) PrintBanner(w io.Writer, version string) {
 	dir := s.baseURL + "/directory"
@@ -20,6 +20,9 @@ func (s *Server) PrintBanner(w io.Writer, version string) {
 	}
 	fmt.Fprintf(w, "weir %s is serving ACME\n\n", version)
 	fmt.Fprintf(w, "  directory:    %s\n", dir)
+	if crl := s.svc.CA().Config().CRLURL; crl != "" {
+		fmt.Fprintf(w, "  CRL:          %s\n", crl)
+	}
 	if s.root != nil {
 		fmt.Fprintf(w, "  root CA:      %s\n", rootPath)
 		fmt.Fprintf(w, "  SHA-256:      %s\n", s.rootFP)
@@ -49,6 +52,9 @@ func certbotCommand(rootPath, dir string, httpPort int) string {
 // says, as the text banner is.
 func (s *Server) logBanner(w io.Writer, version, dir, rootPath string) {
 	attrs := []slog.Attr{slog.String("version", version), slog.String("directory", dir)}
+	if crl := s.svc.CA().Config().CRLURL; crl != "" {
+		attrs = append(attrs, slog.String("crl", crl))
+	}
 	if s.root != nil {
 		attrs = append(attrs, slog.String("root_ca", rootPath), slog.String("root_sha256", s.rootFP))
 	}

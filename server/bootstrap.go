@@ -73,8 +73,9 @@ func exists(path string) bool {
 // loadOrCreateHierarchy returns the CA hierarchy: a configured
 // intermediate, the one in the data directory, or a new one generated and
 // saved there (keys at mode 0600; the root's at rootKeyOut instead when
-// that is set, outside the data directory: offlineroot.go). It also
-// writes <data-dir>/root.pem.
+// that is set, outside the data directory: offlineroot.go), whose
+// intermediate names the root's CRL, signed there and then with the new
+// root's key (rootcrl.go). It also writes <data-dir>/root.pem.
 func loadOrCreateHierarchy(cfg Config, now time.Time, rootKeyOut string) (h *ca.Hierarchy, created bool, err error) {
 	dd := cfg.DataDir
 	use, err := intermediateUse(cfg, acme.DefaultIssuer, now)
@@ -90,12 +91,12 @@ func loadOrCreateHierarchy(cfg Config, now time.Time, rootKeyOut string) (h *ca.
 		return nil, false, fmt.Errorf("ca.intermediate.signer.type is %s, but the data directory has no intermediate (%s) and weir generates only plaintext keys: "+
 			"import one with weir ca import, or set ca.intermediate.cert-file", cfg.CA.Intermediate.Signer.SignerType(), fileCAIntermediate)
 	default:
-		h, err = ca.GenerateConstrainedHierarchy(cfg.CA.Name, now, nameConstraints(cfg))
+		h, err = ca.GenerateHierarchyWith(cfg.CA.Name, now, ca.HierarchyOptions{NameConstraints: nameConstraints(cfg), RootCRLURL: rootCRLURL(cfg)})
 		if err != nil {
 			return nil, false, err
 		}
 		created = true
-		err = saveHierarchy(dd, h, rootKeyOut)
+		err = saveHierarchy(dd, h, rootKeyOut, now)
 		h.IntermediateKey = keyBetween(ca.WrapSigner("ca.intermediate", h.IntermediateKey))
 	}
 	if err != nil {
@@ -109,8 +110,15 @@ func loadOrCreateHierarchy(cfg Config, now time.Time, rootKeyOut string) (h *ca.
 	return h, created, nil
 }
 
-func saveHierarchy(dd string, h *ca.Hierarchy, rootKeyOut string) error {
+func saveHierarchy(dd string, h *ca.Hierarchy, rootKeyOut string, now time.Time) error {
 	rootKey, err := ca.EncodeKeyPEM(h.RootKey)
+	if err != nil {
+		return err
+	}
+	// The root's first CRL, listing nothing, while its key is at hand:
+	// relying parties that check every CA of a chain need one for the
+	// intermediate, which names it.
+	rootCRL, _, err := ca.SignRootCRL(h.Root, h.RootKey, ca.RootCRLRequest{Now: now})
 	if err != nil {
 		return err
 	}
@@ -132,6 +140,7 @@ func saveHierarchy(dd string, h *ca.Hierarchy, rootKeyOut string) error {
 		perm os.FileMode
 	}{
 		{fileCAIntKey, intKey, 0o600},
+		{fileCARootCRL, rootCRL, 0o644},
 		{fileCARoot, ca.EncodeCertPEM(h.Root.Raw), 0o644},
 		{fileCAIntermediate, ca.EncodeCertPEM(h.Intermediate.Raw), 0o644},
 	} {

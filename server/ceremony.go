@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/big"
 	"os"
 	"path/filepath"
 	"time"
@@ -23,14 +24,97 @@ import (
 // -root-key-out, TakeRootOffline), a new intermediate's key and CSR are
 // made where the intermediate will live (NewIntermediateKey), the root
 // signs the CSR on the offline host (SignIntermediateCSR), and the
-// data directory takes the result (ImportIntermediate). serve never
-// reads the root's key.
+// data directory takes the result (ImportIntermediate). The root also
+// signs its CRL there, revoking intermediates (SignRootCRL), which serve
+// serves (rootcrl.go). serve never reads the root's key.
 
 // RootKey names the offline root's key: a file (plaintext or encrypted,
 // as Signer says) or a PKCS#11 token.
 type RootKey struct {
 	KeyFile string
 	Signer  ca.SignerConfig
+}
+
+// open opens the root's key.
+func (rk RootKey) open() (ca.Signer, error) {
+	if !rk.Signer.NeedsKeyFile() {
+		rk.KeyFile = ""
+	}
+	return ca.OpenSigner("the root key", rk.Signer, rk.KeyFile)
+}
+
+// RootCRLURL is the URL of the root's CRL that the intermediates of the
+// configuration cfg name (weir ca sign-intermediate's default).
+func RootCRLURL(cfg Config) string { return rootCRLURL(cfg) }
+
+// DefaultRootCRLValidity is how long a root CRL is valid unless the
+// ceremony says otherwise (ca.DefaultRootCRLValidity says why).
+const DefaultRootCRLValidity = ca.DefaultRootCRLValidity
+
+// RootCRLSigning is what SignRootCRL signed.
+type RootCRLSigning struct {
+	Number     *big.Int
+	NextUpdate time.Time
+	// Added are the intermediates this signing revoked (subject and
+	// serial); Listed is how many the CRL lists in all.
+	Added  []string
+	Listed int
+}
+
+// SignRootCRL is the root CRL's ceremony (weir ca sign-root-crl): with
+// the root whose certificate is in rootCertFile and whose key rk names,
+// it signs the root's next CRL into out, a DER file for ca.root-crl-file.
+// out is also the state: when it exists, it must be this root's CRL, and
+// the new one takes its number plus one and keeps its entries. revoke are
+// the certificate files of the intermediates to add, with reason (an RFC
+// 5280 name, ca.ReasonFromString); validity is nextUpdate − thisUpdate
+// (0: DefaultRootCRLValidity).
+func SignRootCRL(rootCertFile string, rk RootKey, out string, revoke []string, reason string, validity time.Duration, now time.Time) (*RootCRLSigning, error) {
+	roots, err := readCerts(rootCertFile)
+	if err != nil {
+		return nil, fmt.Errorf("the root certificate: %w", err)
+	}
+	req := ca.RootCRLRequest{Now: now, Validity: validity}
+	if len(revoke) > 0 {
+		if req.Reason, err = ca.ReasonFromString(reason); err != nil {
+			return nil, err
+		}
+	}
+	if prev, err := os.ReadFile(out); err == nil {
+		if req.Previous, err = ca.ParseRootCRL(prev, roots[0]); err != nil {
+			return nil, fmt.Errorf("%s, the previous root CRL: %w", out, err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, f := range revoke {
+		certs, err := readCerts(f)
+		if err != nil {
+			return nil, err
+		}
+		req.Revoke = append(req.Revoke, certs[0])
+	}
+	key, err := rk.open()
+	if err != nil {
+		return nil, err
+	}
+	defer key.Close()
+	der, added, err := ca.SignRootCRL(roots[0], key, req)
+	if err != nil {
+		return nil, err
+	}
+	rl, err := x509.ParseRevocationList(der)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(out, der, 0o644); err != nil {
+		return nil, err
+	}
+	signed := &RootCRLSigning{Number: rl.Number, NextUpdate: rl.NextUpdate, Listed: len(rl.RevokedCertificateEntries)}
+	for _, c := range added {
+		signed.Added = append(signed.Added, fmt.Sprintf("%q (serial %s)", c.Subject.String(), ca.SerialHex(c.SerialNumber)))
+	}
+	return signed, nil
 }
 
 // NewIntermediateKey makes a P-256 key for a new intermediate named cn
@@ -79,10 +163,11 @@ func NewIntermediateKey(cn, org, keyOut, passFile string) ([]byte, error) {
 }
 
 // SignIntermediateCSR signs the CSR in csrPEM with the root whose
-// certificate is in rootCertFile and whose key rk names, and returns the
-// new intermediate followed by the root, in PEM (what ImportIntermediate
-// and ca.intermediate.cert-file take).
-func SignIntermediateCSR(rootCertFile string, rk RootKey, csrPEM []byte, now time.Time) ([]byte, error) {
+// certificate is in rootCertFile and whose key rk names, the new
+// intermediate naming the root's CRL at rootCRLURL (when set) as its CRL
+// distribution point, and returns it followed by the root, in PEM (what
+// ImportIntermediate and ca.intermediate.cert-file take).
+func SignIntermediateCSR(rootCertFile string, rk RootKey, csrPEM []byte, now time.Time, rootCRLURL string) ([]byte, error) {
 	roots, err := readCerts(rootCertFile)
 	if err != nil {
 		return nil, fmt.Errorf("the root certificate: %w", err)
@@ -95,15 +180,12 @@ func SignIntermediateCSR(rootCertFile string, rk RootKey, csrPEM []byte, now tim
 	if err != nil {
 		return nil, fmt.Errorf("the CSR: %w", err)
 	}
-	if !rk.Signer.NeedsKeyFile() {
-		rk.KeyFile = ""
-	}
-	key, err := ca.OpenSigner("the root key", rk.Signer, rk.KeyFile)
+	key, err := rk.open()
 	if err != nil {
 		return nil, err
 	}
 	defer key.Close()
-	inter, err := ca.SignIntermediate(roots[0], key, csr, now)
+	inter, err := ca.SignIntermediate(roots[0], key, csr, now, rootCRLURL)
 	if err != nil {
 		return nil, err
 	}

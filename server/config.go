@@ -57,25 +57,6 @@ type AdminConfig struct {
 // unless set false).
 func (a AdminConfig) On() bool { return enabled(a.Enabled) }
 
-// ServerConfig is the ACME listener.
-type ServerConfig struct {
-	Listen       string   `yaml:"listen"`
-	ExternalURL  string   `yaml:"external-url"`
-	TLS          FilePair `yaml:"tls"`
-	MaxBodyBytes int64    `yaml:"max-body-bytes"`
-	// TrustedProxies are the peers whose X-Forwarded-For / Forwarded
-	// header is believed when finding the client IP.
-	TrustedProxies []string `yaml:"trusted-proxies"`
-	// Connections bounds the listener's connections (connconfig.go).
-	Connections ConnectionsConfig `yaml:"connections"`
-}
-
-// FilePair names a certificate and its key.
-type FilePair struct {
-	CertFile string `yaml:"cert-file"`
-	KeyFile  string `yaml:"key-file"`
-}
-
 // ACMEConfig holds protocol settings and the directory meta.
 type ACMEConfig struct {
 	Website              string        `yaml:"website"`
@@ -141,9 +122,13 @@ type CAConfig struct {
 	Name string `yaml:"name"`
 	// Intermediate is the issuing intermediate and how its key is
 	// reached (intermediate.go).
-	Intermediate        IntermediateConfig `yaml:"intermediate"`
-	RootFile            string             `yaml:"root-file"`
-	CertificateLifetime time.Duration      `yaml:"certificate-lifetime"`
+	Intermediate IntermediateConfig `yaml:"intermediate"`
+	RootFile     string             `yaml:"root-file"`
+	// RootCRLFile is the root's CRL to serve (rootcrl.go); "" means the
+	// data directory's ca/root-crl.der, when there is one. It reloads
+	// live, and is read again when it changes.
+	RootCRLFile         string        `yaml:"root-crl-file"`
+	CertificateLifetime time.Duration `yaml:"certificate-lifetime"`
 	// Backdate is how long before its signing a certificate starts
 	// (backdate.go); it reloads live.
 	Backdate     time.Duration     `yaml:"backdate"`
@@ -291,7 +276,8 @@ func DefaultConfig() Config {
 	off := func() *bool { b := false; return &b }
 	return Config{
 		DataDir: "./weir-data",
-		Server:  ServerConfig{Listen: "localhost:14000", MaxBodyBytes: 64 << 10, Connections: defaultConnections()},
+		Server: ServerConfig{Listen: "localhost:14000", HTTP: PublicHTTPConfig{Listen: defaultHTTPListen},
+			MaxBodyBytes: 64 << 10, Connections: defaultConnections()},
 		ACME: ACMEConfig{
 			OrderLifetime: 7 * 24 * time.Hour, PendingAuthzLifetime: 7 * 24 * time.Hour,
 			ValidAuthzLifetime: 30 * 24 * time.Hour, MaxIdentifiers: 30, ValidationWorkers: 16,
@@ -350,6 +336,7 @@ func (c Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.Server.Listen); err != nil {
 		add("server.listen: %q is not host:port", c.Server.Listen)
 	}
+	errs = append(errs, c.validateHTTP()...)
 	if (c.Server.TLS.CertFile == "") != (c.Server.TLS.KeyFile == "") {
 		add("server.tls: cert-file and key-file must both be set or both be empty")
 	}

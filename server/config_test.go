@@ -30,6 +30,10 @@ func TestParseConfig(t *testing.T) {
 		{name: "every problem at once", yaml: "server:\n  listen: nope\nca:\n  certificate-lifetime: 0s\nchallenges:\n  http-01: { port: 70000 }\nstorage:\n  driver: mysql\nlog:\n  level: loud\n",
 			wantErr: []string{"server.listen", "ca.certificate-lifetime", "challenges.http-01.port", "storage.driver", "log.level"}},
 		{name: "half a TLS pair", yaml: "server:\n  tls: { cert-file: a.pem }\n", wantErr: []string{"server.tls"}},
+		{name: "plain-HTTP listener on the ACME one", yaml: "server:\n  http: { listen: \"localhost:14000\" }\n", wantErr: []string{"server.http.listen: \"localhost:14000\" is another listener's address"}},
+		{name: "plain-HTTP URL over https", yaml: "server:\n  http: { external-url: \"https://crl.example\" }\n", wantErr: []string{"server.http.external-url: \"https://crl.example\" must be an http:// URL"}},
+		{name: "plain-HTTP URL with a path", yaml: "server:\n  http: { external-url: \"http://crl.example/pki\" }\n", wantErr: []string{"server.http.external-url"}},
+		{name: "plain-HTTP URL without its listener", yaml: "server:\n  http: { listen: \"\", external-url: \"http://crl.example\" }\n", wantErr: []string{"server.http.external-url: set, but server.http.listen is \"\" (off)"}},
 		{name: "bad policy", yaml: "ca:\n  policy:\n    allowed-ip-ranges: [10.0.0.0/33]\n    denied-domains: ['bad domain']\n", wantErr: []string{"allowed-ip-ranges[0]", "denied-domains[0]"}},
 		{name: "all challenges off", yaml: "challenges:\n  http-01: { enabled: false }\n  dns-01: { enabled: false }\n  tls-alpn-01: { enabled: false }\n", wantErr: []string{"at least one challenge"}},
 		{name: "bad resolver", yaml: "challenges:\n  dns-resolver: 127.0.0.1\n", wantErr: []string{"challenges.dns-resolver"}},
@@ -115,7 +119,8 @@ func TestFreshStartAndRestart(t *testing.T) {
 }
 
 // TestDockerfile: the configuration baked into the image parses, keeps the
-// data in the /data volume and the admin listener on loopback, and the
+// data in the /data volume and the admin listener on loopback, publishes
+// the plain-HTTP listener, and the
 // HEALTHCHECK and CMD use it; the build is static.
 func TestDockerfile(t *testing.T) {
 	b, err := os.ReadFile("../Dockerfile")
@@ -139,6 +144,9 @@ func TestDockerfile(t *testing.T) {
 	if host, _, _ := strings.Cut(cfg.Admin.Listen, ":"); !isLoopbackHost(host) || !enabled(cfg.Admin.Enabled) {
 		t.Errorf("admin listener %q, want enabled on loopback", cfg.Admin.Listen)
 	}
+	if got := artefactURL(cfg); got != "http://localhost:14080" {
+		t.Errorf("the image's certificates would name %s for their CRLs, want the published http://localhost:14080", got)
+	}
 	if got := readyURL(cfg); got != "http://127.0.0.1:14001/readyz" {
 		t.Errorf("the HEALTHCHECK would ask %s", got)
 	}
@@ -149,7 +157,7 @@ func TestDockerfile(t *testing.T) {
 		"CGO_ENABLED=0",
 		`go build -trimpath -ldflags "-s -w -X main.version=${VERSION} -X main.commit=${COMMIT} -X main.date=${DATE}"`,
 		"USER 65532:65532",
-		"EXPOSE 14000 14001",
+		"EXPOSE 14000 14001 14080",
 	} {
 		if !strings.Contains(df, w) {
 			t.Errorf("the Dockerfile lacks %s", w)

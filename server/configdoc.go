@@ -17,10 +17,10 @@ const configTemplate = `# weir configuration. Every key is shown with its defaul
 # Check an edit with "weir check-config {{config-file}}". A running weir
 # applies rate-limiting (but backend and redis), server.trusted-proxies,
 # server.connections (max-per-ip, max-total, first-request-timeout),
-# ca.policy, ca.default-profile, ca.profiles, challenges.egress and
-# log.level within two seconds of a save, or on SIGHUP; an invalid edit is
-# refused and logged, and the running configuration stays. Other keys need
-# a restart (docs/operations.md).
+# ca.policy, ca.default-profile, ca.profiles, ca.root-crl-file,
+# challenges.egress and log.level within two seconds of a save, or on
+# SIGHUP; an invalid edit is refused and logged, and the running
+# configuration stays. Other keys need a restart (docs/operations.md).
 
 # Where weir keeps its CA keys (mode 0600), its database, the admin token
 # and the root certificate to distribute (<data-dir>/root.pem). Created by
@@ -28,11 +28,29 @@ const configTemplate = `# weir configuration. Every key is shown with its defaul
 data-dir: {{data-dir}}
 
 server:
-  # The ACME listener (HTTPS).
+  # The ACME listener (HTTPS). Needs a restart, as every listen address.
   listen: "localhost:14000"
   # The URL clients use; empty means https://<listen>. Set it when weir is
   # behind a load balancer or reached under another name.
   external-url: ""
+  # The plain-HTTP listener of the CA's public, signed artefacts: the CRLs
+  # (/ca/crl.der, /crl/ID[/N]), the issuers' certificates
+  # (/ca/intermediate.der, /ca/issuer/ID) and the root (/root.pem), GET and
+  # HEAD only, 404 for anything else (no ACME, no admin). The certificates
+  # weir issues name its http:// URLs as their CRL distribution point and
+  # caIssuers (RFC 5280 §4.2.1.13, §4.2.2.1: relying parties fetch them
+  # before they trust anything); the ACME listener serves the same paths
+  # over HTTPS, for the certificates issued before. Serve it, or a proxy in
+  # front of it, on port 80 of a name relying parties reach (docs/
+  # operations.md, "CRLs and CA certificates over HTTP"). listen "" turns
+  # it off: the certificates then name the ACME listener's https:// URLs.
+  # external-url is the http:// base URL the certificates name; empty
+  # means http://<host>:<port> with the host of server.external-url (else
+  # of listen) and listen's port (none for 80). ca.intermediate.crl-url and
+  # issuer-url, when set, win. Needs a restart.
+  http:
+    listen: "localhost:14080"
+    external-url: ""
   # The server's TLS certificate. Empty: weir issues its own from its CA
   # for localhost, 127.0.0.1, ::1, the host name and the listen host, and
   # renews it at start when a third of its life is left.
@@ -43,7 +61,8 @@ server:
   # is believed. The client IP is the rightmost address that is not a
   # trusted proxy. Empty: the TCP peer is the client.
   trusted-proxies: []
-  # Bounds on the ACME listener's connections (docs/operations.md). A
+  # Bounds on the ACME listener's connections, and on the plain-HTTP
+  # listener's with caps of its own (docs/operations.md). A
   # connection beyond max-per-ip open ones from its address (an IPv6 /64)
   # or beyond max-total in all is closed at accept; 0 turns a cap off. The
   # address is the TCP peer: a whitelisted one (rate-limiting.whitelist) or
@@ -156,9 +175,8 @@ ca:
         key-id: ""
         pin: { file: "", env: "", credential: "" }
     # The CRL distribution point and AIA caIssuers URLs put in the
-    # certificates it signs. Empty: weir's own, server.external-url +
-    # /ca/crl.der and /ca/intermediate.der (http:// is fine for both: a
-    # CRL and a certificate are signed).
+    # certificates it signs. Empty: weir's own on the plain-HTTP listener,
+    # server.http.external-url + /ca/crl.der and /ca/intermediate.der.
     crl-url: ""
     issuer-url: ""
     # Tell the holders of its unexpired certificates, through ARI, to
@@ -171,9 +189,10 @@ ca:
   # of ca.intermediate above. Empty cert-file: the data directory's
   # ca/issuers/ID/intermediate.pem and its key, as weir ca add-issuer
   # writes them. Each issuer signs the CRL of its own certificates, served
-  # at server.external-url + /crl/ID (and its certificate at /ca/issuer/ID)
-  # unless crl-url (issuer-url) says otherwise, for as long as it is
-  # listed: keep a retired one until its last certificate has expired.
+  # at server.http.external-url + /crl/ID (and its certificate at
+  # /ca/issuer/ID) unless crl-url (issuer-url) says otherwise, for as long
+  # as it is listed: keep a retired one until its last certificate has
+  # expired.
   # Changing the issuers needs a restart (docs/operations.md, "Rotating
   # the intermediate").
   issuers: []
@@ -185,11 +204,22 @@ ca:
   # new certificate names one shard's URL (its CRL URL + /N, N from 1, by
   # its serial), each shard's CRL names its URL in its issuing
   # distribution point, and a revocation remakes only its shard's CRL.
-  # Certificates issued before keep their CRL URL. Raise it, never lower
-  # it while certificates of the higher shards are unexpired. Needs a
-  # restart.
+  # Certificates issued before keep their CRL URL, and every shard an
+  # unexpired certificate names stays served: lowered, weir keeps making
+  # the CRLs of the higher shards until their certificates expire (it says
+  # which at start). Needs a restart.
   crl-shards: {{ca.crl-shards}}
   root-file: ""
+  # The root's CRL: the intermediates it revoked, signed offline with the
+  # root's key by weir ca sign-root-crl (a DER file), served as it is at
+  # /ca/root-crl.der on both listeners, the CRL distribution point of the
+  # intermediates weir makes. Empty: the data directory's ca/root-crl.der,
+  # which weir signs with a new root (listing nothing, valid a year). A
+  # file the root did not sign, or past its nextUpdate, is refused at start
+  # and at reload; weir reads it again when it changes and warns a month
+  # before its nextUpdate (docs/operations.md, "Revoking an intermediate").
+  # Reloads live.
+  root-crl-file: ""
   # The default lifetime of issued certificates: the lifetime of every
   # profile below that leaves certificate-lifetime out (tls-server, the
   # default profile, and tls-client-server), and of all certificates when

@@ -11,7 +11,10 @@ import (
 	"time"
 )
 
-// Bounded connections on the ACME listener (server.connections).
+// Bounded connections on the ACME listener and on the plain-HTTP listener
+// of the public artefacts (server.connections: each listener has the caps
+// of its own, so a crowd of relying parties fetching CRLs never takes the
+// ACME clients' share).
 //
 // A connection costs memory before it sends any request (its TLS state,
 // and for HTTP/2 the server's connection with its buffers and two
@@ -229,10 +232,11 @@ func connLimitsOf(cfg ConnectionsConfig, ls *limiterSettings) connLimits {
 	return connLimits{perIP: cfg.MaxPerIP, total: cfg.MaxTotal, firstRequest: cfg.FirstRequestTimeout, exempt: exempt}
 }
 
-// acmeHTTPServer bounds hs, the ACME listener's server, as cfg says: the
-// idle and header limits, HTTP/2's, and the first-request deadline of
-// connections from the connLimiter's listener.
-func acmeHTTPServer(hs *http.Server, cfg ConnectionsConfig) {
+// publicHTTPServer bounds hs, the server of the ACME listener or of the
+// plain-HTTP one, as cfg says: the idle and header limits, HTTP/2's, and
+// the first-request deadline of connections from the connLimiter's
+// listener.
+func publicHTTPServer(hs *http.Server, cfg ConnectionsConfig) {
 	hs.Handler = requestSeen(hs.Handler)
 	hs.ConnContext = connContext
 	hs.IdleTimeout = cfg.IdleTimeout

@@ -1,7 +1,11 @@
 package server
 
 import (
+	"bytes"
+	"crypto/x509"
 	"fmt"
+	"net/http"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +15,9 @@ import (
 
 // TestCRLShards: with ca.crl-shards 3 and the CRL updater running, each
 // certificate names its shard's URL; its revocation reaches that shard's
-// CRL, which names the URL in its issuingDistributionPoint and is the
-// only CRL signed for it (weir_crl_generations_total by shard).
+// CRL, which names the URL in its issuingDistributionPoint (with the
+// ACME listener's URL of the same CRL) and is the only CRL signed for it
+// (weir_crl_generations_total by shard).
 func TestCRLShards(t *testing.T) {
 	e := startEnv(t, func(c *Config) {
 		c.CA.CRLShards = 3
@@ -22,22 +27,28 @@ func TestCRLShards(t *testing.T) {
 	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("shard.weir.test")...)
 	leaf := e.verifyChain(chain, "shard.weir.test")
 	dp := leaf.CRLDistributionPoints
-	if len(dp) != 1 || !strings.HasPrefix(dp[0], e.base+"/crl/default/") {
-		t.Fatalf("CRL distribution points %v, want one of %s/crl/default/N", dp, e.base)
+	if len(dp) != 1 || !strings.HasPrefix(dp[0], e.artefacts+"/crl/default/") {
+		t.Fatalf("CRL distribution points %v, want one of %s/crl/default/N", dp, e.artefacts)
 	}
 	var shard int
-	if _, err := fmt.Sscanf(strings.TrimPrefix(dp[0], e.base+"/crl/default/"), "%d", &shard); err != nil || shard < 1 || shard > 3 {
+	if _, err := fmt.Sscanf(strings.TrimPrefix(dp[0], e.artefacts+"/crl/default/"), "%d", &shard); err != nil || shard < 1 || shard > 3 {
 		t.Fatalf("distribution point %s names no shard from 1 to 3", dp[0])
 	}
-	// Every shard and the unsharded CRL are served; no shard 4.
+	// Every shard and the unsharded CRL are served, over plain HTTP and
+	// over HTTPS (where certificates issued before the plain-HTTP
+	// listener point), each naming both URLs; no shard 4.
 	for k := range 4 {
-		url := fmt.Sprintf("%s/crl/default/%d", e.base, k)
-		if k == 0 {
-			url = e.base + "/ca/crl.der"
-		}
-		crl := fetchCRL(t, e.http, url, e.srv.svc.CA().Hierarchy().Intermediate)
-		if !strings.Contains(string(crl.RawTBSRevocationList), url) {
-			t.Errorf("the CRL at %s does not name its URL (issuingDistributionPoint)", url)
+		for _, base := range []string{e.artefacts, e.base} {
+			url := fmt.Sprintf("%s/crl/default/%d", base, k)
+			if k == 0 {
+				url = base + "/ca/crl.der"
+			}
+			crl := fetchCRL(t, e.http, url, e.srv.svc.CA().Hierarchy().Intermediate)
+			for _, named := range []string{e.artefacts, e.base} {
+				if u := named + strings.TrimPrefix(url, base); !strings.Contains(string(crl.RawTBSRevocationList), u) {
+					t.Errorf("the CRL at %s does not name %s (issuingDistributionPoint)", url, u)
+				}
+			}
 		}
 	}
 	for _, bad := range []string{"/crl/default/4", "/crl/default/01", "/crl/default/x", "/crl/other/1"} {
@@ -74,4 +85,93 @@ func TestCRLShards(t *testing.T) {
 			t.Errorf("shard %d: %v CRLs signed for a revocation in shard %d, want 0", k, moved, shard)
 		}
 	}
+}
+
+// TestCRLShardsChanged: ca.crl-shards raised from 2 to 4, then lowered
+// to 1, at restarts on one data directory. A certificate keeps the shard
+// it was issued with: raised, the new certificates name the new shards
+// and the old shards' CRLs still list the old revocations; lowered, every
+// shard an unexpired certificate names is still made and served at its
+// URL (issuingDistributionPoint and all) and lists its revocations, the
+// log says which shards are kept and why, new certificates name the one
+// CRL, and no shard beyond those named is served.
+func TestCRLShardsChanged(t *testing.T) {
+	dd := t.TempDir()
+	shardOf := func(t *testing.T, e *testEnv, leaf *x509.Certificate) int {
+		t.Helper()
+		var k int
+		if _, err := fmt.Sscanf(path.Base(leaf.CRLDistributionPoints[0]), "%d", &k); err != nil {
+			t.Fatalf("distribution point %v names no shard", leaf.CRLDistributionPoints)
+		}
+		return k
+	}
+	// revoked issues a certificate for name and revokes it.
+	revoked := func(t *testing.T, e *testEnv, name string) *x509.Certificate {
+		t.Helper()
+		ctx, _, c, _ := e.registered(t)
+		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs(name)...)
+		leaf := e.verifyChain(chain, name)
+		if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonKeyCompromise); err != nil {
+			t.Fatal(err)
+		}
+		return leaf
+	}
+	// listed checks that e serves the CRL at leaf's distribution point,
+	// naming its URL, and that it lists leaf.
+	listed := func(t *testing.T, e *testEnv, leaf *x509.Certificate) {
+		t.Helper()
+		url := e.onBase(leaf.CRLDistributionPoints[0])
+		crl := fetchCRL(t, e.http, url, e.srv.svc.CA().Hierarchy().Intermediate)
+		if !strings.Contains(string(crl.RawTBSRevocationList), url) {
+			t.Errorf("the CRL at %s does not name its URL (issuingDistributionPoint)", url)
+		}
+		if !crlLists(crl, leaf.SerialNumber) {
+			t.Errorf("the CRL at %s does not list the revoked %v", url, leaf.DNSNames)
+		}
+	}
+	var before, raised *x509.Certificate
+	t.Run("2 shards", func(t *testing.T) {
+		e := startEnv(t, func(c *Config) { c.DataDir, c.CA.CRLShards = dd, 2 })
+		before = revoked(t, e, "before.weir.test")
+		if k := shardOf(t, e, before); k < 1 || k > 2 {
+			t.Fatalf("a certificate of 2 shards names shard %d", k)
+		}
+	})
+	t.Run("raised to 4", func(t *testing.T) {
+		var logs bytes.Buffer
+		e := startEnvLog(t, func(c *Config) { c.DataDir, c.CA.CRLShards = dd, 4 }, &logs)
+		listed(t, e, before)
+		raised = revoked(t, e, "raised.weir.test")
+		if k := shardOf(t, e, raised); k < 1 || k > 4 {
+			t.Fatalf("a certificate of 4 shards names shard %d", k)
+		}
+		listed(t, e, raised)
+		fetchCRL(t, e.http, e.base+"/crl/default/4", e.srv.svc.CA().Hierarchy().Intermediate)
+		if strings.Contains(logs.String(), "beyond it") {
+			t.Errorf("raising ca.crl-shards logged kept shards:\n%s", logs.String())
+		}
+	})
+	t.Run("lowered to 1", func(t *testing.T) {
+		var logs bytes.Buffer
+		e := startEnvLog(t, func(c *Config) { c.DataDir, c.CA.CRLShards = dd, 1 }, &logs)
+		listed(t, e, before)
+		listed(t, e, raised)
+		highest := max(shardOf(t, e, before), shardOf(t, e, raised))
+		if !strings.Contains(logs.String(), fmt.Sprintf("weir keeps making and serving the CRLs of shards 1 to %d", highest)) {
+			t.Errorf("the log does not say which shards are kept:\n%s", logs.String())
+		}
+		res, err := e.http.Get(fmt.Sprintf("%s/crl/default/%d", e.base, highest+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusNotFound {
+			t.Errorf("shard %d, which no certificate names: %d, want 404", highest+1, res.StatusCode)
+		}
+		after := revoked(t, e, "lowered.weir.test")
+		if dp := after.CRLDistributionPoints; len(dp) != 1 || dp[0] != e.artefacts+"/ca/crl.der" {
+			t.Errorf("a certificate of 1 shard names %v, want [%s/ca/crl.der]", dp, e.artefacts)
+		}
+		listed(t, e, after)
+	})
 }

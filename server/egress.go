@@ -29,8 +29,9 @@ func (s *Server) newEgress(cfg challenge.EgressConfig) (*challenge.Egress, error
 
 // ownAddrPorts are the addresses of weir's listeners that validations
 // must never reach: the admin listener (as bound, else as configured) and
-// Options.OtherListeners (weir serve's -pprof). The ACME listener is not
-// among them: everything it serves to a GET is public.
+// Options.OtherListeners (weir serve's -pprof). The ACME listener and the
+// plain-HTTP one are not among them: everything they serve to a GET is
+// public.
 func (s *Server) ownAddrPorts() []netip.AddrPort {
 	var out []netip.AddrPort
 	addrs := s.ownListeners

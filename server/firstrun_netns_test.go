@@ -2,6 +2,9 @@ package server
 
 import (
 	"bytes"
+	"crypto/x509"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +24,8 @@ const (
 
 // TestTwoCommandFirstRun: weir serve with no flags on an empty directory
 // (the README's first run) creates ./weir-data with the CA (both keys in
-// it, as before), serves on its default ports and prints the banner; a
+// it, as before), serves on its default ports (the CRL over plain HTTP
+// too, at the URL the banner names) and prints the banner; a
 // second start reuses the CA, and both warn that the root key is online.
 // The default ports are fixed, so it runs in a network namespace of its
 // own (unshare -n), where no other process holds them.
@@ -81,10 +85,23 @@ func firstRunInNetns(t *testing.T) {
 			}
 			time.Sleep(250 * time.Millisecond)
 		}
+		// The CRL the certificates name, over plain HTTP on its default
+		// port, as a relying party fetches it.
+		if ready {
+			res, err := http.Get("http://localhost:14080/ca/crl.der")
+			if err != nil {
+				t.Fatal(err)
+			}
+			der, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			if _, err := x509.ParseRevocationList(der); res.StatusCode != http.StatusOK || err != nil {
+				t.Errorf("GET http://localhost:14080/ca/crl.der: %d, %v", res.StatusCode, err)
+			}
+		}
 		return ""
 	}
 	first := serve()
-	for _, w := range []string{"is serving ACME", "https://localhost:14000/directory", "SHA-256:", "certbot certonly", "root CA's key is in the data directory"} {
+	for _, w := range []string{"is serving ACME", "https://localhost:14000/directory", "http://localhost:14080/ca/crl.der", "SHA-256:", "certbot certonly", "root CA's key is in the data directory"} {
 		if !strings.Contains(first, w) {
 			t.Errorf("the first start's output lacks %q:\n%s", w, first)
 		}

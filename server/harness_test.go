@@ -29,13 +29,17 @@ import (
 // testEnv is a whole weir server on loopback with a DNS server and
 // http-01 / tls-alpn-01 responders for the test's names.
 type testEnv struct {
-	t     *testing.T
-	cfg   Config
-	srv   *Server
-	base  string
-	dns   *dnstest.Server
-	roots *x509.CertPool
-	http  *http.Client
+	t    *testing.T
+	cfg  Config
+	srv  *Server
+	base string
+	// artefacts is the base URL of the public artefacts that the
+	// certificates name: the plain-HTTP listener's, unless a test turned
+	// it off.
+	artefacts string
+	dns       *dnstest.Server
+	roots     *x509.CertPool
+	http      *http.Client
 	// adminURL is the admin listener's base URL ("" when admin is off);
 	// its token is in adminTokenPath(cfg).
 	adminURL string
@@ -105,11 +109,11 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 		}
 	}()
 
-	ln := listenLoopback(t)
-	adminLn := listenLoopback(t)
+	ln, adminLn, plainLn := listenLoopback(t), listenLoopback(t), listenLoopback(t)
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.Server.Listen = ln.Addr().String()
+	cfg.Server.HTTP.Listen = plainLn.Addr().String()
 	cfg.Admin.Listen = adminLn.Addr().String()
 	cfg.Challenges.HTTP01.Port = port(httpLn)
 	cfg.Challenges.TLSALPN01.Port = port(alpnLn)
@@ -144,7 +148,11 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- e.srv.Serve(ctx, ln, adminLn) }()
+	ls := Listeners{ACME: ln, Admin: adminLn}
+	if cfg.Server.HTTP.Listen == plainLn.Addr().String() {
+		ls.HTTP = plainLn
+	}
+	go func() { done <- e.srv.Serve(ctx, ls) }()
 	e.stop = sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != nil {
@@ -154,6 +162,7 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 	})
 	t.Cleanup(e.stop)
 	e.base = e.srv.baseURL
+	e.artefacts = artefactURL(cfg)
 	e.roots = x509.NewCertPool()
 	if !e.roots.AppendCertsFromPEM(e.srv.root) {
 		t.Fatal("no root PEM")

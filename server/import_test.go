@@ -148,7 +148,7 @@ func signedIntermediate(t *testing.T, dd, work, name string) (certFile, keyFile 
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, err := SignIntermediateCSR(dataPath(dd, fileCARoot), RootKey{KeyFile: dataPath(dd, fileCARootKey), Signer: ca.SignerConfig{Type: ca.SignerFile}}, csr, time.Now())
+	signed, err := SignIntermediateCSR(dataPath(dd, fileCARoot), RootKey{KeyFile: dataPath(dd, fileCARootKey), Signer: ca.SignerConfig{Type: ca.SignerFile}}, csr, time.Now(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -55,6 +55,7 @@ func InitDataDir(cfg Config, now time.Time, opts InitOptions) (*InitReport, erro
 		{name: fileCARootKey, what: "the root CA's key", secret: true},
 		{name: fileCAIntermediate, what: "the issuing intermediate CA"},
 		{name: fileCAIntKey, what: "the intermediate's key", secret: true},
+		{name: fileCARootCRL, what: "the root's CRL (weir ca sign-root-crl)"},
 		{name: fileTLSCert, what: "weir's HTTPS certificate"},
 		{name: fileTLSKey, what: "its key", secret: true},
 	}
@@ -159,5 +160,5 @@ func externalURL(cfg Config) string {
 
 // newIssuer is the CA that signs with h, as weir serve makes it.
 func newIssuer(cfg Config, h *ca.Hierarchy) (*ca.CA, error) {
-	return newIssuerCA(cfg, acme.DefaultIssuer, cfg.CA.Intermediate, h)
+	return newIssuerCA(cfg, acme.DefaultIssuer, cfg.CA.Intermediate, h, 0)
 }

@@ -20,14 +20,14 @@ type IntermediateConfig struct {
 	// file, a PKCS#11 token (ca.SignerConfig).
 	Signer ca.SignerConfig `yaml:"signer"`
 	// CRLURL is the CRL distribution point put in the certificates it
-	// signs, where its CRL is served; empty means weir's own URL of it
-	// (server.external-url + /ca/crl.der for ca.intermediate, + /crl/ID
-	// for the others). http:// is fine: a CRL is signed.
+	// signs, where its CRL is served; empty means weir's own URL of it on
+	// the plain-HTTP listener (artefactURL + /ca/crl.der for
+	// ca.intermediate, + /crl/ID for the others).
 	CRLURL string `yaml:"crl-url"`
 	// IssuerURL is the AIA caIssuers URL put in the certificates it
 	// signs, where its certificate is served; empty means weir's own
-	// (server.external-url + /ca/intermediate.der for ca.intermediate,
-	// + /ca/issuer/ID for the others).
+	// (artefactURL + /ca/intermediate.der for ca.intermediate, +
+	// /ca/issuer/ID for the others).
 	IssuerURL string `yaml:"issuer-url"`
 	// RenewEarly tells the holders of its unexpired certificates to
 	// renew now, through ARI (a window in the past, as in an incident),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,11 +105,12 @@ func (c CAConfig) renewEarly() []string {
 // openIssuers makes the CA of each issuer: def is ca.intermediate's
 // hierarchy (loadOrCreateHierarchy), whose root every other issuer must
 // chain to when it is known; each is checked for its use at now
-// (intermediateUse). On error nothing stays open but def.
-func openIssuers(cfg Config, def *ca.Hierarchy, now time.Time) (*issuerSet, error) {
+// (intermediateUse); kept says, by issuer, up to which CRL shard its CRLs
+// are made (keptCRLShards). On error nothing stays open but def.
+func openIssuers(cfg Config, def *ca.Hierarchy, now time.Time, kept map[string]int) (*issuerSet, error) {
 	set := &issuerSet{}
 	add := func(id string, ic IntermediateConfig, h *ca.Hierarchy) error {
-		c, err := newIssuerCA(cfg, id, ic, h)
+		c, err := newIssuerCA(cfg, id, ic, h, kept[id])
 		if err != nil {
 			return err
 		}
@@ -162,32 +164,71 @@ func loadIssuerHierarchy(cfg Config, is IssuerConfig, root *x509.Certificate, no
 }
 
 // newIssuerCA is the CA of issuer id (intermediate ic, hierarchy h), with
-// its URLs: ic's, else weir's own.
-func newIssuerCA(cfg Config, id string, ic IntermediateConfig, h *ca.Hierarchy) (*ca.CA, error) {
-	base := externalURL(cfg)
-	crlURL, issuerURL := web.IssuerCRLURL(base, id), web.IssuerCertURL(base, id)
-	if id == acme.DefaultIssuer {
-		crlURL, issuerURL = web.CRLURL(base), web.IntermediateURL(base)
-	}
-	if ic.CRLURL != "" {
-		crlURL = ic.CRLURL
-	}
+// its URLs: ic's, else weir's own on the plain-HTTP listener
+// (artefactURL). Its CRL shards are those new certificates name
+// (ca.crl-shards), then, up to keptUpTo, those kept for older
+// certificates (keptCRLShards).
+func newIssuerCA(cfg Config, id string, ic IntermediateConfig, h *ca.Hierarchy, keptUpTo int) (*ca.CA, error) {
+	base := artefactURL(cfg)
+	crlURL, issuerURL := issuerCRLURL(base, id), issuerCertURL(base, id)
 	if ic.IssuerURL != "" {
 		issuerURL = ic.IssuerURL
 	}
 	// Shards: crl-url/N when crl-url is set, else weir's /crl/ID/N.
-	var shards []string
-	for k := 1; cfg.CA.CRLShards > 1 && k <= cfg.CA.CRLShards; k++ {
-		if ic.CRLURL != "" {
-			shards = append(shards, fmt.Sprintf("%s/%d", strings.TrimSuffix(ic.CRLURL, "/"), k))
+	shardBase := web.IssuerCRLURL(base, id)
+	if ic.CRLURL != "" {
+		crlURL, shardBase = ic.CRLURL, strings.TrimSuffix(ic.CRLURL, "/")
+	}
+	var shards, kept []string
+	for k := 1; k <= max(newShards(cfg.CA), keptUpTo); k++ {
+		u := fmt.Sprintf("%s/%d", shardBase, k)
+		if k <= newShards(cfg.CA) {
+			shards = append(shards, u)
 		} else {
-			shards = append(shards, fmt.Sprintf("%s/%d", web.IssuerCRLURL(base, id), k))
+			kept = append(kept, u)
 		}
 	}
 	return ca.New(ca.Config{
-		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: issuerURL, CRLURL: crlURL, CRLShardURLs: shards,
-		KeyPolicy: ca.KeyPolicy{AllowEd25519: cfg.CA.AllowEd25519},
+		Lifetime: cfg.CA.CertificateLifetime, IssuerURL: issuerURL, CRLURL: crlURL, CRLShardURLs: shards, KeptCRLShardURLs: kept,
+		CRLAliases: httpsAliases(cfg, ic, crlURL, slices.Concat(shards, kept)),
+		KeyPolicy:  ca.KeyPolicy{AllowEd25519: cfg.CA.AllowEd25519},
 	}, h, nil)
+}
+
+// issuerCRLURL and issuerCertURL are weir's own URLs of issuer id's CRL
+// and certificate for a server at base: ca.intermediate's are those of
+// before issuers existed.
+func issuerCRLURL(base, id string) string {
+	if id == acme.DefaultIssuer {
+		return web.CRLURL(base)
+	}
+	return web.IssuerCRLURL(base, id)
+}
+
+func issuerCertURL(base, id string) string {
+	if id == acme.DefaultIssuer {
+		return web.IntermediateURL(base)
+	}
+	return web.IssuerCertURL(base, id)
+}
+
+// httpsAliases are, for each of weir's own CRL URLs on the plain-HTTP
+// listener (the issuer's, crlURL, and its shards'), the same CRL's URL
+// on the ACME listener, which the certificates issued before the
+// plain-HTTP listener existed name: a partitioned CRL names both in its
+// issuingDistributionPoint, so that relying parties take it for the
+// certificates of either (ca.Config.CRLAliases). None when the URLs are
+// the ACME listener's already, or crl-url sets them.
+func httpsAliases(cfg Config, ic IntermediateConfig, crlURL string, shards []string) map[string][]string {
+	base, https := artefactURL(cfg), externalURL(cfg)
+	if ic.CRLURL != "" || base == https {
+		return nil
+	}
+	aliases := map[string][]string{}
+	for _, u := range append([]string{crlURL}, shards...) {
+		aliases[u] = []string{https + strings.TrimPrefix(u, base)}
+	}
+	return aliases
 }
 
 // withoutRenewEarly clears every issuer's renew-early (which reloads

@@ -98,8 +98,8 @@ func TestValidationSurvivesKill(t *testing.T) {
 	// A: the same CA (data directory), store, URL and challenge
 	// settings, listening elsewhere, in a process of its own.
 	aCfg := b.cfg
-	aCfg.Server.Listen, aCfg.Admin.Listen = freeAddr(t), freeAddr(t)
-	aCfg.Server.ExternalURL = b.base
+	aCfg.Server.Listen, aCfg.Admin.Listen, aCfg.Server.HTTP.Listen = freeAddr(t), freeAddr(t), freeAddr(t)
+	aCfg.Server.ExternalURL, aCfg.Server.HTTP.ExternalURL = b.base, b.artefacts
 	aCfg.Log.Level = "info"
 	yml, err := yaml.Marshal(aCfg)
 	if err != nil {

@@ -61,7 +61,7 @@ func TestOfflineRoot(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	chainPEM, err := SignIntermediateCSR(dataPath(dd, fileCARoot), RootKey{KeyFile: offline}, csr, time.Now())
+	chainPEM, err := SignIntermediateCSR(dataPath(dd, fileCARoot), RootKey{KeyFile: offline}, csr, time.Now(), rootCRLURL(cfg))
 	if err != nil {
 		t.Fatalf("signing the intermediate with the offline root: %v", err)
 	}

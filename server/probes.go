@@ -2,8 +2,9 @@ package server
 
 import "context"
 
-// watchProbes has /metrics report the readiness checks and the served
-// CRL at each scrape, for the alerts of docs/prometheus-rules.yaml.
+// watchProbes has /metrics report the readiness checks, the served CRL
+// and the served root CRL at each scrape, for the alerts of
+// docs/prometheus-rules.yaml.
 func (s *Server) watchProbes() {
 	s.metrics.WatchReadiness(func(ctx context.Context) map[string]bool {
 		out := map[string]bool{}
@@ -13,4 +14,5 @@ func (s *Server) watchProbes() {
 		return out
 	})
 	s.metrics.WatchCRL(s.svc.CurrentCRL)
+	s.metrics.WatchRootCRL(s.rootCRLTimes)
 }

@@ -38,11 +38,22 @@ const (
 
 // watchConfig reloads the configuration on SIGHUP and when the file's
 // content changes (polled every configPoll), until ctx ends, and reads the
-// admin token file again on SIGHUP and when its content changes. With no
-// config file there is nothing to reload.
+// admin token file and the root CRL's again on SIGHUP and when their
+// content changes. With no config file there is nothing to reload, and
+// only the root CRL's file is watched.
 func (s *Server) watchConfig(ctx context.Context) {
+	var rootCRLRefused [sha256.Size]byte
 	if s.configPath == "" {
-		return
+		tick := time.NewTicker(configPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				s.refreshRootCRL(&rootCRLRefused)
+			}
+		}
 	}
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -61,6 +72,7 @@ func (s *Server) watchConfig(ctx context.Context) {
 			s.reload("SIGHUP")
 			_ = s.rotateAdminToken("SIGHUP") // logged
 		case <-tick.C:
+			s.refreshRootCRL(&rootCRLRefused)
 			// A token file that cannot be read is left alone, as the
 			// config file is; a changed one is read (and refused, and
 			// read again at its next change, if it is half written).
@@ -117,6 +129,7 @@ func restartKeys(old, cur Config) []string {
 	diff("data-dir", old.DataDir, cur.DataDir)
 	diff("server.listen", old.Server.Listen, cur.Server.Listen)
 	diff("server.external-url", old.Server.ExternalURL, cur.Server.ExternalURL)
+	diff("server.http", old.Server.HTTP, cur.Server.HTTP)
 	diff("server.tls", old.Server.TLS, cur.Server.TLS)
 	diff("server.max-body-bytes", old.Server.MaxBodyBytes, cur.Server.MaxBodyBytes)
 	oldConns, curConns := old.Server.Connections, cur.Server.Connections
@@ -129,9 +142,10 @@ func restartKeys(old, cur Config) []string {
 	oldCA.Policy, curCA.Policy = acme.PolicyConfig{}, acme.PolicyConfig{}
 	oldCA.DefaultProfile, curCA.DefaultProfile, oldCA.Profiles, curCA.Profiles = "", "", nil, nil
 	oldCA.Backdate, curCA.Backdate = 0, 0
+	oldCA.RootCRLFile, curCA.RootCRLFile = "", ""
 	oldCA.withoutRenewEarly()
 	curCA.withoutRenewEarly()
-	diff("ca (other than ca.policy, ca.default-profile, ca.profiles, ca.backdate and the issuers' renew-early)", oldCA, curCA)
+	diff("ca (other than ca.policy, ca.default-profile, ca.profiles, ca.backdate, ca.root-crl-file and the issuers' renew-early)", oldCA, curCA)
 	oldCh, curCh := old.Challenges, cur.Challenges
 	oldCh.Egress, curCh.Egress = challenge.EgressConfig{}, challenge.EgressConfig{}
 	diff("challenges (other than challenges.egress)", oldCh, curCh)
@@ -146,7 +160,8 @@ func restartKeys(old, cur Config) []string {
 
 // reload reads the config file again and applies what can change live:
 // the limits, whitelist, trusted proxies, CA policy, certificate profiles,
-// validation egress policy and log level. An invalid file is refused and the running configuration
+// validation egress policy, the root CRL's file (read again too) and log
+// level. An invalid file is refused and the running configuration
 // stays.
 func (s *Server) reload(trigger string) error {
 	s.reloadMu.Lock()
@@ -215,15 +230,27 @@ func (s *Server) reloadLocked() error {
 	if err != nil {
 		return err
 	}
+	// In the running data directory: a new data-dir needs a restart.
+	rootCRLCfg := cfg
+	rootCRLCfg.DataDir = s.cfg.DataDir
+	rootCRL, err := loadRootCRL(rootCRLCfg, s.caRoot(), time.Now())
+	if served := s.rootCRL.Load(); errors.Is(err, errRootCRLStale) && served != nil && served.digest == rootCRL.digest {
+		err = nil // the one served since the start (startRootCRL): no change, and no reason to refuse the rest
+	}
+	if err != nil {
+		return err
+	}
 	if err := s.applyLimiter(ls, cfg.RateLimiting.Global.Enabled); err != nil {
 		return err
 	}
 	s.limiterNow = ls
 	s.conns.set(connLimitsOf(cfg.Server.Connections, ls))
+	s.httpConns.set(connLimitsOf(cfg.Server.Connections, ls))
 	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly(), Backdate: cfg.CA.Backdate})
 	warnProfiles(s.log, profiles, leafEKUs(cfg, profiles), s.svc.CA().Hierarchy().Intermediate, time.Now())
 	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)
 	s.validator.SetEgress(egress)
+	s.useRootCRL(rootCRL, "reload")
 	s.logLevel.Set(level)
 	// Keep what needs a restart as it runs; take the live parts.
 	backend, redis := s.cfg.RateLimiting.Backend, s.cfg.RateLimiting.Redis
@@ -236,6 +263,7 @@ func (s *Server) reloadLocked() error {
 	s.cfg.CA.Policy = cfg.CA.Policy
 	s.cfg.CA.DefaultProfile, s.cfg.CA.Profiles, s.cfg.CA.Backdate = cfg.CA.DefaultProfile, cfg.CA.Profiles, cfg.CA.Backdate
 	s.cfg.CA.takeRenewEarly(cfg.CA)
+	s.cfg.CA.RootCRLFile = cfg.CA.RootCRLFile
 	s.cfg.ACME.RenewalInfo = cfg.ACME.RenewalInfo
 	s.cfg.Challenges.Egress = cfg.Challenges.Egress
 	s.cfg.Log.Level = cfg.Log.Level

@@ -203,6 +203,7 @@ func startLoggedEnv(t *testing.T, mutate func(*Config)) (*testEnv, *logSink) {
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.Server.Listen = ln.Addr().String()
+	cfg.Server.HTTP.Listen = "" // not served here
 	cfg.Log.Level = "info"
 	off := false
 	cfg.Admin.Enabled = &off
@@ -225,7 +226,7 @@ func startLoggedEnv(t *testing.T, mutate func(*Config)) (*testEnv, *logSink) {
 	e.writeConfig(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ctx, ln, nil) }()
+	go func() { done <- srv.Serve(ctx, Listeners{ACME: ln}) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; err != nil {

@@ -46,12 +46,15 @@ func startReplicasOn(t *testing.T, rs *redisServer, mutate func(*Config)) (a, b 
 }
 
 // startReplicasAt is startReplicasOn on the PostgreSQL schema of dsn and,
-// unless dataDir is "", that data directory.
+// unless dataDir is "", that data directory. The replicas have no
+// plain-HTTP listener: their certificates name the CRLs at the shared
+// external URL, which the balancer's client reaches on either replica.
 func startReplicasAt(t *testing.T, rs *redisServer, dsn, dataDir string, mutate func(*Config)) (a, b *testEnv, lb *http.Client) {
 	t.Helper()
 	shared := func(c *Config) {
 		c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 8}
 		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
+		c.Server.HTTP.Listen = ""
 		if dataDir != "" {
 			c.DataDir = dataDir
 		}

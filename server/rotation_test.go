@@ -52,7 +52,7 @@ func TestRotation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, err := SignIntermediateCSR(dataPath(dd, fileCARoot), RootKey{KeyFile: dataPath(dd, fileCARootKey), Signer: ca.SignerConfig{Type: ca.SignerFile}}, csr, time.Now())
+	signed, err := SignIntermediateCSR(dataPath(dd, fileCARoot), RootKey{KeyFile: dataPath(dd, fileCARootKey), Signer: ca.SignerConfig{Type: ca.SignerFile}}, csr, time.Now(), "")
 	if err != nil {
 		t.Fatal(err)
 	}

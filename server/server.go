@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -82,8 +83,14 @@ type Server struct {
 	writeHealth  []*writeHealth
 	releaseProbe func(ctx context.Context) error
 
-	// conns caps the ACME listener's connections (connlimit.go).
-	conns *connLimiter
+	// rootCRL is the root's CRL served at /ca/root-crl.der (rootcrl.go);
+	// nil without one.
+	rootCRL atomic.Pointer[servedRootCRL]
+
+	// conns caps the ACME listener's connections, httpConns the
+	// plain-HTTP listener's, each with the caps of server.connections
+	// (connlimit.go).
+	conns, httpConns *connLimiter
 }
 
 // newLogger makes the process logger from log.level and log.format; the
@@ -144,8 +151,25 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	if base == "" {
 		base = "https://" + cfg.Server.Listen
 	}
-	issuers, err := openIssuers(cfg, h, now)
+	rootCRL, err := startRootCRL(log, cfg, h.Root, now)
 	if err != nil {
+		closeKey(h)
+		return nil, err
+	}
+	store, err := openStore(ctx, cfg)
+	if err != nil {
+		closeKey(h)
+		return nil, err
+	}
+	kept, err := keptCRLShards(ctx, store, cfg, now, log)
+	if err != nil {
+		store.Close()
+		closeKey(h)
+		return nil, err
+	}
+	issuers, err := openIssuers(cfg, h, now, kept)
+	if err != nil {
+		store.Close()
 		closeKey(h)
 		return nil, err
 	}
@@ -154,13 +178,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	warnOnlineRoot(log, dd)
 	tlsCert, err := serverCertificate(cfg, issuer, now)
 	if err != nil {
+		store.Close()
 		closeKeys()
 		return nil, fmt.Errorf("server.tls: %w", err)
-	}
-	store, err := openStore(ctx, cfg)
-	if err != nil {
-		closeKeys()
-		return nil, err
 	}
 	trail, err := openAudit(cfg, log)
 	if err != nil {
@@ -170,6 +190,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
 		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h, issuers: issuers, audit: trail}
+	s.useRootCRL(rootCRL, "start")
 	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store,
 		CRLRegenerations: func() int64 {
 			if s.svc == nil {
@@ -200,7 +221,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	s.watchProbes()
 	s.web, err = web.New(web.Config{
 		BaseURL: base, MaxBodyBytes: cfg.Server.MaxBodyBytes, Website: cfg.ACME.Website,
-		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.directoryCAAIdentities(), RootPEM: s.root,
+		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.directoryCAAIdentities(), RootPEM: s.root, RootCRL: s.rootCRLDER,
 		Persist:       cfg.directoryPersist(),
 		OrdersPerPage: cfg.ACME.OrdersPerPage, Health: s.health,
 		Profiles: func() map[string]string { return s.svc.Profiles().Descriptions() },
@@ -243,6 +264,7 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 	}
 	s.limiterNow = ls
 	s.conns = newConnLimiter(connLimitsOf(s.cfg.Server.Connections, ls), s.metrics)
+	s.httpConns = newConnLimiter(connLimitsOf(s.cfg.Server.Connections, ls), s.metrics)
 	if s.validator, err = newValidator(s.cfg); err != nil {
 		return err
 	}
@@ -320,25 +342,28 @@ func (s *Server) Close() error {
 	return err
 }
 
-// Serve runs the ACME listener ln (HTTPS), the admin listener adminLn and
-// the background work until ctx ends, then shuts down gracefully:
-// in-flight requests and validations finish. adminLn is not served when
-// the admin listener is off (admin.enabled: false), and may then be nil.
-func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
-	if s.admin != nil && adminLn != nil {
+// Serve runs the listeners of ls (Listen binds them as the configuration
+// says: the ACME listener over HTTPS, the admin listener, the plain-HTTP
+// listener of the public artefacts) and the background work until ctx
+// ends, then shuts down gracefully: in-flight requests and validations
+// finish. ls.Admin is not served when the admin listener is off
+// (admin.enabled: false), and may then be nil; a nil ls.HTTP is not
+// served.
+func (s *Server) Serve(ctx context.Context, ls Listeners) error {
+	if s.admin != nil && ls.Admin != nil {
 		// Under reloadMu: a reload reads it (ownAddrPorts).
 		s.reloadMu.Lock()
-		s.adminLn = adminLn
+		s.adminLn = ls.Admin
 		s.reloadMu.Unlock()
 	}
 	hs := s.httpServer(s.web.Handler())
-	acmeHTTPServer(hs, s.cfg.Server.Connections) // connlimit.go
-	ln = s.conns.listener(ln)
+	publicHTTPServer(hs, s.cfg.Server.Connections) // connlimit.go
 	hs.TLSConfig = &tls.Config{
 		Certificates: []tls.Certificate{s.tlsCert},
 		MinVersion:   tls.VersionTLS12,
 		NextProtos:   []string{"h2", "http/1.1"},
 	}
+	servers := []*http.Server{hs}
 	// Before any validation runs: the policy now knows the listeners.
 	if err := s.applyEgress(s.cfg.Challenges.Egress); err != nil {
 		return err
@@ -363,8 +388,16 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 	if s.adminCreds != nil {
 		go s.adminCreds.Run(bg, s.log)
 	}
-	serveErr := make(chan error, 1)
-	go func() { serveErr <- hs.ServeTLS(ln, "", "") }()
+	serveErr := make(chan error, 2)
+	go func() { serveErr <- hs.ServeTLS(s.conns.listener(ls.ACME), "", "") }()
+	if ls.HTTP != nil {
+		// The public artefacts over plain HTTP, bounded as the ACME
+		// listener is, with caps of their own.
+		ps := s.httpServer(s.web.ArtefactHandler())
+		publicHTTPServer(ps, s.cfg.Server.Connections)
+		servers = append(servers, ps)
+		go func() { serveErr <- ps.Serve(s.httpConns.listener(ls.HTTP)) }()
+	}
 	var err error
 	select {
 	case <-ctx.Done():
@@ -373,8 +406,10 @@ func (s *Server) Serve(ctx context.Context, ln, adminLn net.Listener) error {
 	}
 	shutCtx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if serr := hs.Shutdown(shutCtx); serr != nil && err == nil {
-		err = serr
+	for _, srv := range servers {
+		if serr := srv.Shutdown(shutCtx); serr != nil && err == nil {
+			err = serr
+		}
 	}
 	stopBG()
 	for range cap(bgDone) {

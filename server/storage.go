@@ -25,13 +25,15 @@ const (
 
 // acmeStore is what the server needs of its ACME store, whichever the
 // driver: the use cases' Store, the administrators' Inventory and EAB
-// keys, the named admin credentials, the readiness check and shutdown. *sqlite.Store and
+// keys, the named admin credentials, the CRL shards in use, the readiness
+// check and shutdown. *sqlite.Store and
 // *postgres.Store are ones.
 type acmeStore interface {
 	acme.Store
 	acme.Inventory
 	acme.EABStore
 	acme.AdminCredentialStore
+	acme.CRLShardLister
 	Ping(ctx context.Context) error
 	Close() error
 }

@@ -21,8 +21,9 @@ const (
 	pathCert         = "/acme/cert/"
 	pathIntermediate = "/ca/intermediate.der"
 	pathCRL          = "/ca/crl.der"
-	pathIssuerCRL    = "/crl/"       // + issuer ID: each issuer's CRL
-	pathIssuerCert   = "/ca/issuer/" // + issuer ID: each issuer's intermediate (DER)
+	pathRootCRL      = "/ca/root-crl.der" // the root's CRL of the intermediates
+	pathIssuerCRL    = "/crl/"            // + issuer ID: each issuer's CRL
+	pathIssuerCert   = "/ca/issuer/"      // + issuer ID: each issuer's intermediate (DER)
 	pathRenewalInfo  = "/acme/renewal-info"
 	// pathAccountHash is the prefix of dns-persist-01's hashed account
 	// URIs: names only, nothing is served there.
@@ -53,6 +54,10 @@ func IntermediateURL(base string) string { return urls{base: base}.intermediate(
 
 // CRLURL is the CRL distribution point for a server at base.
 func CRLURL(base string) string { return urls{base: base}.crl() }
+
+// RootCRLURL is the intermediates' CRL distribution point, the root's
+// CRL, for a server at base.
+func RootCRLURL(base string) string { return base + pathRootCRL }
 
 // AccountHashPrefix is the directory's accountHashPrefix for a server at
 // base (draft-ietf-acme-dns-persist-02 §4.1): stable for as long as base

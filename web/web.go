@@ -40,6 +40,10 @@ type Config struct {
 	OrdersPerPage int
 	// RootPEM is served at /root.pem; the CA certificates for distribution.
 	RootPEM []byte
+	// RootCRL, when set, returns the root's CRL to serve at
+	// /ca/root-crl.der (nil: none, a 404); it is called on every request,
+	// so a new file shows at once.
+	RootCRL func() []byte
 	// Health, when set, serves /healthz and /readyz, outside the ACME
 	// wrapper: no nonce, no global limit, no request log line.
 	Health *Health
@@ -156,14 +160,7 @@ func (s *Server) Handler() http.Handler {
 	r.Post(pathQuota, s.post("quota", s.quotaResource))
 	// RFC 9773 §4.2: renewalInfo is fetched with a plain GET.
 	r.Get(pathRenewalInfo+"/{id}", s.wrap("renewal-info", s.renewalInfo))
-	r.Get("/root.pem", s.static("root-pem", "application/x-pem-file", func(*http.Request) []byte { return s.cfg.RootPEM }))
-	r.Get(pathIntermediate, s.static("intermediate", "application/pkix-cert", func(*http.Request) []byte { return s.svc.IssuerCertificate("") }))
-	r.Get(pathCRL, s.static("crl", "application/pkix-crl", s.currentCRL))
-	r.Get(pathIssuerCRL+"{issuer}", s.ofIssuer(s.static("crl", "application/pkix-crl", s.issuerCRL)))
-	r.Get(pathIssuerCRL+"{issuer}/{shard}", s.ofIssuer(s.static("crl", "application/pkix-crl", s.issuerCRL)))
-	r.Get(pathIssuerCert+"{issuer}", s.ofIssuer(s.static("intermediate", "application/pkix-cert", func(r *http.Request) []byte {
-		return s.svc.IssuerCertificate(chi.URLParam(r, "issuer"))
-	})))
+	s.routeArtefacts(r) // artefacts.go: also the plain-HTTP listener's
 	if h := s.cfg.Health; h != nil {
 		for _, p := range []string{PathHealthz, PathReadyz} {
 			r.Get(p, h.ServeHTTP)
@@ -321,18 +318,12 @@ func urlShard(r *http.Request) (int, bool) {
 	return n, err == nil && n >= 1 && strconv.Itoa(n) == p
 }
 
-// ofIssuer answers 404 for a URL that names no issuer or no shard of
-// its CRLs, and h otherwise.
-func (s *Server) ofIssuer(h http.HandlerFunc) http.HandlerFunc {
-	return func(w http.ResponseWriter, r *http.Request) {
-		id := chi.URLParam(r, "issuer")
-		shard, ok := urlShard(r)
-		if !ok || s.svc.IssuerCertificate(id) == nil || shard > s.svc.CRLShards(id) {
-			http.NotFound(w, r)
-			return
-		}
-		h(w, r)
-	}
+// ofIssuer reports whether the URL names an issuer, and a shard of its
+// CRLs when it names one.
+func (s *Server) ofIssuer(r *http.Request) bool {
+	id := chi.URLParam(r, "issuer")
+	shard, ok := urlShard(r)
+	return ok && s.svc.IssuerCertificate(id) != nil && shard <= s.svc.CRLShards(id)
 }
 
 // static serves a public CA artefact; it is reported to the observer as

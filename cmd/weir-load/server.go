@@ -56,7 +56,8 @@ var rateLimitBlocks = map[string]string{
 
 // serverConfig is the YAML of one replica listening on listen, with its
 // admin listener on admin (a free port: several replicas, or another weir
-// on the machine, must not collide on the default 127.0.0.1:14001).
+// on the machine, must not collide on the default 127.0.0.1:14001) and
+// no plain-HTTP listener.
 func serverConfig(o serverOptions, listen, admin string) string {
 	var cfg strings.Builder
 	fmt.Fprintf(&cfg, "data-dir: %q\n", o.dataDir)
@@ -64,6 +65,9 @@ func serverConfig(o serverOptions, listen, admin string) string {
 	if o.externalURL != "" {
 		fmt.Fprintf(&cfg, "  external-url: %q\n", o.externalURL)
 	}
+	// No plain-HTTP listener: the load needs no CRL over HTTP, and
+	// several replicas would collide on its default port.
+	cfg.WriteString("  http: { listen: \"\" }\n")
 	fmt.Fprintf(&cfg, "admin:\n  listen: %q\n", admin)
 	if o.validationWorkers > 0 || o.redisAddr != "" {
 		cfg.WriteString("acme:\n")

@@ -18,7 +18,8 @@ func runWeir(args ...string) (int, string) {
 // TestCACeremonies: init with -root-key-out, then the ceremonies from
 // the command line: a new intermediate key (encrypted) and CSR, signed
 // with the offline root, imported into the data directory; take-root-offline
-// refuses when the data directory holds no root key.
+// refuses when the data directory holds no root key; the root's CRL
+// revokes the intermediate, then is signed anew.
 func TestCACeremonies(t *testing.T) {
 	dir := t.TempDir()
 	configPath, dataDir := filepath.Join(dir, "weir.yaml"), filepath.Join(dir, "data")
@@ -68,6 +69,27 @@ func TestCACeremonies(t *testing.T) {
 	}
 	if code, out := runWeir("ca", "take-root-offline", "-config", configPath, "-to", filepath.Join(dir, "again.pem")); code != 1 || !strings.Contains(out, "root key") {
 		t.Errorf("take-root-offline without a root key in the data directory: exit %d\n%s", code, out)
+	}
+	// The root's CRL: init signed the first; the ceremony revokes the
+	// new intermediate into it, keeping its state in the file.
+	rootCRL := filepath.Join(dataDir, "ca", "root-crl.der")
+	if _, err := os.Stat(rootCRL); err != nil {
+		t.Fatalf("init signed no root CRL: %v", err)
+	}
+	rootCert := filepath.Join(dataDir, "ca", "root.pem")
+	if code, out := runWeir("ca", "sign-root-crl", "-root-cert", rootCert, "-root-key", rootKey, "-out", rootCRL, "-revoke", chain); code != 2 || !strings.Contains(out, "-reason is required") {
+		t.Errorf("sign-root-crl -revoke without -reason: exit %d\n%s", code, out)
+	}
+	if code, out := runWeir("ca", "sign-root-crl", "-root-cert", rootCert, "-root-key", rootKey, "-out", rootCRL, "-revoke", chain, "-reason", "superseded"); code != 0 ||
+		!strings.Contains(out, "revoked \"CN=weir Intermediate CA 2\"") || !strings.Contains(out, "root CRL number 2 (1 revoked intermediates") {
+		t.Errorf("sign-root-crl -revoke: exit %d\n%s", code, out)
+	}
+	if code, out := runWeir("ca", "sign-root-crl", "-root-cert", rootCert, "-root-key", rootKey, "-out", rootCRL, "-next-update", "720h"); code != 0 ||
+		!strings.Contains(out, "root CRL number 3 (1 revoked intermediates") {
+		t.Errorf("sign-root-crl again, revoking nothing: exit %d\n%s", code, out)
+	}
+	if code, out := runWeir("ca", "sign-root-crl", "-root-cert", rootCert, "-root-key", rootKey, "-out", rootCRL, "-revoke", rootCert, "-reason", "keyCompromise"); code != 1 || !strings.Contains(out, "root itself") {
+		t.Errorf("sign-root-crl revoking the root: exit %d\n%s", code, out)
 	}
 	if code, _ := runWeir("ca", "no-such-ceremony"); code != 2 {
 		t.Errorf("an unknown ceremony: exit %d, want 2", code)

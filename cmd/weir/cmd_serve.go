@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 
 	"github.com/weir-pki/weir/server"
 )
@@ -51,22 +50,17 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return failed("", err)
 	}
 	defer srv.Close()
-	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	ls, err := server.Listen(cfg)
 	if err != nil {
-		return failed("server.listen: ", err)
+		return failed("", err)
 	}
-	var adminLn net.Listener
-	if cfg.Admin.On() {
-		if adminLn, err = net.Listen("tcp", cfg.Admin.Listen); err != nil {
-			ln.Close()
-			return failed("admin.listen: ", err)
-		}
-		if err := srv.RecordAdminURL(adminLn.Addr()); err != nil {
+	if ls.Admin != nil {
+		if err := srv.RecordAdminURL(ls.Admin.Addr()); err != nil {
 			srv.Logger().Warn("recording the admin address for the operator commands", "err", err)
 		}
 	}
 	srv.PrintBanner(stdout, build.Version)
-	if err := srv.Serve(ctx, ln, adminLn); err != nil {
+	if err := srv.Serve(ctx, ls); err != nil {
 		return failed("", err)
 	}
 	return 0

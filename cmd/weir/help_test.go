@@ -23,7 +23,7 @@ var (
 		"tenant":      {"create", "list", "show", "report", "update", "delete"},
 		"admin":       {"token"},
 		"admin token": {"add", "list", "revoke"},
-		"ca":          {"take-root-offline", "new-intermediate-key", "sign-intermediate", "import", "add-issuer"},
+		"ca":          {"take-root-offline", "new-intermediate-key", "sign-intermediate", "sign-root-crl", "import", "add-issuer"},
 		"audit":       {"verify"},
 	}
 )

@@ -61,7 +61,7 @@ func TestServeJSONLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfgFile := filepath.Join(dir, "weir.yaml")
-	cfg := fmt.Sprintf("data-dir: %s\nserver:\n  listen: %s\nadmin:\n  listen: 127.0.0.1:0\nlog:\n  format: json\n  level: info\n", filepath.Join(dir, "data"), addr)
+	cfg := fmt.Sprintf("data-dir: %s\nserver:\n  listen: %s\n  http: { listen: 127.0.0.1:0 }\nadmin:\n  listen: 127.0.0.1:0\nlog:\n  format: json\n  level: info\n", filepath.Join(dir, "data"), addr)
 	if err := os.WriteFile(cfgFile, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -43,7 +43,13 @@ The CA's ceremonies (on files and tokens, the root kept offline):
          [-passphrase-file F | -passphrase-env VAR]
          [-pkcs11-module PATH (-pkcs11-token LABEL | -pkcs11-slot N)
           (-pkcs11-key-label L | -pkcs11-key-id HEX) (-pin-file F | -pin-env VAR)]
-                              sign the CSR with the offline root
+         [-crl-url URL | -config FILE]
+                              sign the CSR with the offline root; the
+                              intermediate names the root's CRL
+  weir ca sign-root-crl -root-cert FILE -out FILE -root-key FILE [...]
+         [-revoke FILE... -reason R] [-next-update D]
+                              sign the root's next CRL (its state: -out),
+                              revoking intermediates; ca.root-crl-file
   weir ca import [-config FILE] -cert FILE [-key FILE]
                               make it the data directory's intermediate from
                               weir serve's next start

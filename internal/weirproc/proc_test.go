@@ -74,7 +74,9 @@ func replicaConfig(t *testing.T, dataDir, listen, externalURL string) string {
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "data-dir: %q\nserver:\n  listen: %q\n", dataDir, listen)
+	// No plain-HTTP listener: two replicas would both want its default
+	// port.
+	fmt.Fprintf(&b, "data-dir: %q\nserver:\n  listen: %q\n  http: { listen: \"\" }\n", dataDir, listen)
 	if externalURL != "" {
 		fmt.Fprintf(&b, "  external-url: %q\n", externalURL)
 	}

@@ -55,3 +55,14 @@ func (s *Store) ListRevokedScope(ctx context.Context, scope acme.CRLScope, now t
 	}
 	return collect(ctx, s.pool, what, sqlrow.ListRevokedScopeSQL, []any{scope.Issuer, scope.Shard, sqlrow.ToNanos(now)}, sqlrow.ScanRevocation)
 }
+
+var _ acme.CRLShardLister = (*Store)(nil)
+
+// CRLShardsInUse implements acme.CRLShardLister.
+func (s *Store) CRLShardsInUse(ctx context.Context, issuer string, now time.Time) ([]int, error) {
+	const what = "list the CRL shards in use"
+	if err := drv.CheckTimes(what, now); err != nil {
+		return nil, err
+	}
+	return collect(ctx, s.pool, what, sqlrow.CRLShardsInUseSQL, []any{issuer, sqlrow.ToNanos(now)}, sqlrow.ScanShard)
+}

@@ -40,6 +40,12 @@ func TestQueryPlans(t *testing.T) {
 			t.Errorf("%s: plan %q, want the covering index %s and no sort", tc.name, got, tc.index)
 		}
 	}
+	// The CRL shards in use are a few seeks of their index, each shard's
+	// first entry and last expiry: never a scan of the certificates.
+	if got := queryPlan(t, s, crlShardsInUseQuery); strings.Count(got, "SEARCH certificates USING COVERING INDEX certificates_crl_shard") != 3 ||
+		strings.Contains(got, "SCAN certificates") {
+		t.Errorf("CRLShardsInUse: plan %q, want three searches of the covering index certificates_crl_shard", got)
+	}
 	// The revoked count is one row of the counts kept, not a count of the
 	// revoked certificates.
 	if got := queryPlan(t, s, revokedCountQuery); !strings.Contains(got, "SEARCH object_counts USING PRIMARY KEY (kind=? AND status=?)") {

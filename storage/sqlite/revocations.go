@@ -77,3 +77,23 @@ func (s *Store) ListRevokedScope(ctx context.Context, scope acme.CRLScope, now t
 	defer rows.Close()
 	return sqlrow.Collect(drv, what, rows, sqlrow.ScanRevocation)
 }
+
+var _ acme.CRLShardLister = (*Store)(nil)
+
+// crlShardsInUseQuery is sqlrow.CRLShardsInUseSQL in SQLite's numbered
+// parameters; it reads the index certificates_crl_shard alone
+// (TestQueryPlans).
+var crlShardsInUseQuery = strings.ReplaceAll(sqlrow.CRLShardsInUseSQL, "$", "?")
+
+// CRLShardsInUse implements acme.CRLShardLister.
+func (s *Store) CRLShardsInUse(ctx context.Context, issuer string, now time.Time) ([]int, error) {
+	const what = "list the CRL shards in use"
+	if err := drv.CheckTimes(what, now); err != nil {
+		return nil, err
+	}
+	ctx, err := readCtx(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return collect(ctx, s, what, crlShardsInUseQuery, []any{issuer, sqlrow.ToNanos(now)}, sqlrow.ScanShard)
+}

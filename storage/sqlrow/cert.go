@@ -89,6 +89,32 @@ func ScopeCounts(rows []ScopeCount) map[acme.CRLScope]int64 {
 const ListRevokedScopeSQL = `SELECT ` + RevocationCols + ` FROM certificates
 	WHERE revoked_at IS NOT NULL AND issuer = $1 AND crl_shard = $2 AND not_after >= $3`
 
+// CRLShardsInUseSQL is acme.CRLShardLister.CRLShardsInUse for both
+// drivers: parameters 1 issuer, 2 the time in nanoseconds. It walks the
+// issuer's distinct shards in the index certificates_crl_shard (issuer,
+// crl_shard, not_after), one seek each (the next shard is the first entry
+// past the last one's), and keeps those whose last certificate expires at
+// the time or later (one more seek, the end of the shard's range): two
+// seeks per shard the issuer ever used, however many certificates there
+// are. Each seek is a scalar subquery with ORDER BY … LIMIT 1, which
+// neither planner turns into a read of a whole range (PostgreSQL makes a
+// semi-join of an EXISTS, min or max may be an aggregate of a range).
+const CRLShardsInUseSQL = `WITH RECURSIVE shards(k) AS (
+		SELECT (SELECT crl_shard FROM certificates WHERE issuer = $1 ORDER BY crl_shard LIMIT 1)
+		UNION ALL
+		SELECT (SELECT crl_shard FROM certificates WHERE issuer = $1 AND crl_shard > k ORDER BY crl_shard LIMIT 1)
+		FROM shards WHERE k IS NOT NULL)
+	SELECT k FROM shards WHERE k IS NOT NULL
+		AND (SELECT not_after FROM certificates WHERE issuer = $1 AND crl_shard = k ORDER BY not_after DESC LIMIT 1) >= $2
+	ORDER BY k`
+
+// ScanShard reads one row of CRLShardsInUseSQL.
+func ScanShard(row Scanner) (int, error) {
+	var k int
+	err := row.Scan(&k)
+	return k, err
+}
+
 // IssuerOrDefault is the stored issuer of a certificate whose issuer is
 // id: acme.DefaultIssuer for "".
 func IssuerOrDefault(id string) string {

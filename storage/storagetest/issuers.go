@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -137,4 +138,62 @@ func testCRLNumbers(t *testing.T, f *fixture) {
 	}
 	wg.Wait()
 	next("c", 0, 0, workers*each+1)
+}
+
+// testCRLShardsInUse checks acme.CRLShardLister: the shards of an
+// issuer's certificates not expired at a time, revoked or not, in order,
+// and none of another issuer's or of expired certificates.
+func testCRLShardsInUse(t *testing.T, f *fixture) {
+	sl, ok := f.s.(acme.CRLShardLister)
+	if !ok {
+		t.Fatalf("%T does not implement acme.CRLShardLister: lowering ca.crl-shards would drop the CRLs of the shards above it", f.s)
+	}
+	acct := f.account(t)
+	for i, c := range []struct {
+		issuer  string
+		shard   int
+		expires time.Duration
+		revoke  bool
+	}{
+		{"", 0, 30 * 24 * time.Hour, false}, // stored as the default issuer
+		{acme.DefaultIssuer, 3, 60 * 24 * time.Hour, true},
+		{acme.DefaultIssuer, 3, 10 * 24 * time.Hour, false},
+		{acme.DefaultIssuer, 2, 10 * 24 * time.Hour, false},
+		{acme.DefaultIssuer, 7, time.Hour, false}, // expired at the later reads
+		{"r2", 5, 90 * 24 * time.Hour, false},
+	} {
+		o := f.processingOrder(t, acct.ID, fmt.Sprintf("shard%d.example.com", i))
+		crt := f.cert(o, fmt.Sprintf("%040x", 0x5a00+i), at(c.expires))
+		crt.Issuer, crt.CRLShard = c.issuer, c.shard
+		if err := f.s.FinalizeOrder(f.ctx, crt); err != nil {
+			t.Fatalf("FinalizeOrder(shard %d): %v", c.shard, err)
+		}
+		if c.revoke {
+			if err := f.s.RevokeCertificate(f.ctx, crt.Serial, 1, at(time.Minute)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		issuer string
+		now    time.Time
+		want   []int
+	}{
+		{acme.DefaultIssuer, at(0), []int{0, 2, 3, 7}},
+		{acme.DefaultIssuer, at(time.Hour), []int{0, 2, 3, 7}}, // expiring at the time: still in use
+		{acme.DefaultIssuer, at(2 * time.Hour), []int{0, 2, 3}},
+		{acme.DefaultIssuer, at(20 * 24 * time.Hour), []int{0, 3}},
+		{acme.DefaultIssuer, at(40 * 24 * time.Hour), []int{3}}, // the revoked one
+		{acme.DefaultIssuer, at(61 * 24 * time.Hour), nil},
+		{"r2", at(0), []int{5}},
+		{"r3", at(0), nil},
+	} {
+		got, err := sl.CRLShardsInUse(f.ctx, tc.issuer, tc.now)
+		if err != nil {
+			t.Fatalf("CRLShardsInUse(%q, %v): %v", tc.issuer, tc.now, err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("CRLShardsInUse(%q, base+%v) = %v, want %v", tc.issuer, tc.now.Sub(base()), got, tc.want)
+		}
+	}
 }

@@ -38,6 +38,7 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"RevokedCount", testRevokedCount},
 		{"RevokedByIssuer", testRevokedByIssuer},
 		{"CRLNumbers", testCRLNumbers},
+		{"CRLShardsInUse", testCRLShardsInUse},
 		{"NotFound", testNotFound},
 		{"ListAccounts", testListAccounts},
 		{"ListCertificates", testListCertificates},

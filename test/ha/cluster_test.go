@@ -188,6 +188,7 @@ func (cl *cluster) config(i, httpPort int) string {
 server:
   listen: %q
   external-url: %q
+  http: { listen: "" }
   trusted-proxies: %s
 acme:
   nonces: { backend: redis }

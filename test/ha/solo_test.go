@@ -65,6 +65,7 @@ func (s *solo) config(dataDir, listen, server, extra string) string {
 	return fmt.Sprintf(`data-dir: %q
 server:
   listen: %q
+  http: { listen: "" }
 %sacme:
   validation-workers: 4
 challenges:

@@ -264,6 +264,9 @@ data-dir: $HA_DIR/r$i
 server:
   listen: "127.0.0.1:${HA_PORTS[i]}"
   external-url: "$HA_URL"
+  # The CRLs through the balancer's HTTPS, as before the plain-HTTP
+  # listener (its default port would be taken three times here).
+  http: { listen: "" }
 ca:
   crl-interval: 1h
   crl-delay: 1s

@@ -150,12 +150,12 @@ go build -o "$BIN/dnsserver" ./test/interop/dnsserver
 install -m 0755 test/interop/lego-dns-exec.sh "$BIN/lego-dns-exec.sh"
 install -m 0755 test/interop/uacme-hook.sh "$BIN/uacme-hook.sh"
 
-# Five distinct free loopback ports; the DNS port is free for TCP and UDP.
-read -r WPORT DPORT HPORT TPORT APORT < <(python3 - <<'EOF'
+# Six distinct free loopback ports; the DNS port is free for TCP and UDP.
+read -r WPORT DPORT HPORT TPORT APORT PPORT < <(python3 - <<'EOF'
 import socket
 socks, ports = [], []
 for _ in range(200):
-    if len(ports) == 5:
+    if len(ports) == 6:
         break
     t = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     t.bind(("127.0.0.1", 0))
@@ -168,25 +168,28 @@ for _ in range(200):
         continue
     socks += [t, u]
     ports.append(p)
-if len(ports) != 5:
-    raise SystemExit("could not find 5 free ports")
+if len(ports) != 6:
+    raise SystemExit("could not find 6 free ports")
 print(*ports)
 EOF
 )
-[ -n "${APORT:-}" ] || die "could not pick free ports"
-log "ports: weir=$WPORT admin=$APORT dns=$DPORT http-01=$HPORT tls-alpn-01=$TPORT"
+[ -n "${PPORT:-}" ] || die "could not pick free ports"
+log "ports: weir=$WPORT admin=$APORT plain-http=$PPORT dns=$DPORT http-01=$HPORT tls-alpn-01=$TPORT"
 
 DIRECTORY=https://127.0.0.1:$WPORT/directory
 ROOT=$DATA/root.pem
 
-# weir_yaml DATA_DIR WPORT APORT CA_BODY prints a weir config that listens
-# on WPORT (admin APORT) and validates through this run's DNS server and
-# http-01 and tls-alpn-01 ports; CA_BODY is the body of its ca: block.
+# weir_yaml DATA_DIR WPORT APORT CA_BODY [PPORT] prints a weir config that
+# listens on WPORT (admin APORT; the plain-HTTP listener of the CRLs and
+# CA certificates on PPORT, off without it) and validates through this
+# run's DNS server and http-01 and tls-alpn-01 ports; CA_BODY is the body
+# of its ca: block.
 weir_yaml() {
 	cat <<EOF
 data-dir: $1
 server:
   listen: "127.0.0.1:$2"
+  http: { listen: "${5:+127.0.0.1:$5}" }
 ca:
 $4
 challenges:
@@ -209,7 +212,7 @@ EOF
 # check_revoked waits CRL_WAIT seconds, the delay and a margin, first.
 CRL_WAIT=2
 weir_yaml "$DATA" "$WPORT" "$APORT" "  crl-interval: 1h
-  crl-delay: 1s" >"$TMP/weir.yaml"
+  crl-delay: 1s" "$PPORT" >"$TMP/weir.yaml"
 
 # ---------------------------------------------------------------------------
 # Results.
@@ -343,8 +346,10 @@ check_revoked() {
 		fail "$label: leaf names a CRL distribution point" "$dp"
 		return 1
 	fi
+	# Plain HTTP from the plain-HTTP listener (the default), or the ACME
+	# listener's HTTPS where that listener is off (the HA replicas).
 	case $url in
-	https://127.0.0.1:* | https://localhost:* | https://\[::1\]:*) ;;
+	http://127.0.0.1:* | http://localhost:* | http://\[::1\]:* | https://127.0.0.1:* | https://localhost:* | https://\[::1\]:*) ;;
 	*)
 		fail "$label: CRL distribution point is on loopback" "$url"
 		return 1
@@ -669,11 +674,11 @@ fi
 
 
 first_run() {
-	if [ "$(id -u)" != 0 ] || ! port_free 80 || ! port_free 14000; then
+	if [ "$(id -u)" != 0 ] || ! port_free 80 || ! port_free 14000 || ! port_free 14080; then
 		if [ "${CI:-}" = "true" ]; then
-			fail "first run: needs root and free ports 80 and 14000 under CI"
+			fail "first run: needs root and free ports 80, 14000 and 14080 under CI"
 		else
-			echo "first run: skipped (needs root and free ports 80 and 14000)"
+			echo "first run: skipped (needs root and free ports 80, 14000 and 14080)"
 		fi
 		return 0
 	fi

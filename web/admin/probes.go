@@ -54,6 +54,47 @@ func (c crlProbe) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.next, prometheus.GaugeValue, float64(rl.NextUpdate.Unix()))
 }
 
+// WatchRootCRL publishes, at every scrape, the root's CRL that this
+// replica serves (current: its thisUpdate and nextUpdate, ok false
+// without one): weir_root_crl_available, and its thisUpdate and
+// nextUpdate. It is signed offline, a year at a time by default; past
+// its nextUpdate relying parties that check every CA of a chain refuse
+// every certificate under the root, so that is what an alert watches.
+func (m *Metrics) WatchRootCRL(current func() (thisUpdate, nextUpdate time.Time, ok bool)) {
+	m.reg.MustRegister(rootCRLProbe{current: current,
+		available: prometheus.NewDesc("weir_root_crl_available",
+			"1 when this replica serves a root CRL (ca.root-crl-file, the data directory's ca/root-crl.der), 0 when it has none.", nil, nil),
+		this: prometheus.NewDesc("weir_root_crl_this_update_timestamp_seconds",
+			"Unix time of the served root CRL's thisUpdate: when it was signed (weir ca sign-root-crl).", nil, nil),
+		next: prometheus.NewDesc("weir_root_crl_next_update_timestamp_seconds",
+			"Unix time of the served root CRL's nextUpdate: relying parties refuse it, and the chains under the root, after this.", nil, nil),
+	})
+}
+
+type rootCRLProbe struct {
+	current               func() (time.Time, time.Time, bool)
+	available, this, next *prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (c rootCRLProbe) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.available
+	ch <- c.this
+	ch <- c.next
+}
+
+// Collect implements prometheus.Collector.
+func (c rootCRLProbe) Collect(ch chan<- prometheus.Metric) {
+	this, next, ok := c.current()
+	if !ok {
+		ch <- prometheus.MustNewConstMetric(c.available, prometheus.GaugeValue, 0)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.available, prometheus.GaugeValue, 1)
+	ch <- prometheus.MustNewConstMetric(c.this, prometheus.GaugeValue, float64(this.Unix()))
+	ch <- prometheus.MustNewConstMetric(c.next, prometheus.GaugeValue, float64(next.Unix()))
+}
+
 // WatchReadiness publishes, at every scrape, the outcome of the readiness
 // checks that /readyz runs (check: each check's name to whether it
 // passed): weir_ready, 1 when all pass, and weir_readiness_check by check.

@@ -29,6 +29,7 @@ func TestRuleMetricsExist(t *testing.T) {
 	m.SetBuildInfo("v0", "c", "go")
 	m.WatchCRL(func(context.Context) ([]byte, time.Time, error) { return nil, time.Time{}, context.Canceled })
 	m.WatchReadiness(func(context.Context) map[string]bool { return nil })
+	m.WatchRootCRL(func() (time.Time, time.Time, bool) { return time.Time{}, time.Time{}, false })
 	registered := map[string]bool{}
 	ch := make(chan *prometheus.Desc)
 	go func() { m.reg.Describe(ch); close(ch) }()
