@@ -31,7 +31,7 @@ func TestCheckIntermediate(t *testing.T) {
 	shaped := func(mutate func(*x509.Certificate)) *x509.Certificate {
 		t.Helper()
 		tmpl, err := intermediateTemplate(pkix.Name{CommonName: "Weir Test Intermediate CA 2"}, key.Public(), h.Root,
-			now.Add(-time.Hour), now.Add(intermediateValidity))
+			now.Add(-time.Hour), now.Add(intermediateValidity), "")
 		if err != nil {
 			t.Fatal(err)
 		}

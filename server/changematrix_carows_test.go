@@ -59,8 +59,8 @@ func caChangeRows() []changeRow {
 			change: func(m *changeRun) { m.restart(func(c *Config) { c.CA.CRLShards = 4 }) },
 			after: func(t *testing.T, m *changeRun) {
 				for _, c := range m.completeInFlight(t) {
-					if dp := c.leaf.CRLDistributionPoints; len(dp) != 1 || !strings.HasPrefix(dp[0], m.e.base+"/crl/default/") {
-						t.Errorf("%s, issued with 4 shards: CRL distribution points %v, want one of %s/crl/default/N", c.name, dp, m.e.base)
+					if dp := c.leaf.CRLDistributionPoints; len(dp) != 1 || !strings.HasPrefix(dp[0], m.e.artefacts+"/crl/default/") {
+						t.Errorf("%s, issued with 4 shards: CRL distribution points %v, want one of %s/crl/default/N", c.name, dp, m.e.artefacts)
 					}
 				}
 			},
@@ -81,8 +81,8 @@ func caChangeRows() []changeRow {
 			change: func(m *changeRun) { m.restart(func(c *Config) { c.CA.CRLShards = 1 }) },
 			after: func(t *testing.T, m *changeRun) {
 				for _, c := range m.completeInFlight(t) {
-					if dp := c.leaf.CRLDistributionPoints; len(dp) != 1 || dp[0] != m.e.base+"/ca/crl.der" {
-						t.Errorf("%s, issued with 1 shard: CRL distribution points %v, want [%s/ca/crl.der]", c.name, dp, m.e.base)
+					if dp := c.leaf.CRLDistributionPoints; len(dp) != 1 || dp[0] != m.e.artefacts+"/ca/crl.der" {
+						t.Errorf("%s, issued with 1 shard: CRL distribution points %v, want [%s/ca/crl.der]", c.name, dp, m.e.artefacts)
 					}
 				}
 			},
@@ -135,7 +135,7 @@ func (m *changeRun) aboveShard(n int) bool {
 	for _, c := range m.certs {
 		var k int
 		for _, dp := range c.leaf.CRLDistributionPoints {
-			if _, err := fmt.Sscanf(strings.TrimPrefix(dp, m.e.base+"/crl/default/"), "%d", &k); err == nil && k > n {
+			if _, err := fmt.Sscanf(strings.TrimPrefix(dp, m.e.artefacts+"/crl/default/"), "%d", &k); err == nil && k > n {
 				return true
 			}
 		}

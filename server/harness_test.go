@@ -250,7 +250,7 @@ func (e *testEnv) publish(c *xacme.Client, a *xacme.Authorization, ch *xacme.Cha
 
 // restart stops e and starts weir again on its data directory, as an
 // operator restarts it: with startEnv's configuration as mutate leaves
-// it, and at e's URL (server.external-url), since the test servers listen
+// it, and at e's URLs (server.external-url, server.http.external-url), since the test servers listen
 // on new ports. The new env's HTTP client takes that URL to the new
 // listener, so the URLs in what e issued (CRL distribution points, the
 // ACME objects' URLs) reach the new server.
@@ -262,13 +262,19 @@ func (e *testEnv) restart(t *testing.T, mutate func(*Config)) *testEnv {
 			mutate(c)
 		}
 		c.DataDir, c.Server.ExternalURL = e.cfg.DataDir, e.base
+		if c.Server.HTTP.Listen != "" {
+			c.Server.HTTP.ExternalURL = e.artefacts
+		}
 	})
-	old := strings.TrimPrefix(e.base, "https://")
+	old, oldPlain := strings.TrimPrefix(e.base, "https://"), strings.TrimPrefix(e.artefacts, "http://")
 	n.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: n.roots},
 		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			if addr == old {
+			switch {
+			case addr == old:
 				addr = n.cfg.Server.Listen
+			case addr == oldPlain && n.cfg.Server.HTTP.Listen != "":
+				addr = n.cfg.Server.HTTP.Listen
 			}
 			var d net.Dialer
 			return d.DialContext(ctx, network, addr)

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
 )
 
@@ -16,9 +17,11 @@ import (
 // refuse an intermediate that weir serve would refuse or misuse (RFC 5280
 // §4.2.1.3, §4.2.1.12), changing nothing in the data directory, and
 // serve refuses each as its active issuer with the same reason: one
-// check (ca.CheckIntermediate) serves all three. A retired issuer is held
-// to its form only: an expired one still starts. A reload that adds a
-// profile the active intermediate's EKUs do not allow is refused.
+// check (ca.CheckIntermediate) serves all three. serve takes one that
+// allows some of each profile's extended key usages (Use.Installing). A
+// retired issuer is held to its form only: an expired one still starts. A
+// reload that adds a profile none of whose usages the active
+// intermediate allows is refused.
 func TestImportRefusesBadIntermediates(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
@@ -34,15 +37,19 @@ func TestImportRefusesBadIntermediates(t *testing.T) {
 		name   string
 		mutate func(*x509.Certificate)
 		want   string
+		// serves: serve takes it as the active issuer all the same, its
+		// certificates verifying for the usages it allows (the others
+		// logged): import and add-issuer want every one.
+		serves bool
 	}{
-		{"no cRLSign", func(c *x509.Certificate) { c.KeyUsage &^= x509.KeyUsageCRLSign }, "cRLSign"},
-		{"expired", func(c *x509.Certificate) { c.NotBefore, c.NotAfter = now.Add(-48*time.Hour), now.Add(-time.Hour) }, "expired at"},
-		{"not yet valid", func(c *x509.Certificate) { c.NotBefore = now.Add(time.Hour) }, "not valid before"},
+		{"no cRLSign", func(c *x509.Certificate) { c.KeyUsage &^= x509.KeyUsageCRLSign }, "cRLSign", false},
+		{"expired", func(c *x509.Certificate) { c.NotBefore, c.NotAfter = now.Add(-48*time.Hour), now.Add(-time.Hour) }, "expired at", false},
+		{"not yet valid", func(c *x509.Certificate) { c.NotBefore = now.Add(time.Hour) }, "not valid before", false},
 		{"codeSigning only", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning} },
-			"does not allow the extended key usage serverAuth"},
-		{"serverAuth only, under a clientAuth profile", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} },
-			"clientAuth that ca.profiles.tls-client-server.key-usages puts"},
-		{"outlives its root", func(c *x509.Certificate) { c.NotAfter = root[0].NotAfter.Add(time.Hour) }, "after its root"},
+			"does not allow the extended key usage serverAuth", false},
+		{"serverAuth only, under a serverAuth and clientAuth profile", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} },
+			"clientAuth that ca.profiles.tls-client-server.key-usages puts", true},
+		{"outlives its root", func(c *x509.Certificate) { c.NotAfter = root[0].NotAfter.Add(time.Hour) }, "after its root", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cert, key := reshapedIntermediate(t, dd, tc.mutate)
@@ -58,7 +65,10 @@ func TestImportRefusesBadIntermediates(t *testing.T) {
 			if err == nil {
 				s.Close()
 			}
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
+			switch {
+			case tc.serves && err != nil:
+				t.Errorf("serve with it as the active issuer: %v, want it served", err)
+			case !tc.serves && (err == nil || !strings.Contains(err.Error(), tc.want)):
 				t.Errorf("serve with it as the active issuer: %v, want %q", err, tc.want)
 			}
 		})
@@ -82,9 +92,16 @@ func TestImportRefusesBadIntermediates(t *testing.T) {
 		})
 		cfg := e.cfg
 		cfg.CA.Profiles = defaultProfiles()
+		cfg.CA.Profiles["client"] = acme.ProfileConfig{Description: "clientAuth only", KeyUsages: []acme.KeyUsage{acme.KeyUsageClientAuth}, IdentifierTypes: []acme.IdentifierType{acme.IdentifierDNS}}
 		e.writeConfig(cfg)
-		if err := e.srv.reload("test"); err == nil || !strings.Contains(err.Error(), "ca.profiles.tls-client-server.key-usages") {
-			t.Errorf("a reload adding a clientAuth profile under a serverAuth intermediate: %v, want it refused", err)
+		if err := e.srv.reload("test"); err == nil || !strings.Contains(err.Error(), "clientAuth that ca.profiles.client.key-usages puts") {
+			t.Errorf("a reload adding a clientAuth-only profile under a serverAuth intermediate: %v, want it refused", err)
+		}
+		// tls-client-server's certificates verify for serverAuth.
+		delete(cfg.CA.Profiles, "client")
+		e.writeConfig(cfg)
+		if err := e.srv.reload("test"); err != nil {
+			t.Errorf("a reload adding a serverAuth and clientAuth profile under a serverAuth intermediate: %v, want it taken", err)
 		}
 	})
 }
