@@ -95,26 +95,11 @@ func TestChallengeTypeNoLongerAllowed(t *testing.T) {
 	for _, tc := range challengeChanges() {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			st := openSQLite(t)
-			clock := newFakeClock()
-			obs := &refusalLog{}
-			rec := &recorder{}
-			before := newService(t, acme.Config{Owner: "before", ValidationWorkers: 1, ValidationTimeout: 10 * time.Second,
-				ClaimInterval: 5 * time.Millisecond, ChallengeWait: -1}, acme.Deps{Store: st, Validator: rec, Observer: obs, Now: clock.now})
-			c := challengeAccount(t, before, st, tc.tenant, clock.now())
+			f := newRuleFixture(t, "before", tc.tenant)
+			st, clock, obs, rec, before, c := f.st, f.clock, f.obs, f.rec, f.svc, f.c
 			httpOf := func(o *acme.Order) (*acme.Authorization, *acme.Challenge) {
 				t.Helper()
-				a, err := st.GetAuthz(ctx, o.AuthzIDs[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, ch := range a.Challenges {
-					if ch.Type == acme.ChallengeHTTP01 {
-						return a, ch
-					}
-				}
-				t.Fatalf("authorization of %s offers no http-01", a.Identifier.Value)
-				return nil, nil
+				return http01Of(t, st, o.AuthzIDs[0])
 			}
 			order := func(svc *acme.Service, name string) *acme.Order {
 				t.Helper()
@@ -218,6 +203,42 @@ func TestChallengeTypeNoLongerAllowed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// ruleFixture is a Service on a store of its own, with a fake clock, an
+// observer keeping the tenant refusals, a validator that passes and
+// records, and an account (of tenant, when set).
+type ruleFixture struct {
+	st    acme.Store
+	clock *fakeClock
+	obs   *refusalLog
+	rec   *recorder
+	svc   *acme.Service
+	c     acme.Caller
+}
+
+func newRuleFixture(t *testing.T, owner string, tenant *acme.Tenant) ruleFixture {
+	f := ruleFixture{st: openSQLite(t), clock: newFakeClock(), obs: &refusalLog{}, rec: &recorder{}}
+	f.svc = newService(t, acme.Config{Owner: owner, ValidationWorkers: 1, ValidationTimeout: 10 * time.Second,
+		ClaimInterval: 5 * time.Millisecond, ChallengeWait: -1}, acme.Deps{Store: f.st, Validator: f.rec, Observer: f.obs, Now: f.clock.now})
+	f.c = challengeAccount(t, f.svc, f.st, tenant, f.clock.now())
+	return f
+}
+
+// http01Of returns authorization id as stored and its http-01 challenge.
+func http01Of(t *testing.T, st acme.Store, id acme.AuthzID) (*acme.Authorization, *acme.Challenge) {
+	t.Helper()
+	a, err := st.GetAuthz(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range a.Challenges {
+		if ch.Type == acme.ChallengeHTTP01 {
+			return a, ch
+		}
+	}
+	t.Fatalf("authorization of %s offers no http-01", a.Identifier.Value)
+	return nil, nil
 }
 
 // wantRefusal checks that err is the unauthorized problem (403) whose

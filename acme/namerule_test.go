@@ -5,7 +5,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/weir-pki/weir/acme"
 )
@@ -41,30 +40,16 @@ func TestNameNoLongerAdmitted(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := t.Context()
-			st := openSQLite(t)
-			clock := newFakeClock()
-			obs := &refusalLog{}
-			rec := &recorder{}
-			svc := newService(t, acme.Config{Owner: "one", ValidationWorkers: 1, ValidationTimeout: 10 * time.Second,
-				ClaimInterval: 5 * time.Millisecond, ChallengeWait: -1}, acme.Deps{Store: st, Validator: rec, Observer: obs, Now: clock.now})
-			c := challengeAccount(t, svc, st, tc.tenant, clock.now())
+			f := newRuleFixture(t, "one", tc.tenant)
+			st, obs, rec, svc, c := f.st, f.obs, f.rec, f.svc, f.c
 			http01 := func(name string) *acme.Challenge {
 				t.Helper()
 				o, err := svc.NewOrder(ctx, c, acme.NewOrderRequest{Identifiers: dnsIdents(name)})
 				if err != nil {
 					t.Fatalf("new-order for %s: %v", name, err)
 				}
-				a, err := st.GetAuthz(ctx, o.AuthzIDs[0])
-				if err != nil {
-					t.Fatal(err)
-				}
-				for _, ch := range a.Challenges {
-					if ch.Type == acme.ChallengeHTTP01 {
-						return ch
-					}
-				}
-				t.Fatalf("the authorization of %s offers no http-01", name)
-				return nil
+				_, ch := http01Of(t, st, o.AuthzIDs[0])
+				return ch
 			}
 			pending, queued, kept := http01("p.b.example"), http01("q.b.example"), http01("k.a.example")
 			if ch, _, err := svc.RespondChallenge(ctx, c, queued.ID); err != nil || ch.Status != acme.StatusProcessing {
