@@ -356,8 +356,11 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		s.adminLn = ls.Admin
 		s.reloadMu.Unlock()
 	}
+	// A reload may run from here on (its watcher starts below, SIGHUP at
+	// any time): read the configuration under its lock.
+	cfg := s.currentConfig()
 	hs := s.httpServer(s.web.Handler())
-	publicHTTPServer(hs, s.cfg.Server.Connections) // connlimit.go
+	publicHTTPServer(hs, cfg.Server.Connections) // connlimit.go
 	hs.TLSConfig = &tls.Config{
 		Certificates: []tls.Certificate{s.tlsCert},
 		MinVersion:   tls.VersionTLS12,
@@ -365,7 +368,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	}
 	servers := []*http.Server{hs}
 	// Before any validation runs: the policy now knows the listeners.
-	if err := s.applyEgress(s.cfg.Challenges.Egress); err != nil {
+	if err := s.applyEgress(cfg.Challenges.Egress); err != nil {
 		return err
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
@@ -394,7 +397,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		// The public artefacts over plain HTTP, bounded as the ACME
 		// listener is, with caps of their own.
 		ps := s.httpServer(s.web.ArtefactHandler())
-		publicHTTPServer(ps, s.cfg.Server.Connections)
+		publicHTTPServer(ps, cfg.Server.Connections)
 		servers = append(servers, ps)
 		go func() { serveErr <- ps.Serve(s.httpConns.listener(ls.HTTP)) }()
 	}
