@@ -2,6 +2,7 @@ package acme
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -161,7 +162,8 @@ func (s *Service) readmitOrder(ctx context.Context, o *Order, acct *Account, aut
 // none of the challenge types its authorization would offer.
 func (s *Service) checkTenantChallenges(t *Tenant, id Identifier) *Problem {
 	base, wildcard := id.SplitWildcard()
-	if len(s.challengeTypes(t, base, wildcard)) == 0 {
+	allowed := func(ct ChallengeType) bool { return s.challengeBar(t, base, wildcard, ct) == challengeAllowed }
+	if !slices.ContainsFunc(s.cfg.Challenges, allowed) {
 		return NewProblem(ProbRejectedIdentifier, "tenant %q forbids %q: none of its challenge-types (%s) can validate it",
 			t.Name, id.Value, joinChallengeTypes(t.ChallengeTypes)).WithIdentifier(id)
 	}
