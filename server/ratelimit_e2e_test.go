@@ -101,6 +101,20 @@ func TestRateLimitLayers(t *testing.T) {
 		// time it takes to refill (3 × 1 s), nothing left, t the
 		// Retry-After.
 		wantRefusalFields(t, "global", res, "global", 3, 3, ra)
+		// and the extension members of every refusal: the bucket, what
+		// is left, the limit as quota per window and count per period.
+		var prob struct {
+			Limit, Key                   string
+			Remaining                    *int64
+			Quota, Window, Count, Period int64
+			FreesAt                      time.Time
+		}
+		if err := json.Unmarshal(res.body, &prob); err != nil || prob.Limit != "global" || prob.Key != "127.0.0.1" ||
+			prob.Remaining == nil || *prob.Remaining != 0 || prob.Quota != 3 || prob.Window != 3 ||
+			prob.Count != 60 || prob.Period != 60 || prob.FreesAt.IsZero() {
+			t.Errorf("global 429 members %+v (%v), want limit global, key 127.0.0.1, remaining 0, quota 3, window 3, count 60, period 60, freesAt:\n%s",
+				prob, err, res.body)
+		}
 		// A spoofed X-Forwarded-For from an untrusted peer changes nothing.
 		req, _ := http.NewRequest(http.MethodHead, e.base+"/acme/new-nonce", nil)
 		req.Header.Set("X-Forwarded-For", "198.51.100.7")

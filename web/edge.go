@@ -142,5 +142,5 @@ func (s *Server) edgeAllow(rec *statusRecorder, obs acme.Observer) error {
 	if ok {
 		return nil
 	}
-	return acme.RateLimited(retry, ec.HelpURL, "%s", d.Detail())
+	return limits.RateLimitedProblem(d, ec.HelpURL)
 }
