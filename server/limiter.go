@@ -103,7 +103,8 @@ func newLimiterSettings(cfg Config, b *limiterBackend) (*limiterSettings, error)
 		adapter: limits.Config{OnBackendError: limits.BackendPolicy(cfg.RateLimiting.OnBackendError),
 			BackendTimeout: cfg.RateLimiting.BackendTimeout, Whitelist: white, HelpURL: cfg.RateLimiting.HelpURL, Fallback: fallback, FallbackSeed: b.seed,
 			DegradedReadyAfter: cfg.RateLimiting.DegradedReadyAfter},
-		edge:   web.EdgeConfig{Whitelist: white, TrustedProxies: trusted, HelpURL: cfg.RateLimiting.HelpURL},
+		edge: web.EdgeConfig{Whitelist: white, TrustedProxies: trusted, HelpURL: cfg.RateLimiting.HelpURL,
+			Policy: lcfg.Limits[ratelimit.Global]},
 		global: lcfg.Limits[ratelimit.Global],
 	}, nil
 }

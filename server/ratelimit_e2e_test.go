@@ -59,6 +59,20 @@ func want429(t *testing.T, res rawResponse, limit, key string) int {
 	return ra
 }
 
+// wantRefusalFields checks the RateLimit fields of a 429: the policy
+// names limit with q and w, and RateLimit has r=0 and t the Retry-After
+// ra.
+func wantRefusalFields(t *testing.T, what string, res rawResponse, limit string, q, w int64, ra int) {
+	t.Helper()
+	p, l := rateLimitFields(t, what, res)
+	if p.name != limit || p.params["q"] != q || p.params["w"] != w || len(p.params) != 2 {
+		t.Errorf("%s: RateLimit-Policy %q, want \"%s\";q=%d;w=%d", what, res.header.Get("RateLimit-Policy"), limit, q, w)
+	}
+	if l.params["r"] != 0 || l.params["t"] != int64(ra) || len(l.params) != 2 {
+		t.Errorf("%s: RateLimit %q, want r=0;t=%d (the Retry-After)", what, res.header.Get("RateLimit"), ra)
+	}
+}
+
 func wantStatus(t *testing.T, res rawResponse, status int) {
 	t.Helper()
 	if res.status != status {
@@ -78,8 +92,28 @@ func TestRateLimitLayers(t *testing.T) {
 		}
 		res := e.post(e.base+"/acme/new-nonce", "", nil)
 		// One token a second: the wait is at most a second.
-		if ra := want429(t, res, "global", "127.0.0.1"); ra != 1 {
+		ra := want429(t, res, "global", "127.0.0.1")
+		if ra != 1 {
 			t.Errorf("Retry-After = %d, want 1", ra)
+		}
+		// The refusal carries the RateLimit fields of the global bucket,
+		// as the other layers' refusals do theirs: q the burst, w the
+		// time it takes to refill (3 × 1 s), nothing left, t the
+		// Retry-After.
+		wantRefusalFields(t, "global", res, "global", 3, 3, ra)
+		// and the extension members of every refusal: the bucket, what
+		// is left, the limit as quota per window and count per period.
+		var prob struct {
+			Limit, Key                   string
+			Remaining                    *int64
+			Quota, Window, Count, Period int64
+			FreesAt                      time.Time
+		}
+		if err := json.Unmarshal(res.body, &prob); err != nil || prob.Limit != "global" || prob.Key != "127.0.0.1" ||
+			prob.Remaining == nil || *prob.Remaining != 0 || prob.Quota != 3 || prob.Window != 3 ||
+			prob.Count != 60 || prob.Period != 60 || prob.FreesAt.IsZero() {
+			t.Errorf("global 429 members %+v (%v), want limit global, key 127.0.0.1, remaining 0, quota 3, window 3, count 60, period 60, freesAt:\n%s",
+				prob, err, res.body)
 		}
 		// A spoofed X-Forwarded-For from an untrusted peer changes nothing.
 		req, _ := http.NewRequest(http.MethodHead, e.base+"/acme/new-nonce", nil)
@@ -134,9 +168,13 @@ func TestRateLimitLayers(t *testing.T) {
 		}
 		res, _ := e.rawAccount(newKey(t))
 		// 5 per hour: the next slot is 12 minutes away.
-		if ra := want429(t, res, "account-creation", "127.0.0.1"); ra < 719 || ra > 720 {
+		ra := want429(t, res, "account-creation", "127.0.0.1")
+		if ra < 719 || ra > 720 {
 			t.Errorf("Retry-After = %d, want 720", ra)
 		}
+		// A jwk-signed refusal carries the fields of its bucket too:
+		// burst 2, refilled in 2 × 720 s.
+		wantRefusalFields(t, "account-creation", res, "account-creation", 2, 1440, ra)
 	})
 
 	t.Run("whitelist", func(t *testing.T) {

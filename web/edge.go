@@ -24,6 +24,9 @@ type EdgeConfig struct {
 	TrustedProxies []netip.Prefix
 	// HelpURL is sent as Link rel="help" on a 429.
 	HelpURL string
+	// Policy is the limit Edge enforces: a refusal's RateLimit-Policy and
+	// RateLimit fields describe it, as the other layers' do theirs.
+	Policy ratelimit.Limit
 }
 
 // SetEdge installs the global layer's settings (at start and on reload).
@@ -108,7 +111,7 @@ func parseHop(s string) (netip.Addr, error) {
 // edgeAllow runs the global layer for the client of rec. When the layer
 // ran (it is enabled and the client is not whitelisted) its decision goes
 // to obs as a LimiterEvent{Action: "global"}; a denial is also noted on
-// the request's log line. An allowed request with no observer installed
+// the request's log line and, for its RateLimit fields, on its event. An allowed request with no observer installed
 // costs no allocation here.
 func (s *Server) edgeAllow(rec *statusRecorder, obs acme.Observer) error {
 	ec := s.edge.Load()
@@ -123,10 +126,13 @@ func (s *Server) edgeAllow(rec *statusRecorder, obs acme.Observer) error {
 		return nil
 	}
 	key := ratelimit.IPKey(ip)
-	d := ratelimit.Decision{Allowed: ok, Limit: ratelimit.Global, Key: key, RetryAfter: retry, At: now}
+	d := ratelimit.Decision{Allowed: ok, Limit: ratelimit.Global, Key: key, RetryAfter: retry, At: now, Policy: ec.Policy}
 	if !ok {
 		d.Denied = []ratelimit.Decision{d}
 		rec.ev.Limiter = limits.DecisionSummary(d)
+		// The refusal's RateLimit fields (quota.go), where the other
+		// layers note theirs (limits.noteQuota).
+		rec.ev.Quota = d
 	}
 	if !nop {
 		// The Edge runs in process: there is no backend latency to report.
@@ -136,5 +142,5 @@ func (s *Server) edgeAllow(rec *statusRecorder, obs acme.Observer) error {
 	if ok {
 		return nil
 	}
-	return acme.RateLimited(retry, ec.HelpURL, "%s", d.Detail())
+	return limits.RateLimitedProblem(d, ec.HelpURL)
 }

@@ -18,7 +18,8 @@ import (
 // Quota transparency (docs/rate-limits.md): every response to a
 // kid-signed request carries the RateLimit-Policy and RateLimit fields of
 // draft-ietf-httpapi-ratelimit-headers-11 for the account-level bucket it
-// touched, and the quota resource lists the account's buckets.
+// touched, every 429 those of the bucket that refused it, and the quota
+// resource lists the account's buckets.
 
 // pathQuota is the quota resource, advertised as meta.quota.
 const pathQuota = "/acme/quota"
@@ -70,23 +71,31 @@ func (s *Server) quotaURL() string {
 }
 
 // beforeHeader runs once per response, just before its status line: the
-// response to a kid-signed request gets the RateLimit fields. Handlers
-// write their responses themselves, so this is the last moment the
-// limiter's decision can still become header fields.
+// response to a kid-signed request, and every refusal by a limit, get
+// the RateLimit fields. Handlers write their responses themselves, so
+// this is the last moment the limiter's decision can still become header
+// fields.
 func (rec *statusRecorder) beforeHeader() {
 	if rec.wrote {
 		return
 	}
 	rec.wrote = true
-	if rec.acct != nil && rec.srv != nil && rec.req != nil {
+	if rec.srv != nil && rec.req != nil {
 		rec.srv.setRateLimitFields(rec.req.Context(), rec)
 	}
 }
 
 // setRateLimitFields sets RateLimit-Policy and RateLimit on rec's
-// response: the bucket the request's limiter decision noted, else the
-// account's order-creation bucket from the cache.
+// response: the bucket the request's limiter decision noted (for a
+// request without an account, only a refusal: the global layer's or
+// account-creation's), else a kid-signed request's order-creation bucket
+// from the cache.
 func (s *Server) setRateLimitFields(ctx context.Context, rec *statusRecorder) {
+	d := rec.ev.Quota
+	noted := d.Limit.Valid() && (rec.acct != nil || !d.Allowed)
+	if !noted && rec.acct == nil {
+		return
+	}
 	lim := s.quota.limits.Load()
 	if lim == nil {
 		return
@@ -95,11 +104,13 @@ func (s *Server) setRateLimitFields(ctx context.Context, rec *statusRecorder) {
 		q       limits.Quota
 		elapsed time.Duration
 	)
-	if d := rec.ev.Quota; d.Limit.Valid() {
-		// This request spent from the account's buckets: a cached read
-		// is stale now.
+	if noted {
+		// This request spent from (or was refused by) the bucket: a
+		// cached read of the account's is stale now.
 		q = limits.QuotaFromDecision(d)
-		s.forgetQuota(rec.acct.ID)
+		if rec.acct != nil {
+			s.forgetQuota(rec.acct.ID)
+		}
 	} else {
 		c, ok := s.cachedQuota(ctx, lim, rec.acct)
 		if !ok {

@@ -13,6 +13,13 @@ type spendSubject struct {
 	idents    []acme.Identifier
 }
 
+// RateLimitedProblem renders a denial that is about no account or order:
+// the global layer's, which web decides in process. Its extension members
+// are those of every other layer's refusal.
+func RateLimitedProblem(d ratelimit.Decision, helpURL string) *acme.Problem {
+	return rateLimitedProblem(d, helpURL, spendSubject{})
+}
+
 // rateLimitedProblem renders a denial. The strictest denied bucket names
 // the limit, key and time it frees up, in the detail and in the extension
 // members; a denial about identifiers (failed-validation for a hostname,

@@ -35,6 +35,20 @@ lists, and never more than ca.policy: a name must pass both. Lists are comma-sep
 A delegated zone (--delegated-zone, off by default) lies within an allowed zone; its
 names are issued with no challenge to whoever holds one of the tenant's EAB keys.`
 
+// tenantCreateExample and tenantUpdateExample end the help of create and
+// update: a zone is written with its leading dot.
+const (
+	tenantCreateExample = `
+
+Example: the zone pay.corp.example with every name under it, one exact name
+elsewhere, and a zone within it denied:
+  weir tenant create payments --allow .pay.corp.example,api.corp.example --deny .legacy.pay.corp.example`
+	tenantUpdateExample = `
+
+Example: deny one more name, keeping the denied zone:
+  weir tenant update payments --deny .legacy.pay.corp.example,old.pay.corp.example`
+)
+
 // policyFlags are the flags that set a tenant's policy.
 type policyFlags struct {
 	allow, deny, ipRanges, profiles, challenges *string
@@ -45,8 +59,8 @@ type policyFlags struct {
 
 func addPolicyFlags(fs *flag.FlagSet) policyFlags {
 	return policyFlags{
-		allow:       fs.String("allow", "", "allowed name `patterns`: exact names and .zones"),
-		deny:        fs.String("deny", "", "denied name `patterns`, which win over --allow"),
+		allow:       fs.String("allow", "", "allowed name `patterns`: exact names (host.example.com) and zones with a leading dot (.example.com)"),
+		deny:        fs.String("deny", "", "denied name `patterns`, as --allow's (.legacy.example.com), which win over --allow"),
 		wildcards:   fs.Bool("wildcards", false, "permit wildcard identifiers under the allowed zones"),
 		ipRanges:    fs.String("ip-ranges", "", "allowed IP `ranges` (CIDRs or addresses)"),
 		profiles:    fs.String("profiles", "", "the `profiles` its orders may use (none: every one)"),
@@ -92,7 +106,7 @@ func (p policyFlags) apply(fs *flag.FlagSet, v *admin.TenantView) {
 
 func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("tenant create", "tenant create NAME [flags]",
-		"Creates a tenant: a named policy for the accounts bound with its EAB keys\n(weir eab create --tenant NAME).\n\n"+tenantPolicyAbout, stderr)
+		"Creates a tenant: a named policy for the accounts bound with its EAB keys\n(weir eab create --tenant NAME).\n\n"+tenantPolicyAbout+tenantCreateExample, stderr)
 	pf := addPolicyFlags(fs.FlagSet)
 	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
 	if c == nil {
@@ -109,7 +123,7 @@ func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func tenantUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("tenant update", "tenant update NAME [flags]",
-		"Changes a tenant's policy: the flags given replace those settings, the others stay.\nThe next new-order and finalize of its accounts see it: a narrowed tenant stops\nits pending orders at finalize.\n\n"+tenantPolicyAbout, stderr)
+		"Changes a tenant's policy: the flags given replace those settings, the others stay.\nThe next new-order and finalize of its accounts see it: a narrowed tenant stops\nits pending orders at finalize.\n\n"+tenantPolicyAbout+tenantUpdateExample, stderr)
 	pf := addPolicyFlags(fs.FlagSet)
 	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
 	if c == nil {

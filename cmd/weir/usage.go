@@ -96,7 +96,9 @@ Through the running weir's admin API:
               | update NAME [the same flags]
               | list | show NAME | report NAME | delete NAME
                               tenants: the policy of the accounts bound with
-                              their EAB keys, within ca.policy; names under a
+                              their EAB keys, within ca.policy; a pattern P
+                              is a name (host.example.com) or a zone with
+                              its leading dot (.example.com); names under a
                               delegated zone need no challenge; report adds
                               its keys, accounts and their buckets,
                               refusals by rule and certificates

@@ -16,8 +16,9 @@ import (
 )
 
 // The admin API is JSON over HTTP under /api/v1, authenticated by the
-// bearer token. Errors are {"error": "..."} with a fitting status. The weir
-// CLI is its main client; docs/operations.md lists the routes.
+// bearer token. Every error is {"error": "..."} with a fitting status
+// (the role check's 403 too). The weir CLI is its main client;
+// docs/operations.md lists the routes.
 
 // apiError is an error with an HTTP status.
 type apiError struct {

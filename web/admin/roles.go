@@ -135,8 +135,9 @@ func (s *Server) routeRole(r *http.Request) (need Role, known bool) {
 }
 
 // authorize refuses a request whose principal lacks the role of its
-// route: 403 with a JSON problem for the API and /metrics, the error page
-// for the dashboard. It runs after auditActions, so that a refused change
+// route: 403 with the admin API's JSON error ({"error": "..."}, as its
+// 400, 401 and 404) for the API and /metrics, the error page for the
+// dashboard. It runs after auditActions, so that a refused change
 // is in the audit trail with its actor.
 func (s *Server) authorize(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -150,10 +151,7 @@ func (s *Server) authorize(next http.Handler) http.Handler {
 			"method", r.Method, "path", r.URL.Path, "remote", r.RemoteAddr)
 		msg := "the credential " + who.Name + " has the " + string(who.Role) + " role; this needs " + string(need)
 		if strings.HasPrefix(r.URL.Path, "/api/") || r.URL.Path == "/metrics" {
-			w.Header().Set("Content-Type", "application/problem+json")
-			w.WriteHeader(http.StatusForbidden)
-			writeBody(w, map[string]any{"type": "urn:ietf:params:acme:error:unauthorized", "status": http.StatusForbidden,
-				"detail": msg, "error": msg})
+			writeError(w, http.StatusForbidden, msg)
 			return
 		}
 		s.failPage(w, r, &apiError{status: http.StatusForbidden, msg: msg})
