@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # CI for the release artefacts (called from .ci/run): deploy/release.sh for
-# every architecture, then the Debian package's install flow on this
+# every architecture, twice, compared byte for byte (deploy/reproducible.sh),
+# the SBOMs against the binaries' own build information (deploy/sbom-test.sh),
+# SHA256SUMS signed with a key made for the run and verified as a user does
+# (deploy/sign-test.sh), then the Debian package's install flow on this
 # machine (deploy/package-test.sh), the tarball's timing to a certificate
 # without Go (deploy/tarball-timing.sh) and the Helm chart's render and schema
 # validation (deploy/helm-test.sh). Under CI=true a missing
@@ -13,10 +16,11 @@ OUT=$(mktemp -d "${TMPDIR:-/tmp}/weir-dist.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT
 
 started=$SECONDS
-bash deploy/release.sh "$OUT"
-echo "release artefacts in $((SECONDS - started))s:"
+bash deploy/reproducible.sh "$OUT"
+echo "release artefacts, built twice and compared, in $((SECONDS - started))s:"
 ls -l "$OUT"
-(cd "$OUT" && sha256sum -c SHA256SUMS)
+bash deploy/sbom-test.sh "$OUT"
+bash deploy/sign-test.sh "$OUT"
 
 arch=$(dpkg --print-architecture)
 debs=("$OUT"/weir_*_"$arch".deb)
