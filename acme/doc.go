@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package acme is weir's RFC 8555 core: the object model (accounts, orders,
 // authorizations, challenges, certificates) and the types of their IDs,
 // their state machines, the problem documents of RFC 8555 §6.7, and the use

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package acme
 
 // The identities of the objects, one type each, so that a use case or a

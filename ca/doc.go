@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package ca is weir's certificate-authority core: it creates and loads a
 // two-level CA hierarchy (root and intermediate), checks subscriber public
 // keys against a key policy, signs leaf certificates for DNS names and IP

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
 # CI for the release artefacts (called from .ci/run): deploy/release.sh for
 # every architecture, twice, compared byte for byte (deploy/reproducible.sh),
 # the SBOMs against the binaries' own build information (deploy/sbom-test.sh),

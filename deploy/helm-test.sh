@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
 # The Helm chart deploy/helm/weir, rendered in both shapes (one replica on
 # SQLite, deploy/helm/weir/ci/ha-values.yaml's replicas on PostgreSQL and
 # Redis) with helm lint and helm template, validated offline with

@@ -1,4 +1,6 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+
 """Kubernetes JSON schemas for kubeconform, made offline from the OpenAPI
 (Swagger 2) document of a Kubernetes release in the Go module cache
 (k8s.io/kubernetes@VERSION/api/openapi-spec/swagger.json), as

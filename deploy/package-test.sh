@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
 # The Debian package's install flow, run for real on this machine (root,
 # Debian, no systemd needed): lintian, dpkg -i (twice: the second is an
 # upgrade, which keeps the edited conffile and the CA), weir started as the unit

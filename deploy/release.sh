@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
 # Release artefacts from one command: for linux/amd64 and linux/arm64, a
 # static (CGO_ENABLED=0) tarball of weir and weir-load, a Debian package
 # (nfpm, pinned below) and a CycloneDX SBOM of each binary

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
 # The fresh-machine timing of issue 27: from a release tarball, with no Go
 # toolchain on PATH, to a certificate issued to certbot, in seconds.
 #

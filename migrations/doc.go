@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package migrations holds weir's database schema as numbered, forward-only
 // SQL files embedded in the binary, and a helper that lists them in order.
 //

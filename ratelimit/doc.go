@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package ratelimit counts: it decides whether a request fits weir's rate
 // limits and keeps the state that decision needs.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package ratelimit
 
 // Eval is the decision procedure of a [Source] written in Go: it applies ops

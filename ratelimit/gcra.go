@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package ratelimit
 
 // This file is the generic cell rate algorithm as pure functions of now.

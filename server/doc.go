@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package server is weir assembled: the configuration file composed of
 // the packages' own blocks, read in one pass that reports every problem
 // with its line and key (Config, LoadConfig, ParseConfig); the server

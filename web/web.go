@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package web is weir's ACME HTTP front end: the route table, the JWS
 // adapter, the JSON representations, the URL builder and the one place
 // where problems are rendered (RFC 8555 §6.7).

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package challenge checks ACME challenges against the world: http-01 and
 // dns-01 (RFC 8555 §8.3, §8.4) and tls-alpn-01 (RFC 8737), for dns and ip
 // identifiers (RFC 8738), and for dns identifiers the drafts dns-account-01

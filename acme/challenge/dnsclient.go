@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package challenge
 
 // The small DNS client of the CAA check and of the address lookups

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package jws authenticates ACME requests (RFC 8555 §6.2–§6.5): flattened
 // JWS only, an algorithm allow-list, exactly one of "jwk" and "kid", the
 // "url" header equal to the request URL, single-use nonces, and the inner

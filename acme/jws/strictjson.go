@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package jws
 
 // The one reading of JSON that everything a request carries goes through:

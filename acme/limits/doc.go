@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package limits applies weir's rate limits to the ACME use cases: its
 // Adapter is the acme.Limits of a server with rate limiting. It sends the
 // requests that ratelimit/actions.go gives for each action to a

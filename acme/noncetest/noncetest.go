@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package noncetest is the behaviour suite every acme.NonceStore must pass:
 // the in-process acme.MemoryNonces, and the shared stores that let several
 // weir replicas redeem each other's nonces (storage/redis, and the

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // The load run: the cluster started, each concurrency level measured (with
 // quiet-machine waits and retries), the optional CPU profile.
 

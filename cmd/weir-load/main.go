@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command weir-load measures weir's full-flow issuance throughput.
 //
 // It builds (or takes) a weir binary, runs it as separate processes

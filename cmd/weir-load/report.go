@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // The report: per-run and per-level results, medians, the table.
 
 package main

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package main
 
 //go:generate sh -c "go run . init -print-config -config config.example.yaml > ../../config.example.yaml"

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command weir is an ACME (RFC 8555) certificate authority for internal PKI
 // with rate limiting built in. Run "weir help" for its commands (usage.go).
 package main

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package audit is weir's audit trail: one structured, hash-chained event
 // per issuance, revocation, admin action and configuration reload, written
 // to an append-only sink (a JSON-lines file, fsynced and rotated by size,

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package dnstest provides a tiny authoritative DNS server for tests and
 // for the load tool (cmd/weir-load).
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package softhsm makes SoftHSM2 tokens, each in a directory of its own,
 // for the PKCS#11 tests: the token's configuration file, and
 // softhsm2-util to initialise it and to import keys.

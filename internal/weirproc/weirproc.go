@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package weirproc runs weir binaries as child processes, for tests and
 // for the load tool (cmd/weir-load): it builds weir, starts it with a
 // configuration of the caller's and waits until it serves its directory,

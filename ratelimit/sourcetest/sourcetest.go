@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sourcetest is the behaviour suite every ratelimit.Source must pass:
 // the memory source runs it in ratelimit's own tests, and the SQLite and
 // Redis backends run exactly the same tests against real storage.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package postgres implements acme.Store, acme.Inventory, acme.EABStore
 // and acme.NonceStore on PostgreSQL with pgx v5, so that several weir
 // replicas can share one database.

@@ -1,3 +1,5 @@
+-- SPDX-License-Identifier: Apache-2.0
+
 -- apply.lua: one ratelimit.Batch, atomically. This is ratelimit.Eval
 -- (eval.go, gcra.go, count.go) ported line for line; keep them in step.
 --

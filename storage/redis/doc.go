@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package redis keeps weir's rate-limit buckets in Redis, so that several
 // weir replicas share one set of limits: [RateLimitSource] implements
 // ratelimit.Source and passes the same suite (package ratelimit/sourcetest)

@@ -1,3 +1,5 @@
+-- SPDX-License-Identifier: Apache-2.0
+
 -- get.lua: read buckets for ratelimit.Source.Get, writing nothing.
 --
 -- KEYS:    the bucket keys, already prefixed and hash-tagged.

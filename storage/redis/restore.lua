@@ -1,3 +1,5 @@
+-- SPDX-License-Identifier: Apache-2.0
+
 -- restore.lua: put back exact counts that Redis lost, from weir's store
 -- (RateLimitSource.Restore), one chunk of buckets per call.
 --

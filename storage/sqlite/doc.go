@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sqlite implements acme.Store on a single SQLite database file,
 // using the pure-Go modernc.org/sqlite driver.
 //

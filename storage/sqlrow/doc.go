@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package sqlrow is the stored form of weir's ACME state that the two SQL
 // drivers, storage/sqlite and storage/postgres, share: the encodings of
 // the columns (times as Unix nanoseconds, lists and problem documents as

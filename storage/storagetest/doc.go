@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package storagetest is the contract test suite of acme.Store: every
 // storage backend runs Run against fresh instances of itself, so that all
 // backends behave alike where acme.Service can tell the difference.

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package transfer is the backend-neutral form of weir's ACME state, for
 // moving it from one store to another (weir migrate-storage): one record
 // type per table, holding every column in its stored form, the order in

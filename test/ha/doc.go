@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package ha holds the acceptance tests of weir's high availability
 // (docs/high-availability.md): three weir processes sharing one PostgreSQL
 // schema and one Redis, reached by x/crypto/acme clients through a

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # The operator's view of certbot's account, sourced by run.sh after the
 # certbot flow (account 1 has ordered twice: issue and renew). It checks
 # what the acceptance of the operations work asks with a real client:

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # ARI (RFC 9773) with a real client, sourced by run.sh: lego (a current
 # build, see lego-new.sh) gets a certificate; `lego renew` asks weir's
 # renewalInfo and does not renew while the window is ahead; after

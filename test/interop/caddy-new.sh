@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # A current Caddy, built from the module proxy at a pinned version, for
 # what Debian's Caddy 2.6.2 predates (ARI: renewalInfo, since 2.8).
 # Sourced by run.sh.

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # cert-manager's ACME client, sourced by run.sh. cert-manager itself needs
 # Kubernetes; test/interop/certmanager is a program, a Go module of its
 # own, that runs the package cert-manager speaks ACME with

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # More ACME clients, each from Debian's packages, sourced by run.sh:
 #
 # - dehydrated (a bash client that parses weir's JSON with grep and sed):

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # Name constraints (ca.name-constraints), sourced by run.sh after
 # ha-flow.sh (for ha_free_ports). A second weir, with a data directory and
 # ports of its own, generates a root and intermediate constrained to

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # External Account Binding (RFC 8555 §7.3.4) with real clients, sourced by
 # run.sh after the operator CLI section. The server does not require EAB
 # (the other steps register without it), but checks a binding whenever one

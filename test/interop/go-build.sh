@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # Building a client's Go command at a pinned version from the module proxy,
 # sourced by lego-new.sh and caddy-new.sh. The proxy refuses version
 # lists, so `go install PKG@VERSION` fails its deprecation check; a

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # Three weir replicas behind HAProxy (Debian's haproxy, TCP mode, round
 # robin) on one PostgreSQL schema and one Redis, with the stock certbot and
 # lego. Sourced by run.sh after the migrate-storage flow; it leaves the

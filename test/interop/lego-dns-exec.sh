@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
 # lego "exec" DNS provider hook for the weir interop test.
 #
 # lego (default EXEC_MODE) calls it as:

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # A current lego, built from the module proxy at a pinned version, for the
 # features Debian's lego 4.9 predates (ARI, profiles). Sourced by run.sh.
 # shellcheck source=test/interop/go-build.sh

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # Moving a populated SQLite install to PostgreSQL (weir migrate-storage)
 # with a real client, sourced by run.sh after the other flows, before the
 # first-run check. Everything the earlier steps did (accounts, EAB keys,

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # acme-client, the Node.js ACME client (test/interop/nodeacme, at the
 # version its package-lock.json pins, installed with npm ci from the npm
 # registry), sourced by run.sh. flow.js (see its header) issues with

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # Certificate profiles (draft-aaron-acme-profiles) with a real client,
 # sourced by run.sh after the lego section. Debian's lego 4.9 has no
 # profiles, so this uses the current lego of lego-new.sh ($LEGO_NEW):

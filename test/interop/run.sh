@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
 # Interoperability test: runs weir on loopback and gets, renews and revokes
 # certificates with the stock certbot and lego clients (and dehydrated,
 # uacme and Caddy, clients-flow.sh; cert-manager's ACME client,

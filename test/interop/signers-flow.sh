@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # Signers (issue 25, acceptance 2), sourced by run.sh after
 # constraints-flow.sh (for ha_free_ports). Two more weirs, each with a data
 # directory and ports of its own, made by weir init and then changed so

@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: Apache-2.0
+
 # Tenants with real clients, sourced by run.sh after the External Account
 # Binding section (eab-flow.sh). Two teams, two zones:
 #   - weir tenant create team-a (.a.test, delegated zone .auto.a.test) and

@@ -1,4 +1,6 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+#
 # uacme hook for the weir interop test (clients-flow.sh).
 #
 # uacme calls it for each challenge of an authorization, in the order weir

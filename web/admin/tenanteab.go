@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 package admin
 
 // Tenants without required EAB. A tenant's policy binds the accounts made

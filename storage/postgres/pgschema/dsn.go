@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package pgschema gives the tools and tests that run weir on a shared
 // PostgreSQL server a schema of their own (Create): weir replicas given
 // its DSN keep their tables in it and no one else's, and Drop removes it

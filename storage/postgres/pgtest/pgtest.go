@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Package pgtest gives tests a PostgreSQL schema of their own on the server
 // named by WEIR_TEST_POSTGRES_DSN, so that parallel tests and the shared
 // server never collide.

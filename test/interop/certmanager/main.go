@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command cmflow drives weir with cert-manager's ACME client: the package
 // github.com/cert-manager/cert-manager/third_party/forked/acme at the
 // release go.mod pins, unchanged, configured as cert-manager configures it

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // Command dnsserver runs the dnstest DNS server as a standalone process for
 // interoperability tests.
 //

@@ -1,3 +1,5 @@
+// SPDX-License-Identifier: Apache-2.0
+
 // weir's interop flow for acme-client, the Node.js ACME client, at the
 // version package-lock.json pins. Run by test/interop/nodeacme-flow.sh:
 //
