@@ -15,6 +15,8 @@ trap 'rm -rf "$OUT"' EXIT
 started=$SECONDS
 bash deploy/release.sh "$OUT"
 echo "release artefacts in $((SECONDS - started))s:"
+# The container images and the packaged chart; SHA256SUMS then covers them too.
+bash deploy/image.sh "$OUT"
 ls -l "$OUT"
 (cd "$OUT" && sha256sum -c SHA256SUMS)
 
@@ -25,4 +27,5 @@ bash deploy/package-test.sh "${debs[0]}"
 # The fresh-machine figure: the tarball, no Go on PATH, to a certbot issuance.
 tarballs=("$OUT"/weir_*_linux_"$arch".tar.gz)
 bash deploy/tarball-timing.sh "${tarballs[0]}"
+bash deploy/image-test.sh "$OUT"/weir_*_linux_"$arch".oci.tar
 bash deploy/helm-test.sh
