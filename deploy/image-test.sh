@@ -130,15 +130,14 @@ sed -e "s|^  listen: \"0.0.0.0:14000\"|  listen: \"127.0.0.1:$WP\"|" \
 printf 'challenges:\n  http-01: { enabled: true, port: %s }\n  dns-resolver: "127.0.0.1:%s"\n' "$HP" "$DP" >>"$TMP/test.yaml"
 for p in "$WP" "$PP" "$AP"; do grep -q "127.0.0.1:$p\"" "$TMP/test.yaml" || die "the image's weir.yaml no longer has the listeners this test moves"; done
 install -m 0644 "$TMP/test.yaml" "$ROOTFS/etc/weir/test.yaml"
-# in_image CMD...: as the container runs it, user 65532 in the image's root
-# and an environment of the image's only.
-in_image() {
-	env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/data \
-		/usr/sbin/chroot --userspec=65532:65532 "$ROOTFS" "$@"
-}
+# IN_IMAGE CMD...: as the container runs CMD, user 65532 in the image's root
+# and an environment of the image's only (env and chroot exec, so that $!
+# of a command started with & is weir's PID).
+IN_IMAGE=(env -i PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin HOME=/data
+	/usr/sbin/chroot --userspec=65532:65532 "$ROOTFS")
 
 # The labels name what the binary says it is.
-in_image /weir version -json >"$TMP/version.json"
+"${IN_IMAGE[@]}" /weir version -json >"$TMP/version.json"
 python3 - "$TMP/version.json" "$TMP/revision" "$ARCHIVE" <<'PY'
 import json, os, sys
 v = json.load(open(sys.argv[1]))
@@ -150,20 +149,21 @@ PY
 
 log "weir serve in the image's root, as 65532:65532"
 t0=$(now)
-in_image /weir serve -config /etc/weir/test.yaml >"$TMP/serve.log" 2>&1 &
-PIDS+=($!)
+"${IN_IMAGE[@]}" /weir serve -config /etc/weir/test.yaml >"$TMP/serve.log" 2>&1 &
+weir_pid=$!
+PIDS+=("$weir_pid")
 ready=""
 for _ in $(seq 1 600); do
 	if [ -f "$ROOTFS/data/root.pem" ] && curl -fsS --cacert "$ROOTFS/data/root.pem" -o /dev/null "https://127.0.0.1:$WP/directory" 2>/dev/null; then
 		ready=1
 		break
 	fi
-	kill -0 "${PIDS[-1]}" 2>/dev/null || die "weir serve exited: $(tail -n 20 "$TMP/serve.log")"
+	kill -0 "$weir_pid" 2>/dev/null || die "weir serve exited: $(tail -n 20 "$TMP/serve.log")"
 	sleep 0.1
 done
 [ -n "$ready" ] || die "weir serve did not answer on https://127.0.0.1:$WP/directory"
 t_ready=$(since "$t0")
-in_image /weir healthcheck -config /etc/weir/test.yaml -timeout 5s || die "the HEALTHCHECK command fails"
+"${IN_IMAGE[@]}" /weir healthcheck -config /etc/weir/test.yaml -timeout 5s || die "the HEALTHCHECK command fails"
 bad=$(find "$ROOTFS/data" ! -user 65532 -print -quit)
 [ -z "$bad" ] || die "$bad in /data is not owned by 65532"
 
@@ -176,5 +176,14 @@ REQUESTS_CA_BUNDLE=$ROOTFS/data/root.pem timeout 120 certbot certonly --config-d
 t_certbot=$(since "$t0")
 live=$TMP/cb/c/live/image.weir.test
 openssl verify -CAfile "$ROOTFS/data/root.pem" -untrusted "$live/chain.pem" "$live/cert.pem" || die "the certificate does not verify against weir's root"
+# Stopped by its PID, weir is gone: nothing answers on its port.
+kill -TERM "$weir_pid"
+wait "$weir_pid" || true
+rest=()
+for p in "${PIDS[@]}"; do [ "$p" = "$weir_pid" ] || rest+=("$p"); done
+PIDS=("${rest[@]}")
+if curl -fsS -k -o /dev/null "https://127.0.0.1:$WP/directory" 2>/dev/null; then
+	die "weir still answers on 127.0.0.1:$WP after its PID $weir_pid was stopped"
+fi
 echo "unpack ${t_unpack}s, weir serve ready ${t_ready}s (a new CA in /data), certbot ${t_certbot}s"
 log "the image passed in $(since "$started")s"
