@@ -12,8 +12,8 @@ import (
 // startQuiet is how long after start the renewal planner's first rebuild
 // and the CRLs made at start wait, so that the first requests do not
 // compete with them for the CPU: at a million certificates the rebuild
-// reads for about 6 s and the CRLs take about 0.6 s of CPU
-// (docs/ARCHITECTURE.md, "Performance"). A CRL read before then is made
+// reads for about 5 s and the CRLs take about 0.6 s of CPU
+// (docs/performance.md, "Start-up"). A CRL read before then is made
 // by its reader, at once (ShardCRL).
 const startQuiet = 3 * time.Second
 

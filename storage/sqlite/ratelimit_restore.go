@@ -57,7 +57,7 @@ type restoreRow struct {
 // and stay in the page cache, where rows in a hash's order (keys are
 // hashes of names) each land on a page of their own, read and written
 // back again and again once the table outgrows the cache
-// (BenchmarkRateLimitRestore; figures in docs/ARCHITECTURE.md).
+// (BenchmarkRateLimitRestore; figures in docs/performance.md).
 func restoreRows(buckets []ratelimit.CountBucket, now int64) []restoreRow {
 	n := 0
 	for _, cb := range buckets {
