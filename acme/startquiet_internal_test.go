@@ -6,73 +6,70 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 // TestCRLUpdaterDefersStart: the updater makes no CRL during startDefer;
 // a CRL read meanwhile is made by the reader, at once, and the updater
 // then does not make it again; a revocation after that reaches the CRL
-// through the updater.
+// through the updater within CRLDelay. Time is the synctest bubble's.
 func TestCRLUpdaterDefersStart(t *testing.T) {
-	issuer := crlTestIssuer(t)
-	shared := &revokedList{}
-	shared.revoke("0a01", time.Now())
-	const delay = 50 * time.Millisecond
-	s := &Service{store: countingList{shared}, ca: issuer, cfg: Config{CRLInterval: time.Hour, CRLDelay: delay}, now: time.Now,
-		log: slog.New(slog.DiscardHandler), crl: &crlCache{}, startDefer: 400 * time.Millisecond}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { s.runCRLUpdater(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
+	synctest.Test(t, func(t *testing.T) {
+		shared := &revokedList{}
+		shared.revoke("0a01", time.Now())
+		const startDefer, delay = 400 * time.Millisecond, 50 * time.Millisecond
+		s := &Service{store: countingList{shared}, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: delay}, now: time.Now,
+			log: slog.New(slog.DiscardHandler), crl: &crlCache{}, startDefer: startDefer}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { s.runCRLUpdater(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
 
-	time.Sleep(20 * time.Millisecond)
-	if n := s.CRLRegenerations(); n != 0 {
-		t.Fatalf("the updater made %d CRLs before startDefer", n)
-	}
-	if n, _ := crlEntries(t, s); n != 1 {
-		t.Fatalf("the CRL read during startDefer lists %d revocations, want 1", n)
-	}
-	if n := s.CRLRegenerations(); n != 1 {
-		t.Fatalf("the read during startDefer made %d CRLs, want 1", n)
-	}
-	for i := 0; !s.crl.updating.Load(); i++ {
-		if i == 500 {
-			t.Fatal("the updater did not start after startDefer")
+		time.Sleep(startDefer - time.Millisecond)
+		synctest.Wait()
+		if n := s.CRLRegenerations(); n != 0 {
+			t.Fatalf("the updater made %d CRLs before startDefer", n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if n := s.CRLRegenerations(); n != 1 {
-		t.Errorf("after startDefer the updater remade the CRL a reader made: %d CRLs, want 1", n)
-	}
-	shared.revoke("0a02", time.Now())
-	for i := 0; ; i++ {
-		if n, _ := crlEntries(t, s); n == 2 {
-			break
+		if n, _ := crlEntries(t, s); n != 1 {
+			t.Fatalf("the CRL read during startDefer lists %d revocations, want 1", n)
 		}
-		if i == 500 {
-			t.Fatal("a revocation after start never reached the CRL")
+		if n := s.CRLRegenerations(); n != 1 {
+			t.Fatalf("the read during startDefer made %d CRLs, want 1", n)
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if !s.crl.updating.Load() {
+			t.Fatal("the updater had not started at startDefer")
+		}
+		if n := s.CRLRegenerations(); n != 1 {
+			t.Errorf("after startDefer the updater remade the CRL a reader made: %d CRLs, want 1", n)
+		}
+		shared.revoke("0a02", time.Now())
+		time.Sleep(delay)
+		synctest.Wait()
+		if n, _ := crlEntries(t, s); n != 2 {
+			t.Errorf("CRLDelay after a revocation the CRL lists %d revocations, want 2", n)
+		}
+	})
 }
 
 // TestCRLUpdaterStopsDuringDefer: a Service stopped during startDefer
-// makes no CRL and its updater returns.
+// makes no CRL and its updater returns (in the synctest bubble, an updater
+// that never returned would be reported as a deadlock).
 func TestCRLUpdaterStopsDuringDefer(t *testing.T) {
-	s := &Service{store: countingList{&revokedList{}}, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: time.Second},
-		now: time.Now, log: slog.New(slog.DiscardHandler), crl: &crlCache{}, startDefer: time.Hour}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { s.runCRLUpdater(ctx); close(done) }()
-	cancel()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the updater did not return when stopped during startDefer")
-	}
-	if n := s.CRLRegenerations(); n != 0 {
-		t.Errorf("stopped during startDefer, the updater made %d CRLs", n)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		s := &Service{store: countingList{&revokedList{}}, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: time.Second},
+			now: time.Now, log: slog.New(slog.DiscardHandler), crl: &crlCache{}, startDefer: time.Hour}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { s.runCRLUpdater(ctx); close(done) }()
+		cancel()
+		<-done
+		if n := s.CRLRegenerations(); n != 0 {
+			t.Errorf("stopped during startDefer, the updater made %d CRLs", n)
+		}
+	})
 }
 
 // plannerStore is a Store whose Inventory is a planStore's.
@@ -82,40 +79,44 @@ type plannerStore struct {
 }
 
 // TestPlannerDefersFirstRebuild: with planning on, the planner's first
-// rebuild waits startDefer, then reads the stored windows.
+// rebuild waits startDefer, then reads the stored windows. Time is the
+// synctest bubble's.
 func TestPlannerDefersFirstRebuild(t *testing.T) {
-	at := time.Now().Add(24 * time.Hour)
-	inv := newPlanStore(&planClock{t: time.Now().Add(-2 * planMargin)}) // issued before the rebuild's cut
-	inv.put(RenewalWindow{Serial: "0a01", AccountID: "a", Start: at, End: at.Add(time.Hour)}, 0)
-	s := &Service{store: plannerStore{planStore: inv}, now: time.Now, log: slog.New(slog.DiscardHandler),
-		plan: newPlanner(time.Now), startDefer: 400 * time.Millisecond}
-	live := &Live{Policy: &Policy{}, ARI: ARIConfig{MaxRenewalsPerHour: 100}}
-	live.ARI.setDefaults()
-	s.live.Store(live)
-	loaded := func() bool {
-		s.plan.mu.Lock()
-		defer s.plan.mu.Unlock()
-		return s.plan.loaded
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	done := make(chan struct{})
-	go func() { s.runPlanner(ctx); close(done) }()
-	defer func() { cancel(); <-done }()
-
-	time.Sleep(20 * time.Millisecond)
-	if loaded() {
-		t.Fatal("the planner rebuilt before startDefer")
-	}
-	for i := 0; !loaded(); i++ {
-		if i == 500 {
-			t.Fatal("the planner did not rebuild after startDefer")
+	synctest.Test(t, func(t *testing.T) {
+		const startDefer = 400 * time.Millisecond
+		at := time.Now().Add(24 * time.Hour)
+		inv := newPlanStore(&planClock{t: time.Now().Add(-2 * planMargin)}) // issued before the rebuild's cut
+		inv.put(RenewalWindow{Serial: "0a01", AccountID: "a", Start: at, End: at.Add(time.Hour)}, 0)
+		s := &Service{store: plannerStore{planStore: inv}, now: time.Now, log: slog.New(slog.DiscardHandler),
+			plan: newPlanner(time.Now), startDefer: startDefer}
+		live := &Live{Policy: &Policy{}, ARI: ARIConfig{MaxRenewalsPerHour: 100}}
+		live.ARI.setDefaults()
+		s.live.Store(live)
+		loaded := func() bool {
+			s.plan.mu.Lock()
+			defer s.plan.mu.Unlock()
+			return s.plan.loaded
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	s.plan.mu.Lock()
-	n := s.plan.st.count("a")
-	s.plan.mu.Unlock()
-	if n != 1 {
-		t.Errorf("after the first rebuild the plan holds %d windows of account a, want 1", n)
-	}
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan struct{})
+		go func() { s.runPlanner(ctx); close(done) }()
+		defer func() { cancel(); <-done }()
+
+		time.Sleep(startDefer - time.Millisecond)
+		synctest.Wait()
+		if loaded() {
+			t.Fatal("the planner rebuilt before startDefer")
+		}
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		if !loaded() {
+			t.Fatal("the planner had not rebuilt at startDefer")
+		}
+		s.plan.mu.Lock()
+		n := s.plan.st.count("a")
+		s.plan.mu.Unlock()
+		if n != 1 {
+			t.Errorf("after the first rebuild the plan holds %d windows of account a, want 1", n)
+		}
+	})
 }

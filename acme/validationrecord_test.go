@@ -103,7 +103,11 @@ func TestIssuanceRecordsValidations(t *testing.T) {
 					t.Fatal(err)
 				}
 				clock.advance(2 * time.Minute)
-				waitFor(t, "the take-over", func() bool { return orderStatus(t, st, o.ID) == acme.StatusValid })
+				// The take-over runs in the background and audits the
+				// issuance after storing it: wait for both.
+				waitFor(t, "the take-over", func() bool {
+					return orderStatus(t, st, o.ID) == acme.StatusValid && audit.last() != nil
+				})
 			} else if _, err := svc.Finalize(ctx, c, o.ID, csr); err != nil {
 				t.Fatalf("finalize: %v", err)
 			}

@@ -24,9 +24,11 @@ type newSourceFunc = func(t *testing.T, now func() time.Time) ratelimit.Source
 
 // Run runs the whole suite against the sources newSource returns. Each
 // subtest asks for its own, empty Source, which must read its clock from
-// now: a fake clock for most of the suite and time.Now for the real-clock
-// test. A backend whose clock lives elsewhere (Redis TIME) needs a
-// test-only way to take now instead.
+// now: a fake clock for most of the suite, time.Now for the real-clock
+// test, and a closure reading time.Now inside a synctest bubble for the
+// steady-demand test, so the source must be usable from a bubble. A
+// backend whose clock lives elsewhere (Redis TIME) needs a test-only way to
+// take now instead.
 func Run(t *testing.T, newSource func(t *testing.T, now func() time.Time) ratelimit.Source) {
 	t.Run("Rate", func(t *testing.T) { testRate(t, newSource) })
 	t.Run("DuplicateCertificate", func(t *testing.T) { testDuplicateCertificate(t, newSource) })
@@ -36,6 +38,7 @@ func Run(t *testing.T, newSource func(t *testing.T, now func() time.Time) rateli
 	t.Run("GetReset", func(t *testing.T) { testGetReset(t, newSource) })
 	t.Run("Concurrency", func(t *testing.T) { testConcurrency(t, newSource) })
 	t.Run("RealClock", func(t *testing.T) { testRealClock(t, newSource) })
+	t.Run("SteadyDemand", func(t *testing.T) { testSteadyDemand(t, newSource) })
 }
 
 // Clock is a fake clock that is safe for concurrent use. Its zero value

@@ -19,8 +19,9 @@ import (
 
 // TestRateLimitSourceContract runs the shared Source suite: every scripted
 // step on the fake clock (through Options.Clock), batches, invalid ops,
-// Get and Reset, the two-replica races, and the real-clock test on Redis
-// TIME.
+// Get and Reset, the two-replica races, the real-clock test on Redis TIME,
+// and the steady-demand test on a synctest bubble's clock (through
+// Options.Clock).
 func TestRateLimitSourceContract(t *testing.T) {
 	c := testClient(t)
 	sourcetest.Run(t, func(t *testing.T, now func() time.Time) ratelimit.Source {
