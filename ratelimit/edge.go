@@ -30,7 +30,7 @@ const (
 //
 // Allow allocates nothing: buckets live in a fixed-size table of slots
 // keyed by the address as a [16]byte — an IPv4 address, or an IPv6 address
-// masked to its /64 as in [IPKey] — with no string built. The table is
+// masked to its /64 ([IPPrefix]) — with no string built. The table is
 // split into 64 locked shards, and within a shard into sets of 8 slots
 // chosen by a seeded hash, so memory is fixed at construction (24 bytes a
 // slot).
@@ -148,16 +148,11 @@ func (e *Edge) SetLimit(limit Limit) error {
 // addresses at one set.
 func (e *Edge) hash(key [16]byte) uint64 { return maphash.Comparable(e.seed, key) }
 
-// edgeKey is the table key of addr: the IPv4 address in IPv4-mapped form,
-// or the IPv6 address with its interface identifier (the low 64 bits)
-// cleared, so a whole /64 shares one bucket as in [IPKey]. The two never
+// edgeKey is the table key of addr: its [IPPrefix] as 16 bytes, an IPv4
+// address in IPv4-mapped form, an IPv6 /64 with its interface identifier
+// (the low 64 bits) cleared, so a whole /64 shares one bucket. The two never
 // collide: a mapped IPv4 address has ffff in bits 80–95, which the /64 mask
-// clears for IPv6.
+// clears for IPv6. The invalid Addr gives all zeros, the key of ::/64 too.
 func edgeKey(addr netip.Addr) [16]byte {
-	addr = addr.Unmap()
-	k := addr.As16()
-	if addr.Is6() {
-		clear(k[8:])
-	}
-	return k
+	return IPPrefix(addr).Addr().As16()
 }

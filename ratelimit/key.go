@@ -20,21 +20,41 @@ func BucketKey(name Name, key string) string {
 	return name.String() + ":" + key
 }
 
-// IPKey returns the key of a client address for the IP-keyed limits: an IPv4
-// address as is ("192.0.2.7"), an IPv6 address masked to its /64
-// ("2001:db8:1:2::/64"), because one subscriber routinely holds a whole /64
-// and could otherwise take a fresh bucket per request. An IPv4-mapped IPv6
-// address is unmapped first, and a zone is dropped. The invalid Addr gives
-// "", which the [Limiter] rejects.
-func IPKey(addr netip.Addr) string {
+// IPPrefix returns the group of client addresses that the per-IP limits
+// count as one client, the one place of that rule: an IPv4 address alone
+// (its /32), an IPv6 address's /64 (the interface identifier cleared),
+// because one subscriber routinely holds a whole /64 and could otherwise
+// take a fresh bucket or connection per address. An IPv4-mapped IPv6
+// address is unmapped first, so it is its IPv4 address, and a zone is
+// dropped. The invalid Addr gives the invalid Prefix.
+//
+// [IPKey] spells the group as a bucket key, the [Edge] as its table key,
+// and web's connection caps count open connections by it.
+func IPPrefix(addr netip.Addr) netip.Prefix {
 	addr = addr.Unmap().WithZone("")
 	switch {
 	case addr.Is4():
-		return addr.String()
+		return netip.PrefixFrom(addr, 32)
 	case addr.Is6():
-		return netip.PrefixFrom(addr, 64).Masked().String()
+		return netip.PrefixFrom(addr, 64).Masked()
 	default:
+		return netip.Prefix{}
+	}
+}
+
+// IPKey returns the key of a client address for the IP-keyed limits: its
+// [IPPrefix], an IPv4 address as is ("192.0.2.7"), an IPv6 address as its
+// /64 ("2001:db8:1:2::/64"). The invalid Addr gives "", which the [Limiter]
+// rejects.
+func IPKey(addr netip.Addr) string {
+	p := IPPrefix(addr)
+	switch {
+	case !p.IsValid():
 		return ""
+	case p.Addr().Is4():
+		return p.Addr().String()
+	default:
+		return p.String()
 	}
 }
 

@@ -9,6 +9,41 @@ import (
 	"testing"
 )
 
+// TestIPPrefix: the one /64 rule. An IPv4 address is its own /32, an IPv6
+// address its /64; an IPv4-mapped address is its IPv4 address and a zone is
+// dropped. The invalid Addr gives the invalid Prefix. The Edge's table key
+// is the same group in 16 bytes.
+func TestIPPrefix(t *testing.T) {
+	tests := []struct {
+		addr string
+		want string
+	}{
+		{"192.0.2.7", "192.0.2.7/32"},
+		{"127.0.0.1", "127.0.0.1/32"},
+		{"::ffff:192.0.2.7", "192.0.2.7/32"},
+		{"2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"},
+		{"2001:db8:1:2::", "2001:db8:1:2::/64"},
+		{"fe80::1%eth0", "fe80::/64"},
+		{"::1", "::/64"},
+		{"::", "::/64"},
+	}
+	for _, tt := range tests {
+		addr, want := netip.MustParseAddr(tt.addr), netip.MustParsePrefix(tt.want)
+		if got := IPPrefix(addr); got != want {
+			t.Errorf("IPPrefix(%s) = %s, want %s", tt.addr, got, want)
+		}
+		if got, want := edgeKey(addr), want.Addr().As16(); got != want {
+			t.Errorf("edgeKey(%s) = %x, want %x", tt.addr, got, want)
+		}
+	}
+	if got := IPPrefix(netip.Addr{}); got.IsValid() || got != (netip.Prefix{}) {
+		t.Errorf("IPPrefix(invalid) = %v, want the invalid Prefix", got)
+	}
+	if got := edgeKey(netip.Addr{}); got != ([16]byte{}) {
+		t.Errorf("edgeKey(invalid) = %x, want zeros", got)
+	}
+}
+
 func TestIPKey(t *testing.T) {
 	tests := []struct {
 		addr string

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // Bounded connections on the ACME listener and on the plain-HTTP listener
@@ -61,12 +63,12 @@ type connLimiter struct {
 	obs    connObserver
 
 	mu    sync.Mutex
-	perIP map[netip.Addr]int // by ratelimit.IPKey's grouping: IPv4, IPv6 /64
+	perIP map[netip.Prefix]int // by ratelimit.IPPrefix: an IPv4 address, an IPv6 /64
 	total int
 }
 
 func newConnLimiter(l connLimits, obs connObserver) *connLimiter {
-	c := &connLimiter{obs: obs, perIP: map[netip.Addr]int{}}
+	c := &connLimiter{obs: obs, perIP: map[netip.Prefix]int{}}
 	c.set(l)
 	return c
 }
@@ -74,20 +76,10 @@ func newConnLimiter(l connLimits, obs connObserver) *connLimiter {
 // set installs l (at start and on reload); open connections stay.
 func (c *connLimiter) set(l connLimits) { c.limits.Store(&l) }
 
-// connKey groups addresses as the per-IP limits do: an IPv4 address, an
-// IPv6 /64.
-func connKey(a netip.Addr) netip.Addr {
-	a = a.Unmap().WithZone("")
-	if a.Is6() {
-		return netip.PrefixFrom(a, 64).Masked().Addr()
-	}
-	return a
-}
-
 // admit counts a new connection from peer, or says why it is refused.
-func (c *connLimiter) admit(peer netip.Addr) (key netip.Addr, refused string) {
+func (c *connLimiter) admit(peer netip.Addr) (key netip.Prefix, refused string) {
 	l := c.limits.Load()
-	key = connKey(peer)
+	key = ratelimit.IPPrefix(peer)
 	perIP := l.perIP > 0 && !inPrefixes(l.exempt, peer.Unmap())
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -103,7 +95,7 @@ func (c *connLimiter) admit(peer netip.Addr) (key netip.Addr, refused string) {
 }
 
 // release uncounts a connection of key.
-func (c *connLimiter) release(key netip.Addr) {
+func (c *connLimiter) release(key netip.Prefix) {
 	c.mu.Lock()
 	c.total--
 	if n := c.perIP[key] - 1; n > 0 {
@@ -166,7 +158,7 @@ func (ln *limitedListener) Accept() (net.Conn, error) {
 type countedConn struct {
 	net.Conn
 	c         *connLimiter
-	key       netip.Addr
+	key       netip.Prefix
 	timer     *time.Timer // the first-request deadline
 	requested atomic.Bool
 	closed    sync.Once

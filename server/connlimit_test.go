@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // connEvents counts what a connLimiter reports.
@@ -42,7 +44,7 @@ func TestConnLimiterCaps(t *testing.T) {
 	if got := admit("10.1.2.3"); got != refusedTotal {
 		t.Errorf("sixth connection = %q, want refused by max-total", got)
 	}
-	c.release(connKey(netip.MustParseAddr("2001:db8::1")))
+	c.release(ratelimit.IPPrefix(netip.MustParseAddr("2001:db8::1")))
 	if got := admit("2001:db8::2"); got != "" {
 		t.Errorf("after a release = %q, want admitted", got)
 	}
