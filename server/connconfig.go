@@ -4,11 +4,15 @@ package server
 
 import (
 	"fmt"
+	"net/http"
+	"net/netip"
 	"time"
+
+	"github.com/weir-pki/weir/web"
 )
 
 // ConnectionsConfig is server.connections: the bounds on the ACME
-// listener's connections (connlimit.go). max-per-ip, max-total and
+// listener's connections (web/connlimit.go). max-per-ip, max-total and
 // first-request-timeout reload live; the others take effect at restart.
 type ConnectionsConfig struct {
 	// MaxPerIP caps the open connections of one client address (an IPv4
@@ -63,4 +67,33 @@ func (c ConnectionsConfig) validate() []error {
 		add("server.connections.http2-max-concurrent-streams: %d must be between 1 and 1000", c.HTTP2MaxConcurrentStreams)
 	}
 	return errs
+}
+
+// connLimitsOf derives the caps' live settings (web/connlimit.go) from cfg
+// and the limiter's settings of the same configuration (its parsed
+// whitelist and trusted proxies).
+func connLimitsOf(cfg ConnectionsConfig, ls *limiterSettings) web.ConnLimits {
+	exempt := append(append([]netip.Prefix(nil), ls.edge.Whitelist...), ls.edge.TrustedProxies...)
+	return web.ConnLimits{PerIP: cfg.MaxPerIP, Total: cfg.MaxTotal, FirstRequest: cfg.FirstRequestTimeout, Exempt: exempt}
+}
+
+// publicHTTPServer bounds hs, the server of the ACME listener or of the
+// plain-HTTP one, as cfg says: the idle and header limits, HTTP/2's, and
+// the first-request deadline of connections from a web.ConnLimiter's
+// listener.
+func publicHTTPServer(hs *http.Server, cfg ConnectionsConfig) {
+	web.NoteRequests(hs)
+	hs.IdleTimeout = cfg.IdleTimeout
+	hs.MaxHeaderBytes = cfg.MaxHeaderBytes
+	hs.HTTP2 = &http.HTTP2Config{
+		MaxConcurrentStreams: cfg.HTTP2MaxConcurrentStreams,
+		// The RFC 9113 default of HPACK's table, which the client may
+		// not raise.
+		MaxDecoderHeaderTableSize: 4096,
+		MaxEncoderHeaderTableSize: 4096,
+		// A connection that stays silent while requests are under way is
+		// pinged after 30 s, and closed 15 s later without an answer.
+		SendPingTimeout: 30 * time.Second,
+		PingTimeout:     15 * time.Second,
+	}
 }

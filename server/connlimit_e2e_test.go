@@ -144,9 +144,7 @@ func noConnections(t *testing.T, e *testEnv) {
 	t.Helper()
 	e.http.CloseIdleConnections()
 	for i := 0; ; i++ {
-		e.srv.conns.mu.Lock()
-		n := e.srv.conns.total
-		e.srv.conns.mu.Unlock()
+		n := e.srv.conns.Open()
 		if n == 0 {
 			return
 		}

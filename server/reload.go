@@ -246,8 +246,8 @@ func (s *Server) reloadLocked() error {
 		return err
 	}
 	s.limiterNow = ls
-	s.conns.set(connLimitsOf(cfg.Server.Connections, ls))
-	s.httpConns.set(connLimitsOf(cfg.Server.Connections, ls))
+	s.conns.Set(connLimitsOf(cfg.Server.Connections, ls))
+	s.httpConns.Set(connLimitsOf(cfg.Server.Connections, ls))
 	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly(), Backdate: cfg.CA.Backdate})
 	warnProfiles(s.log, profiles, leafEKUs(cfg, profiles), s.svc.CA().Hierarchy().Intermediate, time.Now())
 	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)

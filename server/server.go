@@ -91,8 +91,8 @@ type Server struct {
 
 	// conns caps the ACME listener's connections, httpConns the
 	// plain-HTTP listener's, each with the caps of server.connections
-	// (connlimit.go).
-	conns, httpConns *connLimiter
+	// (web/connlimit.go).
+	conns, httpConns *web.ConnLimiter
 }
 
 // newLogger makes the process logger from log.level and log.format; the
@@ -265,8 +265,8 @@ func (s *Server) wire(ctx context.Context, issuer *ca.CA) error {
 		return fmt.Errorf("rate-limiting: restoring the exact counts from the store: %w", err)
 	}
 	s.limiterNow = ls
-	s.conns = newConnLimiter(connLimitsOf(s.cfg.Server.Connections, ls), s.metrics)
-	s.httpConns = newConnLimiter(connLimitsOf(s.cfg.Server.Connections, ls), s.metrics)
+	s.conns = web.NewConnLimiter(connLimitsOf(s.cfg.Server.Connections, ls), s.metrics)
+	s.httpConns = web.NewConnLimiter(connLimitsOf(s.cfg.Server.Connections, ls), s.metrics)
 	if s.validator, err = newValidator(s.cfg); err != nil {
 		return err
 	}
@@ -362,7 +362,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	// any time): read the configuration under its lock.
 	cfg := s.currentConfig()
 	hs := s.httpServer(s.web.Handler())
-	publicHTTPServer(hs, cfg.Server.Connections) // connlimit.go
+	publicHTTPServer(hs, cfg.Server.Connections) // connconfig.go
 	hs.TLSConfig = &tls.Config{
 		Certificates: []tls.Certificate{s.tlsCert},
 		MinVersion:   tls.VersionTLS12,
@@ -394,14 +394,14 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		go s.adminCreds.Run(bg, s.log)
 	}
 	serveErr := make(chan error, 2)
-	go func() { serveErr <- hs.ServeTLS(s.conns.listener(ls.ACME), "", "") }()
+	go func() { serveErr <- hs.ServeTLS(s.conns.Listener(ls.ACME), "", "") }()
 	if ls.HTTP != nil {
 		// The public artefacts over plain HTTP, bounded as the ACME
 		// listener is, with caps of their own.
 		ps := s.httpServer(s.web.ArtefactHandler())
 		publicHTTPServer(ps, cfg.Server.Connections)
 		servers = append(servers, ps)
-		go func() { serveErr <- ps.Serve(s.httpConns.listener(ls.HTTP)) }()
+		go func() { serveErr <- ps.Serve(s.httpConns.Listener(ls.HTTP)) }()
 	}
 	var err error
 	select {

@@ -34,6 +34,8 @@ type EdgeConfig struct {
 // SetEdge installs the global layer's settings (at start and on reload).
 func (s *Server) SetEdge(c EdgeConfig) { s.edge.Store(&c) }
 
+// inPrefixes reports whether a is in one of ps (the edge's whitelist and
+// trusted proxies, the connection caps' exempt addresses).
 func inPrefixes(ps []netip.Prefix, a netip.Addr) bool {
 	for _, p := range ps {
 		if p.Contains(a) {

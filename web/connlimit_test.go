@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package web
 
 import (
 	"net/netip"
@@ -10,7 +10,7 @@ import (
 	"github.com/weir-pki/weir/ratelimit"
 )
 
-// connEvents counts what a connLimiter reports.
+// connEvents counts what a ConnLimiter reports.
 type connEvents struct{ opened, closed, timedOut, refused int }
 
 func (e *connEvents) ConnOpened()        { e.opened++ }
@@ -23,7 +23,7 @@ func (e *connEvents) ConnTimedOut()      { e.timedOut++ }
 // release frees a place, and a reload changes the caps at once.
 func TestConnLimiterCaps(t *testing.T) {
 	proxy := netip.MustParsePrefix("10.0.0.0/8")
-	c := newConnLimiter(connLimits{perIP: 2, total: 5, firstRequest: time.Second, exempt: []netip.Prefix{proxy}}, &connEvents{})
+	c := NewConnLimiter(ConnLimits{PerIP: 2, Total: 5, FirstRequest: time.Second, Exempt: []netip.Prefix{proxy}}, &connEvents{})
 	admit := func(ip string) string {
 		_, refused := c.admit(netip.MustParseAddr(ip))
 		return refused
@@ -48,7 +48,7 @@ func TestConnLimiterCaps(t *testing.T) {
 	if got := admit("2001:db8::2"); got != "" {
 		t.Errorf("after a release = %q, want admitted", got)
 	}
-	c.set(connLimits{perIP: 0, total: 0})
+	c.Set(ConnLimits{PerIP: 0, Total: 0})
 	for i := range 10 {
 		if got := admit("192.0.2.1"); got != "" {
 			t.Fatalf("connection %d with the caps off = %q, want admitted", i+1, got)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package web
 
 import (
 	"context"
@@ -35,15 +35,20 @@ import (
 // (server.trusted-proxies), which carries many clients' connections, are
 // exempt from max-per-ip, and counted in max-total like any other.
 
-// connLimits are the live settings of the caps.
-type connLimits struct {
-	perIP, total int
-	firstRequest time.Duration
-	exempt       []netip.Prefix // the whitelist and the trusted proxies
+// ConnLimits are the live settings of the caps.
+type ConnLimits struct {
+	// PerIP caps the open connections of one client (a
+	// [ratelimit.IPPrefix]), Total all of them; 0 turns a cap off.
+	PerIP, Total int
+	// FirstRequest closes a connection that has sent no request by then.
+	FirstRequest time.Duration
+	// Exempt are the addresses PerIP does not apply to: the whitelist and
+	// the trusted proxies.
+	Exempt []netip.Prefix
 }
 
-// connObserver hears what the caps do (web/admin.Metrics).
-type connObserver interface {
+// ConnObserver hears what the caps do (web/admin.Metrics).
+type ConnObserver interface {
 	ConnOpened()
 	ConnClosed()
 	ConnRefused(reason string)
@@ -57,36 +62,44 @@ const (
 	refusedTotal = "total"
 )
 
-// connLimiter counts the open connections of a listener.
-type connLimiter struct {
-	limits atomic.Pointer[connLimits]
-	obs    connObserver
+// ConnLimiter counts the open connections of a listener.
+type ConnLimiter struct {
+	limits atomic.Pointer[ConnLimits]
+	obs    ConnObserver
 
 	mu    sync.Mutex
 	perIP map[netip.Prefix]int // by ratelimit.IPPrefix: an IPv4 address, an IPv6 /64
 	total int
 }
 
-func newConnLimiter(l connLimits, obs connObserver) *connLimiter {
-	c := &connLimiter{obs: obs, perIP: map[netip.Prefix]int{}}
-	c.set(l)
+// NewConnLimiter returns the caps l, telling obs what they do.
+func NewConnLimiter(l ConnLimits, obs ConnObserver) *ConnLimiter {
+	c := &ConnLimiter{obs: obs, perIP: map[netip.Prefix]int{}}
+	c.Set(l)
 	return c
 }
 
-// set installs l (at start and on reload); open connections stay.
-func (c *connLimiter) set(l connLimits) { c.limits.Store(&l) }
+// Set installs l (at start and on reload); open connections stay.
+func (c *ConnLimiter) Set(l ConnLimits) { c.limits.Store(&l) }
+
+// Open returns the number of connections open on c's listeners.
+func (c *ConnLimiter) Open() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.total
+}
 
 // admit counts a new connection from peer, or says why it is refused.
-func (c *connLimiter) admit(peer netip.Addr) (key netip.Prefix, refused string) {
+func (c *ConnLimiter) admit(peer netip.Addr) (key netip.Prefix, refused string) {
 	l := c.limits.Load()
 	key = ratelimit.IPPrefix(peer)
-	perIP := l.perIP > 0 && !inPrefixes(l.exempt, peer.Unmap())
+	perIP := l.PerIP > 0 && !inPrefixes(l.Exempt, peer.Unmap())
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	switch {
-	case l.total > 0 && c.total >= l.total:
+	case l.Total > 0 && c.total >= l.Total:
 		return key, refusedTotal
-	case perIP && c.perIP[key] >= l.perIP:
+	case perIP && c.perIP[key] >= l.PerIP:
 		return key, refusedPerIP
 	}
 	c.total++
@@ -95,7 +108,7 @@ func (c *connLimiter) admit(peer netip.Addr) (key netip.Prefix, refused string) 
 }
 
 // release uncounts a connection of key.
-func (c *connLimiter) release(key netip.Prefix) {
+func (c *ConnLimiter) release(key netip.Prefix) {
 	c.mu.Lock()
 	c.total--
 	if n := c.perIP[key] - 1; n > 0 {
@@ -106,24 +119,16 @@ func (c *connLimiter) release(key netip.Prefix) {
 	c.mu.Unlock()
 }
 
-// inPrefixes reports whether a is in one of ps.
-func inPrefixes(ps []netip.Prefix, a netip.Addr) bool {
-	for _, p := range ps {
-		if p.Contains(a) {
-			return true
-		}
-	}
-	return false
-}
-
-// listener applies c to the connections ln accepts.
-func (c *connLimiter) listener(ln net.Listener) net.Listener {
+// Listener applies c to the connections ln accepts. Their first-request
+// deadline stops at a request only under an http.Server given to
+// [NoteRequests].
+func (c *ConnLimiter) Listener(ln net.Listener) net.Listener {
 	return &limitedListener{Listener: ln, c: c}
 }
 
 type limitedListener struct {
 	net.Listener
-	c *connLimiter
+	c *ConnLimiter
 }
 
 // Accept returns the next connection within the caps; one beyond them is
@@ -149,7 +154,7 @@ func (ln *limitedListener) Accept() (net.Conn, error) {
 		}
 		ln.c.obs.ConnOpened()
 		cc := &countedConn{Conn: nc, c: ln.c, key: key}
-		cc.timer = time.AfterFunc(ln.c.limits.Load().firstRequest, cc.noRequest)
+		cc.timer = time.AfterFunc(ln.c.limits.Load().FirstRequest, cc.noRequest)
 		return cc, nil
 	}
 }
@@ -157,7 +162,7 @@ func (ln *limitedListener) Accept() (net.Conn, error) {
 // countedConn is an admitted connection, uncounted when it closes.
 type countedConn struct {
 	net.Conn
-	c         *connLimiter
+	c         *ConnLimiter
 	key       netip.Prefix
 	timer     *time.Timer // the first-request deadline
 	requested atomic.Bool
@@ -207,6 +212,13 @@ func connContext(ctx context.Context, c net.Conn) context.Context {
 	return ctx
 }
 
+// NoteRequests makes each request of hs stop its connection's
+// first-request deadline: it wraps hs.Handler and sets hs.ConnContext.
+func NoteRequests(hs *http.Server) {
+	hs.Handler = requestSeen(hs.Handler)
+	hs.ConnContext = connContext
+}
+
 // requestSeen wraps h: each request stops its connection's first-request
 // deadline.
 func requestSeen(h http.Handler) http.Handler {
@@ -216,34 +228,4 @@ func requestSeen(h http.Handler) http.Handler {
 		}
 		h.ServeHTTP(w, r)
 	})
-}
-
-// connLimitsOf derives the caps' live settings from cfg and the limiter's
-// settings of the same configuration (its parsed whitelist and trusted
-// proxies).
-func connLimitsOf(cfg ConnectionsConfig, ls *limiterSettings) connLimits {
-	exempt := append(append([]netip.Prefix(nil), ls.edge.Whitelist...), ls.edge.TrustedProxies...)
-	return connLimits{perIP: cfg.MaxPerIP, total: cfg.MaxTotal, firstRequest: cfg.FirstRequestTimeout, exempt: exempt}
-}
-
-// publicHTTPServer bounds hs, the server of the ACME listener or of the
-// plain-HTTP one, as cfg says: the idle and header limits, HTTP/2's, and
-// the first-request deadline of connections from the connLimiter's
-// listener.
-func publicHTTPServer(hs *http.Server, cfg ConnectionsConfig) {
-	hs.Handler = requestSeen(hs.Handler)
-	hs.ConnContext = connContext
-	hs.IdleTimeout = cfg.IdleTimeout
-	hs.MaxHeaderBytes = cfg.MaxHeaderBytes
-	hs.HTTP2 = &http.HTTP2Config{
-		MaxConcurrentStreams: cfg.HTTP2MaxConcurrentStreams,
-		// The RFC 9113 default of HPACK's table, which the client may
-		// not raise.
-		MaxDecoderHeaderTableSize: 4096,
-		MaxEncoderHeaderTableSize: 4096,
-		// A connection that stays silent while requests are under way is
-		// pinged after 30 s, and closed 15 s later without an answer.
-		SendPingTimeout: 30 * time.Second,
-		PingTimeout:     15 * time.Second,
-	}
 }
