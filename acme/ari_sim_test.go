@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-pki/weir/acme/renewal"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -26,9 +27,9 @@ type fleetResult struct {
 // renewal through the real limiter with the requests new-order, the
 // authorization's validation and finalize make (ratelimit/actions.go), on
 // a simulated clock.
-func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleetResult {
+func simulateFleet(t *testing.T, cfg renewal.Config, plan bool, accounts []int) fleetResult {
 	t.Helper()
-	cfg.setDefaults()
+	cfg.SetDefaults()
 	start := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := start
 	clock := func() time.Time { return now }
@@ -121,7 +122,7 @@ func TestARIFleetSimulation(t *testing.T) {
 	for range 50 {
 		accounts = append(accounts, 100)
 	}
-	cfg := ARIConfig{MaxRenewalsPerHour: 100}
+	cfg := renewal.Config{MaxRenewalsPerHour: 100}
 
 	planned := simulateFleet(t, cfg, true, accounts)
 	t.Logf("planned windows: %d renewed, peak %d renewals in an hour against a ceiling of %d, %d refused (429)",
@@ -144,8 +145,8 @@ func TestARIFleetSimulation(t *testing.T) {
 // TestPlannerPlace: a window lies within its bounds, and the planner
 // moves later once an hour is full.
 func TestPlannerPlace(t *testing.T) {
-	cfg := ARIConfig{MaxRenewalsPerHour: 4, WindowWidth: time.Hour}
-	cfg.setDefaults()
+	cfg := renewal.Config{MaxRenewalsPerHour: 4, WindowWidth: time.Hour}
+	cfg.SetDefaults()
 	p := newPlanner(nil)
 	nb := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	na := nb.Add(100 * time.Hour)

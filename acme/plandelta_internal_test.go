@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // refreshed refreshes r's plan and fails t if it cannot.
@@ -325,12 +327,12 @@ func TestPlannerLapsed(t *testing.T) {
 	st := newPlanStore(clk)
 	s := &Service{store: plannerStore{planStore: st}, now: clk.now, log: slog.New(slog.DiscardHandler), plan: newPlanner(clk.now)}
 	s.plan.yield = 0
-	live := &Live{Policy: &Policy{}, ARI: ARIConfig{MaxRenewalsPerHour: 100}}
-	live.ARI.setDefaults()
+	live := &Live{Policy: &Policy{}, ARI: renewal.Config{MaxRenewalsPerHour: 100}}
+	live.ARI.SetDefaults()
 	s.live.Store(live)
 	s.plan.update(t.Context(), st, nil, s.log)
-	off := &Live{Policy: &Policy{}, ARI: ARIConfig{}}
-	off.ARI.setDefaults()
+	off := &Live{Policy: &Policy{}, ARI: renewal.Config{}}
+	off.ARI.SetDefaults()
 	s.live.Store(off)
 	nb := clk.now()
 	start, end := s.renewalWindow("off", "a", 1, nb, nb.Add(90*24*time.Hour))

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // planStore is an Inventory of what the renewal planner reads, held in
@@ -221,12 +223,12 @@ func (s *planStore) truth(now time.Time) *planState {
 type planReplica struct {
 	p   *planner
 	s   *planStore
-	cfg ARIConfig
+	cfg renewal.Config
 }
 
 func newPlanReplica(s *planStore) *planReplica {
-	cfg := ARIConfig{MaxRenewalsPerHour: 10, WindowWidth: 2 * time.Hour}
-	cfg.setDefaults()
+	cfg := renewal.Config{MaxRenewalsPerHour: 10, WindowWidth: 2 * time.Hour}
+	cfg.SetDefaults()
 	p := newPlanner(s.clock.now)
 	p.yield = 0 // the tests' pages are read at once
 	return &planReplica{p: p, s: s, cfg: cfg}

@@ -7,40 +7,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/weir-pki/weir/acme/renewal"
 )
-
-// ARIConfig shapes the renewal windows weir suggests (RFC 9773).
-type ARIConfig struct {
-	// WindowStart and WindowEnd bound where a window may be placed, as
-	// fractions of a certificate's lifetime (default 0.6 and 0.8).
-	WindowStart, WindowEnd float64
-	// WindowWidth is each window's width; 0 means lifetime/45 (two days
-	// for 90 days), at least an hour.
-	WindowWidth time.Duration
-	// MaxRenewalsPerHour is the ceiling the planner keeps the CA's expected
-	// renewal rate under; 0 turns planning off (every window is the
-	// default one, from two thirds of the lifetime).
-	MaxRenewalsPerHour int
-	// Target is the fraction of a capacity (the ceiling, an account's
-	// limiter headroom) the planner fills before it spreads further
-	// (default 0.5), the margin for clients that renew at random times
-	// within their windows.
-	Target float64
-	// ExplanationURL is sent with windows in the past (incident mode).
-	ExplanationURL string
-}
-
-func (c *ARIConfig) setDefaults() {
-	if c.WindowStart <= 0 {
-		c.WindowStart = 0.6
-	}
-	if c.WindowEnd <= c.WindowStart {
-		c.WindowEnd = max(0.8, c.WindowStart+0.1)
-	}
-	if c.Target <= 0 || c.Target > 1 {
-		c.Target = 0.5
-	}
-}
 
 // renewalHeadroom is implemented by a Limits that knows how many renewals
 // an hour an account can make without a 429 (limits.Adapter: its san-budget
@@ -114,7 +83,7 @@ func hourIndex(t time.Time) int64 { return t.Unix() / 3600 }
 
 // placeSpan is where a window of a certificate valid over [nb, na) may
 // start, [lo, hi] on the hour, and its width in whole hours.
-func placeSpan(c ARIConfig, nb, na time.Time) (lo, hi time.Time, hours int64) {
+func placeSpan(c renewal.Config, nb, na time.Time) (lo, hi time.Time, hours int64) {
 	life := na.Sub(nb)
 	width := c.WindowWidth
 	if width <= 0 {
@@ -131,7 +100,7 @@ func placeSpan(c ARIConfig, nb, na time.Time) (lo, hi time.Time, hours int64) {
 // place chooses the window of a new certificate of account valid over
 // [nb, na) and records it. perHour is the account's headroom (+Inf for
 // none). p.mu is held.
-func (p *planner) place(c ARIConfig, serial string, account AccountID, nb, na time.Time, perHour float64) (time.Time, time.Time) {
+func (p *planner) place(c renewal.Config, serial string, account AccountID, nb, na time.Time, perHour float64) (time.Time, time.Time) {
 	lo, hi, hours := placeSpan(c, nb, na)
 	ceiling := float64(c.MaxRenewalsPerHour) * c.Target
 	acctCap := perHour * c.Target

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // BenchmarkPlannerPlace: placing one certificate's window (the planner's
@@ -19,8 +21,8 @@ func BenchmarkPlannerPlace(b *testing.B) { benchPlace(b, 5000) }
 func BenchmarkPlannerPlaceFull(b *testing.B) { benchPlace(b, 10) }
 
 func benchPlace(b *testing.B, ceiling int) {
-	cfg := ARIConfig{MaxRenewalsPerHour: ceiling}
-	cfg.setDefaults()
+	cfg := renewal.Config{MaxRenewalsPerHour: ceiling}
+	cfg.SetDefaults()
 	t0 := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	const life = 90 * 24 * time.Hour
 	p := newPlanner(nil)

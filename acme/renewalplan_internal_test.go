@@ -10,6 +10,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // acctLoad is account's expected renewals in hour h.
@@ -251,7 +253,7 @@ func mergeKeys[K comparable, V any](a, b map[K]V) map[K]bool {
 // every hour, the account's hours read whenever it has a headroom: the
 // reference for the sliding maximum and for place's skipping of an
 // account that cannot limit the placement.
-func placeBrute(p *planner, c ARIConfig, account AccountID, nb, na time.Time, perHour float64) time.Time {
+func placeBrute(p *planner, c renewal.Config, account AccountID, nb, na time.Time, perHour float64) time.Time {
 	lo, hi, hours := placeSpan(c, nb, na)
 	ceiling, acctCap := float64(c.MaxRenewalsPerHour)*c.Target, perHour*c.Target
 	share := 1 / float64(hours)
@@ -282,11 +284,11 @@ func TestPlannerPlaceSlidingMax(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 40 {
 		p := newPlanner(func() time.Time { return planT0 })
-		cfg := ARIConfig{MaxRenewalsPerHour: 1 + rng.IntN(50)}
+		cfg := renewal.Config{MaxRenewalsPerHour: 1 + rng.IntN(50)}
 		if trial%3 == 0 {
 			cfg.WindowWidth = time.Duration(1+rng.IntN(60)) * time.Hour
 		}
-		cfg.setDefaults()
+		cfg.SetDefaults()
 		for i := range 3000 {
 			nb := planT0.Add(time.Duration(rng.IntN(72)) * time.Hour)
 			na := nb.Add(time.Duration(24+rng.IntN(24*90)) * time.Hour)

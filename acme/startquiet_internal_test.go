@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // TestCRLUpdaterDefersStart: the updater makes no CRL during startDefer;
@@ -89,8 +91,8 @@ func TestPlannerDefersFirstRebuild(t *testing.T) {
 		inv.put(RenewalWindow{Serial: "0a01", AccountID: "a", Start: at, End: at.Add(time.Hour)}, 0)
 		s := &Service{store: plannerStore{planStore: inv}, now: time.Now, log: slog.New(slog.DiscardHandler),
 			plan: newPlanner(time.Now), startDefer: startDefer}
-		live := &Live{Policy: &Policy{}, ARI: ARIConfig{MaxRenewalsPerHour: 100}}
-		live.ARI.setDefaults()
+		live := &Live{Policy: &Policy{}, ARI: renewal.Config{MaxRenewalsPerHour: 100}}
+		live.ARI.SetDefaults()
 		s.live.Store(live)
 		loaded := func() bool {
 			s.plan.mu.Lock()
