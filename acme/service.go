@@ -193,7 +193,7 @@ type Service struct {
 	startDefer time.Duration
 
 	live atomic.Pointer[Live] // nil: the zero Live, with defaults
-	plan *planner
+	plan *renewal.Planner
 
 	jobs     *validationQueue // claimed challenges waiting for a worker (lease.go)
 	running  atomic.Bool      // Run's workers are running
@@ -234,7 +234,7 @@ func New(cfg Config, live Live, deps Deps) (*Service, error) {
 		jobs: newValidationQueue(cfg.ValidationQueue, cfg.ValidationWorkersPerAccount)}
 	s.SetLive(live)
 	s.crl = &crlCache{}
-	s.plan = newPlanner(deps.Now)
+	s.plan = renewal.NewPlanner(deps.Now)
 	s.startDefer = startQuiet
 	return s, nil
 }

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
-
-	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // TestCRLUpdaterDefersStart: the updater makes no CRL during startDefer;
@@ -70,55 +68,6 @@ func TestCRLUpdaterStopsDuringDefer(t *testing.T) {
 		<-done
 		if n := s.CRLRegenerations(); n != 0 {
 			t.Errorf("stopped during startDefer, the updater made %d CRLs", n)
-		}
-	})
-}
-
-// plannerStore is a Store whose Inventory is a planStore's.
-type plannerStore struct {
-	Store
-	*planStore
-}
-
-// TestPlannerDefersFirstRebuild: with planning on, the planner's first
-// rebuild waits startDefer, then reads the stored windows. Time is the
-// synctest bubble's.
-func TestPlannerDefersFirstRebuild(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		const startDefer = 400 * time.Millisecond
-		at := time.Now().Add(24 * time.Hour)
-		inv := newPlanStore(&planClock{t: time.Now().Add(-2 * planMargin)}) // issued before the rebuild's cut
-		inv.put(RenewalWindow{Serial: "0a01", AccountID: "a", Start: at, End: at.Add(time.Hour)}, 0)
-		s := &Service{store: plannerStore{planStore: inv}, now: time.Now, log: slog.New(slog.DiscardHandler),
-			plan: newPlanner(time.Now), startDefer: startDefer}
-		live := &Live{Policy: &Policy{}, ARI: renewal.Config{MaxRenewalsPerHour: 100}}
-		live.ARI.SetDefaults()
-		s.live.Store(live)
-		loaded := func() bool {
-			s.plan.mu.Lock()
-			defer s.plan.mu.Unlock()
-			return s.plan.loaded
-		}
-		ctx, cancel := context.WithCancel(t.Context())
-		done := make(chan struct{})
-		go func() { s.runPlanner(ctx); close(done) }()
-		defer func() { cancel(); <-done }()
-
-		time.Sleep(startDefer - time.Millisecond)
-		synctest.Wait()
-		if loaded() {
-			t.Fatal("the planner rebuilt before startDefer")
-		}
-		time.Sleep(time.Millisecond)
-		synctest.Wait()
-		if !loaded() {
-			t.Fatal("the planner had not rebuilt at startDefer")
-		}
-		s.plan.mu.Lock()
-		n := s.plan.st.count("a")
-		s.plan.mu.Unlock()
-		if n != 1 {
-			t.Errorf("after the first rebuild the plan holds %d windows of account a, want 1", n)
 		}
 	})
 }
