@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weir-pki/weir/acme/renewal"
 	"github.com/weir-pki/weir/ca"
 )
 
@@ -137,7 +138,7 @@ func (s *Service) RenewalInfo(ctx context.Context, certID string) (*RenewalInfo,
 			ri.ExplanationURL = explanation
 		}
 	default:
-		ri.Start, ri.End = defaultWindow(cert.NotBefore, cert.NotAfter)
+		ri.Start, ri.End = renewal.DefaultWindow(cert.NotBefore, cert.NotAfter)
 	}
 	switch {
 	case now.Before(ri.Start):
@@ -148,15 +149,6 @@ func (s *Service) RenewalInfo(ctx context.Context, certID string) (*RenewalInfo,
 		ri.RetryAfter = ariPollFar
 	}
 	return ri, nil
-}
-
-// defaultWindow is the window of a certificate the planner never placed:
-// from two thirds of its lifetime, 1/45 of the lifetime wide (two days for
-// 90 days).
-func defaultWindow(nb, na time.Time) (time.Time, time.Time) {
-	life := na.Sub(nb)
-	start := nb.Add(life * 2 / 3)
-	return start, start.Add(max(life/45, time.Minute))
 }
 
 // checkReplaces validates an order's replaces field (RFC 9773 §5): the

@@ -106,3 +106,14 @@ func (s *Service) updateCRL(ctx context.Context, u *crlUpdate, wake time.Duratio
 func crlDue(age, last, wake, delay time.Duration) bool {
 	return age+2*wake+last >= delay
 }
+
+// pause waits for d, or until ctx ends, and returns ctx's error.
+func pause(ctx context.Context, d time.Duration) error {
+	if d > 0 {
+		select {
+		case <-ctx.Done():
+		case <-time.After(d):
+		}
+	}
+	return ctx.Err()
+}

@@ -5,6 +5,8 @@ package acme
 import (
 	"context"
 	"time"
+
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // Inventory is the read side that administrators need and ACME clients do
@@ -32,35 +34,8 @@ type Inventory interface {
 	// name sets of its certificates issued since then. Each list holds
 	// distinct values, at most limit of them, newest first.
 	RecentNames(ctx context.Context, accountID AccountID, since time.Time, limit int) (names []string, sets [][]string, err error)
-	// RenewalWindows returns the renewal windows of the unrevoked
-	// certificates issued before before (the zero time: whenever) whose
-	// window ends after after: what the renewal planner has already
-	// promised. They come in order of End then Serial, after from (the
-	// last window of the previous page; the zero window for the first),
-	// at most limit of them (all when limit ≤ 0).
-	RenewalWindows(ctx context.Context, after, before time.Time, from RenewalWindow, limit int) ([]RenewalWindow, error)
-	// IssuedWindows returns the windows of the certificates issued at or
-	// after since, revoked or not: what the renewal planner's refresh
-	// reads of the windows placed since the last one. They come in order
-	// of IssuedAt then Serial, after from (the zero IssuedWindow for the
-	// first page), at most limit of them (all when limit ≤ 0).
-	IssuedWindows(ctx context.Context, since time.Time, from IssuedWindow, limit int) ([]IssuedWindow, error)
-	// PlanRemovals returns the windows taken out of the plan at or after
-	// since, in order of At then ID, after from (the zero PlanRemoval for
-	// the first page), at most limit of them (all when limit ≤ 0).
-	PlanRemovals(ctx context.Context, since time.Time, from PlanRemoval, limit int) ([]PlanRemoval, error)
-}
-
-// RenewalWindow is one certificate's promised ARI window.
-type RenewalWindow struct {
-	Serial     string
-	AccountID  AccountID
-	Start, End time.Time
-}
-
-// Before reports whether w comes before x in the order of RenewalWindows.
-func (w RenewalWindow) Before(x RenewalWindow) bool {
-	return w.End.Before(x.End) || (w.End.Equal(x.End) && w.Serial < x.Serial)
+	// The windows the renewal planner reads (renewal.Feed).
+	renewal.Feed
 }
 
 // AccountQuery selects accounts.

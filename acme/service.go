@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weir-pki/weir/acme/renewal"
 	"github.com/weir-pki/weir/ca"
 )
 
@@ -111,7 +112,7 @@ type Live struct {
 	// Profiles are the certificate profiles offered; nil offers none.
 	Profiles *Profiles
 	// ARI shapes the renewal windows; zero fields get defaults.
-	ARI ARIConfig
+	ARI renewal.Config
 	// RenewEarly are the IDs of the issuers whose certificates' holders
 	// are told to renew now (ARI windows in the past, replacements
 	// exempt from account limits, as in an incident): the retired
@@ -192,7 +193,7 @@ type Service struct {
 	startDefer time.Duration
 
 	live atomic.Pointer[Live] // nil: the zero Live, with defaults
-	plan *planner
+	plan *renewal.Planner
 
 	jobs     *validationQueue // claimed challenges waiting for a worker (lease.go)
 	running  atomic.Bool      // Run's workers are running
@@ -233,7 +234,7 @@ func New(cfg Config, live Live, deps Deps) (*Service, error) {
 		jobs: newValidationQueue(cfg.ValidationQueue, cfg.ValidationWorkersPerAccount)}
 	s.SetLive(live)
 	s.crl = &crlCache{}
-	s.plan = newPlanner(deps.Now)
+	s.plan = renewal.NewPlanner(deps.Now)
 	s.startDefer = startQuiet
 	return s, nil
 }
@@ -249,7 +250,7 @@ func (s *Service) SetLive(l Live) {
 	if l.Policy == nil {
 		l.Policy = &Policy{}
 	}
-	l.ARI.setDefaults()
+	l.ARI.SetDefaults()
 	s.live.Store(&l)
 }
 
@@ -259,7 +260,7 @@ func (s *Service) rules() *Live {
 		return l
 	}
 	l := &Live{Policy: &Policy{}}
-	l.ARI.setDefaults()
+	l.ARI.SetDefaults()
 	return l
 }
 

@@ -143,7 +143,7 @@ type CertificateStore interface {
 	GetCertificate(ctx context.Context, serial string) (*Certificate, error)
 	// RevokeCertificate marks a certificate revoked. ErrConflict if it
 	// already is. A window that ends after at is recorded as a
-	// PlanRemoval at at, in the same transaction.
+	// renewal.Removal at at, in the same transaction.
 	RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error
 	// ListRevoked returns the revocations of the certificates that have
 	// not yet expired at now (what a CRL must list), read from an index
@@ -152,7 +152,7 @@ type CertificateStore interface {
 	// SetRenewalWindows moves the ARI windows of the given certificates
 	// and marks them RenewNow (incident mode: a window in the past tells
 	// clients to renew now), at at: each unrevoked window moved that
-	// ended after at is recorded as a PlanRemoval, in the same
+	// ended after at is recorded as a renewal.Removal, in the same
 	// transaction.
 	SetRenewalWindows(ctx context.Context, serials []string, start, end, at time.Time) error
 }

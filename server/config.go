@@ -15,6 +15,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/challenge"
+	"github.com/weir-pki/weir/acme/renewal"
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/ratelimit"
 )
@@ -71,10 +72,10 @@ type ACMEConfig struct {
 	ValidationWorkers    int           `yaml:"validation-workers"`
 	// ValidationWorkersPerAccount caps one account's share of the
 	// validation workers; 0 lets acme.Config choose.
-	ValidationWorkersPerAccount int           `yaml:"validation-workers-per-account"`
-	NonceLifetime               time.Duration `yaml:"nonce-lifetime"`
-	OrdersPerPage               int           `yaml:"orders-per-page"`
-	RenewalInfo                 ARIConfig     `yaml:"renewal-info"`
+	ValidationWorkersPerAccount int            `yaml:"validation-workers-per-account"`
+	NonceLifetime               time.Duration  `yaml:"nonce-lifetime"`
+	OrdersPerPage               int            `yaml:"orders-per-page"`
+	RenewalInfo                 renewal.Config `yaml:"renewal-info"`
 	// Nonces says where Replay-Nonces live, so that several replicas
 	// redeem each other's (nonces.go).
 	Nonces NoncesConfig `yaml:"nonces"`
@@ -83,38 +84,12 @@ type ACMEConfig struct {
 	ExternalAccountBinding acme.EABConfig `yaml:"external-account-binding"`
 }
 
-// ARIConfig shapes the ARI renewal windows (RFC 9773).
-type ARIConfig struct {
-	WindowStart        float64       `yaml:"window-start"`
-	WindowEnd          float64       `yaml:"window-end"`
-	WindowWidth        time.Duration `yaml:"window-width"`
-	MaxRenewalsPerHour int           `yaml:"max-renewals-per-hour"`
-	ExplanationURL     string        `yaml:"explanation-url"`
-}
-
-// acme converts the block for acme.Live.
-func (a ARIConfig) acme() acme.ARIConfig {
-	return acme.ARIConfig{WindowStart: a.WindowStart, WindowEnd: a.WindowEnd, WindowWidth: a.WindowWidth,
-		MaxRenewalsPerHour: a.MaxRenewalsPerHour, ExplanationURL: a.ExplanationURL}
-}
-
-// validate checks the renewal-info block.
-func (a ARIConfig) validate() []error {
+// renewalInfoErrors checks the renewal-info block, each error under its
+// path in the file.
+func renewalInfoErrors(c renewal.Config) []error {
 	var errs []error
-	if a.WindowStart <= 0 || a.WindowStart >= 1 {
-		errs = append(errs, fmt.Errorf("acme.renewal-info.window-start: %v must be a fraction of the lifetime between 0 and 1", a.WindowStart))
-	}
-	if a.WindowEnd <= a.WindowStart || a.WindowEnd >= 1 {
-		errs = append(errs, fmt.Errorf("acme.renewal-info.window-end: %v must be after window-start and below 1", a.WindowEnd))
-	}
-	if a.WindowWidth < 0 {
-		errs = append(errs, fmt.Errorf("acme.renewal-info.window-width: must not be negative"))
-	}
-	if a.MaxRenewalsPerHour < 0 {
-		errs = append(errs, fmt.Errorf("acme.renewal-info.max-renewals-per-hour: must not be negative (0 turns planning off)"))
-	}
-	if a.ExplanationURL != "" && !strings.HasPrefix(a.ExplanationURL, "https://") && !strings.HasPrefix(a.ExplanationURL, "http://") {
-		errs = append(errs, fmt.Errorf("acme.renewal-info.explanation-url: %q is not an http(s) URL", a.ExplanationURL))
+	for _, err := range c.Validate() {
+		errs = append(errs, fmt.Errorf("acme.renewal-info.%w", err))
 	}
 	return errs
 }
@@ -284,7 +259,7 @@ func DefaultConfig() Config {
 			OrderLifetime: 7 * 24 * time.Hour, PendingAuthzLifetime: 7 * 24 * time.Hour,
 			ValidAuthzLifetime: 30 * 24 * time.Hour, MaxIdentifiers: 30, ValidationWorkers: 16,
 			NonceLifetime: time.Hour, Nonces: NoncesConfig{Backend: nonceAuto}, OrdersPerPage: 100,
-			RenewalInfo: ARIConfig{WindowStart: 0.6, WindowEnd: 0.8, MaxRenewalsPerHour: 600},
+			RenewalInfo: renewal.DefaultConfig(),
 		},
 		CA: CAConfig{Name: "weir", Intermediate: IntermediateConfig{Signer: ca.SignerConfig{Type: ca.SignerFile}}, CertificateLifetime: 2160 * time.Hour, Backdate: time.Minute, CRLInterval: time.Hour, CRLDelay: 5 * time.Second,
 			ActiveIssuer: acme.DefaultIssuer, CRLShards: 1, DefaultProfile: profileTLSServer, Profiles: defaultProfiles()},
@@ -365,7 +340,7 @@ func (c Config) Validate() error {
 	if c.ACME.MaxIdentifiers < 1 {
 		add("acme.max-identifiers: must be at least 1")
 	}
-	errs = append(errs, c.ACME.RenewalInfo.validate()...)
+	errs = append(errs, renewalInfoErrors(c.ACME.RenewalInfo)...)
 	errs = append(errs, c.Server.Connections.validate()...)
 	errs = append(errs, c.validateNonces()...)
 	if c.ACME.ExternalAccountBinding.Required && !enabled(c.Admin.Enabled) {

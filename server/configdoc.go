@@ -128,10 +128,10 @@ acme:
   # at two thirds of the lifetime. window-width 0s means lifetime/45.
   # explanation-url is sent with windows in the past (incident mode).
   renewal-info:
-    window-start: 0.6
-    window-end: 0.8
-    window-width: 0s
-    max-renewals-per-hour: 600
+    window-start: {{acme.renewal-info.window-start}}
+    window-end: {{acme.renewal-info.window-end}}
+    window-width: {{acme.renewal-info.window-width}}
+    max-renewals-per-hour: {{acme.renewal-info.max-renewals-per-hour}}
     explanation-url: ""
   # External Account Binding (RFC 8555 §7.3.4): "weir eab create --label L"
   # makes a key ID and HMAC key for certbot's --eab-kid/--eab-hmac-key or

@@ -78,7 +78,7 @@ func TestNameConstraintsServe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.svc.SetLive(acme.Live{Policy: policy, Profiles: s.svc.Profiles(), ARI: cfg.ACME.RenewalInfo.acme()})
+	s.svc.SetLive(acme.Live{Policy: policy, Profiles: s.svc.Profiles(), ARI: cfg.ACME.RenewalInfo})
 	for _, tc := range []struct {
 		name   string
 		refuse string // a substring of the problem's detail, or "" for none

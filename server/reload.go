@@ -19,6 +19,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/challenge"
+	"github.com/weir-pki/weir/acme/renewal"
 	"github.com/weir-pki/weir/ca"
 )
 
@@ -138,7 +139,7 @@ func restartKeys(old, cur Config) []string {
 	oldConns.MaxPerIP, oldConns.MaxTotal, oldConns.FirstRequestTimeout = curConns.MaxPerIP, curConns.MaxTotal, curConns.FirstRequestTimeout
 	diff("server.connections (other than max-per-ip, max-total and first-request-timeout)", oldConns, curConns)
 	oldACME, curACME := old.ACME, cur.ACME
-	oldACME.RenewalInfo, curACME.RenewalInfo = ARIConfig{}, ARIConfig{}
+	oldACME.RenewalInfo, curACME.RenewalInfo = renewal.Config{}, renewal.Config{}
 	diff("acme (other than acme.renewal-info)", oldACME, curACME)
 	oldCA, curCA := old.CA, cur.CA
 	oldCA.Policy, curCA.Policy = acme.PolicyConfig{}, acme.PolicyConfig{}
@@ -248,7 +249,7 @@ func (s *Server) reloadLocked() error {
 	s.limiterNow = ls
 	s.conns.Set(connLimitsOf(cfg.Server.Connections, ls))
 	s.httpConns.Set(connLimitsOf(cfg.Server.Connections, ls))
-	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly(), Backdate: cfg.CA.Backdate})
+	s.svc.SetLive(acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo, RenewEarly: cfg.CA.renewEarly(), Backdate: cfg.CA.Backdate})
 	warnProfiles(s.log, profiles, leafEKUs(cfg, profiles), s.svc.CA().Hierarchy().Intermediate, time.Now())
 	warnConstraints(s.log, cfg.CA, s.svc.CA().Hierarchy(), true)
 	s.validator.SetEgress(egress)

@@ -312,7 +312,7 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, issuers []acme.Issu
 		TermsOfService:              cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval, CRLDelay: cfg.CA.CRLDelay,
 		Owner: newOwner(), // leases.go
 		EAB:   cfg.ACME.ExternalAccountBinding,
-	}, acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo.acme(), RenewEarly: cfg.CA.renewEarly(), Backdate: cfg.CA.Backdate},
+	}, acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo, RenewEarly: cfg.CA.renewEarly(), Backdate: cfg.CA.Backdate},
 		acme.Deps{Store: store, CA: issuer, Issuers: issuers, Validator: v, Limits: limits, Observer: obs, Audit: audit, Log: log})
 }
 

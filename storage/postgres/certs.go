@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/renewal"
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
@@ -75,7 +76,7 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 		return drv.NotFound(what)
 	}
 	// One statement: the revocation, its window's removal from the plan
-	// (acme.PlanRemoval) and the deletion of the removals kept long enough.
+	// (renewal.Removal) and the deletion of the removals kept long enough.
 	var n int
 	err := s.pool.QueryRow(ctx, `WITH r AS (UPDATE certificates SET revoked_at = $1, reason = $2
 			WHERE serial = $3 AND revoked_at IS NULL RETURNING serial),
@@ -106,7 +107,7 @@ func (s *Store) ListRevoked(ctx context.Context, now time.Time) ([]acme.Revocati
 
 // SetRenewalWindows implements acme.Store, in one statement; it marks the
 // certificates RenewNow and records the unrevoked windows it moves that
-// ended after at (acme.PlanRemoval). Serials that name no certificate are
+// ended after at (renewal.Removal). Serials that name no certificate are
 // skipped.
 func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, end, at time.Time) error {
 	const what = "set renewal windows"
@@ -142,7 +143,7 @@ func pruneSQL(n int) string {
 // RenewalWindows implements acme.Inventory.
 // A page reads the index certificates_renewal from the previous page's
 // last window.
-func (s *Store) RenewalWindows(ctx context.Context, after, before time.Time, from acme.RenewalWindow, limit int) ([]acme.RenewalWindow, error) {
+func (s *Store) RenewalWindows(ctx context.Context, after, before time.Time, from renewal.Window, limit int) ([]renewal.Window, error) {
 	const what = "renewal windows"
 	if err := drv.CheckTimes(what, after, before); err != nil {
 		return nil, err
@@ -152,7 +153,7 @@ func (s *Store) RenewalWindows(ctx context.Context, after, before time.Time, fro
 
 // IssuedWindows implements acme.Inventory: a range of the index
 // certificates_issued per page.
-func (s *Store) IssuedWindows(ctx context.Context, since time.Time, from acme.IssuedWindow, limit int) ([]acme.IssuedWindow, error) {
+func (s *Store) IssuedWindows(ctx context.Context, since time.Time, from renewal.IssuedWindow, limit int) ([]renewal.IssuedWindow, error) {
 	const what = "issued windows"
 	if err := drv.CheckTimes(what, since); err != nil {
 		return nil, err
@@ -162,7 +163,7 @@ func (s *Store) IssuedWindows(ctx context.Context, since time.Time, from acme.Is
 
 // PlanRemovals implements acme.Inventory: a range of the index
 // plan_removals_at per page.
-func (s *Store) PlanRemovals(ctx context.Context, since time.Time, from acme.PlanRemoval, limit int) ([]acme.PlanRemoval, error) {
+func (s *Store) PlanRemovals(ctx context.Context, since time.Time, from renewal.Removal, limit int) ([]renewal.Removal, error) {
 	const what = "plan removals"
 	if err := drv.CheckTimes(what, since); err != nil {
 		return nil, err

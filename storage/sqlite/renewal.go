@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/renewal"
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
@@ -28,7 +29,7 @@ func (s *Store) ReplacingOrder(ctx context.Context, certID string) (*acme.Order,
 
 // SetRenewalWindows implements acme.Store, in one transaction; it marks the
 // certificates RenewNow and records the unrevoked windows it moves that
-// ended after at (acme.PlanRemoval).
+// ended after at (renewal.Removal).
 func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, end, at time.Time) error {
 	if err := drv.CheckTimes("set renewal windows", start, end, at); err != nil {
 		return err
@@ -50,7 +51,7 @@ func (s *Store) SetRenewalWindows(ctx context.Context, serials []string, start, 
 
 // recordRemoval records the window of serial as a removal at at with the
 // statement id (wPlanRemovalRevoked or wPlanRemovalMoved), if it ends
-// after at, and deletes the removals older than acme.PlanRemovalsKept.
+// after at, and deletes the removals older than renewal.RemovalsKept.
 func recordRemoval(w *writeTx, id writeStmt, serial string, at time.Time) error {
 	res, err := w.exec(id, sqlrow.ToNanos(at), serial)
 	if err != nil {
@@ -69,7 +70,7 @@ func recordRemoval(w *writeTx, id writeStmt, serial string, at time.Time) error 
 // A page reads the covering index certificates_renewal from the previous
 // page's last window, so reading every page is one pass over that index
 // (TestQueryPlans).
-func (s *Store) RenewalWindows(ctx context.Context, after, before time.Time, from acme.RenewalWindow, limit int) ([]acme.RenewalWindow, error) {
+func (s *Store) RenewalWindows(ctx context.Context, after, before time.Time, from renewal.Window, limit int) ([]renewal.Window, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
@@ -79,7 +80,7 @@ func (s *Store) RenewalWindows(ctx context.Context, after, before time.Time, fro
 
 // IssuedWindows implements acme.Inventory: one range of the index
 // certificates_issued per page (TestQueryPlans).
-func (s *Store) IssuedWindows(ctx context.Context, since time.Time, from acme.IssuedWindow, limit int) ([]acme.IssuedWindow, error) {
+func (s *Store) IssuedWindows(ctx context.Context, since time.Time, from renewal.IssuedWindow, limit int) ([]renewal.IssuedWindow, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func (s *Store) IssuedWindows(ctx context.Context, since time.Time, from acme.Is
 }
 
 // PlanRemovals implements acme.Inventory.
-func (s *Store) PlanRemovals(ctx context.Context, since time.Time, from acme.PlanRemoval, limit int) ([]acme.PlanRemoval, error) {
+func (s *Store) PlanRemovals(ctx context.Context, since time.Time, from renewal.Removal, limit int) ([]renewal.Removal, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err

@@ -273,7 +273,7 @@ func (s *Store) doClose() error {
 	return nil
 }
 
-// SoleWriter implements acme.SoleWriter: true while Open's lock on the
+// SoleWriter implements renewal.SoleWriter: true while Open's lock on the
 // file is held (lockDB), which keeps every other process from writing it;
 // false where there is no such lock.
 func (s *Store) SoleWriter() bool { return s.lock != nil }

@@ -6,19 +6,19 @@ import (
 	"math"
 	"time"
 
-	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // What the renewal planner reads of the store (acme.Inventory's
 // RenewalWindows, IssuedWindows and PlanRemovals) and the journal of
-// removed windows (acme.PlanRemoval) that revocations and moved windows
+// removed windows (renewal.Removal) that revocations and moved windows
 // write, the same for both drivers.
 
 // RenewalWindowCols are the columns of certificates that
 // ScanRenewalWindow reads, in order.
 const RenewalWindowCols = "serial, account_id, renewal_start, renewal_end"
 
-// RenewalWindowsSQL is a page of acme.Inventory.RenewalWindows, with the
+// RenewalWindowsSQL is a page of renewal.Feed.RenewalWindows, with the
 // parameters RenewalWindowArgs gives; the driver's covering index
 // certificates_renewal holds every column it reads.
 const RenewalWindowsSQL = `SELECT ` + RenewalWindowCols + ` FROM certificates
@@ -26,14 +26,14 @@ const RenewalWindowsSQL = `SELECT ` + RenewalWindowCols + ` FROM certificates
 	ORDER BY renewal_end, serial LIMIT $4`
 
 // ScanRenewalWindow reads one row of RenewalWindowCols.
-func ScanRenewalWindow(row Scanner) (acme.RenewalWindow, error) {
+func ScanRenewalWindow(row Scanner) (renewal.Window, error) {
 	var (
-		w          acme.RenewalWindow
+		w          renewal.Window
 		acct       int64
 		start, end int64
 	)
 	err := row.Scan(&w.Serial, &acct, &start, &end)
-	w.AccountID = FormatAccountID(acct)
+	w.AccountID = string(FormatAccountID(acct))
 	w.Start, w.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
 	return w, err
 }
@@ -45,9 +45,9 @@ func ScanRenewalWindow(row Scanner) (acme.RenewalWindow, error) {
 // index is sought there rather than read from the first window after
 // after: the first page starts after (after + 1 ns, ""), which is windows
 // ending after after.
-func RenewalWindowArgs(after, before time.Time, from acme.RenewalWindow, limit int) []any {
+func RenewalWindowArgs(after, before time.Time, from renewal.Window, limit int) []any {
 	if from.Serial == "" || !from.End.After(after) {
-		from = acme.RenewalWindow{End: after.Add(time.Nanosecond)}
+		from = renewal.Window{End: after.Add(time.Nanosecond)}
 	}
 	bound := int64(math.MaxInt64)
 	if !before.IsZero() {
@@ -57,10 +57,10 @@ func RenewalWindowArgs(after, before time.Time, from acme.RenewalWindow, limit i
 }
 
 // IssuedWindowCols are the columns of certificates that ScanIssuedWindow
-// reads, in order; the last is acme.IssuedWindow.Gone.
+// reads, in order; the last is renewal.IssuedWindow.Gone.
 const IssuedWindowCols = "serial, account_id, renewal_start, renewal_end, issued_at, revoked_at IS NOT NULL OR renew_now"
 
-// IssuedWindowsSQL is a page of acme.Inventory.IssuedWindows, with the
+// IssuedWindowsSQL is a page of renewal.Feed.IssuedWindows, with the
 // parameters IssuedWindowArgs gives: one range of the index
 // certificates_issued from the page's first issue time.
 const IssuedWindowsSQL = `SELECT ` + IssuedWindowCols + ` FROM certificates
@@ -70,7 +70,7 @@ const IssuedWindowsSQL = `SELECT ` + IssuedWindowCols + ` FROM certificates
 // IssuedWindowArgs are the parameters of a page of IssuedWindowsSQL:
 // 1 and 2 the (issued_at, serial) the page starts after, 3 its size. The
 // first page starts after (since, ""), every serial being longer.
-func IssuedWindowArgs(since time.Time, from acme.IssuedWindow, limit int) []any {
+func IssuedWindowArgs(since time.Time, from renewal.IssuedWindow, limit int) []any {
 	lo, serial := since, ""
 	if from.Serial != "" && !from.IssuedAt.Before(since) {
 		lo, serial = from.IssuedAt, from.Serial
@@ -79,14 +79,14 @@ func IssuedWindowArgs(since time.Time, from acme.IssuedWindow, limit int) []any 
 }
 
 // ScanIssuedWindow reads one row of IssuedWindowCols.
-func ScanIssuedWindow(row Scanner) (acme.IssuedWindow, error) {
+func ScanIssuedWindow(row Scanner) (renewal.IssuedWindow, error) {
 	var (
-		w                  acme.IssuedWindow
+		w                  renewal.IssuedWindow
 		acct               int64
 		start, end, issued int64
 	)
 	err := row.Scan(&w.Serial, &acct, &start, &end, &issued, &w.Gone)
-	w.AccountID = FormatAccountID(acct)
+	w.AccountID = string(FormatAccountID(acct))
 	w.Start, w.End, w.IssuedAt = time.Unix(0, start).UTC(), time.Unix(0, end).UTC(), time.Unix(0, issued).UTC()
 	return w, err
 }
@@ -95,7 +95,7 @@ func ScanIssuedWindow(row Scanner) (acme.IssuedWindow, error) {
 // reads, in order.
 const PlanRemovalCols = "id, at, issued_at, serial, account_id, renewal_start, renewal_end"
 
-// PlanRemovalsSQL is a page of acme.Inventory.PlanRemovals, with the
+// PlanRemovalsSQL is a page of renewal.Feed.PlanRemovals, with the
 // parameters PlanRemovalArgs gives: one range of the index
 // plan_removals_at.
 const PlanRemovalsSQL = `SELECT ` + PlanRemovalCols + ` FROM plan_removals
@@ -105,7 +105,7 @@ const PlanRemovalsSQL = `SELECT ` + PlanRemovalCols + ` FROM plan_removals
 // PlanRemovalArgs are the parameters of a page of PlanRemovalsSQL: 1 and 2
 // the (at, id) the page starts after, 3 its size. The first page starts
 // after (since, 0), every ID being above 0.
-func PlanRemovalArgs(since time.Time, from acme.PlanRemoval, limit int) []any {
+func PlanRemovalArgs(since time.Time, from renewal.Removal, limit int) []any {
 	lo, id := since, int64(0)
 	if from.ID != 0 && !from.At.Before(since) {
 		lo, id = from.At, from.ID
@@ -114,14 +114,14 @@ func PlanRemovalArgs(since time.Time, from acme.PlanRemoval, limit int) []any {
 }
 
 // ScanPlanRemoval reads one row of PlanRemovalCols.
-func ScanPlanRemoval(row Scanner) (acme.PlanRemoval, error) {
+func ScanPlanRemoval(row Scanner) (renewal.Removal, error) {
 	var (
-		r                      acme.PlanRemoval
+		r                      renewal.Removal
 		at, issued, start, end int64
 		acct                   int64
 	)
 	err := row.Scan(&r.ID, &at, &issued, &r.Serial, &acct, &start, &end)
-	r.AccountID = FormatAccountID(acct)
+	r.AccountID = string(FormatAccountID(acct))
 	r.At, r.IssuedAt = time.Unix(0, at).UTC(), time.Unix(0, issued).UTC()
 	r.Start, r.End = time.Unix(0, start).UTC(), time.Unix(0, end).UTC()
 	return r, err
@@ -139,7 +139,7 @@ const PlanRemovalInsertSQL = `INSERT INTO plan_removals (at, issued_at, serial, 
 const PlanRemovalsPruneSQL = `DELETE FROM plan_removals WHERE at < $1`
 
 // PlanRemovalsPruneArg is the parameter of PlanRemovalsPruneSQL for a
-// removal recorded at at: what is older than acme.PlanRemovalsKept goes.
+// removal recorded at at: what is older than renewal.RemovalsKept goes.
 func PlanRemovalsPruneArg(at time.Time) int64 {
-	return ToNanos(at.Add(-acme.PlanRemovalsKept))
+	return ToNanos(at.Add(-renewal.RemovalsKept))
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // testIssuedWindows: the windows of the certificates issued since a time,
@@ -26,7 +27,7 @@ func testIssuedWindows(t *testing.T, f *fixture) {
 	if err := f.s.SetRenewalWindows(f.ctx, []string{moved.Serial}, at(-time.Hour), at(0), at(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	var none acme.IssuedWindow
+	var none renewal.IssuedWindow
 	since := live.IssuedAt
 	ws, err := inv.IssuedWindows(f.ctx, since, none, 0)
 	if err != nil {
@@ -43,7 +44,7 @@ func testIssuedWindows(t *testing.T, f *fixture) {
 	for i, c := range want {
 		w := ws[i]
 		gone := c != live
-		if w.Serial != c.Serial || w.AccountID != a.ID || !w.IssuedAt.Equal(c.IssuedAt) || w.Gone != gone {
+		if w.Serial != c.Serial || w.AccountID != string(a.ID) || !w.IssuedAt.Equal(c.IssuedAt) || w.Gone != gone {
 			t.Errorf("window %d = %+v, want %s issued at %s, gone %v", i, w, c.Serial, c.IssuedAt, gone)
 		}
 	}
@@ -77,7 +78,7 @@ func testIssuedWindows(t *testing.T, f *fixture) {
 
 // testPlanRemovals: a revocation and a move record the window they take
 // out, once, when it ends after the change; removals come in order of
-// time and ID, in pages; those older than acme.PlanRemovalsKept go when a
+// time and ID, in pages; those older than renewal.RemovalsKept go when a
 // new one is recorded.
 func testPlanRemovals(t *testing.T, f *fixture) {
 	inv := f.inventory(t)
@@ -102,7 +103,7 @@ func testPlanRemovals(t *testing.T, f *fixture) {
 	if err := f.s.RevokeCertificate(f.ctx, c3.Serial, 1, at(3*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	var none acme.PlanRemoval
+	var none renewal.Removal
 	rs, err := inv.PlanRemovals(f.ctx, at(0), none, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +112,7 @@ func testPlanRemovals(t *testing.T, f *fixture) {
 		t.Fatalf("PlanRemovals = %+v, want 3 (c1 revoked, c2 and c3 moved)", rs)
 	}
 	r := rs[0]
-	if r.Serial != c1.Serial || !r.At.Equal(t1) || !r.IssuedAt.Equal(c1.IssuedAt) || r.AccountID != a.ID ||
+	if r.Serial != c1.Serial || !r.At.Equal(t1) || !r.IssuedAt.Equal(c1.IssuedAt) || r.AccountID != string(a.ID) ||
 		!r.Start.Equal(c1.RenewalStart) || !r.End.Equal(c1.RenewalEnd) || r.ID == 0 {
 		t.Errorf("first removal = %+v, want c1's window [%s, %s) at %s", r, c1.RenewalStart, c1.RenewalEnd, t1)
 	}
@@ -128,10 +129,10 @@ func testPlanRemovals(t *testing.T, f *fixture) {
 	if got, err := inv.PlanRemovals(f.ctx, at(0), rs[2], 0); err != nil || len(got) != 0 {
 		t.Errorf("page after the last = %+v, %v; want none", got, err)
 	}
-	// A removal PlanRemovalsKept after the first deletes it, not the
+	// A removal RemovalsKept after the first deletes it, not the
 	// move's.
 	c5 := f.issue(t, a.ID, "r5.example.com", at(90*day))
-	late := t1.Add(acme.PlanRemovalsKept + time.Nanosecond)
+	late := t1.Add(renewal.RemovalsKept + time.Nanosecond)
 	if err := f.s.RevokeCertificate(f.ctx, c5.Serial, 1, late); err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // testReplacement: at most one order replacing a certificate becomes
@@ -57,16 +58,16 @@ func testRenewalWindows(t *testing.T, f *fixture) {
 	if err := f.s.RevokeCertificate(f.ctx, revoked.Serial, 1, at(0)); err != nil {
 		t.Fatal(err)
 	}
-	var none acme.RenewalWindow
+	var none renewal.Window
 	ws, err := inv.RenewalWindows(f.ctx, at(0), time.Time{}, none, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	first, second := c1, c2
-	if (acme.RenewalWindow{Serial: c2.Serial, End: c2.RenewalEnd}).Before(acme.RenewalWindow{Serial: c1.Serial, End: c1.RenewalEnd}) {
+	if (renewal.Window{Serial: c2.Serial, End: c2.RenewalEnd}).Before(renewal.Window{Serial: c1.Serial, End: c1.RenewalEnd}) {
 		first, second = c2, c1
 	}
-	if len(ws) != 2 || ws[0].Serial != first.Serial || ws[0].AccountID != a.ID || !ws[0].Start.Equal(first.RenewalStart) || !ws[0].End.Equal(first.RenewalEnd) {
+	if len(ws) != 2 || ws[0].Serial != first.Serial || ws[0].AccountID != string(a.ID) || !ws[0].Start.Equal(first.RenewalStart) || !ws[0].End.Equal(first.RenewalEnd) {
 		t.Fatalf("RenewalWindows = %+v, want the two unrevoked windows in order of end and serial", ws)
 	}
 	// Only the certificates issued before a time.

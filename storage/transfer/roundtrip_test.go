@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/renewal"
 	"github.com/weir-pki/weir/storage/postgres"
 	"github.com/weir-pki/weir/storage/postgres/pgtest"
 	"github.com/weir-pki/weir/storage/sqlite"
@@ -225,7 +226,7 @@ func TestSQLiteToPostgres(t *testing.T) {
 	both("revoked", func(s store) (any, error) { return s.ListRevoked(ctx, now) })
 	both("revoked count", func(s store) (any, error) { return s.RevokedCount(ctx) })
 	both("renewal windows", func(s store) (any, error) {
-		return s.RenewalWindows(ctx, time.Time{}, time.Time{}, acme.RenewalWindow{}, 0)
+		return s.RenewalWindows(ctx, time.Time{}, time.Time{}, renewal.Window{}, 0)
 	})
 	for _, id := range orders {
 		both("order "+string(id), func(s store) (any, error) { return s.GetOrder(ctx, id) })

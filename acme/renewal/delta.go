@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package renewal
 
 import (
 	"context"
@@ -52,7 +52,7 @@ type seenCert struct {
 	counted bool
 }
 
-// removalKey names a PlanRemoval: its ID, with its time, since a store
+// removalKey names a Removal: its ID, with its time, since a store
 // may give an ID again once the removal that had it is deleted.
 type removalKey struct{ id, at int64 }
 
@@ -78,7 +78,7 @@ type refreshStats struct {
 // and no request waits for it. It fails when the store cannot be read,
 // keeping what it took, and the next refresh reads again from where this
 // one started.
-func (p *planner) refresh(ctx context.Context, inv Inventory) (refreshStats, error) {
+func (p *Planner) refresh(ctx context.Context, inv Feed) (refreshStats, error) {
 	var st refreshStats
 	p.mu.Lock()
 	if p.rebuilding || p.refreshing {
@@ -112,9 +112,9 @@ func (p *planner) refresh(ctx context.Context, inv Inventory) (refreshStats, err
 		if err != nil {
 			return st, err
 		}
-		n, err = readAll(ctx, p.page, p.yield, func(ctx context.Context, after PlanRemoval) ([]PlanRemoval, error) {
+		n, err = readAll(ctx, p.page, p.yield, func(ctx context.Context, after Removal) ([]Removal, error) {
 			return inv.PlanRemovals(ctx, jfrom, after, p.page)
-		}, func(rs []PlanRemoval) {
+		}, func(rs []Removal) {
 			p.mu.Lock()
 			defer p.mu.Unlock()
 			for _, r := range rs {
@@ -165,7 +165,7 @@ func readAll[T any](ctx context.Context, size, yield int, read func(context.Cont
 // here, or read before) and reports whether it did. A revoked
 // certificate's window, or a moved one, is not counted; its removal then
 // finds it so in seen. p.mu is held.
-func (p *planner) took(w IssuedWindow, now time.Time) bool {
+func (p *Planner) took(w IssuedWindow, now time.Time) bool {
 	h := p.hash(w.Serial)
 	if e, ok := p.seen[h]; ok && e.gen == p.gen {
 		return false
@@ -180,7 +180,7 @@ func (p *planner) took(w IssuedWindow, now time.Time) bool {
 
 // dropped takes the window of r out of the plan if the plan counts it,
 // once, and reports whether it did. p.mu is held.
-func (p *planner) dropped(r PlanRemoval, now time.Time) bool {
+func (p *Planner) dropped(r Removal, now time.Time) bool {
 	key := removalKey{r.ID, r.At.UnixNano()}
 	if _, ok := p.applied[key]; ok {
 		return false
@@ -199,8 +199,8 @@ func (p *planner) dropped(r PlanRemoval, now time.Time) bool {
 
 // counts reports whether the state in use counts the window of r, and
 // marks it no longer counted: this process's removal of the window, or
-// another's (a PlanRemoval). p.mu is held.
-func (p *planner) counts(r PlanRemoval, h uint64) bool {
+// another's (a Removal). p.mu is held.
+func (p *Planner) counts(r Removal, h uint64) bool {
 	if e, ok := p.seen[h]; ok && e.gen == p.gen {
 		p.seen[h] = seenCert{at: e.at, gen: e.gen}
 		return e.counted
@@ -223,7 +223,7 @@ func (p *planner) counts(r PlanRemoval, h uint64) bool {
 
 // prune lets go what no refresh will read again: the certificates issued,
 // and the removals made, before below.
-func (p *planner) prune(below time.Time) {
+func (p *Planner) prune(below time.Time) {
 	b := below.UnixNano()
 	for h, e := range p.seen {
 		if e.at < b {
@@ -251,15 +251,15 @@ func (p *planner) prune(below time.Time) {
 // stale reports whether the plan needs a full rebuild: it has none, a
 // certificate was issued with planning off since (lapsed), or the
 // removals since its last refresh may have been let go.
-func (p *planner) stale() bool {
+func (p *Planner) stale() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return !p.loaded || p.lapsed.Load() || p.now().Sub(p.jfrom) > PlanRemovalsKept-planMargin
+	return !p.loaded || p.lapsed.Load() || p.now().Sub(p.jfrom) > RemovalsKept-planMargin
 }
 
 // drop lets the plan go while planning is off: the next update rebuilds
 // it in full.
-func (p *planner) drop() {
+func (p *Planner) drop() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.rebuilding || p.refreshing || !p.loaded {

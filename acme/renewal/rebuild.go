@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package renewal
 
 import (
 	"context"
@@ -25,34 +25,34 @@ const planYield = 1
 // pageMark is when a rebuild read a page: from at, the windows up to last.
 type pageMark struct {
 	at   time.Time
-	last RenewalWindow
+	last Window
 }
 
 // added records the window placed for serial. p.mu is held.
-func (p *planner) added(serial string, account AccountID, start, end time.Time) {
+func (p *Planner) added(serial string, account string, start, end time.Time) {
 	p.st.add(account, start, end)
 	p.seen[p.hash(serial)] = seenCert{at: p.now().UnixNano(), gen: p.gen, counted: true}
 	if p.rebuilding {
-		p.placed[serial] = RenewalWindow{Serial: serial, AccountID: account, Start: start, End: end}
+		p.placed[serial] = Window{Serial: serial, AccountID: account, Start: start, End: end}
 	}
 }
 
 // removed takes back the window w of a certificate issued at issued
 // (revoked, or its window moved into the past) if the plan counts it,
-// and remembers that this process did, so that its PlanRemoval is not
+// and remembers that this process did, so that its Removal is not
 // taken again. p.mu is held. While a rebuild runs, the window is taken
 // out of the state being built too (when it goes in place) if it is
 // there: placed during the rebuild, or in a page already sorted out. A
 // page read just after the revocation was stored and sorted out just
 // before this call did not hold it; then the rebuilt state undercounts
 // that one window.
-func (p *planner) removed(w RenewalWindow, issued time.Time) {
+func (p *Planner) removed(w Window, issued time.Time) {
 	now := p.now()
 	if !w.End.After(now) {
 		return // a window that has passed (one moved already) is in no plan
 	}
 	h := p.hash(w.Serial)
-	if p.counts(PlanRemoval{At: now, IssuedAt: issued, RenewalWindow: w}, h) {
+	if p.counts(Removal{At: now, IssuedAt: issued, Window: w}, h) {
 		p.st.remove(w.AccountID, w.Start, w.End)
 	}
 	p.mine[h] = now.UnixNano()
@@ -74,9 +74,9 @@ func (p *planner) removed(w RenewalWindow, issued time.Time) {
 
 // forget takes back the window placed for a certificate issued at issued
 // that was not stored after all. p.mu is held.
-func (p *planner) forget(w RenewalWindow, issued time.Time) {
+func (p *Planner) forget(w Window, issued time.Time) {
 	h := p.hash(w.Serial)
-	if p.counts(PlanRemoval{At: p.now(), IssuedAt: issued, RenewalWindow: w}, h) {
+	if p.counts(Removal{At: p.now(), IssuedAt: issued, Window: w}, h) {
 		p.st.remove(w.AccountID, w.Start, w.End)
 	}
 	delete(p.seen, h) // if it was stored after all, a refresh counts it
@@ -90,11 +90,11 @@ func (p *planner) forget(w RenewalWindow, issued time.Time) {
 // planMargin before it starts, page by page into a new state, and then
 // puts it in place of the one in use, with what was placed and removed
 // meanwhile, so that nothing waits for it. What was issued since the cut
-// is the next refresh's, which reads from there (plandelta.go). It fails,
+// is the next refresh's, which reads from there (delta.go). It fails,
 // keeping the state in use, when the store cannot be read, or when
 // another rebuild or a refresh is running. It returns the number of
 // windows it read.
-func (p *planner) rebuild(ctx context.Context, inv Inventory) (int, error) {
+func (p *Planner) rebuild(ctx context.Context, inv Feed) (int, error) {
 	p.mu.Lock()
 	if p.rebuilding || p.refreshing {
 		p.mu.Unlock()
@@ -103,7 +103,7 @@ func (p *planner) rebuild(ctx context.Context, inv Inventory) (int, error) {
 	p.lapsed.Store(false) // what is issued with planning off from here on sets it again
 	start := p.now()
 	cut := start.Add(-planMargin)
-	p.rebuilding, p.rcut, p.cursor, p.placed, p.gone, p.undo = true, cut, RenewalWindow{}, map[string]RenewalWindow{}, map[string]bool{}, nil
+	p.rebuilding, p.rcut, p.cursor, p.placed, p.gone, p.undo = true, cut, Window{}, map[string]Window{}, map[string]bool{}, nil
 	p.mu.Unlock()
 	next := newPlanState(hourIndex(start))
 	n, marks, err := p.readPages(ctx, inv, start, cut, next)
@@ -131,7 +131,7 @@ func (p *planner) rebuild(ctx context.Context, inv Inventory) (int, error) {
 		p.cut, p.builtAt, p.builtEnd, p.pages = cut, start, p.now(), marks
 		p.from, p.jfrom, p.seenFrom = cut, start, cut
 	}
-	p.rebuilding, p.cursor, p.placed, p.gone, p.undo = false, RenewalWindow{}, nil, nil, nil
+	p.rebuilding, p.cursor, p.placed, p.gone, p.undo = false, Window{}, nil, nil, nil
 	return n, err
 }
 
@@ -139,12 +139,12 @@ func (p *planner) rebuild(ctx context.Context, inv Inventory) (int, error) {
 // before cut into next, but those removed since the rebuild started,
 // which rebuild sees to (what is placed since was issued after cut), and
 // returns when it read each page.
-func (p *planner) readPages(ctx context.Context, inv Inventory, now, cut time.Time, next *planState) (int, []pageMark, error) {
+func (p *Planner) readPages(ctx context.Context, inv Feed, now, cut time.Time, next *planState) (int, []pageMark, error) {
 	if inv == nil {
 		return 0, nil, nil
 	}
 	var (
-		from  RenewalWindow
+		from  Window
 		marks []pageMark
 	)
 	n := 0
@@ -188,7 +188,7 @@ func (p *planner) readPages(ctx context.Context, inv Inventory, now, cut time.Ti
 // committed only after the read began was not either, and the window then
 // stays counted: that is the store's commit latency, some milliseconds,
 // only for another replica's removals while a rebuild runs.
-func (p *planner) rebuildSaw(r PlanRemoval) bool {
+func (p *Planner) rebuildSaw(r Removal) bool {
 	switch {
 	case !r.End.After(p.builtAt):
 		return false // not a promised window when the rebuild read
@@ -199,7 +199,7 @@ func (p *planner) rebuildSaw(r PlanRemoval) bool {
 	case len(p.pages) == 0:
 		return false
 	}
-	w := r.RenewalWindow
+	w := r.Window
 	m := p.pages[len(p.pages)-1]
 	for _, pm := range p.pages {
 		if !pm.last.Before(w) {
@@ -225,29 +225,30 @@ func pause(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// runPlanner brings the plan up to date startDefer after start and every
-// planReload while planning is on, until ctx ends: a full rebuild the
-// first time, then refreshes (planner.update). Until the first rebuild
-// is done the planner places on what it knows (the windows it placed
-// itself), as it does during any rebuild; the windows ARI answers are
-// those stored with each certificate, which no rebuild changes. While
-// planning is off the plan is dropped, and rebuilt when it is on again.
-func (s *Service) runPlanner(ctx context.Context) {
-	if pause(ctx, s.startDefer) != nil {
+// Run brings the plan up to date wait after it is called and every
+// planReload while on reports planning on, until ctx ends: a full rebuild
+// the first time, then refreshes (update) from inv, or from nothing but
+// the passing hours when inv is a SoleWriter that is. Until the first
+// rebuild is done the planner places on what it knows (the windows it
+// placed itself), as it does during any rebuild; the windows ARI answers
+// are those stored with each certificate, which no rebuild changes.
+// While planning is off the plan is dropped, and rebuilt when it is on
+// again.
+func (p *Planner) Run(ctx context.Context, wait time.Duration, on func() bool, inv Feed, log *slog.Logger) {
+	if pause(ctx, wait) != nil {
 		return
 	}
 	tick := time.NewTicker(planReload)
 	defer tick.Stop()
 	for {
-		if s.rules().ARI.MaxRenewalsPerHour > 0 {
-			inv, _ := s.Inventory()
+		if on() {
 			feed := inv
-			if sw, ok := s.store.(SoleWriter); ok && sw.SoleWriter() {
+			if sw, ok := inv.(SoleWriter); ok && sw.SoleWriter() {
 				feed = nil // every change was this process's own
 			}
-			s.plan.update(ctx, inv, feed, s.log)
+			p.update(ctx, inv, feed, log)
 		} else {
-			s.plan.drop()
+			p.drop()
 		}
 		select {
 		case <-ctx.Done():
@@ -258,10 +259,10 @@ func (s *Service) runPlanner(ctx context.Context) {
 }
 
 // update rebuilds the plan in full from inv if it has none, or if the
-// removals a refresh would need may have been let go (PlanRemovalsKept),
+// removals a refresh would need may have been let go (RemovalsKept),
 // and then refreshes it from feed (nil for a store only this process
 // writes: SoleWriter). Failures are logged; the plan in use is kept.
-func (p *planner) update(ctx context.Context, inv, feed Inventory, log *slog.Logger) {
+func (p *Planner) update(ctx context.Context, inv, feed Feed, log *slog.Logger) {
 	if p.stale() {
 		t0 := time.Now()
 		n, err := p.rebuild(ctx, inv)

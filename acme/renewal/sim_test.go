@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package renewal
 
 import (
 	"fmt"
@@ -26,9 +26,9 @@ type fleetResult struct {
 // renewal through the real limiter with the requests new-order, the
 // authorization's validation and finalize make (ratelimit/actions.go), on
 // a simulated clock.
-func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleetResult {
+func simulateFleet(t *testing.T, cfg Config, plan bool, accounts []int) fleetResult {
 	t.Helper()
-	cfg.setDefaults()
+	cfg.SetDefaults()
 	start := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := start
 	clock := func() time.Time { return now }
@@ -37,7 +37,7 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 		t.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	p := newPlanner(nil)
+	p := NewPlanner(nil)
 	const life = 90 * 24 * time.Hour
 
 	type renewal struct {
@@ -59,9 +59,9 @@ func simulateFleet(t *testing.T, cfg ARIConfig, plan bool, accounts []int) fleet
 			i++
 			var ws, we time.Time
 			if plan {
-				ws, we = p.place(cfg, fmt.Sprintf("%x", i), AccountID(acct), nb, nb.Add(life), lim.RenewalsPerHour(acct, 1))
+				ws, we = p.place(cfg, fmt.Sprintf("%x", i), acct, nb, nb.Add(life), lim.RenewalsPerHour(acct, 1))
 			} else {
-				ws, we = defaultWindow(nb, nb.Add(life))
+				ws, we = DefaultWindow(nb, nb.Add(life))
 			}
 			at := ws.Add(time.Duration(rng.Int64N(int64(we.Sub(ws)))))
 			wave = append(wave, renewal{at: at, acct: acct, name: fmt.Sprintf("host-%d.acct%s.example.com", i, acct)})
@@ -121,7 +121,7 @@ func TestARIFleetSimulation(t *testing.T) {
 	for range 50 {
 		accounts = append(accounts, 100)
 	}
-	cfg := ARIConfig{MaxRenewalsPerHour: 100}
+	cfg := Config{MaxRenewalsPerHour: 100}
 
 	planned := simulateFleet(t, cfg, true, accounts)
 	t.Logf("planned windows: %d renewed, peak %d renewals in an hour against a ceiling of %d, %d refused (429)",
@@ -144,9 +144,9 @@ func TestARIFleetSimulation(t *testing.T) {
 // TestPlannerPlace: a window lies within its bounds, and the planner
 // moves later once an hour is full.
 func TestPlannerPlace(t *testing.T) {
-	cfg := ARIConfig{MaxRenewalsPerHour: 4, WindowWidth: time.Hour}
-	cfg.setDefaults()
-	p := newPlanner(nil)
+	cfg := Config{MaxRenewalsPerHour: 4, WindowWidth: time.Hour}
+	cfg.SetDefaults()
+	p := NewPlanner(nil)
 	nb := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	na := nb.Add(100 * time.Hour)
 	var starts []time.Time

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package renewal
 
 import (
 	"fmt"
@@ -19,20 +19,20 @@ func BenchmarkPlannerPlace(b *testing.B) { benchPlace(b, 5000) }
 func BenchmarkPlannerPlaceFull(b *testing.B) { benchPlace(b, 10) }
 
 func benchPlace(b *testing.B, ceiling int) {
-	cfg := ARIConfig{MaxRenewalsPerHour: ceiling}
-	cfg.setDefaults()
+	cfg := Config{MaxRenewalsPerHour: ceiling}
+	cfg.SetDefaults()
 	t0 := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	const life = 90 * 24 * time.Hour
-	p := newPlanner(nil)
+	p := NewPlanner(nil)
 	for i := range 100_000 {
 		nb := t0.Add(time.Duration(i) * time.Minute)
-		p.place(cfg, fmt.Sprintf("%x", i), AccountID(fmt.Sprint(i%2000)), nb, nb.Add(life), 40)
+		p.place(cfg, fmt.Sprintf("%x", i), fmt.Sprint(i%2000), nb, nb.Add(life), 40)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		nb := t0.Add(time.Duration(100_000+i%10000) * time.Minute)
-		p.place(cfg, "", AccountID(fmt.Sprint(i%2000)), nb, nb.Add(life), 40)
+		p.place(cfg, "", fmt.Sprint(i%2000), nb, nb.Add(life), 40)
 	}
 }
 
@@ -42,9 +42,9 @@ func benchPlace(b *testing.B, ceiling int) {
 func BenchmarkPlanStateAdd(b *testing.B) {
 	t0 := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	const n = 100_000
-	accts := make([]AccountID, 2000)
+	accts := make([]string, 2000)
 	for i := range accts {
-		accts[i] = AccountID(fmt.Sprint(i))
+		accts[i] = fmt.Sprint(i)
 	}
 	b.ReportAllocs()
 	for b.Loop() {
@@ -67,12 +67,12 @@ func BenchmarkPlannerRefresh(b *testing.B) {
 	ws := make([]IssuedWindow, n)
 	for i := range ws {
 		s := t0.Add(60*24*time.Hour + time.Duration(i)*26*time.Second)
-		ws[i] = IssuedWindow{RenewalWindow: RenewalWindow{Serial: fmt.Sprintf("%036x", i), AccountID: AccountID(fmt.Sprint(i % 2000)),
+		ws[i] = IssuedWindow{Window: Window{Serial: fmt.Sprintf("%036x", i), AccountID: fmt.Sprint(i % 2000),
 			Start: s, End: s.Add(48 * time.Hour)}, IssuedAt: t0.Add(time.Duration(i) * time.Millisecond)}
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		p := newPlanner(func() time.Time { return t0 })
+		p := NewPlanner(func() time.Time { return t0 })
 		for _, w := range ws {
 			p.took(w, t0)
 		}

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package renewal
 
 import (
 	"fmt"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -119,7 +120,7 @@ func TestPlannerRefreshAfterRebuild(t *testing.T) {
 	a, b := newPlanReplica(s), newPlanReplica(s)
 	b.p.page = 2
 	for i := range 6 {
-		a.issue(fmt.Sprintf("c%d", i), AccountID(fmt.Sprint(i%2)), time.Duration(90+i)*24*time.Hour, 0)
+		a.issue(fmt.Sprintf("c%d", i), fmt.Sprint(i%2), time.Duration(90+i)*24*time.Hour, 0)
 	}
 	clk.add(2 * planMargin)
 	var order []string
@@ -129,7 +130,7 @@ func TestPlannerRefreshAfterRebuild(t *testing.T) {
 		}
 		// After the first page: revoke a window it held and one a later
 		// page holds.
-		ws, _ := s.RenewalWindows(t.Context(), clk.now(), time.Time{}, RenewalWindow{}, 0)
+		ws, _ := s.RenewalWindows(t.Context(), clk.now(), time.Time{}, Window{}, 0)
 		for _, w := range ws {
 			order = append(order, w.Serial)
 		}
@@ -190,7 +191,7 @@ func TestPlannerRefreshTrims(t *testing.T) {
 
 // TestPlannerRefreshFails: a refresh that cannot read keeps the plan and
 // reads the same changes next time; a planner that could not refresh
-// for PlanRemovalsKept rebuilds.
+// for RemovalsKept rebuilds.
 func TestPlannerRefreshFails(t *testing.T) {
 	clk := &planClock{t: planT0}
 	s := newPlanStore(clk)
@@ -212,9 +213,9 @@ func TestPlannerRefreshFails(t *testing.T) {
 	if st := refreshed(t, b); st.counted != 1 {
 		t.Errorf("the refresh after the failed one counted %d windows, want 1", st.counted)
 	}
-	clk.add(PlanRemovalsKept)
+	clk.add(RemovalsKept)
 	if !b.p.stale() {
-		t.Error("not stale after PlanRemovalsKept without a refresh")
+		t.Error("not stale after RemovalsKept without a refresh")
 	}
 }
 
@@ -243,7 +244,7 @@ func converge(t *testing.T, seed uint64, steps int) {
 			serial := fmt.Sprintf("%d-%d", seed, len(serials))
 			serials = append(serials, serial)
 			life := time.Duration(2+rng.IntN(200)) * time.Hour
-			r.issue(serial, AccountID(fmt.Sprint(rng.IntN(4))), life, time.Duration(rng.IntN(30))*time.Second)
+			r.issue(serial, fmt.Sprint(rng.IntN(4)), life, time.Duration(rng.IntN(30))*time.Second)
 		case k < 8 && len(serials) > 0:
 			r.revoke(serials[rng.IntN(len(serials))])
 		case len(serials) > 0:
@@ -323,25 +324,21 @@ func TestPlannerUpdateSoleWriter(t *testing.T) {
 func TestPlannerLapsed(t *testing.T) {
 	clk := &planClock{t: planT0}
 	st := newPlanStore(clk)
-	s := &Service{store: plannerStore{planStore: st}, now: clk.now, log: slog.New(slog.DiscardHandler), plan: newPlanner(clk.now)}
-	s.plan.yield = 0
-	live := &Live{Policy: &Policy{}, ARI: ARIConfig{MaxRenewalsPerHour: 100}}
-	live.ARI.setDefaults()
-	s.live.Store(live)
-	s.plan.update(t.Context(), st, nil, s.log)
-	off := &Live{Policy: &Policy{}, ARI: ARIConfig{}}
-	off.ARI.setDefaults()
-	s.live.Store(off)
+	p := NewPlanner(clk.now)
+	p.yield = 0
+	log := slog.New(slog.DiscardHandler)
+	p.update(t.Context(), st, nil, log)
+	off := Config{}
+	off.SetDefaults()
 	nb := clk.now()
-	start, end := s.renewalWindow("off", "a", 1, nb, nb.Add(90*24*time.Hour))
-	st.put(RenewalWindow{Serial: "off", AccountID: "a", Start: start, End: end}, 0)
-	s.live.Store(live) // on again before the planner looked
-	if !s.plan.stale() {
+	start, end := p.Place(off, "off", "a", nb, nb.Add(90*24*time.Hour), math.Inf(1))
+	st.put(Window{Serial: "off", AccountID: "a", Start: start, End: end}, 0)
+	if !p.stale() {
 		t.Fatal("not stale after an issuance with planning off")
 	}
 	clk.add(2 * planMargin)
-	s.plan.update(t.Context(), st, nil, s.log)
-	if s.plan.stale() || s.plan.st.count("a") != 1 {
-		t.Errorf("after the update: stale %v, %d windows of account a; want false, 1", s.plan.stale(), s.plan.st.count("a"))
+	p.update(t.Context(), st, nil, log)
+	if p.stale() || p.st.count("a") != 1 {
+		t.Errorf("after the update: stale %v, %d windows of account a; want false, 1", p.stale(), p.st.count("a"))
 	}
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package renewal
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 )
 
 // acctLoad is account's expected renewals in hour h.
-func (p *planner) acctLoad(account AccountID, h int64) float64 {
+func (p *Planner) acctLoad(account string, h int64) float64 {
 	return p.st.acct[account].load(h, h+1, nil)[0]
 }
 
@@ -26,13 +26,13 @@ var planT0 = time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 func TestPlannerRebuild(t *testing.T) {
 	clk := &planClock{t: planT0}
 	s := newPlanStore(clk)
-	p := newPlanner(clk.now)
+	p := NewPlanner(clk.now)
 	if _, err := p.rebuild(t.Context(), s); err != nil || s.reads != 1 || !p.loaded {
 		t.Fatalf("first rebuild: %v, %d reads, loaded %v", err, s.reads, p.loaded)
 	}
 	// Another replica stores a window of account b.
 	start := planT0.Add(60 * 24 * time.Hour)
-	s.put(RenewalWindow{Serial: "01", AccountID: "b", Start: start, End: start.Add(2 * time.Hour)}, 0)
+	s.put(Window{Serial: "01", AccountID: "b", Start: start, End: start.Add(2 * time.Hour)}, 0)
 	h := hourIndex(start)
 	if p.st.global.at(h) != 0 {
 		t.Fatalf("the other replica's window counts before a rebuild")
@@ -86,9 +86,9 @@ func TestPlannerRebuildConcurrent(t *testing.T) {
 	s := newPlanStore(clk)
 	r := newPlanReplica(s)
 	r.p.page = 4
-	win := func(serial string, h int) RenewalWindow {
+	win := func(serial string, h int) Window {
 		st := planT0.Add(time.Duration(h) * time.Hour)
-		return RenewalWindow{Serial: serial, AccountID: "a", Start: st, End: st.Add(time.Hour)}
+		return Window{Serial: serial, AccountID: "a", Start: st, End: st.Add(time.Hour)}
 	}
 	// Pages of 4 windows: serials "p…" in the first page, "q…" after it.
 	for i := range 4 {
@@ -179,7 +179,7 @@ func TestPlannerRebuildCanceledInPause(t *testing.T) {
 	r.p.page = 4
 	for i := range 5 {
 		st := planT0.Add(100 * time.Hour)
-		s.put(RenewalWindow{Serial: fmt.Sprintf("p%05d", i), AccountID: "a", Start: st, End: st.Add(time.Hour)}, 0)
+		s.put(Window{Serial: fmt.Sprintf("p%05d", i), AccountID: "a", Start: st, End: st.Add(time.Hour)}, 0)
 	}
 	clk.add(2 * planMargin)
 	r.issue("kept", "b", 100*time.Hour, 0)
@@ -251,7 +251,7 @@ func mergeKeys[K comparable, V any](a, b map[K]V) map[K]bool {
 // every hour, the account's hours read whenever it has a headroom: the
 // reference for the sliding maximum and for place's skipping of an
 // account that cannot limit the placement.
-func placeBrute(p *planner, c ARIConfig, account AccountID, nb, na time.Time, perHour float64) time.Time {
+func placeBrute(p *Planner, c Config, account string, nb, na time.Time, perHour float64) time.Time {
 	lo, hi, hours := placeSpan(c, nb, na)
 	ceiling, acctCap := float64(c.MaxRenewalsPerHour)*c.Target, perHour*c.Target
 	share := 1 / float64(hours)
@@ -281,16 +281,16 @@ func placeBrute(p *planner, c ARIConfig, account AccountID, nb, na time.Time, pe
 func TestPlannerPlaceSlidingMax(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 40 {
-		p := newPlanner(func() time.Time { return planT0 })
-		cfg := ARIConfig{MaxRenewalsPerHour: 1 + rng.IntN(50)}
+		p := NewPlanner(func() time.Time { return planT0 })
+		cfg := Config{MaxRenewalsPerHour: 1 + rng.IntN(50)}
 		if trial%3 == 0 {
 			cfg.WindowWidth = time.Duration(1+rng.IntN(60)) * time.Hour
 		}
-		cfg.setDefaults()
+		cfg.SetDefaults()
 		for i := range 3000 {
 			nb := planT0.Add(time.Duration(rng.IntN(72)) * time.Hour)
 			na := nb.Add(time.Duration(24+rng.IntN(24*90)) * time.Hour)
-			acct := AccountID(fmt.Sprint(rng.IntN(3)))
+			acct := fmt.Sprint(rng.IntN(3))
 			perHour := []float64{math.Inf(1), 2, 10}[rng.IntN(3)]
 			want := placeBrute(p, cfg, acct, nb, na, perHour)
 			got, _ := p.place(cfg, fmt.Sprint(i), acct, nb, na, perHour)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package renewal
 
 import (
 	"math"
@@ -16,7 +16,7 @@ import (
 // passed: nothing is counted in them, and trim lets them go.
 type planState struct {
 	global hourLoads // the CA's expected renewals per hour
-	acct   map[AccountID]*acctPlan
+	acct   map[string]*acctPlan
 	floor  int64 // the first hour counted
 }
 
@@ -120,7 +120,7 @@ type planWin struct {
 }
 
 func newPlanState(floor int64) *planState {
-	return &planState{acct: map[AccountID]*acctPlan{}, floor: floor}
+	return &planState{acct: map[string]*acctPlan{}, floor: floor}
 }
 
 // windowHours is the hour span of [start, end): its first hour and its
@@ -132,7 +132,7 @@ func windowHours(start, end time.Time) (int64, int64) {
 
 // add counts one renewal of account spread over the hours of [start,
 // end); a window whose hours have all passed is not counted.
-func (st *planState) add(account AccountID, start, end time.Time) {
+func (st *planState) add(account string, start, end time.Time) {
 	h0, n := windowHours(start, end)
 	if h0+n <= st.floor {
 		return
@@ -167,7 +167,7 @@ func (a *acctPlan) spread(h0, n int64, sign float64, floor int64) {
 // remove takes back what add(account, start, end) counted; counting what
 // was never added is harmless (the loads stay at or above zero), and a
 // window whose hours have all passed was let go by trim already.
-func (st *planState) remove(account AccountID, start, end time.Time) {
+func (st *planState) remove(account string, start, end time.Time) {
 	h0, n := windowHours(start, end)
 	if h0+n <= st.floor {
 		return
@@ -245,7 +245,7 @@ func (a *acctPlan) load(from, to int64, buf []float64) []float64 {
 }
 
 // count is the number of windows counted for account.
-func (st *planState) count(account AccountID) int {
+func (st *planState) count(account string) int {
 	if a := st.acct[account]; a != nil {
 		return a.n
 	}

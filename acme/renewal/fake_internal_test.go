@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package renewal
 
 import (
 	"context"
@@ -10,18 +10,17 @@ import (
 	"time"
 )
 
-// planStore is an Inventory of what the renewal planner reads, held in
+// planStore is a Feed of what the renewal planner reads, held in
 // memory and written as the stores write it: a certificate is read once
 // its issuance commits (visible), and a revocation or a move records the
-// window it takes out in the same step (PlanRemoval). onRead, when set,
+// window it takes out in the same step (Removal). onRead, when set,
 // runs after each page is read and before the planner sorts it out, as
 // requests running alongside would; reads counts the pages read.
 type planStore struct {
-	Inventory
 	mu      sync.Mutex
 	clock   *planClock
 	certs   map[string]*planCert
-	removed []PlanRemoval
+	removed []Removal
 	lastID  int64
 	err     error
 	reads   int
@@ -30,7 +29,7 @@ type planStore struct {
 
 // planCert is a certificate of a planStore.
 type planCert struct {
-	w       RenewalWindow // as stored now (moved: in the past)
+	w       Window // as stored now (moved: in the past)
 	issued  time.Time
 	visible time.Time // when its issuance commits
 	revoked bool
@@ -65,7 +64,7 @@ func newPlanStore(c *planClock) *planStore {
 
 // put stores the certificate of w issued now, its issuance committing
 // after latency.
-func (s *planStore) put(w RenewalWindow, latency time.Duration) {
+func (s *planStore) put(w Window, latency time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	now := s.clock.now()
@@ -77,18 +76,18 @@ func (s *planStore) put(w RenewalWindow, latency time.Duration) {
 func (s *planStore) take(c *planCert, now time.Time) {
 	if c.w.End.After(now) {
 		s.lastID++
-		s.removed = append(s.removed, PlanRemoval{ID: s.lastID, At: now, IssuedAt: c.issued, RenewalWindow: c.w})
+		s.removed = append(s.removed, Removal{ID: s.lastID, At: now, IssuedAt: c.issued, Window: c.w})
 	}
 }
 
 // revoke revokes serial now, if it is stored, and returns its window
 // and issue time.
-func (s *planStore) revoke(serial string) (RenewalWindow, time.Time, bool) {
+func (s *planStore) revoke(serial string) (Window, time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.certs[serial]
 	if c == nil || c.revoked || c.visible.After(s.clock.now()) {
-		return RenewalWindow{}, time.Time{}, false
+		return Window{}, time.Time{}, false
 	}
 	s.take(c, s.clock.now())
 	c.revoked = true
@@ -97,17 +96,17 @@ func (s *planStore) revoke(serial string) (RenewalWindow, time.Time, bool) {
 
 // renewNow moves serial's window into the past now, as incident mode
 // does, and returns the window it had.
-func (s *planStore) renewNow(serial string) (RenewalWindow, time.Time, bool) {
+func (s *planStore) renewNow(serial string) (Window, time.Time, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := s.certs[serial]
 	if c == nil || c.revoked || c.moved || c.visible.After(s.clock.now()) {
-		return RenewalWindow{}, time.Time{}, false
+		return Window{}, time.Time{}, false
 	}
 	now := s.clock.now()
 	s.take(c, now)
 	old := c.w
-	c.w.Start, c.w.End = incidentWindow(now)
+	c.w.Start, c.w.End = now.Add(-2*time.Hour), now.Add(-time.Hour) // in the past, as acme moves it
 	c.moved = true
 	return old, c.issued, true
 }
@@ -145,10 +144,10 @@ func page[T any](xs []T, before func(a, b T) bool, from T, limit int) []T {
 	return out
 }
 
-func (s *planStore) RenewalWindows(_ context.Context, after, before time.Time, from RenewalWindow, limit int) ([]RenewalWindow, error) {
+func (s *planStore) RenewalWindows(_ context.Context, after, before time.Time, from Window, limit int) ([]Window, error) {
 	s.mu.Lock()
 	n, err := s.read()
-	var ws []RenewalWindow
+	var ws []Window
 	now := s.clock.now()
 	for _, c := range s.certs {
 		if !c.visible.After(now) && !c.revoked && c.w.End.After(after) && (before.IsZero() || c.issued.Before(before)) {
@@ -159,7 +158,7 @@ func (s *planStore) RenewalWindows(_ context.Context, after, before time.Time, f
 	if err != nil {
 		return nil, err
 	}
-	ws = page(ws, RenewalWindow.Before, from, limit)
+	ws = page(ws, Window.Before, from, limit)
 	s.after(n)
 	return ws, nil
 }
@@ -171,7 +170,7 @@ func (s *planStore) IssuedWindows(_ context.Context, since time.Time, from Issue
 	now := s.clock.now()
 	for _, c := range s.certs {
 		if !c.visible.After(now) && !c.issued.Before(since) {
-			ws = append(ws, IssuedWindow{RenewalWindow: c.w, IssuedAt: c.issued, Gone: c.revoked || c.moved})
+			ws = append(ws, IssuedWindow{Window: c.w, IssuedAt: c.issued, Gone: c.revoked || c.moved})
 		}
 	}
 	s.mu.Unlock()
@@ -183,10 +182,10 @@ func (s *planStore) IssuedWindows(_ context.Context, since time.Time, from Issue
 	return ws, nil
 }
 
-func (s *planStore) PlanRemovals(_ context.Context, since time.Time, from PlanRemoval, limit int) ([]PlanRemoval, error) {
+func (s *planStore) PlanRemovals(_ context.Context, since time.Time, from Removal, limit int) ([]Removal, error) {
 	s.mu.Lock()
 	n, err := s.read()
-	var rs []PlanRemoval
+	var rs []Removal
 	for _, r := range s.removed {
 		if !r.At.Before(since) {
 			rs = append(rs, r)
@@ -196,7 +195,7 @@ func (s *planStore) PlanRemovals(_ context.Context, since time.Time, from PlanRe
 	if err != nil {
 		return nil, err
 	}
-	rs = page(rs, PlanRemoval.Before, from, limit)
+	rs = page(rs, Removal.Before, from, limit)
 	s.after(n)
 	return rs, nil
 }
@@ -219,27 +218,27 @@ func (s *planStore) truth(now time.Time) *planState {
 // and revoking as the Service does: a window is placed before its
 // certificate is stored, and taken out after its revocation is.
 type planReplica struct {
-	p   *planner
+	p   *Planner
 	s   *planStore
-	cfg ARIConfig
+	cfg Config
 }
 
 func newPlanReplica(s *planStore) *planReplica {
-	cfg := ARIConfig{MaxRenewalsPerHour: 10, WindowWidth: 2 * time.Hour}
-	cfg.setDefaults()
-	p := newPlanner(s.clock.now)
+	cfg := Config{MaxRenewalsPerHour: 10, WindowWidth: 2 * time.Hour}
+	cfg.SetDefaults()
+	p := NewPlanner(s.clock.now)
 	p.yield = 0 // the tests' pages are read at once
 	return &planReplica{p: p, s: s, cfg: cfg}
 }
 
 // issue places and stores a certificate of account valid for life from
 // now, committing after latency.
-func (r *planReplica) issue(serial string, account AccountID, life, latency time.Duration) {
+func (r *planReplica) issue(serial string, account string, life, latency time.Duration) {
 	nb := r.s.clock.now()
 	r.p.mu.Lock()
 	start, end := r.p.place(r.cfg, serial, account, nb, nb.Add(life), 4)
 	r.p.mu.Unlock()
-	r.s.put(RenewalWindow{Serial: serial, AccountID: account, Start: start, End: end}, latency)
+	r.s.put(Window{Serial: serial, AccountID: account, Start: start, End: end}, latency)
 }
 
 // revoke revokes serial and takes its window out of the plan.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package renewal
 
 import (
 	"math"
@@ -9,59 +9,19 @@ import (
 	"time"
 )
 
-// ARIConfig shapes the renewal windows weir suggests (RFC 9773).
-type ARIConfig struct {
-	// WindowStart and WindowEnd bound where a window may be placed, as
-	// fractions of a certificate's lifetime (default 0.6 and 0.8).
-	WindowStart, WindowEnd float64
-	// WindowWidth is each window's width; 0 means lifetime/45 (two days
-	// for 90 days), at least an hour.
-	WindowWidth time.Duration
-	// MaxRenewalsPerHour is the ceiling the planner keeps the CA's expected
-	// renewal rate under; 0 turns planning off (every window is the
-	// default one, from two thirds of the lifetime).
-	MaxRenewalsPerHour int
-	// Target is the fraction of a capacity (the ceiling, an account's
-	// limiter headroom) the planner fills before it spreads further
-	// (default 0.5), the margin for clients that renew at random times
-	// within their windows.
-	Target float64
-	// ExplanationURL is sent with windows in the past (incident mode).
-	ExplanationURL string
-}
-
-func (c *ARIConfig) setDefaults() {
-	if c.WindowStart <= 0 {
-		c.WindowStart = 0.6
-	}
-	if c.WindowEnd <= c.WindowStart {
-		c.WindowEnd = max(0.8, c.WindowStart+0.1)
-	}
-	if c.Target <= 0 || c.Target > 1 {
-		c.Target = 0.5
-	}
-}
-
-// renewalHeadroom is implemented by a Limits that knows how many renewals
-// an hour an account can make without a 429 (limits.Adapter: its san-budget
-// rate), so the planner spreads one account's certificates within it.
-type renewalHeadroom interface {
-	RenewalsPerHour(accountID AccountID, names int) float64
-}
-
-// planner places renewal windows. It keeps the expected renewals per hour
+// Planner places renewal windows. It keeps the expected renewals per hour
 // (each window spreads one renewal evenly over its hours, as clients pick a
 // uniform time within it) for the whole CA and for each account
 // (planState), updated as it places and as certificates are revoked or
 // their windows moved. It is rebuilt in full from the store's promised
-// windows in the background (planrebuild.go) at start, and refreshed every
-// planReload from what changed in the store since (plandelta.go), which
+// windows in the background (rebuild.go) at start, and refreshed every
+// planReload from what changed in the store since (delta.go), which
 // brings in what other replicas placed and took out and lets the hours
 // that have passed go. No placement waits for either: it places on what
 // the planner knows. A new window goes where the higher of its two
 // utilizations — against the ceiling and against the account's limiter
 // headroom — stays lowest, the earliest such place on ties.
-type planner struct {
+type Planner struct {
 	mu sync.Mutex
 	// lapsed is set when a certificate was issued with planning off:
 	// the plan does not hold it, and the next update rebuilds.
@@ -75,8 +35,8 @@ type planner struct {
 	dq       []int64
 	page     int // windows read at a time: planPage (tests read smaller pages)
 	yield    int // planYield (tests: 0)
-	planFeed     // what was placed and taken out (plandelta.go)
-	// The last full rebuild (planrebuild.go): it read the certificates
+	planFeed     // what was placed and taken out (delta.go)
+	// The last full rebuild (rebuild.go): it read the certificates
 	// issued before cut, from builtAt, each page at the time pages gives,
 	// which the refresh after it needs to tell what the rebuild saw.
 	loaded  bool // a full rebuild has completed
@@ -84,22 +44,22 @@ type planner struct {
 	builtAt time.Time
 	pages   []pageMark
 	// While a full rebuild runs: the last window of the pages it has
-	// sorted out (in the order of Inventory.RenewalWindows), the windows
+	// sorted out (in the order of Feed.RenewalWindows), the windows
 	// placed and the certificates removed since it started, and the
 	// removed windows its state holds.
 	rebuilding bool
-	cursor     RenewalWindow
-	placed     map[string]RenewalWindow
+	cursor     Window
+	placed     map[string]Window
 	gone       map[string]bool
-	undo       []RenewalWindow
+	undo       []Window
 }
 
-// newPlanner returns a planner on the clock now (nil: time.Now).
-func newPlanner(now func() time.Time) *planner {
+// NewPlanner returns a Planner on the clock now (nil: time.Now).
+func NewPlanner(now func() time.Time) *Planner {
 	if now == nil {
 		now = time.Now
 	}
-	return &planner{now: now, st: newPlanState(hourIndex(now())), page: planPage, yield: planYield, planFeed: newPlanFeed()}
+	return &Planner{now: now, st: newPlanState(hourIndex(now())), page: planPage, yield: planYield, planFeed: newPlanFeed()}
 }
 
 // planReload is how often the planner refreshes what it knows from the
@@ -114,7 +74,7 @@ func hourIndex(t time.Time) int64 { return t.Unix() / 3600 }
 
 // placeSpan is where a window of a certificate valid over [nb, na) may
 // start, [lo, hi] on the hour, and its width in whole hours.
-func placeSpan(c ARIConfig, nb, na time.Time) (lo, hi time.Time, hours int64) {
+func placeSpan(c Config, nb, na time.Time) (lo, hi time.Time, hours int64) {
 	life := na.Sub(nb)
 	width := c.WindowWidth
 	if width <= 0 {
@@ -131,7 +91,7 @@ func placeSpan(c ARIConfig, nb, na time.Time) (lo, hi time.Time, hours int64) {
 // place chooses the window of a new certificate of account valid over
 // [nb, na) and records it. perHour is the account's headroom (+Inf for
 // none). p.mu is held.
-func (p *planner) place(c ARIConfig, serial string, account AccountID, nb, na time.Time, perHour float64) (time.Time, time.Time) {
+func (p *Planner) place(c Config, serial string, account string, nb, na time.Time, perHour float64) (time.Time, time.Time) {
 	lo, hi, hours := placeSpan(c, nb, na)
 	ceiling := float64(c.MaxRenewalsPerHour) * c.Target
 	acctCap := perHour * c.Target
@@ -186,41 +146,49 @@ func (p *planner) place(c ARIConfig, serial string, account AccountID, nb, na ti
 	return best, end
 }
 
-// renewalWindow places the ARI window of certificate serial being
-// issued; with planning off it is the default window.
-func (s *Service) renewalWindow(serial string, account AccountID, names int, nb, na time.Time) (time.Time, time.Time) {
-	c := s.rules().ARI
+// Place places the ARI window of certificate serial of account, valid
+// over [nb, na), being issued, and records it; perHour is the account's
+// renewal headroom (+Inf for none). With planning off
+// (c.MaxRenewalsPerHour 0) it is the default window, in no plan, and the
+// next update rebuilds the plan in full.
+func (p *Planner) Place(c Config, serial, account string, nb, na time.Time, perHour float64) (time.Time, time.Time) {
 	if c.MaxRenewalsPerHour <= 0 {
-		s.plan.lapsed.Store(true)
-		return defaultWindow(nb, na)
+		p.lapsed.Store(true)
+		return DefaultWindow(nb, na)
 	}
-	perHour := math.Inf(1)
-	if h, ok := s.limits.(renewalHeadroom); ok {
-		perHour = h.RenewalsPerHour(account, names)
-	}
-	s.plan.mu.Lock()
-	defer s.plan.mu.Unlock()
-	return s.plan.place(c, serial, account, nb, na, perHour)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.place(c, serial, account, nb, na, perHour)
 }
 
-// unplan takes the window of cert, revoked or moved into the past, out of
-// the plan.
-func (s *Service) unplan(cert *Certificate) {
-	if s.rules().ARI.MaxRenewalsPerHour <= 0 || cert.RenewalStart.IsZero() || !cert.RenewalEnd.After(cert.RenewalStart) {
-		return
-	}
-	s.plan.mu.Lock()
-	defer s.plan.mu.Unlock()
-	s.plan.removed(RenewalWindow{Serial: cert.Serial, AccountID: cert.AccountID, Start: cert.RenewalStart, End: cert.RenewalEnd}, cert.IssuedAt)
+// Remove takes w, the window of a certificate issued at issued that was
+// revoked or whose window was moved into the past, out of the plan.
+func (p *Planner) Remove(c Config, w Window, issued time.Time) {
+	p.ifPlanned(c, w, func() { p.removed(w, issued) })
 }
 
-// unplace takes back the window placed for cert when its certificate was
-// not stored after all.
-func (s *Service) unplace(cert *Certificate) {
-	if s.rules().ARI.MaxRenewalsPerHour <= 0 || cert.RenewalStart.IsZero() || !cert.RenewalEnd.After(cert.RenewalStart) {
+// Forget takes back w, the window placed for a certificate issued at
+// issued, when the certificate was not stored after all.
+func (p *Planner) Forget(c Config, w Window, issued time.Time) {
+	p.ifPlanned(c, w, func() { p.forget(w, issued) })
+}
+
+// ifPlanned runs f with p.mu held if w may be in a plan: planning is on
+// and w is a placed window.
+func (p *Planner) ifPlanned(c Config, w Window, f func()) {
+	if c.MaxRenewalsPerHour <= 0 || w.Start.IsZero() || !w.End.After(w.Start) {
 		return
 	}
-	s.plan.mu.Lock()
-	defer s.plan.mu.Unlock()
-	s.plan.forget(RenewalWindow{Serial: cert.Serial, AccountID: cert.AccountID, Start: cert.RenewalStart, End: cert.RenewalEnd}, cert.IssuedAt)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	f()
+}
+
+// DefaultWindow is the window of a certificate the planner never placed:
+// from two thirds of its lifetime, 1/45 of the lifetime wide (two days for
+// 90 days).
+func DefaultWindow(nb, na time.Time) (time.Time, time.Time) {
+	life := na.Sub(nb)
+	start := nb.Add(life * 2 / 3)
+	return start, start.Add(max(life/45, time.Minute))
 }
