@@ -54,15 +54,22 @@ func (h *heldResponder) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// freeAddr returns a loopback address with a port free a moment ago.
-func freeAddr(t *testing.T) string {
+// freeAddrs returns n distinct loopback addresses with ports free a moment
+// ago. The listeners stay open until all n are picked: closed one by one,
+// the kernel may hand the same port out again (seen as two of weir's
+// listeners on one address).
+func freeAddrs(t *testing.T, n int) []string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	addrs := make([]string, n)
+	for i := range addrs {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ln.Close()
+		addrs[i] = ln.Addr().String()
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	return addrs
 }
 
 // leaseOwner reads who holds the lease of challenge id, "" if nobody.
@@ -100,7 +107,8 @@ func TestValidationSurvivesKill(t *testing.T) {
 	// A: the same CA (data directory), store, URL and challenge
 	// settings, listening elsewhere, in a process of its own.
 	aCfg := b.cfg
-	aCfg.Server.Listen, aCfg.Admin.Listen, aCfg.Server.HTTP.Listen = freeAddr(t), freeAddr(t), freeAddr(t)
+	addrs := freeAddrs(t, 3)
+	aCfg.Server.Listen, aCfg.Admin.Listen, aCfg.Server.HTTP.Listen = addrs[0], addrs[1], addrs[2]
 	aCfg.Server.ExternalURL, aCfg.Server.HTTP.ExternalURL = b.base, b.artefacts
 	aCfg.Log.Level = "info"
 	yml, err := yaml.Marshal(aCfg)
