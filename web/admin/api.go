@@ -175,7 +175,7 @@ type ActivityView struct {
 	Recent []Denial          `json:"recent_429s"`
 	Hot    []BucketView      `json:"hottest_buckets"`
 	ByLim  map[string]uint64 `json:"denials_by_limit"`
-	// Degraded is what the in-process fallback decided (degraded.go).
+	// Degraded is what the in-process fallback decided (metrics_degraded.go).
 	Degraded DegradedView `json:"degraded"`
 }
 
