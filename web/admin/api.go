@@ -76,47 +76,62 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	writeError(w, http.StatusInternalServerError, "internal error; see the server log")
 }
 
+// apiHandler is an admin API endpoint: it writes its response, or returns
+// an error and writes nothing.
+type apiHandler func(w http.ResponseWriter, r *http.Request) error
+
+// api makes h a route. It is where the endpoints' errors are rendered, by
+// fail: {"error": "..."} with the status an apiError or ACME problem
+// carries, a 500 for anything else.
+func (s *Server) api(h apiHandler) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if err := h(w, r); err != nil {
+			s.fail(w, r, err)
+		}
+	}
+}
+
 func (s *Server) apiRoutes(r chi.Router) {
-	r.Get("/overview", s.apiOverview)
+	r.Get("/overview", s.api(s.apiOverview))
 	r.Get("/config", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.cfg.Config()) })
 	r.Get("/limits", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, s.Limits()) })
-	r.Get("/ratelimit/status", s.apiStatus)
-	r.Post("/ratelimit/explain", s.apiExplain)
-	r.Post("/ratelimit/reset", s.apiReset)
-	r.Get("/ratelimit/activity", s.apiActivity)
-	r.Get("/accounts", s.apiAccounts)
-	r.Get("/accounts/{id}", s.apiAccount)
-	r.Post("/accounts/{id}/deactivate", s.apiDeactivate)
-	r.Get("/certs", s.apiCerts)
-	r.Get("/certs/{serial}", s.apiCert)
-	r.Post("/certs/{serial}/revoke", s.apiRevoke)
-	r.Post("/certs/revoke-all", s.apiRevokeAll)
-	r.Post("/certs/renew-now", s.apiRenewNow)
-	r.Get("/orders", s.apiOrders)
-	r.Get("/crl", s.apiCRL)
-	r.Post("/crl/regenerate", s.apiCRLRegenerate)
+	r.Get("/ratelimit/status", s.api(s.apiStatus))
+	r.Post("/ratelimit/explain", s.api(s.apiExplain))
+	r.Post("/ratelimit/reset", s.api(s.apiReset))
+	r.Get("/ratelimit/activity", s.api(s.apiActivity))
+	r.Get("/accounts", s.api(s.apiAccounts))
+	r.Get("/accounts/{id}", s.api(s.apiAccount))
+	r.Post("/accounts/{id}/deactivate", s.api(s.apiDeactivate))
+	r.Get("/certs", s.api(s.apiCerts))
+	r.Get("/certs/{serial}", s.api(s.apiCert))
+	r.Post("/certs/{serial}/revoke", s.api(s.apiRevoke))
+	r.Post("/certs/revoke-all", s.api(s.apiRevokeAll))
+	r.Post("/certs/renew-now", s.api(s.apiRenewNow))
+	r.Get("/orders", s.api(s.apiOrders))
+	r.Get("/crl", s.api(s.apiCRL))
+	r.Post("/crl/regenerate", s.api(s.apiCRLRegenerate))
 	s.eabRoutes(r)
 	s.tenantRoutes(r)
 	s.credentialRoutes(r)
 }
 
-func (s *Server) apiOverview(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiOverview(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.Overview(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
-func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) error {
 	q := r.URL.Query()
 	buckets, err := s.Status(r.Context(), StatusQuery{Account: q.Get("account"), IP: q.Get("ip"), Key: q.Get("key")})
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"buckets": buckets})
+	return nil
 }
 
 // decodeBody reads a JSON body, or a form when the dashboard posts one.
@@ -138,18 +153,17 @@ type ExplainRequest struct {
 	Names   []string `json:"names"`
 }
 
-func (s *Server) apiExplain(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiExplain(w http.ResponseWriter, r *http.Request) error {
 	var req ExplainRequest
 	if err := decodeBody(r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	v, err := s.Explain(r.Context(), req.Account, req.Names)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
 // ResetRequest is the body of POST /api/v1/ratelimit/reset.
@@ -157,17 +171,16 @@ type ResetRequest struct {
 	Key string `json:"key"`
 }
 
-func (s *Server) apiReset(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiReset(w http.ResponseWriter, r *http.Request) error {
 	var req ResetRequest
 	if err := decodeBody(r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if err := s.Reset(r.Context(), req.Key); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, map[string]string{"reset": req.Key})
+	return nil
 }
 
 // ActivityView is the limiter's recent activity on this replica.
@@ -175,17 +188,17 @@ type ActivityView struct {
 	Recent []Denial          `json:"recent_429s"`
 	Hot    []BucketView      `json:"hottest_buckets"`
 	ByLim  map[string]uint64 `json:"denials_by_limit"`
-	// Degraded is what the in-process fallback decided (degraded.go).
+	// Degraded is what the in-process fallback decided (metrics_degraded.go).
 	Degraded DegradedView `json:"degraded"`
 }
 
-func (s *Server) apiActivity(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiActivity(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.Activity(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
 // Activity gathers the recent 429s and the hottest buckets with their
@@ -226,13 +239,13 @@ type Page[T any] struct {
 	Next  string `json:"next,omitempty"`
 }
 
-func (s *Server) apiAccounts(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiAccounts(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.Accounts(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, p)
+	return nil
 }
 
 // Accounts lists accounts per the query parameters q, status, cursor, limit.
@@ -254,13 +267,13 @@ func (s *Server) Accounts(r *http.Request) (*Page[AccountView], error) {
 	return p, nil
 }
 
-func (s *Server) apiAccount(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiAccount(w http.ResponseWriter, r *http.Request) error {
 	a, err := s.cfg.Service.Store().GetAccount(r.Context(), acme.AccountID(chi.URLParam(r, "id")))
 	if err != nil {
-		s.fail(w, r, notFound(err, "account "+chi.URLParam(r, "id")))
-		return
+		return notFound(err, "account "+chi.URLParam(r, "id"))
 	}
 	writeJSON(w, http.StatusOK, accountView(a))
+	return nil
 }
 
 func notFound(err error, what string) error {
@@ -270,23 +283,23 @@ func notFound(err error, what string) error {
 	return err
 }
 
-func (s *Server) apiDeactivate(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiDeactivate(w http.ResponseWriter, r *http.Request) error {
 	a, err := s.cfg.Service.AdminDeactivateAccount(r.Context(), acme.AccountID(chi.URLParam(r, "id")))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	s.logAction(r.Context(), "admin: account deactivated", "account", a.ID)
 	writeJSON(w, http.StatusOK, accountView(a))
+	return nil
 }
 
-func (s *Server) apiCerts(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiCerts(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.Certs(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, p)
+	return nil
 }
 
 // Certs lists certificates per the query parameters q, account, state,
@@ -316,14 +329,14 @@ func (s *Server) Certs(r *http.Request) (*Page[CertView], error) {
 	return p, nil
 }
 
-func (s *Server) apiCert(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiCert(w http.ResponseWriter, r *http.Request) error {
 	serial := normalizeSerial(chi.URLParam(r, "serial"))
 	c, err := s.cfg.Service.Store().GetCertificate(r.Context(), serial)
 	if err != nil {
-		s.fail(w, r, notFound(err, "certificate "+serial))
-		return
+		return notFound(err, "certificate "+serial)
 	}
 	writeJSON(w, http.StatusOK, certView(c, s.cfg.Now().UTC(), true))
+	return nil
 }
 
 // RevokeRequest is the body of POST /api/v1/certs/{serial}/revoke.
@@ -363,18 +376,17 @@ func parseReason(s string) (int, error) {
 	return n, nil
 }
 
-func (s *Server) apiRevoke(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiRevoke(w http.ResponseWriter, r *http.Request) error {
 	var req RevokeRequest
 	if err := decodeBody(r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	v, err := s.Revoke(r, chi.URLParam(r, "serial"), req.Reason)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
 // Revoke revokes a certificate by serial with a reason name or code.
@@ -393,13 +405,13 @@ func (s *Server) Revoke(r *http.Request, serial, reason string) (*CertView, erro
 	return &v, nil
 }
 
-func (s *Server) apiOrders(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiOrders(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.Orders(r)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, p)
+	return nil
 }
 
 // Orders lists orders per the query parameters account, status, cursor,
@@ -427,24 +439,23 @@ func (s *Server) Orders(r *http.Request) (*Page[OrderView], error) {
 	return p, nil
 }
 
-func (s *Server) apiCRL(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiCRL(w http.ResponseWriter, r *http.Request) error {
 	v, der, err := s.CRL(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	if r.URL.Query().Get("format") == "der" {
 		w.Header().Set("Content-Type", "application/pkix-crl")
 		_, _ = w.Write(der)
-		return
+		return nil
 	}
 	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
-func (s *Server) apiCRLRegenerate(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiCRLRegenerate(w http.ResponseWriter, r *http.Request) error {
 	if err := s.cfg.Service.RegenerateCRL(r.Context()); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
-	s.apiCRL(w, r)
+	return s.apiCRL(w, r)
 }

@@ -12,7 +12,6 @@ import (
 	"net/netip"
 	"strings"
 
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/weir-pki/weir/acme"
 )
 
@@ -109,12 +108,3 @@ func (s *statusRecorder) WriteHeader(code int) {
 }
 
 func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
-
-// SetAuditFailures exports failures, the audit events that could not be
-// written, as weir_audit_write_failures_total.
-func (m *Metrics) SetAuditFailures(failures func() uint64) {
-	m.reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
-		Name: "weir_audit_write_failures_total",
-		Help: "Audit events that could not be written to the audit trail (each is also logged at error level).",
-	}, func() float64 { return float64(failures()) }))
-}

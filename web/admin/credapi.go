@@ -23,9 +23,9 @@ type CredentialRequest struct {
 }
 
 func (s *Server) credentialRoutes(r chi.Router) {
-	r.Get("/credentials", s.apiCredentialList)
-	r.Post("/credentials", s.apiCredentialAdd)
-	r.Delete("/credentials/{name}", s.apiCredentialRevoke)
+	r.Get("/credentials", s.api(s.apiCredentialList))
+	r.Post("/credentials", s.api(s.apiCredentialAdd))
+	r.Delete("/credentials/{name}", s.api(s.apiCredentialRevoke))
 	r.Get("/whoami", func(w http.ResponseWriter, r *http.Request) { writeJSON(w, http.StatusOK, principalOf(r.Context())) })
 }
 
@@ -38,21 +38,20 @@ func (s *Server) credentials() (*CredentialSet, error) {
 	return s.cfg.Credentials, nil
 }
 
-func (s *Server) apiCredentialList(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiCredentialList(w http.ResponseWriter, r *http.Request) error {
 	c, err := s.credentials()
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	items, err := c.List(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, Page[CredentialView]{Items: items})
+	return nil
 }
 
-func (s *Server) apiCredentialAdd(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiCredentialAdd(w http.ResponseWriter, r *http.Request) error {
 	var req CredentialRequest
 	err := decodeBody(r, &req)
 	var c *CredentialSet
@@ -65,22 +64,22 @@ func (s *Server) apiCredentialAdd(w http.ResponseWriter, r *http.Request) {
 			// The token is a secret: never logged.
 			s.logAction(r.Context(), "admin: credential added", "credential", v.Name, "credential_role", v.Role)
 			writeJSON(w, http.StatusCreated, v)
-			return
+			return nil
 		}
 	}
-	s.fail(w, r, err)
+	return err
 }
 
-func (s *Server) apiCredentialRevoke(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiCredentialRevoke(w http.ResponseWriter, r *http.Request) error {
 	name := chi.URLParam(r, "name")
 	c, err := s.credentials()
 	if err == nil {
 		err = c.Revoke(r.Context(), name)
 	}
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	s.logAction(r.Context(), "admin: credential revoked; its sessions end", "credential", name)
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }

@@ -62,23 +62,22 @@ func eabKeyView(k *acme.EABKey) EABKeyView {
 }
 
 func (s *Server) eabRoutes(r chi.Router) {
-	r.Post("/eab", s.apiEABCreate)
-	r.Get("/eab", s.apiEABList)
-	r.Post("/eab/{id}/revoke", s.apiEABRevoke)
+	r.Post("/eab", s.api(s.apiEABCreate))
+	r.Get("/eab", s.api(s.apiEABList))
+	r.Post("/eab/{id}/revoke", s.api(s.apiEABRevoke))
 }
 
-func (s *Server) apiEABCreate(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiEABCreate(w http.ResponseWriter, r *http.Request) error {
 	var req EABCreateRequest
 	if err := decodeBody(r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	v, err := s.CreateEAB(r.Context(), req.Label, req.Tenant)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusCreated, v)
+	return nil
 }
 
 // CreateEAB makes an EAB key labelled label, of the tenant named (none:
@@ -96,13 +95,13 @@ func (s *Server) CreateEAB(ctx context.Context, label, tenant string) (EABKeyVie
 	return v, nil
 }
 
-func (s *Server) apiEABList(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiEABList(w http.ResponseWriter, r *http.Request) error {
 	p, err := s.EABKeys(r.Context(), r.URL.Query().Get("label"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, p)
+	return nil
 }
 
 // EABKeys lists the EAB keys with label ("" for all), newest first.
@@ -118,13 +117,13 @@ func (s *Server) EABKeys(ctx context.Context, label string) (Page[EABKeyView], e
 	return p, nil
 }
 
-func (s *Server) apiEABRevoke(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiEABRevoke(w http.ResponseWriter, r *http.Request) error {
 	v, err := s.RevokeEAB(r.Context(), chi.URLParam(r, "id"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, v)
+	return nil
 }
 
 // RevokeEAB revokes the EAB key id.

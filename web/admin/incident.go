@@ -35,38 +35,39 @@ func (q IncidentRequest) scope() acme.IncidentScope {
 
 // apiRevokeAll revokes every active certificate of the scope (incident
 // mode): their ARI windows are in the past from then on.
-func (s *Server) apiRevokeAll(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiRevokeAll(w http.ResponseWriter, r *http.Request) error {
 	var req IncidentRequest
 	if err := decodeBody(r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	code, err := parseReason(req.Reason)
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	certs, err := s.cfg.Service.RevokeAll(r.Context(), req.scope(), code)
-	s.writeIncident(w, r, "revoked", certs, err)
+	if err != nil {
+		return err
+	}
+	s.writeIncident(w, r, "revoked", certs)
+	return nil
 }
 
 // apiRenewNow moves the scope's renewal windows into the past without
 // revoking (a mass renewal).
-func (s *Server) apiRenewNow(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiRenewNow(w http.ResponseWriter, r *http.Request) error {
 	var req IncidentRequest
 	if err := decodeBody(r, &req); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	certs, err := s.cfg.Service.RenewNow(r.Context(), req.scope())
-	s.writeIncident(w, r, "renew-now", certs, err)
+	if err != nil {
+		return err
+	}
+	s.writeIncident(w, r, "renew-now", certs)
+	return nil
 }
 
-func (s *Server) writeIncident(w http.ResponseWriter, r *http.Request, action string, certs []*acme.Certificate, err error) {
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
+func (s *Server) writeIncident(w http.ResponseWriter, r *http.Request, action string, certs []*acme.Certificate) {
 	now := s.cfg.Now().UTC()
 	v := IncidentView{Action: action, Certificates: []CertView{}}
 	for _, c := range certs {

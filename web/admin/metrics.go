@@ -45,6 +45,12 @@ type MetricsOptions struct {
 // web.Server.
 // Every series lives in its own registry, never the global one, so two
 // servers in one process (tests) do not collide.
+// Metrics and all its methods are in the files metrics*.go, which use
+// nothing else of this package: the limiter activity (metrics_activity.go),
+// the fallback's decisions (metrics_degraded.go), the tenants' refusals
+// (metrics_tenantrefusals.go), connections (metrics_conn.go), the store
+// (metrics_store.go, metrics_writable.go), the probes (metrics_probes.go),
+// the build (metrics_buildinfo.go) and the audit trail (metrics_audit.go).
 type Metrics struct {
 	reg *prometheus.Registry
 	now func() time.Time
@@ -69,11 +75,11 @@ type Metrics struct {
 
 	store *storeCommits // nil unless the store reports its commits
 
-	writable *prometheus.GaugeVec // writable.go
-	conns    connSeries           // connmetrics.go
+	writable *prometheus.GaugeVec // metrics_writable.go
+	conns    connSeries           // metrics_conn.go
 
 	activity activity
-	refusals tenantRefusals // tenantrefusals.go
+	refusals tenantRefusals // metrics_tenantrefusals.go
 }
 
 var _ acme.Observer = (*Metrics)(nil)

@@ -104,11 +104,11 @@ func (s *Server) TenantReportOf(r *http.Request, name string) (*TenantReport, er
 	return rep, nil
 }
 
-func (s *Server) apiTenantReport(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiTenantReport(w http.ResponseWriter, r *http.Request) error {
 	rep, err := s.TenantReportOf(r, chi.URLParam(r, "name"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, rep)
+	return nil
 }

@@ -84,12 +84,12 @@ func nonNil(s []string) []string {
 }
 
 func (s *Server) tenantRoutes(r chi.Router) {
-	r.Post("/tenants", s.apiTenantCreate)
-	r.Get("/tenants", s.apiTenantList)
-	r.Get("/tenants/{name}", s.apiTenantGet)
-	r.Get("/tenants/{name}/report", s.apiTenantReport)
-	r.Put("/tenants/{name}", s.apiTenantUpdate)
-	r.Delete("/tenants/{name}", s.apiTenantDelete)
+	r.Post("/tenants", s.api(s.apiTenantCreate))
+	r.Get("/tenants", s.api(s.apiTenantList))
+	r.Get("/tenants/{name}", s.api(s.apiTenantGet))
+	r.Get("/tenants/{name}/report", s.api(s.apiTenantReport))
+	r.Put("/tenants/{name}", s.api(s.apiTenantUpdate))
+	r.Delete("/tenants/{name}", s.api(s.apiTenantDelete))
 }
 
 // decodeTenant reads the TenantView of a request's body.
@@ -101,42 +101,42 @@ func decodeTenant(r *http.Request) (acme.Tenant, error) {
 	return v.Tenant()
 }
 
-func (s *Server) apiTenantCreate(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiTenantCreate(w http.ResponseWriter, r *http.Request) error {
 	t, err := decodeTenant(r)
 	if err == nil {
 		var created *acme.Tenant
 		if created, err = s.cfg.Service.CreateTenant(r.Context(), t); err == nil {
 			s.logAction(r.Context(), "admin: tenant created", "tenant", created.Name)
 			writeJSON(w, http.StatusCreated, tenantView(created))
-			return
+			return nil
 		}
 	}
-	s.fail(w, r, err)
+	return err
 }
 
-func (s *Server) apiTenantList(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiTenantList(w http.ResponseWriter, r *http.Request) error {
 	ts, err := s.cfg.Service.ListTenants(r.Context())
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	p := Page[TenantView]{Items: []TenantView{}}
 	for _, t := range ts {
 		p.Items = append(p.Items, tenantView(t))
 	}
 	writeJSON(w, http.StatusOK, p)
+	return nil
 }
 
-func (s *Server) apiTenantGet(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiTenantGet(w http.ResponseWriter, r *http.Request) error {
 	t, err := s.cfg.Service.GetTenant(r.Context(), chi.URLParam(r, "name"))
 	if err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	writeJSON(w, http.StatusOK, tenantView(t))
+	return nil
 }
 
-func (s *Server) apiTenantUpdate(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiTenantUpdate(w http.ResponseWriter, r *http.Request) error {
 	t, err := decodeTenant(r)
 	if err == nil {
 		name := chi.URLParam(r, "name")
@@ -148,19 +148,19 @@ func (s *Server) apiTenantUpdate(w http.ResponseWriter, r *http.Request) {
 			if updated, err = s.cfg.Service.UpdateTenant(r.Context(), t); err == nil {
 				s.logAction(r.Context(), "admin: tenant updated", "tenant", updated.Name)
 				writeJSON(w, http.StatusOK, tenantView(updated))
-				return
+				return nil
 			}
 		}
 	}
-	s.fail(w, r, err)
+	return err
 }
 
-func (s *Server) apiTenantDelete(w http.ResponseWriter, r *http.Request) {
+func (s *Server) apiTenantDelete(w http.ResponseWriter, r *http.Request) error {
 	name := chi.URLParam(r, "name")
 	if err := s.cfg.Service.DeleteTenant(r.Context(), name); err != nil {
-		s.fail(w, r, err)
-		return
+		return err
 	}
 	s.logAction(r.Context(), "admin: tenant deleted", "tenant", name)
 	w.WriteHeader(http.StatusNoContent)
+	return nil
 }
