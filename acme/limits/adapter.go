@@ -76,6 +76,9 @@ var _ acme.Limits = (*Adapter)(nil)
 type state struct {
 	lim *ratelimit.Limiter
 	cfg Config
+	// recorder is cfg.Fallback's Recorder, which mirrors what the backend
+	// admitted (nil without a fallback).
+	recorder *ratelimit.Limiter
 }
 
 // New returns the Adapter applying lim as cfg says. log nil discards.
@@ -97,7 +100,11 @@ func (r *Adapter) Update(cfg Config, lim *ratelimit.Limiter) {
 	if cfg.OnBackendError == "" {
 		cfg.OnBackendError = BackendDegrade
 	}
-	r.state.Store(&state{lim: lim, cfg: cfg})
+	st := &state{lim: lim, cfg: cfg}
+	if cfg.Fallback != nil {
+		st.recorder = cfg.Fallback.Recorder()
+	}
+	r.state.Store(st)
 }
 
 // SetObserver installs the observer of every limiter call; nil means

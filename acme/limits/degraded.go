@@ -192,17 +192,20 @@ func (r *Adapter) degrade(ctx context.Context, st *state, ev acme.LimiterEvent, 
 	return refundOf(ctx, r, st, st.cfg.Fallback, ev.Requests, spent), nil
 }
 
-// mirror spends on the fallback what the backend has just admitted, so
+// mirror records in the fallback what the backend has just admitted, so
 // that a replica that degrades knows what it admitted before: its
 // admissions, by the backend and by the fallback together, stay within a
-// limit, and N replicas within N times it. A mirror the fallback refuses
-// is dropped (its view is this replica's alone). It returns the mirror's
-// refund, nil when nothing was spent.
+// limit, and N replicas within N times it. It records through the
+// fallback's Recorder, which never refuses: a degraded decision of another
+// request may have taken the fallback's last token between this one's
+// backend decision and its mirror (under load, with the backend pausing),
+// and a mirror dropped then let the replica admit beyond the limit. It
+// returns the mirror's refund, nil when nothing was recorded.
 func (r *Adapter) mirror(ctx context.Context, st *state, reqs []ratelimit.Request) func() {
-	fb := st.cfg.Fallback
-	if fb == nil || st.cfg.OnBackendError != BackendDegrade {
+	if st.recorder == nil || st.cfg.OnBackendError != BackendDegrade {
 		return nil
 	}
+	fb := st.recorder
 	d, spent, err := fb.Spend(context.WithoutCancel(ctx), reqs...)
 	if err != nil || !d.Allowed {
 		return nil
