@@ -4,10 +4,7 @@ package acme
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"math/big"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,13 +12,12 @@ import (
 	"github.com/weir-pki/weir/ca"
 )
 
-// RevocationCounter is implemented by a Store that can say cheaply how
-// many certificates it has ever seen revoked. Every replica signs its own
+// RevocationCounter is the role of a Store that says cheaply how many
+// certificates it has ever seen revoked. Every replica signs its own
 // CRLs; before serving them, a replica compares the count with the one its
 // CRLs were made at, and makes new ones when a revocation (by any replica)
-// has happened since. storage/sqlite implements it, and so must every
-// store shared by several replicas (storage/storagetest checks it).
-// Without it the Service lists the revoked certificates on every read.
+// has happened since. It is part of CertificateStore: storage/sqlite and
+// storage/postgres implement it, and storage/storagetest checks it.
 type RevocationCounter interface {
 	// RevokedCount returns the number of revoked certificates, expired
 	// or not. Revocation is final and certificates are never deleted, so
@@ -37,9 +33,6 @@ type crlCache struct {
 	// served is the CRLs readers get, swapped whole by a regeneration, so
 	// that with the updater running no reader waits for a signature.
 	served atomic.Pointer[crlGeneration]
-	// numbers are the numbers of the last CRLs made, by scope, when the
-	// store keeps none (CRLNumberer); under mu.
-	numbers map[CRLScope]*big.Int
 	// updating is set while the updater (crlupdate.go) runs.
 	updating atomic.Bool
 	// regenerations counts the regenerations (weir_crl_regenerations_total),
@@ -63,7 +56,7 @@ type crlGeneration struct {
 	der  map[CRLScope][]byte
 	made map[CRLScope]time.Time
 	// counts are the store's revocation counts of each scope
-	// (ScopedRevocations) read before the CRLs listed them; nil without.
+	// (ScopedRevocations) read before the CRLs listed them.
 	counts map[CRLScope]int64
 }
 
@@ -176,41 +169,19 @@ func (s *Service) crlStale(g *crlGeneration) bool {
 }
 
 // revocationMark is a value that changes whenever a certificate is
-// revoked: the store's RevokedCount, or, for a store without one, a digest
-// of the revoked certificates that a CRL made now would list.
+// revoked: the store's RevokedCount.
 func (s *Service) revocationMark(ctx context.Context) (string, error) {
-	if rc, ok := s.store.(RevocationCounter); ok {
-		n, err := rc.RevokedCount(ctx)
-		if err != nil {
-			return "", err
-		}
-		return fmt.Sprintf("count:%d", n), nil
-	}
-	revoked, err := s.store.ListRevoked(ctx, s.now().UTC())
+	n, err := s.store.RevokedCount(ctx)
 	if err != nil {
 		return "", err
 	}
-	return revokedDigest(revoked), nil
-}
-
-// revokedDigest identifies a list of revocations.
-func revokedDigest(revoked []Revocation) string {
-	h := sha256.New()
-	var b [8]byte
-	for _, r := range revoked {
-		h.Write([]byte(r.Serial))
-		binary.BigEndian.PutUint64(b[:], uint64(r.RevokedAt.UnixNano()))
-		h.Write(b[:])
-	}
-	return fmt.Sprintf("list:%d:%x", len(revoked), h.Sum(nil))
+	return fmt.Sprintf("count:%d", n), nil
 }
 
 // RegenerateCRL signs a new CRL for every scope (each issuer, each of its
 // shards), listing every revoked, unexpired certificate of the scope.
 // Its number comes from the store (CRLNumberer), so that each scope's
-// numbers grow across the replicas; with a store that keeps none, it is
-// its thisUpdate in nanoseconds, or one more than this replica's previous
-// CRL's of the scope if the clock stepped back.
+// numbers grow across the replicas.
 func (s *Service) RegenerateCRL(ctx context.Context) error {
 	s.crl.mu.Lock()
 	defer s.crl.mu.Unlock()

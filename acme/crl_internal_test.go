@@ -7,7 +7,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"log/slog"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,40 +15,87 @@ import (
 )
 
 // revokedList is the revocations a shared store holds, as every replica
-// sees them.
+// sees them, with the CRL roles of CertificateStore as a shared store
+// plays them: the count of revocations, the counts and lists of each
+// scope (lists counted), and each scope's CRL numbers.
 type revokedList struct {
 	Store
 	mu      sync.Mutex
 	revoked []Revocation
-	total   int64 // revoked ever, expired or not
-	lists   int   // ListRevoked calls
+	total   int64            // revoked ever, expired or not
+	lists   int              // ListRevokedScope calls
+	listed  map[CRLScope]int // ListRevokedScope calls by scope
+	numbers map[CRLScope]int64
 	err     error
 }
 
 func (r *revokedList) revoke(serial string, at time.Time) {
+	r.revokeBy(serial, DefaultIssuer, at)
+}
+
+// revokeBy stores a revocation of a certificate of issuer; one stored
+// without an issuer is the default issuer's, as the stores read it.
+func (r *revokedList) revokeBy(serial, issuer string, at time.Time) {
+	if issuer == "" {
+		issuer = DefaultIssuer
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.revoked = append(r.revoked, Revocation{Serial: serial, RevokedAt: at, Reason: 1})
+	r.revoked = append(r.revoked, Revocation{Serial: serial, RevokedAt: at, Reason: 1, Issuer: issuer})
 	r.total++
 }
 
-func (r *revokedList) ListRevoked(context.Context, time.Time) ([]Revocation, error) {
+func (r *revokedList) RevokedCount(context.Context) (int64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.lists++
+	return r.total, r.err
+}
+
+func (r *revokedList) RevokedCounts(context.Context) (map[CRLScope]int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	if r.err != nil {
 		return nil, r.err
 	}
-	return slices.Clone(r.revoked), nil
+	out := map[CRLScope]int64{}
+	for _, rv := range r.revoked {
+		out[CRLScope{Issuer: rv.Issuer, Shard: rv.Shard}]++
+	}
+	return out, nil
 }
 
-// countingList is revokedList with a RevocationCounter.
-type countingList struct{ *revokedList }
+func (r *revokedList) ListRevokedScope(_ context.Context, sc CRLScope, _ time.Time) ([]Revocation, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.lists++
+	if r.listed == nil {
+		r.listed = map[CRLScope]int{}
+	}
+	r.listed[sc]++
+	if r.err != nil {
+		return nil, r.err
+	}
+	var out []Revocation
+	for _, rv := range r.revoked {
+		if rv.Issuer == sc.Issuer && rv.Shard == sc.Shard {
+			out = append(out, rv)
+		}
+	}
+	return out, nil
+}
 
-func (c countingList) RevokedCount(context.Context) (int64, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.total, c.err
+func (r *revokedList) NextCRLNumber(_ context.Context, issuer string, shard int, floor int64) (int64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.err != nil {
+		return 0, r.err
+	}
+	if r.numbers == nil {
+		r.numbers = map[CRLScope]int64{}
+	}
+	sc := CRLScope{Issuer: issuer, Shard: shard}
+	r.numbers[sc] = max(r.numbers[sc]+1, floor, 1)
+	return r.numbers[sc], nil
 }
 
 // crlTestIssuer is a CA of a new hierarchy.
@@ -83,47 +129,35 @@ func crlEntries(t *testing.T, s *Service) (int, time.Time) {
 
 // TestCurrentCRLSeesOtherReplicas: a replica's served CRL lists the
 // revocations another replica stored, made anew only when there is one;
-// with a RevocationCounter the check reads a count, not the list; a store
-// that cannot be asked yields an error, not a CRL that may miss one.
+// the check reads a count, not the list; a store that cannot be asked
+// yields an error, not a CRL that may miss one.
 func TestCurrentCRLSeesOtherReplicas(t *testing.T) {
 	issuer := crlTestIssuer(t)
-	for _, counted := range []bool{false, true} {
-		name := "list"
-		if counted {
-			name = "counter"
-		}
-		t.Run(name, func(t *testing.T) {
-			shared := &revokedList{}
-			var store Store = shared
-			if counted {
-				store = countingList{shared}
-			}
-			replica := &Service{store: store, ca: issuer, cfg: Config{CRLInterval: time.Hour}, now: time.Now,
-				log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
-			entries := func() (int, time.Time) { return crlEntries(t, replica) }
-			if n, _ := entries(); n != 0 {
-				t.Fatalf("empty store: %d entries", n)
-			}
-			shared.revoke("0a", time.Now()) // by another replica
-			n, at := entries()
-			if n != 1 {
-				t.Fatalf("after another replica revoked: %d entries, want 1", n)
-			}
-			lists := shared.lists
-			if n2, at2 := entries(); n2 != 1 || !at2.Equal(at) {
-				t.Errorf("nothing revoked since: %d entries made at %v, want the same CRL (1, %v)", n2, at2, at)
-			}
-			if counted && shared.lists != lists {
-				t.Errorf("with a RevocationCounter, an unchanged CRL listed the revoked certificates (%d lists)", shared.lists-lists)
-			}
-			shared.revoke("0b", time.Now())
-			if n, _ := entries(); n != 2 {
-				t.Errorf("after a second revocation: %d entries, want 2", n)
-			}
-			shared.err = errors.New("database is down")
-			if _, _, err := replica.CurrentCRL(t.Context()); err == nil {
-				t.Error("CurrentCRL with the store down = nil error, want one")
-			}
-		})
+	shared := &revokedList{}
+	replica := &Service{store: shared, ca: issuer, cfg: Config{CRLInterval: time.Hour}, now: time.Now,
+		log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
+	entries := func() (int, time.Time) { return crlEntries(t, replica) }
+	if n, _ := entries(); n != 0 {
+		t.Fatalf("empty store: %d entries", n)
+	}
+	shared.revoke("0a", time.Now()) // by another replica
+	n, at := entries()
+	if n != 1 {
+		t.Fatalf("after another replica revoked: %d entries, want 1", n)
+	}
+	lists := shared.lists
+	if n2, at2 := entries(); n2 != 1 || !at2.Equal(at) {
+		t.Errorf("nothing revoked since: %d entries made at %v, want the same CRL (1, %v)", n2, at2, at)
+	}
+	if shared.lists != lists {
+		t.Errorf("an unchanged CRL listed the revoked certificates (%d lists)", shared.lists-lists)
+	}
+	shared.revoke("0b", time.Now())
+	if n, _ := entries(); n != 2 {
+		t.Errorf("after a second revocation: %d entries, want 2", n)
+	}
+	shared.err = errors.New("database is down")
+	if _, _, err := replica.CurrentCRL(t.Context()); err == nil {
+		t.Error("CurrentCRL with the store down = nil error, want one")
 	}
 }

@@ -3,40 +3,12 @@
 package acme
 
 import (
-	"context"
 	"crypto/x509"
 	"log/slog"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 )
-
-// numberedList is countingList with CRL numbers kept as a shared store
-// keeps them (CRLNumberer).
-type numberedList struct {
-	countingList
-	mu   sync.Mutex
-	last map[string]int64
-}
-
-func (n *numberedList) NextCRLNumber(_ context.Context, issuer string, shard int, floor int64) (int64, error) {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.last == nil {
-		n.last = map[string]int64{}
-	}
-	n.last[issuer] = max(n.last[issuer]+1, floor, 1)
-	return n.last[issuer], nil
-}
-
-// revokeBy stores a revocation of a certificate of issuer.
-func (r *revokedList) revokeBy(serial, issuer string, at time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.revoked = append(r.revoked, Revocation{Serial: serial, RevokedAt: at, Reason: 1, Issuer: issuer})
-	r.total++
-}
 
 // TestIssuerCRLs: each issuer's CRL lists the revocations of the
 // certificates it signed and no other, is signed by it, and carries a
@@ -46,7 +18,7 @@ func (r *revokedList) revokeBy(serial, issuer string, at time.Time) {
 func TestIssuerCRLs(t *testing.T) {
 	old, cur := crlTestIssuer(t), crlTestIssuer(t)
 	issuers := []Issuer{{ID: DefaultIssuer, CA: old}, {ID: "r2", CA: cur}}
-	shared := &numberedList{countingList: countingList{&revokedList{}}}
+	shared := &revokedList{}
 	replica := func() *Service {
 		return &Service{store: shared, ca: cur, issuers: issuers, cfg: Config{CRLInterval: time.Hour}, now: time.Now,
 			log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
@@ -119,7 +91,7 @@ func TestCRLUpdaterTiming(t *testing.T) {
 	for _, last := range []time.Duration{0, 4 * time.Second} {
 		clock := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 		shared := &revokedList{}
-		s := &Service{store: countingList{shared}, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: delay},
+		s := &Service{store: shared, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: delay},
 			now: func() time.Time { return clock }, log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
 		if err := s.RegenerateCRL(t.Context()); err != nil {
 			t.Fatal(err)

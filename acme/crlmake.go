@@ -15,8 +15,7 @@ import (
 // regenerateCRL makes new CRLs, with s.crl.mu held: every scope's when
 // all is set, else (after a revocation) only those of the scopes whose
 // revocation count moved (ScopedRevocations), so that a revocation costs
-// the CRL of its shard, not the issuer's whole revoked set. A store
-// without ScopedRevocations has every scope remade from one list.
+// the CRL of its shard, not the issuer's whole revoked set.
 func (s *Service) regenerateCRL(ctx context.Context, all bool) error {
 	start := time.Now()
 	now := s.now().UTC()
@@ -24,58 +23,32 @@ func (s *Service) regenerateCRL(ctx context.Context, all bool) error {
 	// stored in between is listed and moves the mark (or the count), so
 	// the next check makes a CRL again, which is harmless; the other order
 	// could miss one for good.
-	mark := ""
-	if _, ok := s.store.(RevocationCounter); ok {
-		var err error
-		if mark, err = s.revocationMark(ctx); err != nil {
-			return err
-		}
+	mark, err := s.revocationMark(ctx)
+	if err != nil {
+		return err
 	}
 	old := s.crl.served.Load()
 	g := &crlGeneration{at: now, mark: mark, der: map[CRLScope][]byte{}, made: map[CRLScope]time.Time{}}
 	scopes := s.crlScopes()
-	lists := map[CRLScope][]Revocation{}
-	sr, scoped := s.store.(ScopedRevocations)
-	if scoped {
-		counts, err := sr.RevokedCounts(ctx)
-		if err != nil {
-			return err
-		}
-		g.counts = counts
-		if old == nil || old.counts == nil {
-			all = true
-		}
-		if !all {
-			g.at = old.at
-		}
-	} else {
-		revoked, err := s.store.ListRevoked(ctx, now)
-		if err != nil {
-			return err
-		}
-		if g.mark == "" {
-			g.mark = revokedDigest(revoked)
-		}
-		for _, r := range revoked {
-			sc := CRLScope{Issuer: r.Issuer, Shard: r.Shard}
-			if sc.Issuer == "" {
-				sc.Issuer = DefaultIssuer
-			}
-			lists[sc] = append(lists[sc], r)
-		}
+	counts, err := s.store.RevokedCounts(ctx)
+	if err != nil {
+		return err
+	}
+	g.counts = counts
+	if old == nil || old.counts == nil {
 		all = true
+	}
+	if !all {
+		g.at = old.at
 	}
 	for _, sc := range scopes {
 		if !all && old.der[sc.CRLScope] != nil && old.counts[sc.CRLScope] == g.counts[sc.CRLScope] {
 			g.der[sc.CRLScope], g.made[sc.CRLScope] = old.der[sc.CRLScope], old.made[sc.CRLScope]
 			continue
 		}
-		revoked := lists[sc.CRLScope]
-		if scoped {
-			var err error
-			if revoked, err = sr.ListRevokedScope(ctx, sc.CRLScope, now); err != nil {
-				return err
-			}
+		revoked, err := s.store.ListRevokedScope(ctx, sc.CRLScope, now)
+		if err != nil {
+			return err
 		}
 		der, err := s.signCRL(ctx, sc, revoked, now)
 		if err != nil {
@@ -112,23 +85,13 @@ func (s *Service) signCRL(ctx context.Context, sc crlScope, revoked []Revocation
 	return der, nil
 }
 
-// nextCRLNumber is the number of scope's next CRL, made at now: the
-// store's (CRLNumberer), else by this replica's clock. s.crl.mu is held.
+// nextCRLNumber is the number of scope's next CRL, made at now, from the
+// store (CRLNumberer), so that each scope's numbers grow across the
+// replicas; the clock in nanoseconds is its floor. s.crl.mu is held.
 func (s *Service) nextCRLNumber(ctx context.Context, scope CRLScope, now time.Time) (*big.Int, error) {
-	if cn, ok := s.store.(CRLNumberer); ok {
-		n, err := cn.NextCRLNumber(ctx, scope.Issuer, scope.Shard, now.UnixNano())
-		if err != nil {
-			return nil, err
-		}
-		return big.NewInt(n), nil
+	n, err := s.store.NextCRLNumber(ctx, scope.Issuer, scope.Shard, now.UnixNano())
+	if err != nil {
+		return nil, err
 	}
-	if s.crl.numbers == nil {
-		s.crl.numbers = map[CRLScope]*big.Int{}
-	}
-	number := big.NewInt(now.UnixNano())
-	if last := s.crl.numbers[scope]; last != nil && number.Cmp(last) <= 0 {
-		number.Add(last, big.NewInt(1))
-	}
-	s.crl.numbers[scope] = number
-	return number, nil
+	return big.NewInt(n), nil
 }

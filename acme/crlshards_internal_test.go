@@ -3,7 +3,6 @@
 package acme
 
 import (
-	"context"
 	"crypto/x509"
 	"fmt"
 	"log/slog"
@@ -13,36 +12,6 @@ import (
 
 	"github.com/weir-pki/weir/ca"
 )
-
-// scopedList is numberedList with ScopedRevocations, counting the
-// scopes it lists.
-type scopedList struct {
-	*numberedList
-	listed map[CRLScope]int
-}
-
-func (s *scopedList) RevokedCounts(context.Context) (map[CRLScope]int64, error) {
-	s.revokedList.mu.Lock()
-	defer s.revokedList.mu.Unlock()
-	out := map[CRLScope]int64{}
-	for _, r := range s.revoked {
-		out[CRLScope{Issuer: r.Issuer, Shard: r.Shard}]++
-	}
-	return out, nil
-}
-
-func (s *scopedList) ListRevokedScope(_ context.Context, sc CRLScope, _ time.Time) ([]Revocation, error) {
-	s.revokedList.mu.Lock()
-	defer s.revokedList.mu.Unlock()
-	s.listed[sc]++
-	var out []Revocation
-	for _, r := range s.revoked {
-		if r.Issuer == sc.Issuer && r.Shard == sc.Shard {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
 
 // shardCRL reads and parses the CRL of the default issuer's shard.
 func shardCRL(t *testing.T, s *Service, shard int) *x509.RevocationList {
@@ -75,7 +44,7 @@ func TestCRLShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := time.Now()
-	store := &scopedList{numberedList: &numberedList{countingList: countingList{&revokedList{}}}, listed: map[CRLScope]int{}}
+	store := &revokedList{}
 	s := &Service{store: store, ca: issuer, cfg: Config{CRLInterval: time.Hour}, now: func() time.Time { return clock },
 		log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
 	revoke := func(serial string, shard int) {
@@ -170,7 +139,7 @@ func TestCRLShardsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &scopedList{numberedList: &numberedList{countingList: countingList{&revokedList{}}}, listed: map[CRLScope]int{}}
+	store := &revokedList{}
 	store.revoked = append(store.revoked, Revocation{Serial: "2a", RevokedAt: time.Now(), Reason: 1, Issuer: DefaultIssuer, Shard: 2})
 	store.total++
 	s := &Service{store: store, ca: issuer, cfg: Config{CRLInterval: time.Hour}, now: time.Now,

@@ -18,7 +18,7 @@ func TestCRLUpdaterCoalesces(t *testing.T) {
 	issuer := crlTestIssuer(t)
 	shared := &revokedList{}
 	const delay = 50 * time.Millisecond
-	s := &Service{store: countingList{shared}, ca: issuer, cfg: Config{CRLInterval: time.Hour, CRLDelay: delay}, now: time.Now,
+	s := &Service{store: shared, ca: issuer, cfg: Config{CRLInterval: time.Hour, CRLDelay: delay}, now: time.Now,
 		log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan struct{})

@@ -19,7 +19,7 @@ func TestCRLUpdaterDefersStart(t *testing.T) {
 		shared := &revokedList{}
 		shared.revoke("0a01", time.Now())
 		const startDefer, delay = 400 * time.Millisecond, 50 * time.Millisecond
-		s := &Service{store: countingList{shared}, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: delay}, now: time.Now,
+		s := &Service{store: shared, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: delay}, now: time.Now,
 			log: slog.New(slog.DiscardHandler), crl: &crlCache{}, startDefer: startDefer}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
@@ -59,7 +59,7 @@ func TestCRLUpdaterDefersStart(t *testing.T) {
 // that never returned would be reported as a deadlock).
 func TestCRLUpdaterStopsDuringDefer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &Service{store: countingList{&revokedList{}}, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: time.Second},
+		s := &Service{store: &revokedList{}, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: time.Second},
 			now: time.Now, log: slog.New(slog.DiscardHandler), crl: &crlCache{}, startDefer: time.Hour}
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})

@@ -138,8 +138,12 @@ type FinalizationStore interface {
 }
 
 // CertificateStore keeps issued certificates, their revocations (the CRL,
-// crl.go) and their renewal windows (incident.go).
+// crl.go: counted, listed by scope and numbered) and their renewal
+// windows (incident.go).
 type CertificateStore interface {
+	RevocationCounter
+	ScopedRevocations
+	CRLNumberer
 	GetCertificate(ctx context.Context, serial string) (*Certificate, error)
 	// RevokeCertificate marks a certificate revoked. ErrConflict if it
 	// already is. A window that ends after at is recorded as a
@@ -198,10 +202,11 @@ type CRLScope struct {
 	Shard  int
 }
 
-// ScopedRevocations is implemented by a Store that can count and list
-// the revocations of each CRL scope from its index, so that a replica
-// remakes only the CRLs whose scope saw a revocation (crl.go).
-// storage/sqlite and storage/postgres implement it.
+// ScopedRevocations is the role of a Store that counts and lists the
+// revocations of each CRL scope from its index, so that a replica remakes
+// only the CRLs whose scope saw a revocation (crl.go). It is part of
+// CertificateStore: storage/sqlite and storage/postgres implement it, and
+// storage/storagetest checks it.
 type ScopedRevocations interface {
 	// RevokedCounts returns the number of revoked certificates, expired
 	// or not, of each scope that has any.
@@ -223,12 +228,12 @@ type CRLShardLister interface {
 	CRLShardsInUse(ctx context.Context, issuer string, now time.Time) ([]int, error)
 }
 
-// CRLNumberer is implemented by a Store that keeps the numbers of the
-// CRLs, so that they grow across the replicas sharing it: each CRL of an
-// issuer (and shard) gets a number greater than every number given out
-// before for that issuer and shard, by any replica. storage/sqlite and
-// storage/postgres implement it; without it a replica numbers its CRLs by
-// its clock.
+// CRLNumberer is the role of a Store that keeps the numbers of the CRLs,
+// so that they grow across the replicas sharing it: each CRL of an issuer
+// (and shard) gets a number greater than every number given out before
+// for that issuer and shard, by any replica. It is part of
+// CertificateStore: storage/sqlite and storage/postgres implement it, and
+// storage/storagetest checks it.
 type CRLNumberer interface {
 	// NextCRLNumber sets, in one atomic step, the CRL number of issuer's
 	// shard to the greater of floor and one more than the last, and
