@@ -15,7 +15,7 @@ import (
 // testRevokedByIssuer checks that a certificate keeps the issuer and CRL
 // shard it was stored with (DefaultIssuer when it named none), that
 // ListRevoked says whose CRL lists each revocation, and
-// acme.ScopedRevocations: the counts and lists of each CRL's scope.
+// crl.ScopedRevocations: the counts and lists of each CRL's scope.
 func testRevokedByIssuer(t *testing.T, f *fixture) {
 	acct := f.account(t)
 	want := map[string]string{}
@@ -85,7 +85,7 @@ func testRevokedByIssuer(t *testing.T, f *fixture) {
 	}
 }
 
-// testCRLNumbers checks acme.CRLNumberer: each issuer's and shard's
+// testCRLNumbers checks crl.Numberer: each issuer's and shard's
 // numbers grow by one from the floor, never below it, independently of
 // the others', and concurrent callers never get the same number.
 func testCRLNumbers(t *testing.T, f *fixture) {

@@ -9,7 +9,7 @@ import (
 	"github.com/weir-pki/weir/acme"
 )
 
-// testRevokedCount checks acme.RevocationCounter, part of every store's
+// testRevokedCount checks crl.RevocationCounter, part of every store's
 // acme.CertificateStore so that each replica's CRL lists the revocations
 // of the others (acme.Service.CurrentCRL): the count of revoked certificates
 // grows by one per revocation, expired or not, and a refused revocation

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package crl
 
 import (
 	"context"
@@ -14,30 +14,33 @@ import (
 	"github.com/weir-pki/weir/ca"
 )
 
+// defaultIssuer is acme.defaultIssuer, the issuer of the certificates
+// stored without one.
+const defaultIssuer = "default"
+
 // revokedList is the revocations a shared store holds, as every replica
-// sees them, with the CRL roles of CertificateStore as a shared store
-// plays them: the count of revocations, the counts and lists of each
-// scope (lists counted), and each scope's CRL numbers.
+// sees them, with the roles of Store as a shared store plays them: the
+// count of revocations, the counts and lists of each scope (lists
+// counted), and each scope's CRL numbers.
 type revokedList struct {
-	Store
 	mu      sync.Mutex
 	revoked []Revocation
-	total   int64            // revoked ever, expired or not
-	lists   int              // ListRevokedScope calls
-	listed  map[CRLScope]int // ListRevokedScope calls by scope
-	numbers map[CRLScope]int64
+	total   int64         // revoked ever, expired or not
+	lists   int           // ListRevokedScope calls
+	listed  map[Scope]int // ListRevokedScope calls by scope
+	numbers map[Scope]int64
 	err     error
 }
 
 func (r *revokedList) revoke(serial string, at time.Time) {
-	r.revokeBy(serial, DefaultIssuer, at)
+	r.revokeBy(serial, defaultIssuer, at)
 }
 
 // revokeBy stores a revocation of a certificate of issuer; one stored
 // without an issuer is the default issuer's, as the stores read it.
 func (r *revokedList) revokeBy(serial, issuer string, at time.Time) {
 	if issuer == "" {
-		issuer = DefaultIssuer
+		issuer = defaultIssuer
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -51,25 +54,25 @@ func (r *revokedList) RevokedCount(context.Context) (int64, error) {
 	return r.total, r.err
 }
 
-func (r *revokedList) RevokedCounts(context.Context) (map[CRLScope]int64, error) {
+func (r *revokedList) RevokedCounts(context.Context) (map[Scope]int64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.err != nil {
 		return nil, r.err
 	}
-	out := map[CRLScope]int64{}
+	out := map[Scope]int64{}
 	for _, rv := range r.revoked {
-		out[CRLScope{Issuer: rv.Issuer, Shard: rv.Shard}]++
+		out[Scope{Issuer: rv.Issuer, Shard: rv.Shard}]++
 	}
 	return out, nil
 }
 
-func (r *revokedList) ListRevokedScope(_ context.Context, sc CRLScope, _ time.Time) ([]Revocation, error) {
+func (r *revokedList) ListRevokedScope(_ context.Context, sc Scope, _ time.Time) ([]Revocation, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.lists++
 	if r.listed == nil {
-		r.listed = map[CRLScope]int{}
+		r.listed = map[Scope]int{}
 	}
 	r.listed[sc]++
 	if r.err != nil {
@@ -91,9 +94,9 @@ func (r *revokedList) NextCRLNumber(_ context.Context, issuer string, shard int,
 		return 0, r.err
 	}
 	if r.numbers == nil {
-		r.numbers = map[CRLScope]int64{}
+		r.numbers = map[Scope]int64{}
 	}
-	sc := CRLScope{Issuer: issuer, Shard: shard}
+	sc := Scope{Issuer: issuer, Shard: shard}
 	r.numbers[sc] = max(r.numbers[sc]+1, floor, 1)
 	return r.numbers[sc], nil
 }
@@ -112,11 +115,26 @@ func crlTestIssuer(t testing.TB) *ca.CA {
 	return issuer
 }
 
-// crlEntries reads the CRL s serves and returns its number of entries
-// and when it was made.
-func crlEntries(t *testing.T, s *Service) (int, time.Time) {
+// maker is a Maker of store making the CRLs of issuers, with cfg's
+// Interval, Delay and Now (time.Now when nil).
+func maker(store Store, issuers []Issuer, cfg Config) *Maker {
+	cfg.Store = store
+	cfg.Issuers = func() []Issuer { return issuers }
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Log = slog.New(slog.DiscardHandler)
+	return New(cfg)
+}
+
+// only is issuer as the one issuer, the default one.
+func only(issuer *ca.CA) []Issuer { return []Issuer{{ID: defaultIssuer, CA: issuer}} }
+
+// crlEntries reads the CRL of the default issuer that m serves and
+// returns its number of entries and when it was made.
+func crlEntries(t *testing.T, m *Maker) (int, time.Time) {
 	t.Helper()
-	der, at, err := s.CurrentCRL(t.Context())
+	der, at, err := m.Get(t.Context(), Scope{Issuer: defaultIssuer})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,8 +152,7 @@ func crlEntries(t *testing.T, s *Service) (int, time.Time) {
 func TestCurrentCRLSeesOtherReplicas(t *testing.T) {
 	issuer := crlTestIssuer(t)
 	shared := &revokedList{}
-	replica := &Service{store: shared, ca: issuer, cfg: Config{CRLInterval: time.Hour}, now: time.Now,
-		log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
+	replica := maker(shared, only(issuer), Config{Interval: time.Hour})
 	entries := func() (int, time.Time) { return crlEntries(t, replica) }
 	if n, _ := entries(); n != 0 {
 		t.Fatalf("empty store: %d entries", n)
@@ -157,7 +174,7 @@ func TestCurrentCRLSeesOtherReplicas(t *testing.T) {
 		t.Errorf("after a second revocation: %d entries, want 2", n)
 	}
 	shared.err = errors.New("database is down")
-	if _, _, err := replica.CurrentCRL(t.Context()); err == nil {
-		t.Error("CurrentCRL with the store down = nil error, want one")
+	if _, _, err := replica.Get(t.Context(), Scope{Issuer: defaultIssuer}); err == nil {
+		t.Error("Get with the store down = nil error, want one")
 	}
 }
