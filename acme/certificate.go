@@ -95,7 +95,7 @@ func reasonName(code int) string {
 // it, whichever path revoked (ACME revokeCert or an administrator): the
 // renewal planner drops its window, the limiter frees the
 // duplicate-certificate slot and the observer counts it. The CRL is not
-// made here: the updater (crlupdate.go), or the next read with CRLDelay
+// made here: the updater (acme/crl), or the next read with CRLDelay
 // 0, sees the store's revocation count move.
 func (s *Service) revoked(ctx context.Context, cert *Certificate, reason int, at time.Time) {
 	cert.RevokedAt, cert.RevocationReason = at, reason

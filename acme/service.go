@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/weir-pki/weir/acme/crl"
 	"github.com/weir-pki/weir/acme/renewal"
 	"github.com/weir-pki/weir/ca"
 )
@@ -52,7 +53,7 @@ type Config struct {
 	CRLInterval time.Duration
 	// CRLDelay is how late a revocation may reach this replica's CRL: the
 	// CRL updater checks for revocations this often and makes one CRL
-	// for all it finds (crlupdate.go). 0 makes the CRL when it is read
+	// for all it finds (acme/crl). 0 makes the CRL when it is read
 	// after a revocation.
 	CRLDelay time.Duration
 	// Owner names this process in the leases it takes in the store
@@ -198,7 +199,7 @@ type Service struct {
 	jobs     *validationQueue // claimed challenges waiting for a worker (lease.go)
 	running  atomic.Bool      // Run's workers are running
 	waiters  sync.Map         // ChallengeID -> chan *Authorization: POSTs waiting for the outcome
-	crl      *crlCache
+	crl      *crl.Maker
 	accounts accountCache
 	tenants  tenantCache
 }
@@ -233,7 +234,8 @@ func New(cfg Config, live Live, deps Deps) (*Service, error) {
 		limits: deps.Limits, observer: deps.Observer, audit: deps.Audit, log: deps.Log, now: deps.Now,
 		jobs: newValidationQueue(cfg.ValidationQueue, cfg.ValidationWorkersPerAccount)}
 	s.SetLive(live)
-	s.crl = &crlCache{}
+	s.crl = crl.New(crl.Config{Store: deps.Store, Issuers: s.crlIssuers, Interval: cfg.CRLInterval, Delay: cfg.CRLDelay,
+		Now: deps.Now, Log: deps.Log})
 	s.plan = renewal.NewPlanner(deps.Now)
 	s.startDefer = startQuiet
 	return s, nil

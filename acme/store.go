@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/weir-pki/weir/acme/crl"
 )
 
 // Sentinel errors that Store implementations wrap.
@@ -137,9 +139,11 @@ type FinalizationStore interface {
 	FinalizeOrder(ctx context.Context, cert *Certificate) error
 }
 
-// CertificateStore keeps issued certificates, their revocations (the CRL,
-// crl.go) and their renewal windows (incident.go).
+// CertificateStore keeps issued certificates, their revocations (the
+// CRLs: counted, listed by scope and numbered, crl.Store) and their
+// renewal windows (incident.go).
 type CertificateStore interface {
+	crl.Store
 	GetCertificate(ctx context.Context, serial string) (*Certificate, error)
 	// RevokeCertificate marks a certificate revoked. ErrConflict if it
 	// already is. A window that ends after at is recorded as a
@@ -177,38 +181,16 @@ type NonceStore interface {
 	Redeem(ctx context.Context, n string) (bool, error)
 }
 
-// Revocation is one revoked certificate as a CRL lists it.
-type Revocation struct {
-	Serial    string // hex, as Certificate.Serial
-	RevokedAt time.Time
-	Reason    int    // RFC 5280 reason code
-	Issuer    string // the ID of the issuer whose CRL lists it
-	Shard     int    // and the shard of its CRLs (Certificate.CRLShard)
-}
+// Revocation is one revoked certificate as a CRL lists it (acme/crl).
+type Revocation = crl.Revocation
+
+// CRLScope is what one CRL covers (acme/crl): an issuer and a shard.
+type CRLScope = crl.Scope
 
 // DefaultIssuer is the ID of the issuer of ca.intermediate, the one
 // issuer of a configuration without ca.issuers, and the issuer of every
 // certificate stored before certificates named theirs.
 const DefaultIssuer = "default"
-
-// CRLScope is what one CRL covers: the certificates of an issuer whose
-// CRL distribution point names one shard of its CRLs.
-type CRLScope struct {
-	Issuer string
-	Shard  int
-}
-
-// ScopedRevocations is implemented by a Store that can count and list
-// the revocations of each CRL scope from its index, so that a replica
-// remakes only the CRLs whose scope saw a revocation (crl.go).
-// storage/sqlite and storage/postgres implement it.
-type ScopedRevocations interface {
-	// RevokedCounts returns the number of revoked certificates, expired
-	// or not, of each scope that has any.
-	RevokedCounts(ctx context.Context) (map[CRLScope]int64, error)
-	// ListRevokedScope is ListRevoked for the certificates of one scope.
-	ListRevokedScope(ctx context.Context, scope CRLScope, now time.Time) ([]Revocation, error)
-}
 
 // CRLShardLister is implemented by a Store that can say cheaply which
 // CRL shards the unexpired certificates of an issuer name, so that weir
@@ -221,20 +203,4 @@ type CRLShardLister interface {
 	// (Certificate.CRLShard, 0 for the issuer's one CRL) named by the
 	// certificates of issuer not expired at now, revoked or not.
 	CRLShardsInUse(ctx context.Context, issuer string, now time.Time) ([]int, error)
-}
-
-// CRLNumberer is implemented by a Store that keeps the numbers of the
-// CRLs, so that they grow across the replicas sharing it: each CRL of an
-// issuer (and shard) gets a number greater than every number given out
-// before for that issuer and shard, by any replica. storage/sqlite and
-// storage/postgres implement it; without it a replica numbers its CRLs by
-// its clock.
-type CRLNumberer interface {
-	// NextCRLNumber sets, in one atomic step, the CRL number of issuer's
-	// shard to the greater of floor and one more than the last, and
-	// returns it. The Service passes its clock in nanoseconds as floor,
-	// so that numbers keep growing from those of a weir that numbered
-	// CRLs by the clock, and in a store that starts anew (weir
-	// migrate-storage does not copy them).
-	NextCRLNumber(ctx context.Context, issuer string, shard int, floor int64) (int64, error)
 }

@@ -151,6 +151,26 @@ func (c *countingStore) ListRevoked(ctx context.Context, now time.Time) ([]acme.
 	return c.st.ListRevoked(ctx, now)
 }
 
+func (c *countingStore) RevokedCount(ctx context.Context) (int64, error) {
+	c.read()
+	return c.st.RevokedCount(ctx)
+}
+
+func (c *countingStore) RevokedCounts(ctx context.Context) (map[acme.CRLScope]int64, error) {
+	c.read()
+	return c.st.RevokedCounts(ctx)
+}
+
+func (c *countingStore) ListRevokedScope(ctx context.Context, scope acme.CRLScope, now time.Time) ([]acme.Revocation, error) {
+	c.read()
+	return c.st.ListRevokedScope(ctx, scope, now)
+}
+
+func (c *countingStore) NextCRLNumber(ctx context.Context, issuer string, shard int, floor int64) (int64, error) {
+	c.write()
+	return c.st.NextCRLNumber(ctx, issuer, shard, floor)
+}
+
 func (c *countingStore) ReplacingOrder(ctx context.Context, certID string) (*acme.Order, error) {
 	c.read()
 	return c.st.ReplacingOrder(ctx, certID)

@@ -19,7 +19,7 @@ const startQuiet = 3 * time.Second
 
 // Run starts the validation workers, the claims of validation jobs whose
 // lease ended (lease.go), the CRL schedule, which one replica at a time
-// runs (RunLeased), the CRL updater (crlupdate.go) and the renewal
+// runs (RunLeased), the CRL updater (acme/crl) and the renewal
 // planner's rebuilds (acme/renewal), and blocks until ctx ends. Validations already running finish (each bounded
 // by ValidationTimeout); the leases of queued ones are released, so that
 // any replica, or this one after a restart, claims them at once.

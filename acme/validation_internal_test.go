@@ -7,7 +7,23 @@ import (
 	"log/slog"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/ca"
 )
+
+// testIssuer is the CA of the Services these tests build by hand.
+func testIssuer(t *testing.T) *ca.CA {
+	t.Helper()
+	hierarchy, err := ca.GenerateHierarchy("acme validation test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := ca.New(ca.Config{Lifetime: time.Hour}, hierarchy, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
 
 // oneChallengeStore holds one account, authorization and challenge: what
 // validate reads and writes.
@@ -63,7 +79,7 @@ func TestValidateUsesCurrentKey(t *testing.T) {
 		ch:    Challenge{ID: "ch", AuthzID: "az", Type: ChallengeHTTP01, Token: "tok", Status: StatusProcessing},
 	}
 	v := &keyAuthValidator{want: "tok.new-thumbprint"}
-	s := &Service{cfg: Config{Challenges: AllChallengeTypes()}, ca: crlTestIssuer(t), store: st, validator: v, limits: NoLimits{}, observer: NopObserver{}, now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler)}
+	s := &Service{cfg: Config{Challenges: AllChallengeTypes()}, ca: testIssuer(t), store: st, validator: v, limits: NoLimits{}, observer: NopObserver{}, now: func() time.Time { return now }, log: slog.New(slog.DiscardHandler)}
 	s.accounts.m = map[AccountID]cachedAccount{"7": {acct: Account{ID: "7", KeyThumbprint: "old-thumbprint", Status: StatusValid}, fetched: now}}
 	if err := s.validate(t.Context(), "ch"); err != nil {
 		t.Fatal(err)

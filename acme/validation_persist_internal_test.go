@@ -37,7 +37,7 @@ func (v *boundedValidator) ValidateUntil(_ context.Context, r ValidationRequest)
 func TestValidatePersist(t *testing.T) {
 	now := time.Date(2031, 1, 1, 0, 0, 0, 0, time.UTC)
 	const lifetime = 30 * 24 * time.Hour
-	issuer := crlTestIssuer(t)
+	issuer := testIssuer(t)
 	tests := []struct {
 		name        string
 		status      Status

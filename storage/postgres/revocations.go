@@ -10,9 +10,9 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-var _ acme.RevocationCounter = (*Store)(nil)
+var _ acme.CertificateStore = (*Store)(nil) // with the CRL roles of acme/crl
 
-// RevokedCount implements acme.RevocationCounter; every CRL request of
+// RevokedCount implements crl.RevocationCounter (acme/crl); every CRL request of
 // every replica asks it (acme.Service.CurrentCRL), so that each replica's
 // CRL lists the others' revocations. It reads the count kept
 // (sqlrow.RevokedCountSQL, migration 0008): up to 16 rows, whatever the
@@ -25,9 +25,7 @@ func (s *Store) RevokedCount(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-var _ acme.CRLNumberer = (*Store)(nil)
-
-// NextCRLNumber implements acme.CRLNumberer in one statement (an upsert
+// NextCRLNumber implements crl.Numberer in one statement (an upsert
 // of the issuer's row, which the row lock serialises across replicas).
 func (s *Store) NextCRLNumber(ctx context.Context, issuer string, shard int, floor int64) (int64, error) {
 	var n int64
@@ -38,9 +36,7 @@ func (s *Store) NextCRLNumber(ctx context.Context, issuer string, shard int, flo
 	return n, nil
 }
 
-var _ acme.ScopedRevocations = (*Store)(nil)
-
-// RevokedCounts implements acme.ScopedRevocations.
+// RevokedCounts implements crl.ScopedRevocations.
 func (s *Store) RevokedCounts(ctx context.Context) (map[acme.CRLScope]int64, error) {
 	rows, err := collect(ctx, s.pool, "count revoked certificates by CRL", sqlrow.RevokedCountsSQL, nil, sqlrow.ScanScopeCount)
 	if err != nil {
@@ -49,7 +45,7 @@ func (s *Store) RevokedCounts(ctx context.Context) (map[acme.CRLScope]int64, err
 	return sqlrow.ScopeCounts(rows), nil
 }
 
-// ListRevokedScope implements acme.ScopedRevocations.
+// ListRevokedScope implements crl.ScopedRevocations.
 func (s *Store) ListRevokedScope(ctx context.Context, scope acme.CRLScope, now time.Time) ([]acme.Revocation, error) {
 	const what = "list revoked certificates of a CRL"
 	if err := drv.CheckTimes(what, now); err != nil {

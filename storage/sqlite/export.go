@@ -184,7 +184,7 @@ func notExported() map[string]string {
 		"issuer_chains": "each certificate's issuer chain (certificates.issuer_chain): " +
 			"the exported certificate carries its whole chain in ChainPEM",
 		"crl_numbers": "the numbers of the last CRLs: the target's start at the clock's nanoseconds " +
-			"(acme.CRLNumberer), above the source's while the clocks agree",
+			"(crl.Numberer), above the source's while the clocks agree",
 		"plan_removals": "the renewal planners' journal of windows taken out (migration 0016), read by running replicas: " +
 			"a replica of the target rebuilds its plan from the certificates at start",
 		"object_counts":       derived,

@@ -11,14 +11,14 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-var _ acme.RevocationCounter = (*Store)(nil)
+var _ acme.CertificateStore = (*Store)(nil) // with the CRL roles of acme/crl
 
 // revokedCountQuery is the number of revoked certificates, read from the
 // count kept (sqlrow.RevokedCountSQL, migration 0012): one row, whatever
 // the number revoked (TestQueryPlans).
 const revokedCountQuery = sqlrow.RevokedCountSQL
 
-// RevokedCount implements acme.RevocationCounter; every CRL request asks
+// RevokedCount implements crl.RevocationCounter (acme/crl); every CRL request asks
 // it (acme.Service.CurrentCRL).
 func (s *Store) RevokedCount(ctx context.Context) (int64, error) {
 	ctx, err := readCtx(ctx)
@@ -32,9 +32,7 @@ func (s *Store) RevokedCount(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-var _ acme.CRLNumberer = (*Store)(nil)
-
-// NextCRLNumber implements acme.CRLNumberer: one upsert by the writer.
+// NextCRLNumber implements crl.Numberer: one upsert by the writer.
 func (s *Store) NextCRLNumber(ctx context.Context, issuer string, shard int, floor int64) (int64, error) {
 	var n int64
 	floor = max(floor, 1)
@@ -47,9 +45,7 @@ func (s *Store) NextCRLNumber(ctx context.Context, issuer string, shard int, flo
 	return n, nil
 }
 
-var _ acme.ScopedRevocations = (*Store)(nil)
-
-// RevokedCounts implements acme.ScopedRevocations.
+// RevokedCounts implements crl.ScopedRevocations.
 func (s *Store) RevokedCounts(ctx context.Context) (map[acme.CRLScope]int64, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
@@ -62,7 +58,7 @@ func (s *Store) RevokedCounts(ctx context.Context) (map[acme.CRLScope]int64, err
 	return sqlrow.ScopeCounts(rows), nil
 }
 
-// ListRevokedScope implements acme.ScopedRevocations.
+// ListRevokedScope implements crl.ScopedRevocations.
 func (s *Store) ListRevokedScope(ctx context.Context, scope acme.CRLScope, now time.Time) ([]acme.Revocation, error) {
 	const what = "list revoked certificates of a CRL"
 	if err := drv.CheckTimes(what, now); err != nil {

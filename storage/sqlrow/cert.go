@@ -49,7 +49,7 @@ func ScanCertAnd(row Scanner, extra ...any) (*acme.Certificate, error) {
 // index certificates_revoked.
 const RevocationCols = "serial, revoked_at, reason, issuer, crl_shard"
 
-// NextCRLNumberSQL is acme.CRLNumberer.NextCRLNumber in one statement,
+// NextCRLNumberSQL is crl.Numberer.NextCRLNumber in one statement,
 // for both drivers: parameters 1 issuer, 2 shard, 3 floor.
 const NextCRLNumberSQL = `INSERT INTO crl_numbers (issuer, shard, number) VALUES ($1, $2, $3)
 	ON CONFLICT (issuer, shard) DO UPDATE SET number = CASE WHEN crl_numbers.number + 1 > excluded.number
@@ -75,7 +75,7 @@ func ScanScopeCount(row Scanner) (ScopeCount, error) {
 	return c, err
 }
 
-// ScopeCounts is the map of acme.ScopedRevocations.RevokedCounts made of
+// ScopeCounts is the map of crl.ScopedRevocations.RevokedCounts made of
 // the rows of RevokedCountsSQL.
 func ScopeCounts(rows []ScopeCount) map[acme.CRLScope]int64 {
 	counts := make(map[acme.CRLScope]int64, len(rows))

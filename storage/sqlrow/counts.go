@@ -27,7 +27,7 @@ const CountsSQL = `SELECT kind, status, CAST(SUM(n) AS BIGINT) FROM object_count
 	SELECT 'expired', '', CAST((SELECT COALESCE(SUM(n), 0) FROM cert_expiry_hours WHERE hour < $1)
 		+ (SELECT COALESCE(SUM(n), 0) FROM cert_expiry_seconds WHERE second >= $1 * 3600 AND second <= $2) AS BIGINT)`
 
-// RevokedCountSQL is acme.RevocationCounter's count, the revoked
+// RevokedCountSQL is crl.RevocationCounter's count, the revoked
 // certificates, from the count kept (object_counts, a row per shard on
 // PostgreSQL) rather than counted: the CRL updater asks it several times
 // a second, and counting 50,000 revocations took 25 ms each time.

@@ -15,7 +15,7 @@ import (
 // testRevokedByIssuer checks that a certificate keeps the issuer and CRL
 // shard it was stored with (DefaultIssuer when it named none), that
 // ListRevoked says whose CRL lists each revocation, and
-// acme.ScopedRevocations: the counts and lists of each CRL's scope.
+// crl.ScopedRevocations: the counts and lists of each CRL's scope.
 func testRevokedByIssuer(t *testing.T, f *fixture) {
 	acct := f.account(t)
 	want := map[string]string{}
@@ -54,10 +54,7 @@ func testRevokedByIssuer(t *testing.T, f *fixture) {
 			t.Errorf("ListRevoked: %s has issuer %q shard %d, want %q %d", r.Serial, r.Issuer, r.Shard, want[r.Serial], shards[r.Serial])
 		}
 	}
-	sr, ok := f.s.(acme.ScopedRevocations)
-	if !ok {
-		t.Fatalf("%T does not implement acme.ScopedRevocations: every CRL would be remade on each revocation", f.s)
-	}
+	sr := f.s
 	counts, err := sr.RevokedCounts(f.ctx)
 	if err != nil {
 		t.Fatalf("RevokedCounts: %v", err)
@@ -88,14 +85,11 @@ func testRevokedByIssuer(t *testing.T, f *fixture) {
 	}
 }
 
-// testCRLNumbers checks acme.CRLNumberer: each issuer's and shard's
+// testCRLNumbers checks crl.Numberer: each issuer's and shard's
 // numbers grow by one from the floor, never below it, independently of
 // the others', and concurrent callers never get the same number.
 func testCRLNumbers(t *testing.T, f *fixture) {
-	cn, ok := f.s.(acme.CRLNumberer)
-	if !ok {
-		t.Fatalf("%T does not implement acme.CRLNumberer: the CRL numbers of replicas would not grow", f.s)
-	}
+	cn := f.s
 	next := func(issuer string, shard int, floor, want int64) {
 		t.Helper()
 		n, err := cn.NextCRLNumber(f.ctx, issuer, shard, floor)

@@ -29,7 +29,6 @@ type store interface {
 	acme.Store
 	acme.Inventory
 	acme.EABStore
-	acme.RevocationCounter
 }
 
 // populate fills s through the acme interfaces: accounts (some bound to

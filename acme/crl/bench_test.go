@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package crl
 
 import (
 	"fmt"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -21,12 +20,11 @@ func BenchmarkRegenerateCRL(b *testing.B) {
 	for i := range n {
 		shared.revoke(fmt.Sprintf("%032x", 0x100000+i), now)
 	}
-	s := &Service{store: countingList{shared}, ca: crlTestIssuer(b), cfg: Config{CRLInterval: time.Hour}, now: time.Now,
-		log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
+	s := maker(shared, only(crlTestIssuer(b)), Config{Interval: time.Hour})
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		if err := s.RegenerateCRL(b.Context()); err != nil {
+		if err := s.Regenerate(b.Context()); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -50,25 +48,24 @@ func BenchmarkRegenerateCRLShard(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	store := &scopedList{numberedList: &numberedList{countingList: countingList{&revokedList{}}}, listed: map[CRLScope]int{}}
+	store := &revokedList{}
 	now := time.Now()
 	for i := range n {
 		store.revoked = append(store.revoked, Revocation{Serial: fmt.Sprintf("%032x", 0x100000+i), RevokedAt: now, Reason: 1,
-			Issuer: DefaultIssuer, Shard: 1 + i%shards})
+			Issuer: defaultIssuer, Shard: 1 + i%shards})
 	}
-	s := &Service{store: store, ca: issuer, cfg: Config{CRLInterval: time.Hour}, now: time.Now,
-		log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
-	if err := s.RegenerateCRL(b.Context()); err != nil {
+	s := maker(store, only(issuer), Config{Interval: time.Hour})
+	if err := s.Regenerate(b.Context()); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		store.revoked = append(store.revoked, Revocation{Serial: fmt.Sprintf("%032x", 0x900000+i), RevokedAt: now, Reason: 1,
-			Issuer: DefaultIssuer, Shard: 1})
-		s.crl.mu.Lock()
-		err := s.regenerateCRL(b.Context(), false)
-		s.crl.mu.Unlock()
+			Issuer: defaultIssuer, Shard: 1})
+		s.mu.Lock()
+		err := s.regenerate(b.Context(), false)
+		s.mu.Unlock()
 		if err != nil {
 			b.Fatal(err)
 		}

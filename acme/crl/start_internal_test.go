@@ -1,48 +1,47 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package crl
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"testing/synctest"
 	"time"
 )
 
-// TestCRLUpdaterDefersStart: the updater makes no CRL during startDefer;
-// a CRL read meanwhile is made by the reader, at once, and the updater
-// then does not make it again; a revocation after that reaches the CRL
-// through the updater within CRLDelay. Time is the synctest bubble's.
+// TestCRLUpdaterDefersStart: the updater makes no CRL during the wait it
+// is given (acme's startDefer); a CRL read meanwhile is made by the
+// reader, at once, and the updater then does not make it again; a
+// revocation after that reaches the CRL through the updater within
+// Delay. Time is the synctest bubble's.
 func TestCRLUpdaterDefersStart(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		shared := &revokedList{}
 		shared.revoke("0a01", time.Now())
 		const startDefer, delay = 400 * time.Millisecond, 50 * time.Millisecond
-		s := &Service{store: countingList{shared}, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: delay}, now: time.Now,
-			log: slog.New(slog.DiscardHandler), crl: &crlCache{}, startDefer: startDefer}
+		s := maker(shared, only(crlTestIssuer(t)), Config{Interval: time.Hour, Delay: delay})
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
-		go func() { s.runCRLUpdater(ctx); close(done) }()
+		go func() { s.Run(ctx, startDefer); close(done) }()
 		defer func() { cancel(); <-done }()
 
 		time.Sleep(startDefer - time.Millisecond)
 		synctest.Wait()
-		if n := s.CRLRegenerations(); n != 0 {
+		if n := s.Regenerations(); n != 0 {
 			t.Fatalf("the updater made %d CRLs before startDefer", n)
 		}
 		if n, _ := crlEntries(t, s); n != 1 {
 			t.Fatalf("the CRL read during startDefer lists %d revocations, want 1", n)
 		}
-		if n := s.CRLRegenerations(); n != 1 {
+		if n := s.Regenerations(); n != 1 {
 			t.Fatalf("the read during startDefer made %d CRLs, want 1", n)
 		}
 		time.Sleep(time.Millisecond)
 		synctest.Wait()
-		if !s.crl.updating.Load() {
+		if !s.updating.Load() {
 			t.Fatal("the updater had not started at startDefer")
 		}
-		if n := s.CRLRegenerations(); n != 1 {
+		if n := s.Regenerations(); n != 1 {
 			t.Errorf("after startDefer the updater remade the CRL a reader made: %d CRLs, want 1", n)
 		}
 		shared.revoke("0a02", time.Now())
@@ -54,19 +53,18 @@ func TestCRLUpdaterDefersStart(t *testing.T) {
 	})
 }
 
-// TestCRLUpdaterStopsDuringDefer: a Service stopped during startDefer
+// TestCRLUpdaterStopsDuringDefer: a Maker stopped during its wait
 // makes no CRL and its updater returns (in the synctest bubble, an updater
 // that never returned would be reported as a deadlock).
 func TestCRLUpdaterStopsDuringDefer(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := &Service{store: countingList{&revokedList{}}, ca: crlTestIssuer(t), cfg: Config{CRLInterval: time.Hour, CRLDelay: time.Second},
-			now: time.Now, log: slog.New(slog.DiscardHandler), crl: &crlCache{}, startDefer: time.Hour}
+		s := maker(&revokedList{}, only(crlTestIssuer(t)), Config{Interval: time.Hour, Delay: time.Second})
 		ctx, cancel := context.WithCancel(t.Context())
 		done := make(chan struct{})
-		go func() { s.runCRLUpdater(ctx); close(done) }()
+		go func() { s.Run(ctx, time.Hour); close(done) }()
 		cancel()
 		<-done
-		if n := s.CRLRegenerations(); n != 0 {
+		if n := s.Regenerations(); n != 0 {
 			t.Errorf("stopped during startDefer, the updater made %d CRLs", n)
 		}
 	})

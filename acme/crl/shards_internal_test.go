@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package acme
+package crl
 
 import (
-	"context"
 	"crypto/x509"
 	"fmt"
-	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -14,42 +12,12 @@ import (
 	"github.com/weir-pki/weir/ca"
 )
 
-// scopedList is numberedList with ScopedRevocations, counting the
-// scopes it lists.
-type scopedList struct {
-	*numberedList
-	listed map[CRLScope]int
-}
-
-func (s *scopedList) RevokedCounts(context.Context) (map[CRLScope]int64, error) {
-	s.revokedList.mu.Lock()
-	defer s.revokedList.mu.Unlock()
-	out := map[CRLScope]int64{}
-	for _, r := range s.revoked {
-		out[CRLScope{Issuer: r.Issuer, Shard: r.Shard}]++
-	}
-	return out, nil
-}
-
-func (s *scopedList) ListRevokedScope(_ context.Context, sc CRLScope, _ time.Time) ([]Revocation, error) {
-	s.revokedList.mu.Lock()
-	defer s.revokedList.mu.Unlock()
-	s.listed[sc]++
-	var out []Revocation
-	for _, r := range s.revoked {
-		if r.Issuer == sc.Issuer && r.Shard == sc.Shard {
-			out = append(out, r)
-		}
-	}
-	return out, nil
-}
-
 // shardCRL reads and parses the CRL of the default issuer's shard.
-func shardCRL(t *testing.T, s *Service, shard int) *x509.RevocationList {
+func shardCRL(t *testing.T, s *Maker, shard int) *x509.RevocationList {
 	t.Helper()
-	der, _, err := s.ShardCRL(t.Context(), DefaultIssuer, shard)
+	der, _, err := s.Get(t.Context(), Scope{Issuer: defaultIssuer, Shard: shard})
 	if err != nil {
-		t.Fatalf("ShardCRL(%d): %v", shard, err)
+		t.Fatalf("Get(shard %d): %v", shard, err)
 	}
 	rl, err := x509.ParseRevocationList(der)
 	if err != nil {
@@ -75,11 +43,10 @@ func TestCRLShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := time.Now()
-	store := &scopedList{numberedList: &numberedList{countingList: countingList{&revokedList{}}}, listed: map[CRLScope]int{}}
-	s := &Service{store: store, ca: issuer, cfg: Config{CRLInterval: time.Hour}, now: func() time.Time { return clock },
-		log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
+	store := &revokedList{}
+	s := maker(store, only(issuer), Config{Interval: time.Hour, Now: func() time.Time { return clock }})
 	revoke := func(serial string, shard int) {
-		store.revoked = append(store.revoked, Revocation{Serial: serial, RevokedAt: clock, Reason: 1, Issuer: DefaultIssuer, Shard: shard})
+		store.revoked = append(store.revoked, Revocation{Serial: serial, RevokedAt: clock, Reason: 1, Issuer: defaultIssuer, Shard: shard})
 		store.total++
 	}
 	revoke("0a", 0) // issued before sharding
@@ -114,15 +81,15 @@ func TestCRLShards(t *testing.T) {
 		}
 		numbers[shard] = rl.Number.Int64()
 	}
-	if _, _, err := s.ShardCRL(t.Context(), DefaultIssuer, 4); err == nil {
-		t.Error("ShardCRL(4) of 3 shards: no error")
+	if der, _, err := s.Get(t.Context(), Scope{Issuer: defaultIssuer, Shard: 4}); err != nil || der != nil {
+		t.Errorf("Get(shard 4) of 3 shards = %d bytes, %v; want no CRL", len(der), err)
 	}
 
 	// A revocation in shard 3: only shard 3's CRL is listed and remade.
 	for k := range store.listed {
 		store.listed[k] = 0
 	}
-	signed := s.CRLsSigned()
+	signed := s.Signed()
 	revoke("3a", 3)
 	if n := len(read(3).RevokedCertificateEntries); n != 1 {
 		t.Errorf("shard 3 after its revocation lists %d, want 1", n)
@@ -132,9 +99,9 @@ func TestCRLShards(t *testing.T) {
 			t.Errorf("shard %d was remade (number %d, was %d) for a revocation in shard 3", shard, got, numbers[shard])
 		}
 	}
-	after := s.CRLsSigned()
+	after := s.Signed()
 	for shard := range 4 {
-		sc := CRLScope{Issuer: DefaultIssuer, Shard: shard}
+		sc := Scope{Issuer: defaultIssuer, Shard: shard}
 		wantSigned := signed[sc]
 		if shard == 3 {
 			wantSigned++
@@ -170,14 +137,10 @@ func TestCRLShardsKept(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := &scopedList{numberedList: &numberedList{countingList: countingList{&revokedList{}}}, listed: map[CRLScope]int{}}
-	store.revoked = append(store.revoked, Revocation{Serial: "2a", RevokedAt: time.Now(), Reason: 1, Issuer: DefaultIssuer, Shard: 2})
+	store := &revokedList{}
+	store.revoked = append(store.revoked, Revocation{Serial: "2a", RevokedAt: time.Now(), Reason: 1, Issuer: defaultIssuer, Shard: 2})
 	store.total++
-	s := &Service{store: store, ca: issuer, cfg: Config{CRLInterval: time.Hour}, now: time.Now,
-		log: slog.New(slog.DiscardHandler), crl: &crlCache{}}
-	if got := s.CRLShards(DefaultIssuer); got != 2 {
-		t.Errorf("CRLShards = %d, want the 2 kept", got)
-	}
+	s := maker(store, only(issuer), Config{Interval: time.Hour})
 	for shard, url := range []string{base, base + "/1", base + "/2"} {
 		rl := shardCRL(t, s, shard)
 		if !strings.Contains(string(rl.RawTBSRevocationList), url) {
@@ -187,8 +150,8 @@ func TestCRLShardsKept(t *testing.T) {
 			t.Errorf("shard %d lists %d, want %d", shard, len(rl.RevokedCertificateEntries), want)
 		}
 	}
-	if _, _, err := s.ShardCRL(t.Context(), DefaultIssuer, 3); err == nil {
-		t.Error("ShardCRL(3) of 2 kept shards: no error")
+	if der, _, err := s.Get(t.Context(), Scope{Issuer: defaultIssuer, Shard: 3}); err != nil || der != nil {
+		t.Errorf("Get(shard 3) of 2 kept shards = %d bytes, %v; want no CRL", len(der), err)
 	}
 	// A certificate issued now names the issuer's one CRL.
 	iss, err := issuer.Issue(ca.IssueRequest{PublicKey: h.IntermediateKey.Public(), DNSNames: []string{"new.example"}})
