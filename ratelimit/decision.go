@@ -131,3 +131,34 @@ func stricter(a, b OpResult) bool {
 	}
 	return !b.Never && a.RetryAfter > b.RetryAfter
 }
+
+// Join is the Decision of a and b taken together, as if one Spend had
+// decided both sets of requests: allowed when both are, headed by the
+// strictest denial (one that can never succeed first, then the longest
+// wait) or else by the bucket with the least left, with the buckets and
+// denials of a, then b. A zero Decision (no request) leaves the other.
+func Join(a, b Decision) Decision {
+	if len(a.Buckets) == 0 && a.Allowed {
+		return b
+	}
+	if len(b.Buckets) == 0 && b.Allowed {
+		return a
+	}
+	head := a
+	switch {
+	case a.Allowed && !b.Allowed:
+		head = b
+	case !a.Allowed && !b.Allowed:
+		if stricter(OpResult{Never: b.Never, RetryAfter: b.RetryAfter.Microseconds()}, OpResult{Never: a.Never, RetryAfter: a.RetryAfter.Microseconds()}) {
+			head = b
+		}
+	case a.Allowed && b.Allowed && b.Remaining < a.Remaining:
+		head = b
+	}
+	head.Denied = append(append([]Decision(nil), a.Denied...), b.Denied...)
+	head.Buckets = append(append([]Decision(nil), a.Buckets...), b.Buckets...)
+	if len(head.Denied) == 0 {
+		head.Denied = nil
+	}
+	return head
+}

@@ -141,3 +141,48 @@ func TestLimitSpan(t *testing.T) {
 		}
 	}
 }
+
+// TestJoin: two decisions taken together are allowed only when both are,
+// headed by the strictest denial or else the bucket with the least left,
+// with the buckets and denials of both in order.
+func TestJoin(t *testing.T) {
+	bucket := func(n ratelimit.Name, allowed bool, left int64, wait time.Duration, never bool) ratelimit.Decision {
+		return ratelimit.Decision{Allowed: allowed, Limit: n, Key: "k", Remaining: left, RetryAfter: wait, Never: never}
+	}
+	one := func(b ratelimit.Decision) ratelimit.Decision {
+		d := b
+		d.Buckets = []ratelimit.Decision{b}
+		if !b.Allowed {
+			d.Denied = []ratelimit.Decision{b}
+		}
+		return d
+	}
+	rateOK := bucket(ratelimit.OrderCreation, true, 4, 0, false)
+	countOK := bucket(ratelimit.PendingAuthorizations, true, 2, 0, false)
+	rateNo := bucket(ratelimit.OrderCreation, false, 0, time.Minute, false)
+	countNo := bucket(ratelimit.PendingAuthorizations, false, 0, time.Hour, false)
+	never := bucket(ratelimit.SANBudget, false, 0, 0, true)
+	for _, tc := range []struct {
+		name    string
+		a, b    ratelimit.Decision
+		head    ratelimit.Name
+		allowed bool
+		denied  int
+	}{
+		{"both allowed: the least left", one(rateOK), one(countOK), ratelimit.PendingAuthorizations, true, 0},
+		{"one denied", one(rateOK), one(countNo), ratelimit.PendingAuthorizations, false, 1},
+		{"the longer wait", one(countNo), one(rateNo), ratelimit.PendingAuthorizations, false, 2},
+		{"never first", one(rateNo), one(never), ratelimit.SANBudget, false, 2},
+		{"nothing asked", ratelimit.Decision{Allowed: true}, one(rateNo), ratelimit.OrderCreation, false, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			d := ratelimit.Join(tc.a, tc.b)
+			if d.Allowed != tc.allowed || d.Limit != tc.head || len(d.Denied) != tc.denied {
+				t.Errorf("Join = allowed %v head %v denied %d, want %v %v %d", d.Allowed, d.Limit, len(d.Denied), tc.allowed, tc.head, tc.denied)
+			}
+			if want := len(tc.a.Buckets) + len(tc.b.Buckets); len(d.Buckets) != want {
+				t.Errorf("%d buckets, want %d", len(d.Buckets), want)
+			}
+		})
+	}
+}

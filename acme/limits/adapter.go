@@ -212,27 +212,35 @@ func joinNote(s, note string) string {
 func (r *Adapter) spend(ctx context.Context, action string, sub spendSubject, reqs ...ratelimit.Request) (func(), error) {
 	st := r.state.Load()
 	start := time.Now()
+	res := r.reserve(ctx, st, reqs)
 	d, spent, err := spendWithin(ctx, st.cfg.BackendTimeout, st.lim, reqs)
 	lat := time.Since(start)
 	if err != nil {
 		ev := acme.LimiterEvent{Action: action, Requests: reqs, Err: err, Latency: lat}
+		if res != nil && !errors.Is(err, ratelimit.ErrUnwritable) {
+			return r.degrade(ctx, st, ev, sub, start, res)
+		}
+		res.release(ctx)
 		if errors.Is(err, ratelimit.ErrUnwritable) {
 			return r.cannotWrite(ctx, st, ev)
-		}
-		if st.cfg.OnBackendError == BackendDegrade && st.cfg.Fallback != nil {
-			return r.degrade(ctx, st, ev, sub, start)
 		}
 		return r.backendFailed(ctx, st, ev)
 	}
 	r.degraded.decided()
+	if !d.Allowed {
+		res.release(ctx)
+	} else if r.overrules(res, start) {
+		refundOf(ctx, r, st, st.lim, reqs, spent)()
+		d, lat = res.d, time.Since(start)
+	}
 	r.report(ctx, st, acme.LimiterEvent{Action: action, Requests: reqs, Decision: d, Latency: lat}, "")
 	noteQuota(ctx, action, d)
 	if !d.Allowed {
 		return nil, rateLimitedProblem(d, st.cfg.HelpURL, sub)
 	}
 	refund := refundOf(ctx, r, st, st.lim, reqs, spent)
-	if mirrored := r.mirror(ctx, st, reqs); mirrored != nil {
-		return func() { refund(); mirrored() }, nil
+	if kept := r.keep(ctx, st, res, reqs); kept != nil {
+		return func() { refund(); kept() }, nil
 	}
 	return refund, nil
 }

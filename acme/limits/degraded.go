@@ -15,9 +15,10 @@ import (
 
 // on-backend-error: degrade. When the backend fails or misses
 // backend-timeout, the request is decided by the in-process fallback
-// limiter (Config.Fallback) at the configured limits, so each replica
-// admits at most a limit on its own: N replicas at most N times a limit,
-// never unlimited. The exact counts (duplicate-certificate,
+// limiter (Config.Fallback) at the configured limits, where every request
+// reserved its rate tokens before the backend was asked (reserve.go), so
+// each replica admits at most a limit on its own: N replicas at most N
+// times a limit, never unlimited. The exact counts (duplicate-certificate,
 // pending-authorizations) are filled from the store at the start of each
 // episode (Config.FallbackSeed); a request that needs them waits for that
 // within what is left of its backend-timeout, and is refused with 503
@@ -33,6 +34,9 @@ const degradedLogEvery = 10 * time.Second
 type degradedState struct {
 	since     atomic.Int64 // Unix nanoseconds the episode began; 0 when none
 	decisions atomic.Uint64
+	// lastAdmit is when the fallback last admitted a request the backend
+	// could not decide (Unix nanoseconds; 0 never): reserve.go.
+	lastAdmit atomic.Int64
 	unlogged  atomic.Uint64
 	lastLog   atomic.Int64
 	// seeded is closed once the episode's FallbackSeed has ended.
@@ -165,21 +169,34 @@ func spendWithin(ctx context.Context, timeout time.Duration, lim *ratelimit.Limi
 }
 
 // degrade decides the failed call ev with the fallback limiter, by the
-// end of the backend-timeout of the step that began at start.
-func (r *Adapter) degrade(ctx context.Context, st *state, ev acme.LimiterEvent, sub spendSubject, start time.Time) (func(), error) {
+// end of the backend-timeout of the step that began at start: its rate
+// requests by the reservation res made before the backend was asked
+// (reserve.go), its exact counts once the episode's seed has filled them.
+func (r *Adapter) degrade(ctx context.Context, st *state, ev acme.LimiterEvent, sub spendSubject, start time.Time, res *reservation) (func(), error) {
 	now, deadline := time.Now(), start.Add(st.cfg.BackendTimeout)
+	if res.held() {
+		r.degraded.lastAdmit.Store(now.UnixNano())
+	}
 	r.degraded.failed(now, st.cfg.FallbackSeed)
-	if needsCounts(st.lim.Enforced(ev.Requests)) && !r.degraded.waitSeed(deadline) {
+	if res.held() && len(res.counts) > 0 && !r.degraded.waitSeed(deadline) {
+		res.release(ctx)
 		ev.Err = fmt.Errorf("%w; the in-process fallback's exact counts are still being read from the store", ev.Err)
 		ev.Latency = time.Since(start)
 		return r.backendFailed(ctx, &state{lim: st.lim, cfg: Config{OnBackendError: BackendDeny}}, ev)
 	}
 	r.backendErrors.Add(1)
-	d, spent, err := st.cfg.Fallback.Spend(context.WithoutCancel(ctx), ev.Requests...)
-	if err != nil {
-		// The in-process limiter failed too (malformed requests): refuse.
-		ev.Err = fmt.Errorf("%w; the in-process fallback failed too: %w", ev.Err, err)
-		return r.backendFailed(ctx, &state{lim: st.lim, cfg: Config{OnBackendError: BackendDeny}}, ev)
+	d, spent := res.d, (*ratelimit.Spent)(nil)
+	if res.held() && len(res.counts) > 0 {
+		dc, sc, err := st.cfg.Fallback.Spend(context.WithoutCancel(ctx), res.counts...)
+		if err != nil {
+			// The in-process limiter failed too (malformed requests): refuse.
+			res.release(ctx)
+			ev.Err = fmt.Errorf("%w; the in-process fallback failed too: %w", ev.Err, err)
+			return r.backendFailed(ctx, &state{lim: st.lim, cfg: Config{OnBackendError: BackendDeny}}, ev)
+		}
+		if d, spent = ratelimit.Join(d, dc), sc; !dc.Allowed {
+			res.release(ctx)
+		}
 	}
 	r.degraded.decisions.Add(1)
 	r.logDegraded(ctx, ev, now)
@@ -189,7 +206,8 @@ func (r *Adapter) degrade(ctx context.Context, st *state, ev acme.LimiterEvent, 
 	if !d.Allowed {
 		return nil, rateLimitedProblem(d, st.cfg.HelpURL, sub)
 	}
-	return refundOf(ctx, r, st, st.cfg.Fallback, ev.Requests, spent), nil
+	counts := refundOf(ctx, r, st, st.cfg.Fallback, res.counts, spent)
+	return func() { res.release(ctx); counts() }, nil
 }
 
 // mirror records in the fallback what the backend has just admitted, so
@@ -202,7 +220,7 @@ func (r *Adapter) degrade(ctx context.Context, st *state, ev acme.LimiterEvent, 
 // and a mirror dropped then let the replica admit beyond the limit. It
 // returns the mirror's refund, nil when nothing was recorded.
 func (r *Adapter) mirror(ctx context.Context, st *state, reqs []ratelimit.Request) func() {
-	if st.recorder == nil || st.cfg.OnBackendError != BackendDegrade {
+	if st.recorder == nil || st.cfg.OnBackendError != BackendDegrade || len(reqs) == 0 {
 		return nil
 	}
 	fb := st.recorder
@@ -211,16 +229,6 @@ func (r *Adapter) mirror(ctx context.Context, st *state, reqs []ratelimit.Reques
 		return nil
 	}
 	return func() { _ = fb.Refund(context.WithoutCancel(ctx), spent) }
-}
-
-// needsCounts reports whether reqs ask about an exact count.
-func needsCounts(reqs []ratelimit.Request) bool {
-	for _, rq := range reqs {
-		if rq.Name.Kind() == ratelimit.KindCount {
-			return true
-		}
-	}
-	return false
 }
 
 // logDegraded logs degraded decisions, one line per degradedLogEvery.

@@ -14,9 +14,20 @@ func (r *Adapter) Status(ctx context.Context, reqs ...ratelimit.Request) ([]rate
 	return r.state.Load().lim.Status(ctx, reqs...)
 }
 
-// Reset makes a bucket fresh (an administrator's action).
+// Reset makes a bucket fresh (an administrator's action): in the backend,
+// and in this replica's in-process fallback, whose rate buckets hold the
+// replica's own count (reserve.go). Another replica's fallback keeps its
+// count, which refuses against the backend only within the refill time
+// after that replica's last degraded admission.
 func (r *Adapter) Reset(ctx context.Context, bucketKey string) error {
-	return r.state.Load().lim.Reset(ctx, bucketKey)
+	st := r.state.Load()
+	if err := st.lim.Reset(ctx, bucketKey); err != nil {
+		return err
+	}
+	if fb := st.cfg.Fallback; fb != nil {
+		return fb.Reset(ctx, bucketKey)
+	}
+	return nil
 }
 
 // Policy returns the policy the current limiter enforces.
