@@ -5,53 +5,8 @@ package acme
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 )
-
-// startQuiet is how long after start the renewal planner's first rebuild
-// and the CRLs made at start wait, so that the first requests do not
-// compete with them for the CPU: at a million certificates the rebuild
-// reads for about 5 s and the CRLs take about 0.6 s of CPU
-// (docs/performance.md, "Start-up"). A CRL read before then is made
-// by its reader, at once (ShardCRL).
-const startQuiet = 3 * time.Second
-
-// Run starts the validation workers, the claims of validation jobs whose
-// lease ended (lease.go), the CRL schedule, which one replica at a time
-// runs (RunLeased), the CRL updater (acme/crl) and the renewal
-// planner's rebuilds (acme/renewal), and blocks until ctx ends. Validations already running finish (each bounded
-// by ValidationTimeout); the leases of queued ones are released, so that
-// any replica, or this one after a restart, claims them at once.
-//
-// The planner's first rebuild and the CRLs made at start wait startDefer
-// (startQuiet), so that they do not compete with the first requests.
-func (s *Service) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	s.running.Store(true)
-	defer s.running.Store(false)
-	for range s.cfg.ValidationWorkers {
-		wg.Go(func() { s.worker(ctx) })
-	}
-	wg.Go(func() { _ = s.RunLeased(ctx, "crl", s.cfg.CRLInterval, s.RegenerateCRL) })
-	wg.Go(func() { s.runPlanner(ctx) })
-	wg.Go(func() { s.runCRLUpdater(ctx) })
-	s.claimJobs(ctx) // what a previous run, or a replica that died, left
-	s.claimFinalizations(ctx)
-	claim := time.NewTicker(s.cfg.ClaimInterval)
-	defer claim.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			wg.Wait()
-			s.releaseQueued()
-			return nil
-		case <-claim.C:
-			s.claimJobs(ctx)
-			s.claimFinalizations(ctx)
-		}
-	}
-}
 
 func (s *Service) worker(ctx context.Context) {
 	for {
