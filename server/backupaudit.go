@@ -85,7 +85,7 @@ func copyTrails(trails map[string][]string, dd, out string) (copied, notes []str
 			dsts, events = append(dsts, dst), events+n
 		}
 		name, _ := filepath.Rel(dd, cur)
-		rep, verr := audit.Verify(dsts)
+		rep, verr := audit.Verify(dsts, audit.VerifyOptions{})
 		var b *audit.Break
 		switch {
 		case errors.As(verr, &b):

@@ -25,7 +25,7 @@ func padded(i int) audit.Event {
 // returns its events and files.
 func trailEvents(t *testing.T, path string) (int, int) {
 	t.Helper()
-	rep, err := audit.Verify(append(audit.RotatedFiles(path), path))
+	rep, err := audit.Verify(append(audit.RotatedFiles(path), path), audit.VerifyOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

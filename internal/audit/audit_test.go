@@ -32,7 +32,13 @@ func issuance(i int) Event {
 
 func mustVerify(t *testing.T, files ...string) Report {
 	t.Helper()
-	rep, err := Verify(files)
+	return mustVerifyFrom(t, 0, files...)
+}
+
+// mustVerifyFrom verifies files that begin at seq from (0: the head).
+func mustVerifyFrom(t *testing.T, from uint64, files ...string) Report {
+	t.Helper()
+	rep, err := Verify(files, VerifyOptions{From: from})
 	if err != nil {
 		t.Fatalf("verify: %v", err)
 	}
@@ -53,7 +59,7 @@ func TestChainVerifiesAndNamesTheAlteredLine(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	edited := bytes.Replace(data, []byte(`"acct2"`), []byte(`"acct9"`), 1)
 	os.WriteFile(path, edited, 0o600)
-	_, err := Verify([]string{path})
+	_, err := Verify([]string{path}, VerifyOptions{})
 	var b *Break
 	if !errors.As(err, &b) || b.Line != 3 || !strings.Contains(b.Reason, "altered") {
 		t.Fatalf("want a break at line 3 (altered), got %v", err)
@@ -61,7 +67,7 @@ func TestChainVerifiesAndNamesTheAlteredLine(t *testing.T) {
 	// Removing a line breaks the next one's link.
 	lines := strings.SplitAfter(string(data), "\n")
 	os.WriteFile(path, []byte(lines[0]+lines[1]+lines[3]+lines[4]), 0o600)
-	_, err = Verify([]string{path})
+	_, err = Verify([]string{path}, VerifyOptions{})
 	if !errors.As(err, &b) || b.Line != 3 || !strings.Contains(b.Reason, "removed") {
 		t.Fatalf("want a break at line 3 (removed), got %v", err)
 	}
@@ -87,13 +93,20 @@ func TestRotationCarriesTheChain(t *testing.T) {
 	if rep := mustVerify(t, append(rotated, path)...); rep.Events != 20 || rep.Files != len(rotated)+1 {
 		t.Fatalf("report %+v", rep)
 	}
-	// The current file alone continues a trail.
-	if rep := mustVerify(t, path); rep.Continues == "" {
-		t.Fatal("the current file's first event names no previous hash")
+	// The current file alone continues a trail: refused as a trail whose
+	// head is missing, unless told where it begins.
+	_, err := Verify([]string{path}, VerifyOptions{})
+	var b *Break
+	if !errors.As(err, &b) || b.Line != 1 || !strings.Contains(b.Reason, "head is missing") {
+		t.Fatalf("the current file alone: %v, want its head missing at line 1", err)
+	}
+	current, _ := os.ReadFile(path)
+	first := uint64(20 - strings.Count(string(current), "\n") + 1)
+	if rep := mustVerifyFrom(t, first, path); rep.Continues == "" || rep.First != first || rep.Last != 20 {
+		t.Fatalf("the current file from seq %d: report %+v, want it to continue an earlier event and end at seq 20", first, rep)
 	}
 	// Out of order, the chain breaks at the first file's first line.
-	_, err := Verify([]string{path, rotated[0]})
-	var b *Break
+	_, err = Verify([]string{path, rotated[0]}, VerifyOptions{From: first})
 	if !errors.As(err, &b) || b.File != rotated[0] || b.Line != 1 {
 		t.Fatalf("want a break at %s:1, got %v", rotated[0], err)
 	}
@@ -117,7 +130,7 @@ func TestTornLineIsCutAndRecorded(t *testing.T) {
 	f, _ := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	f.WriteString(`{"time":"2026-01-01T00:00:00Z","replica":"r1","seq":4,"type":"iss`)
 	f.Close()
-	if _, err := Verify([]string{path}); err == nil || !strings.Contains(err.Error(), "torn") {
+	if _, err := Verify([]string{path}, VerifyOptions{}); err == nil || !strings.Contains(err.Error(), "torn") {
 		t.Fatalf("verify of a torn file: %v", err)
 	}
 	s = open(t, path, 0)
