@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -46,6 +47,7 @@ type options struct {
 	redis        string
 	clientGOGC   int
 	clientProf   string
+	compare      []string // -compare A,B: two builds, interleaved (compare.go)
 
 	probe            bool          // -probe: time the start-up costs before any load
 	probeProf        string        // -probe-profile: file prefix of the server profiles of the probe
@@ -62,6 +64,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	levels := fs.String("c", "8,32,64", "comma-separated `list` of concurrencies (workers, one ACME account each)")
 	fs.StringVar(&o.weir, "weir", "", "weir `binary` to run (default: build ./cmd/weir into a temp dir)")
+	compare := fs.String("compare", "", "`A,B`: run the levels on two builds, each a weir binary or a git revision of this repository (built with -trimpath), interleaved round by round (A B, B A, …) for -runs rounds, each run on a fresh server and store, and print each side's medians and B/A: the A/B of a change to the hot path")
 	fs.IntVar(&o.count, "n", 0, "issuances started per level and run (0: use -d); failed ones are not repeated")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each level and run when -n is 0")
 	fs.IntVar(&o.runs, "runs", 3, "runs of each level; the median is reported")
@@ -106,6 +109,14 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	var err error
 	if o.levels, err = parseLevels(*levels); err != nil {
 		return nil, err
+	}
+	if *compare != "" {
+		if o.compare = strings.Split(*compare, ","); len(o.compare) != 2 || o.compare[0] == "" || o.compare[1] == "" {
+			return nil, errors.New("-compare: two builds, A,B (binaries or git revisions)")
+		}
+		if o.weir != "" || o.dataDir != "" || o.cpuProfile != "" || o.probe || o.populate > 0 || o.keep || o.postgresSchema != "" {
+			return nil, errors.New("-compare runs each build on a fresh server and store: it does not go with -weir, -data, -cpuprofile, -probe, -populate, -keep or -postgres-schema")
+		}
 	}
 	switch {
 	case o.runs < 1 || o.runs > 100:

@@ -48,6 +48,7 @@
 //	go run ./cmd/weir-load -c 32 -d 5s -runs 1 -cpuprofile cpu.pprof
 //	go run ./cmd/weir-load -c 8,32,64 -storage postgres
 //	go run ./cmd/weir-load -c 8,32,64 -storage postgres -replicas 3
+//	go run ./cmd/weir-load -c 8 -runs 3 -compare main,HEAD   # the A/B of a change
 //
 // Only 127.0.0.1 (and the PostgreSQL server of -postgres-dsn) is ever
 // contacted; every loop is bounded by count and time.
@@ -115,6 +116,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 			return 1
 		}
 		return 0
+	}
+	if len(o.compare) == 2 {
+		rep, code, err := compare(ctx, o, stderr)
+		if err != nil {
+			fmt.Fprintf(stderr, "weir-load: %v\n", err)
+			if code == 0 {
+				code = 1
+			}
+		}
+		if rep != nil && err == nil {
+			printCompare(stdout, rep, o.json)
+		}
+		return code
 	}
 	rep, code, err := load(ctx, o, stderr)
 	if err != nil {

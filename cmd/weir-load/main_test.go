@@ -24,6 +24,12 @@ func TestParseFlagsReplicas(t *testing.T) {
 		{[]string{"-redis", "somewhere"}, "not auto, private, none or host:port"},
 		{[]string{"-client-gogc", "-1"}, "-client-gogc: 0 or more"},
 		{[]string{"-client-gogc", "0"}, ""},
+		{[]string{"-compare", "main,HEAD"}, ""},
+		{[]string{"-compare", "main"}, "two builds"},
+		{[]string{"-compare", "main,"}, "two builds"},
+		{[]string{"-compare", "a,b,c"}, "two builds"},
+		{[]string{"-compare", "main,HEAD", "-weir", "/bin/weir"}, "does not go with -weir"},
+		{[]string{"-compare", "main,HEAD", "-data", "/tmp/x"}, "does not go with"},
 	} {
 		_, err := parseFlags(tc.args, io.Discard)
 		if (err == nil) != (tc.err == "") || (err != nil && !strings.Contains(err.Error(), tc.err)) {
