@@ -34,7 +34,7 @@ func tenantWarnings(ctx context.Context, path string, cfg server.Config, timeout
 	c, err := af.client(io.Discard)
 	var p admin.Page[admin.TenantView]
 	if err == nil {
-		err = c.get(ctx, "/api/v1/tenants", nil, &p)
+		err = c.Get(ctx, "/api/v1/tenants", nil, &p)
 	}
 	switch {
 	case err != nil && len(uses) > 0:

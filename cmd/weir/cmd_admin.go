@@ -58,7 +58,7 @@ func adminTokenAdd(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return fail(stderr, "admin token add", err)
 	}
 	var v admin.CredentialView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/credentials", admin.CredentialRequest{Name: pos[0], Role: *role}, &v); err != nil {
+	if err := c.Do(ctx, http.MethodPost, "/api/v1/credentials", admin.CredentialRequest{Name: pos[0], Role: *role}, &v); err != nil {
 		return fail(stderr, "admin token add", err)
 	}
 	if *af.json {
@@ -81,7 +81,7 @@ func adminTokenList(ctx context.Context, args []string, stdout, stderr io.Writer
 		return fail(stderr, "admin token list", err)
 	}
 	var p admin.Page[admin.CredentialView]
-	if err := c.get(ctx, "/api/v1/credentials", nil, &p); err != nil {
+	if err := c.Get(ctx, "/api/v1/credentials", nil, &p); err != nil {
 		return fail(stderr, "admin token list", err)
 	}
 	if *af.json {
@@ -112,7 +112,7 @@ func adminTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writ
 	if c == nil {
 		return code
 	}
-	if err := c.do(ctx, http.MethodDelete, "/api/v1/credentials/"+url.PathEscape(pos[0]), nil, nil); err != nil {
+	if err := c.Do(ctx, http.MethodDelete, "/api/v1/credentials/"+url.PathEscape(pos[0]), nil, nil); err != nil {
 		return fail(stderr, "admin token revoke", err)
 	}
 	if *af.json {

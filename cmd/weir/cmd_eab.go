@@ -43,7 +43,7 @@ func eabCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(stderr, "eab create", err)
 	}
 	var k admin.EABKeyView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/eab", admin.EABCreateRequest{Label: *label, Tenant: *tenant}, &k); err != nil {
+	if err := c.Do(ctx, http.MethodPost, "/api/v1/eab", admin.EABCreateRequest{Label: *label, Tenant: *tenant}, &k); err != nil {
 		return fail(stderr, "eab create", err)
 	}
 	if *af.json {
@@ -75,7 +75,7 @@ func eabList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, "eab list", err)
 	}
 	var p admin.Page[admin.EABKeyView]
-	if err := c.get(ctx, "/api/v1/eab", url.Values{"label": {*label}}, &p); err != nil {
+	if err := c.Get(ctx, "/api/v1/eab", url.Values{"label": {*label}}, &p); err != nil {
 		return fail(stderr, "eab list", err)
 	}
 	if *af.json {
@@ -103,7 +103,7 @@ func eabRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	var k admin.EABKeyView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/eab/"+url.PathEscape(pos[0])+"/revoke", nil, &k); err != nil {
+	if err := c.Do(ctx, http.MethodPost, "/api/v1/eab/"+url.PathEscape(pos[0])+"/revoke", nil, &k); err != nil {
 		return fail(stderr, "eab revoke", err)
 	}
 	if *af.json {

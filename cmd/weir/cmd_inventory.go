@@ -66,7 +66,7 @@ func listPage[T any](ctx context.Context, fs *cmdFlags, af *adminFlags, args []s
 		return nil, fail(stderr, fs.Name(), err)
 	}
 	var p admin.Page[T]
-	if err := c.get(ctx, path, q, &p); err != nil {
+	if err := c.Get(ctx, path, q, &p); err != nil {
 		return nil, fail(stderr, fs.Name(), err)
 	}
 	if *af.json {
@@ -90,11 +90,11 @@ func accountsShow(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return code
 	}
 	var a admin.AccountView
-	if err := c.get(ctx, "/api/v1/accounts/"+url.PathEscape(pos[0]), nil, &a); err != nil {
+	if err := c.Get(ctx, "/api/v1/accounts/"+url.PathEscape(pos[0]), nil, &a); err != nil {
 		return fail(stderr, "accounts show", err)
 	}
 	var certs admin.Page[admin.CertView]
-	if err := c.get(ctx, "/api/v1/certs", url.Values{"account": {a.ID}, "limit": {"20"}}, &certs); err != nil {
+	if err := c.Get(ctx, "/api/v1/certs", url.Values{"account": {a.ID}, "limit": {"20"}}, &certs); err != nil {
 		return fail(stderr, "accounts show", err)
 	}
 	if *af.json {
@@ -117,7 +117,7 @@ func accountsDeactivate(ctx context.Context, args []string, stdout, stderr io.Wr
 		return code
 	}
 	var a admin.AccountView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/accounts/"+url.PathEscape(pos[0])+"/deactivate", struct{}{}, &a); err != nil {
+	if err := c.Do(ctx, http.MethodPost, "/api/v1/accounts/"+url.PathEscape(pos[0])+"/deactivate", struct{}{}, &a); err != nil {
 		return fail(stderr, "accounts deactivate", err)
 	}
 	if *af.json {
@@ -174,7 +174,7 @@ func certsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return code
 	}
 	var v admin.CertView
-	if err := c.get(ctx, "/api/v1/certs/"+url.PathEscape(pos[0]), nil, &v); err != nil {
+	if err := c.Get(ctx, "/api/v1/certs/"+url.PathEscape(pos[0]), nil, &v); err != nil {
 		return fail(stderr, "certs show", err)
 	}
 	switch {
@@ -216,7 +216,7 @@ func certsRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return incident(ctx, c, af, "/api/v1/certs/revoke-all", admin.IncidentRequest{Account: *allOf, Reason: *reason}, "certs revoke", stdout, stderr)
 	}
 	var v admin.CertView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/certs/"+url.PathEscape(pos[0])+"/revoke", admin.RevokeRequest{Reason: *reason}, &v); err != nil {
+	if err := c.Do(ctx, http.MethodPost, "/api/v1/certs/"+url.PathEscape(pos[0])+"/revoke", admin.RevokeRequest{Reason: *reason}, &v); err != nil {
 		return fail(stderr, "certs revoke", err)
 	}
 	if *af.json {
@@ -228,9 +228,9 @@ func certsRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) i
 }
 
 // incident runs an incident action and prints the certificates it moved.
-func incident(ctx context.Context, c *adminClient, af *adminFlags, path string, req admin.IncidentRequest, cmd string, stdout, stderr io.Writer) int {
+func incident(ctx context.Context, c *admin.Client, af *adminFlags, path string, req admin.IncidentRequest, cmd string, stdout, stderr io.Writer) int {
 	var v admin.IncidentView
-	if err := c.do(ctx, http.MethodPost, path, req, &v); err != nil {
+	if err := c.Do(ctx, http.MethodPost, path, req, &v); err != nil {
 		return fail(stderr, cmd, err)
 	}
 	if *af.json {
@@ -276,16 +276,16 @@ func cmdCRL(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var v admin.CRLView
 	if *regen {
-		err = c.do(ctx, http.MethodPost, "/api/v1/crl/regenerate", struct{}{}, &v)
+		err = c.Do(ctx, http.MethodPost, "/api/v1/crl/regenerate", struct{}{}, &v)
 	} else {
-		err = c.get(ctx, "/api/v1/crl", nil, &v)
+		err = c.Get(ctx, "/api/v1/crl", nil, &v)
 	}
 	if err != nil {
 		return fail(stderr, "crl", err)
 	}
 	if *out != "" {
 		var der []byte
-		if err := c.get(ctx, "/api/v1/crl", url.Values{"format": {"der"}}, &der); err != nil {
+		if err := c.Get(ctx, "/api/v1/crl", url.Values{"format": {"der"}}, &der); err != nil {
 			return fail(stderr, "crl", err)
 		}
 		if err := os.WriteFile(*out, der, 0o644); err != nil {

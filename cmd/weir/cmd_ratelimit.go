@@ -47,7 +47,7 @@ func ratelimitStatus(ctx context.Context, args []string, stdout, stderr io.Write
 	var out struct {
 		Buckets []admin.BucketView `json:"buckets"`
 	}
-	if err := c.get(ctx, "/api/v1/ratelimit/status", q, &out); err != nil {
+	if err := c.Get(ctx, "/api/v1/ratelimit/status", q, &out); err != nil {
 		return fail(stderr, "ratelimit status", err)
 	}
 	if *af.json {
@@ -96,7 +96,7 @@ func ratelimitExplain(ctx context.Context, args []string, stdout, stderr io.Writ
 		return fail(stderr, "ratelimit explain", err)
 	}
 	var v admin.ExplainView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/ratelimit/explain", admin.ExplainRequest{Account: *account, Names: strings.Split(*names, ",")}, &v); err != nil {
+	if err := c.Do(ctx, http.MethodPost, "/api/v1/ratelimit/explain", admin.ExplainRequest{Account: *account, Names: strings.Split(*names, ",")}, &v); err != nil {
 		return fail(stderr, "ratelimit explain", err)
 	}
 	if *af.json {
@@ -137,7 +137,7 @@ func ratelimitReset(ctx context.Context, args []string, stdout, stderr io.Writer
 		return code
 	}
 	var out map[string]string
-	if err := c.do(ctx, http.MethodPost, "/api/v1/ratelimit/reset", admin.ResetRequest{Key: pos[0]}, &out); err != nil {
+	if err := c.Do(ctx, http.MethodPost, "/api/v1/ratelimit/reset", admin.ResetRequest{Key: pos[0]}, &out); err != nil {
 		return fail(stderr, "ratelimit reset", err)
 	}
 	if *af.json {

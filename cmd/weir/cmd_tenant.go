@@ -117,7 +117,7 @@ func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	v := admin.TenantView{Name: pos[0]}
 	pf.apply(fs.FlagSet, &v)
 	var out admin.TenantView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/tenants", v, &out); err != nil {
+	if err := c.Do(ctx, http.MethodPost, "/api/v1/tenants", v, &out); err != nil {
 		return fail(stderr, "tenant create", err)
 	}
 	return printTenant(stdout, *af.json, out)
@@ -133,12 +133,12 @@ func tenantUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	}
 	path := "/api/v1/tenants/" + url.PathEscape(pos[0])
 	var v admin.TenantView
-	if err := c.get(ctx, path, nil, &v); err != nil {
+	if err := c.Get(ctx, path, nil, &v); err != nil {
 		return fail(stderr, "tenant update", err)
 	}
 	pf.apply(fs.FlagSet, &v)
 	var out admin.TenantView
-	if err := c.do(ctx, http.MethodPut, path, v, &out); err != nil {
+	if err := c.Do(ctx, http.MethodPut, path, v, &out); err != nil {
 		return fail(stderr, "tenant update", err)
 	}
 	return printTenant(stdout, *af.json, out)
@@ -151,7 +151,7 @@ func tenantShow(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	var v admin.TenantView
-	if err := c.get(ctx, "/api/v1/tenants/"+url.PathEscape(pos[0]), nil, &v); err != nil {
+	if err := c.Get(ctx, "/api/v1/tenants/"+url.PathEscape(pos[0]), nil, &v); err != nil {
 		return fail(stderr, "tenant show", err)
 	}
 	return printTenant(stdout, *af.json, v)
@@ -167,7 +167,7 @@ func tenantList(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return fail(stderr, "tenant list", err)
 	}
 	var p admin.Page[admin.TenantView]
-	if err := c.get(ctx, "/api/v1/tenants", nil, &p); err != nil {
+	if err := c.Get(ctx, "/api/v1/tenants", nil, &p); err != nil {
 		return fail(stderr, "tenant list", err)
 	}
 	if *af.json {
@@ -191,7 +191,7 @@ func tenantDelete(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if c == nil {
 		return code
 	}
-	if err := c.do(ctx, http.MethodDelete, "/api/v1/tenants/"+url.PathEscape(pos[0]), nil, nil); err != nil {
+	if err := c.Do(ctx, http.MethodDelete, "/api/v1/tenants/"+url.PathEscape(pos[0]), nil, nil); err != nil {
 		return fail(stderr, "tenant delete", err)
 	}
 	if *af.json {

@@ -27,7 +27,7 @@ func tenantReport(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		return code
 	}
 	var rep admin.TenantReport
-	if err := c.get(ctx, "/api/v1/tenants/"+url.PathEscape(pos[0])+"/report", nil, &rep); err != nil {
+	if err := c.Get(ctx, "/api/v1/tenants/"+url.PathEscape(pos[0])+"/report", nil, &rep); err != nil {
 		return fail(stderr, "tenant report", err)
 	}
 	if *af.json {

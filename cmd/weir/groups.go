@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+
+	"github.com/weir-pki/weir/web/admin"
 )
 
 // subcommand is one verb of a command group ("ratelimit status").
@@ -63,7 +65,7 @@ func newVerbFlags(name, usage, about string, stderr io.Writer) (*cmdFlags, *admi
 // oneArgVerb parses a verb that takes exactly one positional argument and
 // builds its admin client. On a usage or client error it reports it and
 // returns a nil client and the exit code.
-func oneArgVerb(fs *cmdFlags, af *adminFlags, args []string, stdout, stderr io.Writer) ([]string, *adminClient, int) {
+func oneArgVerb(fs *cmdFlags, af *adminFlags, args []string, stdout, stderr io.Writer) ([]string, *admin.Client, int) {
 	pos, code, ok := parseInterspersed(fs, args, stdout)
 	if !ok {
 		return nil, nil, code
