@@ -23,7 +23,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	tuneGC()
+	server.TuneGC()
 	cfg, err := server.LoadConfig(*configPath)
 	// failed reports why serve stops, in the configured log format.
 	failed := func(prefix string, err error) int {
@@ -41,7 +41,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	build := buildInfo()
 	opts := server.Options{ConfigFile: *configPath, Log: stderr, Build: build}
 	if *pprofAddr != "" {
-		addr, err := startPprof(*pprofAddr)
+		addr, err := server.StartPprof(*pprofAddr)
 		if err != nil {
 			return failed("-pprof: ", err)
 		}
