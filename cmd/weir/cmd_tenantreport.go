@@ -22,19 +22,19 @@ func tenantReport(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		"Shows a tenant with what belongs to it: its policy, its EAB keys, the accounts bound with\n"+
 			"them and their buckets against their limits, its refusals by rule on the replica\n"+
 			"asked (since its start) and the most recent, and its most recent certificates.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	name, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	var rep admin.TenantReport
-	if err := c.Get(ctx, "/api/v1/tenants/"+url.PathEscape(pos[0])+"/report", nil, &rep); err != nil {
-		return fail(stderr, "tenant report", err)
-	}
-	if *af.json {
-		printJSON(stdout, rep)
-		return 0
-	}
-	printTenant(stdout, false, rep.Tenant)
+	return ask(ctx, fs, af, nil, get("/api/v1/tenants/"+url.PathEscape(name)+"/report", nil), stdout, stderr, func(rep admin.TenantReport) {
+		printTenantReport(stdout, rep)
+	})
+}
+
+// printTenantReport prints a tenant's report as a list of its settings
+// and a table of each part.
+func printTenantReport(stdout io.Writer, rep admin.TenantReport) {
+	printTenant(stdout, rep.Tenant)
 	if rep.Warning != "" {
 		fmt.Fprintf(stdout, "\nwarning: %s\n", rep.Warning)
 	}
@@ -85,5 +85,4 @@ func tenantReport(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cv.Serial, cv.Account, cv.State, fmtTime(&cv.IssuedAt, now), joinOrDash(cv.Names))
 	}
 	tw.Flush()
-	return 0
 }
