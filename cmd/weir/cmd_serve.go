@@ -38,8 +38,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cfg.Log.Format = server.LogFormat(*configPath)
 		return failed("", err)
 	}
-	build := buildInfo()
-	opts := server.Options{ConfigFile: *configPath, Log: stderr, Build: build}
+	opts := server.Options{ConfigFile: *configPath, Log: stderr, Build: buildInfo()}
 	if *pprofAddr != "" {
 		addr, err := server.StartPprof(*pprofAddr)
 		if err != nil {
@@ -47,22 +46,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		opts.OtherListeners = append(opts.OtherListeners, addr)
 	}
-	srv, err := server.New(ctx, cfg, opts)
-	if err != nil {
-		return failed("", err)
-	}
-	defer srv.Close()
-	ls, err := server.Listen(cfg)
-	if err != nil {
-		return failed("", err)
-	}
-	if ls.Admin != nil {
-		if err := srv.RecordAdminURL(ls.Admin.Addr()); err != nil {
-			srv.Logger().Warn("recording the admin address for the operator commands", "err", err)
-		}
-	}
-	srv.PrintBanner(stdout, build.Version)
-	if err := srv.Serve(ctx, ls); err != nil {
+	if err := server.Run(ctx, cfg, opts, stdout); err != nil {
 		return failed("", err)
 	}
 	return 0
