@@ -4,7 +4,6 @@ package main
 
 import (
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"io/fs"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
@@ -92,27 +90,4 @@ func firstLine(err error) string {
 		return lines[0]
 	}
 	return fmt.Sprintf("%s (and %d more problems; weir check-config lists them)", lines[0], len(lines)-1)
-}
-
-// printJSON writes v indented.
-func printJSON(w io.Writer, v any) {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
-}
-
-// fmtTime prints a time for tables: RFC 3339 in UTC, with the distance
-// from now.
-func fmtTime(t *time.Time, now time.Time) string {
-	if t == nil || t.IsZero() {
-		return "-"
-	}
-	d := t.Sub(now).Round(time.Second)
-	switch {
-	case d > 0:
-		return fmt.Sprintf("%s (in %s)", t.UTC().Format(time.RFC3339), d)
-	case d < 0:
-		return fmt.Sprintf("%s (%s ago)", t.UTC().Format(time.RFC3339), -d)
-	}
-	return t.UTC().Format(time.RFC3339) + " (now)"
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"text/tabwriter"
 	"time"
 
 	"github.com/weir-pki/weir/web/admin"
@@ -65,8 +64,7 @@ func adminTokenList(ctx context.Context, args []string, stdout, stderr io.Writer
 		return code
 	}
 	return ask(ctx, fs, af, nil, get("/api/v1/credentials", nil), stdout, stderr, func(p admin.Page[admin.CredentialView]) {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tROLE\tCREATED\tBY")
+		tw := newTable(stdout, "NAME\tROLE\tCREATED\tBY")
 		for _, v := range p.Items {
 			created := "the token file"
 			if !v.CreatedAt.IsZero() {

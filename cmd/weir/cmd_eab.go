@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/url"
-	"text/tabwriter"
 	"time"
 
 	"github.com/weir-pki/weir/web/admin"
@@ -59,8 +58,7 @@ func eabList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return code
 	}
 	return ask(ctx, fs, af, nil, get("/api/v1/eab", url.Values{"label": {*label}}), stdout, stderr, func(p admin.Page[admin.EABKeyView]) {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "KEY ID\tLABEL\tTENANT\tSTATUS\tCREATED\tACCOUNT\tBOUND")
+		tw := newTable(stdout, "KEY ID\tLABEL\tTENANT\tSTATUS\tCREATED\tACCOUNT\tBOUND")
 		for _, k := range p.Items {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Label, orDash(k.Tenant), k.Status, k.CreatedAt.UTC().Format(time.RFC3339), orDash(k.BoundAccount), fmtTime(k.BoundAt, time.Now()))
 		}

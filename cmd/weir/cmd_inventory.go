@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/weir-pki/weir/web/admin"
@@ -32,8 +31,7 @@ func accountsList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs.Func("q", "search: an account ID, or text in a contact, key thumbprint or creating IP", setQuery(q, "q"))
 	fs.Func("status", "only accounts in this `status` (valid, deactivated)", setQuery(q, "status"))
 	return listPage(ctx, fs, af, args, q, "/api/v1/accounts", stdout, stderr, func(accts []admin.AccountView) {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tIP\tCONTACT")
+		tw := newTable(stdout, "ID\tSTATUS\tCREATED\tIP\tCONTACT")
 		for _, a := range accts {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.CreatedAt.UTC().Format(time.RFC3339), a.CreatedIP, strings.Join(a.Contact, " "))
 		}
@@ -87,7 +85,7 @@ func accountsShow(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		printJSON(stdout, map[string]any{"account": a, "certificates": certs.Items})
 		return 0
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(stdout, "")
 	fmt.Fprintf(tw, "ID\t%s\nSTATUS\t%s\nCREATED\t%s from %s\nCONTACT\t%s\nKEY\t%s\n", a.ID, a.Status,
 		a.CreatedAt.UTC().Format(time.RFC3339), a.CreatedIP, strings.Join(a.Contact, " "), a.KeyThumbprint)
 	tw.Flush()
@@ -118,8 +116,7 @@ func cmdCerts(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func printCerts(w io.Writer, certs []admin.CertView) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERIAL\tSTATE\tACCOUNT\tNOT AFTER\tNAMES")
+	tw := newTable(w, "SERIAL\tSTATE\tACCOUNT\tNOT AFTER\tNAMES")
 	for _, c := range certs {
 		state := c.State
 		if c.Reason != "" {
@@ -151,7 +148,7 @@ func certsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int
 			fmt.Fprint(stdout, v.PEM)
 			return
 		}
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		tw := newTable(stdout, "")
 		fmt.Fprintf(tw, "SERIAL\t%s\nSTATE\t%s\nNAMES\t%s\nACCOUNT\t%s\nORDER\t%s\nSUBJECT\t%s\nISSUER\t%s\nNOT BEFORE\t%s\nNOT AFTER\t%s\nISSUED\t%s\n",
 			v.Serial, v.State, strings.Join(v.Names, ", "), v.Account, v.Order, v.Subject, v.Issuer,
 			v.NotBefore.UTC().Format(time.RFC3339), v.NotAfter.UTC().Format(time.RFC3339), v.IssuedAt.UTC().Format(time.RFC3339))
@@ -244,8 +241,7 @@ func cmdCRL(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "CRL %s by %s\n  this update: %s\n  next update: %s\n  revoked:     %d\n",
 		v.Number, v.Issuer, v.ThisUpdate.Format(time.RFC3339), v.NextUpdate.Format(time.RFC3339), len(v.Entries))
 	if len(v.Entries) > 0 {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "\nSERIAL\tREVOKED\tREASON")
+		tw := newTable(stdout, "\nSERIAL\tREVOKED\tREASON")
 		for _, e := range v.Entries {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Serial, e.RevokedAt.Format(time.RFC3339), e.Reason)
 		}

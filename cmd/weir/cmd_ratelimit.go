@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/url"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/weir-pki/weir/web/admin"
@@ -43,8 +42,7 @@ func ratelimitStatus(ctx context.Context, args []string, stdout, stderr io.Write
 		Buckets []admin.BucketView `json:"buckets"`
 	}) {
 		now := time.Now()
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "BUCKET\tLIMIT\tREMAINING\tNEXT\tFULL AGAIN")
+		tw := newTable(stdout, "BUCKET\tLIMIT\tREMAINING\tNEXT\tFULL AGAIN")
 		for _, b := range out.Buckets {
 			if !b.Enabled {
 				fmt.Fprintf(tw, "%s\tdisabled\t-\t-\t-\n", b.Bucket)
@@ -100,8 +98,7 @@ func printExplain(stdout io.Writer, v admin.ExplainView) {
 	default:
 		fmt.Fprintf(stdout, "  would be refused (429) by %s:%s; passes at %s\n", v.Limit, v.Key, fmtTime(v.PassesAt, time.Now()))
 		if len(v.Denied) > 1 {
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "  DENIED BY\tWAIT\tPASSES AT")
+			tw := newTable(stdout, "  DENIED BY\tWAIT\tPASSES AT")
 			for _, d := range v.Denied {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Bucket, d.RetryAfter, d.PassesAt.Format(time.RFC3339))
 			}

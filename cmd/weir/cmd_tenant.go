@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -155,8 +154,7 @@ func tenantList(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		return code
 	}
 	return ask(ctx, fs, af, nil, get("/api/v1/tenants", nil), stdout, stderr, func(p admin.Page[admin.TenantView]) {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "NAME\tALLOWED\tDENIED\tWILDCARDS\tIP RANGES\tMAX LIFETIME\tDELEGATED ZONES")
+		tw := newTable(stdout, "NAME\tALLOWED\tDENIED\tWILDCARDS\tIP RANGES\tMAX LIFETIME\tDELEGATED ZONES")
 		for _, v := range p.Items {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", v.Name, joinOrDash(v.AllowedNames), joinOrDash(v.DeniedNames),
 				v.Wildcards, joinOrDash(v.AllowedIPRanges), orDash(v.MaxLifetime), joinOrDash(v.DelegatedZones))
@@ -177,7 +175,7 @@ func tenantDelete(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 // printTenant prints one tenant as a list of its settings.
 func printTenant(stdout io.Writer, v admin.TenantView) {
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(stdout, "")
 	rows := [][2]string{
 		{"name", v.Name}, {"allowed names", joinOrDash(v.AllowedNames)}, {"denied names", joinOrDash(v.DeniedNames)},
 		{"wildcards", fmt.Sprint(v.Wildcards)}, {"IP ranges", joinOrDash(v.AllowedIPRanges)},
@@ -190,17 +188,4 @@ func printTenant(stdout io.Writer, v admin.TenantView) {
 		fmt.Fprintf(tw, "%s:\t%s\n", r[0], r[1])
 	}
 	tw.Flush()
-}
-
-func joinOrDash(s []string) string { return orDash(strings.Join(s, ", ")) }
-
-// orDash is s, or its first alternative (else "-") when s is empty.
-func orDash(s string, alt ...string) string {
-	switch {
-	case s != "":
-		return s
-	case len(alt) > 0:
-		return alt[0]
-	}
-	return "-"
 }

@@ -39,18 +39,16 @@ func printTenantReport(stdout io.Writer, rep admin.TenantReport) {
 		fmt.Fprintf(stdout, "\nwarning: %s\n", rep.Warning)
 	}
 	now := time.Now()
-	section := func(title string) *tabwriter.Writer {
+	section := func(title, header string) *tabwriter.Writer {
 		fmt.Fprintf(stdout, "\n%s:\n", title)
-		return tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		return newTable(stdout, header)
 	}
-	tw := section("EAB keys")
-	fmt.Fprintln(tw, "KEY ID\tLABEL\tSTATUS\tACCOUNT")
+	tw := section("EAB keys", "KEY ID\tLABEL\tSTATUS\tACCOUNT")
 	for _, k := range rep.EABKeys {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.KeyID, k.Label, k.Status, orDash(k.BoundAccount))
 	}
 	tw.Flush()
-	tw = section("Usage against limits")
-	fmt.Fprintln(tw, "ACCOUNT\tBUCKET\tREMAINING\tCAPACITY")
+	tw = section("Usage against limits", "ACCOUNT\tBUCKET\tREMAINING\tCAPACITY")
 	for _, a := range rep.Accounts {
 		if a.BucketErr != "" {
 			fmt.Fprintf(tw, "%s\t-\t%s\t\n", a.ID, a.BucketErr)
@@ -67,20 +65,17 @@ func printTenantReport(stdout io.Writer, rep admin.TenantReport) {
 	if rep.AccountsMore {
 		fmt.Fprintln(stdout, "(more accounts are bound than shown)")
 	}
-	tw = section("Refusals by rule")
-	fmt.Fprintln(tw, "RULE\tREFUSALS")
+	tw = section("Refusals by rule", "RULE\tREFUSALS")
 	for _, rule := range slices.Sorted(maps.Keys(rep.RefusalsByRule)) {
 		fmt.Fprintf(tw, "%s\t%d\n", rule, rep.RefusalsByRule[rule])
 	}
 	tw.Flush()
-	tw = section("Recent refusals")
-	fmt.Fprintln(tw, "WHEN\tRULE\tACTION\tACCOUNT\tIDENTIFIER")
+	tw = section("Recent refusals", "WHEN\tRULE\tACTION\tACCOUNT\tIDENTIFIER")
 	for _, r := range rep.Refusals {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", fmtTime(&r.At, now), r.Rule, r.Action, r.Account, orDash(r.Identifier))
 	}
 	tw.Flush()
-	tw = section("Recent certificates")
-	fmt.Fprintln(tw, "SERIAL\tACCOUNT\tSTATE\tISSUED\tNAMES")
+	tw = section("Recent certificates", "SERIAL\tACCOUNT\tSTATE\tISSUED\tNAMES")
 	for _, cv := range rep.Certificates {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cv.Serial, cv.Account, cv.State, fmtTime(&cv.IssuedAt, now), joinOrDash(cv.Names))
 	}
