@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"time"
 
@@ -12,15 +11,11 @@ import (
 	"github.com/weir-pki/weir/web/admin"
 )
 
-// tenantWarnings are check-config's warnings about the tenants: the
-// "tenant:NAME" rate-limit overrides of cfg (read from path) whose tenant
-// does not exist (tenants live in the store, not the file, so an unknown
-// name is valid, but it applies to no account until the tenant exists),
-// and tenants that exist while new accounts need no EAB key
-// (admin.TenantsEABWarning). The tenants are asked of the running weir's
-// admin API (the store is the server's), within timeout; when it cannot
-// be asked, one warning says so if overrides name tenants, and nothing
-// is said of EAB (there may be no tenant).
+// tenantWarnings are check-config's warnings about the tenants
+// (admin.TenantConfigWarnings), asked of the admin API of the running weir
+// that cfg (read from path) describes, within timeout. It asks nothing
+// when there is nothing to warn of: no tenant:NAME override and EAB
+// required.
 func tenantWarnings(ctx context.Context, path string, cfg server.Config, timeout time.Duration) []string {
 	uses := cfg.TenantOverrides()
 	eabRequired := cfg.ACME.ExternalAccountBinding.Required
@@ -34,26 +29,11 @@ func tenantWarnings(ctx context.Context, path string, cfg server.Config, timeout
 	c, err := af.client(io.Discard)
 	var p admin.Page[admin.TenantView]
 	if err == nil {
-		err = c.get(ctx, "/api/v1/tenants", nil, &p)
+		err = c.Get(ctx, "/api/v1/tenants", nil, &p)
 	}
-	switch {
-	case err != nil && len(uses) > 0:
-		return []string{fmt.Sprintf("rate-limiting.overrides: could not check the tenant:NAME keys against the running weir's tenants: %v", err)}
-	case err != nil:
-		return nil
+	overrides := make([]admin.TenantOverride, len(uses))
+	for i, u := range uses {
+		overrides[i] = admin.TenantOverride(u)
 	}
-	known := map[string]bool{}
-	for _, t := range p.Items {
-		known[t.Name] = true
-	}
-	var out []string
-	for _, u := range uses {
-		if !known[u.Name] {
-			out = append(out, fmt.Sprintf("rate-limiting.overrides[%d]: tenant %q does not exist in the running weir's store: the override applies to no account until it does (weir tenant create)", u.Index, u.Name))
-		}
-	}
-	if w := admin.TenantsEABWarning(len(p.Items), eabRequired); w != "" {
-		out = append(out, w)
-	}
-	return out
+	return admin.TenantConfigWarnings(overrides, p.Items, err, eabRequired)
 }

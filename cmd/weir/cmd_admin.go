@@ -6,9 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
-	"text/tabwriter"
 	"time"
 
 	"github.com/weir-pki/weir/web/admin"
@@ -53,21 +51,10 @@ func adminTokenAdd(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if _, err := admin.ParseRole(*role); err != nil {
 		return usageError(fs, stderr, err.Error())
 	}
-	c, err := af.client(stderr)
-	if err != nil {
-		return fail(stderr, "admin token add", err)
-	}
-	var v admin.CredentialView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/credentials", admin.CredentialRequest{Name: pos[0], Role: *role}, &v); err != nil {
-		return fail(stderr, "admin token add", err)
-	}
-	if *af.json {
-		printJSON(stdout, v)
-		return 0
-	}
-	fmt.Fprintf(stdout, "admin credential %s (role %s)\n\n  token:  %s\n\n", v.Name, v.Role, v.Token)
-	fmt.Fprintf(stdout, "The token is not shown again. Send it as \"Authorization: Bearer TOKEN\", or type it\ninto the dashboard's login. weir admin token revoke %s ends it.\n", v.Name)
-	return 0
+	return ask(ctx, fs, af, nil, post("/api/v1/credentials", admin.CredentialRequest{Name: pos[0], Role: *role}), stdout, stderr, func(v admin.CredentialView) {
+		fmt.Fprintf(stdout, "admin credential %s (role %s)\n\n  token:  %s\n\n", v.Name, v.Role, v.Token)
+		fmt.Fprintf(stdout, "The token is not shown again. Send it as \"Authorization: Bearer TOKEN\", or type it\ninto the dashboard's login. weir admin token revoke %s ends it.\n", v.Name)
+	})
 }
 
 func adminTokenList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -76,49 +63,26 @@ func adminTokenList(ctx context.Context, args []string, stdout, stderr io.Writer
 	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	c, err := af.client(stderr)
-	if err != nil {
-		return fail(stderr, "admin token list", err)
-	}
-	var p admin.Page[admin.CredentialView]
-	if err := c.get(ctx, "/api/v1/credentials", nil, &p); err != nil {
-		return fail(stderr, "admin token list", err)
-	}
-	if *af.json {
-		printJSON(stdout, p)
-		return 0
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tROLE\tCREATED\tBY")
-	for _, v := range p.Items {
-		created := "the token file"
-		if !v.CreatedAt.IsZero() {
-			created = v.CreatedAt.UTC().Format(time.RFC3339)
+	return ask(ctx, fs, af, nil, get("/api/v1/credentials", nil), stdout, stderr, func(p admin.Page[admin.CredentialView]) {
+		tw := newTable(stdout, "NAME\tROLE\tCREATED\tBY")
+		for _, v := range p.Items {
+			created := "the token file"
+			if !v.CreatedAt.IsZero() {
+				created = v.CreatedAt.UTC().Format(time.RFC3339)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, v.Role, created, orDash(v.CreatedBy))
 		}
-		by := v.CreatedBy
-		if by == "" {
-			by = "-"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Name, v.Role, created, by)
-	}
-	tw.Flush()
-	return 0
+		tw.Flush()
+	})
 }
 
 func adminTokenRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("admin token revoke", "admin token revoke NAME",
 		"Revokes an admin credential: its token stops working at once and its dashboard\nsessions end, on every replica of the store within a few seconds. The token file's\ncredential (admin) is rotated by replacing the file.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	name, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	if err := c.do(ctx, http.MethodDelete, "/api/v1/credentials/"+url.PathEscape(pos[0]), nil, nil); err != nil {
-		return fail(stderr, "admin token revoke", err)
-	}
-	if *af.json {
-		printJSON(stdout, map[string]string{"revoked": pos[0]})
-		return 0
-	}
-	fmt.Fprintf(stdout, "revoked admin credential %s; its sessions have ended\n", pos[0])
-	return 0
+	return deleteVerb(ctx, fs, af, "/api/v1/credentials/"+url.PathEscape(name), map[string]string{"revoked": name}, stdout, stderr,
+		"revoked admin credential %s; its sessions have ended\n", name)
 }

@@ -6,9 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
-	"text/tabwriter"
 	"time"
 
 	"github.com/weir-pki/weir/web/admin"
@@ -38,29 +36,18 @@ func eabCreate(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	if *label == "" || len(pos) > 0 {
 		return usageError(fs, stderr, "give --label, and no argument")
 	}
-	c, err := af.client(stderr)
-	if err != nil {
-		return fail(stderr, "eab create", err)
-	}
-	var k admin.EABKeyView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/eab", admin.EABCreateRequest{Label: *label, Tenant: *tenant}, &k); err != nil {
-		return fail(stderr, "eab create", err)
-	}
-	if *af.json {
-		printJSON(stdout, k)
-		return 0
-	}
-	fmt.Fprintf(stdout, "External Account Binding key for label %s", k.Label)
-	if k.Tenant != "" {
-		fmt.Fprintf(stdout, " of tenant %s", k.Tenant)
-	}
-	fmt.Fprintf(stdout, "\n\n")
-	fmt.Fprintf(stdout, "  key ID:    %s\n", k.KeyID)
-	fmt.Fprintf(stdout, "  HMAC key:  %s\n\n", k.HMACKey)
-	fmt.Fprintf(stdout, "The HMAC key is not shown again. It binds one new account, once.\n\n")
-	fmt.Fprintf(stdout, "certbot:  --eab-kid %s --eab-hmac-key %s\n", k.KeyID, k.HMACKey)
-	fmt.Fprintf(stdout, "lego:     --eab --kid %s --hmac %s\n", k.KeyID, k.HMACKey)
-	return 0
+	return ask(ctx, fs, af, nil, post("/api/v1/eab", admin.EABCreateRequest{Label: *label, Tenant: *tenant}), stdout, stderr, func(k admin.EABKeyView) {
+		fmt.Fprintf(stdout, "External Account Binding key for label %s", k.Label)
+		if k.Tenant != "" {
+			fmt.Fprintf(stdout, " of tenant %s", k.Tenant)
+		}
+		fmt.Fprintf(stdout, "\n\n")
+		fmt.Fprintf(stdout, "  key ID:    %s\n", k.KeyID)
+		fmt.Fprintf(stdout, "  HMAC key:  %s\n\n", k.HMACKey)
+		fmt.Fprintf(stdout, "The HMAC key is not shown again. It binds one new account, once.\n\n")
+		fmt.Fprintf(stdout, "certbot:  --eab-kid %s --eab-hmac-key %s\n", k.KeyID, k.HMACKey)
+		fmt.Fprintf(stdout, "lego:     --eab --kid %s --hmac %s\n", k.KeyID, k.HMACKey)
+	})
 }
 
 func eabList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -70,50 +57,27 @@ func eabList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	c, err := af.client(stderr)
-	if err != nil {
-		return fail(stderr, "eab list", err)
-	}
-	var p admin.Page[admin.EABKeyView]
-	if err := c.get(ctx, "/api/v1/eab", url.Values{"label": {*label}}, &p); err != nil {
-		return fail(stderr, "eab list", err)
-	}
-	if *af.json {
-		printJSON(stdout, p)
-		return 0
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "KEY ID\tLABEL\tTENANT\tSTATUS\tCREATED\tACCOUNT\tBOUND")
-	for _, k := range p.Items {
-		acct := k.BoundAccount
-		if acct == "" {
-			acct = "-"
+	return ask(ctx, fs, af, nil, get("/api/v1/eab", url.Values{"label": {*label}}), stdout, stderr, func(p admin.Page[admin.EABKeyView]) {
+		tw := newTable(stdout, "KEY ID\tLABEL\tTENANT\tSTATUS\tCREATED\tACCOUNT\tBOUND")
+		for _, k := range p.Items {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Label, orDash(k.Tenant), k.Status, k.CreatedAt.UTC().Format(time.RFC3339), orDash(k.BoundAccount), fmtTime(k.BoundAt, time.Now()))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", k.KeyID, k.Label, orDash(k.Tenant), k.Status, k.CreatedAt.UTC().Format(time.RFC3339), acct, fmtTime(k.BoundAt, time.Now()))
-	}
-	tw.Flush()
-	return 0
+		tw.Flush()
+	})
 }
 
 func eabRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("eab revoke", "eab revoke KEY-ID",
 		"Revokes an External Account Binding key so that it never binds an account. An account\nalready bound with it keeps working; weir accounts deactivate stops it.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	keyID, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	var k admin.EABKeyView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/eab/"+url.PathEscape(pos[0])+"/revoke", nil, &k); err != nil {
-		return fail(stderr, "eab revoke", err)
-	}
-	if *af.json {
-		printJSON(stdout, k)
-		return 0
-	}
-	fmt.Fprintf(stdout, "revoked EAB key %s (label %s)", k.KeyID, k.Label)
-	if k.BoundAccount != "" {
-		fmt.Fprintf(stdout, "; account %s, bound with it, keeps working", k.BoundAccount)
-	}
-	fmt.Fprintln(stdout)
-	return 0
+	return ask(ctx, fs, af, nil, post("/api/v1/eab/"+url.PathEscape(keyID)+"/revoke", nil), stdout, stderr, func(k admin.EABKeyView) {
+		fmt.Fprintf(stdout, "revoked EAB key %s (label %s)", k.KeyID, k.Label)
+		if k.BoundAccount != "" {
+			fmt.Fprintf(stdout, "; account %s, bound with it, keeps working", k.BoundAccount)
+		}
+		fmt.Fprintln(stdout)
+	})
 }

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -50,16 +49,8 @@ func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		_, _ = stdout.Write(text)
 		return 0
 	}
-	if exists(*configPath) && !*force {
-		fmt.Fprintf(stderr, "weir init: %s exists; use -force to overwrite it, or -config to write another file\n", *configPath)
-		return 1
-	}
-	rep, err := server.InitDataDir(cfg, time.Now(), opts)
+	rep, err := server.InitWithConfig(*configPath, text, cfg, *force, time.Now(), opts)
 	if err != nil {
-		fmt.Fprintf(stderr, "weir init: %v\n", err)
-		return 1
-	}
-	if err := server.WriteConfigFile(*configPath, text); err != nil {
 		fmt.Fprintf(stderr, "weir init: %v\n", err)
 		return 1
 	}
@@ -116,9 +107,4 @@ func initFromConfig(path string, opts server.InitOptions, stdout, stderr io.Writ
 	}
 	rep.Print(stdout)
 	return 0
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

@@ -11,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/weir-pki/weir/web/admin"
@@ -31,18 +30,13 @@ func accountsList(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	q := url.Values{}
 	fs.Func("q", "search: an account ID, or text in a contact, key thumbprint or creating IP", setQuery(q, "q"))
 	fs.Func("status", "only accounts in this `status` (valid, deactivated)", setQuery(q, "status"))
-	p, code := listPage[admin.AccountView](ctx, fs, af, args, q, "/api/v1/accounts", stdout, stderr)
-	if p == nil {
-		return code
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSTATUS\tCREATED\tIP\tCONTACT")
-	for _, a := range p.Items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.CreatedAt.UTC().Format(time.RFC3339), a.CreatedIP, strings.Join(a.Contact, " "))
-	}
-	tw.Flush()
-	printNext(stdout, p.Next)
-	return 0
+	return listPage(ctx, fs, af, args, q, "/api/v1/accounts", stdout, stderr, func(accts []admin.AccountView) {
+		tw := newTable(stdout, "ID\tSTATUS\tCREATED\tIP\tCONTACT")
+		for _, a := range accts {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", a.ID, a.Status, a.CreatedAt.UTC().Format(time.RFC3339), a.CreatedIP, strings.Join(a.Contact, " "))
+		}
+		tw.Flush()
+	})
 }
 
 // setQuery is a flag.Func that stores the flag's value as q[key].
@@ -50,58 +44,48 @@ func setQuery(q url.Values, key string) func(string) error {
 	return func(v string) error { q.Set(key, v); return nil }
 }
 
-// listPage runs a list verb: the paging flags, the request, and --json.
-// It returns the page to print as a table, or nil and the exit code when
-// there is nothing more to do.
-func listPage[T any](ctx context.Context, fs *cmdFlags, af *adminFlags, args []string, q url.Values, path string, stdout, stderr io.Writer) (*admin.Page[T], int) {
+// listPage runs a list verb: the paging flags, the request, and --json;
+// else it prints the page's items with table, then how to get the next
+// page.
+func listPage[T any](ctx context.Context, fs *cmdFlags, af *adminFlags, args []string, q url.Values, path string, stdout, stderr io.Writer, table func([]T)) int {
 	limit := fs.Int("limit", 50, "page size (at most 500)")
 	cursor := fs.String("cursor", "", "the `cursor` of a later page, as printed")
 	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
-		return nil, code
+		return code
 	}
 	q.Set("limit", strconv.Itoa(*limit))
 	q.Set("cursor", *cursor)
-	c, err := af.client(stderr)
-	if err != nil {
-		return nil, fail(stderr, fs.Name(), err)
-	}
-	var p admin.Page[T]
-	if err := c.get(ctx, path, q, &p); err != nil {
-		return nil, fail(stderr, fs.Name(), err)
-	}
-	if *af.json {
-		printJSON(stdout, p)
-		return nil, 0
-	}
-	return &p, 0
-}
-
-// printNext tells how to get the next page.
-func printNext(w io.Writer, next string) {
-	if next != "" {
-		fmt.Fprintf(w, "\nmore: -cursor %s\n", next)
-	}
+	return ask(ctx, fs, af, nil, get(path, q), stdout, stderr, func(p admin.Page[T]) {
+		table(p.Items)
+		if p.Next != "" {
+			fmt.Fprintf(stdout, "\nmore: -cursor %s\n", p.Next)
+		}
+	})
 }
 
 func accountsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("accounts show", "accounts show ID", "Shows an account and its limiter buckets.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	id, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
+	c, err := af.client(stderr)
+	if err != nil {
+		return fail(stderr, "accounts show", err)
+	}
 	var a admin.AccountView
-	if err := c.get(ctx, "/api/v1/accounts/"+url.PathEscape(pos[0]), nil, &a); err != nil {
+	if err := c.Get(ctx, "/api/v1/accounts/"+url.PathEscape(id), nil, &a); err != nil {
 		return fail(stderr, "accounts show", err)
 	}
 	var certs admin.Page[admin.CertView]
-	if err := c.get(ctx, "/api/v1/certs", url.Values{"account": {a.ID}, "limit": {"20"}}, &certs); err != nil {
+	if err := c.Get(ctx, "/api/v1/certs", url.Values{"account": {a.ID}, "limit": {"20"}}, &certs); err != nil {
 		return fail(stderr, "accounts show", err)
 	}
 	if *af.json {
 		printJSON(stdout, map[string]any{"account": a, "certificates": certs.Items})
 		return 0
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	tw := newTable(stdout, "")
 	fmt.Fprintf(tw, "ID\t%s\nSTATUS\t%s\nCREATED\t%s from %s\nCONTACT\t%s\nKEY\t%s\n", a.ID, a.Status,
 		a.CreatedAt.UTC().Format(time.RFC3339), a.CreatedIP, strings.Join(a.Contact, " "), a.KeyThumbprint)
 	tw.Flush()
@@ -112,20 +96,13 @@ func accountsShow(ctx context.Context, args []string, stdout, stderr io.Writer) 
 
 func accountsDeactivate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("accounts deactivate", "accounts deactivate ID", "Deactivates an account: its requests are refused from then on.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	id, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	var a admin.AccountView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/accounts/"+url.PathEscape(pos[0])+"/deactivate", struct{}{}, &a); err != nil {
-		return fail(stderr, "accounts deactivate", err)
-	}
-	if *af.json {
-		printJSON(stdout, a)
-		return 0
-	}
-	fmt.Fprintf(stdout, "account %s is %s\n", a.ID, a.Status)
-	return 0
+	return ask(ctx, fs, af, nil, post("/api/v1/accounts/"+url.PathEscape(id)+"/deactivate", struct{}{}), stdout, stderr, func(a admin.AccountView) {
+		fmt.Fprintf(stdout, "account %s is %s\n", a.ID, a.Status)
+	})
 }
 
 func cmdCerts(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -139,8 +116,7 @@ func cmdCerts(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 }
 
 func printCerts(w io.Writer, certs []admin.CertView) {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "SERIAL\tSTATE\tACCOUNT\tNOT AFTER\tNAMES")
+	tw := newTable(w, "SERIAL\tSTATE\tACCOUNT\tNOT AFTER\tNAMES")
 	for _, c := range certs {
 		state := c.State
 		if c.Reason != "" {
@@ -157,33 +133,22 @@ func certsList(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	fs.Func("q", "search: a name, the start of one, its end (a domain), or a serial prefix", setQuery(q, "q"))
 	fs.Func("account", "only this account's certificates", setQuery(q, "account"))
 	fs.Func("state", "only certificates in this `state` (active, revoked, expired)", setQuery(q, "state"))
-	p, code := listPage[admin.CertView](ctx, fs, af, args, q, "/api/v1/certs", stdout, stderr)
-	if p == nil {
-		return code
-	}
-	printCerts(stdout, p.Items)
-	printNext(stdout, p.Next)
-	return 0
+	return listPage(ctx, fs, af, args, q, "/api/v1/certs", stdout, stderr, func(certs []admin.CertView) { printCerts(stdout, certs) })
 }
 
 func certsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("certs show", "certs show SERIAL", "Shows a certificate.", stderr)
 	pemOnly := fs.Bool("pem", false, "print only the certificate PEM")
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	serial, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	var v admin.CertView
-	if err := c.get(ctx, "/api/v1/certs/"+url.PathEscape(pos[0]), nil, &v); err != nil {
-		return fail(stderr, "certs show", err)
-	}
-	switch {
-	case *af.json:
-		printJSON(stdout, v)
-	case *pemOnly:
-		fmt.Fprint(stdout, v.PEM)
-	default:
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	return ask(ctx, fs, af, nil, get("/api/v1/certs/"+url.PathEscape(serial), nil), stdout, stderr, func(v admin.CertView) {
+		if *pemOnly {
+			fmt.Fprint(stdout, v.PEM)
+			return
+		}
+		tw := newTable(stdout, "")
 		fmt.Fprintf(tw, "SERIAL\t%s\nSTATE\t%s\nNAMES\t%s\nACCOUNT\t%s\nORDER\t%s\nSUBJECT\t%s\nISSUER\t%s\nNOT BEFORE\t%s\nNOT AFTER\t%s\nISSUED\t%s\n",
 			v.Serial, v.State, strings.Join(v.Names, ", "), v.Account, v.Order, v.Subject, v.Issuer,
 			v.NotBefore.UTC().Format(time.RFC3339), v.NotAfter.UTC().Format(time.RFC3339), v.IssuedAt.UTC().Format(time.RFC3339))
@@ -192,8 +157,7 @@ func certsShow(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		}
 		printValidations(tw, v)
 		tw.Flush()
-	}
-	return 0
+	})
 }
 
 func certsRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -208,38 +172,20 @@ func certsRevoke(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	if (len(pos) == 1) == (*allOf != "") || len(pos) > 1 {
 		return usageError(fs, stderr, "give one SERIAL or --all-from-account")
 	}
-	c, err := af.client(stderr)
-	if err != nil {
-		return fail(stderr, "certs revoke", err)
-	}
 	if *allOf != "" {
-		return incident(ctx, c, af, "/api/v1/certs/revoke-all", admin.IncidentRequest{Account: *allOf, Reason: *reason}, "certs revoke", stdout, stderr)
+		return incident(ctx, fs, af, "/api/v1/certs/revoke-all", admin.IncidentRequest{Account: *allOf, Reason: *reason}, stdout, stderr)
 	}
-	var v admin.CertView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/certs/"+url.PathEscape(pos[0])+"/revoke", admin.RevokeRequest{Reason: *reason}, &v); err != nil {
-		return fail(stderr, "certs revoke", err)
-	}
-	if *af.json {
-		printJSON(stdout, v)
-		return 0
-	}
-	fmt.Fprintf(stdout, "revoked %s (%s)\n", v.Serial, v.Reason)
-	return 0
+	return ask(ctx, fs, af, nil, post("/api/v1/certs/"+url.PathEscape(pos[0])+"/revoke", admin.RevokeRequest{Reason: *reason}), stdout, stderr, func(v admin.CertView) {
+		fmt.Fprintf(stdout, "revoked %s (%s)\n", v.Serial, v.Reason)
+	})
 }
 
 // incident runs an incident action and prints the certificates it moved.
-func incident(ctx context.Context, c *adminClient, af *adminFlags, path string, req admin.IncidentRequest, cmd string, stdout, stderr io.Writer) int {
-	var v admin.IncidentView
-	if err := c.do(ctx, http.MethodPost, path, req, &v); err != nil {
-		return fail(stderr, cmd, err)
-	}
-	if *af.json {
-		printJSON(stdout, v)
-		return 0
-	}
-	fmt.Fprintf(stdout, "%s: %d certificates; ARI clients renew at their next poll\n", v.Action, len(v.Certificates))
-	printCerts(stdout, v.Certificates)
-	return 0
+func incident(ctx context.Context, fs *cmdFlags, af *adminFlags, path string, req admin.IncidentRequest, stdout, stderr io.Writer) int {
+	return ask(ctx, fs, af, nil, post(path, req), stdout, stderr, func(v admin.IncidentView) {
+		fmt.Fprintf(stdout, "%s: %d certificates; ARI clients renew at their next poll\n", v.Action, len(v.Certificates))
+		printCerts(stdout, v.Certificates)
+	})
 }
 
 // certsRenewNow is mass renewal without revocation.
@@ -255,11 +201,7 @@ func certsRenewNow(ctx context.Context, args []string, stdout, stderr io.Writer)
 	if boolInt(len(pos) > 0)+boolInt(*account != "")+boolInt(*all) != 1 {
 		return usageError(fs, stderr, "give SERIALs, --account or --all")
 	}
-	c, err := af.client(stderr)
-	if err != nil {
-		return fail(stderr, "certs renew-now", err)
-	}
-	return incident(ctx, c, af, "/api/v1/certs/renew-now", admin.IncidentRequest{Account: *account, Serials: pos, All: *all}, "certs renew-now", stdout, stderr)
+	return incident(ctx, fs, af, "/api/v1/certs/renew-now", admin.IncidentRequest{Account: *account, Serials: pos, All: *all}, stdout, stderr)
 }
 
 func cmdCRL(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -276,16 +218,16 @@ func cmdCRL(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var v admin.CRLView
 	if *regen {
-		err = c.do(ctx, http.MethodPost, "/api/v1/crl/regenerate", struct{}{}, &v)
+		err = c.Do(ctx, http.MethodPost, "/api/v1/crl/regenerate", struct{}{}, &v)
 	} else {
-		err = c.get(ctx, "/api/v1/crl", nil, &v)
+		err = c.Get(ctx, "/api/v1/crl", nil, &v)
 	}
 	if err != nil {
 		return fail(stderr, "crl", err)
 	}
 	if *out != "" {
 		var der []byte
-		if err := c.get(ctx, "/api/v1/crl", url.Values{"format": {"der"}}, &der); err != nil {
+		if err := c.Get(ctx, "/api/v1/crl", url.Values{"format": {"der"}}, &der); err != nil {
 			return fail(stderr, "crl", err)
 		}
 		if err := os.WriteFile(*out, der, 0o644); err != nil {
@@ -299,8 +241,7 @@ func cmdCRL(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "CRL %s by %s\n  this update: %s\n  next update: %s\n  revoked:     %d\n",
 		v.Number, v.Issuer, v.ThisUpdate.Format(time.RFC3339), v.NextUpdate.Format(time.RFC3339), len(v.Entries))
 	if len(v.Entries) > 0 {
-		tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "\nSERIAL\tREVOKED\tREASON")
+		tw := newTable(stdout, "\nSERIAL\tREVOKED\tREASON")
 		for _, e := range v.Entries {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", e.Serial, e.RevokedAt.Format(time.RFC3339), e.Reason)
 		}

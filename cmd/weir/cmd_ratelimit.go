@@ -6,10 +6,8 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/weir-pki/weir/web/admin"
@@ -40,36 +38,24 @@ func ratelimitStatus(ctx context.Context, args []string, stdout, stderr io.Write
 	if n := len(pos) + boolInt(*account != "") + boolInt(*ip != ""); n != 1 || len(pos) > 1 {
 		return usageError(fs, stderr, "give one of KEY, --account or --ip")
 	}
-	c, err := af.client(stderr)
-	if err != nil {
-		return fail(stderr, "ratelimit status", err)
-	}
-	var out struct {
+	return ask(ctx, fs, af, nil, get("/api/v1/ratelimit/status", q), stdout, stderr, func(out struct {
 		Buckets []admin.BucketView `json:"buckets"`
-	}
-	if err := c.get(ctx, "/api/v1/ratelimit/status", q, &out); err != nil {
-		return fail(stderr, "ratelimit status", err)
-	}
-	if *af.json {
-		printJSON(stdout, out)
-		return 0
-	}
-	now := time.Now()
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "BUCKET\tLIMIT\tREMAINING\tNEXT\tFULL AGAIN")
-	for _, b := range out.Buckets {
-		if !b.Enabled {
-			fmt.Fprintf(tw, "%s\tdisabled\t-\t-\t-\n", b.Bucket)
-			continue
+	}) {
+		now := time.Now()
+		tw := newTable(stdout, "BUCKET\tLIMIT\tREMAINING\tNEXT\tFULL AGAIN")
+		for _, b := range out.Buckets {
+			if !b.Enabled {
+				fmt.Fprintf(tw, "%s\tdisabled\t-\t-\t-\n", b.Bucket)
+				continue
+			}
+			lim := b.Describe
+			if b.Override {
+				lim += " (override)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", b.Bucket, lim, b.Remaining, b.Capacity, fmtTime(b.NextAt, now), fmtTime(b.FullAt, now))
 		}
-		lim := b.Describe
-		if b.Override {
-			lim += " (override)"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%d/%d\t%s\t%s\n", b.Bucket, lim, b.Remaining, b.Capacity, fmtTime(b.NextAt, now), fmtTime(b.FullAt, now))
-	}
-	tw.Flush()
-	return 0
+		tw.Flush()
+	})
 }
 
 func boolInt(b bool) int {
@@ -91,18 +77,12 @@ func ratelimitExplain(ctx context.Context, args []string, stdout, stderr io.Writ
 	if *account == "" || *names == "" || len(pos) > 0 {
 		return usageError(fs, stderr, "give --account and --names, and no argument")
 	}
-	c, err := af.client(stderr)
-	if err != nil {
-		return fail(stderr, "ratelimit explain", err)
-	}
-	var v admin.ExplainView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/ratelimit/explain", admin.ExplainRequest{Account: *account, Names: strings.Split(*names, ",")}, &v); err != nil {
-		return fail(stderr, "ratelimit explain", err)
-	}
-	if *af.json {
-		printJSON(stdout, v)
-		return 0
-	}
+	req := admin.ExplainRequest{Account: *account, Names: strings.Split(*names, ",")}
+	return ask(ctx, fs, af, nil, post("/api/v1/ratelimit/explain", req), stdout, stderr, func(v admin.ExplainView) { printExplain(stdout, v) })
+}
+
+// printExplain prints what ratelimit explain predicts.
+func printExplain(stdout io.Writer, v admin.ExplainView) {
 	var ids []string
 	for _, id := range v.Identifiers {
 		ids = append(ids, id.Value)
@@ -118,32 +98,23 @@ func ratelimitExplain(ctx context.Context, args []string, stdout, stderr io.Writ
 	default:
 		fmt.Fprintf(stdout, "  would be refused (429) by %s:%s; passes at %s\n", v.Limit, v.Key, fmtTime(v.PassesAt, time.Now()))
 		if len(v.Denied) > 1 {
-			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "  DENIED BY\tWAIT\tPASSES AT")
+			tw := newTable(stdout, "  DENIED BY\tWAIT\tPASSES AT")
 			for _, d := range v.Denied {
 				fmt.Fprintf(tw, "  %s\t%s\t%s\n", d.Bucket, d.RetryAfter, d.PassesAt.Format(time.RFC3339))
 			}
 			tw.Flush()
 		}
 	}
-	return 0
 }
 
 func ratelimitReset(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("ratelimit reset", "ratelimit reset KEY",
 		"Makes the bucket with this key (limit:key, e.g. order-creation:42) fresh.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	key, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	var out map[string]string
-	if err := c.do(ctx, http.MethodPost, "/api/v1/ratelimit/reset", admin.ResetRequest{Key: pos[0]}, &out); err != nil {
-		return fail(stderr, "ratelimit reset", err)
-	}
-	if *af.json {
-		printJSON(stdout, out)
-		return 0
-	}
-	fmt.Fprintf(stdout, "reset %s\n", pos[0])
-	return 0
+	return ask(ctx, fs, af, nil, post("/api/v1/ratelimit/reset", admin.ResetRequest{Key: key}), stdout, stderr, func(map[string]string) {
+		fmt.Fprintf(stdout, "reset %s\n", key)
+	})
 }

@@ -23,7 +23,7 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	tuneGC()
+	server.TuneGC()
 	cfg, err := server.LoadConfig(*configPath)
 	// failed reports why serve stops, in the configured log format.
 	failed := func(prefix string, err error) int {
@@ -38,31 +38,15 @@ func cmdServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		cfg.Log.Format = server.LogFormat(*configPath)
 		return failed("", err)
 	}
-	build := buildInfo()
-	opts := server.Options{ConfigFile: *configPath, Log: stderr, Build: build}
+	opts := server.Options{ConfigFile: *configPath, Log: stderr, Build: buildInfo()}
 	if *pprofAddr != "" {
-		addr, err := startPprof(*pprofAddr)
+		addr, err := server.StartPprof(*pprofAddr)
 		if err != nil {
 			return failed("-pprof: ", err)
 		}
 		opts.OtherListeners = append(opts.OtherListeners, addr)
 	}
-	srv, err := server.New(ctx, cfg, opts)
-	if err != nil {
-		return failed("", err)
-	}
-	defer srv.Close()
-	ls, err := server.Listen(cfg)
-	if err != nil {
-		return failed("", err)
-	}
-	if ls.Admin != nil {
-		if err := srv.RecordAdminURL(ls.Admin.Addr()); err != nil {
-			srv.Logger().Warn("recording the admin address for the operator commands", "err", err)
-		}
-	}
-	srv.PrintBanner(stdout, build.Version)
-	if err := srv.Serve(ctx, ls); err != nil {
+	if err := server.Run(ctx, cfg, opts, stdout); err != nil {
 		return failed("", err)
 	}
 	return 0

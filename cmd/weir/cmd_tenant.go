@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -110,51 +109,43 @@ func tenantCreate(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	fs, af := newVerbFlags("tenant create", "tenant create NAME [flags]",
 		"Creates a tenant: a named policy for the accounts bound with its EAB keys\n(weir eab create --tenant NAME).\n\n"+tenantPolicyAbout+tenantCreateExample, stderr)
 	pf := addPolicyFlags(fs.FlagSet)
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	name, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	v := admin.TenantView{Name: pos[0]}
+	v := admin.TenantView{Name: name}
 	pf.apply(fs.FlagSet, &v)
-	var out admin.TenantView
-	if err := c.do(ctx, http.MethodPost, "/api/v1/tenants", v, &out); err != nil {
-		return fail(stderr, "tenant create", err)
-	}
-	return printTenant(stdout, *af.json, out)
+	return ask(ctx, fs, af, nil, post("/api/v1/tenants", v), stdout, stderr, func(out admin.TenantView) { printTenant(stdout, out) })
 }
 
 func tenantUpdate(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("tenant update", "tenant update NAME [flags]",
 		"Changes a tenant's policy: the flags given replace those settings, the others stay.\nThe next new-order and finalize of its accounts see it: a narrowed tenant stops\nits pending orders at finalize.\n\n"+tenantPolicyAbout+tenantUpdateExample, stderr)
 	pf := addPolicyFlags(fs.FlagSet)
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	name, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	path := "/api/v1/tenants/" + url.PathEscape(pos[0])
+	c, err := af.client(stderr)
+	if err != nil {
+		return fail(stderr, "tenant update", err)
+	}
+	path := "/api/v1/tenants/" + url.PathEscape(name)
 	var v admin.TenantView
-	if err := c.get(ctx, path, nil, &v); err != nil {
+	if err := c.Get(ctx, path, nil, &v); err != nil {
 		return fail(stderr, "tenant update", err)
 	}
 	pf.apply(fs.FlagSet, &v)
-	var out admin.TenantView
-	if err := c.do(ctx, http.MethodPut, path, v, &out); err != nil {
-		return fail(stderr, "tenant update", err)
-	}
-	return printTenant(stdout, *af.json, out)
+	return ask(ctx, fs, af, c, request{method: http.MethodPut, path: path, body: v}, stdout, stderr, func(out admin.TenantView) { printTenant(stdout, out) })
 }
 
 func tenantShow(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("tenant show", "tenant show NAME", "Shows a tenant's policy.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	name, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	var v admin.TenantView
-	if err := c.get(ctx, "/api/v1/tenants/"+url.PathEscape(pos[0]), nil, &v); err != nil {
-		return fail(stderr, "tenant show", err)
-	}
-	return printTenant(stdout, *af.json, v)
+	return ask(ctx, fs, af, nil, get("/api/v1/tenants/"+url.PathEscape(name), nil), stdout, stderr, func(v admin.TenantView) { printTenant(stdout, v) })
 }
 
 func tenantList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
@@ -162,53 +153,29 @@ func tenantList(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if code, ok := parseNoArgs(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	c, err := af.client(stderr)
-	if err != nil {
-		return fail(stderr, "tenant list", err)
-	}
-	var p admin.Page[admin.TenantView]
-	if err := c.get(ctx, "/api/v1/tenants", nil, &p); err != nil {
-		return fail(stderr, "tenant list", err)
-	}
-	if *af.json {
-		printJSON(stdout, p)
-		return 0
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tALLOWED\tDENIED\tWILDCARDS\tIP RANGES\tMAX LIFETIME\tDELEGATED ZONES")
-	for _, v := range p.Items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", v.Name, joinOrDash(v.AllowedNames), joinOrDash(v.DeniedNames),
-			v.Wildcards, joinOrDash(v.AllowedIPRanges), orDash(v.MaxLifetime), joinOrDash(v.DelegatedZones))
-	}
-	tw.Flush()
-	return 0
+	return ask(ctx, fs, af, nil, get("/api/v1/tenants", nil), stdout, stderr, func(p admin.Page[admin.TenantView]) {
+		tw := newTable(stdout, "NAME\tALLOWED\tDENIED\tWILDCARDS\tIP RANGES\tMAX LIFETIME\tDELEGATED ZONES")
+		for _, v := range p.Items {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%v\t%s\t%s\t%s\n", v.Name, joinOrDash(v.AllowedNames), joinOrDash(v.DeniedNames),
+				v.Wildcards, joinOrDash(v.AllowedIPRanges), orDash(v.MaxLifetime), joinOrDash(v.DelegatedZones))
+		}
+		tw.Flush()
+	})
 }
 
 func tenantDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs, af := newVerbFlags("tenant delete", "tenant delete NAME",
 		"Deletes a tenant. It is refused while EAB keys belong to the tenant (revoked ones too):\ntheir accounts keep its policy.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	name, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	if err := c.do(ctx, http.MethodDelete, "/api/v1/tenants/"+url.PathEscape(pos[0]), nil, nil); err != nil {
-		return fail(stderr, "tenant delete", err)
-	}
-	if *af.json {
-		printJSON(stdout, map[string]string{"deleted": pos[0]})
-		return 0
-	}
-	fmt.Fprintf(stdout, "deleted tenant %s\n", pos[0])
-	return 0
+	return deleteVerb(ctx, fs, af, "/api/v1/tenants/"+url.PathEscape(name), map[string]string{"deleted": name}, stdout, stderr, "deleted tenant %s\n", name)
 }
 
-// printTenant prints one tenant as JSON or as a list of its settings.
-func printTenant(stdout io.Writer, asJSON bool, v admin.TenantView) int {
-	if asJSON {
-		printJSON(stdout, v)
-		return 0
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+// printTenant prints one tenant as a list of its settings.
+func printTenant(stdout io.Writer, v admin.TenantView) {
+	tw := newTable(stdout, "")
 	rows := [][2]string{
 		{"name", v.Name}, {"allowed names", joinOrDash(v.AllowedNames)}, {"denied names", joinOrDash(v.DeniedNames)},
 		{"wildcards", fmt.Sprint(v.Wildcards)}, {"IP ranges", joinOrDash(v.AllowedIPRanges)},
@@ -221,18 +188,4 @@ func printTenant(stdout io.Writer, asJSON bool, v admin.TenantView) int {
 		fmt.Fprintf(tw, "%s:\t%s\n", r[0], r[1])
 	}
 	tw.Flush()
-	return 0
-}
-
-func joinOrDash(s []string) string { return orDash(strings.Join(s, ", ")) }
-
-// orDash is s, or its first alternative (else "-") when s is empty.
-func orDash(s string, alt ...string) string {
-	switch {
-	case s != "":
-		return s
-	case len(alt) > 0:
-		return alt[0]
-	}
-	return "-"
 }

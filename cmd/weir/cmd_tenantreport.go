@@ -22,35 +22,33 @@ func tenantReport(ctx context.Context, args []string, stdout, stderr io.Writer) 
 		"Shows a tenant with what belongs to it: its policy, its EAB keys, the accounts bound with\n"+
 			"them and their buckets against their limits, its refusals by rule on the replica\n"+
 			"asked (since its start) and the most recent, and its most recent certificates.", stderr)
-	pos, c, code := oneArgVerb(fs, af, args, stdout, stderr)
-	if c == nil {
+	name, code, ok := oneArg(fs, args, stdout, stderr)
+	if !ok {
 		return code
 	}
-	var rep admin.TenantReport
-	if err := c.get(ctx, "/api/v1/tenants/"+url.PathEscape(pos[0])+"/report", nil, &rep); err != nil {
-		return fail(stderr, "tenant report", err)
-	}
-	if *af.json {
-		printJSON(stdout, rep)
-		return 0
-	}
-	printTenant(stdout, false, rep.Tenant)
+	return ask(ctx, fs, af, nil, get("/api/v1/tenants/"+url.PathEscape(name)+"/report", nil), stdout, stderr, func(rep admin.TenantReport) {
+		printTenantReport(stdout, rep)
+	})
+}
+
+// printTenantReport prints a tenant's report as a list of its settings
+// and a table of each part.
+func printTenantReport(stdout io.Writer, rep admin.TenantReport) {
+	printTenant(stdout, rep.Tenant)
 	if rep.Warning != "" {
 		fmt.Fprintf(stdout, "\nwarning: %s\n", rep.Warning)
 	}
 	now := time.Now()
-	section := func(title string) *tabwriter.Writer {
+	section := func(title, header string) *tabwriter.Writer {
 		fmt.Fprintf(stdout, "\n%s:\n", title)
-		return tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+		return newTable(stdout, header)
 	}
-	tw := section("EAB keys")
-	fmt.Fprintln(tw, "KEY ID\tLABEL\tSTATUS\tACCOUNT")
+	tw := section("EAB keys", "KEY ID\tLABEL\tSTATUS\tACCOUNT")
 	for _, k := range rep.EABKeys {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", k.KeyID, k.Label, k.Status, orDash(k.BoundAccount))
 	}
 	tw.Flush()
-	tw = section("Usage against limits")
-	fmt.Fprintln(tw, "ACCOUNT\tBUCKET\tREMAINING\tCAPACITY")
+	tw = section("Usage against limits", "ACCOUNT\tBUCKET\tREMAINING\tCAPACITY")
 	for _, a := range rep.Accounts {
 		if a.BucketErr != "" {
 			fmt.Fprintf(tw, "%s\t-\t%s\t\n", a.ID, a.BucketErr)
@@ -67,23 +65,19 @@ func tenantReport(ctx context.Context, args []string, stdout, stderr io.Writer) 
 	if rep.AccountsMore {
 		fmt.Fprintln(stdout, "(more accounts are bound than shown)")
 	}
-	tw = section("Refusals by rule")
-	fmt.Fprintln(tw, "RULE\tREFUSALS")
+	tw = section("Refusals by rule", "RULE\tREFUSALS")
 	for _, rule := range slices.Sorted(maps.Keys(rep.RefusalsByRule)) {
 		fmt.Fprintf(tw, "%s\t%d\n", rule, rep.RefusalsByRule[rule])
 	}
 	tw.Flush()
-	tw = section("Recent refusals")
-	fmt.Fprintln(tw, "WHEN\tRULE\tACTION\tACCOUNT\tIDENTIFIER")
+	tw = section("Recent refusals", "WHEN\tRULE\tACTION\tACCOUNT\tIDENTIFIER")
 	for _, r := range rep.Refusals {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", fmtTime(&r.At, now), r.Rule, r.Action, r.Account, orDash(r.Identifier))
 	}
 	tw.Flush()
-	tw = section("Recent certificates")
-	fmt.Fprintln(tw, "SERIAL\tACCOUNT\tSTATE\tISSUED\tNAMES")
+	tw = section("Recent certificates", "SERIAL\tACCOUNT\tSTATE\tISSUED\tNAMES")
 	for _, cv := range rep.Certificates {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", cv.Serial, cv.Account, cv.State, fmtTime(&cv.IssuedAt, now), joinOrDash(cv.Names))
 	}
 	tw.Flush()
-	return 0
 }

@@ -53,27 +53,3 @@ func runGroup(ctx context.Context, group string, verbs map[string]subcommand, or
 	}
 	return v.run(ctx, args[1:], stdout, stderr)
 }
-
-// newVerbFlags makes the flag set of one verb with the admin flags.
-func newVerbFlags(name, usage, about string, stderr io.Writer) (*cmdFlags, *adminFlags) {
-	fs := newFlagSet(name, usage, about, stderr)
-	return fs, addAdminFlags(fs.FlagSet)
-}
-
-// oneArgVerb parses a verb that takes exactly one positional argument and
-// builds its admin client. On a usage or client error it reports it and
-// returns a nil client and the exit code.
-func oneArgVerb(fs *cmdFlags, af *adminFlags, args []string, stdout, stderr io.Writer) ([]string, *adminClient, int) {
-	pos, code, ok := parseInterspersed(fs, args, stdout)
-	if !ok {
-		return nil, nil, code
-	}
-	if len(pos) != 1 {
-		return nil, nil, usageError(fs, stderr, "takes one argument")
-	}
-	c, err := af.client(stderr)
-	if err != nil {
-		return nil, nil, fail(stderr, fs.Name(), err)
-	}
-	return pos, c, 0
-}

@@ -165,3 +165,9 @@ func marshalYAML(t *testing.T, cfg server.Config) string {
 	}
 	return string(b)
 }
+
+// exists reports whether a file is at path.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

@@ -4,7 +4,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 
 	"github.com/weir-pki/weir/server"
@@ -34,9 +33,7 @@ func cmdVersion(_ context.Context, args []string, stdout, stderr io.Writer) int 
 	}
 	b := buildInfo()
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(b)
+		printJSON(stdout, b)
 		return 0
 	}
 	b.Print(stdout)

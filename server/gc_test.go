@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package server
 
 import (
 	"os"
@@ -22,8 +22,8 @@ func TestTuneGC(t *testing.T) {
 		}
 		os.Unsetenv(k)
 	}
-	if got, lim := tuneGC(); got != defaultGCPercent || lim != defaultMemoryLimit {
-		t.Errorf("without GOGC and GOMEMLIMIT: tuneGC() = %d, %d; want %d, %d", got, lim, defaultGCPercent, defaultMemoryLimit)
+	if got, lim := TuneGC(); got != defaultGCPercent || lim != defaultMemoryLimit {
+		t.Errorf("without GOGC and GOMEMLIMIT: TuneGC() = %d, %d; want %d, %d", got, lim, defaultGCPercent, defaultMemoryLimit)
 	}
 	if got := debug.SetGCPercent(100); got != defaultGCPercent {
 		t.Errorf("without GOGC: GC percent is %d, want %d", got, defaultGCPercent)
@@ -37,8 +37,8 @@ func TestTuneGC(t *testing.T) {
 	// start) are kept.
 	t.Setenv("GOGC", "100")
 	t.Setenv("GOMEMLIMIT", "off")
-	if got, lim := tuneGC(); got != 100 || lim != noMemoryLimit {
-		t.Errorf("with GOGC=100 GOMEMLIMIT=off: tuneGC() = %d, %d; want 100, %d", got, lim, int64(noMemoryLimit))
+	if got, lim := TuneGC(); got != 100 || lim != noMemoryLimit {
+		t.Errorf("with GOGC=100 GOMEMLIMIT=off: TuneGC() = %d, %d; want 100, %d", got, lim, int64(noMemoryLimit))
 	}
 	if got := debug.SetGCPercent(100); got != 100 {
 		t.Errorf("with GOGC=100: GC percent is %d, want 100", got)

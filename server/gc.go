@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package server
 
 import (
 	"math"
@@ -28,12 +28,12 @@ const defaultGCPercent = 400
 // whose CRL is much larger should set GOMEMLIMIT higher.
 const defaultMemoryLimit = 100 << 20
 
-// tuneGC sets the collector's target to defaultGCPercent unless GOGC is
-// set in the environment, which wins (GOGC=100 restores Go's default), and
-// the soft memory limit to defaultMemoryLimit unless GOMEMLIMIT is set
-// (GOMEMLIMIT=off removes it). It returns the target and the limit in
-// effect.
-func tuneGC() (int, int64) {
+// TuneGC is what weir serve does first: it sets the collector's target
+// to defaultGCPercent unless GOGC is set in the environment, which wins
+// (GOGC=100 restores Go's default), and the soft memory limit to
+// defaultMemoryLimit unless GOMEMLIMIT is set (GOMEMLIMIT=off removes
+// it). It returns the target and the limit in effect.
+func TuneGC() (int, int64) {
 	limit := debug.SetMemoryLimit(-1)
 	if _, ok := os.LookupEnv("GOMEMLIMIT"); !ok {
 		limit = defaultMemoryLimit

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package main
+package server
 
 import (
 	"fmt"
@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// startPprof serves the Go profiler on a loopback address only, and
-// returns the address it listens on.
-func startPprof(addr string) (net.Addr, error) {
+// StartPprof serves the Go profiler (net/http/pprof, for weir serve
+// -pprof) on addr, which must be a loopback address, and returns the
+// address it listens on.
+func StartPprof(addr string) (net.Addr, error) {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return nil, err
