@@ -58,6 +58,7 @@ var rules = map[string]rule{
 	"ratelimit/sourcetest":      {kind: test, ours: []string{"ratelimit"}},
 	"acme/renewal":              {},
 	"acme/crl":                  {ours: []string{"ca"}},
+	"acme/transparency":         {libs: []string{"golang.org/x/mod/sumdb"}},
 	"acme":                      {ours: []string{"ca", "ratelimit", "acme/renewal", "acme/crl"}, libs: []string{"golang.org/x/net/idna"}},
 	"acme/jws":                  {ours: []string{"acme"}, libs: []string{"github.com/go-jose/go-jose/v4"}},
 	"acme/limits":               {ours: []string{"acme", "ratelimit"}},
