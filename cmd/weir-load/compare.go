@@ -148,6 +148,9 @@ var compareMetrics = []struct {
 	{"certs/s", func(r runResult) float64 { return r.CertsPerSec }},
 	{"server CPU ms/cert", func(r runResult) float64 { return r.ServerCPUMsPerCert }},
 	{"store CPU ms/cert", func(r runResult) float64 { return r.StoreCPUMsPerCert }},
+	// The load tool's CPU per certificate moves with the machine's speed as
+	// the server's does: their ratio drifts less than either.
+	{"server/client CPU", func(r runResult) float64 { return ratio(r.ServerCPUMsPerCert, r.ClientCPUMsPerCert) }},
 	{"p50 ms", func(r runResult) float64 { return r.P50Ms }},
 	{"p99 ms", func(r runResult) float64 { return r.P99Ms }},
 }
