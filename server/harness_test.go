@@ -145,7 +145,7 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 		t.Fatal(err)
 	}
 	e.writeConfig(cfg)
-	if e.srv.admin != nil {
+	if e.srv.HasAdmin() {
 		e.adminURL = AdminURL(cfg)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -163,10 +163,10 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 		e.srv.Close()
 	})
 	t.Cleanup(e.stop)
-	e.base = e.srv.baseURL
-	e.artefacts = artefactURL(cfg)
+	e.base = e.srv.BaseURL()
+	e.artefacts = ArtefactURL(cfg)
 	e.roots = x509.NewCertPool()
-	if !e.roots.AppendCertsFromPEM(e.srv.root) {
+	if !e.roots.AppendCertsFromPEM(e.srv.RootPEM()) {
 		t.Fatal("no root PEM")
 	}
 	e.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{

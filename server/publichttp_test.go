@@ -232,8 +232,8 @@ func TestArtefactURL(t *testing.T) {
 			t.Errorf("%+v: %v", tc, err)
 			continue
 		}
-		if got := artefactURL(cfg); got != tc.want {
-			t.Errorf("%+v: artefactURL = %s, want %s", tc, got, tc.want)
+		if got := ArtefactURL(cfg); got != tc.want {
+			t.Errorf("%+v: ArtefactURL = %s, want %s", tc, got, tc.want)
 		}
 	}
 }

@@ -316,6 +316,13 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, issuers []acme.Issu
 		acme.Deps{Store: store, CA: issuer, Issuers: issuers, Validator: v, Limits: limits, Observer: obs, Audit: audit, Log: log})
 }
 
+// BaseURL is the base URL of the ACME API, as the directory names it
+// (server.external-url, else derived from server.listen).
+func (s *Server) BaseURL() string { return s.baseURL }
+
+// RootPEM is the PEM of the CA's root certificate, as /root.pem serves it.
+func (s *Server) RootPEM() []byte { return s.root }
+
 // Close releases the stores.
 func (s *Server) Close() error {
 	var err error
