@@ -17,6 +17,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -85,9 +86,9 @@ func testAdminCLIRateLimit(t *testing.T, backend func(*Config)) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 		c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 30}
 	})
-	key := newKey(t)
+	key := acmeenv.NewKey(t)
 	_, kid := e.rawAccount(key)
-	id := strings.TrimPrefix(kid, e.base+"/acme/account/")
+	id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 	bucket := "order-creation:" + id
 
 	// Before any order: a full bucket.
@@ -170,14 +171,14 @@ func TestAdminCLIInventory(t *testing.T) {
 	e := startEnv(t, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	c := e.client(newKey(t))
+	c := e.Client(acmeenv.NewKey(t))
 	acct, err := c.Register(ctx, &xacme.Account{Contact: []string{"mailto:team-x@weir.test"}}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("inv.weir.test")...)
-	leaf := e.verifyChain(chain, "inv.weir.test")
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("inv.weir.test")...)
+	leaf := e.VerifyChain(chain, "inv.weir.test")
 	serial := ca.SerialHex(leaf.SerialNumber)
 
 	var accts admin.Page[admin.AccountView]

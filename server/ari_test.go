@@ -16,18 +16,19 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
 // rawOrderReplaces asks for an order for names that replaces certID.
-func (e *testEnv) rawOrderReplaces(key crypto.Signer, kid, certID string, names ...string) rawResponse {
+func (e *testEnv) rawOrderReplaces(key crypto.Signer, kid, certID string, names ...string) acmeenv.Response {
 	e.t.Helper()
 	var ids []map[string]string
 	for _, n := range names {
 		ids = append(ids, map[string]string{"type": "dns", "value": n})
 	}
 	payload, _ := json.Marshal(map[string]any{"identifiers": ids, "replaces": certID})
-	return e.postJWS(key, e.base+"/acme/new-order", payload, signOpts{kid: kid})
+	return e.PostJWS(key, e.Base+"/acme/new-order", payload, acmeenv.SignOpts{KID: kid})
 }
 
 // registered makes an account with x/crypto/acme; the context ends with
@@ -36,8 +37,8 @@ func (e *testEnv) registered(t *testing.T) (context.Context, crypto.Signer, *xac
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	t.Cleanup(cancel)
-	key := newKey(t)
-	c := e.client(key)
+	key := acmeenv.NewKey(t)
+	c := e.Client(key)
 	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
@@ -46,15 +47,15 @@ func (e *testEnv) registered(t *testing.T) (context.Context, crypto.Signer, *xac
 }
 
 // renewalInfo GETs the ARI resource of certID.
-func (e *testEnv) renewalInfo(t *testing.T, certID string) (rawResponse, time.Time, time.Time) {
+func (e *testEnv) renewalInfo(t *testing.T, certID string) (acmeenv.Response, time.Time, time.Time) {
 	t.Helper()
-	res := httpGet(t, e, e.base+"/acme/renewal-info/"+certID)
+	res := e.Get(t, e.Base+"/acme/renewal-info/"+certID)
 	var v struct {
 		SuggestedWindow struct{ Start, End time.Time } `json:"suggestedWindow"`
 	}
-	if res.status == http.StatusOK {
-		if err := json.Unmarshal(res.body, &v); err != nil {
-			t.Fatalf("renewal-info body %s: %v", res.body, err)
+	if res.Status == http.StatusOK {
+		if err := json.Unmarshal(res.Body, &v); err != nil {
+			t.Fatalf("renewal-info body %s: %v", res.Body, err)
 		}
 	}
 	return res, v.SuggestedWindow.Start, v.SuggestedWindow.End
@@ -73,18 +74,18 @@ func TestARI(t *testing.T) {
 	kid := acct.URI
 
 	var dir map[string]any
-	if err := json.Unmarshal(httpGet(t, e, e.base+"/directory").body, &dir); err != nil || dir["renewalInfo"] != e.base+"/acme/renewal-info" {
+	if err := json.Unmarshal(e.Get(t, e.Base+"/directory").Body, &dir); err != nil || dir["renewalInfo"] != e.Base+"/acme/renewal-info" {
 		t.Fatalf("directory renewalInfo = %v (%v)", dir["renewalInfo"], err)
 	}
 
 	// Issuing spends the only order-creation token.
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("ari.weir.test", "ari2.weir.test")...)
-	leaf := e.verifyChain(chain, "ari.weir.test", "ari2.weir.test")
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("ari.weir.test", "ari2.weir.test")...)
+	leaf := e.VerifyChain(chain, "ari.weir.test", "ari2.weir.test")
 	certID := acme.CertID(leaf)
 
 	res, start, end := e.renewalInfo(t, certID)
-	if res.status != http.StatusOK {
-		t.Fatalf("renewal-info: %d %s", res.status, res.body)
+	if res.Status != http.StatusOK {
+		t.Fatalf("renewal-info: %d %s", res.Status, res.Body)
 	}
 	life := leaf.NotAfter.Sub(leaf.NotBefore)
 	lo := leaf.NotBefore.Add(time.Duration(0.6 * float64(life))).Add(-time.Hour)
@@ -92,17 +93,17 @@ func TestARI(t *testing.T) {
 	if start.Before(lo) || end.After(hi) || !end.After(start) {
 		t.Errorf("window [%s, %s] is not within [%s, %s] of the lifetime", start, end, lo, hi)
 	}
-	if ra, err := strconv.Atoi(res.header.Get("Retry-After")); err != nil || ra < 60 || ra > 6*3600 {
-		t.Errorf("Retry-After = %q, want 60..21600 seconds", res.header.Get("Retry-After"))
+	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 60 || ra > 6*3600 {
+		t.Errorf("Retry-After = %q, want 60..21600 seconds", res.Header.Get("Retry-After"))
 	}
 	// Unknown and malformed identifiers.
 	unknown := certID[:strings.Index(certID, ".")] + ".AQIDBA"
-	if res, _, _ := e.renewalInfo(t, unknown); res.status != http.StatusNotFound {
-		t.Errorf("renewal-info of an unknown serial: %d, want 404", res.status)
+	if res, _, _ := e.renewalInfo(t, unknown); res.Status != http.StatusNotFound {
+		t.Errorf("renewal-info of an unknown serial: %d, want 404", res.Status)
 	}
 	for _, bad := range []string{"nodot", "a.b.c", "AAAA.AH8", "!!!.AQ"} {
-		if res, _, _ := e.renewalInfo(t, bad); res.status != http.StatusBadRequest {
-			t.Errorf("renewal-info %q: %d, want 400", bad, res.status)
+		if res, _, _ := e.renewalInfo(t, bad); res.Status != http.StatusBadRequest {
+			t.Errorf("renewal-info %q: %d, want 400", bad, res.Status)
 		}
 	}
 
@@ -114,23 +115,23 @@ func TestARI(t *testing.T) {
 	var o struct {
 		Status, Finalize, Replaces string
 	}
-	if err := json.Unmarshal(res.body, &o); err != nil || o.Status != "ready" || o.Replaces != certID {
+	if err := json.Unmarshal(res.Body, &o); err != nil || o.Status != "ready" || o.Replaces != certID {
 		t.Fatalf("renewal order = %+v (%v), want ready (authorizations reused) replacing %s", o, err, certID)
 	}
-	renewed, _, err := c.CreateOrderCert(ctx, o.Finalize, csrFor(t, newKey(t), "ari.weir.test", "ari2.weir.test"), true)
+	renewed, _, err := c.CreateOrderCert(ctx, o.Finalize, acmeenv.CSRFor(t, acmeenv.NewKey(t), "ari.weir.test", "ari2.weir.test"), true)
 	if err != nil {
 		t.Fatalf("finalize the renewal: %v", err)
 	}
-	e.verifyChain(renewed, "ari.weir.test", "ari2.weir.test")
+	e.VerifyChain(renewed, "ari.weir.test", "ari2.weir.test")
 
 	// A second renewal of the same certificate: 409 alreadyReplaced.
 	res = e.rawOrderReplaces(key, kid, certID, "ari.weir.test")
-	if typ, _ := res.problem(); res.status != http.StatusConflict || typ != string(acme.ProbAlreadyReplaced) {
-		t.Errorf("second replaces: %d %s, want 409 alreadyReplaced", res.status, typ)
+	if typ, _ := res.Problem(); res.Status != http.StatusConflict || typ != string(acme.ProbAlreadyReplaced) {
+		t.Errorf("second replaces: %d %s, want 409 alreadyReplaced", res.Status, typ)
 	}
 
 	// What may not be replaced.
-	other := newKey(t)
+	other := acmeenv.NewKey(t)
 	_, otherKid := e.rawAccount(other)
 	newLeaf, err := x509.ParseCertificate(renewed[0])
 	if err != nil {
@@ -138,15 +139,15 @@ func TestARI(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		res  rawResponse
+		res  acmeenv.Response
 	}{
 		{"another account's certificate", e.rawOrderReplaces(other, otherKid, acme.CertID(newLeaf), "ari.weir.test")},
 		{"no shared identifier", e.rawOrderReplaces(key, kid, acme.CertID(newLeaf), "elsewhere.weir.test")},
 		{"unknown certificate", e.rawOrderReplaces(key, kid, unknown, "ari.weir.test")},
 		{"not a certID", e.rawOrderReplaces(key, kid, "garbage", "ari.weir.test")},
 	} {
-		if typ, _ := tc.res.problem(); tc.res.status != http.StatusBadRequest || typ != string(acme.ProbMalformed) {
-			t.Errorf("%s: %d %s, want 400 malformed: %s", tc.name, tc.res.status, typ, tc.res.body)
+		if typ, _ := tc.res.Problem(); tc.res.Status != http.StatusBadRequest || typ != string(acme.ProbMalformed) {
+			t.Errorf("%s: %d %s, want 400 malformed: %s", tc.name, tc.res.Status, typ, tc.res.Body)
 		}
 	}
 
@@ -172,8 +173,8 @@ func TestIncidentMode(t *testing.T) {
 	id := acct.URI[strings.LastIndex(acct.URI, "/")+1:]
 	var leaves []*x509.Certificate
 	for _, n := range []string{"i1.weir.test", "i2.weir.test", "i3.weir.test"} {
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs(n)...)
-		leaves = append(leaves, e.verifyChain(chain, n))
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs(n)...)
+		leaves = append(leaves, e.VerifyChain(chain, n))
 	}
 	// The SAN budget (3 an hour) is spent: a plain order is refused.
 	want429(t, e.rawOrder(key, acct.URI, "i1.weir.test"), "san-budget", id)
@@ -197,24 +198,24 @@ func TestIncidentMode(t *testing.T) {
 	var renewed []*x509.Certificate
 	for _, l := range leaves {
 		res, _, end := e.renewalInfo(t, acme.CertID(l))
-		if res.status != http.StatusOK || !end.Before(time.Now()) {
+		if res.Status != http.StatusOK || !end.Before(time.Now()) {
 			t.Errorf("window of %s ends %s, want the past", l.DNSNames[0], end)
 		}
 		// The wave passes with the SAN budget spent.
 		res = e.rawOrderReplaces(key, acct.URI, acme.CertID(l), l.DNSNames[0])
 		wantStatus(t, res, http.StatusCreated)
 		var o struct{ Finalize string }
-		_ = json.Unmarshal(res.body, &o)
-		chain, _, err := c.CreateOrderCert(ctx, o.Finalize, csrFor(t, newKey(t), l.DNSNames[0]), true)
+		_ = json.Unmarshal(res.Body, &o)
+		chain, _, err := c.CreateOrderCert(ctx, o.Finalize, acmeenv.CSRFor(t, acmeenv.NewKey(t), l.DNSNames[0]), true)
 		if err != nil {
 			t.Fatalf("finalize the incident renewal of %s: %v", l.DNSNames[0], err)
 		}
-		renewed = append(renewed, e.verifyChain(chain, l.DNSNames[0]))
+		renewed = append(renewed, e.VerifyChain(chain, l.DNSNames[0]))
 	}
 	// Each certificate is replaced once.
 	res := e.rawOrderReplaces(key, acct.URI, acme.CertID(leaves[0]), "i1.weir.test")
-	if res.status != http.StatusConflict {
-		t.Errorf("second replacement in the incident: %d, want 409", res.status)
+	if res.Status != http.StatusConflict {
+		t.Errorf("second replacement in the incident: %d, want 409", res.Status)
 	}
 
 	// Revoke every active certificate of the account: the 3 originals

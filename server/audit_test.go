@@ -16,6 +16,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // auditLine is the part of an audit event the tests read.
@@ -58,11 +59,11 @@ func TestAuditTrail(t *testing.T) {
 	}
 	ctx, _, c, acct := e.registered(t)
 	account := e.accountID(acct.URI)
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "a.weir.test"})
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "a.weir.test"})
 	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonSuperseded); err != nil {
 		t.Fatal(err)
 	}
-	chain2, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "b.weir.test"})
+	chain2, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "b.weir.test"})
 	leaf2, _ := x509.ParseCertificate(chain2[0])
 	serial2 := ca.SerialHex(leaf2.SerialNumber)
 	e.weirCLI(t, 0, "certs", "revoke", serial2, "--reason", "keyCompromise")

@@ -14,6 +14,7 @@ import (
 
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -27,12 +28,12 @@ func TestBackupRestore(t *testing.T) {
 	e := startEnv(t, func(c *Config) { c.RateLimiting.OrderCreation = orders })
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	acctKey := newKey(t)
-	c := e.client(acctKey)
+	acctKey := acmeenv.NewKey(t)
+	c := e.Client(acctKey)
 	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
-	chain, certURL := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("backup.weir.test")...)
+	chain, certURL := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("backup.weir.test")...)
 	var cred admin.CredentialView // a named admin credential: in weir.db, so in its snapshot
 	e.cliJSON(t, &cred, "admin", "token", "add", "ci-backup", "--role", "operate")
 
@@ -72,8 +73,8 @@ func TestBackupRestore(t *testing.T) {
 	if !r.srv.tlsCert.Leaf.Equal(e.srv.tlsCert.Leaf) {
 		t.Error("the restored server issued itself a new HTTPS certificate")
 	}
-	rc := r.client(acctKey)
-	fetched, err := rc.FetchCert(ctx, r.base+strings.TrimPrefix(certURL, e.base), true)
+	rc := r.Client(acctKey)
+	fetched, err := rc.FetchCert(ctx, r.Base+strings.TrimPrefix(certURL, e.Base), true)
 	if err != nil {
 		t.Fatalf("fetching the certificate from the restored server: %v", err)
 	}
@@ -87,5 +88,5 @@ func TestBackupRestore(t *testing.T) {
 	_, kid := r.rawAccount(acctKey)
 	wantStatus(t, r.rawOrder(acctKey, kid, "r1.weir.test"), 201)
 	wantStatus(t, r.rawOrder(acctKey, kid, "r2.weir.test"), 201)
-	want429(t, r.rawOrder(acctKey, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, r.base+"/acme/account/"))
+	want429(t, r.rawOrder(acctKey, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, r.Base+"/acme/account/"))
 }

@@ -11,7 +11,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/jws"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/storage/sqlite"
 )
 
@@ -168,25 +168,10 @@ func wantSubproblems(typ acme.ProblemType, ids ...acme.Identifier) func(*testing
 }
 
 // newOrderAs sends a new-order signed by key with kid.
-func newOrderSignedBy(e *testEnv, key crypto.Signer, kid, url string) func(*testing.T) rawResponse {
-	return func(t *testing.T) rawResponse {
-		return e.postJWS(key, url, []byte(`{"identifiers":[{"type":"dns","value":"kid.weir.test"}]}`), signOpts{kid: kid})
+func newOrderSignedBy(e *testEnv, key crypto.Signer, kid, url string) func(*testing.T) acmeenv.Response {
+	return func(t *testing.T) acmeenv.Response {
+		return e.PostJWS(key, url, []byte(`{"identifiers":[{"type":"dns","value":"kid.weir.test"}]}`), acmeenv.SignOpts{KID: kid})
 	}
-}
-
-// httpGet sends a GET.
-func httpGet(t *testing.T, e *testEnv, url string) rawResponse {
-	t.Helper()
-	res, err := e.http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rawResponse{status: res.StatusCode, header: res.Header, body: b}
 }
 
 // checkServesAfterBadInput: after TestBadInput's refused requests the
@@ -196,7 +181,7 @@ func checkServesAfterBadInput(t *testing.T, e *testEnv, clientA *xacme.Client, r
 	t.Helper()
 	ctx := t.Context()
 	// The server still serves and issues; the snapshot sees the writes.
-	res, err := e.http.Get(e.base + "/directory")
+	res, err := e.HTTP.Get(e.Base + "/directory")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,8 +190,8 @@ func checkServesAfterBadInput(t *testing.T, e *testEnv, clientA *xacme.Client, r
 		t.Fatalf("directory after bad input: %d", res.StatusCode)
 	}
 	before := snapshotDB(t, e)
-	chain, _ := e.issue(ctx, clientA, newKey(t), "http-01", xacme.DomainIDs("after.weir.test")...)
-	e.verifyChain(chain, "after.weir.test")
+	chain, _ := e.Issue(ctx, clientA, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("after.weir.test")...)
+	e.VerifyChain(chain, "after.weir.test")
 	after := snapshotDB(t, e)
 	for table, delta := range map[string]int{"orders": 1, "authzs": 1, "certificates": 1, "accounts": 0} {
 		if got := after.counts[table] - before.counts[table]; got != delta {
@@ -214,8 +199,8 @@ func checkServesAfterBadInput(t *testing.T, e *testEnv, clientA *xacme.Client, r
 		}
 	}
 	// The ready order is still ready and can be finalized.
-	certKey := newKey(t)
-	if _, _, err := clientA.CreateOrderCert(ctx, ready.FinalizeURL, csrFor(t, certKey, "ready.weir.test"), false); err != nil {
+	certKey := acmeenv.NewKey(t)
+	if _, _, err := clientA.CreateOrderCert(ctx, ready.FinalizeURL, acmeenv.CSRFor(t, certKey, "ready.weir.test"), false); err != nil {
 		t.Fatalf("finalize the ready order after the bad CSRs: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/internal/dnstest"
 )
 
@@ -30,26 +31,26 @@ func TestCAAEndToEnd(t *testing.T) {
 	var dir struct {
 		Meta struct{ CAAIdentities []string }
 	}
-	if err := json.Unmarshal(httpGet(t, e, e.base+"/directory").body, &dir); err != nil {
+	if err := json.Unmarshal(e.Get(t, e.Base+"/directory").Body, &dir); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(dir.Meta.CAAIdentities, []string{"weir.internal"}) {
 		t.Errorf("meta.caaIdentities = %v, want [weir.internal]", dir.Meta.CAAIdentities)
 	}
 
-	c := e.client(newKey(t))
+	c := e.Client(acmeenv.NewKey(t))
 	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The CAA records sit on the parents, as zones usually have them.
-	e.dns.SetCAA("forbidden.weir.test", dnstest.CAA{Tag: "issue", Value: "other-ca.example"})
-	e.dns.SetCAA("allowed.weir.test", dnstest.CAA{Tag: "issue",
+	e.DNS.SetCAA("forbidden.weir.test", dnstest.CAA{Tag: "issue", Value: "other-ca.example"})
+	e.DNS.SetCAA("allowed.weir.test", dnstest.CAA{Tag: "issue",
 		Value: "weir.internal; accounturi=" + acct.URI + "; validationmethods=http-01"})
 
 	// Allowed: issued.
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("www.allowed.weir.test")...)
-	e.verifyChain(chain, "www.allowed.weir.test")
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("www.allowed.weir.test")...)
+	e.VerifyChain(chain, "www.allowed.weir.test")
 
 	// Forbidden: the challenge is answered correctly, CAA refuses.
 	o, err := c.AuthorizeOrder(ctx, xacme.DomainIDs("www.forbidden.weir.test"))
@@ -70,7 +71,7 @@ func TestCAAEndToEnd(t *testing.T) {
 		t.Fatal("no http-01 challenge")
 	}
 	ka, _ := c.HTTP01ChallengeResponse(ch.Token)
-	e.tokens.Store(ch.Token, ka)
+	e.Tokens.Store(ch.Token, ka)
 	if _, err := c.Accept(ctx, ch); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestCAAEndToEnd(t *testing.T) {
 	}
 
 	// Another account is not the one the allowed name's record names.
-	c2 := e.client(newKey(t))
+	c2 := e.Client(acmeenv.NewKey(t))
 	if _, err := c2.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestCAAEndToEnd(t *testing.T) {
 	for _, x := range a2.Challenges {
 		if x.Type == "http-01" {
 			ka, _ := c2.HTTP01ChallengeResponse(x.Token)
-			e.tokens.Store(x.Token, ka)
+			e.Tokens.Store(x.Token, ka)
 			if _, err := c2.Accept(ctx, x); err != nil {
 				t.Fatal(err)
 			}

@@ -47,7 +47,7 @@ func (m *changeRun) checkRevoked(t *testing.T, c *matrixCert) {
 	if len(dp) != 1 {
 		t.Fatalf("%s has CRL distribution points %v, want one", c.name, dp)
 	}
-	crl := fetchCRL(t, m.e.http, dp[0], c.issuer)
+	crl := fetchCRL(t, m.e.HTTP, dp[0], c.issuer)
 	if !crlLists(crl, c.leaf.SerialNumber) {
 		t.Fatalf("the CRL at %s (signed by %s) does not list the revoked %s", dp[0], c.issuer.Subject, c.name)
 	}

@@ -21,7 +21,7 @@ import (
 func TestAdminDuplicateCertificateNames(t *testing.T) {
 	e := startEnv(t, func(c *Config) { c.RateLimiting.DuplicateCertificate.Enabled = true })
 	_, key, _, acct := e.registered(t)
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	names := []string{"p2.weir.test", "p1.weir.test"}
 	wantStatus(t, e.rawOrder(key, acct.URI, names...), 201)
 

@@ -19,6 +19,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -162,15 +163,15 @@ func TestDashboardPages(t *testing.T) {
 
 	// One certificate, which spends the account's only order token; then a
 	// second order is refused.
-	key := newKey(t)
-	client := e.client(key)
+	key := acmeenv.NewKey(t)
+	client := e.Client(key)
 	acct, err := client.Register(ctx, &xacme.Account{Contact: []string{"mailto:dash@weir.test"}}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	bucket := "order-creation:" + id
-	chain, _ := e.issue(ctx, client, newKey(t), "http-01", xacme.DomainIDs("dash.weir.test")...)
+	chain, _ := e.Issue(ctx, client, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("dash.weir.test")...)
 	leaf, err := x509.ParseCertificate(chain[0])
 	if err != nil {
 		t.Fatal(err)
@@ -320,8 +321,8 @@ func TestDashboardPages(t *testing.T) {
 	t.Run("deactivate and paging", func(t *testing.T) {
 		var ids []string
 		for range 3 {
-			_, kid := e.rawAccount(newKey(t))
-			ids = append(ids, strings.TrimPrefix(kid, e.base+"/acme/account/"))
+			_, kid := e.rawAccount(acmeenv.NewKey(t))
+			ids = append(ids, strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 		}
 		// Newest first, one per page: the pager walks back through them.
 		p := d.get("/accounts?limit=1")

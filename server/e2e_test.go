@@ -5,17 +5,12 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"io"
-	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -26,106 +21,8 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
-
-func newKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func csrFor(t *testing.T, key crypto.Signer, names ...string) []byte {
-	t.Helper()
-	tmpl := &x509.CertificateRequest{}
-	for _, n := range names {
-		if ip := net.ParseIP(n); ip != nil {
-			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-		} else {
-			tmpl.DNSNames = append(tmpl.DNSNames, n)
-		}
-	}
-	der, err := x509.CreateCertificateRequest(rand.Reader, tmpl, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return der
-}
-
-// issue runs a whole order for names, solving each authorization with
-// typ, and returns the chain and certificate URL.
-func (e *testEnv) issue(ctx context.Context, c *xacme.Client, certKey crypto.Signer, typ string, ids ...xacme.AuthzID) ([][]byte, string) {
-	e.t.Helper()
-	o, err := c.AuthorizeOrder(ctx, ids)
-	if err != nil {
-		e.t.Fatalf("new-order: %v", err)
-	}
-	for _, u := range o.AuthzURLs {
-		e.solve(ctx, c, u, typ)
-	}
-	if o, err = c.WaitOrder(ctx, o.URI); err != nil {
-		e.t.Fatalf("wait order: %v", err)
-	}
-	if o.Status != xacme.StatusReady {
-		e.t.Fatalf("order status = %q, want ready", o.Status)
-	}
-	var names []string
-	for _, id := range ids {
-		names = append(names, id.Value)
-	}
-	chain, certURL, err := c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(e.t, certKey, names...), true)
-	if err != nil {
-		e.t.Fatalf("finalize: %v", err)
-	}
-	return chain, certURL
-}
-
-// verifyChain checks a chain against weir's root and returns the leaf.
-func (e *testEnv) verifyChain(chain [][]byte, names ...string) *x509.Certificate {
-	e.t.Helper()
-	if len(chain) != 2 {
-		e.t.Fatalf("chain has %d certificates, want leaf + intermediate", len(chain))
-	}
-	leaf, err := x509.ParseCertificate(chain[0])
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	inter, err := x509.ParseCertificate(chain[1])
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	pool.AddCert(inter)
-	if _, err := leaf.Verify(x509.VerifyOptions{Roots: e.roots, Intermediates: pool}); err != nil {
-		e.t.Fatalf("leaf does not chain to weir's root: %v", err)
-	}
-	var got []string
-	got = append(got, leaf.DNSNames...)
-	for _, ip := range leaf.IPAddresses {
-		got = append(got, ip.String())
-	}
-	slices.Sort(got)
-	want := slices.Clone(names)
-	slices.Sort(want)
-	if !slices.Equal(got, want) {
-		e.t.Errorf("SANs = %v, want %v", got, want)
-	}
-	if leaf.Subject.CommonName != "" {
-		e.t.Errorf("subject CN = %q, want SANs only", leaf.Subject.CommonName)
-	}
-	if !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
-		e.t.Errorf("EKU %v lacks serverAuth", leaf.ExtKeyUsage)
-	}
-	if len(leaf.CRLDistributionPoints) != 1 || len(leaf.IssuingCertificateURL) != 1 {
-		e.t.Errorf("CRL DP %v, AIA %v: want one of each", leaf.CRLDistributionPoints, leaf.IssuingCertificateURL)
-	}
-	if leaf.SerialNumber.BitLen() > 128 || leaf.SerialNumber.BitLen() < 64 {
-		e.t.Errorf("serial has %d bits", leaf.SerialNumber.BitLen())
-	}
-	return leaf
-}
 
 // crlSerials fetches the CRL from the leaf's distribution point.
 func (e *testEnv) crlSerials(leaf *x509.Certificate) map[string]int {
@@ -136,7 +33,7 @@ func (e *testEnv) crlSerials(leaf *x509.Certificate) map[string]int {
 // signature and returns its entries, serial → reason.
 func (e *testEnv) crlAt(url string) map[string]int {
 	e.t.Helper()
-	res, err := e.http.Get(url)
+	res, err := e.HTTP.Get(url)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -164,13 +61,13 @@ func TestEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
-	acctKey := newKey(t)
-	c := e.client(acctKey)
+	acctKey := acmeenv.NewKey(t)
+	c := e.Client(acctKey)
 	dir, err := c.Discover(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if dir.RegURL != e.base+"/acme/new-account" || dir.KeyChangeURL == "" || dir.RevokeURL == "" {
+	if dir.RegURL != e.Base+"/acme/new-account" || dir.KeyChangeURL == "" || dir.RevokeURL == "" {
 		t.Fatalf("directory = %+v", dir)
 	}
 
@@ -179,10 +76,10 @@ func TestEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("register: %v", err)
 	}
-	if acct.Status != xacme.StatusValid || acct.URI != e.base+"/acme/account/1" {
+	if acct.Status != xacme.StatusValid || acct.URI != e.Base+"/acme/account/1" {
 		t.Fatalf("account = %+v", acct)
 	}
-	if _, err := e.client(acctKey).Register(ctx, &xacme.Account{}, xacme.AcceptTOS); !errors.Is(err, xacme.ErrAccountAlreadyExists) {
+	if _, err := e.Client(acctKey).Register(ctx, &xacme.Account{}, xacme.AcceptTOS); !errors.Is(err, xacme.ErrAccountAlreadyExists) {
 		t.Fatalf("second register: err = %v, want ErrAccountAlreadyExists", err)
 	}
 	acct.Contact = []string{"mailto:pki@example.org"}
@@ -191,15 +88,15 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// http-01 for two names, dns-01 for a wildcard and its base, tls-alpn-01, an IP.
-	certKey := newKey(t)
-	chain, certURL := e.issue(ctx, c, certKey, "http-01", xacme.DomainIDs("a.weir.test", "b.weir.test")...)
-	leaf := e.verifyChain(chain, "a.weir.test", "b.weir.test")
-	wchain, _ := e.issue(ctx, c, newKey(t), "dns-01", xacme.DomainIDs("*.w.weir.test", "w.weir.test")...)
-	e.verifyChain(wchain, "*.w.weir.test", "w.weir.test")
-	achain, _ := e.issue(ctx, c, newKey(t), "tls-alpn-01", xacme.DomainIDs("alpn.weir.test")...)
-	e.verifyChain(achain, "alpn.weir.test")
-	ichain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.IPIDs("127.0.0.1")...)
-	e.verifyChain(ichain, "127.0.0.1")
+	certKey := acmeenv.NewKey(t)
+	chain, certURL := e.Issue(ctx, c, certKey, "http-01", xacme.DomainIDs("a.weir.test", "b.weir.test")...)
+	leaf := e.VerifyChain(chain, "a.weir.test", "b.weir.test")
+	wchain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "dns-01", xacme.DomainIDs("*.w.weir.test", "w.weir.test")...)
+	e.VerifyChain(wchain, "*.w.weir.test", "w.weir.test")
+	achain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "tls-alpn-01", xacme.DomainIDs("alpn.weir.test")...)
+	e.VerifyChain(achain, "alpn.weir.test")
+	ichain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.IPIDs("127.0.0.1")...)
+	e.VerifyChain(ichain, "127.0.0.1")
 
 	// The certificate resource serves exactly the chain.
 	fetched, err := c.FetchCert(ctx, certURL, true)
@@ -211,25 +108,25 @@ func TestEndToEnd(t *testing.T) {
 	// for application/pkix-cert, the resource serves the leaf alone with
 	// a Link rel="up" to its issuer, which serves the intermediate as a
 	// PEM chain by default and as DER on request.
-	res := e.postJWS(acctKey, certURL, []byte{}, signOpts{kid: acct.URI})
-	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pem-certificate-chain" || linkRel(res.header, "up") != "" {
-		t.Fatalf("certificate POST-as-GET: %d %q, Link %v", res.status, res.header.Get("Content-Type"), res.header.Values("Link"))
+	res := e.PostJWS(acctKey, certURL, []byte{}, acmeenv.SignOpts{KID: acct.URI})
+	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pem-certificate-chain" || linkRel(res.Header, "up") != "" {
+		t.Fatalf("certificate POST-as-GET: %d %q, Link %v", res.Status, res.Header.Get("Content-Type"), res.Header.Values("Link"))
 	}
-	res = e.postJWSAccept(acctKey, certURL, []byte{}, signOpts{kid: acct.URI}, "application/pkix-cert")
-	up := linkRel(res.header, "up")
-	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.body, chain[0]) || up == "" {
-		t.Fatalf("certificate as application/pkix-cert: %d %q, Link %v", res.status, res.header.Get("Content-Type"), res.header.Values("Link"))
+	res = e.PostJWSAccept(acctKey, certURL, []byte{}, acmeenv.SignOpts{KID: acct.URI}, "application/pkix-cert")
+	up := linkRel(res.Header, "up")
+	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.Body, chain[0]) || up == "" {
+		t.Fatalf("certificate as application/pkix-cert: %d %q, Link %v", res.Status, res.Header.Get("Content-Type"), res.Header.Values("Link"))
 	}
-	res = e.postJWS(acctKey, up, []byte{}, signOpts{kid: acct.URI})
-	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pem-certificate-chain" {
-		t.Fatalf("issuer %s: %d %q %s", up, res.status, res.header.Get("Content-Type"), res.body)
+	res = e.PostJWS(acctKey, up, []byte{}, acmeenv.SignOpts{KID: acct.URI})
+	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pem-certificate-chain" {
+		t.Fatalf("issuer %s: %d %q %s", up, res.Status, res.Header.Get("Content-Type"), res.Body)
 	}
-	if b, rest := pem.Decode(res.body); b == nil || b.Type != "CERTIFICATE" || !bytes.Equal(b.Bytes, chain[1]) || len(bytes.TrimSpace(rest)) != 0 {
-		t.Fatalf("issuer %s does not serve exactly the chain's intermediate: %q", up, res.body)
+	if b, rest := pem.Decode(res.Body); b == nil || b.Type != "CERTIFICATE" || !bytes.Equal(b.Bytes, chain[1]) || len(bytes.TrimSpace(rest)) != 0 {
+		t.Fatalf("issuer %s does not serve exactly the chain's intermediate: %q", up, res.Body)
 	}
-	res = e.postJWSAccept(acctKey, up, []byte{}, signOpts{kid: acct.URI}, "application/pkix-cert")
-	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.body, chain[1]) {
-		t.Fatalf("issuer %s as application/pkix-cert: %d %q", up, res.status, res.header.Get("Content-Type"))
+	res = e.PostJWSAccept(acctKey, up, []byte{}, acmeenv.SignOpts{KID: acct.URI}, "application/pkix-cert")
+	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.Body, chain[1]) {
+		t.Fatalf("issuer %s as application/pkix-cert: %d %q", up, res.Status, res.Header.Get("Content-Type"))
 	}
 
 	// Authorization reuse: a second order for a.weir.test is ready at once.
@@ -257,16 +154,16 @@ func TestEndToEnd(t *testing.T) {
 	var listed []string
 	next := acct.OrdersURL
 	for i := 0; next != "" && i < 10; i++ {
-		res := e.postJWS(acctKey, next, []byte{}, signOpts{kid: acct.URI})
-		if res.status != http.StatusOK {
-			t.Fatalf("orders list: %d %s", res.status, res.body)
+		res := e.PostJWS(acctKey, next, []byte{}, acmeenv.SignOpts{KID: acct.URI})
+		if res.Status != http.StatusOK {
+			t.Fatalf("orders list: %d %s", res.Status, res.Body)
 		}
 		var page struct{ Orders []string }
-		if err := json.Unmarshal(res.body, &page); err != nil {
+		if err := json.Unmarshal(res.Body, &page); err != nil {
 			t.Fatal(err)
 		}
 		listed = append(listed, page.Orders...)
-		next = linkRel(res.header, "next")
+		next = linkRel(res.Header, "next")
 	}
 	if len(listed) != 6 {
 		t.Errorf("orders list has %d orders, want 6: %v", len(listed), listed)
@@ -278,9 +175,9 @@ func TestEndToEnd(t *testing.T) {
 	}
 	// (x/crypto/acme hides alreadyRevoked, so this one is sent by hand.)
 	payload, _ := json.Marshal(map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(chain[0]), "reason": 1})
-	res = e.postJWS(acctKey, dir.RevokeURL, payload, signOpts{kid: acct.URI})
-	if typ, _ := res.problem(); res.status != http.StatusBadRequest || typ != "urn:ietf:params:acme:error:alreadyRevoked" {
-		t.Fatalf("second revoke: %d %s, want 400 alreadyRevoked", res.status, res.body)
+	res = e.PostJWS(acctKey, dir.RevokeURL, payload, acmeenv.SignOpts{KID: acct.URI})
+	if typ, _ := res.Problem(); res.Status != http.StatusBadRequest || typ != "urn:ietf:params:acme:error:alreadyRevoked" {
+		t.Fatalf("second revoke: %d %s, want 400 alreadyRevoked", res.Status, res.Body)
 	}
 	var ae *xacme.Error
 	// Revocation by the account key.
@@ -297,7 +194,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 
 	// Another account may not revoke, unless it holds authorizations.
-	other := e.client(newKey(t))
+	other := e.Client(acmeenv.NewKey(t))
 	if _, err := other.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
@@ -305,20 +202,20 @@ func TestEndToEnd(t *testing.T) {
 	if !errors.As(err, &ae) || ae.ProblemType != "urn:ietf:params:acme:error:unauthorized" {
 		t.Fatalf("revoke by a stranger: %v, want unauthorized", err)
 	}
-	e.issue(ctx, other, newKey(t), "http-01", xacme.DomainIDs("alpn.weir.test")...)
+	e.Issue(ctx, other, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("alpn.weir.test")...)
 	if err := other.RevokeCert(ctx, nil, achain[0], xacme.CRLReasonCessationOfOperation); err != nil {
 		t.Fatalf("revoke by an account holding authorizations: %v", err)
 	}
 
 	// Key rollover: the new key works, the old one no longer does.
-	newAcctKey := newKey(t)
+	newAcctKey := acmeenv.NewKey(t)
 	if err := c.AccountKeyRollover(ctx, newAcctKey); err != nil {
 		t.Fatalf("key rollover: %v", err)
 	}
-	if _, err := e.client(acctKey).GetReg(ctx, ""); err == nil {
+	if _, err := e.Client(acctKey).GetReg(ctx, ""); err == nil {
 		t.Fatal("old key still finds the account after rollover")
 	}
-	c2 := e.client(newAcctKey)
+	c2 := e.Client(newAcctKey)
 	if a, err := c2.GetReg(ctx, ""); err != nil || a.URI != acct.URI {
 		t.Fatalf("new key: %+v, %v", a, err)
 	}
@@ -356,7 +253,7 @@ func linkRel(h http.Header, rel string) string {
 func TestConcurrentFinalize(t *testing.T) {
 	e := startEnv(t, nil)
 	ctx := t.Context()
-	c := e.client(newKey(t))
+	c := e.Client(acmeenv.NewKey(t))
 	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
@@ -364,8 +261,8 @@ func TestConcurrentFinalize(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.solve(ctx, c, o.AuthzURLs[0], "http-01")
-	csr := csrFor(t, newKey(t), "race.weir.test")
+	e.Solve(ctx, c, o.AuthzURLs[0], "http-01")
+	csr := acmeenv.CSRFor(t, acmeenv.NewKey(t), "race.weir.test")
 	var (
 		wg      sync.WaitGroup
 		mu      sync.Mutex

@@ -19,6 +19,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -54,7 +55,7 @@ func (e *testEnv) eabKeys(t *testing.T) map[string]admin.EABKeyView {
 // eabRegister registers key with x/crypto/acme and an External Account
 // Binding of kid MACed with hmacKey.
 func (e *testEnv) eabRegister(ctx context.Context, key crypto.Signer, kid string, hmacKey []byte) (*xacme.Account, error) {
-	return e.client(key).Register(ctx, &xacme.Account{
+	return e.Client(key).Register(ctx, &xacme.Account{
 		ExternalAccountBinding: &xacme.ExternalAccountBinding{KID: kid, Key: hmacKey},
 	}, xacme.AcceptTOS)
 }
@@ -74,7 +75,7 @@ func wantACMEError(t *testing.T, what string, err error, status int, typ acme.Pr
 
 // accountID is the ID at the end of an account URL.
 func (e *testEnv) accountID(uri string) string {
-	return strings.TrimPrefix(uri, e.base+"/acme/account/")
+	return strings.TrimPrefix(uri, e.Base+"/acme/account/")
 }
 
 // eabJWS builds an externalAccountBinding with the protected header hdr
@@ -98,16 +99,16 @@ func eabJWSRaw(t *testing.T, ph, payload, hmacKey []byte) json.RawMessage {
 // eabRequired reads the directory's meta.externalAccountRequired.
 func (e *testEnv) eabRequired(t *testing.T) bool {
 	t.Helper()
-	res := httpGet(t, e, e.base+"/directory")
+	res := e.Get(t, e.Base+"/directory")
 	var d struct {
 		Meta map[string]any `json:"meta"`
 	}
-	if err := json.Unmarshal(res.body, &d); err != nil {
-		t.Fatalf("directory: %v: %s", err, res.body)
+	if err := json.Unmarshal(res.Body, &d); err != nil {
+		t.Fatalf("directory: %v: %s", err, res.Body)
 	}
 	v, ok := d.Meta["externalAccountRequired"].(bool)
 	if !ok {
-		t.Fatalf("directory meta has no boolean externalAccountRequired: %s", res.body)
+		t.Fatalf("directory meta has no boolean externalAccountRequired: %s", res.Body)
 	}
 	return v
 }
@@ -147,7 +148,7 @@ func TestEAB(t *testing.T) {
 
 	// A key binds one account.
 	keyX, hmacX := e.eabCreate(t, "team-x")
-	acctKey := newKey(t)
+	acctKey := acmeenv.NewKey(t)
 	acct, err := e.eabRegister(ctx, acctKey, keyX.KeyID, hmacX)
 	if err != nil {
 		t.Fatalf("register with EAB: %v", err)
@@ -157,29 +158,29 @@ func TestEAB(t *testing.T) {
 	if _, err := e.eabRegister(ctx, acctKey, keyX.KeyID, hmacX); !errors.Is(err, xacme.ErrAccountAlreadyExists) {
 		t.Errorf("registering the bound account's key again: %v; want its existing account", err)
 	}
-	if a, err := e.client(acctKey).GetReg(ctx, ""); err != nil || a.URI != acct.URI {
+	if a, err := e.Client(acctKey).GetReg(ctx, ""); err != nil || a.URI != acct.URI {
 		t.Errorf("onlyReturnExisting for the bound account: %+v, %v", a, err)
 	}
 
 	// Each key binds once.
-	_, err = e.eabRegister(ctx, newKey(t), keyX.KeyID, hmacX)
+	_, err = e.eabRegister(ctx, acmeenv.NewKey(t), keyX.KeyID, hmacX)
 	wantACMEError(t, "a second account with the same EAB key", err, http.StatusForbidden, acme.ProbUnauthorized, "already bound")
 
 	// A wrong MAC is refused and does not use the key up.
 	keyW, hmacW := e.eabCreate(t, "team-w")
 	wrong := append([]byte{}, hmacW...)
 	wrong[0] ^= 1
-	_, err = e.eabRegister(ctx, newKey(t), keyW.KeyID, wrong)
+	_, err = e.eabRegister(ctx, acmeenv.NewKey(t), keyW.KeyID, wrong)
 	wantACMEError(t, "a wrong MAC", err, http.StatusForbidden, acme.ProbUnauthorized, "MAC does not verify")
 	if k := e.eabKeys(t)[keyW.KeyID]; k.Status != "unbound" {
 		t.Errorf("key %s after a wrong MAC: %+v; want unbound", keyW.KeyID, k)
 	}
-	if _, err := e.eabRegister(ctx, newKey(t), keyW.KeyID, hmacW); err != nil {
+	if _, err := e.eabRegister(ctx, acmeenv.NewKey(t), keyW.KeyID, hmacW); err != nil {
 		t.Errorf("the right MAC after a wrong one: %v", err)
 	}
 
 	// An unknown key.
-	_, err = e.eabRegister(ctx, newKey(t), "no-such-key", hmacW)
+	_, err = e.eabRegister(ctx, acmeenv.NewKey(t), "no-such-key", hmacW)
 	wantACMEError(t, "an unknown EAB key", err, http.StatusForbidden, acme.ProbUnauthorized, "unknown")
 
 	// A revoked key never binds.
@@ -188,7 +189,7 @@ func TestEAB(t *testing.T) {
 	if !strings.Contains(out, "revoked EAB key "+keyR.KeyID) {
 		t.Errorf("weir eab revoke output: %s", out)
 	}
-	_, err = e.eabRegister(ctx, newKey(t), keyR.KeyID, hmacR)
+	_, err = e.eabRegister(ctx, acmeenv.NewKey(t), keyR.KeyID, hmacR)
 	wantACMEError(t, "a revoked EAB key", err, http.StatusForbidden, acme.ProbUnauthorized, "revoked")
 	if out := e.weirCLI(t, 1, "eab", "revoke", keyR.KeyID); !strings.Contains(out, "already revoked") {
 		t.Errorf("revoking twice: %s", out)
@@ -231,7 +232,7 @@ func TestEAB(t *testing.T) {
 	}
 
 	// The team-x override: order-burst 10 instead of the default 3.
-	plainKey := newKey(t)
+	plainKey := acmeenv.NewKey(t)
 	_, plainKid := e.rawAccount(plainKey)
 	plainID := e.accountID(plainKid)
 	for i := range 10 {
@@ -271,27 +272,27 @@ func TestEABRequired(t *testing.T) {
 	if !e.eabRequired(t) {
 		t.Error("directory meta.externalAccountRequired is false; want true")
 	}
-	res, _ := e.rawAccount(newKey(t))
-	if typ, detail := res.problem(); res.status != http.StatusForbidden || typ != string(acme.ProbExternalAccountRequired) {
-		t.Fatalf("new-account without EAB: %d %s %q; want 403 externalAccountRequired", res.status, typ, detail)
+	res, _ := e.rawAccount(acmeenv.NewKey(t))
+	if typ, detail := res.Problem(); res.Status != http.StatusForbidden || typ != string(acme.ProbExternalAccountRequired) {
+		t.Fatalf("new-account without EAB: %d %s %q; want 403 externalAccountRequired", res.Status, typ, detail)
 	}
-	_, err := e.client(newKey(t)).Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
+	_, err := e.Client(acmeenv.NewKey(t)).Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	wantACMEError(t, "x/crypto/acme without EAB", err, http.StatusForbidden, acme.ProbExternalAccountRequired, "External Account Binding")
 
 	k, hk := e.eabCreate(t, "team-req")
-	key := newKey(t)
+	key := acmeenv.NewKey(t)
 	acct, err := e.eabRegister(ctx, key, k.KeyID, hk)
 	if err != nil {
 		t.Fatalf("register with EAB: %v", err)
 	}
-	got, err := e.client(key).GetReg(ctx, "")
+	got, err := e.Client(key).GetReg(ctx, "")
 	if err != nil || got.URI != acct.URI {
 		t.Fatalf("onlyReturnExisting without EAB: %+v, %v; want account %s", got, err, acct.URI)
 	}
 	// A plain new-account for the existing key returns it too (200).
 	res, loc := e.rawAccount(key)
-	if res.status != http.StatusOK || loc != acct.URI {
-		t.Errorf("new-account without EAB for an existing key: %d %s; want 200 %s", res.status, loc, acct.URI)
+	if res.Status != http.StatusOK || loc != acct.URI {
+		t.Errorf("new-account without EAB for an existing key: %d %s; want 200 %s", res.Status, loc, acct.URI)
 	}
 	// The account works: an order.
 	wantStatus(t, e.rawOrder(key, acct.URI, "req.weir.test"), http.StatusCreated)
@@ -307,7 +308,7 @@ func TestEABConcurrent(t *testing.T) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		key := newKey(t)
+		key := acmeenv.NewKey(t)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

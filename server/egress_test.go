@@ -112,7 +112,7 @@ func TestEgressAdminListener(t *testing.T) {
 	ctx, _, c, _ := e.registered(t)
 	to := "http://127.0.0.1:" + adminPort + "/api/v1/config"
 	p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "redirect.weir.test"}, "http-01", func(token string) {
-		e.redirect.Store(token, to)
+		e.Redirect.Store(token, to)
 	})
 	wantChallengeRefused(t, p, "connection", "weir's own listeners", "data-dir", "yaml")
 	p = e.attempt(ctx, c, xacme.AuthzID{Type: "ip", Value: "127.0.0.1"}, "tls-alpn-01", func(string) {})
@@ -127,7 +127,7 @@ func TestEgressReload(t *testing.T) {
 	ctx, _, c, _ := e.registered(t)
 	solve := func(token string) {
 		ka, _ := c.HTTP01ChallengeResponse(token)
-		e.tokens.Store(token, ka)
+		e.Tokens.Store(token, ka)
 	}
 	if p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "before.weir.test"}, "http-01", solve); p != nil {
 		t.Fatalf("before the reload: %v", p)

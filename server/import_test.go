@@ -20,6 +20,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestImportKeepsRevocation: with a certificate of the working
@@ -42,8 +43,8 @@ func TestImportKeepsRevocation(t *testing.T) {
 		e := startEnv(t, useDir)
 		cfg = e.cfg
 		ctx, _, c, _ := e.registered(t)
-		chain, _ = e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "before.weir.test"})
-		leaf = e.verifyChain(chain, "before.weir.test")
+		chain, _ = e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "before.weir.test"})
+		leaf = e.VerifyChain(chain, "before.weir.test")
 		newCert, newKeyPEM = signedIntermediate(t, dd, work, "weir Intermediate CA 2")
 		before := treeOf(t, dataPath(dd, "ca"))
 		_, err := ImportIntermediate(t.Context(), cfg, newCert, newKeyPEM, time.Now())
@@ -77,7 +78,7 @@ func TestImportKeepsRevocation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		der := fetch(t, e.http, e.base+dp.Path)
+		der := fetch(t, e.HTTP, e.Base+dp.Path)
 		crl, err := x509.ParseRevocationList(der)
 		if err != nil {
 			t.Fatal(err)
@@ -199,8 +200,8 @@ func TestImportRefusedStores(t *testing.T) {
 		dsn := postgresSchema(t)
 		e := startEnv(t, func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 4} })
 		ctx, _, c, _ := e.registered(t)
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "pg.weir.test"})
-		leaf := e.verifyChain(chain, "pg.weir.test")
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "pg.weir.test"})
+		leaf := e.VerifyChain(chain, "pg.weir.test")
 		cert, key := signedIntermediate(t, e.cfg.DataDir, t.TempDir(), "weir Intermediate CA 2")
 		before := treeOf(t, dataPath(e.cfg.DataDir, "ca"))
 		_, err := ImportIntermediate(t.Context(), e.cfg, cert, key, time.Now())
@@ -229,7 +230,7 @@ func TestImportRefusedStores(t *testing.T) {
 			c.CA.Issuers, c.CA.ActiveIssuer = []IssuerConfig{{ID: "r2"}}, "r2"
 		})
 		ctx, _, c, _ := e.registered(t)
-		e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "r2.weir.test"})
+		e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "r2.weir.test"})
 		cert3, key3 := signedIntermediate(t, cfg.DataDir, t.TempDir(), "weir Intermediate CA R3")
 		before := treeOf(t, dataPath(cfg.DataDir, "ca"))
 		_, err := AddIssuer(t.Context(), e.cfg, "r2", cert3, key3, time.Now())

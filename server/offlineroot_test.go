@@ -13,6 +13,8 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestOfflineRoot: init with the root key outside the data directory
@@ -89,8 +91,8 @@ func TestOfflineRoot(t *testing.T) {
 	t.Run("serve with the new intermediate", func(t *testing.T) {
 		e := startEnv(t, useDir)
 		ctx, _, c, _ := e.registered(t)
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "after.weir.test"})
-		e.verifyChain(chain, "after.weir.test")
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "after.weir.test"})
+		e.VerifyChain(chain, "after.weir.test")
 		inter, err := x509.ParseCertificate(chain[1])
 		if err != nil || !inter.Equal(newInter[0]) {
 			t.Fatalf("the chain's intermediate is %v, want the imported one", inter.Subject)

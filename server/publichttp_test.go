@@ -16,11 +16,13 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // plainGet requests url with method over plain HTTP, as a relying party
 // does: no TLS, nothing trusted.
-func plainGet(t *testing.T, method, url string) rawResponse {
+func plainGet(t *testing.T, method, url string) acmeenv.Response {
 	t.Helper()
 	req, err := http.NewRequest(method, url, nil)
 	if err != nil {
@@ -37,7 +39,7 @@ func plainGet(t *testing.T, method, url string) rawResponse {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rawResponse{status: res.StatusCode, header: res.Header, body: body}
+	return acmeenv.Response{Status: res.StatusCode, Header: res.Header, Body: body}
 }
 
 // TestPlainHTTPArtefacts: under the default configuration a certificate
@@ -56,8 +58,8 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 		t.Fatalf("the artefacts' base URL is %s, want the plain-HTTP listener's", e.artefacts)
 	}
 	ctx, _, c, _ := e.registered(t)
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("plain.weir.test")...)
-	leaf := e.verifyChain(chain, "plain.weir.test")
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("plain.weir.test")...)
+	leaf := e.VerifyChain(chain, "plain.weir.test")
 	inter, err := x509.ParseCertificate(chain[1])
 	if err != nil {
 		t.Fatal(err)
@@ -75,17 +77,17 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
 		res := plainGet(t, method, crlURL)
-		if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pkix-crl" ||
-			res.header.Get("Cache-Control") != "public, max-age=300" {
-			t.Fatalf("%s %s: %d %v", method, crlURL, res.status, res.header)
+		if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pkix-crl" ||
+			res.Header.Get("Cache-Control") != "public, max-age=300" {
+			t.Fatalf("%s %s: %d %v", method, crlURL, res.Status, res.Header)
 		}
 		if method == http.MethodHead {
-			if len(res.body) != 0 || res.header.Get("Content-Length") == "" {
-				t.Errorf("HEAD %s: a body of %d bytes, Content-Length %q; want none and the GET's length", crlURL, len(res.body), res.header.Get("Content-Length"))
+			if len(res.Body) != 0 || res.Header.Get("Content-Length") == "" {
+				t.Errorf("HEAD %s: a body of %d bytes, Content-Length %q; want none and the GET's length", crlURL, len(res.Body), res.Header.Get("Content-Length"))
 			}
 			continue
 		}
-		crl, err := x509.ParseRevocationList(res.body)
+		crl, err := x509.ParseRevocationList(res.Body)
 		if err != nil {
 			t.Fatalf("the CRL at %s: %v", crlURL, err)
 		}
@@ -97,14 +99,14 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 		}
 	}
 	res := plainGet(t, http.MethodGet, issuerURL)
-	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.body, inter.Raw) {
-		t.Errorf("GET %s: %d %v, want the intermediate's DER", issuerURL, res.status, res.header)
+	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.Body, inter.Raw) {
+		t.Errorf("GET %s: %d %v, want the intermediate's DER", issuerURL, res.Status, res.Header)
 	} else if err := leaf.CheckSignatureFrom(inter); err != nil {
 		t.Errorf("the certificate does not verify with the intermediate at %s: %v", issuerURL, err)
 	}
 	for _, p := range []string{"/root.pem", "/crl/default", "/ca/issuer/default"} {
-		if res := plainGet(t, http.MethodGet, e.artefacts+p); res.status != http.StatusOK {
-			t.Errorf("GET %s on the plain-HTTP listener: %d, want 200", p, res.status)
+		if res := plainGet(t, http.MethodGet, e.artefacts+p); res.Status != http.StatusOK {
+			t.Errorf("GET %s on the plain-HTTP listener: %d, want 200", p, res.Status)
 		}
 	}
 
@@ -112,27 +114,27 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 	for _, p := range []string{"/", "/directory", "/acme/new-nonce", "/acme/new-account", "/acme/renewal-info/x",
 		"/healthz", "/readyz", "/metrics", "/api/v1/crl", "/login", "/crl/none", "/crl/default/1", "/ca/crl.der/x"} {
 		res := plainGet(t, http.MethodGet, e.artefacts+p)
-		if res.status != http.StatusNotFound || res.header.Get("Replay-Nonce") != "" {
-			t.Errorf("GET %s on the plain-HTTP listener: %d (nonce %q), want 404 and no nonce", p, res.status, res.header.Get("Replay-Nonce"))
+		if res.Status != http.StatusNotFound || res.Header.Get("Replay-Nonce") != "" {
+			t.Errorf("GET %s on the plain-HTTP listener: %d (nonce %q), want 404 and no nonce", p, res.Status, res.Header.Get("Replay-Nonce"))
 		}
 	}
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
-		if res := plainGet(t, m, crlURL); res.status != http.StatusMethodNotAllowed {
-			t.Errorf("%s %s: %d, want 405", m, crlURL, res.status)
+		if res := plainGet(t, m, crlURL); res.Status != http.StatusMethodNotAllowed {
+			t.Errorf("%s %s: %d, want 405", m, crlURL, res.Status)
 		}
 	}
-	if res := plainGet(t, http.MethodPost, e.artefacts+"/acme/new-order"); res.status != http.StatusNotFound {
-		t.Errorf("POST /acme/new-order on the plain-HTTP listener: %d, want 404", res.status)
+	if res := plainGet(t, http.MethodPost, e.artefacts+"/acme/new-order"); res.Status != http.StatusNotFound {
+		t.Errorf("POST /acme/new-order on the plain-HTTP listener: %d, want 404", res.Status)
 	}
 
 	// The ACME listener serves the same, over HTTPS, and ACME.
 	for _, p := range []string{"/ca/crl.der", "/ca/intermediate.der", "/root.pem", "/directory"} {
-		if res := httpGet(t, e, e.base+p); res.status != http.StatusOK {
-			t.Errorf("GET %s on the ACME listener: %d, want 200", p, res.status)
+		if res := e.Get(t, e.Base+p); res.Status != http.StatusOK {
+			t.Errorf("GET %s on the ACME listener: %d, want 200", p, res.Status)
 		}
 	}
-	if res := plainGet(t, http.MethodGet, "http://"+strings.TrimPrefix(e.base, "https://")+"/ca/crl.der"); res.status != http.StatusBadRequest {
-		t.Errorf("plain HTTP to the ACME listener: %d, want net/http's 400", res.status)
+	if res := plainGet(t, http.MethodGet, "http://"+strings.TrimPrefix(e.Base, "https://")+"/ca/crl.der"); res.Status != http.StatusBadRequest {
+		t.Errorf("plain HTTP to the ACME listener: %d, want net/http's 400", res.Status)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -50,9 +51,9 @@ func parseRateLimitField(v string) (rateLimitItem, bool) {
 // rateLimitFields returns the parsed RateLimit-Policy and RateLimit
 // fields of res, failing t unless both are there and name the same
 // policy.
-func rateLimitFields(t *testing.T, what string, res rawResponse) (policy, limit rateLimitItem) {
+func rateLimitFields(t *testing.T, what string, res acmeenv.Response) (policy, limit rateLimitItem) {
 	t.Helper()
-	pv, lv := res.header.Values("RateLimit-Policy"), res.header.Values("RateLimit")
+	pv, lv := res.Header.Values("RateLimit-Policy"), res.Header.Values("RateLimit")
 	if len(pv) != 1 || len(lv) != 1 {
 		t.Fatalf("%s: RateLimit-Policy %q, RateLimit %q: want one of each", what, pv, lv)
 	}
@@ -65,12 +66,12 @@ func rateLimitFields(t *testing.T, what string, res rawResponse) (policy, limit 
 }
 
 // noRateLimitFields fails t if res carries either RateLimit field.
-func noRateLimitFields(t *testing.T, what string, res rawResponse) {
+func noRateLimitFields(t *testing.T, what string, res acmeenv.Response) {
 	t.Helper()
-	if v := res.header.Values("RateLimit-Policy"); len(v) > 0 {
+	if v := res.Header.Values("RateLimit-Policy"); len(v) > 0 {
 		t.Errorf("%s: RateLimit-Policy %q on a response to an unauthenticated request", what, v)
 	}
-	if v := res.header.Values("RateLimit"); len(v) > 0 {
+	if v := res.Header.Values("RateLimit"); len(v) > 0 {
 		t.Errorf("%s: RateLimit %q on a response to an unauthenticated request", what, v)
 	}
 }
@@ -85,15 +86,15 @@ func wantWithin(t *testing.T, what string, got, lo, hi int64) {
 
 // postAsGet fetches url with a POST-as-GET (an empty payload, RFC 8555
 // §6.3) signed by key with the account URL kid; kid "" embeds the JWK.
-func (e *testEnv) postAsGet(key *ecdsa.PrivateKey, kid, url string) rawResponse {
+func (e *testEnv) postAsGet(key *ecdsa.PrivateKey, kid, url string) acmeenv.Response {
 	e.t.Helper()
-	hdr := map[string]any{"alg": "ES256", "nonce": e.nonce(), "url": url}
+	hdr := map[string]any{"alg": "ES256", "nonce": e.Nonce(), "url": url}
 	if kid != "" {
 		hdr["kid"] = kid
 	} else {
 		hdr["jwk"] = publicJWK(e.t, key.Public())
 	}
-	return e.post(url, "application/jose+json", marshalJSON(e.t, handSignedJWS(e.t, key, hdr, nil)))
+	return e.Post(url, "application/jose+json", marshalJSON(e.t, handSignedJWS(e.t, key, hdr, nil)))
 }
 
 // TestRateLimitHeaders: the RateLimit fields follow the order-creation
@@ -108,13 +109,13 @@ func TestRateLimitHeaders(t *testing.T) {
 	const T = 3600 // the emission interval in seconds: one order an hour
 
 	// Unauthenticated requests: no fields.
-	noRateLimitFields(t, "directory", httpGet(t, e, e.base+"/directory"))
-	noRateLimitFields(t, "new-nonce", e.post(e.base+"/acme/new-nonce", "", nil))
-	key := newKey(t)
+	noRateLimitFields(t, "directory", e.Get(t, e.Base+"/directory"))
+	noRateLimitFields(t, "new-nonce", e.Post(e.Base+"/acme/new-nonce", "", nil))
+	key := acmeenv.NewKey(t)
 	res, kid := e.rawAccount(key)
 	wantStatus(t, res, http.StatusCreated)
 	noRateLimitFields(t, "new-account (signed with a JWK)", res)
-	id := strings.TrimPrefix(kid, e.base+"/acme/account/")
+	id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 
 	wantPolicy := func(what string, p rateLimitItem) {
 		t.Helper()
@@ -171,13 +172,13 @@ func TestRateLimitHeaders(t *testing.T) {
 		Period    int64
 		FreesAt   time.Time
 	}
-	if err := json.Unmarshal(res.body, &prob); err != nil {
+	if err := json.Unmarshal(res.Body, &prob); err != nil {
 		t.Fatal(err)
 	}
 	if prob.Limit != "order-creation" || prob.Key != id || prob.Remaining == nil || *prob.Remaining != 0 ||
 		prob.Quota != p.params["q"] || prob.Window != p.params["w"] || prob.Count != 1 || prob.Period != T {
 		t.Errorf("429 members = %+v, want limit order-creation, key %s, remaining 0, quota %d and window %d as RateLimit-Policy, count 1 per period %d:\n%s",
-			prob, id, p.params["q"], p.params["w"], T, res.body)
+			prob, id, p.params["q"], p.params["w"], T, res.Body)
 	}
 	if d := time.Until(prob.FreesAt); d < time.Duration(ra-10)*time.Second || d > time.Duration(ra+1)*time.Second {
 		t.Errorf("freesAt %v is %v away, want about the Retry-After (%d s)", prob.FreesAt, d, ra)
@@ -197,7 +198,7 @@ func TestRateLimitHeaders(t *testing.T) {
 	}
 	// A refused request that spent nothing (a malformed new-order) still
 	// shows the bucket.
-	res = e.postJWS(key, e.base+"/acme/new-order", []byte(`{"identifiers":[]}`), signOpts{kid: kid})
+	res = e.PostJWS(key, e.Base+"/acme/new-order", []byte(`{"identifiers":[]}`), acmeenv.SignOpts{KID: kid})
 	wantStatus(t, res, http.StatusBadRequest)
 	if _, l := rateLimitFields(t, "malformed new-order", res); l.params["r"] != 0 {
 		t.Errorf("malformed new-order: r = %d, want 0", l.params["r"])
@@ -213,13 +214,13 @@ func TestRateLimitedProblemMembers(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	key := newKey(t)
-	c := e.client(key)
+	key := acmeenv.NewKey(t)
+	c := e.Client(key)
 	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	names := []string{"fa.weir.test", "fb.weir.test"}
 	o, err := c.AuthorizeOrder(ctx, xacme.DomainIDs(names...))
 	if err != nil {
@@ -261,19 +262,19 @@ func TestRateLimitedProblemMembers(t *testing.T) {
 		member
 		Subproblems []member
 	}
-	if err := json.Unmarshal(res.body, &prob); err != nil {
+	if err := json.Unmarshal(res.Body, &prob); err != nil {
 		t.Fatal(err)
 	}
 	if prob.Limit != "failed-validation" || !strings.HasPrefix(prob.Key, id+":f") || prob.Remaining == nil || *prob.Remaining != 0 || prob.Window != 3600 || prob.FreesAt.IsZero() {
-		t.Errorf("429 members = %+v, want the failed-validation bucket of one name:\n%s", prob.member, res.body)
+		t.Errorf("429 members = %+v, want the failed-validation bucket of one name:\n%s", prob.member, res.Body)
 	}
 	if len(prob.Subproblems) != len(names) {
-		t.Fatalf("%d subproblems, want one per name:\n%s", len(prob.Subproblems), res.body)
+		t.Fatalf("%d subproblems, want one per name:\n%s", len(prob.Subproblems), res.Body)
 	}
 	var got []string
 	for _, sp := range prob.Subproblems {
 		if sp.Identifier == nil || sp.Identifier.Type != "dns" {
-			t.Fatalf("subproblem without a dns identifier: %+v\n%s", sp, res.body)
+			t.Fatalf("subproblem without a dns identifier: %+v\n%s", sp, res.Body)
 		}
 		got = append(got, sp.Identifier.Value)
 		if sp.Type != "urn:ietf:params:acme:error:rateLimited" || sp.Status != http.StatusTooManyRequests ||
@@ -303,20 +304,20 @@ func TestQuotaResource(t *testing.T) {
 		c.RateLimiting.FailedValidation = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 3, Window: time.Hour}
 	})
 	var dir struct{ Meta struct{ Quota string } }
-	if err := json.Unmarshal(httpGet(t, e, e.base+"/directory").body, &dir); err != nil {
+	if err := json.Unmarshal(e.Get(t, e.Base+"/directory").Body, &dir); err != nil {
 		t.Fatal(err)
 	}
-	if dir.Meta.Quota != e.base+"/acme/quota" {
-		t.Fatalf("meta.quota = %q, want %s/acme/quota", dir.Meta.Quota, e.base)
+	if dir.Meta.Quota != e.Base+"/acme/quota" {
+		t.Fatalf("meta.quota = %q, want %s/acme/quota", dir.Meta.Quota, e.Base)
 	}
-	key := newKey(t)
+	key := acmeenv.NewKey(t)
 	_, kid := e.rawAccount(key)
-	id := strings.TrimPrefix(kid, e.base+"/acme/account/")
+	id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 	wantStatus(t, e.rawOrder(key, kid, "qa.weir.test", "qb.weir.test"), http.StatusCreated)
 	wantStatus(t, e.rawOrder(key, kid, "qc.weir.test"), http.StatusCreated)
 
 	// The quota resource needs POST-as-GET signed with the account's kid.
-	res := e.postJWS(key, dir.Meta.Quota, []byte(`{}`), signOpts{kid: kid})
+	res := e.PostJWS(key, dir.Meta.Quota, []byte(`{}`), acmeenv.SignOpts{KID: kid})
 	wantStatus(t, res, http.StatusBadRequest)
 	res = e.postAsGet(key, "", dir.Meta.Quota)
 	wantStatus(t, res, http.StatusBadRequest)
@@ -334,7 +335,7 @@ func TestQuotaResource(t *testing.T) {
 			NextAt, FullAt, At  string
 		}
 	}
-	if err := json.Unmarshal(res.body, &quota); err != nil {
+	if err := json.Unmarshal(res.Body, &quota); err != nil {
 		t.Fatal(err)
 	}
 	if quota.Account != kid {
@@ -343,7 +344,7 @@ func TestQuotaResource(t *testing.T) {
 	var st struct{ Buckets []admin.BucketView }
 	e.cliJSON(t, &st, "ratelimit", "status", "--account", id)
 	if len(quota.Buckets) != len(st.Buckets) {
-		t.Fatalf("quota resource has %d buckets, ratelimit status %d:\n%s\n%+v", len(quota.Buckets), len(st.Buckets), res.body, st.Buckets)
+		t.Fatalf("quota resource has %d buckets, ratelimit status %d:\n%s\n%+v", len(quota.Buckets), len(st.Buckets), res.Body, st.Buckets)
 	}
 	for i, b := range quota.Buckets {
 		want := bucketOf(t, st.Buckets, b.Bucket)
@@ -367,7 +368,7 @@ func TestQuotaResource(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Errorf("no bucket %s in the quota resource:\n%s", bucket, res.body)
+			t.Errorf("no bucket %s in the quota resource:\n%s", bucket, res.Body)
 		}
 	}
 }

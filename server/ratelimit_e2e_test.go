@@ -14,45 +14,46 @@ import (
 
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
 // rawAccount registers key with a hand-made request and returns the
 // response and the account URL.
-func (e *testEnv) rawAccount(key crypto.Signer) (rawResponse, string) {
+func (e *testEnv) rawAccount(key crypto.Signer) (acmeenv.Response, string) {
 	e.t.Helper()
-	res := e.postJWS(key, e.base+"/acme/new-account", []byte(`{"termsOfServiceAgreed":true}`), signOpts{})
-	return res, res.header.Get("Location")
+	res := e.PostJWS(key, e.Base+"/acme/new-account", []byte(`{"termsOfServiceAgreed":true}`), acmeenv.SignOpts{})
+	return res, res.Header.Get("Location")
 }
 
 // rawOrder asks for an order for names.
-func (e *testEnv) rawOrder(key crypto.Signer, kid string, names ...string) rawResponse {
+func (e *testEnv) rawOrder(key crypto.Signer, kid string, names ...string) acmeenv.Response {
 	e.t.Helper()
 	var ids []map[string]string
 	for _, n := range names {
 		ids = append(ids, map[string]string{"type": "dns", "value": n})
 	}
 	payload, _ := json.Marshal(map[string]any{"identifiers": ids})
-	return e.postJWS(key, e.base+"/acme/new-order", payload, signOpts{kid: kid})
+	return e.PostJWS(key, e.Base+"/acme/new-order", payload, acmeenv.SignOpts{KID: kid})
 }
 
 // want429 checks a rate-limit rejection: status, type, an integer
 // Retry-After of at least 1 second, Link rel="help", a fresh nonce, and a
 // detail naming the limit and key.
-func want429(t *testing.T, res rawResponse, limit, key string) int {
+func want429(t *testing.T, res acmeenv.Response, limit, key string) int {
 	t.Helper()
-	typ, detail := res.problem()
-	if res.status != http.StatusTooManyRequests || typ != "urn:ietf:params:acme:error:rateLimited" {
-		t.Fatalf("got %d %s, want 429 rateLimited: %s", res.status, typ, res.body)
+	typ, detail := res.Problem()
+	if res.Status != http.StatusTooManyRequests || typ != "urn:ietf:params:acme:error:rateLimited" {
+		t.Fatalf("got %d %s, want 429 rateLimited: %s", res.Status, typ, res.Body)
 	}
-	ra, err := strconv.Atoi(res.header.Get("Retry-After"))
+	ra, err := strconv.Atoi(res.Header.Get("Retry-After"))
 	if err != nil || ra < 1 {
-		t.Errorf("Retry-After = %q, want whole seconds >= 1", res.header.Get("Retry-After"))
+		t.Errorf("Retry-After = %q, want whole seconds >= 1", res.Header.Get("Retry-After"))
 	}
-	if linkRel(res.header, "help") == "" {
-		t.Errorf("no Link rel=\"help\" in %v", res.header.Values("Link"))
+	if linkRel(res.Header, "help") == "" {
+		t.Errorf("no Link rel=\"help\" in %v", res.Header.Values("Link"))
 	}
-	if res.header.Get("Replay-Nonce") == "" {
+	if res.Header.Get("Replay-Nonce") == "" {
 		t.Error("no Replay-Nonce on the 429")
 	}
 	if !strings.Contains(detail, limit) || !strings.Contains(detail, key) || !strings.Contains(detail, "retry after") {
@@ -64,21 +65,21 @@ func want429(t *testing.T, res rawResponse, limit, key string) int {
 // wantRefusalFields checks the RateLimit fields of a 429: the policy
 // names limit with q and w, and RateLimit has r=0 and t the Retry-After
 // ra.
-func wantRefusalFields(t *testing.T, what string, res rawResponse, limit string, q, w int64, ra int) {
+func wantRefusalFields(t *testing.T, what string, res acmeenv.Response, limit string, q, w int64, ra int) {
 	t.Helper()
 	p, l := rateLimitFields(t, what, res)
 	if p.name != limit || p.params["q"] != q || p.params["w"] != w || len(p.params) != 2 {
-		t.Errorf("%s: RateLimit-Policy %q, want \"%s\";q=%d;w=%d", what, res.header.Get("RateLimit-Policy"), limit, q, w)
+		t.Errorf("%s: RateLimit-Policy %q, want \"%s\";q=%d;w=%d", what, res.Header.Get("RateLimit-Policy"), limit, q, w)
 	}
 	if l.params["r"] != 0 || l.params["t"] != int64(ra) || len(l.params) != 2 {
-		t.Errorf("%s: RateLimit %q, want r=0;t=%d (the Retry-After)", what, res.header.Get("RateLimit"), ra)
+		t.Errorf("%s: RateLimit %q, want r=0;t=%d (the Retry-After)", what, res.Header.Get("RateLimit"), ra)
 	}
 }
 
-func wantStatus(t *testing.T, res rawResponse, status int) {
+func wantStatus(t *testing.T, res acmeenv.Response, status int) {
 	t.Helper()
-	if res.status != status {
-		t.Fatalf("status %d, want %d: %s", res.status, status, res.body)
+	if res.Status != status {
+		t.Fatalf("status %d, want %d: %s", res.Status, status, res.Body)
 	}
 }
 
@@ -88,11 +89,11 @@ func TestRateLimitLayers(t *testing.T) {
 			c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 3}
 		})
 		for i := range 3 {
-			if res := e.post(e.base+"/acme/new-nonce", "", nil); res.status == http.StatusTooManyRequests {
+			if res := e.Post(e.Base+"/acme/new-nonce", "", nil); res.Status == http.StatusTooManyRequests {
 				t.Fatalf("request %d refused within the burst", i+1)
 			}
 		}
-		res := e.post(e.base+"/acme/new-nonce", "", nil)
+		res := e.Post(e.Base+"/acme/new-nonce", "", nil)
 		// One token a second: the wait is at most a second.
 		ra := want429(t, res, "global", "127.0.0.1")
 		if ra != 1 {
@@ -111,16 +112,16 @@ func TestRateLimitLayers(t *testing.T) {
 			Quota, Window, Count, Period int64
 			FreesAt                      time.Time
 		}
-		if err := json.Unmarshal(res.body, &prob); err != nil || prob.Limit != "global" || prob.Key != "127.0.0.1" ||
+		if err := json.Unmarshal(res.Body, &prob); err != nil || prob.Limit != "global" || prob.Key != "127.0.0.1" ||
 			prob.Remaining == nil || *prob.Remaining != 0 || prob.Quota != 3 || prob.Window != 3 ||
 			prob.Count != 60 || prob.Period != 60 || prob.FreesAt.IsZero() {
 			t.Errorf("global 429 members %+v (%v), want limit global, key 127.0.0.1, remaining 0, quota 3, window 3, count 60, period 60, freesAt:\n%s",
-				prob, err, res.body)
+				prob, err, res.Body)
 		}
 		// A spoofed X-Forwarded-For from an untrusted peer changes nothing.
-		req, _ := http.NewRequest(http.MethodHead, e.base+"/acme/new-nonce", nil)
+		req, _ := http.NewRequest(http.MethodHead, e.Base+"/acme/new-nonce", nil)
 		req.Header.Set("X-Forwarded-For", "198.51.100.7")
-		r, err := e.http.Do(req)
+		r, err := e.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,9 +137,9 @@ func TestRateLimitLayers(t *testing.T) {
 			c.Server.TrustedProxies = []string{"127.0.0.1"}
 		})
 		for _, ip := range []string{"198.51.100.1", "198.51.100.2", "2001:db8:1:2::1"} {
-			req, _ := http.NewRequest(http.MethodHead, e.base+"/acme/new-nonce", nil)
+			req, _ := http.NewRequest(http.MethodHead, e.Base+"/acme/new-nonce", nil)
 			req.Header.Set("X-Forwarded-For", ip+", 127.0.0.1")
-			r, err := e.http.Do(req)
+			r, err := e.HTTP.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,9 +149,9 @@ func TestRateLimitLayers(t *testing.T) {
 			}
 		}
 		// The same /64 shares a bucket.
-		req, _ := http.NewRequest(http.MethodHead, e.base+"/acme/new-nonce", nil)
+		req, _ := http.NewRequest(http.MethodHead, e.Base+"/acme/new-nonce", nil)
 		req.Header.Set("X-Forwarded-For", "2001:db8:1:2::99")
-		r, err := e.http.Do(req)
+		r, err := e.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -165,10 +166,10 @@ func TestRateLimitLayers(t *testing.T) {
 			c.RateLimiting.AccountCreation = ratelimit.AccountCreationConfig{Enabled: true, PerIPPerHour: 5, Burst: 2}
 		})
 		for range 2 {
-			res, _ := e.rawAccount(newKey(t))
+			res, _ := e.rawAccount(acmeenv.NewKey(t))
 			wantStatus(t, res, http.StatusCreated)
 		}
-		res, _ := e.rawAccount(newKey(t))
+		res, _ := e.rawAccount(acmeenv.NewKey(t))
 		// 5 per hour: the next slot is 12 minutes away.
 		ra := want429(t, res, "account-creation", "127.0.0.1")
 		if ra < 719 || ra > 720 {
@@ -189,23 +190,23 @@ func TestRateLimitLayers(t *testing.T) {
 		var key crypto.Signer
 		var kid string
 		for range 3 {
-			key = newKey(t)
-			var res rawResponse
+			key = acmeenv.NewKey(t)
+			var res acmeenv.Response
 			res, kid = e.rawAccount(key)
 			wantStatus(t, res, http.StatusCreated)
 		}
 		wantStatus(t, e.rawOrder(key, kid, "w1.weir.test"), http.StatusCreated)
 		// The account limits still apply to a whitelisted client.
-		want429(t, e.rawOrder(key, kid, "w2.weir.test"), "order-creation", strings.TrimPrefix(kid, e.base+"/acme/account/"))
+		want429(t, e.rawOrder(key, kid, "w2.weir.test"), "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 	})
 
 	t.Run("order-creation", func(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
 			c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 		})
-		key := newKey(t)
+		key := acmeenv.NewKey(t)
 		_, kid := e.rawAccount(key)
-		id := strings.TrimPrefix(kid, e.base+"/acme/account/")
+		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 		wantStatus(t, e.rawOrder(key, kid, "o1.weir.test"), http.StatusCreated)
 		wantStatus(t, e.rawOrder(key, kid, "o2.weir.test"), http.StatusCreated)
 		if ra := want429(t, e.rawOrder(key, kid, "o3.weir.test"), "order-creation", id); ra < 179 || ra > 180 {
@@ -218,9 +219,9 @@ func TestRateLimitLayers(t *testing.T) {
 			c.ACME.MaxIdentifiers = 3
 			c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 5, SANBudgetPerAccountPerHour: 4}
 		})
-		key := newKey(t)
+		key := acmeenv.NewKey(t)
 		_, kid := e.rawAccount(key)
-		id := strings.TrimPrefix(kid, e.base+"/acme/account/")
+		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 		wantStatus(t, e.rawOrder(key, kid, "s1.weir.test", "s2.weir.test", "s3.weir.test"), http.StatusCreated)
 		want429(t, e.rawOrder(key, kid, "s4.weir.test", "s5.weir.test"), "san-budget", id)
 	})
@@ -230,13 +231,13 @@ func TestRateLimitLayers(t *testing.T) {
 			c.RateLimiting.DuplicateCertificate = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 		})
 		ctx := t.Context()
-		key := newKey(t)
-		c := e.client(key)
+		key := acmeenv.NewKey(t)
+		c := e.Client(key)
 		acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 		if err != nil {
 			t.Fatal(err)
 		}
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("dup.weir.test")...)
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("dup.weir.test")...)
 		ra := want429(t, e.rawOrder(key, acct.URI, "dup.weir.test"), "duplicate-certificate", "")
 		// Retry-After is when the certificate leaves the one-hour window.
 		if ra < 3590 || ra > 3600 {
@@ -256,8 +257,8 @@ func TestRateLimitLayers(t *testing.T) {
 		})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
-		key := newKey(t)
-		c := e.client(key)
+		key := acmeenv.NewKey(t)
+		c := e.Client(key)
 		acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 		if err != nil {
 			t.Fatal(err)
@@ -290,9 +291,9 @@ func TestRateLimitLayers(t *testing.T) {
 			c.ACME.MaxIdentifiers = 2
 			c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 2}
 		})
-		key := newKey(t)
+		key := acmeenv.NewKey(t)
 		_, kid := e.rawAccount(key)
-		id := strings.TrimPrefix(kid, e.base+"/acme/account/")
+		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 		wantStatus(t, e.rawOrder(key, kid, "p1.weir.test", "p2.weir.test"), http.StatusCreated)
 		ra := want429(t, e.rawOrder(key, kid, "p3.weir.test"), "pending-authorizations", id)
 		// Retry-After is when the soonest pending authorization expires.
@@ -306,13 +307,13 @@ func TestRateLimitLayers(t *testing.T) {
 			c.RateLimiting.RegisteredDomain = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 		})
 		ctx := t.Context()
-		c := e.client(newKey(t))
+		c := e.Client(acmeenv.NewKey(t))
 		if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 			t.Fatal(err)
 		}
-		e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("a.rd.example.com")...)
+		e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("a.rd.example.com")...)
 		// Another account, another name, same eTLD+1.
-		key := newKey(t)
+		key := acmeenv.NewKey(t)
 		_, kid := e.rawAccount(key)
 		want429(t, e.rawOrder(key, kid, "b.rd.example.com"), "registered-domain", "example.com")
 	})

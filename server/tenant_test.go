@@ -12,6 +12,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -56,11 +57,11 @@ func TestTenants(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acctKey := newKey(t)
+	acctKey := acmeenv.NewKey(t)
 	if _, err := e.eabRegister(ctx, acctKey, k.KeyID, hk); err != nil {
 		t.Fatalf("register with tenant A's key: %v", err)
 	}
-	c := e.client(acctKey)
+	c := e.Client(acctKey)
 
 	refused := []struct{ name, rule string }{
 		{"www.b.weir.test", `tenant "team-a" forbids "www.b.weir.test": it matches none of the tenant's allowed-names`},
@@ -75,8 +76,8 @@ func TestTenants(t *testing.T) {
 	}
 
 	// A's own names issue, the certificate cut to A's max-lifetime.
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("www.a.weir.test")...)
-	leaf := e.verifyChain(chain, "www.a.weir.test")
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("www.a.weir.test")...)
+	leaf := e.VerifyChain(chain, "www.a.weir.test")
 	if life := leaf.NotAfter.Sub(leaf.NotBefore); life > 48*time.Hour+time.Minute {
 		t.Errorf("tenant A's certificate lives %s; want at most its max-lifetime 48h", life)
 	}
@@ -84,7 +85,7 @@ func TestTenants(t *testing.T) {
 	// Narrowing A stops A's ready order for a name it now denies.
 	o := e.readyOrder(t, c, "api.a.weir.test")
 	e.weirCLI(t, 0, "tenant", "update", "team-a", "--deny", "secret.a.weir.test,api.a.weir.test")
-	_, _, err = c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(t, newKey(t), "api.a.weir.test"), true)
+	_, _, err = c.CreateOrderCert(ctx, o.FinalizeURL, acmeenv.CSRFor(t, acmeenv.NewKey(t), "api.a.weir.test"), true)
 	wantACMEError(t, "finalizing A's order after the narrowing", err, http.StatusBadRequest, acme.ProbRejectedIdentifier,
 		`tenant "team-a" forbids "api.a.weir.test": denied-names has "api.a.weir.test"`)
 	if o, err := c.GetOrder(ctx, o.URI); err != nil || o.Status != xacme.StatusInvalid {
@@ -122,7 +123,7 @@ func TestTenants(t *testing.T) {
 		`tenant "team-h" forbids "*.x.h.weir.test": none of its challenge-types (http-01) can validate it`)
 
 	// An account without EAB is in the default tenant: ca.policy alone.
-	other := e.client(newKey(t))
+	other := e.Client(acmeenv.NewKey(t))
 	if _, err := other.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
@@ -156,9 +157,9 @@ func (e *testEnv) eabKeyAccount(t *testing.T, label, tenant string) (*xacme.Clie
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := newKey(t)
+	key := acmeenv.NewKey(t)
 	if _, err := e.eabRegister(t.Context(), key, k.KeyID, hk); err != nil {
 		t.Fatalf("register with a key of tenant %s: %v", tenant, err)
 	}
-	return e.client(key), k, hk
+	return e.Client(key), k, hk
 }

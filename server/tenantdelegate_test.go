@@ -11,6 +11,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -57,11 +58,11 @@ func TestTenantDelegatedZones(t *testing.T) {
 	if err != nil || az.Status != xacme.StatusValid || len(az.Challenges) != 0 {
 		t.Fatalf("its authorization: %+v, %v; want valid with no challenge", az, err)
 	}
-	chain, _, err := c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(t, newKey(t), "www.auto.d.weir.test"), true)
+	chain, _, err := c.CreateOrderCert(ctx, o.FinalizeURL, acmeenv.CSRFor(t, acmeenv.NewKey(t), "www.auto.d.weir.test"), true)
 	if err != nil {
 		t.Fatalf("finalizing the delegated order: %v", err)
 	}
-	e.verifyChain(chain, "www.auto.d.weir.test")
+	e.VerifyChain(chain, "www.auto.d.weir.test")
 	var rec *auditLine
 	for _, l := range readAudit(t, AuditPath(e.cfg)) {
 		if l.Type == "issuance" {
@@ -112,7 +113,7 @@ func TestTenantDelegatedZones(t *testing.T) {
 		t.Fatalf("order of a delegated name: %+v, %v; want ready", o, err)
 	}
 	e.weirCLI(t, 0, "tenant", "update", "team-d", "--delegated-zone", "")
-	_, _, err = c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(t, newKey(t), "late.auto.d.weir.test"), true)
+	_, _, err = c.CreateOrderCert(ctx, o.FinalizeURL, acmeenv.CSRFor(t, acmeenv.NewKey(t), "late.auto.d.weir.test"), true)
 	wantACMEError(t, "finalizing after the delegation was removed", err, http.StatusBadRequest, acme.ProbRejectedIdentifier,
 		`tenant "team-d" no longer delegates "late.auto.d.weir.test"`)
 	if o, err := c.GetOrder(ctx, o.URI); err != nil || o.Status != xacme.StatusInvalid {
@@ -178,7 +179,7 @@ func TestTenantRateLimits(t *testing.T) {
 	if got := admitted(fast); got != 6 {
 		t.Errorf("an account of label fast, tenant team-r: %d orders in a row; want its label's burst 6", got)
 	}
-	other := e.client(newKey(t))
+	other := e.Client(acmeenv.NewKey(t))
 	if _, err := other.Register(t.Context(), &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -74,7 +75,7 @@ func TestTenantPageBrowser(t *testing.T) {
 
 	// An account of the tenant: one certificate, one refusal.
 	c := e.tenantClient(t, "team-web")
-	chain, _ := e.issue(t.Context(), c, newKey(t), "http-01", xacme.DomainIDs("www.web.weir.test")...)
+	chain, _ := e.Issue(t.Context(), c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("www.web.weir.test")...)
 	leaf, err := x509.ParseCertificate(chain[0])
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -28,7 +29,7 @@ func TestTenantReport(t *testing.T) {
 	ctx := t.Context()
 	e.weirCLI(t, 0, "tenant", "create", "team-r", "--allow", ".r.weir.test")
 	c := e.tenantClient(t, "team-r")
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("www.r.weir.test")...)
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("www.r.weir.test")...)
 	leaf, err := x509.ParseCertificate(chain[0])
 	if err != nil {
 		t.Fatal(err)
@@ -38,7 +39,7 @@ func TestTenantReport(t *testing.T) {
 	wantACMEError(t, "an order outside the tenant", err, http.StatusBadRequest, acme.ProbRejectedIdentifier, "allowed-names")
 	o := e.readyOrder(t, c, "api.r.weir.test")
 	e.weirCLI(t, 0, "tenant", "update", "team-r", "--deny", "api.r.weir.test")
-	_, _, err = c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(t, newKey(t), "api.r.weir.test"), true)
+	_, _, err = c.CreateOrderCert(ctx, o.FinalizeURL, acmeenv.CSRFor(t, acmeenv.NewKey(t), "api.r.weir.test"), true)
 	wantACMEError(t, "finalizing after the narrowing", err, http.StatusBadRequest, acme.ProbRejectedIdentifier, "denied-names")
 
 	var rep admin.TenantReport

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"strings"
 	"sync"
 	"testing"
@@ -84,7 +85,7 @@ func TestValidationFairness(t *testing.T) {
 	var ids []xacme.AuthzID
 	for i := range names {
 		n := fmt.Sprintf("hole%d.weir.test", i)
-		e.dns.SetA(n, netipMust("127.0.0.2"))
+		e.DNS.SetA(n, netip.MustParseAddr("127.0.0.2"))
 		ids = append(ids, xacme.AuthzID{Type: "dns", Value: n})
 	}
 	o, err := a.AuthorizeOrder(ctx, ids)
@@ -114,7 +115,7 @@ func TestValidationFairness(t *testing.T) {
 	}
 	bz, ch := challengeOf(ctx, t, b, bo.AuthzURLs[0], "http-01")
 	ka, _ := b.HTTP01ChallengeResponse(ch.Token)
-	e.tokens.Store(ch.Token, ka)
+	e.Tokens.Store(ch.Token, ka)
 	start := time.Now()
 	got, err := b.Accept(ctx, ch)
 	if err != nil {

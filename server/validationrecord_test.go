@@ -9,6 +9,8 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestIssuanceValidationRecord: each issuance records how each of its
@@ -21,12 +23,12 @@ import (
 func TestIssuanceValidationRecord(t *testing.T) {
 	e := startEnv(t, nil)
 	ctx := t.Context()
-	c := e.client(newKey(t))
+	c := e.Client(acmeenv.NewKey(t))
 	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
-	_, first := e.issue(ctx, c, newKey(t), "tls-alpn-01", xacme.DomainIDs("a.weir.test")...)
-	_, second := e.issue(ctx, c, newKey(t), "dns-01", xacme.DomainIDs("a.weir.test", "c.weir.test")...)
+	_, first := e.Issue(ctx, c, acmeenv.NewKey(t), "tls-alpn-01", xacme.DomainIDs("a.weir.test")...)
+	_, second := e.Issue(ctx, c, acmeenv.NewKey(t), "dns-01", xacme.DomainIDs("a.weir.test", "c.weir.test")...)
 	serial := func(certURL string) string { return certURL[strings.LastIndex(certURL, "/")+1:] }
 
 	// The JSON of the admin API, as weir certs show --json prints it.
