@@ -92,6 +92,7 @@ var rules = map[string]rule{
 	// product package, never a test package.
 	"cmd/weir-load":          {kind: command, every: []kind{product, tool}, libs: []string{"golang.org/x/crypto/acme"}},
 	"test/ha":                {kind: test, every: []kind{product, tool, test}, anyLib: true},
+	"test/system":            {kind: test, every: []kind{product, tool, test}, anyLib: true},
 	"test/interop/dnsserver": {kind: test, every: []kind{product, tool, test}, anyLib: true},
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -20,6 +20,7 @@ import (
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/internal/dnstest"
+	"github.com/weir-pki/weir/server"
 )
 
 // The end-to-end tests of the draft challenge types. x/crypto/acme makes
@@ -50,17 +51,17 @@ func hashedPersistRecord(t *testing.T, c *xacme.Client, prefix, issuer, name, pa
 
 // draftEnv starts weir with both draft types on, weir.test its issuer
 // domain name and CAA identity, and CAA checked.
-func draftEnv(t *testing.T) *testEnv {
+func draftEnv(t *testing.T) *env {
 	on := true
-	return startEnv(t, func(c *Config) {
+	return startEnv(t, func(c *server.Config) {
 		c.Challenges.DNSAccount01.Enabled = &on
-		c.Challenges.DNSPersist01 = PersistChallenge{Enabled: &on, IssuerDomainNames: []string{"weir.test"}}
-		c.Challenges.CAA = CAAConfig{Enabled: true, Identities: []string{"weir.test"}}
+		c.Challenges.DNSPersist01 = server.PersistChallenge{Enabled: &on, IssuerDomainNames: []string{"weir.test"}}
+		c.Challenges.CAA = server.CAAConfig{Enabled: true, Identities: []string{"weir.test"}}
 	})
 }
 
 // register makes an account.
-func register(ctx context.Context, t *testing.T, e *testEnv, key crypto.Signer) *xacme.Client {
+func register(ctx context.Context, t *testing.T, e *env, key crypto.Signer) *xacme.Client {
 	t.Helper()
 	c := e.Client(key)
 	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
@@ -198,7 +199,7 @@ func TestDNSPersistEndToEnd(t *testing.T) {
 // checkPersistChallengeJSON reads the authorization at url as JSON and
 // checks its dns-persist-01 challenge's issuer-domain-names (the member
 // clients read) and issuerDomainNames (its -02 spelling).
-func checkPersistChallengeJSON(t *testing.T, e *testEnv, key crypto.Signer, kid, url string) {
+func checkPersistChallengeJSON(t *testing.T, e *env, key crypto.Signer, kid, url string) {
 	t.Helper()
 	res := e.PostJWS(key, url, nil, acmeenv.SignOpts{KID: kid})
 	var a struct {
