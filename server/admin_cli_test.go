@@ -203,7 +203,7 @@ func TestAdminCLIInventory(t *testing.T) {
 	}
 	e.weirCLI(t, 1, "certs", "revoke", serial, "--reason", "keyCompromise") // already revoked
 	e.weirCLI(t, 1, "certs", "revoke", "00ff", "--reason", "nonsense")
-	if got := e.crlSerials(leaf); got[leaf.SerialNumber.String()] != 1 {
+	if got := e.CRLSerials(leaf); got[leaf.SerialNumber.String()] != 1 {
 		t.Errorf("the served CRL lists %v, want %s with reason 1", got, serial)
 	}
 	derPath := t.TempDir() + "/crl.der"

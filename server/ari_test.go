@@ -230,7 +230,7 @@ func TestIncidentMode(t *testing.T) {
 			t.Errorf("revoke --all-from-account lists %s as %q (reason %q), want revoked (keyCompromise)", c.Serial, c.State, c.Reason)
 		}
 	}
-	crl := e.crlSerials(renewed[0])
+	crl := e.CRLSerials(renewed[0])
 	for _, l := range renewed {
 		if crl[l.SerialNumber.String()] != 1 {
 			t.Errorf("CRL lacks %s with reason keyCompromise: %v", l.DNSNames[0], crl)

@@ -70,7 +70,7 @@ func TestCRLShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; ; i++ {
-		if _, ok := e.crlAt(dp[0])[leaf.SerialNumber.String()]; ok {
+		if _, ok := e.CRLAt(dp[0])[leaf.SerialNumber.String()]; ok {
 			break
 		}
 		if i == 100 {

@@ -19,7 +19,7 @@ func TestCRLUpdater(t *testing.T) {
 	ctx, _, c, _ := e.registered(t)
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("crl-updater.weir.test")...)
 	leaf := e.VerifyChain(chain, "crl-updater.weir.test")
-	if _, ok := e.crlSerials(leaf)[leaf.SerialNumber.String()]; ok {
+	if _, ok := e.CRLSerials(leaf)[leaf.SerialNumber.String()]; ok {
 		t.Fatal("the certificate is on the CRL before it is revoked")
 	}
 	before := scrapeServer(t, e.srv).get("weir_crl_regenerations_total")
@@ -27,7 +27,7 @@ func TestCRLUpdater(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; ; i++ {
-		if r, ok := e.crlSerials(leaf)[leaf.SerialNumber.String()]; ok {
+		if r, ok := e.CRLSerials(leaf)[leaf.SerialNumber.String()]; ok {
 			if r != int(xacme.CRLReasonKeyCompromise) {
 				t.Errorf("CRL reason %d, want keyCompromise", r)
 			}

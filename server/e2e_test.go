@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"encoding/pem"
 	"errors"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -23,38 +22,6 @@ import (
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
 )
-
-// crlSerials fetches the CRL from the leaf's distribution point.
-func (e *testEnv) crlSerials(leaf *x509.Certificate) map[string]int {
-	return e.crlAt(leaf.CRLDistributionPoints[0])
-}
-
-// crlAt fetches the CRL at url with e.http, checks the intermediate's
-// signature and returns its entries, serial → reason.
-func (e *testEnv) crlAt(url string) map[string]int {
-	e.t.Helper()
-	res, err := e.HTTP.Get(url)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	der, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		e.t.Fatalf("CRL: %d %s", res.StatusCode, der)
-	}
-	crl, err := x509.ParseRevocationList(der)
-	if err != nil {
-		e.t.Fatalf("CRL: %v", err)
-	}
-	if err := crl.CheckSignatureFrom(e.srv.svc.CA().Hierarchy().Intermediate); err != nil {
-		e.t.Fatalf("CRL signature: %v", err)
-	}
-	out := map[string]int{}
-	for _, r := range crl.RevokedCertificateEntries {
-		out[r.SerialNumber.String()] = r.ReasonCode
-	}
-	return out
-}
 
 func TestEndToEnd(t *testing.T) {
 	e := startEnv(t, func(c *Config) { c.ACME.OrdersPerPage = 2 })
@@ -109,11 +76,11 @@ func TestEndToEnd(t *testing.T) {
 	// a Link rel="up" to its issuer, which serves the intermediate as a
 	// PEM chain by default and as DER on request.
 	res := e.PostJWS(acctKey, certURL, []byte{}, acmeenv.SignOpts{KID: acct.URI})
-	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pem-certificate-chain" || linkRel(res.Header, "up") != "" {
+	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pem-certificate-chain" || acmeenv.LinkRel(res.Header, "up") != "" {
 		t.Fatalf("certificate POST-as-GET: %d %q, Link %v", res.Status, res.Header.Get("Content-Type"), res.Header.Values("Link"))
 	}
 	res = e.PostJWSAccept(acctKey, certURL, []byte{}, acmeenv.SignOpts{KID: acct.URI}, "application/pkix-cert")
-	up := linkRel(res.Header, "up")
+	up := acmeenv.LinkRel(res.Header, "up")
 	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.Body, chain[0]) || up == "" {
 		t.Fatalf("certificate as application/pkix-cert: %d %q, Link %v", res.Status, res.Header.Get("Content-Type"), res.Header.Values("Link"))
 	}
@@ -163,7 +130,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		listed = append(listed, page.Orders...)
-		next = linkRel(res.Header, "next")
+		next = acmeenv.LinkRel(res.Header, "next")
 	}
 	if len(listed) != 6 {
 		t.Errorf("orders list has %d orders, want 6: %v", len(listed), listed)
@@ -185,7 +152,7 @@ func TestEndToEnd(t *testing.T) {
 	if err := c.RevokeCert(ctx, nil, wchain[0], xacme.CRLReasonSuperseded); err != nil {
 		t.Fatalf("revoke by account: %v", err)
 	}
-	serials := e.crlSerials(leaf)
+	serials := e.CRLSerials(leaf)
 	if serials[leaf.SerialNumber.String()] != int(xacme.CRLReasonKeyCompromise) {
 		t.Errorf("CRL %v lacks %s with reason keyCompromise", serials, leaf.SerialNumber)
 	}
@@ -233,19 +200,6 @@ func TestEndToEnd(t *testing.T) {
 	if !errors.As(err, &ae) || ae.ProblemType != "urn:ietf:params:acme:error:unauthorized" {
 		t.Fatalf("order after deactivation: %v, want unauthorized", err)
 	}
-}
-
-// linkRel returns the URL of the Link header with relation rel.
-func linkRel(h http.Header, rel string) string {
-	for _, v := range h.Values("Link") {
-		for _, part := range strings.Split(v, ",") {
-			part = strings.TrimSpace(part)
-			if strings.HasSuffix(part, `rel="`+rel+`"`) {
-				return strings.Trim(part[:strings.Index(part, ">")+1], "<>")
-			}
-		}
-	}
-	return ""
 }
 
 // TestConcurrentFinalize: 50 finalize calls on one ready order produce

@@ -101,6 +101,7 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 	t.Cleanup(e.stop)
 	e.artefacts = ArtefactURL(cfg)
 	e.Connect(e.srv.BaseURL(), e.srv.RootPEM())
+	e.CRLIssuer = e.srv.Intermediate
 	return e
 }
 

@@ -145,7 +145,7 @@ func TestHardeningRevocationReasons(t *testing.T) {
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("hold.weir.test")...)
 	leaf := e.VerifyChain(chain, "hold.weir.test")
 	serial := ca.SerialHex(leaf.SerialNumber)
-	crlBefore := e.crlSerials(leaf)
+	crlBefore := e.CRLSerials(leaf)
 	revoke := func(reason int) func(*testing.T) acmeenv.Response {
 		return func(t *testing.T) acmeenv.Response {
 			payload := marshalJSON(t, map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(chain[0]), "reason": reason})
@@ -170,13 +170,13 @@ func TestHardeningRevocationReasons(t *testing.T) {
 	if cert, err := e.srv.store.GetCertificate(ctx, serial); err != nil || cert.Revoked() {
 		t.Fatalf("certificate after the refusals: revoked %v (%v); want not revoked", cert != nil && cert.Revoked(), err)
 	}
-	if after := e.crlSerials(leaf); !maps.Equal(after, crlBefore) {
+	if after := e.CRLSerials(leaf); !maps.Equal(after, crlBefore) {
 		t.Fatalf("CRL after the refusals %v; want it unchanged, %v", after, crlBefore)
 	}
 	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonCessationOfOperation); err != nil {
 		t.Fatalf("revoke with cessationOfOperation: %v", err)
 	}
-	if got, ok := e.crlSerials(leaf)[leaf.SerialNumber.String()]; !ok || got != ca.ReasonCessationOfOperation {
+	if got, ok := e.CRLSerials(leaf)[leaf.SerialNumber.String()]; !ok || got != ca.ReasonCessationOfOperation {
 		t.Fatalf("CRL entry %d (listed %v); want cessationOfOperation", got, ok)
 	}
 }

@@ -120,7 +120,7 @@ func (e *testEnv) onBase(old string) string {
 // crlOn fetches e's CRL (at the path of the leaf's distribution point)
 // and returns its entries, serial → reason.
 func (e *testEnv) crlOn(leaf *x509.Certificate) map[string]int {
-	return e.crlAt(e.onBase(leaf.CRLDistributionPoints[0]))
+	return e.CRLAt(e.onBase(leaf.CRLDistributionPoints[0]))
 }
 
 // issueOrder issues a certificate for name (http-01) and returns its

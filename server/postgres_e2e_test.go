@@ -60,7 +60,7 @@ func TestPostgresEndToEnd(t *testing.T) {
 	if err := c.RevokeCert(ctx, certKey, chain[0], xacme.CRLReasonKeyCompromise); err != nil {
 		t.Fatalf("revoke: %v", err)
 	}
-	if got, ok := e.crlSerials(leaf)[leaf.SerialNumber.String()]; !ok || got != int(xacme.CRLReasonKeyCompromise) {
+	if got, ok := e.CRLSerials(leaf)[leaf.SerialNumber.String()]; !ok || got != int(xacme.CRLReasonKeyCompromise) {
 		t.Errorf("CRL: serial %s with reason %d (listed %v), want keyCompromise", leaf.SerialNumber, got, ok)
 	}
 	if stored, err = e.srv.store.GetCertificate(ctx, serial); err != nil || !stored.Revoked() {

@@ -50,7 +50,7 @@ func want429(t *testing.T, res acmeenv.Response, limit, key string) int {
 	if err != nil || ra < 1 {
 		t.Errorf("Retry-After = %q, want whole seconds >= 1", res.Header.Get("Retry-After"))
 	}
-	if linkRel(res.Header, "help") == "" {
+	if acmeenv.LinkRel(res.Header, "help") == "" {
 		t.Errorf("no Link rel=\"help\" in %v", res.Header.Values("Link"))
 	}
 	if res.Header.Get("Replay-Nonce") == "" {

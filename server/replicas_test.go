@@ -144,7 +144,7 @@ func TestReplicas(t *testing.T) {
 	crlURL := first.CRLDistributionPoints[0]
 	for _, e := range []*testEnv{a, b} {
 		// e.http dials e's own listener: the base is shared.
-		if _, listed := e.crlAt(crlURL)[first.SerialNumber.String()]; listed {
+		if _, listed := e.CRLAt(crlURL)[first.SerialNumber.String()]; listed {
 			t.Fatal("the certificate is on a CRL before it is revoked")
 		}
 	}
@@ -152,7 +152,7 @@ func TestReplicas(t *testing.T) {
 		t.Fatalf("revoke: %v", err)
 	}
 	for _, e := range []*testEnv{a, b} {
-		if _, listed := e.crlAt(crlURL)[first.SerialNumber.String()]; !listed {
+		if _, listed := e.CRLAt(crlURL)[first.SerialNumber.String()]; !listed {
 			t.Errorf("the CRL served by %s does not list the revoked certificate", e.cfg.Server.Listen)
 		}
 	}

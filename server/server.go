@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -322,6 +323,10 @@ func (s *Server) BaseURL() string { return s.baseURL }
 
 // RootPEM is the PEM of the CA's root certificate, as /root.pem serves it.
 func (s *Server) RootPEM() []byte { return s.root }
+
+// Intermediate is the certificate of the CA's intermediate (the active
+// issuer's), which signs the certificates and their CRLs.
+func (s *Server) Intermediate() *x509.Certificate { return s.svc.CA().Hierarchy().Intermediate }
 
 // Close releases the stores.
 func (s *Server) Close() error {

@@ -35,6 +35,9 @@ type Env struct {
 	Roots *x509.CertPool
 	// HTTP trusts Roots (Connect).
 	HTTP *http.Client
+	// CRLIssuer is the certificate that must have signed the CRLs that
+	// CRLAt reads (the server's intermediate); the harness sets it.
+	CRLIssuer func() *x509.Certificate
 	// HTTP01Port and TLSALPN01Port are the responders' ports, for the
 	// server's challenge configuration.
 	HTTP01Port, TLSALPN01Port int

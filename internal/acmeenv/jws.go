@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	jose "github.com/go-jose/go-jose/v4"
@@ -28,6 +29,20 @@ func (r Response) Problem() (typ string, detail string) {
 	var p struct{ Type, Detail string }
 	_ = json.Unmarshal(r.Body, &p)
 	return p.Type, p.Detail
+}
+
+// LinkRel is the URL of the Link header field of h with relation rel, or
+// "".
+func LinkRel(h http.Header, rel string) string {
+	for _, v := range h.Values("Link") {
+		for _, part := range strings.Split(v, ",") {
+			part = strings.TrimSpace(part)
+			if strings.HasSuffix(part, `rel="`+rel+`"`) {
+				return strings.Trim(part[:strings.Index(part, ">")+1], "<>")
+			}
+		}
+	}
+	return ""
 }
 
 // readResponse reads res into a Response and closes its body.
