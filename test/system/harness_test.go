@@ -95,5 +95,6 @@ func startEnv(t *testing.T, mutate func(*server.Config)) *env {
 	})
 	e.artefacts = server.ArtefactURL(cfg)
 	e.Connect(e.srv.BaseURL(), e.srv.RootPEM())
+	e.CRLIssuer = e.srv.Intermediate
 	return e
 }

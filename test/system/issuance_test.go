@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bytes"
@@ -21,10 +21,11 @@ import (
 
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 )
 
 func TestEndToEnd(t *testing.T) {
-	e := startEnv(t, func(c *Config) { c.ACME.OrdersPerPage = 2 })
+	e := startEnv(t, func(c *server.Config) { c.ACME.OrdersPerPage = 2 })
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 

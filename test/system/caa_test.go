@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/internal/dnstest"
+	"github.com/weir-pki/weir/server"
 )
 
 // TestCAAEndToEnd: with challenges.caa on, a name whose CAA record names
@@ -22,8 +22,8 @@ import (
 // although its challenge was answered, and a name whose CAA record names
 // weir for this account and http-01 gets its certificate.
 func TestCAAEndToEnd(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
-		c.Challenges.CAA = CAAConfig{Enabled: true, Identities: []string{"weir.internal"}}
+	e := startEnv(t, func(c *server.Config) {
+		c.Challenges.CAA = server.CAAConfig{Enabled: true, Identities: []string{"weir.internal"}}
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -122,33 +122,5 @@ func TestCAAEndToEnd(t *testing.T) {
 				t.Fatalf("another account's challenge: %v / %+v, want a caa problem", err, got)
 			}
 		}
-	}
-}
-
-func TestCAAConfig(t *testing.T) {
-	for _, tc := range []struct {
-		yaml string
-		want string // "" means valid
-	}{
-		{"challenges: {caa: {enabled: true}}", "challenges.caa.identities: CAA checking is on but names no identity"},
-		{"challenges: {caa: {enabled: true, identities: [weir.internal]}}", ""},
-		{"acme: {caa-identities: [weir.internal]}\nchallenges: {caa: {enabled: true}}", ""},
-		{"challenges: {caa: {identities: [\"not a name\"]}}", `challenges.caa.identities: "not a name" is not a domain name`},
-		{"challenges: {caa: {enabled: yes-please}}", `line 1: challenges.caa.enabled: "yes-please" is not true or false`},
-	} {
-		_, err := ParseConfig("", []byte(tc.yaml))
-		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%s: %v, want %q", tc.yaml, err, tc.want)
-		}
-	}
-	cfg, err := ParseConfig("", []byte("acme: {caa-identities: [ca.example]}\nchallenges: {caa: {enabled: true, identities: [weir.internal]}}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := cfg.caaIdentities(); !slices.Equal(got, []string{"weir.internal"}) {
-		t.Errorf("checked identities %v, want challenges.caa.identities", got)
-	}
-	if got := cfg.directoryCAAIdentities(); !slices.Equal(got, []string{"ca.example"}) {
-		t.Errorf("directory identities %v, want acme.caa-identities", got)
 	}
 }
