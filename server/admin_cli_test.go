@@ -87,7 +87,7 @@ func testAdminCLIRateLimit(t *testing.T, backend func(*Config)) {
 		c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 30}
 	})
 	key := acmeenv.NewKey(t)
-	_, kid := e.rawAccount(key)
+	_, kid := e.RawAccount(key)
 	id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 	bucket := "order-creation:" + id
 
@@ -98,7 +98,7 @@ func testAdminCLIRateLimit(t *testing.T, backend func(*Config)) {
 		t.Fatalf("fresh %s = %d/%d, want 2/2", bucket, b.Remaining, b.Capacity)
 	}
 	for i := range 2 {
-		wantStatus(t, e.rawOrder(key, kid, "o"+strconv.Itoa(i)+".weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "o"+strconv.Itoa(i)+".weir.test"), http.StatusCreated)
 	}
 
 	// status shows the spend: no order token left, 2 pending authorizations,
@@ -130,7 +130,7 @@ func testAdminCLIRateLimit(t *testing.T, backend func(*Config)) {
 	if ex.Allowed || ex.Limit != "order-creation" || ex.Key != id || ex.PassesAt == nil {
 		t.Fatalf("explain = %+v, want a denial by order-creation:%s", ex, id)
 	}
-	res := e.rawOrder(key, kid, "next.weir.test")
+	res := e.RawOrder(key, kid, "next.weir.test")
 	ra := want429(t, res, "order-creation", id)
 	predicted := float64(ex.RetryAfterMS) / 1000
 	if got := float64(ra); got < math.Ceil(predicted)-1 || got > math.Ceil(predicted)+1 {
@@ -154,7 +154,7 @@ func testAdminCLIRateLimit(t *testing.T, backend func(*Config)) {
 	if !ex.Allowed || ex.FreshAuthzs != 1 {
 		t.Errorf("explain after reset = %+v, want allowed with 1 new authorization", ex)
 	}
-	wantStatus(t, e.rawOrder(key, kid, "next.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "next.weir.test"), http.StatusCreated)
 
 	// Bad input is refused with the reason and exit code 1.
 	if out := e.weirCLI(t, 1, "ratelimit", "reset", "orders:"+id); !strings.Contains(out, "unknown limit") && !strings.Contains(out, "not") {

@@ -72,8 +72,8 @@ func startAdminFixtureLog(t *testing.T, auth string, logw io.Writer) *adminFixtu
 		t.Fatal(err)
 	}
 	f.serial = ca.SerialHex(leaf.SerialNumber)
-	want429(t, e.rawOrder(f.key, f.kid, "guard2.weir.test"), "order-creation", id)
-	_, victim := e.rawAccount(acmeenv.NewKey(t))
+	want429(t, e.RawOrder(f.key, f.kid, "guard2.weir.test"), "order-creation", id)
+	_, victim := e.RawAccount(acmeenv.NewKey(t))
 	f.victim = strings.TrimPrefix(victim, e.Base+"/acme/account/")
 	return f
 }

@@ -3,7 +3,6 @@
 package server
 
 import (
-	"context"
 	"crypto"
 	"crypto/x509"
 	"encoding/json"
@@ -31,21 +30,6 @@ func (e *testEnv) rawOrderReplaces(key crypto.Signer, kid, certID string, names 
 	return e.PostJWS(key, e.Base+"/acme/new-order", payload, acmeenv.SignOpts{KID: kid})
 }
 
-// registered makes an account with x/crypto/acme; the context ends with
-// the test or after a minute.
-func (e *testEnv) registered(t *testing.T) (context.Context, crypto.Signer, *xacme.Client, *xacme.Account) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
-	t.Cleanup(cancel)
-	key := acmeenv.NewKey(t)
-	c := e.Client(key)
-	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ctx, key, c, acct
-}
-
 // renewalInfo GETs the ARI resource of certID.
 func (e *testEnv) renewalInfo(t *testing.T, certID string) (acmeenv.Response, time.Time, time.Time) {
 	t.Helper()
@@ -70,7 +54,7 @@ func TestARI(t *testing.T) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
 		c.RateLimiting.DuplicateCertificate.Enabled = true
 	})
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	kid := acct.URI
 
 	var dir map[string]any
@@ -108,10 +92,10 @@ func TestARI(t *testing.T) {
 	}
 
 	// order-creation is empty: a plain order is refused...
-	want429(t, e.rawOrder(key, kid, "ari.weir.test", "ari2.weir.test"), "order-creation", acct.URI[strings.LastIndex(acct.URI, "/")+1:])
+	want429(t, e.RawOrder(key, kid, "ari.weir.test", "ari2.weir.test"), "order-creation", acct.URI[strings.LastIndex(acct.URI, "/")+1:])
 	// ...but the renewal that replaces the certificate passes, and issues.
 	res = e.rawOrderReplaces(key, kid, certID, "ari.weir.test", "ari2.weir.test")
-	wantStatus(t, res, http.StatusCreated)
+	acmeenv.WantStatus(t, res, http.StatusCreated)
 	var o struct {
 		Status, Finalize, Replaces string
 	}
@@ -132,7 +116,7 @@ func TestARI(t *testing.T) {
 
 	// What may not be replaced.
 	other := acmeenv.NewKey(t)
-	_, otherKid := e.rawAccount(other)
+	_, otherKid := e.RawAccount(other)
 	newLeaf, err := x509.ParseCertificate(renewed[0])
 	if err != nil {
 		t.Fatal(err)
@@ -169,7 +153,7 @@ func TestIncidentMode(t *testing.T) {
 		c.ACME.MaxIdentifiers = 3
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 100, OrderBurst: 100, SANBudgetPerAccountPerHour: 3}
 	})
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	id := acct.URI[strings.LastIndex(acct.URI, "/")+1:]
 	var leaves []*x509.Certificate
 	for _, n := range []string{"i1.weir.test", "i2.weir.test", "i3.weir.test"} {
@@ -177,7 +161,7 @@ func TestIncidentMode(t *testing.T) {
 		leaves = append(leaves, e.VerifyChain(chain, n))
 	}
 	// The SAN budget (3 an hour) is spent: a plain order is refused.
-	want429(t, e.rawOrder(key, acct.URI, "i1.weir.test"), "san-budget", id)
+	want429(t, e.RawOrder(key, acct.URI, "i1.weir.test"), "san-budget", id)
 	for _, l := range leaves {
 		if _, _, end := e.renewalInfo(t, acme.CertID(l)); !end.After(time.Now()) {
 			t.Fatalf("window of %s already in the past before the incident", l.DNSNames[0])
@@ -203,7 +187,7 @@ func TestIncidentMode(t *testing.T) {
 		}
 		// The wave passes with the SAN budget spent.
 		res = e.rawOrderReplaces(key, acct.URI, acme.CertID(l), l.DNSNames[0])
-		wantStatus(t, res, http.StatusCreated)
+		acmeenv.WantStatus(t, res, http.StatusCreated)
 		var o struct{ Finalize string }
 		_ = json.Unmarshal(res.Body, &o)
 		chain, _, err := c.CreateOrderCert(ctx, o.Finalize, acmeenv.CSRFor(t, acmeenv.NewKey(t), l.DNSNames[0]), true)

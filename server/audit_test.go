@@ -57,7 +57,7 @@ func TestAuditTrail(t *testing.T) {
 	if !strings.HasSuffix(path, "audit-r1.jsonl") {
 		t.Fatalf("audit path %s does not name the replica", path)
 	}
-	ctx, _, c, acct := e.registered(t)
+	ctx, _, c, acct := e.Registered(t)
 	account := e.accountID(acct.URI)
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "a.weir.test"})
 	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonSuperseded); err != nil {

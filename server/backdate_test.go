@@ -56,7 +56,7 @@ func TestBackdateConfig(t *testing.T) {
 // readings before and after the issuance.
 func TestBackdateServe(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	check := func(name string, backdate time.Duration) {
 		t.Helper()
 		before := time.Now().Truncate(time.Second)

@@ -85,8 +85,8 @@ func TestBackupRestore(t *testing.T) {
 		t.Errorf("the admin credential made before the backup, on the restored server: %d, want 200", c)
 	}
 	// The limiter's state came along: one order of the burst of 3 was spent.
-	_, kid := r.rawAccount(acctKey)
-	wantStatus(t, r.rawOrder(acctKey, kid, "r1.weir.test"), 201)
-	wantStatus(t, r.rawOrder(acctKey, kid, "r2.weir.test"), 201)
-	want429(t, r.rawOrder(acctKey, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, r.Base+"/acme/account/"))
+	_, kid := r.RawAccount(acctKey)
+	acmeenv.WantStatus(t, r.RawOrder(acctKey, kid, "r1.weir.test"), 201)
+	acmeenv.WantStatus(t, r.RawOrder(acctKey, kid, "r2.weir.test"), 201)
+	want429(t, r.RawOrder(acctKey, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, r.Base+"/acme/account/"))
 }

@@ -152,7 +152,7 @@ func (m *changeRun) build() {
 		e.weirCLI(t, 0, append([]string{"tenant", "create", matrixTenant}, in.tenant...)...)
 		m.c, m.eab, m.hmac = e.eabKeyAccount(t, matrixTenant, matrixTenant)
 	} else {
-		_, _, m.c, _ = e.registered(t)
+		_, _, m.c, _ = e.Registered(t)
 	}
 	var err error
 	if m.pending, err = m.c.AuthorizeOrder(t.Context(), xacme.DomainIDs(pendingName)); err != nil {

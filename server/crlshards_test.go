@@ -27,7 +27,7 @@ func TestCRLShards(t *testing.T) {
 		c.CA.CRLShards = 3
 		c.CA.CRLDelay = 200 * time.Millisecond
 	})
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("shard.weir.test")...)
 	leaf := e.VerifyChain(chain, "shard.weir.test")
 	dp := leaf.CRLDistributionPoints
@@ -112,7 +112,7 @@ func TestCRLShardsChanged(t *testing.T) {
 	// revoked issues a certificate for name and revokes it.
 	revoked := func(t *testing.T, e *testEnv, name string) *x509.Certificate {
 		t.Helper()
-		ctx, _, c, _ := e.registered(t)
+		ctx, _, c, _ := e.Registered(t)
 		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs(name)...)
 		leaf := e.VerifyChain(chain, name)
 		if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonKeyCompromise); err != nil {

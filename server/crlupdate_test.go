@@ -16,7 +16,7 @@ import (
 // delay (polled, bounded), and weir_crl_regenerations_total counts it.
 func TestCRLUpdater(t *testing.T) {
 	e := startEnv(t, func(c *Config) { c.CA.CRLDelay = 200 * time.Millisecond })
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("crl-updater.weir.test")...)
 	leaf := e.VerifyChain(chain, "crl-updater.weir.test")
 	if _, ok := e.CRLSerials(leaf)[leaf.SerialNumber.String()]; ok {

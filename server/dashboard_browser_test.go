@@ -107,8 +107,8 @@ func TestDashboardBrowser(t *testing.T) {
 	}
 	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	bucket := "order-creation:" + id
-	wantStatus(t, e.rawOrder(key, acct.URI, "b1.weir.test"), 201)
-	want429(t, e.rawOrder(key, acct.URI, "b2.weir.test"), "order-creation", id)
+	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "b1.weir.test"), 201)
+	want429(t, e.RawOrder(key, acct.URI, "b2.weir.test"), "order-creation", id)
 
 	// Log in: / sends the browser to the login page.
 	var loc, heading string
@@ -215,5 +215,5 @@ func TestDashboardBrowser(t *testing.T) {
 	}
 
 	// The reset really freed the bucket: the next order passes.
-	wantStatus(t, e.rawOrder(key, acct.URI, "b3.weir.test"), 201)
+	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "b3.weir.test"), 201)
 }

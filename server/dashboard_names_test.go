@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -20,10 +21,10 @@ import (
 // the names were asked in; a key of a set never asked for has no names.
 func TestAdminDuplicateCertificateNames(t *testing.T) {
 	e := startEnv(t, func(c *Config) { c.RateLimiting.DuplicateCertificate.Enabled = true })
-	_, key, _, acct := e.registered(t)
+	_, key, _, acct := e.Registered(t)
 	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	names := []string{"p2.weir.test", "p1.weir.test"}
-	wantStatus(t, e.rawOrder(key, acct.URI, names...), 201)
+	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, names...), 201)
 
 	token := e.adminToken(t)
 	status := func(k string) admin.BucketView {

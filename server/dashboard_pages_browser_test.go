@@ -60,7 +60,7 @@ func TestDashboardFixesBrowser(t *testing.T) {
 		dup := &c.RateLimiting.DuplicateCertificate
 		dup.Enabled, dup.MaxPerWindow = true, 1
 	})
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 
 	// An order whose only challenge fails: nothing serves its token.
@@ -76,7 +76,7 @@ func TestDashboardFixesBrowser(t *testing.T) {
 	e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs(names...)...)
 	dupKey := ratelimit.FQDNSetKey(id, names)
 	for range 3 {
-		want429(t, e.rawOrder(key, acct.URI, names...), "duplicate-certificate", dupKey)
+		want429(t, e.RawOrder(key, acct.URI, names...), "duplicate-certificate", dupKey)
 	}
 
 	dashLogin(t, bctx, e)

@@ -177,7 +177,7 @@ func TestDashboardPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	serial := ca.SerialHex(leaf.SerialNumber)
-	want429(t, e.rawOrder(key, acct.URI, "dash2.weir.test"), "order-creation", id)
+	want429(t, e.RawOrder(key, acct.URI, "dash2.weir.test"), "order-creation", id)
 
 	d := newDashClient(t, e.adminURL)
 	token := e.adminToken(t)
@@ -274,7 +274,7 @@ func TestDashboardPages(t *testing.T) {
 		if rem, _, _ := bucketRemaining(d.get("/limiter?status_by=key&status="+bucket).body, "status-result", bucket); rem != "0" {
 			t.Errorf("after refused resets %s has %s left, want 0", bucket, rem)
 		}
-		wantStatus(t, e.rawOrder(key, acct.URI, "dash3.weir.test"), http.StatusTooManyRequests)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "dash3.weir.test"), http.StatusTooManyRequests)
 	})
 
 	csrf := csrfOf(t, d.get("/limiter"))
@@ -294,7 +294,7 @@ func TestDashboardPages(t *testing.T) {
 			t.Error("the flash message is shown twice")
 		}
 		// The bucket is really free: the next order passes.
-		wantStatus(t, e.rawOrder(key, acct.URI, "dash4.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "dash4.weir.test"), http.StatusCreated)
 
 		// An off-site back is ignored; a bad key is told in the flash.
 		p = d.post("/limiter/reset", url.Values{"key": {"no-such-limit:1"}, "csrf": {csrf}, "back": {"//evil.example/"}})
@@ -321,7 +321,7 @@ func TestDashboardPages(t *testing.T) {
 	t.Run("deactivate and paging", func(t *testing.T) {
 		var ids []string
 		for range 3 {
-			_, kid := e.rawAccount(acmeenv.NewKey(t))
+			_, kid := e.RawAccount(acmeenv.NewKey(t))
 			ids = append(ids, strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 		}
 		// Newest first, one per page: the pager walks back through them.

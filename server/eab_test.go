@@ -233,16 +233,16 @@ func TestEAB(t *testing.T) {
 
 	// The team-x override: order-burst 10 instead of the default 3.
 	plainKey := acmeenv.NewKey(t)
-	_, plainKid := e.rawAccount(plainKey)
+	_, plainKid := e.RawAccount(plainKey)
 	plainID := e.accountID(plainKid)
 	for i := range 10 {
-		wantStatus(t, e.rawOrder(acctKey, acct.URI, fmt.Sprintf("x%d.weir.test", i)), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(acctKey, acct.URI, fmt.Sprintf("x%d.weir.test", i)), http.StatusCreated)
 	}
-	want429(t, e.rawOrder(acctKey, acct.URI, "x10.weir.test"), "order-creation", boundID)
+	want429(t, e.RawOrder(acctKey, acct.URI, "x10.weir.test"), "order-creation", boundID)
 	for i := range 3 {
-		wantStatus(t, e.rawOrder(plainKey, plainKid, fmt.Sprintf("p%d.weir.test", i)), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(plainKey, plainKid, fmt.Sprintf("p%d.weir.test", i)), http.StatusCreated)
 	}
-	want429(t, e.rawOrder(plainKey, plainKid, "p3.weir.test"), "order-creation", plainID)
+	want429(t, e.RawOrder(plainKey, plainKid, "p3.weir.test"), "order-creation", plainID)
 
 	// ratelimit status and explain judge by the same limits.
 	var st struct{ Buckets []admin.BucketView }
@@ -272,7 +272,7 @@ func TestEABRequired(t *testing.T) {
 	if !e.eabRequired(t) {
 		t.Error("directory meta.externalAccountRequired is false; want true")
 	}
-	res, _ := e.rawAccount(acmeenv.NewKey(t))
+	res, _ := e.RawAccount(acmeenv.NewKey(t))
 	if typ, detail := res.Problem(); res.Status != http.StatusForbidden || typ != string(acme.ProbExternalAccountRequired) {
 		t.Fatalf("new-account without EAB: %d %s %q; want 403 externalAccountRequired", res.Status, typ, detail)
 	}
@@ -290,12 +290,12 @@ func TestEABRequired(t *testing.T) {
 		t.Fatalf("onlyReturnExisting without EAB: %+v, %v; want account %s", got, err, acct.URI)
 	}
 	// A plain new-account for the existing key returns it too (200).
-	res, loc := e.rawAccount(key)
+	res, loc := e.RawAccount(key)
 	if res.Status != http.StatusOK || loc != acct.URI {
 		t.Errorf("new-account without EAB for an existing key: %d %s; want 200 %s", res.Status, loc, acct.URI)
 	}
 	// The account works: an order.
-	wantStatus(t, e.rawOrder(key, acct.URI, "req.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "req.weir.test"), http.StatusCreated)
 }
 
 // TestEABConcurrent: of 8 clients racing to bind one key, exactly one

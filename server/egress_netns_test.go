@@ -112,7 +112,7 @@ func egressMetadataInNetns(t *testing.T) {
 
 	e.DNS.SetA("meta.weir.test", netip.MustParseAddr("169.254.169.254"))
 	e.DNS.SetA("meta6.weir.test", netip.MustParseAddr("fd00:ec2::254"))
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	redirectTo := func(to string) func(string) {
 		return func(token string) { e.Redirect.Store(token, to) }
 	}

@@ -109,7 +109,7 @@ func TestEgressAdminListener(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET /api/v1/config: %d, want 200 (admin.auth none)", res.StatusCode)
 	}
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	to := "http://127.0.0.1:" + adminPort + "/api/v1/config"
 	p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "redirect.weir.test"}, "http-01", func(token string) {
 		e.Redirect.Store(token, to)
@@ -124,7 +124,7 @@ func TestEgressAdminListener(t *testing.T) {
 // invalid policy is refused with its key.
 func TestEgressReload(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	solve := func(token string) {
 		ka, _ := c.HTTP01ChallengeResponse(token)
 		e.Tokens.Store(token, ka)

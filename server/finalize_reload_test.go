@@ -59,7 +59,7 @@ func TestFinalizeAfterReload(t *testing.T) {
 	for _, tc := range liveRuleChanges("gone.weir.test") {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEnv(t, nil)
-			ctx, key, c, acct := e.registered(t)
+			ctx, key, c, acct := e.Registered(t)
 			url, o := e.readyProfileOrder(ctx, c, acct.URI, "", "gone.weir.test")
 
 			e.reloadWith(tc.edit)
@@ -88,7 +88,7 @@ func TestFinalizeAfterReload(t *testing.T) {
 // order invalid with new-order's problem.
 func TestFinalizeTakeoverAfterReload(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	url, _ := e.readyProfileOrder(ctx, c, acct.URI, "", "gone.weir.test")
 	id := url[strings.LastIndex(url, "/")+1:]
 

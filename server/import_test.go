@@ -42,7 +42,7 @@ func TestImportKeepsRevocation(t *testing.T) {
 	t.Run("issue, then import while weir runs", func(t *testing.T) {
 		e := startEnv(t, useDir)
 		cfg = e.cfg
-		ctx, _, c, _ := e.registered(t)
+		ctx, _, c, _ := e.Registered(t)
 		chain, _ = e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "before.weir.test"})
 		leaf = e.VerifyChain(chain, "before.weir.test")
 		newCert, newKeyPEM = signedIntermediate(t, dd, work, "weir Intermediate CA 2")
@@ -199,7 +199,7 @@ func TestImportRefusedStores(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		dsn := postgresSchema(t)
 		e := startEnv(t, func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 4} })
-		ctx, _, c, _ := e.registered(t)
+		ctx, _, c, _ := e.Registered(t)
 		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "pg.weir.test"})
 		leaf := e.VerifyChain(chain, "pg.weir.test")
 		cert, key := signedIntermediate(t, e.cfg.DataDir, t.TempDir(), "weir Intermediate CA 2")
@@ -229,7 +229,7 @@ func TestImportRefusedStores(t *testing.T) {
 			c.DataDir = cfg.DataDir
 			c.CA.Issuers, c.CA.ActiveIssuer = []IssuerConfig{{ID: "r2"}}, "r2"
 		})
-		ctx, _, c, _ := e.registered(t)
+		ctx, _, c, _ := e.Registered(t)
 		e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "r2.weir.test"})
 		cert3, key3 := signedIntermediate(t, cfg.DataDir, t.TempDir(), "weir Intermediate CA R3")
 		before := treeOf(t, dataPath(cfg.DataDir, "ca"))

@@ -104,7 +104,7 @@ func (e *testEnv) finalizeWith(key crypto.Signer, kid string, o *xacme.Order, cs
 // and the order stays ready; a SHA-256 CSR then issues.
 func TestHardeningCSRSignatureAlgorithms(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	o := e.readyOrder(t, c, "csr.weir.test")
 	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -131,7 +131,7 @@ func TestHardeningCSRSignatureAlgorithms(t *testing.T) {
 		})
 	}
 	res := e.finalizeWith(key, acct.URI, o, csrWith(rsaKey, x509.SHA256WithRSA))(t)
-	wantStatus(t, res, http.StatusOK)
+	acmeenv.WantStatus(t, res, http.StatusOK)
 }
 
 // TestHardeningRevocationReasons: through ACME a subscriber may give only
@@ -141,7 +141,7 @@ func TestHardeningCSRSignatureAlgorithms(t *testing.T) {
 // a certificate on hold either.
 func TestHardeningRevocationReasons(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("hold.weir.test")...)
 	leaf := e.VerifyChain(chain, "hold.weir.test")
 	serial := ca.SerialHex(leaf.SerialNumber)
@@ -186,10 +186,10 @@ func TestHardeningRevocationReasons(t *testing.T) {
 // bases too), CSR names and contact domains; a valid IDN still issues.
 func TestHardeningALabels(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	o := e.readyOrder(t, c, "idn.weir.test")
 	order := func(name string) func(*testing.T) acmeenv.Response {
-		return func(*testing.T) acmeenv.Response { return e.rawOrder(key, acct.URI, name) }
+		return func(*testing.T) acmeenv.Response { return e.RawOrder(key, acct.URI, name) }
 	}
 	rejected := func(name, detail string, id acme.Identifier) badCase {
 		return badCase{name: name, send: order(name), status: http.StatusBadRequest, typ: acme.ProbRejectedIdentifier, detail: detail,
@@ -219,7 +219,7 @@ func TestHardeningALabels(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) { wantRefused(t, e, tc) })
 	}
 	for _, name := range []string{"xn--bcher-kva.weir.test", "*.xn--bcher-kva.weir.test", "xn--mgbh0fb.weir.test"} {
-		wantStatus(t, e.rawOrder(key, acct.URI, name), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, name), http.StatusCreated)
 	}
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("xn--j6w193g.weir.test")...)
 	e.VerifyChain(chain, "xn--j6w193g.weir.test")
@@ -232,7 +232,7 @@ func TestHardeningALabels(t *testing.T) {
 // form names it.
 func TestHardeningARISerialWithoutSignOctet(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	// Serials are 128 random bits: half have the high bit set. 30 tries
 	// all miss with probability 2^-30.
 	var leaf *x509.Certificate
@@ -252,13 +252,13 @@ func TestHardeningARISerialWithoutSignOctet(t *testing.T) {
 	}
 
 	res, start, end := e.renewalInfo(t, unpadded)
-	wantStatus(t, res, http.StatusOK)
+	acmeenv.WantStatus(t, res, http.StatusOK)
 	if _, wantStart, wantEnd := e.renewalInfo(t, canonical); !start.Equal(wantStart) || !end.Equal(wantEnd) {
 		t.Errorf("window of %s [%s, %s]; want that of %s, [%s, %s]", unpadded, start, end, canonical, wantStart, wantEnd)
 	}
 
 	res = e.rawOrderReplaces(key, acct.URI, unpadded, "ari.weir.test")
-	wantStatus(t, res, http.StatusCreated)
+	acmeenv.WantStatus(t, res, http.StatusCreated)
 	var o struct{ Status, Finalize, Replaces string }
 	if err := json.Unmarshal(res.Body, &o); err != nil || o.Status != "ready" || o.Replaces != canonical {
 		t.Fatalf("renewal order %+v (%v); want ready, replacing %s", o, err, canonical)
@@ -300,7 +300,7 @@ func TestHardeningContactWhitespace(t *testing.T) {
 			key = acmeenv.NewKey(t)
 			payload := marshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "contact": []string{contact}})
 			res := e.PostJWS(key, newAccountURL, payload, acmeenv.SignOpts{})
-			wantStatus(t, res, http.StatusCreated)
+			acmeenv.WantStatus(t, res, http.StatusCreated)
 			kid = res.Header.Get("Location")
 			want := []string{"mailto:name@weir.test"}
 			if returned, stored := contactsOf(t, res, kid); !slices.Equal(returned, want) || !slices.Equal(stored, want) {
@@ -312,7 +312,7 @@ func TestHardeningContactWhitespace(t *testing.T) {
 		t.Fatal("no account was created")
 	}
 	res := e.PostJWS(key, kid, []byte(`{"contact":["mailto: other@weir.test"]}`), acmeenv.SignOpts{KID: kid})
-	wantStatus(t, res, http.StatusOK)
+	acmeenv.WantStatus(t, res, http.StatusOK)
 	if returned, stored := contactsOf(t, res, kid); !slices.Equal(returned, stored) || !slices.Equal(stored, []string{"mailto:other@weir.test"}) {
 		t.Fatalf("updated contact: returned %q, stored %q; want mailto:other@weir.test", returned, stored)
 	}

@@ -124,8 +124,8 @@ func TestMetricsEndToEnd(t *testing.T) {
 	before := time.Now()
 
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("m1.weir.test")...)
-	wantStatus(t, e.rawOrder(key, acct.URI, "m2.weir.test"), http.StatusCreated)
-	want429(t, e.rawOrder(key, acct.URI, "m3.weir.test"), "order-creation", id)
+	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "m2.weir.test"), http.StatusCreated)
+	want429(t, e.RawOrder(key, acct.URI, "m3.weir.test"), "order-creation", id)
 	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonSuperseded); err != nil {
 		t.Fatal(err)
 	}

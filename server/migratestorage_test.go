@@ -329,7 +329,7 @@ func TestMigrateStorage(t *testing.T) {
 		t.Errorf("renewal-info of the old certificate: %d %s", res.Status, res.Body)
 	}
 	res := e.rawOrderReplaces(keyB, e.onBase(acctB), certID, "renew.move.weir.test")
-	wantStatus(t, res, http.StatusCreated)
+	acmeenv.WantStatus(t, res, http.StatusCreated)
 	var ro struct{ Status, Finalize, Replaces string }
 	if err := json.Unmarshal(res.Body, &ro); err != nil || ro.Status != "ready" || ro.Replaces != certID {
 		t.Fatalf("renewal order %+v (%v): want ready (the old authorization reused) replacing %s", ro, err, certID)

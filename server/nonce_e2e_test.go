@@ -157,7 +157,7 @@ func TestSharedNoncesRedis(t *testing.T) {
 	key := acmeenv.NewKey(t)
 	n := a.Nonce()
 	res := b.PostJWS(key, b.Base+"/acme/new-account", []byte(`{"termsOfServiceAgreed":true}`), acmeenv.SignOpts{Nonce: n})
-	wantStatus(t, res, http.StatusCreated)
+	acmeenv.WantStatus(t, res, http.StatusCreated)
 	res = a.PostJWS(key, a.Base+"/acme/new-account", []byte(`{"termsOfServiceAgreed":true}`), acmeenv.SignOpts{Nonce: n})
 	if typ, detail := res.Problem(); typ != string(acme.ProbBadNonce) || !strings.Contains(detail, "already used") {
 		t.Fatalf("the same nonce again, on A: %d %s %q; want badNonce, already used", res.Status, typ, detail)

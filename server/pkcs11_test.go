@@ -75,7 +75,7 @@ func TestPKCS11Issuance(t *testing.T) {
 		}
 	}
 	e := startEnv(t, func(c *Config) { c.CA.Intermediate = ic })
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "hsm.weir.test"})
 	e.VerifyChain(chain, "hsm.weir.test")
 }
@@ -87,7 +87,7 @@ func TestPKCS11Issuance(t *testing.T) {
 func TestPKCS11TokenRemovedWhileServing(t *testing.T) {
 	ic, tok := hsmIntermediate(t)
 	e := startEnv(t, func(c *Config) { c.CA.Intermediate = ic; c.Challenges.Timeout = time.Second })
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	url, o := e.readyProfileOrder(ctx, c, acct.URI, "", "removed.weir.test")
 
 	dir := filepath.Join(tok.Dir, "tokens")

@@ -198,7 +198,7 @@ func (e *testEnv) profileOrder(key crypto.Signer, kid, profile string, extra map
 func (e *testEnv) readyProfileOrder(ctx context.Context, c *xacme.Client, kid, profile string, names ...string) (string, orderJSON) {
 	e.t.Helper()
 	res := e.profileOrder(c.Key, kid, profile, nil, names...)
-	wantStatus(e.t, res, http.StatusCreated)
+	acmeenv.WantStatus(e.t, res, http.StatusCreated)
 	var o orderJSON
 	if err := json.Unmarshal(res.Body, &o); err != nil {
 		e.t.Fatal(err)
@@ -228,7 +228,7 @@ func csrWithCN(t *testing.T, key crypto.Signer, cn string, names ...string) []by
 func (e *testEnv) getOrder(key crypto.Signer, kid, url string) orderJSON {
 	e.t.Helper()
 	res := e.PostJWS(key, url, []byte{}, acmeenv.SignOpts{KID: kid})
-	wantStatus(e.t, res, http.StatusOK)
+	acmeenv.WantStatus(e.t, res, http.StatusOK)
 	var o orderJSON
 	if err := json.Unmarshal(res.Body, &o); err != nil {
 		e.t.Fatal(err)
@@ -372,7 +372,7 @@ func TestProfiles(t *testing.T) {
 			t.Errorf("identifier: got %v, want ip 127.0.0.1", p.Identifier)
 		}
 		// The same IP under a profile that allows it is fine.
-		wantStatus(t, e.profileOrder(c.Key, kid, "tls-server", nil, "127.0.0.1"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.profileOrder(c.Key, kid, "tls-server", nil, "127.0.0.1"), http.StatusCreated)
 	})
 	t.Run("notAfter within the profile's lifetime", func(t *testing.T) {
 		na := func(d time.Duration) map[string]any {
@@ -383,8 +383,8 @@ func TestProfiles(t *testing.T) {
 			!strings.Contains(detail, "exceeds the maximum certificate lifetime of 168h0m0s") {
 			t.Errorf("notAfter in 8 days under shortlived: got %d %s", res.Status, res.Body)
 		}
-		wantStatus(t, e.profileOrder(c.Key, kid, "shortlived", na(6*day), "na.weir.test"), http.StatusCreated)
-		wantStatus(t, e.profileOrder(c.Key, kid, "tls-server", na(8*day), "na.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.profileOrder(c.Key, kid, "shortlived", na(6*day), "na.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.profileOrder(c.Key, kid, "tls-server", na(8*day), "na.weir.test"), http.StatusCreated)
 	})
 
 	t.Run("reload", func(t *testing.T) {
@@ -403,7 +403,7 @@ func TestProfiles(t *testing.T) {
 			t.Errorf("meta.profiles after reload: got %q, want %q", got, want)
 		}
 		res := e.profileOrder(c.Key, kid, "", nil, "after.weir.test")
-		wantStatus(t, res, http.StatusCreated)
+		acmeenv.WantStatus(t, res, http.StatusCreated)
 		var after orderJSON
 		_ = json.Unmarshal(res.Body, &after)
 		if after.Profile != "tls-client-server" {

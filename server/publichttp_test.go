@@ -57,7 +57,7 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 	if !strings.HasPrefix(e.artefacts, "http://127.0.0.1:") {
 		t.Fatalf("the artefacts' base URL is %s, want the plain-HTTP listener's", e.artefacts)
 	}
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("plain.weir.test")...)
 	leaf := e.VerifyChain(chain, "plain.weir.test")
 	inter, err := x509.ParseCertificate(chain[1])

@@ -112,8 +112,8 @@ func TestRateLimitHeaders(t *testing.T) {
 	noRateLimitFields(t, "directory", e.Get(t, e.Base+"/directory"))
 	noRateLimitFields(t, "new-nonce", e.Post(e.Base+"/acme/new-nonce", "", nil))
 	key := acmeenv.NewKey(t)
-	res, kid := e.rawAccount(key)
-	wantStatus(t, res, http.StatusCreated)
+	res, kid := e.RawAccount(key)
+	acmeenv.WantStatus(t, res, http.StatusCreated)
 	noRateLimitFields(t, "new-account (signed with a JWK)", res)
 	id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 
@@ -126,7 +126,7 @@ func TestRateLimitHeaders(t *testing.T) {
 
 	// Before any order: a full bucket, whole again at once.
 	res = e.postAsGet(key, kid, kid)
-	wantStatus(t, res, http.StatusOK)
+	acmeenv.WantStatus(t, res, http.StatusOK)
 	p, l := rateLimitFields(t, "account before any order", res)
 	wantPolicy("account before any order", p)
 	if l.params["r"] != 3 || l.params["t"] != 0 {
@@ -137,8 +137,8 @@ func TestRateLimitHeaders(t *testing.T) {
 	// the bucket is full again (1, 2 hours); with none left, the time until
 	// the next token (1 hour). The test allows a few seconds of slowness.
 	for i, want := range []struct{ r, t int64 }{{2, T}, {1, 2 * T}, {0, T}} {
-		res := e.rawOrder(key, kid, "q"+strconv.Itoa(i)+".weir.test")
-		wantStatus(t, res, http.StatusCreated)
+		res := e.RawOrder(key, kid, "q"+strconv.Itoa(i)+".weir.test")
+		acmeenv.WantStatus(t, res, http.StatusCreated)
 		what := "order " + strconv.Itoa(i+1)
 		p, l := rateLimitFields(t, what, res)
 		wantPolicy(what, p)
@@ -149,7 +149,7 @@ func TestRateLimitHeaders(t *testing.T) {
 	}
 
 	// The fourth is refused: r = 0 and t is exactly the Retry-After.
-	res = e.rawOrder(key, kid, "q3.weir.test")
+	res = e.RawOrder(key, kid, "q3.weir.test")
 	ra := want429(t, res, "order-creation", id)
 	p, l = rateLimitFields(t, "the 429", res)
 	wantPolicy("the 429", p)
@@ -188,7 +188,7 @@ func TestRateLimitHeaders(t *testing.T) {
 	// still empty, the next token an hour away.
 	for range 2 {
 		res = e.postAsGet(key, kid, kid)
-		wantStatus(t, res, http.StatusOK)
+		acmeenv.WantStatus(t, res, http.StatusOK)
 		p, l = rateLimitFields(t, "account after the 429", res)
 		wantPolicy("account after the 429", p)
 		if l.params["r"] != 0 {
@@ -199,7 +199,7 @@ func TestRateLimitHeaders(t *testing.T) {
 	// A refused request that spent nothing (a malformed new-order) still
 	// shows the bucket.
 	res = e.PostJWS(key, e.Base+"/acme/new-order", []byte(`{"identifiers":[]}`), acmeenv.SignOpts{KID: kid})
-	wantStatus(t, res, http.StatusBadRequest)
+	acmeenv.WantStatus(t, res, http.StatusBadRequest)
 	if _, l := rateLimitFields(t, "malformed new-order", res); l.params["r"] != 0 {
 		t.Errorf("malformed new-order: r = %d, want 0", l.params["r"])
 	}
@@ -246,7 +246,7 @@ func TestRateLimitedProblemMembers(t *testing.T) {
 		}
 	}
 
-	res := e.rawOrder(key, acct.URI, names...)
+	res := e.RawOrder(key, acct.URI, names...)
 	ra := want429(t, res, "failed-validation", id+":f")
 	type member struct {
 		Type       string
@@ -311,19 +311,19 @@ func TestQuotaResource(t *testing.T) {
 		t.Fatalf("meta.quota = %q, want %s/acme/quota", dir.Meta.Quota, e.Base)
 	}
 	key := acmeenv.NewKey(t)
-	_, kid := e.rawAccount(key)
+	_, kid := e.RawAccount(key)
 	id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
-	wantStatus(t, e.rawOrder(key, kid, "qa.weir.test", "qb.weir.test"), http.StatusCreated)
-	wantStatus(t, e.rawOrder(key, kid, "qc.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "qa.weir.test", "qb.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "qc.weir.test"), http.StatusCreated)
 
 	// The quota resource needs POST-as-GET signed with the account's kid.
 	res := e.PostJWS(key, dir.Meta.Quota, []byte(`{}`), acmeenv.SignOpts{KID: kid})
-	wantStatus(t, res, http.StatusBadRequest)
+	acmeenv.WantStatus(t, res, http.StatusBadRequest)
 	res = e.postAsGet(key, "", dir.Meta.Quota)
-	wantStatus(t, res, http.StatusBadRequest)
+	acmeenv.WantStatus(t, res, http.StatusBadRequest)
 
 	res = e.postAsGet(key, kid, dir.Meta.Quota)
-	wantStatus(t, res, http.StatusOK)
+	acmeenv.WantStatus(t, res, http.StatusOK)
 	rateLimitFields(t, "quota resource", res)
 	var quota struct {
 		Account string

@@ -18,25 +18,6 @@ import (
 	"github.com/weir-pki/weir/ratelimit"
 )
 
-// rawAccount registers key with a hand-made request and returns the
-// response and the account URL.
-func (e *testEnv) rawAccount(key crypto.Signer) (acmeenv.Response, string) {
-	e.t.Helper()
-	res := e.PostJWS(key, e.Base+"/acme/new-account", []byte(`{"termsOfServiceAgreed":true}`), acmeenv.SignOpts{})
-	return res, res.Header.Get("Location")
-}
-
-// rawOrder asks for an order for names.
-func (e *testEnv) rawOrder(key crypto.Signer, kid string, names ...string) acmeenv.Response {
-	e.t.Helper()
-	var ids []map[string]string
-	for _, n := range names {
-		ids = append(ids, map[string]string{"type": "dns", "value": n})
-	}
-	payload, _ := json.Marshal(map[string]any{"identifiers": ids})
-	return e.PostJWS(key, e.Base+"/acme/new-order", payload, acmeenv.SignOpts{KID: kid})
-}
-
 // want429 checks a rate-limit rejection: status, type, an integer
 // Retry-After of at least 1 second, Link rel="help", a fresh nonce, and a
 // detail naming the limit and key.
@@ -73,13 +54,6 @@ func wantRefusalFields(t *testing.T, what string, res acmeenv.Response, limit st
 	}
 	if l.params["r"] != 0 || l.params["t"] != int64(ra) || len(l.params) != 2 {
 		t.Errorf("%s: RateLimit %q, want r=0;t=%d (the Retry-After)", what, res.Header.Get("RateLimit"), ra)
-	}
-}
-
-func wantStatus(t *testing.T, res acmeenv.Response, status int) {
-	t.Helper()
-	if res.Status != status {
-		t.Fatalf("status %d, want %d: %s", res.Status, status, res.Body)
 	}
 }
 
@@ -166,10 +140,10 @@ func TestRateLimitLayers(t *testing.T) {
 			c.RateLimiting.AccountCreation = ratelimit.AccountCreationConfig{Enabled: true, PerIPPerHour: 5, Burst: 2}
 		})
 		for range 2 {
-			res, _ := e.rawAccount(acmeenv.NewKey(t))
-			wantStatus(t, res, http.StatusCreated)
+			res, _ := e.RawAccount(acmeenv.NewKey(t))
+			acmeenv.WantStatus(t, res, http.StatusCreated)
 		}
-		res, _ := e.rawAccount(acmeenv.NewKey(t))
+		res, _ := e.RawAccount(acmeenv.NewKey(t))
 		// 5 per hour: the next slot is 12 minutes away.
 		ra := want429(t, res, "account-creation", "127.0.0.1")
 		if ra < 719 || ra > 720 {
@@ -192,12 +166,12 @@ func TestRateLimitLayers(t *testing.T) {
 		for range 3 {
 			key = acmeenv.NewKey(t)
 			var res acmeenv.Response
-			res, kid = e.rawAccount(key)
-			wantStatus(t, res, http.StatusCreated)
+			res, kid = e.RawAccount(key)
+			acmeenv.WantStatus(t, res, http.StatusCreated)
 		}
-		wantStatus(t, e.rawOrder(key, kid, "w1.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "w1.weir.test"), http.StatusCreated)
 		// The account limits still apply to a whitelisted client.
-		want429(t, e.rawOrder(key, kid, "w2.weir.test"), "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
+		want429(t, e.RawOrder(key, kid, "w2.weir.test"), "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 	})
 
 	t.Run("order-creation", func(t *testing.T) {
@@ -205,11 +179,11 @@ func TestRateLimitLayers(t *testing.T) {
 			c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 		})
 		key := acmeenv.NewKey(t)
-		_, kid := e.rawAccount(key)
+		_, kid := e.RawAccount(key)
 		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
-		wantStatus(t, e.rawOrder(key, kid, "o1.weir.test"), http.StatusCreated)
-		wantStatus(t, e.rawOrder(key, kid, "o2.weir.test"), http.StatusCreated)
-		if ra := want429(t, e.rawOrder(key, kid, "o3.weir.test"), "order-creation", id); ra < 179 || ra > 180 {
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "o1.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "o2.weir.test"), http.StatusCreated)
+		if ra := want429(t, e.RawOrder(key, kid, "o3.weir.test"), "order-creation", id); ra < 179 || ra > 180 {
 			t.Errorf("Retry-After = %d, want 180 (20 per hour)", ra)
 		}
 	})
@@ -220,10 +194,10 @@ func TestRateLimitLayers(t *testing.T) {
 			c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 5, SANBudgetPerAccountPerHour: 4}
 		})
 		key := acmeenv.NewKey(t)
-		_, kid := e.rawAccount(key)
+		_, kid := e.RawAccount(key)
 		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
-		wantStatus(t, e.rawOrder(key, kid, "s1.weir.test", "s2.weir.test", "s3.weir.test"), http.StatusCreated)
-		want429(t, e.rawOrder(key, kid, "s4.weir.test", "s5.weir.test"), "san-budget", id)
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "s1.weir.test", "s2.weir.test", "s3.weir.test"), http.StatusCreated)
+		want429(t, e.RawOrder(key, kid, "s4.weir.test", "s5.weir.test"), "san-budget", id)
 	})
 
 	t.Run("duplicate-certificate", func(t *testing.T) {
@@ -238,17 +212,17 @@ func TestRateLimitLayers(t *testing.T) {
 			t.Fatal(err)
 		}
 		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("dup.weir.test")...)
-		ra := want429(t, e.rawOrder(key, acct.URI, "dup.weir.test"), "duplicate-certificate", "")
+		ra := want429(t, e.RawOrder(key, acct.URI, "dup.weir.test"), "duplicate-certificate", "")
 		// Retry-After is when the certificate leaves the one-hour window.
 		if ra < 3590 || ra > 3600 {
 			t.Errorf("Retry-After = %d, want about 3600", ra)
 		}
 		// Another name set is not a duplicate; revoking frees the slot.
-		wantStatus(t, e.rawOrder(key, acct.URI, "dup.weir.test", "dup2.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "dup.weir.test", "dup2.weir.test"), http.StatusCreated)
 		if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonSuperseded); err != nil {
 			t.Fatal(err)
 		}
-		wantStatus(t, e.rawOrder(key, acct.URI, "dup.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "dup.weir.test"), http.StatusCreated)
 	})
 
 	t.Run("failed-validation", func(t *testing.T) {
@@ -281,9 +255,9 @@ func TestRateLimitLayers(t *testing.T) {
 		if _, err := c.WaitAuthorization(ctx, o.AuthzURLs[0]); err == nil {
 			t.Fatal("validation passed; want it to fail")
 		}
-		want429(t, e.rawOrder(key, acct.URI, "fail.weir.test"), "failed-validation", "fail.weir.test")
+		want429(t, e.RawOrder(key, acct.URI, "fail.weir.test"), "failed-validation", "fail.weir.test")
 		// The wildcard is counted apart from its base name.
-		wantStatus(t, e.rawOrder(key, acct.URI, "*.fail.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "*.fail.weir.test"), http.StatusCreated)
 	})
 
 	t.Run("pending-authorizations", func(t *testing.T) {
@@ -292,10 +266,10 @@ func TestRateLimitLayers(t *testing.T) {
 			c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 2}
 		})
 		key := acmeenv.NewKey(t)
-		_, kid := e.rawAccount(key)
+		_, kid := e.RawAccount(key)
 		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
-		wantStatus(t, e.rawOrder(key, kid, "p1.weir.test", "p2.weir.test"), http.StatusCreated)
-		ra := want429(t, e.rawOrder(key, kid, "p3.weir.test"), "pending-authorizations", id)
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "p1.weir.test", "p2.weir.test"), http.StatusCreated)
+		ra := want429(t, e.RawOrder(key, kid, "p3.weir.test"), "pending-authorizations", id)
 		// Retry-After is when the soonest pending authorization expires.
 		if want := int(e.cfg.ACME.PendingAuthzLifetime.Seconds()); ra < want-10 || ra > want {
 			t.Errorf("Retry-After = %d, want about %d", ra, want)
@@ -314,7 +288,7 @@ func TestRateLimitLayers(t *testing.T) {
 		e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("a.rd.example.com")...)
 		// Another account, another name, same eTLD+1.
 		key := acmeenv.NewKey(t)
-		_, kid := e.rawAccount(key)
-		want429(t, e.rawOrder(key, kid, "b.rd.example.com"), "registered-domain", "example.com")
+		_, kid := e.RawAccount(key)
+		want429(t, e.RawOrder(key, kid, "b.rd.example.com"), "registered-domain", "example.com")
 	})
 }

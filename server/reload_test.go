@@ -51,9 +51,9 @@ func (e *testEnv) writeConfigBytes(b []byte) {
 func TestReload(t *testing.T) {
 	e := startEnv(t, nil)
 	key := acmeenv.NewKey(t)
-	_, kid := e.rawAccount(key)
+	_, kid := e.RawAccount(key)
 	id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
-	wantStatus(t, e.rawOrder(key, kid, "before.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "before.weir.test"), http.StatusCreated)
 
 	cfg := e.cfg
 	cfg.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
@@ -62,10 +62,10 @@ func TestReload(t *testing.T) {
 	if err := e.srv.reload("test"); err != nil {
 		t.Fatalf("reload: %v", err)
 	}
-	wantStatus(t, e.rawOrder(key, kid, "one.weir.test"), http.StatusCreated)
-	wantStatus(t, e.rawOrder(key, kid, "two.weir.test"), http.StatusCreated)
-	want429(t, e.rawOrder(key, kid, "three.weir.test"), "order-creation", id)
-	if typ, _ := e.rawOrder(key, kid, "x.blocked.test").Problem(); typ != "urn:ietf:params:acme:error:rejectedIdentifier" {
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "one.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "two.weir.test"), http.StatusCreated)
+	want429(t, e.RawOrder(key, kid, "three.weir.test"), "order-creation", id)
+	if typ, _ := e.RawOrder(key, kid, "x.blocked.test").Problem(); typ != "urn:ietf:params:acme:error:rejectedIdentifier" {
 		t.Errorf("the reloaded policy was not applied: %s", typ)
 	}
 
@@ -77,7 +77,7 @@ func TestReload(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "rate-limiting.order-creation.order-burst") {
 		t.Fatalf("reload of an invalid file: err = %v, want one naming the key", err)
 	}
-	want429(t, e.rawOrder(key, kid, "four.weir.test"), "order-creation", id)
+	want429(t, e.RawOrder(key, kid, "four.weir.test"), "order-creation", id)
 	if err := os.WriteFile(e.srv.configPath, []byte("rate-limiting: [not, a, map"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -98,9 +98,9 @@ func TestReload(t *testing.T) {
 	if err := e.srv.reload("test"); err != nil {
 		t.Fatalf("reload: %v", err)
 	}
-	wantStatus(t, e.rawOrder(key, kid, "five.weir.test"), http.StatusCreated)
-	wantStatus(t, e.rawOrder(key, kid, "six.weir.test"), http.StatusCreated)
-	want429(t, e.rawOrder(key, kid, "seven.weir.test"), "order-creation", id)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "five.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "six.weir.test"), http.StatusCreated)
+	want429(t, e.RawOrder(key, kid, "seven.weir.test"), "order-creation", id)
 	if r := e.srv.reloaded.restart; !slices.Contains(r, "server.listen") || !slices.Contains(r, "admin") {
 		t.Errorf("needs restart = %v, want server.listen and admin", r)
 	}
@@ -449,9 +449,9 @@ func TestReloadRefusesBrokenEdit(t *testing.T) {
 				c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 			})
 			key := acmeenv.NewKey(t)
-			_, kid := e.rawAccount(key)
+			_, kid := e.RawAccount(key)
 			id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
-			wantStatus(t, e.rawOrder(key, kid, "a.weir.test"), http.StatusCreated)
+			acmeenv.WantStatus(t, e.RawOrder(key, kid, "a.weir.test"), http.StatusCreated)
 
 			e.writeConfigBytes(tt.edit(e.cfg))
 			line, took := logs.waitLog(t, 5*time.Second, "configuration reload refused", "file change")
@@ -474,8 +474,8 @@ func TestReloadRefusesBrokenEdit(t *testing.T) {
 				t.Error("reloaded.err is nil after a refused reload")
 			}
 			// The old limits stay: burst 2, not the 10 the broken file asked for.
-			wantStatus(t, e.rawOrder(key, kid, "b.weir.test"), http.StatusCreated)
-			want429(t, e.rawOrder(key, kid, "c.weir.test"), "order-creation", id)
+			acmeenv.WantStatus(t, e.RawOrder(key, kid, "b.weir.test"), http.StatusCreated)
+			want429(t, e.RawOrder(key, kid, "c.weir.test"), "order-creation", id)
 			if res := e.Get(t, e.Base+"/directory"); res.Status != http.StatusOK {
 				t.Errorf("directory after the refused reload: %d", res.Status)
 			}
@@ -487,7 +487,7 @@ func TestReloadRefusesBrokenEdit(t *testing.T) {
 			if line, _ := logs.waitLog(t, 5*time.Second, "configuration reloaded", "file change"); line == "" {
 				t.Fatal("the good edit after a refused one was not reloaded within 5 s")
 			}
-			wantStatus(t, e.rawOrder(key, kid, "d.weir.test"), http.StatusCreated)
+			acmeenv.WantStatus(t, e.RawOrder(key, kid, "d.weir.test"), http.StatusCreated)
 		})
 	}
 }

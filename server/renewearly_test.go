@@ -23,7 +23,7 @@ func TestRenewEarly(t *testing.T) {
 		c.ACME.MaxIdentifiers = 1
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 100, OrderBurst: 100, SANBudgetPerAccountPerHour: 1}
 	})
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("early.weir.test")...)
 	leaf := e.VerifyChain(chain, "early.weir.test")
 	if _, _, end := e.renewalInfo(t, acme.CertID(leaf)); !end.After(time.Now()) {
@@ -48,5 +48,5 @@ func TestRenewEarly(t *testing.T) {
 		t.Errorf("after renew-early the window ends %s, want the past", end)
 	}
 	res = e.rawOrderReplaces(key, acct.URI, acme.CertID(leaf), "early.weir.test")
-	wantStatus(t, res, http.StatusCreated)
+	acmeenv.WantStatus(t, res, http.StatusCreated)
 }

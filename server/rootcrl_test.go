@@ -52,7 +52,7 @@ func TestRootCRL(t *testing.T) {
 		if err != nil || rl.Number.Int64() != 1 || len(rl.RevokedCertificateEntries) != 0 {
 			t.Fatalf("the first root CRL at %s: %v, %+v; want number 1, no entry", url, err, rl)
 		}
-		ctx, _, c, _ := e.registered(t)
+		ctx, _, c, _ := e.Registered(t)
 		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("retired.weir.test")...)
 		oldLeaf = e.VerifyChain(chain, "retired.weir.test")
 
@@ -76,7 +76,7 @@ func TestRootCRL(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
 			c.DataDir, c.CA.Issuers, c.CA.ActiveIssuer = dd, []IssuerConfig{{ID: "r2"}}, "r2"
 		})
-		ctx, _, c, _ := e.registered(t)
+		ctx, _, c, _ := e.Registered(t)
 		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("active.weir.test")...)
 		newLeaf := e.VerifyChain(chain, "active.weir.test")
 		newInter, err := x509.ParseCertificate(chain[1])

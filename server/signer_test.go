@@ -52,7 +52,7 @@ func withFailingKey(t *testing.T) *failingKey {
 func TestFinalizeSignerUnavailable(t *testing.T) {
 	fk := withFailingKey(t)
 	e := startEnv(t, func(c *Config) { c.Challenges.Timeout = time.Second })
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	url, o := e.readyProfileOrder(ctx, c, acct.URI, "", "hsm.weir.test")
 
 	fk.down.Store(true)
@@ -142,7 +142,7 @@ func TestEncryptedIntermediate(t *testing.T) {
 		}
 	}
 	e := startEnv(t, encrypted("WEIR_TEST_INT_PASS"))
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	chainDER, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "enc.weir.test"})
 	e.VerifyChain(chainDER, "enc.weir.test")
 }

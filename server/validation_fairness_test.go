@@ -81,7 +81,7 @@ func TestValidationFairness(t *testing.T) {
 	// hole listens on the http-01 port.
 	blackHole(t, fmt.Sprintf("127.0.0.2:%d", e.cfg.Challenges.HTTP01.Port))
 
-	ctx, _, a, _ := e.registered(t)
+	ctx, _, a, _ := e.Registered(t)
 	var ids []xacme.AuthzID
 	for i := range names {
 		n := fmt.Sprintf("hole%d.weir.test", i)
@@ -108,7 +108,7 @@ func TestValidationFairness(t *testing.T) {
 	}
 	wg.Wait()
 
-	_, _, b, _ := e.registered(t)
+	_, _, b, _ := e.Registered(t)
 	bo, err := b.AuthorizeOrder(ctx, xacme.DomainIDs("fair.weir.test"))
 	if err != nil {
 		t.Fatalf("B's new-order: %v", err)

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	xacme "golang.org/x/crypto/acme"
 )
@@ -58,6 +59,21 @@ func AccountChallengeName(accountURL, name string) string {
 // Client returns an x/crypto/acme client for key.
 func (e *Env) Client(key crypto.Signer) *xacme.Client {
 	return &xacme.Client{Key: key, DirectoryURL: e.Base + "/directory", HTTPClient: e.HTTP, UserAgent: "weir-e2e"}
+}
+
+// Registered makes an account with x/crypto/acme; the context ends with
+// the test or after a minute.
+func (e *Env) Registered(t *testing.T) (context.Context, crypto.Signer, *xacme.Client, *xacme.Account) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	key := NewKey(t)
+	c := e.Client(key)
+	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ctx, key, c, acct
 }
 
 // Solve makes the challenge of type typ of the authorization at url pass
