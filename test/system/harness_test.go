@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -97,4 +98,15 @@ func startEnv(t *testing.T, mutate func(*server.Config)) *env {
 	e.Connect(e.srv.BaseURL(), e.srv.RootPEM())
 	e.CRLIssuer = e.srv.Intermediate
 	return e
+}
+
+// adminToken is the admin listener's bearer token, read from its file
+// (server.AdminTokenFile).
+func (e *env) adminToken(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(server.AdminTokenFile(e.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"encoding/json"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -20,7 +21,7 @@ import (
 // certificate yet (the order is found, not a certificate), in any order
 // the names were asked in; a key of a set never asked for has no names.
 func TestAdminDuplicateCertificateNames(t *testing.T) {
-	e := startEnv(t, func(c *Config) { c.RateLimiting.DuplicateCertificate.Enabled = true })
+	e := startEnv(t, func(c *server.Config) { c.RateLimiting.DuplicateCertificate.Enabled = true })
 	_, key, _, acct := e.Registered(t)
 	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	names := []string{"p2.weir.test", "p1.weir.test"}
