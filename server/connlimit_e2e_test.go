@@ -5,14 +5,14 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestFirstRequestDeadline: a connection that sends no request is closed
@@ -39,7 +39,7 @@ func TestFirstRequestDeadline(t *testing.T) {
 	closedBefore := func(c *tls.Conn, t time.Time) bool {
 		c.SetReadDeadline(t)
 		_, err := io.Copy(io.Discard, c)
-		return !isTimeout(err)
+		return !acmeenv.IsTimeout(err)
 	}
 	dialed := time.Now()
 	h1 := dial("http/1.1")
@@ -153,10 +153,4 @@ func noConnections(t *testing.T, e *testEnv) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// isTimeout reports whether err is a deadline.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }

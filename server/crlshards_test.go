@@ -129,7 +129,7 @@ func TestCRLShardsChanged(t *testing.T) {
 		if !strings.Contains(string(crl.RawTBSRevocationList), url) {
 			t.Errorf("the CRL at %s does not name its URL (issuingDistributionPoint)", url)
 		}
-		if !crlLists(crl, leaf.SerialNumber) {
+		if !acmeenv.CRLLists(crl, leaf.SerialNumber) {
 			t.Errorf("the CRL at %s does not list the revoked %v", url, leaf.DNSNames)
 		}
 	}

@@ -86,7 +86,7 @@ func TestImportKeepsRevocation(t *testing.T) {
 		if err := crl.CheckSignatureFrom(inter); err != nil {
 			t.Errorf("the CRL at %s does not verify with the certificate's own intermediate: %v", leaf.CRLDistributionPoints[0], err)
 		}
-		if !crlLists(crl, leaf.SerialNumber) {
+		if !acmeenv.CRLLists(crl, leaf.SerialNumber) {
 			t.Errorf("the CRL at %s does not list the revoked certificate", leaf.CRLDistributionPoints[0])
 		}
 		opensslRevoked(t, e.srv.root, chain, der)

@@ -20,28 +20,6 @@ import (
 	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
-// plainGet requests url with method over plain HTTP, as a relying party
-// does: no TLS, nothing trusted.
-func plainGet(t *testing.T, method, url string) acmeenv.Response {
-	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}
-	defer hc.CloseIdleConnections()
-	res, err := hc.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return acmeenv.Response{Status: res.StatusCode, Header: res.Header, Body: body}
-}
-
 // TestPlainHTTPArtefacts: under the default configuration a certificate
 // names http:// URLs on the plain-HTTP listener for its CRL and its
 // issuer (RFC 5280 §4.2.1.13, §4.2.2.1); fetched over plain HTTP, GET and
@@ -76,7 +54,7 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 	}
 
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
-		res := plainGet(t, method, crlURL)
+		res := acmeenv.PlainGet(t, method, crlURL)
 		if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pkix-crl" ||
 			res.Header.Get("Cache-Control") != "public, max-age=300" {
 			t.Fatalf("%s %s: %d %v", method, crlURL, res.Status, res.Header)
@@ -94,18 +72,18 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 		if err := crl.CheckSignatureFrom(inter); err != nil {
 			t.Errorf("the CRL at %s does not verify with the intermediate: %v", crlURL, err)
 		}
-		if !crlLists(crl, leaf.SerialNumber) {
+		if !acmeenv.CRLLists(crl, leaf.SerialNumber) {
 			t.Errorf("the CRL at %s does not list the revoked certificate", crlURL)
 		}
 	}
-	res := plainGet(t, http.MethodGet, issuerURL)
+	res := acmeenv.PlainGet(t, http.MethodGet, issuerURL)
 	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.Body, inter.Raw) {
 		t.Errorf("GET %s: %d %v, want the intermediate's DER", issuerURL, res.Status, res.Header)
 	} else if err := leaf.CheckSignatureFrom(inter); err != nil {
 		t.Errorf("the certificate does not verify with the intermediate at %s: %v", issuerURL, err)
 	}
 	for _, p := range []string{"/root.pem", "/crl/default", "/ca/issuer/default"} {
-		if res := plainGet(t, http.MethodGet, e.artefacts+p); res.Status != http.StatusOK {
+		if res := acmeenv.PlainGet(t, http.MethodGet, e.artefacts+p); res.Status != http.StatusOK {
 			t.Errorf("GET %s on the plain-HTTP listener: %d, want 200", p, res.Status)
 		}
 	}
@@ -113,17 +91,17 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 	// Nothing else.
 	for _, p := range []string{"/", "/directory", "/acme/new-nonce", "/acme/new-account", "/acme/renewal-info/x",
 		"/healthz", "/readyz", "/metrics", "/api/v1/crl", "/login", "/crl/none", "/crl/default/1", "/ca/crl.der/x"} {
-		res := plainGet(t, http.MethodGet, e.artefacts+p)
+		res := acmeenv.PlainGet(t, http.MethodGet, e.artefacts+p)
 		if res.Status != http.StatusNotFound || res.Header.Get("Replay-Nonce") != "" {
 			t.Errorf("GET %s on the plain-HTTP listener: %d (nonce %q), want 404 and no nonce", p, res.Status, res.Header.Get("Replay-Nonce"))
 		}
 	}
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
-		if res := plainGet(t, m, crlURL); res.Status != http.StatusMethodNotAllowed {
+		if res := acmeenv.PlainGet(t, m, crlURL); res.Status != http.StatusMethodNotAllowed {
 			t.Errorf("%s %s: %d, want 405", m, crlURL, res.Status)
 		}
 	}
-	if res := plainGet(t, http.MethodPost, e.artefacts+"/acme/new-order"); res.Status != http.StatusNotFound {
+	if res := acmeenv.PlainGet(t, http.MethodPost, e.artefacts+"/acme/new-order"); res.Status != http.StatusNotFound {
 		t.Errorf("POST /acme/new-order on the plain-HTTP listener: %d, want 404", res.Status)
 	}
 
@@ -133,7 +111,7 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 			t.Errorf("GET %s on the ACME listener: %d, want 200", p, res.Status)
 		}
 	}
-	if res := plainGet(t, http.MethodGet, "http://"+strings.TrimPrefix(e.Base, "https://")+"/ca/crl.der"); res.Status != http.StatusBadRequest {
+	if res := acmeenv.PlainGet(t, http.MethodGet, "http://"+strings.TrimPrefix(e.Base, "https://")+"/ca/crl.der"); res.Status != http.StatusBadRequest {
 		t.Errorf("plain HTTP to the ACME listener: %d, want net/http's 400", res.Status)
 	}
 }
@@ -199,7 +177,7 @@ func TestPlainHTTPConnections(t *testing.T) {
 	// after it, however the machine schedules the server.
 	idle.SetReadDeadline(idleDialed.Add(9 * time.Second))
 	_, err := io.Copy(io.Discard, idle)
-	if isTimeout(err) {
+	if acmeenv.IsTimeout(err) {
 		t.Error("a connection without a request is open 9 s after it was dialed, with a first-request-timeout of 1 s")
 	}
 	if d := time.Since(idleDialed); d < time.Second {

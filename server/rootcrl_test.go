@@ -48,7 +48,7 @@ func TestRootCRL(t *testing.T) {
 		if dp := oldInter.CRLDistributionPoints; len(dp) != 1 || dp[0] != url {
 			t.Errorf("the generated intermediate's CRL distribution points %v, want [%s]", dp, url)
 		}
-		rl, err := ca.ParseRootCRL(plainGet(t, "GET", url).Body, e.srv.caRoot())
+		rl, err := ca.ParseRootCRL(acmeenv.PlainGet(t, "GET", url).Body, e.srv.caRoot())
 		if err != nil || rl.Number.Int64() != 1 || len(rl.RevokedCertificateEntries) != 0 {
 			t.Fatalf("the first root CRL at %s: %v, %+v; want number 1, no entry", url, err, rl)
 		}
@@ -99,7 +99,7 @@ func TestRootCRL(t *testing.T) {
 		}
 		var arl []byte
 		for i := 0; ; i++ {
-			arl = plainGet(t, "GET", url).Body
+			arl = acmeenv.PlainGet(t, "GET", url).Body
 			if rl, err := ca.ParseRootCRL(arl, e.srv.caRoot()); err == nil && rl.Number.Int64() == 2 {
 				break
 			}
@@ -117,8 +117,8 @@ func TestRootCRL(t *testing.T) {
 
 		// What a relying party checking every CA of the chain concludes.
 		writePEM(t, filepath.Join(work, "arl.pem"), "X509 CRL", arl)
-		writePEM(t, filepath.Join(work, "default-crl.pem"), "X509 CRL", plainGet(t, "GET", e.artefacts+"/ca/crl.der").Body)
-		writePEM(t, filepath.Join(work, "r2-crl.pem"), "X509 CRL", plainGet(t, "GET", e.artefacts+"/crl/r2").Body)
+		writePEM(t, filepath.Join(work, "default-crl.pem"), "X509 CRL", acmeenv.PlainGet(t, "GET", e.artefacts+"/ca/crl.der").Body)
+		writePEM(t, filepath.Join(work, "r2-crl.pem"), "X509 CRL", acmeenv.PlainGet(t, "GET", e.artefacts+"/crl/r2").Body)
 		writePEM(t, filepath.Join(work, "r2-inter.pem"), "CERTIFICATE", newInter.Raw)
 		verify := func(leaf *x509.Certificate, inter string) (string, error) {
 			writePEM(t, filepath.Join(work, "leaf.pem"), "CERTIFICATE", leaf.Raw)

@@ -131,10 +131,10 @@ func TestRotation(t *testing.T) {
 			issuer      *x509.Certificate
 		}{{oldLeaf, newLeaf, oldInter}, {newLeaf, oldLeaf, newInter}} {
 			crl := fetchCRL(t, e.HTTP, w.leaf.CRLDistributionPoints[0], w.issuer)
-			if !crlLists(crl, w.leaf.SerialNumber) {
+			if !acmeenv.CRLLists(crl, w.leaf.SerialNumber) {
 				t.Errorf("%s: the CRL at %s does not list the revoked %v", e.cfg.Server.Listen, w.leaf.CRLDistributionPoints[0], w.leaf.DNSNames)
 			}
-			if crlLists(crl, w.other.SerialNumber) {
+			if acmeenv.CRLLists(crl, w.other.SerialNumber) {
 				t.Errorf("%s: the CRL at %s lists %v, another issuer's", e.cfg.Server.Listen, w.leaf.CRLDistributionPoints[0], w.other.DNSNames)
 			}
 		}
@@ -150,7 +150,7 @@ func TestRotation(t *testing.T) {
 			t.Fatal(err)
 		}
 		crl := fetchCRL(t, e.HTTP, a1.Base+"/crl/r2", newInter)
-		if !crlLists(crl, leaf.SerialNumber) {
+		if !acmeenv.CRLLists(crl, leaf.SerialNumber) {
 			t.Errorf("round %d: r2's CRL does not list the certificate just revoked", i)
 		}
 		t.Logf("round %d: %s served r2's CRL number %s", i, e.cfg.Server.Listen, crl.Number)
@@ -198,14 +198,4 @@ func fetchCRL(t *testing.T, hc *http.Client, url string, issuer *x509.Certificat
 		t.Fatalf("the CRL at %s does not verify with %s: %v", url, issuer.Subject, err)
 	}
 	return crl
-}
-
-// crlLists reports whether crl lists serial.
-func crlLists(crl *x509.RevocationList, serial *big.Int) bool {
-	for _, r := range crl.RevokedCertificateEntries {
-		if r.SerialNumber.Cmp(serial) == 0 {
-			return true
-		}
-	}
-	return false
 }
