@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 )
 
 // TestPlainHTTPArtefacts: under the default configuration a certificate
@@ -121,7 +122,7 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 // max-per-ip is refused at accept, and one that sends no request is
 // closed after first-request-timeout.
 func TestPlainHTTPConnections(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.Server.Connections.MaxPerIP = 2
 		c.Server.Connections.FirstRequestTimeout = time.Second
 	})
@@ -185,35 +186,5 @@ func TestPlainHTTPConnections(t *testing.T) {
 	}
 	if !get(busy) {
 		t.Error("the connection that sent a request was closed by the first-request deadline")
-	}
-}
-
-// TestArtefactURL: the base URL the certificates name for their CRL and
-// issuer: server.http.external-url, else http:// with the host of
-// server.external-url (else of the listener) and the listener's port
-// (none for 80); the ACME listener's with the plain-HTTP listener off.
-func TestArtefactURL(t *testing.T) {
-	for _, tc := range []struct {
-		listen, external, httpListen, httpExternal, want string
-	}{
-		{"localhost:14000", "", "localhost:14080", "", "http://localhost:14080"},
-		{"0.0.0.0:443", "https://acme.example.internal", "0.0.0.0:80", "", "http://acme.example.internal"},
-		{"0.0.0.0:14000", "https://acme.example.internal:14000/", "0.0.0.0:14080", "", "http://acme.example.internal:14080"},
-		{"[::1]:14000", "", "[::1]:14080", "", "http://[::1]:14080"},
-		{"[::1]:14000", "", "[::1]:80", "", "http://[::1]"},
-		{"localhost:14000", "https://acme.example.internal", "localhost:14080", "http://crl.example.internal/", "http://crl.example.internal"},
-		{"localhost:14000", "", "", "", "https://localhost:14000"},
-		{"localhost:14000", "https://acme.example.internal", "", "", "https://acme.example.internal"},
-	} {
-		cfg := DefaultConfig()
-		cfg.Server.Listen, cfg.Server.ExternalURL = tc.listen, tc.external
-		cfg.Server.HTTP = PublicHTTPConfig{Listen: tc.httpListen, ExternalURL: tc.httpExternal}
-		if err := cfg.Validate(); err != nil {
-			t.Errorf("%+v: %v", tc, err)
-			continue
-		}
-		if got := ArtefactURL(cfg); got != tc.want {
-			t.Errorf("%+v: ArtefactURL = %s, want %s", tc, got, tc.want)
-		}
 	}
 }
