@@ -175,7 +175,7 @@ func TestIncidentMode(t *testing.T) {
 			Reason        string `json:"revocation_reason"`
 		}
 	}
-	e.cliJSON(t, &iv, "certs", "renew-now", "--account", id)
+	e.cli.JSON(t, &iv, "certs", "renew-now", "--account", id)
 	if iv.Action != "renew-now" || len(iv.Certificates) != 3 {
 		t.Fatalf("renew-now = %+v, want 3 certificates", iv)
 	}
@@ -204,7 +204,7 @@ func TestIncidentMode(t *testing.T) {
 
 	// Revoke every active certificate of the account: the 3 originals
 	// (renew-now revokes nothing) and the 3 renewals.
-	e.cliJSON(t, &iv, "certs", "revoke", "--all-from-account", id, "--reason", "keyCompromise")
+	e.cli.JSON(t, &iv, "certs", "revoke", "--all-from-account", id, "--reason", "keyCompromise")
 	if iv.Action != "revoked" || len(iv.Certificates) != 6 {
 		t.Fatalf("revoke --all-from-account = %+v, want the 6 active certificates", iv)
 	}
@@ -223,5 +223,5 @@ func TestIncidentMode(t *testing.T) {
 			t.Errorf("revoked %s: window ends %s, want the past", l.DNSNames[0], end)
 		}
 	}
-	e.weirCLI(t, 2, "certs", "revoke", "--all-from-account", id, "0102")
+	e.cli.Run(t, 2, "certs", "revoke", "--all-from-account", id, "0102")
 }

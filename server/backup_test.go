@@ -35,11 +35,11 @@ func TestBackupRestore(t *testing.T) {
 	}
 	chain, certURL := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("backup.weir.test")...)
 	var cred admin.CredentialView // a named admin credential: in weir.db, so in its snapshot
-	e.cliJSON(t, &cred, "admin", "token", "add", "ci-backup", "--role", "operate")
+	e.cli.JSON(t, &cred, "admin", "token", "add", "ci-backup", "--role", "operate")
 
 	out := filepath.Join(t.TempDir(), "backup")
 	var stdout, stderr bytes.Buffer
-	if code := runWeir(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 0 {
+	if code := builder.Run(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 0 {
 		t.Fatalf("backup: exit %d: %s", code, stderr.String())
 	}
 	for _, w := range []string{fileCAIntKey, fileTLSKey, "admin-token", "weir.db (snapshot)", "ratelimit.db (snapshot)"} {
@@ -55,7 +55,7 @@ func TestBackupRestore(t *testing.T) {
 			t.Errorf("%s: mode %04o, want %04o", name, st.Mode().Perm(), mode)
 		}
 	}
-	if code := runWeir(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 1 {
+	if code := builder.Run(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 1 {
 		t.Errorf("backup into a non-empty directory: exit %d, want 1", code)
 	}
 

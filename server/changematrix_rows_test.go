@@ -29,7 +29,7 @@ func changeRows() []changeRow {
 			name:     "tenant names narrowed",
 			inflight: inflight{tenant: tenantZones()},
 			change: func(m *changeRun) {
-				m.e.weirCLI(m.t, 0, "tenant", "update", matrixTenant, "--allow", "."+keepZone)
+				m.e.cli.Run(m.t, 0, "tenant", "update", matrixTenant, "--allow", "."+keepZone)
 			},
 			after: func(t *testing.T, m *changeRun) {
 				m.refuseInFlight(t, func(name string) string {
@@ -41,7 +41,7 @@ func changeRows() []changeRow {
 			name:     "tenant challenge types narrowed",
 			inflight: inflight{tenant: tenantZones()},
 			change: func(m *changeRun) {
-				m.e.weirCLI(m.t, 0, "tenant", "update", matrixTenant, "--challenges", "dns-01")
+				m.e.cli.Run(m.t, 0, "tenant", "update", matrixTenant, "--challenges", "dns-01")
 			},
 			after:     afterChallengesNarrowed([]string{"dns-01"}, fmt.Sprintf("tenant %q", matrixTenant), "http-01"),
 			afterType: "dns-01",
@@ -63,7 +63,7 @@ func changeRows() []changeRow {
 				}
 			}},
 			change: func(m *changeRun) {
-				m.e.weirCLI(m.t, 0, "tenant", "update", matrixTenant, "--profiles", profileTLSServer, "--max-lifetime", "24h")
+				m.e.cli.Run(m.t, 0, "tenant", "update", matrixTenant, "--profiles", profileTLSServer, "--max-lifetime", "24h")
 			},
 			after: afterTenantProfiles,
 		},
@@ -71,21 +71,21 @@ func changeRows() []changeRow {
 			name:     "tenant delegation removed",
 			inflight: inflight{tenant: append(tenantZones(), "--delegated-zone", "."+flightZone)},
 			change: func(m *changeRun) {
-				m.e.weirCLI(m.t, 0, "tenant", "update", matrixTenant, "--delegated-zone", "")
+				m.e.cli.Run(m.t, 0, "tenant", "update", matrixTenant, "--delegated-zone", "")
 			},
 			after: afterDelegationRemoved,
 		},
 		{
 			name:     "EAB key revoked",
 			inflight: inflight{tenant: tenantZones()},
-			change:   func(m *changeRun) { m.e.weirCLI(m.t, 0, "eab", "revoke", m.eab.KeyID) },
+			change:   func(m *changeRun) { m.e.cli.Run(m.t, 0, "eab", "revoke", m.eab.KeyID) },
 			after:    afterEABRevoked,
 		},
 		{
 			name: "admin credential revoked",
 			inflight: inflight{then: func(t *testing.T, m *changeRun) {
 				var cred admin.CredentialView
-				m.e.cliJSON(t, &cred, "admin", "token", "add", "ops", "--role", "operate")
+				m.e.cli.JSON(t, &cred, "admin", "token", "add", "ops", "--role", "operate")
 				m.token = cred.Token
 				for _, path := range []string{"/api/v1/whoami", "/api/v1/crl/regenerate"} {
 					if got := bearerStatus(t, m.e, m.token, path); got != http.StatusOK {
@@ -93,7 +93,7 @@ func changeRows() []changeRow {
 					}
 				}
 			}},
-			change: func(m *changeRun) { m.e.weirCLI(m.t, 0, "admin", "token", "revoke", "ops") },
+			change: func(m *changeRun) { m.e.cli.Run(m.t, 0, "admin", "token", "revoke", "ops") },
 			after: func(t *testing.T, m *changeRun) {
 				m.check(t, "the credential is refused at once", func(t *testing.T) {
 					for _, path := range []string{"/api/v1/whoami", "/api/v1/crl/regenerate"} {

@@ -149,7 +149,7 @@ func (m *changeRun) check(t *testing.T, name string, f func(t *testing.T)) {
 func (m *changeRun) build() {
 	t, e := m.t, m.e
 	if in := m.row.inflight; in.tenant != nil {
-		e.weirCLI(t, 0, append([]string{"tenant", "create", matrixTenant}, in.tenant...)...)
+		e.cli.Run(t, 0, append([]string{"tenant", "create", matrixTenant}, in.tenant...)...)
 		m.c, m.eab, m.hmac = e.eabKeyAccount(t, matrixTenant, matrixTenant)
 	} else {
 		_, _, m.c, _ = e.Registered(t)

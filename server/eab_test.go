@@ -29,7 +29,7 @@ import (
 func (e *testEnv) eabCreate(t *testing.T, label string) (admin.EABKeyView, []byte) {
 	t.Helper()
 	var k admin.EABKeyView
-	e.cliJSON(t, &k, "eab", "create", "--label", label)
+	e.cli.JSON(t, &k, "eab", "create", "--label", label)
 	hk, err := base64.RawURLEncoding.DecodeString(k.HMACKey)
 	if err != nil || len(hk) != 32 || k.KeyID == "" || k.Label != label || k.Status != "unbound" {
 		t.Fatalf("weir eab create: %+v (HMAC key %d bytes, %v); want a 256-bit base64url key, unbound", k, len(hk), err)
@@ -41,7 +41,7 @@ func (e *testEnv) eabCreate(t *testing.T, label string) (admin.EABKeyView, []byt
 func (e *testEnv) eabKeys(t *testing.T) map[string]admin.EABKeyView {
 	t.Helper()
 	var p admin.Page[admin.EABKeyView]
-	e.cliJSON(t, &p, "eab", "list")
+	e.cli.JSON(t, &p, "eab", "list")
 	out := map[string]admin.EABKeyView{}
 	for _, k := range p.Items {
 		if k.HMACKey != "" {
@@ -130,7 +130,7 @@ func TestEAB(t *testing.T) {
 	}
 
 	// weir eab create prints the key and ready-to-paste client flags.
-	text := e.weirCLI(t, 0, "eab", "create", "--label", "team-y")
+	text := e.cli.Run(t, 0, "eab", "create", "--label", "team-y")
 	var kid, hk string
 	for _, line := range strings.Split(text, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "key ID:"); ok {
@@ -185,19 +185,19 @@ func TestEAB(t *testing.T) {
 
 	// A revoked key never binds.
 	keyR, hmacR := e.eabCreate(t, "team-r")
-	out := e.weirCLI(t, 0, "eab", "revoke", keyR.KeyID)
+	out := e.cli.Run(t, 0, "eab", "revoke", keyR.KeyID)
 	if !strings.Contains(out, "revoked EAB key "+keyR.KeyID) {
 		t.Errorf("weir eab revoke output: %s", out)
 	}
 	_, err = e.eabRegister(ctx, acmeenv.NewKey(t), keyR.KeyID, hmacR)
 	wantACMEError(t, "a revoked EAB key", err, http.StatusForbidden, acme.ProbUnauthorized, "revoked")
-	if out := e.weirCLI(t, 1, "eab", "revoke", keyR.KeyID); !strings.Contains(out, "already revoked") {
+	if out := e.cli.Run(t, 1, "eab", "revoke", keyR.KeyID); !strings.Contains(out, "already revoked") {
 		t.Errorf("revoking twice: %s", out)
 	}
-	if out := e.weirCLI(t, 1, "eab", "revoke", "no-such-key"); !strings.Contains(out, "does not exist") {
+	if out := e.cli.Run(t, 1, "eab", "revoke", "no-such-key"); !strings.Contains(out, "does not exist") {
 		t.Errorf("revoking an unknown key: %s", out)
 	}
-	if out := e.weirCLI(t, 1, "eab", "create", "--label", "bad label"); !strings.Contains(out, "label") {
+	if out := e.cli.Run(t, 1, "eab", "create", "--label", "bad label"); !strings.Contains(out, "label") {
 		t.Errorf("a bad label: %s", out)
 	}
 
@@ -221,12 +221,12 @@ func TestEAB(t *testing.T) {
 	if keys[keyX.KeyID].BoundAccount != boundID {
 		t.Errorf("key %s is bound to account %q; want %s", keyX.KeyID, keys[keyX.KeyID].BoundAccount, boundID)
 	}
-	table := e.weirCLI(t, 0, "eab", "list")
+	table := e.cli.Run(t, 0, "eab", "list")
 	if !strings.Contains(table, keyX.KeyID) || !strings.Contains(table, boundID) || strings.Contains(table, keyX.HMACKey) {
 		t.Errorf("weir eab list table:\n%s", table)
 	}
 	var teamX admin.Page[admin.EABKeyView]
-	e.cliJSON(t, &teamX, "eab", "list", "--label", "team-x")
+	e.cli.JSON(t, &teamX, "eab", "list", "--label", "team-x")
 	if len(teamX.Items) != 1 || teamX.Items[0].KeyID != keyX.KeyID {
 		t.Errorf("weir eab list --label team-x = %+v; want key %s alone", teamX.Items, keyX.KeyID)
 	}
@@ -246,17 +246,17 @@ func TestEAB(t *testing.T) {
 
 	// ratelimit status and explain judge by the same limits.
 	var st struct{ Buckets []admin.BucketView }
-	e.cliJSON(t, &st, "ratelimit", "status", "--account", boundID)
+	e.cli.JSON(t, &st, "ratelimit", "status", "--account", boundID)
 	if b := bucketOf(t, st.Buckets, "order-creation:"+boundID); !b.Override || b.Capacity != 10 || b.Remaining != 0 {
 		t.Errorf("status of the team-x account = %+v; want the override, 0 of 10 left", b)
 	}
 	var plainSt struct{ Buckets []admin.BucketView } // fresh: JSON leaves omitted fields as they were
-	e.cliJSON(t, &plainSt, "ratelimit", "status", "--account", plainID)
+	e.cli.JSON(t, &plainSt, "ratelimit", "status", "--account", plainID)
 	if b := bucketOf(t, plainSt.Buckets, "order-creation:"+plainID); b.Override || b.Capacity != 3 {
 		t.Errorf("status of the plain account = %+v; want 3, no override", b)
 	}
 	var ex admin.ExplainView
-	e.cliJSON(t, &ex, "ratelimit", "explain", "--account", boundID, "--names", "next.weir.test")
+	e.cli.JSON(t, &ex, "ratelimit", "explain", "--account", boundID, "--names", "next.weir.test")
 	if ex.Allowed || ex.Limit != "order-creation" {
 		t.Errorf("explain for the team-x account = %+v; want refused by order-creation", ex)
 	}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/weirproc"
 )
 
 // testEnv is a whole weir server on loopback with the ACME side of
@@ -34,6 +35,8 @@ type testEnv struct {
 	adminURL string
 	// stop stops the server (once; the test's end calls it too).
 	stop func()
+	// cli runs weir command lines against the server (cli_test.go).
+	cli weirproc.CLI
 }
 
 // startEnv starts weir with a test configuration that mutate may adjust.
@@ -75,8 +78,9 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 	}
 	e.cfg = cfg
 	// The running server watches this file, as weir serve -config does.
+	e.cli = weirproc.CLI{Builder: &builder, Config: filepath.Join(cfg.DataDir, "weir.yaml")}
 	var err error
-	e.srv, err = New(t.Context(), cfg, Options{ConfigFile: filepath.Join(cfg.DataDir, "weir.yaml"), Log: logw})
+	e.srv, err = New(t.Context(), cfg, Options{ConfigFile: e.cli.Config, Log: logw})
 	if err != nil {
 		t.Fatal(err)
 	}

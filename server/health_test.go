@@ -30,7 +30,7 @@ func (e *testEnv) readyz() (int, map[string]any, string) {
 func healthcheck(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var out bytes.Buffer
-	code := runWeir(t, append([]string{"healthcheck"}, args...), &out, &out)
+	code := builder.Run(t, append([]string{"healthcheck"}, args...), &out, &out)
 	return code, out.String()
 }
 

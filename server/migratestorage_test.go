@@ -34,7 +34,7 @@ import (
 func migrateStorageRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := runWeir(t, append([]string{"migrate-storage"}, args...), &stdout, &stderr)
+	code := builder.Run(t, append([]string{"migrate-storage"}, args...), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -181,15 +181,15 @@ func TestMigrateStorage(t *testing.T) {
 		}
 		acctA = a.URI
 		// Account B is in a tenant, which moves with its key.
-		e.weirCLI(t, 0, "tenant", "create", "team-move", "--allow", ".move.weir.test")
+		e.cli.Run(t, 0, "tenant", "create", "team-move", "--allow", ".move.weir.test")
 		var k admin.EABKeyView
-		e.cliJSON(t, &k, "eab", "create", "--label", "team-move", "--tenant", "team-move")
+		e.cli.JSON(t, &k, "eab", "create", "--label", "team-move", "--tenant", "team-move")
 		hmacKey, err := base64.RawURLEncoding.DecodeString(k.HMACKey)
 		if err != nil {
 			t.Fatal(err)
 		}
 		eabKeyID = k.KeyID
-		e.cliJSON(t, &cred, "admin", "token", "add", "ci-move", "--role", "read")
+		e.cli.JSON(t, &cred, "admin", "token", "add", "ci-move", "--role", "read")
 		b, err := e.eabRegister(ctx, keyB, k.KeyID, hmacKey)
 		if err != nil {
 			t.Fatal(err)

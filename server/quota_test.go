@@ -342,7 +342,7 @@ func TestQuotaResource(t *testing.T) {
 		t.Errorf("account = %q, want %q", quota.Account, kid)
 	}
 	var st struct{ Buckets []admin.BucketView }
-	e.cliJSON(t, &st, "ratelimit", "status", "--account", id)
+	e.cli.JSON(t, &st, "ratelimit", "status", "--account", id)
 	if len(quota.Buckets) != len(st.Buckets) {
 		t.Fatalf("quota resource has %d buckets, ratelimit status %d:\n%s\n%+v", len(quota.Buckets), len(st.Buckets), res.Body, st.Buckets)
 	}

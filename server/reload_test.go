@@ -225,7 +225,7 @@ func startLoggedEnv(t *testing.T, mutate func(*Config)) (*testEnv, *logSink) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &testEnv{t: t, cfg: cfg, srv: srv, Env: acmeenv.Start(t)}
+	e := &testEnv{t: t, cfg: cfg, srv: srv, Env: acmeenv.New(t)}
 	e.Base = srv.baseURL
 	e.writeConfig(cfg)
 	ctx, cancel := context.WithCancel(context.Background())

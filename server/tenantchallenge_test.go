@@ -29,7 +29,7 @@ import (
 func TestTenantChallengeTypesNarrowed(t *testing.T) {
 	e := startEnv(t, nil)
 	ctx := t.Context()
-	e.weirCLI(t, 0, "tenant", "create", "tc", "--allow", ".tc.weir.test")
+	e.cli.Run(t, 0, "tenant", "create", "tc", "--allow", ".tc.weir.test")
 	c := e.tenantClient(t, "tc")
 	http01 := offered(t, c, "p.tc.weir.test", "http-01")
 	ready := e.readyOrder(t, c, "v.tc.weir.test")
@@ -65,7 +65,7 @@ func TestTenantChallengeTypesNarrowed(t *testing.T) {
 	}
 
 	var rep admin.TenantReport
-	e.cliJSON(t, &rep, "tenant", "report", "tc")
+	e.cli.JSON(t, &rep, "tenant", "report", "tc")
 	if n := rep.RefusalsByRule[acme.TenantRuleChallengeTypes]; n != 2 {
 		t.Errorf("challenge-types refusals %d (%v); want 2: the challenge and the finalize", n, rep.RefusalsByRule)
 	}

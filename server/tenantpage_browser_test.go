@@ -29,7 +29,7 @@ func TestTenantPageBrowser(t *testing.T) {
 	bctx := startBrowser(t)
 	e := startEnv(t, nil)
 	var viewer admin.CredentialView
-	e.cliJSON(t, &viewer, "admin", "token", "add", "viewer", "--role", "read")
+	e.cli.JSON(t, &viewer, "admin", "token", "add", "viewer", "--role", "read")
 
 	var who, role, heading, allowed, maxLife string
 	dashLogin(t, bctx, e)
@@ -85,7 +85,7 @@ func TestTenantPageBrowser(t *testing.T) {
 	wantACMEError(t, "the tenant's order outside its names", err, http.StatusBadRequest, acme.ProbRejectedIdentifier, "allowed-names")
 
 	var rep admin.TenantReport
-	e.cliJSON(t, &rep, "tenant", "report", "team-web")
+	e.cli.JSON(t, &rep, "tenant", "report", "team-web")
 	if len(rep.Accounts) != 1 {
 		t.Fatalf("the tenant's accounts: %+v", rep.Accounts)
 	}

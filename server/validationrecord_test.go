@@ -36,8 +36,8 @@ func TestIssuanceValidationRecord(t *testing.T) {
 		Serial      string            `json:"serial"`
 		Validations *[]nameValidation `json:"validations"`
 	}
-	e.cliJSON(t, &one, "certs", "show", serial(first))
-	e.cliJSON(t, &two, "certs", "show", serial(second))
+	e.cli.JSON(t, &one, "certs", "show", serial(first))
+	e.cli.JSON(t, &two, "certs", "show", serial(second))
 	if one.Validations == nil || len(*one.Validations) != 1 || two.Validations == nil {
 		t.Fatalf("the certificates' validations: %+v, %+v; want one for the first, a list for the second", one.Validations, two.Validations)
 	}
@@ -65,7 +65,7 @@ func TestIssuanceValidationRecord(t *testing.T) {
 		v[1].Method != got[1].Method || v[1].Authz != got[1].Authz {
 		t.Errorf("the audit record's validations %+v; want the stored ones %+v", v, got)
 	}
-	out := e.weirCLI(t, 0, "certs", "show", serial(second))
+	out := e.cli.Run(t, 0, "certs", "show", serial(second))
 	for _, want := range []string{"VALIDATED", "a.weir.test: tls-alpn-01 at", "reused", "c.weir.test: dns-01 at"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("weir certs show lacks %q:\n%s", want, out)

@@ -63,11 +63,16 @@ func ListenLoopback(t *testing.T) net.Listener {
 // Port is the TCP port of ln.
 func Port(ln net.Listener) int { return ln.Addr().(*net.TCPAddr).Port }
 
+// New is an Env of t without the DNS server and the challenge
+// responders, for a server that validates nothing; Connect points it at
+// the server.
+func New(t *testing.T) *Env { return &Env{t: t, alpnCert: map[string]*tls.Certificate{}} }
+
 // Start starts the DNS server and the challenge responders until the
 // test ends.
 func Start(t *testing.T) *Env {
 	t.Helper()
-	e := &Env{t: t, alpnCert: map[string]*tls.Certificate{}}
+	e := New(t)
 	var err error
 	e.DNS, err = dnstest.Start("127.0.0.1:0")
 	if err != nil {
