@@ -98,7 +98,7 @@ func testAdminCLIRateLimit(t *testing.T, backend func(*Config)) {
 		t.Fatalf("explain = %+v, want a denial by order-creation:%s", ex, id)
 	}
 	res := e.RawOrder(key, kid, "next.weir.test")
-	ra := want429(t, res, "order-creation", id)
+	ra := acmeenv.Want429(t, res, "order-creation", id)
 	predicted := float64(ex.RetryAfterMS) / 1000
 	if got := float64(ra); got < math.Ceil(predicted)-1 || got > math.Ceil(predicted)+1 {
 		t.Errorf("the 429's Retry-After is %ds, explain predicted %.3fs", ra, predicted)

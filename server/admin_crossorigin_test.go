@@ -107,7 +107,7 @@ func TestAdminCrossOrigin(t *testing.T) {
 				}
 			}
 			// The bucket is still spent.
-			want429(t, f.e.RawOrder(f.key, f.kid, "guard3.weir.test"), "order-creation", strings.TrimPrefix(f.bucket, "order-creation:"))
+			acmeenv.Want429(t, f.e.RawOrder(f.key, f.kid, "guard3.weir.test"), "order-creation", strings.TrimPrefix(f.bucket, "order-creation:"))
 
 			// The same endpoints from the dashboard's own pages and from a
 			// script work: the refusals above were the guards'.

@@ -72,7 +72,7 @@ func startAdminFixtureLog(t *testing.T, auth string, logw io.Writer) *adminFixtu
 		t.Fatal(err)
 	}
 	f.serial = ca.SerialHex(leaf.SerialNumber)
-	want429(t, e.RawOrder(f.key, f.kid, "guard2.weir.test"), "order-creation", id)
+	acmeenv.Want429(t, e.RawOrder(f.key, f.kid, "guard2.weir.test"), "order-creation", id)
 	_, victim := e.RawAccount(acmeenv.NewKey(t))
 	f.victim = strings.TrimPrefix(victim, e.Base+"/acme/account/")
 	return f

@@ -3,7 +3,6 @@
 package server
 
 import (
-	"crypto"
 	"crypto/x509"
 	"encoding/json"
 	"net/http"
@@ -18,32 +17,6 @@ import (
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
-
-// rawOrderReplaces asks for an order for names that replaces certID.
-func (e *testEnv) rawOrderReplaces(key crypto.Signer, kid, certID string, names ...string) acmeenv.Response {
-	e.t.Helper()
-	var ids []map[string]string
-	for _, n := range names {
-		ids = append(ids, map[string]string{"type": "dns", "value": n})
-	}
-	payload, _ := json.Marshal(map[string]any{"identifiers": ids, "replaces": certID})
-	return e.PostJWS(key, e.Base+"/acme/new-order", payload, acmeenv.SignOpts{KID: kid})
-}
-
-// renewalInfo GETs the ARI resource of certID.
-func (e *testEnv) renewalInfo(t *testing.T, certID string) (acmeenv.Response, time.Time, time.Time) {
-	t.Helper()
-	res := e.Get(t, e.Base+"/acme/renewal-info/"+certID)
-	var v struct {
-		SuggestedWindow struct{ Start, End time.Time } `json:"suggestedWindow"`
-	}
-	if res.Status == http.StatusOK {
-		if err := json.Unmarshal(res.Body, &v); err != nil {
-			t.Fatalf("renewal-info body %s: %v", res.Body, err)
-		}
-	}
-	return res, v.SuggestedWindow.Start, v.SuggestedWindow.End
-}
 
 // TestARI: the directory's renewalInfo, windows for a known certificate
 // (placed in the configured part of its lifetime), 404 for an unknown one,
@@ -67,7 +40,7 @@ func TestARI(t *testing.T) {
 	leaf := e.VerifyChain(chain, "ari.weir.test", "ari2.weir.test")
 	certID := acme.CertID(leaf)
 
-	res, start, end := e.renewalInfo(t, certID)
+	res, start, end := e.RenewalInfo(t, certID)
 	if res.Status != http.StatusOK {
 		t.Fatalf("renewal-info: %d %s", res.Status, res.Body)
 	}
@@ -82,19 +55,19 @@ func TestARI(t *testing.T) {
 	}
 	// Unknown and malformed identifiers.
 	unknown := certID[:strings.Index(certID, ".")] + ".AQIDBA"
-	if res, _, _ := e.renewalInfo(t, unknown); res.Status != http.StatusNotFound {
+	if res, _, _ := e.RenewalInfo(t, unknown); res.Status != http.StatusNotFound {
 		t.Errorf("renewal-info of an unknown serial: %d, want 404", res.Status)
 	}
 	for _, bad := range []string{"nodot", "a.b.c", "AAAA.AH8", "!!!.AQ"} {
-		if res, _, _ := e.renewalInfo(t, bad); res.Status != http.StatusBadRequest {
+		if res, _, _ := e.RenewalInfo(t, bad); res.Status != http.StatusBadRequest {
 			t.Errorf("renewal-info %q: %d, want 400", bad, res.Status)
 		}
 	}
 
 	// order-creation is empty: a plain order is refused...
-	want429(t, e.RawOrder(key, kid, "ari.weir.test", "ari2.weir.test"), "order-creation", acct.URI[strings.LastIndex(acct.URI, "/")+1:])
+	acmeenv.Want429(t, e.RawOrder(key, kid, "ari.weir.test", "ari2.weir.test"), "order-creation", acct.URI[strings.LastIndex(acct.URI, "/")+1:])
 	// ...but the renewal that replaces the certificate passes, and issues.
-	res = e.rawOrderReplaces(key, kid, certID, "ari.weir.test", "ari2.weir.test")
+	res = e.RawOrderReplaces(key, kid, certID, "ari.weir.test", "ari2.weir.test")
 	acmeenv.WantStatus(t, res, http.StatusCreated)
 	var o struct {
 		Status, Finalize, Replaces string
@@ -109,7 +82,7 @@ func TestARI(t *testing.T) {
 	e.VerifyChain(renewed, "ari.weir.test", "ari2.weir.test")
 
 	// A second renewal of the same certificate: 409 alreadyReplaced.
-	res = e.rawOrderReplaces(key, kid, certID, "ari.weir.test")
+	res = e.RawOrderReplaces(key, kid, certID, "ari.weir.test")
 	if typ, _ := res.Problem(); res.Status != http.StatusConflict || typ != string(acme.ProbAlreadyReplaced) {
 		t.Errorf("second replaces: %d %s, want 409 alreadyReplaced", res.Status, typ)
 	}
@@ -125,10 +98,10 @@ func TestARI(t *testing.T) {
 		name string
 		res  acmeenv.Response
 	}{
-		{"another account's certificate", e.rawOrderReplaces(other, otherKid, acme.CertID(newLeaf), "ari.weir.test")},
-		{"no shared identifier", e.rawOrderReplaces(key, kid, acme.CertID(newLeaf), "elsewhere.weir.test")},
-		{"unknown certificate", e.rawOrderReplaces(key, kid, unknown, "ari.weir.test")},
-		{"not a certID", e.rawOrderReplaces(key, kid, "garbage", "ari.weir.test")},
+		{"another account's certificate", e.RawOrderReplaces(other, otherKid, acme.CertID(newLeaf), "ari.weir.test")},
+		{"no shared identifier", e.RawOrderReplaces(key, kid, acme.CertID(newLeaf), "elsewhere.weir.test")},
+		{"unknown certificate", e.RawOrderReplaces(key, kid, unknown, "ari.weir.test")},
+		{"not a certID", e.RawOrderReplaces(key, kid, "garbage", "ari.weir.test")},
 	} {
 		if typ, _ := tc.res.Problem(); tc.res.Status != http.StatusBadRequest || typ != string(acme.ProbMalformed) {
 			t.Errorf("%s: %d %s, want 400 malformed: %s", tc.name, tc.res.Status, typ, tc.res.Body)
@@ -139,7 +112,7 @@ func TestARI(t *testing.T) {
 	if err := c.RevokeCert(ctx, nil, renewed[0], xacme.CRLReasonKeyCompromise); err != nil {
 		t.Fatal(err)
 	}
-	_, start, end = e.renewalInfo(t, acme.CertID(newLeaf))
+	_, start, end = e.RenewalInfo(t, acme.CertID(newLeaf))
 	if now := time.Now(); !end.Before(now) || !start.Before(end) {
 		t.Errorf("revoked certificate's window [%s, %s] is not in the past", start, end)
 	}
@@ -161,9 +134,9 @@ func TestIncidentMode(t *testing.T) {
 		leaves = append(leaves, e.VerifyChain(chain, n))
 	}
 	// The SAN budget (3 an hour) is spent: a plain order is refused.
-	want429(t, e.RawOrder(key, acct.URI, "i1.weir.test"), "san-budget", id)
+	acmeenv.Want429(t, e.RawOrder(key, acct.URI, "i1.weir.test"), "san-budget", id)
 	for _, l := range leaves {
-		if _, _, end := e.renewalInfo(t, acme.CertID(l)); !end.After(time.Now()) {
+		if _, _, end := e.RenewalInfo(t, acme.CertID(l)); !end.After(time.Now()) {
 			t.Fatalf("window of %s already in the past before the incident", l.DNSNames[0])
 		}
 	}
@@ -181,12 +154,12 @@ func TestIncidentMode(t *testing.T) {
 	}
 	var renewed []*x509.Certificate
 	for _, l := range leaves {
-		res, _, end := e.renewalInfo(t, acme.CertID(l))
+		res, _, end := e.RenewalInfo(t, acme.CertID(l))
 		if res.Status != http.StatusOK || !end.Before(time.Now()) {
 			t.Errorf("window of %s ends %s, want the past", l.DNSNames[0], end)
 		}
 		// The wave passes with the SAN budget spent.
-		res = e.rawOrderReplaces(key, acct.URI, acme.CertID(l), l.DNSNames[0])
+		res = e.RawOrderReplaces(key, acct.URI, acme.CertID(l), l.DNSNames[0])
 		acmeenv.WantStatus(t, res, http.StatusCreated)
 		var o struct{ Finalize string }
 		_ = json.Unmarshal(res.Body, &o)
@@ -197,7 +170,7 @@ func TestIncidentMode(t *testing.T) {
 		renewed = append(renewed, e.VerifyChain(chain, l.DNSNames[0]))
 	}
 	// Each certificate is replaced once.
-	res := e.rawOrderReplaces(key, acct.URI, acme.CertID(leaves[0]), "i1.weir.test")
+	res := e.RawOrderReplaces(key, acct.URI, acme.CertID(leaves[0]), "i1.weir.test")
 	if res.Status != http.StatusConflict {
 		t.Errorf("second replacement in the incident: %d, want 409", res.Status)
 	}
@@ -219,7 +192,7 @@ func TestIncidentMode(t *testing.T) {
 		if crl[l.SerialNumber.String()] != 1 {
 			t.Errorf("CRL lacks %s with reason keyCompromise: %v", l.DNSNames[0], crl)
 		}
-		if _, _, end := e.renewalInfo(t, acme.CertID(l)); !end.Before(time.Now()) {
+		if _, _, end := e.RenewalInfo(t, acme.CertID(l)); !end.Before(time.Now()) {
 			t.Errorf("revoked %s: window ends %s, want the past", l.DNSNames[0], end)
 		}
 	}

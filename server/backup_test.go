@@ -88,5 +88,5 @@ func TestBackupRestore(t *testing.T) {
 	_, kid := r.RawAccount(acctKey)
 	acmeenv.WantStatus(t, r.RawOrder(acctKey, kid, "r1.weir.test"), 201)
 	acmeenv.WantStatus(t, r.RawOrder(acctKey, kid, "r2.weir.test"), 201)
-	want429(t, r.RawOrder(acctKey, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, r.Base+"/acme/account/"))
+	acmeenv.Want429(t, r.RawOrder(acctKey, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, r.Base+"/acme/account/"))
 }

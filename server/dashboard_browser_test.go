@@ -108,7 +108,7 @@ func TestDashboardBrowser(t *testing.T) {
 	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	bucket := "order-creation:" + id
 	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "b1.weir.test"), 201)
-	want429(t, e.RawOrder(key, acct.URI, "b2.weir.test"), "order-creation", id)
+	acmeenv.Want429(t, e.RawOrder(key, acct.URI, "b2.weir.test"), "order-creation", id)
 
 	// Log in: / sends the browser to the login page.
 	var loc, heading string

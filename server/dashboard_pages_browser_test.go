@@ -76,7 +76,7 @@ func TestDashboardFixesBrowser(t *testing.T) {
 	e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs(names...)...)
 	dupKey := ratelimit.FQDNSetKey(id, names)
 	for range 3 {
-		want429(t, e.RawOrder(key, acct.URI, names...), "duplicate-certificate", dupKey)
+		acmeenv.Want429(t, e.RawOrder(key, acct.URI, names...), "duplicate-certificate", dupKey)
 	}
 
 	dashLogin(t, bctx, e)

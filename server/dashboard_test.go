@@ -177,7 +177,7 @@ func TestDashboardPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	serial := ca.SerialHex(leaf.SerialNumber)
-	want429(t, e.RawOrder(key, acct.URI, "dash2.weir.test"), "order-creation", id)
+	acmeenv.Want429(t, e.RawOrder(key, acct.URI, "dash2.weir.test"), "order-creation", id)
 
 	d := newDashClient(t, e.adminURL)
 	token := e.adminToken(t)

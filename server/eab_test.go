@@ -238,11 +238,11 @@ func TestEAB(t *testing.T) {
 	for i := range 10 {
 		acmeenv.WantStatus(t, e.RawOrder(acctKey, acct.URI, fmt.Sprintf("x%d.weir.test", i)), http.StatusCreated)
 	}
-	want429(t, e.RawOrder(acctKey, acct.URI, "x10.weir.test"), "order-creation", boundID)
+	acmeenv.Want429(t, e.RawOrder(acctKey, acct.URI, "x10.weir.test"), "order-creation", boundID)
 	for i := range 3 {
 		acmeenv.WantStatus(t, e.RawOrder(plainKey, plainKid, fmt.Sprintf("p%d.weir.test", i)), http.StatusCreated)
 	}
-	want429(t, e.RawOrder(plainKey, plainKid, "p3.weir.test"), "order-creation", plainID)
+	acmeenv.Want429(t, e.RawOrder(plainKey, plainKid, "p3.weir.test"), "order-creation", plainID)
 
 	// ratelimit status and explain judge by the same limits.
 	var st struct{ Buckets []admin.BucketView }

@@ -251,13 +251,13 @@ func TestHardeningARISerialWithoutSignOctet(t *testing.T) {
 		t.Fatalf("identifier %s: the two forms do not differ", canonical)
 	}
 
-	res, start, end := e.renewalInfo(t, unpadded)
+	res, start, end := e.RenewalInfo(t, unpadded)
 	acmeenv.WantStatus(t, res, http.StatusOK)
-	if _, wantStart, wantEnd := e.renewalInfo(t, canonical); !start.Equal(wantStart) || !end.Equal(wantEnd) {
+	if _, wantStart, wantEnd := e.RenewalInfo(t, canonical); !start.Equal(wantStart) || !end.Equal(wantEnd) {
 		t.Errorf("window of %s [%s, %s]; want that of %s, [%s, %s]", unpadded, start, end, canonical, wantStart, wantEnd)
 	}
 
-	res = e.rawOrderReplaces(key, acct.URI, unpadded, "ari.weir.test")
+	res = e.RawOrderReplaces(key, acct.URI, unpadded, "ari.weir.test")
 	acmeenv.WantStatus(t, res, http.StatusCreated)
 	var o struct{ Status, Finalize, Replaces string }
 	if err := json.Unmarshal(res.Body, &o); err != nil || o.Status != "ready" || o.Replaces != canonical {
@@ -267,7 +267,7 @@ func TestHardeningARISerialWithoutSignOctet(t *testing.T) {
 		t.Fatalf("finalize the renewal: %v", err)
 	}
 	for _, id := range []string{canonical, unpadded} {
-		res := e.rawOrderReplaces(key, acct.URI, id, "ari.weir.test")
+		res := e.RawOrderReplaces(key, acct.URI, id, "ari.weir.test")
 		if typ, _ := res.Problem(); res.Status != http.StatusConflict || typ != string(acme.ProbAlreadyReplaced) {
 			t.Errorf("replacing %s again: %d %s; want 409 alreadyReplaced", id, res.Status, typ)
 		}

@@ -125,7 +125,7 @@ func TestMetricsEndToEnd(t *testing.T) {
 
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("m1.weir.test")...)
 	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "m2.weir.test"), http.StatusCreated)
-	want429(t, e.RawOrder(key, acct.URI, "m3.weir.test"), "order-creation", id)
+	acmeenv.Want429(t, e.RawOrder(key, acct.URI, "m3.weir.test"), "order-creation", id)
 	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonSuperseded); err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +260,7 @@ func TestMetricsGlobalDenial(t *testing.T) {
 			t.Fatalf("request %d refused within the burst", i+1)
 		}
 	}
-	want429(t, e.Post(e.Base+"/acme/new-nonce", "", nil), "global", "127.0.0.1")
+	acmeenv.Want429(t, e.Post(e.Base+"/acme/new-nonce", "", nil), "global", "127.0.0.1")
 	var s promScrape
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		s = scrapeServer(t, e.srv)

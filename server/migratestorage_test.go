@@ -325,10 +325,10 @@ func TestMigrateStorage(t *testing.T) {
 	// issues and is recorded as the replacement.
 	bLeaf := e.VerifyChain(bChain, "renew.move.weir.test")
 	certID := acme.CertID(bLeaf)
-	if res, start, _ := e.renewalInfo(t, certID); res.Status != http.StatusOK || start.IsZero() {
+	if res, start, _ := e.RenewalInfo(t, certID); res.Status != http.StatusOK || start.IsZero() {
 		t.Errorf("renewal-info of the old certificate: %d %s", res.Status, res.Body)
 	}
-	res := e.rawOrderReplaces(keyB, e.onBase(acctB), certID, "renew.move.weir.test")
+	res := e.RawOrderReplaces(keyB, e.onBase(acctB), certID, "renew.move.weir.test")
 	acmeenv.WantStatus(t, res, http.StatusCreated)
 	var ro struct{ Status, Finalize, Replaces string }
 	if err := json.Unmarshal(res.Body, &ro); err != nil || ro.Status != "ready" || ro.Replaces != certID {

@@ -150,7 +150,7 @@ func TestRateLimitHeaders(t *testing.T) {
 
 	// The fourth is refused: r = 0 and t is exactly the Retry-After.
 	res = e.RawOrder(key, kid, "q3.weir.test")
-	ra := want429(t, res, "order-creation", id)
+	ra := acmeenv.Want429(t, res, "order-creation", id)
 	p, l = rateLimitFields(t, "the 429", res)
 	wantPolicy("the 429", p)
 	if l.params["r"] != 0 || l.params["t"] != int64(ra) {
@@ -247,7 +247,7 @@ func TestRateLimitedProblemMembers(t *testing.T) {
 	}
 
 	res := e.RawOrder(key, acct.URI, names...)
-	ra := want429(t, res, "failed-validation", id+":f")
+	ra := acmeenv.Want429(t, res, "failed-validation", id+":f")
 	type member struct {
 		Type       string
 		Status     int

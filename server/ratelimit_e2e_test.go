@@ -7,7 +7,6 @@ import (
 	"crypto"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,31 +16,6 @@ import (
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
-
-// want429 checks a rate-limit rejection: status, type, an integer
-// Retry-After of at least 1 second, Link rel="help", a fresh nonce, and a
-// detail naming the limit and key.
-func want429(t *testing.T, res acmeenv.Response, limit, key string) int {
-	t.Helper()
-	typ, detail := res.Problem()
-	if res.Status != http.StatusTooManyRequests || typ != "urn:ietf:params:acme:error:rateLimited" {
-		t.Fatalf("got %d %s, want 429 rateLimited: %s", res.Status, typ, res.Body)
-	}
-	ra, err := strconv.Atoi(res.Header.Get("Retry-After"))
-	if err != nil || ra < 1 {
-		t.Errorf("Retry-After = %q, want whole seconds >= 1", res.Header.Get("Retry-After"))
-	}
-	if acmeenv.LinkRel(res.Header, "help") == "" {
-		t.Errorf("no Link rel=\"help\" in %v", res.Header.Values("Link"))
-	}
-	if res.Header.Get("Replay-Nonce") == "" {
-		t.Error("no Replay-Nonce on the 429")
-	}
-	if !strings.Contains(detail, limit) || !strings.Contains(detail, key) || !strings.Contains(detail, "retry after") {
-		t.Errorf("detail %q does not name limit %q, key %q and the time it frees up", detail, limit, key)
-	}
-	return ra
-}
 
 // wantRefusalFields checks the RateLimit fields of a 429: the policy
 // names limit with q and w, and RateLimit has r=0 and t the Retry-After
@@ -69,7 +43,7 @@ func TestRateLimitLayers(t *testing.T) {
 		}
 		res := e.Post(e.Base+"/acme/new-nonce", "", nil)
 		// One token a second: the wait is at most a second.
-		ra := want429(t, res, "global", "127.0.0.1")
+		ra := acmeenv.Want429(t, res, "global", "127.0.0.1")
 		if ra != 1 {
 			t.Errorf("Retry-After = %d, want 1", ra)
 		}
@@ -145,7 +119,7 @@ func TestRateLimitLayers(t *testing.T) {
 		}
 		res, _ := e.RawAccount(acmeenv.NewKey(t))
 		// 5 per hour: the next slot is 12 minutes away.
-		ra := want429(t, res, "account-creation", "127.0.0.1")
+		ra := acmeenv.Want429(t, res, "account-creation", "127.0.0.1")
 		if ra < 719 || ra > 720 {
 			t.Errorf("Retry-After = %d, want 720", ra)
 		}
@@ -171,7 +145,7 @@ func TestRateLimitLayers(t *testing.T) {
 		}
 		acmeenv.WantStatus(t, e.RawOrder(key, kid, "w1.weir.test"), http.StatusCreated)
 		// The account limits still apply to a whitelisted client.
-		want429(t, e.RawOrder(key, kid, "w2.weir.test"), "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
+		acmeenv.Want429(t, e.RawOrder(key, kid, "w2.weir.test"), "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 	})
 
 	t.Run("order-creation", func(t *testing.T) {
@@ -183,7 +157,7 @@ func TestRateLimitLayers(t *testing.T) {
 		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 		acmeenv.WantStatus(t, e.RawOrder(key, kid, "o1.weir.test"), http.StatusCreated)
 		acmeenv.WantStatus(t, e.RawOrder(key, kid, "o2.weir.test"), http.StatusCreated)
-		if ra := want429(t, e.RawOrder(key, kid, "o3.weir.test"), "order-creation", id); ra < 179 || ra > 180 {
+		if ra := acmeenv.Want429(t, e.RawOrder(key, kid, "o3.weir.test"), "order-creation", id); ra < 179 || ra > 180 {
 			t.Errorf("Retry-After = %d, want 180 (20 per hour)", ra)
 		}
 	})
@@ -197,7 +171,7 @@ func TestRateLimitLayers(t *testing.T) {
 		_, kid := e.RawAccount(key)
 		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 		acmeenv.WantStatus(t, e.RawOrder(key, kid, "s1.weir.test", "s2.weir.test", "s3.weir.test"), http.StatusCreated)
-		want429(t, e.RawOrder(key, kid, "s4.weir.test", "s5.weir.test"), "san-budget", id)
+		acmeenv.Want429(t, e.RawOrder(key, kid, "s4.weir.test", "s5.weir.test"), "san-budget", id)
 	})
 
 	t.Run("duplicate-certificate", func(t *testing.T) {
@@ -212,7 +186,7 @@ func TestRateLimitLayers(t *testing.T) {
 			t.Fatal(err)
 		}
 		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("dup.weir.test")...)
-		ra := want429(t, e.RawOrder(key, acct.URI, "dup.weir.test"), "duplicate-certificate", "")
+		ra := acmeenv.Want429(t, e.RawOrder(key, acct.URI, "dup.weir.test"), "duplicate-certificate", "")
 		// Retry-After is when the certificate leaves the one-hour window.
 		if ra < 3590 || ra > 3600 {
 			t.Errorf("Retry-After = %d, want about 3600", ra)
@@ -255,7 +229,7 @@ func TestRateLimitLayers(t *testing.T) {
 		if _, err := c.WaitAuthorization(ctx, o.AuthzURLs[0]); err == nil {
 			t.Fatal("validation passed; want it to fail")
 		}
-		want429(t, e.RawOrder(key, acct.URI, "fail.weir.test"), "failed-validation", "fail.weir.test")
+		acmeenv.Want429(t, e.RawOrder(key, acct.URI, "fail.weir.test"), "failed-validation", "fail.weir.test")
 		// The wildcard is counted apart from its base name.
 		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "*.fail.weir.test"), http.StatusCreated)
 	})
@@ -269,7 +243,7 @@ func TestRateLimitLayers(t *testing.T) {
 		_, kid := e.RawAccount(key)
 		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 		acmeenv.WantStatus(t, e.RawOrder(key, kid, "p1.weir.test", "p2.weir.test"), http.StatusCreated)
-		ra := want429(t, e.RawOrder(key, kid, "p3.weir.test"), "pending-authorizations", id)
+		ra := acmeenv.Want429(t, e.RawOrder(key, kid, "p3.weir.test"), "pending-authorizations", id)
 		// Retry-After is when the soonest pending authorization expires.
 		if want := int(e.cfg.ACME.PendingAuthzLifetime.Seconds()); ra < want-10 || ra > want {
 			t.Errorf("Retry-After = %d, want about %d", ra, want)
@@ -289,6 +263,6 @@ func TestRateLimitLayers(t *testing.T) {
 		// Another account, another name, same eTLD+1.
 		key := acmeenv.NewKey(t)
 		_, kid := e.RawAccount(key)
-		want429(t, e.RawOrder(key, kid, "b.rd.example.com"), "registered-domain", "example.com")
+		acmeenv.Want429(t, e.RawOrder(key, kid, "b.rd.example.com"), "registered-domain", "example.com")
 	})
 }

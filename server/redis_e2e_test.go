@@ -101,7 +101,7 @@ func TestRedisBackendFailure(t *testing.T) {
 			_, kid := e.RawAccount(key)
 			acmeenv.WantStatus(t, e.RawOrder(key, kid, "r1.weir.test"), http.StatusCreated)
 			acmeenv.WantStatus(t, e.RawOrder(key, kid, "r2.weir.test"), http.StatusCreated)
-			want429(t, e.RawOrder(key, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
+			acmeenv.Want429(t, e.RawOrder(key, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 
 			rs.stop()
 			before := e.srv.limits.BackendErrors()
@@ -127,7 +127,7 @@ func TestRedisBackendFailure(t *testing.T) {
 			for i := range 3 {
 				last = e.RawOrder(key, kid, fmt.Sprintf("back%d.weir.test", i))
 			}
-			want429(t, last, "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
+			acmeenv.Want429(t, last, "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 		})
 	}
 }

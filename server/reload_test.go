@@ -64,7 +64,7 @@ func TestReload(t *testing.T) {
 	}
 	acmeenv.WantStatus(t, e.RawOrder(key, kid, "one.weir.test"), http.StatusCreated)
 	acmeenv.WantStatus(t, e.RawOrder(key, kid, "two.weir.test"), http.StatusCreated)
-	want429(t, e.RawOrder(key, kid, "three.weir.test"), "order-creation", id)
+	acmeenv.Want429(t, e.RawOrder(key, kid, "three.weir.test"), "order-creation", id)
 	if typ, _ := e.RawOrder(key, kid, "x.blocked.test").Problem(); typ != "urn:ietf:params:acme:error:rejectedIdentifier" {
 		t.Errorf("the reloaded policy was not applied: %s", typ)
 	}
@@ -77,7 +77,7 @@ func TestReload(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "rate-limiting.order-creation.order-burst") {
 		t.Fatalf("reload of an invalid file: err = %v, want one naming the key", err)
 	}
-	want429(t, e.RawOrder(key, kid, "four.weir.test"), "order-creation", id)
+	acmeenv.Want429(t, e.RawOrder(key, kid, "four.weir.test"), "order-creation", id)
 	if err := os.WriteFile(e.srv.configPath, []byte("rate-limiting: [not, a, map"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestReload(t *testing.T) {
 	}
 	acmeenv.WantStatus(t, e.RawOrder(key, kid, "five.weir.test"), http.StatusCreated)
 	acmeenv.WantStatus(t, e.RawOrder(key, kid, "six.weir.test"), http.StatusCreated)
-	want429(t, e.RawOrder(key, kid, "seven.weir.test"), "order-creation", id)
+	acmeenv.Want429(t, e.RawOrder(key, kid, "seven.weir.test"), "order-creation", id)
 	if r := e.srv.reloaded.restart; !slices.Contains(r, "server.listen") || !slices.Contains(r, "admin") {
 		t.Errorf("needs restart = %v, want server.listen and admin", r)
 	}
@@ -475,7 +475,7 @@ func TestReloadRefusesBrokenEdit(t *testing.T) {
 			}
 			// The old limits stay: burst 2, not the 10 the broken file asked for.
 			acmeenv.WantStatus(t, e.RawOrder(key, kid, "b.weir.test"), http.StatusCreated)
-			want429(t, e.RawOrder(key, kid, "c.weir.test"), "order-creation", id)
+			acmeenv.Want429(t, e.RawOrder(key, kid, "c.weir.test"), "order-creation", id)
 			if res := e.Get(t, e.Base+"/directory"); res.Status != http.StatusOK {
 				t.Errorf("directory after the refused reload: %d", res.Status)
 			}

@@ -26,11 +26,11 @@ func TestRenewEarly(t *testing.T) {
 	ctx, key, c, acct := e.Registered(t)
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("early.weir.test")...)
 	leaf := e.VerifyChain(chain, "early.weir.test")
-	if _, _, end := e.renewalInfo(t, acme.CertID(leaf)); !end.After(time.Now()) {
+	if _, _, end := e.RenewalInfo(t, acme.CertID(leaf)); !end.After(time.Now()) {
 		t.Fatalf("the window ends %s before renew-early, want the future", end)
 	}
 	// The SAN budget (1 an hour) is spent: a replacement is refused.
-	if res := e.rawOrderReplaces(key, acct.URI, acme.CertID(leaf), "early.weir.test"); res.Status != http.StatusTooManyRequests {
+	if res := e.RawOrderReplaces(key, acct.URI, acme.CertID(leaf), "early.weir.test"); res.Status != http.StatusTooManyRequests {
 		t.Fatalf("a replacement before renew-early: %d %s, want 429", res.Status, res.Body)
 	}
 
@@ -43,10 +43,10 @@ func TestRenewEarly(t *testing.T) {
 	if e.srv.reloaded.restart != nil {
 		t.Errorf("renew-early asked for a restart of %v; it reloads live", e.srv.reloaded.restart)
 	}
-	res, _, end := e.renewalInfo(t, acme.CertID(leaf))
+	res, _, end := e.RenewalInfo(t, acme.CertID(leaf))
 	if res.Status != http.StatusOK || !end.Before(time.Now()) {
 		t.Errorf("after renew-early the window ends %s, want the past", end)
 	}
-	res = e.rawOrderReplaces(key, acct.URI, acme.CertID(leaf), "early.weir.test")
+	res = e.RawOrderReplaces(key, acct.URI, acme.CertID(leaf), "early.weir.test")
 	acmeenv.WantStatus(t, res, http.StatusCreated)
 }
