@@ -19,6 +19,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/weirproc"
 	"github.com/weir-pki/weir/server"
 )
 
@@ -32,6 +33,8 @@ type env struct {
 	artefacts string
 	// adminURL is the admin listener's base URL ("" when admin is off).
 	adminURL string
+	// cli runs weir command lines against the server (cli_test.go).
+	cli weirproc.CLI
 }
 
 // startEnv starts weir with a test configuration that mutate may adjust:
@@ -69,11 +72,11 @@ func startEnv(t *testing.T, mutate func(*server.Config)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	file := filepath.Join(cfg.DataDir, "weir.yaml")
-	if err := os.WriteFile(file, b, 0o600); err != nil {
+	e.cli = weirproc.CLI{Builder: &builder, Config: filepath.Join(cfg.DataDir, "weir.yaml")}
+	if err := os.WriteFile(e.cli.Config, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	e.srv, err = server.New(t.Context(), cfg, server.Options{ConfigFile: file, Log: io.Discard})
+	e.srv, err = server.New(t.Context(), cfg, server.Options{ConfigFile: e.cli.Config, Log: io.Discard})
 	if err != nil {
 		t.Fatal(err)
 	}

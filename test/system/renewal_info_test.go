@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"crypto/x509"
@@ -16,6 +16,7 @@ import (
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 )
 
 // TestARI: the directory's renewalInfo, windows for a known certificate
@@ -23,7 +24,7 @@ import (
 // replaces accepted once then 409 alreadyReplaced, renewals passing while
 // order-creation is empty, and the checks on what may be replaced.
 func TestARI(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
 		c.RateLimiting.DuplicateCertificate.Enabled = true
 	})
@@ -122,7 +123,7 @@ func TestARI(t *testing.T) {
 // its renewals pass with the SAN budget spent; revoke --all-from-account
 // revokes every active certificate, whose windows are then in the past.
 func TestIncidentMode(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.ACME.MaxIdentifiers = 3
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 100, OrderBurst: 100, SANBudgetPerAccountPerHour: 3}
 	})
