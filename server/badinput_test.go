@@ -111,7 +111,7 @@ func TestBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwkA := publicJWK(t, keyA.Public())
+	jwkA := acmeenv.PublicJWK(t, keyA.Public())
 	// An External Account Binding key (RFC 8555 §7.3.4) for the EAB cases.
 	eabKey, err := e.srv.svc.CreateEABKey(ctx, "bad-input", "")
 	if err != nil {
@@ -129,7 +129,7 @@ func TestBadInput(t *testing.T) {
 	}
 	newOrder := func(ids ...acme.Identifier) func(*testing.T) acmeenv.Response {
 		return func(t *testing.T) acmeenv.Response {
-			return asA(newOrderURL, marshalJSON(t, map[string]any{"identifiers": ids}))
+			return asA(newOrderURL, acmeenv.MarshalJSON(t, map[string]any{"identifiers": ids}))
 		}
 	}
 	newAccount := func(payload string) func(*testing.T) acmeenv.Response {
@@ -147,17 +147,17 @@ func TestBadInput(t *testing.T) {
 			if _, ok := h["nonce"]; !ok {
 				h["nonce"] = e.Nonce()
 			}
-			return postJose(url, marshalJSON(t, handSignedJWS(t, keyA, h, payload)))
+			return postJose(url, acmeenv.MarshalJSON(t, acmeenv.HandSignedJWS(t, keyA, h, payload)))
 		}
 	}
 	finalize := func(csr []byte) func(*testing.T) acmeenv.Response {
 		return func(t *testing.T) acmeenv.Response {
-			return asA(ready.FinalizeURL, marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)}))
+			return asA(ready.FinalizeURL, acmeenv.MarshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)}))
 		}
 	}
 	revoke := func(reason int) func(*testing.T) acmeenv.Response {
 		return func(t *testing.T) acmeenv.Response {
-			return asA(revokeURL, marshalJSON(t, map[string]any{"certificate": revokeDER, "reason": reason}))
+			return asA(revokeURL, acmeenv.MarshalJSON(t, map[string]any{"certificate": revokeDER, "reason": reason}))
 		}
 	}
 	// newAccountEAB sends a new-account of a fresh key with the
@@ -167,7 +167,7 @@ func TestBadInput(t *testing.T) {
 		return func(t *testing.T) acmeenv.Response {
 			k := acmeenv.NewKey(t)
 			hdr := map[string]any{"alg": "HS256", "kid": eabKey.ID, "url": newAccountURL}
-			payload := marshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "externalAccountBinding": eab(t, hdr, publicJWK(t, k.Public()))})
+			payload := acmeenv.MarshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "externalAccountBinding": eab(t, hdr, acmeenv.PublicJWK(t, k.Public()))})
 			return e.PostJWS(k, newAccountURL, payload, acmeenv.SignOpts{})
 		}
 	}
@@ -197,14 +197,14 @@ func TestBadInput(t *testing.T) {
 				_ = json.Unmarshal(e.Sign(acmeenv.NewKey(t), newAccountURL, []byte(`{}`), acmeenv.SignOpts{}), &flat)
 				general := map[string]any{"payload": flat["payload"], "signatures": []any{
 					map[string]any{"protected": flat["protected"], "signature": flat["signature"]}}}
-				return postJose(newAccountURL, marshalJSON(t, general))
+				return postJose(newAccountURL, acmeenv.MarshalJSON(t, general))
 			}},
 		{name: "unprotected header", status: 400, typ: acme.ProbMalformed, detail: "unprotected header",
 			send: func(t *testing.T) acmeenv.Response {
 				var flat map[string]any
 				_ = json.Unmarshal(e.Sign(acmeenv.NewKey(t), newAccountURL, []byte(`{}`), acmeenv.SignOpts{}), &flat)
 				flat["header"] = map[string]any{"kid": "x"}
-				return postJose(newAccountURL, marshalJSON(t, flat))
+				return postJose(newAccountURL, acmeenv.MarshalJSON(t, flat))
 			}},
 		{name: "protected header not base64url", status: 400, typ: acme.ProbMalformed, detail: "not base64url",
 			send: func(*testing.T) acmeenv.Response {
@@ -215,7 +215,7 @@ func TestBadInput(t *testing.T) {
 				var flat map[string]any
 				_ = json.Unmarshal(e.Sign(acmeenv.NewKey(t), newAccountURL, []byte(`{}`), acmeenv.SignOpts{}), &flat)
 				flat["payload"] = "e31" // "{}" is e30; the set bit past the data is not what was signed
-				return postJose(newAccountURL, marshalJSON(t, flat))
+				return postJose(newAccountURL, acmeenv.MarshalJSON(t, flat))
 			}},
 		{name: "payload not JSON", status: 400, typ: acme.ProbMalformed, detail: "payload is not valid JSON",
 			send: func(*testing.T) acmeenv.Response { return asA(newOrderURL, []byte(`identifiers`)) }},
@@ -238,7 +238,7 @@ func TestBadInput(t *testing.T) {
 		{name: "oversized body", status: http.StatusRequestEntityTooLarge, typ: acme.ProbMalformed, detail: "larger than",
 			send: func(t *testing.T) acmeenv.Response {
 				big := strings.Repeat("a", int(e.cfg.Server.MaxBodyBytes))
-				return asA(newOrderURL, marshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "big.weir.test"}}, "pad": big}))
+				return asA(newOrderURL, acmeenv.MarshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "big.weir.test"}}, "pad": big}))
 			}},
 		{name: "Content-Type application/json", status: http.StatusUnsupportedMediaType, typ: acme.ProbMalformed, detail: "application/jose+json",
 			send: func(t *testing.T) acmeenv.Response {
@@ -252,7 +252,7 @@ func TestBadInput(t *testing.T) {
 		// Protected header: url and nonce (RFC 8555 §6.4, §6.5).
 		{name: "wrong url", status: 403, typ: acme.ProbUnauthorized, detail: "does not match the request URL",
 			send: func(t *testing.T) acmeenv.Response {
-				return e.PostJWS(keyA, newOrderURL, marshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "url.weir.test"}}}),
+				return e.PostJWS(keyA, newOrderURL, acmeenv.MarshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "url.weir.test"}}}),
 					acmeenv.SignOpts{KID: kidA, URL: newAccountURL})
 			}},
 		{name: "no url", status: 400, typ: acme.ProbMalformed, detail: `no "url"`,
@@ -272,7 +272,7 @@ func TestBadInput(t *testing.T) {
 		{name: "no nonce", status: 400, typ: acme.ProbBadNonce, detail: `no "nonce"`,
 			send: func(t *testing.T) acmeenv.Response {
 				h := map[string]any{"alg": "ES256", "kid": kidA, "url": kidA}
-				return postJose(kidA, marshalJSON(t, handSignedJWS(t, keyA, h, nil)))
+				return postJose(kidA, acmeenv.MarshalJSON(t, acmeenv.HandSignedJWS(t, keyA, h, nil)))
 			}},
 
 		// Algorithms and keys (RFC 8555 §6.2).
@@ -280,14 +280,14 @@ func TestBadInput(t *testing.T) {
 			send: hand(newAccountURL, map[string]any{"alg": "none", "jwk": jwkA, "url": newAccountURL}, []byte(`{}`))},
 		{name: "alg none unsecured", status: 400, typ: acme.ProbBadSignatureAlgorithm, detail: `"none" is not accepted`, check: wantAlgorithms,
 			send: func(t *testing.T) acmeenv.Response {
-				ph := marshalJSON(t, map[string]any{"alg": "none", "jwk": jwkA, "url": newAccountURL, "nonce": e.Nonce()})
-				return postJose(newAccountURL, marshalJSON(t, map[string]string{
+				ph := acmeenv.MarshalJSON(t, map[string]any{"alg": "none", "jwk": jwkA, "url": newAccountURL, "nonce": e.Nonce()})
+				return postJose(newAccountURL, acmeenv.MarshalJSON(t, map[string]string{
 					"protected": base64.RawURLEncoding.EncodeToString(ph), "payload": "e30", "signature": ""}))
 			}},
 		{name: "alg HS256", status: 400, typ: acme.ProbBadSignatureAlgorithm, detail: `"HS256" is not accepted`, check: wantAlgorithms,
 			send: hand(newAccountURL, map[string]any{"alg": "HS256", "jwk": jwkA, "url": newAccountURL}, []byte(`{}`))},
 		{name: "alg ES512", status: 400, typ: acme.ProbBadSignatureAlgorithm, detail: "ES512", check: wantAlgorithms,
-			send: hand(newAccountURL, map[string]any{"alg": "ES512", "jwk": publicJWK(t, p521.Public()), "url": newAccountURL}, []byte(`{}`))},
+			send: hand(newAccountURL, map[string]any{"alg": "ES512", "jwk": acmeenv.PublicJWK(t, p521.Public()), "url": newAccountURL}, []byte(`{}`))},
 		{name: "alg does not fit the key", status: 400, typ: acme.ProbMalformed, detail: "does not fit",
 			send: hand(newAccountURL, map[string]any{"alg": "ES384", "jwk": jwkA, "url": newAccountURL}, []byte(`{}`))},
 		{name: "RSA 1024 account key", status: 400, typ: acme.ProbBadPublicKey, detail: "1024 bits",
@@ -295,9 +295,9 @@ func TestBadInput(t *testing.T) {
 				return e.PostJWS(rsa1024, newAccountURL, []byte(`{}`), acmeenv.SignOpts{})
 			}},
 		{name: "P-521 account key", status: 400, typ: acme.ProbBadPublicKey, detail: "P-521",
-			send: hand(newAccountURL, map[string]any{"alg": "ES256", "jwk": publicJWK(t, p521.Public()), "url": newAccountURL}, []byte(`{}`))},
+			send: hand(newAccountURL, map[string]any{"alg": "ES256", "jwk": acmeenv.PublicJWK(t, p521.Public()), "url": newAccountURL}, []byte(`{}`))},
 		{name: "private key as jwk", status: 400, typ: acme.ProbBadPublicKey, detail: "not a valid public key",
-			send: hand(newAccountURL, map[string]any{"alg": "ES256", "jwk": publicJWK(t, keyA), "url": newAccountURL}, []byte(`{}`))},
+			send: hand(newAccountURL, map[string]any{"alg": "ES256", "jwk": acmeenv.PublicJWK(t, keyA), "url": newAccountURL}, []byte(`{}`))},
 		{name: "garbage jwk", status: 400, typ: acme.ProbBadPublicKey, detail: "cannot be parsed",
 			send: hand(newAccountURL, map[string]any{"alg": "ES256", "jwk": map[string]any{"kty": "EC", "crv": "P-256", "x": "AA", "y": "AA"}, "url": newAccountURL}, []byte(`{}`))},
 
@@ -318,7 +318,7 @@ func TestBadInput(t *testing.T) {
 			send: func(*testing.T) acmeenv.Response { return asA(newAccountURL, []byte(`{}`)) }},
 		{name: "new-order signed with a jwk", status: 400, typ: acme.ProbMalformed, detail: "key ID",
 			send: func(t *testing.T) acmeenv.Response {
-				return e.PostJWS(keyA, newOrderURL, marshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "jwk.weir.test"}}}), acmeenv.SignOpts{})
+				return e.PostJWS(keyA, newOrderURL, acmeenv.MarshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "jwk.weir.test"}}}), acmeenv.SignOpts{})
 			}},
 
 		// Accounts (RFC 8555 §7.3).
@@ -346,7 +346,7 @@ func TestBadInput(t *testing.T) {
 			send: newAccountEAB(func(t *testing.T, hdr map[string]any, jwk json.RawMessage) json.RawMessage {
 				var flat map[string]any
 				_ = json.Unmarshal(eabJWS(t, hdr, jwk, eabKey.HMACKey), &flat)
-				return marshalJSON(t, map[string]any{"payload": flat["payload"], "signatures": []any{
+				return acmeenv.MarshalJSON(t, map[string]any{"payload": flat["payload"], "signatures": []any{
 					map[string]any{"protected": flat["protected"], "signature": flat["signature"]}}})
 			})},
 		{name: "EAB with alg ES256", status: 400, typ: acme.ProbMalformed, detail: `"ES256" is not accepted`,
@@ -369,14 +369,14 @@ func TestBadInput(t *testing.T) {
 			send: newAccountEAB(eabWith(func(h map[string]any) { h["kid"] = "no-such-key" }))},
 		{name: "key-change to the same key", status: 400, typ: acme.ProbMalformed, detail: "current key",
 			send: func(t *testing.T) acmeenv.Response {
-				inner := handSignedJWS(t, keyA, map[string]any{"alg": "ES256", "jwk": jwkA, "url": keyChangeURL},
-					marshalJSON(t, map[string]any{"account": kidA, "oldKey": jwkA}))
-				return asA(keyChangeURL, marshalJSON(t, inner))
+				inner := acmeenv.HandSignedJWS(t, keyA, map[string]any{"alg": "ES256", "jwk": jwkA, "url": keyChangeURL},
+					acmeenv.MarshalJSON(t, map[string]any{"account": kidA, "oldKey": jwkA}))
+				return asA(keyChangeURL, acmeenv.MarshalJSON(t, inner))
 			}},
 		{name: "key-change inner JWS with a nonce", status: 400, typ: acme.ProbMalformed, detail: `must not have a "nonce"`,
 			send: func(t *testing.T) acmeenv.Response {
 				nk := acmeenv.NewKey(t)
-				inner := e.Sign(nk, keyChangeURL, marshalJSON(t, map[string]any{"account": kidA, "oldKey": jwkA}), acmeenv.SignOpts{})
+				inner := e.Sign(nk, keyChangeURL, acmeenv.MarshalJSON(t, map[string]any{"account": kidA, "oldKey": jwkA}), acmeenv.SignOpts{})
 				return asA(keyChangeURL, inner)
 			}},
 
@@ -420,11 +420,11 @@ func TestBadInput(t *testing.T) {
 		{name: "notAfter beyond the maximum lifetime", status: 400, typ: acme.ProbMalformed, detail: "exceeds the maximum certificate lifetime",
 			send: func(t *testing.T) acmeenv.Response {
 				na := time.Now().Add(e.cfg.CA.CertificateLifetime + 48*time.Hour).UTC().Format(time.RFC3339)
-				return asA(newOrderURL, marshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "long.weir.test"}}, "notAfter": na}))
+				return asA(newOrderURL, acmeenv.MarshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "long.weir.test"}}, "notAfter": na}))
 			}},
 		{name: "notAfter not RFC 3339", status: 400, typ: acme.ProbMalformed, detail: "RFC 3339",
 			send: func(t *testing.T) acmeenv.Response {
-				return asA(newOrderURL, marshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "long.weir.test"}}, "notAfter": "tomorrow"}))
+				return asA(newOrderURL, acmeenv.MarshalJSON(t, map[string]any{"identifiers": []acme.Identifier{{Type: "dns", Value: "long.weir.test"}}, "notAfter": "tomorrow"}))
 			}},
 		{name: "POST-as-GET of another account's order", status: 403, typ: acme.ProbUnauthorized, detail: "another account",
 			send: func(*testing.T) acmeenv.Response { return asB(pending.URI, []byte{}) }},
@@ -444,7 +444,7 @@ func TestBadInput(t *testing.T) {
 		// Finalize (RFC 8555 §7.4).
 		{name: "finalize before ready", status: 403, typ: acme.ProbOrderNotReady, detail: "not ready",
 			send: func(t *testing.T) acmeenv.Response {
-				return asA(pending.FinalizeURL, marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(acmeenv.CSRFor(t, acmeenv.NewKey(t), "pending.weir.test"))}))
+				return asA(pending.FinalizeURL, acmeenv.MarshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(acmeenv.CSRFor(t, acmeenv.NewKey(t), "pending.weir.test"))}))
 			}},
 		{name: "CSR names differ from the order", status: 400, typ: acme.ProbBadCSR, detail: "not in the order: extra.weir.test",
 			send: func(t *testing.T) acmeenv.Response {
@@ -468,7 +468,7 @@ func TestBadInput(t *testing.T) {
 			}},
 		{name: "finalize another account's order", status: 403, typ: acme.ProbUnauthorized, detail: "another account",
 			send: func(t *testing.T) acmeenv.Response {
-				return asB(ready.FinalizeURL, marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(acmeenv.CSRFor(t, acmeenv.NewKey(t), "ready.weir.test"))}))
+				return asB(ready.FinalizeURL, acmeenv.MarshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(acmeenv.CSRFor(t, acmeenv.NewKey(t), "ready.weir.test"))}))
 			}},
 
 		// Revocation (RFC 8555 §7.6).
@@ -480,15 +480,15 @@ func TestBadInput(t *testing.T) {
 			send: revoke(11)},
 		{name: "revoke a certificate not issued here", status: 404, typ: acme.ProbMalformed, detail: "not issued by this CA",
 			send: func(t *testing.T) acmeenv.Response {
-				return asA(revokeURL, marshalJSON(t, map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(foreignDER)}))
+				return asA(revokeURL, acmeenv.MarshalJSON(t, map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(foreignDER)}))
 			}},
 		{name: "revoke by a stranger", status: 403, typ: acme.ProbUnauthorized, detail: "did not order",
 			send: func(t *testing.T) acmeenv.Response {
-				return asB(revokeURL, marshalJSON(t, map[string]any{"certificate": revokeDER}))
+				return asB(revokeURL, acmeenv.MarshalJSON(t, map[string]any{"certificate": revokeDER}))
 			}},
 		{name: "revoke with an unrelated jwk", status: 403, typ: acme.ProbUnauthorized, detail: "certificate's key",
 			send: func(t *testing.T) acmeenv.Response {
-				return e.PostJWS(acmeenv.NewKey(t), revokeURL, marshalJSON(t, map[string]any{"certificate": revokeDER}), acmeenv.SignOpts{})
+				return e.PostJWS(acmeenv.NewKey(t), revokeURL, acmeenv.MarshalJSON(t, map[string]any{"certificate": revokeDER}), acmeenv.SignOpts{})
 			}},
 	}
 

@@ -82,7 +82,7 @@ func (e *testEnv) accountID(uri string) string {
 // over payload, MACed with HS256 and hmacKey (whatever hdr says).
 func eabJWS(t *testing.T, hdr map[string]any, payload, hmacKey []byte) json.RawMessage {
 	t.Helper()
-	return eabJWSRaw(t, marshalJSON(t, hdr), payload, hmacKey)
+	return eabJWSRaw(t, acmeenv.MarshalJSON(t, hdr), payload, hmacKey)
 }
 
 // eabJWSRaw is eabJWS with the protected header's JSON text ph as it is.
@@ -92,7 +92,7 @@ func eabJWSRaw(t *testing.T, ph, payload, hmacKey []byte) json.RawMessage {
 	pl := base64.RawURLEncoding.EncodeToString(payload)
 	m := hmac.New(sha256.New, hmacKey)
 	m.Write([]byte(protected + "." + pl))
-	return marshalJSON(t, map[string]string{"protected": protected, "payload": pl,
+	return acmeenv.MarshalJSON(t, map[string]string{"protected": protected, "payload": pl,
 		"signature": base64.RawURLEncoding.EncodeToString(m.Sum(nil))})
 }
 

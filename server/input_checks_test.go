@@ -94,7 +94,7 @@ func (e *testEnv) readyOrder(t *testing.T, c *xacme.Client, names ...string) *xa
 // finalizeWith sends a finalize request for the order with csr.
 func (e *testEnv) finalizeWith(key crypto.Signer, kid string, o *xacme.Order, csr []byte) func(*testing.T) acmeenv.Response {
 	return func(t *testing.T) acmeenv.Response {
-		payload := marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)})
+		payload := acmeenv.MarshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)})
 		return e.PostJWS(key, o.FinalizeURL, payload, acmeenv.SignOpts{KID: kid})
 	}
 }
@@ -148,7 +148,7 @@ func TestHardeningRevocationReasons(t *testing.T) {
 	crlBefore := e.CRLSerials(leaf)
 	revoke := func(reason int) func(*testing.T) acmeenv.Response {
 		return func(t *testing.T) acmeenv.Response {
-			payload := marshalJSON(t, map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(chain[0]), "reason": reason})
+			payload := acmeenv.MarshalJSON(t, map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(chain[0]), "reason": reason})
 			return e.PostJWS(key, e.Base+"/acme/revoke-cert", payload, acmeenv.SignOpts{KID: acct.URI})
 		}
 	}
@@ -298,7 +298,7 @@ func TestHardeningContactWhitespace(t *testing.T) {
 	for _, contact := range []string{"mailto: name@weir.test", "mailto:\tname@weir.test", " mailto:  name@weir.test \t"} {
 		t.Run(contact, func(t *testing.T) {
 			key = acmeenv.NewKey(t)
-			payload := marshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "contact": []string{contact}})
+			payload := acmeenv.MarshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "contact": []string{contact}})
 			res := e.PostJWS(key, newAccountURL, payload, acmeenv.SignOpts{})
 			acmeenv.WantStatus(t, res, http.StatusCreated)
 			kid = res.Header.Get("Location")

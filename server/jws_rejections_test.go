@@ -101,10 +101,10 @@ func TestAccountNotValidUnauthorized(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	jwkD := publicJWK(t, d.key.Public())
+	jwkD := acmeenv.PublicJWK(t, d.key.Public())
 	innerBy := func(t *testing.T, acct registered, newKey *ecdsa.PrivateKey) []byte {
-		return marshalJSON(t, handSignedJWS(t, newKey, map[string]any{"alg": "ES256", "jwk": publicJWK(t, newKey.Public()), "url": keyChangeURL},
-			marshalJSON(t, map[string]any{"account": acct.kid, "oldKey": publicJWK(t, acct.key.Public())})))
+		return acmeenv.MarshalJSON(t, acmeenv.HandSignedJWS(t, newKey, map[string]any{"alg": "ES256", "jwk": acmeenv.PublicJWK(t, newKey.Public()), "url": keyChangeURL},
+			acmeenv.MarshalJSON(t, map[string]any{"account": acct.kid, "oldKey": acmeenv.PublicJWK(t, acct.key.Public())})))
 	}
 	refused := func(name string, status acme.Status, send func(*testing.T) acmeenv.Response) badCase {
 		return badCase{name: name, status: http.StatusUnauthorized, typ: acme.ProbUnauthorized, detail: "is " + string(status), send: send}
@@ -142,8 +142,8 @@ func TestAccountNotValidUnauthorized(t *testing.T) {
 		// deactivated one is a conflict naming that account, not 401.
 		{name: "key-change to a deactivated account's key", status: http.StatusConflict, typ: acme.ProbMalformed, detail: "already in use",
 			send: func(t *testing.T) acmeenv.Response {
-				inner := marshalJSON(t, handSignedJWS(t, d.key, map[string]any{"alg": "ES256", "jwk": jwkD, "url": keyChangeURL},
-					marshalJSON(t, map[string]any{"account": a.kid, "oldKey": publicJWK(t, a.key.Public())})))
+				inner := acmeenv.MarshalJSON(t, acmeenv.HandSignedJWS(t, d.key, map[string]any{"alg": "ES256", "jwk": jwkD, "url": keyChangeURL},
+					acmeenv.MarshalJSON(t, map[string]any{"account": a.kid, "oldKey": acmeenv.PublicJWK(t, a.key.Public())})))
 				return a.post(e, keyChangeURL, inner)
 			}},
 	}
@@ -249,13 +249,13 @@ func TestJWSMemberNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwkA, jwkY := publicJWK(t, a.key.Public()), publicJWK(t, y.key.Public())
+	jwkA, jwkY := acmeenv.PublicJWK(t, a.key.Public()), acmeenv.PublicJWK(t, y.key.Public())
 
 	// hand posts to url a JWS signed by a's key with the header text
 	// that hdr makes from a fresh nonce.
 	hand := func(url string, hdr func(nonce string) string, payload string) func(*testing.T) acmeenv.Response {
 		return func(t *testing.T) acmeenv.Response {
-			return e.Post(url, "application/jose+json", marshalJSON(t, handSignedRaw(t, a.key, []byte(hdr(e.Nonce())), []byte(payload))))
+			return e.Post(url, "application/jose+json", acmeenv.MarshalJSON(t, acmeenv.HandSignedRaw(t, a.key, []byte(hdr(e.Nonce())), []byte(payload))))
 		}
 	}
 	kidHeader := func(extra string) func(string) string {
@@ -280,8 +280,8 @@ func TestJWSMemberNames(t *testing.T) {
 	keyChange := func(hdr func(jwk string) string, payload string) func(*testing.T) acmeenv.Response {
 		return func(t *testing.T) acmeenv.Response {
 			nk := acmeenv.NewKey(t)
-			inner := handSignedRaw(t, nk, []byte(hdr(string(publicJWK(t, nk.Public())))), []byte(payload))
-			return y.post(e, keyChangeURL, marshalJSON(t, inner))
+			inner := acmeenv.HandSignedRaw(t, nk, []byte(hdr(string(acmeenv.PublicJWK(t, nk.Public())))), []byte(payload))
+			return y.post(e, keyChangeURL, acmeenv.MarshalJSON(t, inner))
 		}
 	}
 	// newAccountEAB posts a new-account of a fresh key whose binding has
@@ -289,8 +289,8 @@ func TestJWSMemberNames(t *testing.T) {
 	newAccountEAB := func(hdr string) func(*testing.T) acmeenv.Response {
 		return func(t *testing.T) acmeenv.Response {
 			k := acmeenv.NewKey(t)
-			eab := eabJWSRaw(t, []byte(hdr), publicJWK(t, k.Public()), eabKey.HMACKey)
-			return e.PostJWS(k, newAccountURL, marshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "externalAccountBinding": eab}), acmeenv.SignOpts{})
+			eab := eabJWSRaw(t, []byte(hdr), acmeenv.PublicJWK(t, k.Public()), eabKey.HMACKey)
+			return e.PostJWS(k, newAccountURL, acmeenv.MarshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "externalAccountBinding": eab}), acmeenv.SignOpts{})
 		}
 	}
 	ident := `{"type":"dns","value":"m.weir.test"}`
@@ -301,8 +301,8 @@ func TestJWSMemberNames(t *testing.T) {
 		{name: "header members only in upper case", detail: `"ALG" is not "alg": ` + caseOnly,
 			send: func(t *testing.T) acmeenv.Response {
 				k := acmeenv.NewKey(t)
-				hdr := fmt.Sprintf(`{"ALG":"ES256","JWK":%s,"URL":%q,"NONCE":%q}`, publicJWK(t, k.Public()), newAccountURL, e.Nonce())
-				return e.Post(newAccountURL, "application/jose+json", marshalJSON(t, handSignedRaw(t, k, []byte(hdr), []byte(`{"termsOfServiceAgreed":true}`))))
+				hdr := fmt.Sprintf(`{"ALG":"ES256","JWK":%s,"URL":%q,"NONCE":%q}`, acmeenv.PublicJWK(t, k.Public()), newAccountURL, e.Nonce())
+				return e.Post(newAccountURL, "application/jose+json", acmeenv.MarshalJSON(t, acmeenv.HandSignedRaw(t, k, []byte(hdr), []byte(`{"termsOfServiceAgreed":true}`))))
 			}},
 		{name: "URL before url", detail: `"URL" is not "url"`,
 			send: hand(newOrderURL, kidHeader(fmt.Sprintf(`"URL":"https://elsewhere.test/","url":%q`, newOrderURL)), `{"identifiers":[`+ident+`]}`)},

@@ -94,7 +94,7 @@ func TestPKCS11TokenRemovedWhileServing(t *testing.T) {
 	if err := os.Rename(dir, dir+".away"); err != nil {
 		t.Fatal(err)
 	}
-	body := marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(acmeenv.CSRFor(t, acmeenv.NewKey(t), "removed.weir.test"))})
+	body := acmeenv.MarshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(acmeenv.CSRFor(t, acmeenv.NewKey(t), "removed.weir.test"))})
 	res := e.PostJWS(key, o.Finalize, body, acmeenv.SignOpts{KID: acct.URI})
 	if typ, _ := res.Problem(); res.Status != http.StatusServiceUnavailable || typ != string(acme.ProbServerInternal) || res.Header.Get("Retry-After") == "" {
 		t.Fatalf("finalize with the token gone: %d %s Retry-After %q: %s", res.Status, typ, res.Header.Get("Retry-After"), res.Body)

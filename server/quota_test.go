@@ -92,9 +92,9 @@ func (e *testEnv) postAsGet(key *ecdsa.PrivateKey, kid, url string) acmeenv.Resp
 	if kid != "" {
 		hdr["kid"] = kid
 	} else {
-		hdr["jwk"] = publicJWK(e.t, key.Public())
+		hdr["jwk"] = acmeenv.PublicJWK(e.t, key.Public())
 	}
-	return e.Post(url, "application/jose+json", marshalJSON(e.t, handSignedJWS(e.t, key, hdr, nil)))
+	return e.Post(url, "application/jose+json", acmeenv.MarshalJSON(e.t, acmeenv.HandSignedJWS(e.t, key, hdr, nil)))
 }
 
 // TestRateLimitHeaders: the RateLimit fields follow the order-creation

@@ -57,7 +57,7 @@ func TestFinalizeSignerUnavailable(t *testing.T) {
 
 	fk.down.Store(true)
 	csr := acmeenv.CSRFor(t, acmeenv.NewKey(t), "hsm.weir.test")
-	body := marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)})
+	body := acmeenv.MarshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)})
 	res := e.PostJWS(key, o.Finalize, body, acmeenv.SignOpts{KID: acct.URI})
 	typ, detail := res.Problem()
 	if res.Status != http.StatusServiceUnavailable || typ != string(acme.ProbServerInternal) || res.Header.Get("Retry-After") == "" ||
