@@ -26,6 +26,7 @@ import (
 // env is a whole weir server on loopback with the ACME side of acmeenv.
 type env struct {
 	*acmeenv.Env
+	t   *testing.T
 	cfg server.Config
 	srv *server.Server
 	// artefacts is the base URL of the public artefacts that the
@@ -42,7 +43,7 @@ type env struct {
 // certified, CRLs are made on read, and every rate limit is off.
 func startEnv(t *testing.T, mutate func(*server.Config)) *env {
 	t.Helper()
-	e := &env{Env: acmeenv.Start(t)}
+	e := &env{t: t, Env: acmeenv.Start(t)}
 	ln, adminLn, plainLn := acmeenv.ListenLoopback(t), acmeenv.ListenLoopback(t), acmeenv.ListenLoopback(t)
 	cfg := server.DefaultConfig()
 	cfg.DataDir = t.TempDir()

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -86,7 +87,7 @@ func wantWithin(t *testing.T, what string, got, lo, hi int64) {
 
 // postAsGet fetches url with a POST-as-GET (an empty payload, RFC 8555
 // §6.3) signed by key with the account URL kid; kid "" embeds the JWK.
-func (e *testEnv) postAsGet(key *ecdsa.PrivateKey, kid, url string) acmeenv.Response {
+func (e *env) postAsGet(key *ecdsa.PrivateKey, kid, url string) acmeenv.Response {
 	e.t.Helper()
 	hdr := map[string]any{"alg": "ES256", "nonce": e.Nonce(), "url": url}
 	if kid != "" {
@@ -103,7 +104,7 @@ func (e *testEnv) postAsGet(key *ecdsa.PrivateKey, kid, url string) acmeenv.Resp
 // authenticated request shows the bucket too; unauthenticated ones carry
 // no fields.
 func TestRateLimitHeaders(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 1, OrderBurst: 3, SANBudgetPerAccountPerHour: 100}
 	})
 	const T = 3600 // the emission interval in seconds: one order an hour
@@ -209,7 +210,7 @@ func TestRateLimitHeaders(t *testing.T) {
 // validations failed is refused by failed-validation with a subproblem
 // per name, each naming its identifier and bucket.
 func TestRateLimitedProblemMembers(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.FailedValidation = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -298,7 +299,7 @@ func TestRateLimitedProblemMembers(t *testing.T) {
 // resource lists the signing account's buckets as "weir ratelimit status
 // --account ID --json" does, bucket by bucket.
 func TestQuotaResource(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 2, OrderBurst: 4, SANBudgetPerAccountPerHour: 100}
 		c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 30}
 		c.RateLimiting.FailedValidation = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 3, Window: time.Hour}
@@ -347,7 +348,11 @@ func TestQuotaResource(t *testing.T) {
 		t.Fatalf("quota resource has %d buckets, ratelimit status %d:\n%s\n%+v", len(quota.Buckets), len(st.Buckets), res.Body, st.Buckets)
 	}
 	for i, b := range quota.Buckets {
-		want := bucketOf(t, st.Buckets, b.Bucket)
+		j := slices.IndexFunc(st.Buckets, func(v admin.BucketView) bool { return v.Bucket == b.Bucket })
+		if j < 0 {
+			t.Fatalf("no bucket %s in %+v", b.Bucket, st.Buckets)
+		}
+		want := st.Buckets[j]
 		if b.Limit != want.Limit || b.Key != want.Key || b.Enabled != want.Enabled || b.Capacity != want.Capacity || b.Remaining != want.Remaining {
 			t.Errorf("bucket %d: quota %+v, ratelimit status %+v", i, b, want)
 		}

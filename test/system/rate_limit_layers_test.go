@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 )
 
 // wantRefusalFields checks the RateLimit fields of a 429: the policy
@@ -33,7 +34,7 @@ func wantRefusalFields(t *testing.T, what string, res acmeenv.Response, limit st
 
 func TestRateLimitLayers(t *testing.T) {
 	t.Run("global", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 3}
 		})
 		for i := range 3 {
@@ -80,7 +81,7 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("trusted proxy", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 1}
 			c.Server.TrustedProxies = []string{"127.0.0.1"}
 		})
@@ -110,7 +111,7 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("account-creation", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.AccountCreation = ratelimit.AccountCreationConfig{Enabled: true, PerIPPerHour: 5, Burst: 2}
 		})
 		for range 2 {
@@ -129,7 +130,7 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("whitelist", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.Whitelist = []string{"127.0.0.0/8"}
 			c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 1, Burst: 1}
 			c.RateLimiting.AccountCreation = ratelimit.AccountCreationConfig{Enabled: true, PerIPPerHour: 1, Burst: 1}
@@ -149,7 +150,7 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("order-creation", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 		})
 		key := acmeenv.NewKey(t)
@@ -163,7 +164,7 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("san-budget", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.ACME.MaxIdentifiers = 3
 			c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 5, SANBudgetPerAccountPerHour: 4}
 		})
@@ -175,7 +176,7 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("duplicate-certificate", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.DuplicateCertificate = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 		})
 		ctx := t.Context()
@@ -200,7 +201,7 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("failed-validation", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.FailedValidation = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 		})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
@@ -235,7 +236,7 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("pending-authorizations", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.ACME.MaxIdentifiers = 2
 			c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 2}
 		})
@@ -251,7 +252,7 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("registered-domain", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.RegisteredDomain = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 		})
 		ctx := t.Context()
