@@ -114,6 +114,10 @@ func (s *Server) httpServer(h http.Handler) *http.Server {
 	}
 }
 
+// HasAdmin reports whether the server has an admin listener to serve
+// (admin.enabled).
+func (s *Server) HasAdmin() bool { return s.admin != nil }
+
 // AdminURL is the base URL of the admin listener for clients on this
 // host: on loopback when it binds every interface.
 func AdminURL(cfg Config) string {

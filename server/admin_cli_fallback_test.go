@@ -30,7 +30,7 @@ func TestAdminCLIInvalidConfig(t *testing.T) {
 	e.writeConfigBytes([]byte(bad))
 
 	var stdout, stderr bytes.Buffer
-	if code := runWeir(t, []string{"certs", "list", "-config", e.srv.configPath}, &stdout, &stderr); code != 0 {
+	if code := builder.Run(t, []string{"certs", "list", "-config", e.srv.configPath}, &stdout, &stderr); code != 0 {
 		t.Fatalf("certs list with an invalid config: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "does not load") || !strings.Contains(stderr.String(), filepath.Join(e.cfg.DataDir, fileAdminURL)) {
@@ -53,7 +53,7 @@ func TestAdminCLIInvalidConfig(t *testing.T) {
 	stdout.Reset()
 	stderr.Reset()
 	args := []string{"accounts", "list", "-config", filepath.Join(t.TempDir(), "missing.yaml"), "-admin", e.adminURL, "-token-file", tokFile}
-	if code := runWeir(t, args, &stdout, &stderr); code != 0 {
+	if code := builder.Run(t, args, &stdout, &stderr); code != 0 {
 		t.Fatalf("accounts list -admin -token-file: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
 
@@ -63,7 +63,7 @@ func TestAdminCLIInvalidConfig(t *testing.T) {
 	}
 	stdout.Reset()
 	stderr.Reset()
-	if code := runWeir(t, args, &stdout, &stderr); code != 1 {
+	if code := builder.Run(t, args, &stdout, &stderr); code != 1 {
 		t.Fatalf("bad token file: exit %d, want 1\n%s", code, stderr.String())
 	}
 	if msg := stderr.String(); !strings.Contains(msg, tokFile) || !strings.Contains(msg, `byte 4 (line 1) is 0x00`) {

@@ -3,9 +3,7 @@
 package server
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"math"
 	"net/http"
 	"os"
@@ -17,40 +15,10 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
-
-// weirCLI runs a weir command line against e's running server (through
-// its configuration file) and returns stdout; a non-zero exit fails t
-// unless wantCode says otherwise.
-func (e *testEnv) weirCLI(t *testing.T, wantCode int, args ...string) string {
-	t.Helper()
-	code, stdout, stderr := e.weirCLIExit(t, args...)
-	if code != wantCode {
-		t.Fatalf("weir %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, wantCode, stdout, stderr)
-	}
-	return stdout + stderr
-}
-
-// weirCLIExit runs a weir command line against e's running server, as
-// weirCLI does, and returns its exit code, stdout and stderr, whatever the
-// code.
-func (e *testEnv) weirCLIExit(t *testing.T, args ...string) (int, string, string) {
-	t.Helper()
-	var stdout, stderr bytes.Buffer
-	code := runWeir(t, append(append([]string{}, args...), "-config", e.srv.configPath), &stdout, &stderr)
-	return code, stdout.String(), stderr.String()
-}
-
-// cliJSON runs a weir command with --json and decodes its output.
-func (e *testEnv) cliJSON(t *testing.T, out any, args ...string) {
-	t.Helper()
-	text := e.weirCLI(t, 0, append(args, "--json")...)
-	if err := json.Unmarshal([]byte(text), out); err != nil {
-		t.Fatalf("weir %s --json: %v\n%s", strings.Join(args, " "), err, text)
-	}
-}
 
 func bucketOf(t *testing.T, bs []admin.BucketView, key string) admin.BucketView {
 	t.Helper()
@@ -85,24 +53,24 @@ func testAdminCLIRateLimit(t *testing.T, backend func(*Config)) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 		c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 30}
 	})
-	key := newKey(t)
-	_, kid := e.rawAccount(key)
-	id := strings.TrimPrefix(kid, e.base+"/acme/account/")
+	key := acmeenv.NewKey(t)
+	_, kid := e.RawAccount(key)
+	id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 	bucket := "order-creation:" + id
 
 	// Before any order: a full bucket.
 	var st struct{ Buckets []admin.BucketView }
-	e.cliJSON(t, &st, "ratelimit", "status", "--account", id)
+	e.cli.JSON(t, &st, "ratelimit", "status", "--account", id)
 	if b := bucketOf(t, st.Buckets, bucket); b.Remaining != 2 || b.Capacity != 2 {
 		t.Fatalf("fresh %s = %d/%d, want 2/2", bucket, b.Remaining, b.Capacity)
 	}
 	for i := range 2 {
-		wantStatus(t, e.rawOrder(key, kid, "o"+strconv.Itoa(i)+".weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "o"+strconv.Itoa(i)+".weir.test"), http.StatusCreated)
 	}
 
 	// status shows the spend: no order token left, 2 pending authorizations,
 	// 2 of 100 SANs, and the failed-validation buckets of the names ordered.
-	e.cliJSON(t, &st, "ratelimit", "status", "--account", id)
+	e.cli.JSON(t, &st, "ratelimit", "status", "--account", id)
 	if b := bucketOf(t, st.Buckets, bucket); b.Remaining != 0 || b.NextAt == nil || b.FullAt == nil {
 		t.Errorf("%s after 2 orders = %+v, want 0 left with a next and a full time", bucket, b)
 	}
@@ -113,56 +81,56 @@ func testAdminCLIRateLimit(t *testing.T, backend func(*Config)) {
 		t.Errorf("san-budget = %d left, want 98", b.Remaining)
 	}
 	bucketOf(t, st.Buckets, "failed-validation:"+id+":o1.weir.test")
-	table := e.weirCLI(t, 0, "ratelimit", "status", "--account", id)
+	table := e.cli.Run(t, 0, "ratelimit", "status", "--account", id)
 	if !strings.Contains(table, bucket) || !strings.Contains(table, "0/2") || !strings.Contains(table, "20 per 1h, burst 2") {
 		t.Errorf("status table does not show %s at 0/2:\n%s", bucket, table)
 	}
 	// By bucket key too.
-	e.cliJSON(t, &st, "ratelimit", "status", bucket)
+	e.cli.JSON(t, &st, "ratelimit", "status", bucket)
 	if len(st.Buckets) != 1 || st.Buckets[0].Remaining != 0 {
 		t.Errorf("status %s = %+v", bucket, st.Buckets)
 	}
 
 	// explain predicts the 429 the next order gets: same limit, same wait.
 	var ex admin.ExplainView
-	e.cliJSON(t, &ex, "ratelimit", "explain", "--account", id, "--names", "next.weir.test")
+	e.cli.JSON(t, &ex, "ratelimit", "explain", "--account", id, "--names", "next.weir.test")
 	if ex.Allowed || ex.Limit != "order-creation" || ex.Key != id || ex.PassesAt == nil {
 		t.Fatalf("explain = %+v, want a denial by order-creation:%s", ex, id)
 	}
-	res := e.rawOrder(key, kid, "next.weir.test")
-	ra := want429(t, res, "order-creation", id)
+	res := e.RawOrder(key, kid, "next.weir.test")
+	ra := acmeenv.Want429(t, res, "order-creation", id)
 	predicted := float64(ex.RetryAfterMS) / 1000
 	if got := float64(ra); got < math.Ceil(predicted)-1 || got > math.Ceil(predicted)+1 {
 		t.Errorf("the 429's Retry-After is %ds, explain predicted %.3fs", ra, predicted)
 	}
-	text := e.weirCLI(t, 0, "ratelimit", "explain", "--account", id, "--names", "next.weir.test")
+	text := e.cli.Run(t, 0, "ratelimit", "explain", "--account", id, "--names", "next.weir.test")
 	if !strings.Contains(text, "would be refused (429) by "+bucket) {
 		t.Errorf("explain table:\n%s", text)
 	}
 	// A name the order limit would not refuse on its own still is, and an
 	// allowed prediction says so once the bucket is reset.
-	out := e.weirCLI(t, 0, "ratelimit", "reset", bucket)
+	out := e.cli.Run(t, 0, "ratelimit", "reset", bucket)
 	if !strings.Contains(out, "reset "+bucket) {
 		t.Errorf("reset output: %s", out)
 	}
-	e.cliJSON(t, &st, "ratelimit", "status", bucket)
+	e.cli.JSON(t, &st, "ratelimit", "status", bucket)
 	if st.Buckets[0].Remaining != 2 {
 		t.Errorf("after reset %s has %d left, want 2", bucket, st.Buckets[0].Remaining)
 	}
-	e.cliJSON(t, &ex, "ratelimit", "explain", "--account", id, "--names", "next.weir.test")
+	e.cli.JSON(t, &ex, "ratelimit", "explain", "--account", id, "--names", "next.weir.test")
 	if !ex.Allowed || ex.FreshAuthzs != 1 {
 		t.Errorf("explain after reset = %+v, want allowed with 1 new authorization", ex)
 	}
-	wantStatus(t, e.rawOrder(key, kid, "next.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "next.weir.test"), http.StatusCreated)
 
 	// Bad input is refused with the reason and exit code 1.
-	if out := e.weirCLI(t, 1, "ratelimit", "reset", "orders:"+id); !strings.Contains(out, "unknown limit") && !strings.Contains(out, "not") {
+	if out := e.cli.Run(t, 1, "ratelimit", "reset", "orders:"+id); !strings.Contains(out, "unknown limit") && !strings.Contains(out, "not") {
 		t.Errorf("reset of a bad key: %s", out)
 	}
-	if out := e.weirCLI(t, 1, "ratelimit", "status", "--account", "999"); !strings.Contains(out, "does not exist") {
+	if out := e.cli.Run(t, 1, "ratelimit", "status", "--account", "999"); !strings.Contains(out, "does not exist") {
 		t.Errorf("status of an unknown account: %s", out)
 	}
-	e.weirCLI(t, 2, "ratelimit", "status")
+	e.cli.Run(t, 2, "ratelimit", "status")
 }
 
 // TestAdminCLIInventory: accounts, certs and crl through the admin API.
@@ -170,55 +138,55 @@ func TestAdminCLIInventory(t *testing.T) {
 	e := startEnv(t, nil)
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	c := e.client(newKey(t))
+	c := e.Client(acmeenv.NewKey(t))
 	acct, err := c.Register(ctx, &xacme.Account{Contact: []string{"mailto:team-x@weir.test"}}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("inv.weir.test")...)
-	leaf := e.verifyChain(chain, "inv.weir.test")
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("inv.weir.test")...)
+	leaf := e.VerifyChain(chain, "inv.weir.test")
 	serial := ca.SerialHex(leaf.SerialNumber)
 
 	var accts admin.Page[admin.AccountView]
-	e.cliJSON(t, &accts, "accounts", "list", "-q", "team-x")
+	e.cli.JSON(t, &accts, "accounts", "list", "-q", "team-x")
 	if len(accts.Items) != 1 || accts.Items[0].ID != id {
 		t.Fatalf("accounts list -q team-x = %+v, want account %s", accts.Items, id)
 	}
-	if out := e.weirCLI(t, 0, "accounts", "show", id); !strings.Contains(out, "mailto:team-x@weir.test") || !strings.Contains(out, serial) {
+	if out := e.cli.Run(t, 0, "accounts", "show", id); !strings.Contains(out, "mailto:team-x@weir.test") || !strings.Contains(out, serial) {
 		t.Errorf("accounts show:\n%s", out)
 	}
 	var certs admin.Page[admin.CertView]
-	e.cliJSON(t, &certs, "certs", "list", "-q", "inv.weir")
+	e.cli.JSON(t, &certs, "certs", "list", "-q", "inv.weir")
 	if len(certs.Items) != 1 || certs.Items[0].Serial != serial || certs.Items[0].State != "active" {
 		t.Fatalf("certs list = %+v", certs.Items)
 	}
-	if out := e.weirCLI(t, 0, "certs", "show", serial, "--pem"); !strings.Contains(out, "BEGIN CERTIFICATE") {
+	if out := e.cli.Run(t, 0, "certs", "show", serial, "--pem"); !strings.Contains(out, "BEGIN CERTIFICATE") {
 		t.Errorf("certs show --pem:\n%s", out)
 	}
 	// Flags after the serial, as operators type them.
-	if out := e.weirCLI(t, 0, "certs", "revoke", serial, "--reason", "keyCompromise"); !strings.Contains(out, "revoked "+serial+" (keyCompromise)") {
+	if out := e.cli.Run(t, 0, "certs", "revoke", serial, "--reason", "keyCompromise"); !strings.Contains(out, "revoked "+serial+" (keyCompromise)") {
 		t.Errorf("certs revoke: %s", out)
 	}
-	e.weirCLI(t, 1, "certs", "revoke", serial, "--reason", "keyCompromise") // already revoked
-	e.weirCLI(t, 1, "certs", "revoke", "00ff", "--reason", "nonsense")
-	if got := e.crlSerials(leaf); got[leaf.SerialNumber.String()] != 1 {
+	e.cli.Run(t, 1, "certs", "revoke", serial, "--reason", "keyCompromise") // already revoked
+	e.cli.Run(t, 1, "certs", "revoke", "00ff", "--reason", "nonsense")
+	if got := e.CRLSerials(leaf); got[leaf.SerialNumber.String()] != 1 {
 		t.Errorf("the served CRL lists %v, want %s with reason 1", got, serial)
 	}
 	derPath := t.TempDir() + "/crl.der"
 	var crl admin.CRLView
-	e.cliJSON(t, &crl, "crl", "-out", derPath)
+	e.cli.JSON(t, &crl, "crl", "-out", derPath)
 	if len(crl.Entries) != 1 || crl.Entries[0].Serial != serial || crl.Entries[0].Reason != "keyCompromise" {
 		t.Errorf("crl = %+v", crl)
 	}
 	if b, err := os.ReadFile(derPath); err != nil || len(b) < 100 {
 		t.Errorf("crl -out wrote %d bytes, %v", len(b), err)
 	}
-	e.cliJSON(t, &certs, "certs", "list", "-state", "revoked")
+	e.cli.JSON(t, &certs, "certs", "list", "-state", "revoked")
 	if len(certs.Items) != 1 || certs.Items[0].Reason != "keyCompromise" {
 		t.Errorf("certs list -state revoked = %+v", certs.Items)
 	}
-	if out := e.weirCLI(t, 0, "accounts", "deactivate", id); !strings.Contains(out, "deactivated") {
+	if out := e.cli.Run(t, 0, "accounts", "deactivate", id); !strings.Contains(out, "deactivated") {
 		t.Errorf("accounts deactivate: %s", out)
 	}
 	if _, err := c.AuthorizeOrder(ctx, xacme.DomainIDs("after.weir.test")); err == nil {

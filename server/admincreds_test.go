@@ -32,7 +32,7 @@ func TestAdminCredentialsAcrossReplicas(t *testing.T) {
 	whoami := func(e *testEnv, tok string) int { t.Helper(); return bearerStatus(t, e, tok, "/api/v1/whoami") }
 
 	var ci admin.CredentialView
-	a.cliJSON(t, &ci, "admin", "token", "add", "ci", "--role", "read")
+	a.cli.JSON(t, &ci, "admin", "token", "add", "ci", "--role", "read")
 	if ci.Token == "" || ci.Role != admin.RoleRead {
 		t.Fatalf("weir admin token add on A: %+v", ci)
 	}
@@ -43,7 +43,7 @@ func TestAdminCredentialsAcrossReplicas(t *testing.T) {
 	if c := bearerStatus(t, b, ci.Token, "/api/v1/crl/regenerate"); c != http.StatusForbidden {
 		t.Errorf("an operate action with the read credential on B: %d, want 403", c)
 	}
-	if out := b.weirCLI(t, 0, "admin", "token", "list"); !strings.Contains(out, "ci") {
+	if out := b.cli.Run(t, 0, "admin", "token", "list"); !strings.Contains(out, "ci") {
 		t.Errorf("weir admin token list on B lacks ci:\n%s", out)
 	}
 	fb.token = ci.Token
@@ -52,7 +52,7 @@ func TestAdminCredentialsAcrossReplicas(t *testing.T) {
 		t.Fatal("ci's dashboard session on B does not open the API")
 	}
 
-	a.weirCLI(t, 0, "admin", "token", "revoke", "ci")
+	a.cli.Run(t, 0, "admin", "token", "revoke", "ci")
 	if c := whoami(a, ci.Token); c != http.StatusUnauthorized {
 		t.Errorf("the revoked token on A: %d, want 401 at once", c)
 	}
@@ -79,7 +79,7 @@ func TestAdminCredentialsStoreDown(t *testing.T) {
 	dsn := postgresSchema(t)
 	e := startEnv(t, func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 4} })
 	var ci admin.CredentialView
-	e.cliJSON(t, &ci, "admin", "token", "add", "ci", "--role", "read")
+	e.cli.JSON(t, &ci, "admin", "token", "add", "ci", "--role", "read")
 	whoami := func(tok string) int { t.Helper(); return bearerStatus(t, e, tok, "/api/v1/whoami") }
 	if c := whoami(ci.Token); c != http.StatusOK {
 		t.Fatalf("the new token: %d, want 200", c)
@@ -100,7 +100,7 @@ func TestAdminCredentialsStoreDown(t *testing.T) {
 	if c := whoami(e.adminToken(t)); c != http.StatusOK {
 		t.Errorf("the token file's token while the credentials cannot be read: %d, want 200", c)
 	}
-	if out := e.weirCLI(t, 1, "admin", "token", "list"); !strings.Contains(out, "cannot be read or written in the store") {
+	if out := e.cli.Run(t, 1, "admin", "token", "list"); !strings.Contains(out, "cannot be read or written in the store") {
 		t.Errorf("weir admin token list while the credentials cannot be read:\n%s", out)
 	}
 	ddl(`ALTER TABLE admin_credentials_away RENAME TO admin_credentials`)

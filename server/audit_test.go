@@ -16,6 +16,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // auditLine is the part of an audit event the tests read.
@@ -56,16 +57,16 @@ func TestAuditTrail(t *testing.T) {
 	if !strings.HasSuffix(path, "audit-r1.jsonl") {
 		t.Fatalf("audit path %s does not name the replica", path)
 	}
-	ctx, _, c, acct := e.registered(t)
+	ctx, _, c, acct := e.Registered(t)
 	account := e.accountID(acct.URI)
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "a.weir.test"})
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "a.weir.test"})
 	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonSuperseded); err != nil {
 		t.Fatal(err)
 	}
-	chain2, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "b.weir.test"})
+	chain2, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "b.weir.test"})
 	leaf2, _ := x509.ParseCertificate(chain2[0])
 	serial2 := ca.SerialHex(leaf2.SerialNumber)
-	e.weirCLI(t, 0, "certs", "revoke", serial2, "--reason", "keyCompromise")
+	e.cli.Run(t, 0, "certs", "revoke", serial2, "--reason", "keyCompromise")
 	e.reloadWith(func(c *Config) { c.CA.Policy.DeniedDomains = []string{"blocked.test"} })
 
 	lines := readAudit(t, path)
@@ -112,7 +113,7 @@ func TestAuditTrail(t *testing.T) {
 	if f := scrapeServer(t, e.srv)["weir_audit_write_failures_total"]; f == nil || e.srv.audit.sink.Failures() != 0 {
 		t.Errorf("weir_audit_write_failures_total: %v, failures %d", f, e.srv.audit.sink.Failures())
 	}
-	if out := e.weirCLI(t, 0, "audit", "verify"); !strings.Contains(out, "chain intact") {
+	if out := e.cli.Run(t, 0, "audit", "verify"); !strings.Contains(out, "chain intact") {
 		t.Errorf("verify: %s", out)
 	}
 	data, _ := os.ReadFile(path)
@@ -122,7 +123,7 @@ func TestAuditTrail(t *testing.T) {
 	}
 	os.WriteFile(path, edited, 0o600)
 	at := 1 + bytes.Count(data[:bytes.Index(data, []byte(`"reason":"superseded"`))], []byte("\n"))
-	out := e.weirCLI(t, 1, "audit", "verify")
+	out := e.cli.Run(t, 1, "audit", "verify")
 	if want := path + ":" + strconv.Itoa(at) + ": "; !strings.Contains(out, want) || !strings.Contains(out, "altered") {
 		t.Errorf("verify of an edited file: %s\nwant it to name %s", out, want)
 	}

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestBackdateConfig: ca.backdate defaults to a minute, may be 0, and is
@@ -54,11 +56,11 @@ func TestBackdateConfig(t *testing.T) {
 // readings before and after the issuance.
 func TestBackdateServe(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	check := func(name string, backdate time.Duration) {
 		t.Helper()
 		before := time.Now().Truncate(time.Second)
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: name})
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: name})
 		after := time.Now().Truncate(time.Second)
 		leaf, err := x509.ParseCertificate(chain[0])
 		if err != nil {

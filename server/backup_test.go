@@ -14,6 +14,7 @@ import (
 
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -27,18 +28,18 @@ func TestBackupRestore(t *testing.T) {
 	e := startEnv(t, func(c *Config) { c.RateLimiting.OrderCreation = orders })
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	acctKey := newKey(t)
-	c := e.client(acctKey)
+	acctKey := acmeenv.NewKey(t)
+	c := e.Client(acctKey)
 	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
-	chain, certURL := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("backup.weir.test")...)
+	chain, certURL := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("backup.weir.test")...)
 	var cred admin.CredentialView // a named admin credential: in weir.db, so in its snapshot
-	e.cliJSON(t, &cred, "admin", "token", "add", "ci-backup", "--role", "operate")
+	e.cli.JSON(t, &cred, "admin", "token", "add", "ci-backup", "--role", "operate")
 
 	out := filepath.Join(t.TempDir(), "backup")
 	var stdout, stderr bytes.Buffer
-	if code := runWeir(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 0 {
+	if code := builder.Run(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 0 {
 		t.Fatalf("backup: exit %d: %s", code, stderr.String())
 	}
 	for _, w := range []string{fileCAIntKey, fileTLSKey, "admin-token", "weir.db (snapshot)", "ratelimit.db (snapshot)"} {
@@ -54,7 +55,7 @@ func TestBackupRestore(t *testing.T) {
 			t.Errorf("%s: mode %04o, want %04o", name, st.Mode().Perm(), mode)
 		}
 	}
-	if code := runWeir(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 1 {
+	if code := builder.Run(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 1 {
 		t.Errorf("backup into a non-empty directory: exit %d, want 1", code)
 	}
 
@@ -72,8 +73,8 @@ func TestBackupRestore(t *testing.T) {
 	if !r.srv.tlsCert.Leaf.Equal(e.srv.tlsCert.Leaf) {
 		t.Error("the restored server issued itself a new HTTPS certificate")
 	}
-	rc := r.client(acctKey)
-	fetched, err := rc.FetchCert(ctx, r.base+strings.TrimPrefix(certURL, e.base), true)
+	rc := r.Client(acctKey)
+	fetched, err := rc.FetchCert(ctx, r.Base+strings.TrimPrefix(certURL, e.Base), true)
 	if err != nil {
 		t.Fatalf("fetching the certificate from the restored server: %v", err)
 	}
@@ -84,8 +85,8 @@ func TestBackupRestore(t *testing.T) {
 		t.Errorf("the admin credential made before the backup, on the restored server: %d, want 200", c)
 	}
 	// The limiter's state came along: one order of the burst of 3 was spent.
-	_, kid := r.rawAccount(acctKey)
-	wantStatus(t, r.rawOrder(acctKey, kid, "r1.weir.test"), 201)
-	wantStatus(t, r.rawOrder(acctKey, kid, "r2.weir.test"), 201)
-	want429(t, r.rawOrder(acctKey, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, r.base+"/acme/account/"))
+	_, kid := r.RawAccount(acctKey)
+	acmeenv.WantStatus(t, r.RawOrder(acctKey, kid, "r1.weir.test"), 201)
+	acmeenv.WantStatus(t, r.RawOrder(acctKey, kid, "r2.weir.test"), 201)
+	acmeenv.Want429(t, r.RawOrder(acctKey, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, r.Base+"/acme/account/"))
 }

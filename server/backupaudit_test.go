@@ -71,7 +71,7 @@ func TestBackupAuditTrail(t *testing.T) {
 
 	out := filepath.Join(t.TempDir(), "backup")
 	var stdout, stderr bytes.Buffer
-	if code := runWeir(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 0 {
+	if code := builder.Run(t, []string{"backup", "-config", e.srv.configPath, "-out", out}, &stdout, &stderr); code != 0 {
 		t.Fatalf("backup: exit %d: %s", code, stderr.String())
 	}
 	for _, w := range []string{
@@ -89,7 +89,7 @@ func TestBackupAuditTrail(t *testing.T) {
 
 	r := startEnv(t, func(c *Config) { c.DataDir, c.Audit.ReplicaID, c.Audit.MaxSize = out, "r1", 64<<10 })
 	want := fmt.Sprintf("ok: %d events in %d files, chain intact", events, files)
-	if got := r.weirCLI(t, 0, "audit", "verify"); !strings.Contains(got, want) {
+	if got := r.cli.Run(t, 0, "audit", "verify"); !strings.Contains(got, want) {
 		t.Errorf("weir audit verify on the restored data directory: %s, want %q", got, want)
 	}
 }

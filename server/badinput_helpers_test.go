@@ -4,24 +4,19 @@ package server
 
 import (
 	"crypto"
-	"crypto/ecdsa"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 
-	jose "github.com/go-jose/go-jose/v4"
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/jws"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/storage/sqlite"
 )
 
@@ -85,50 +80,6 @@ func (s dbSnapshot) diff(after dbSnapshot) string {
 	return strings.Join(out, "; ")
 }
 
-// jwkOf is the public JWK of key as a JSON value.
-func publicJWK(t *testing.T, key crypto.PublicKey) json.RawMessage {
-	t.Helper()
-	b, err := json.Marshal(jose.JSONWebKey{Key: key})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
-// rawJWS builds a flattened JWS with exactly the protected header hdr and
-// an ES256 signature by key over it (valid whatever hdr says), so that
-// headers go-jose would refuse to produce can be sent.
-func handSignedJWS(t *testing.T, key *ecdsa.PrivateKey, hdr map[string]any, payload []byte) map[string]any {
-	t.Helper()
-	return handSignedRaw(t, key, marshalJSON(t, hdr), payload)
-}
-
-// handSignedRaw is handSignedJWS with the protected header's JSON text ph
-// as it is, so that texts a map cannot hold (a member twice) can be sent.
-func handSignedRaw(t *testing.T, key *ecdsa.PrivateKey, ph, payload []byte) map[string]any {
-	t.Helper()
-	protected := base64.RawURLEncoding.EncodeToString(ph)
-	pl := base64.RawURLEncoding.EncodeToString(payload)
-	digest := sha256.Sum256([]byte(protected + "." + pl))
-	r, s, err := ecdsa.Sign(rand.Reader, key, digest[:])
-	if err != nil {
-		t.Fatal(err)
-	}
-	sig := make([]byte, 64)
-	r.FillBytes(sig[:32])
-	s.FillBytes(sig[32:])
-	return map[string]any{"protected": protected, "payload": pl, "signature": base64.RawURLEncoding.EncodeToString(sig)}
-}
-
-func marshalJSON(t *testing.T, v any) []byte {
-	t.Helper()
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
-}
-
 func wantAlgorithms(t *testing.T, p *acme.Problem) {
 	if !slices.Equal(p.Algorithms, jws.Algorithms()) {
 		t.Errorf("algorithms = %q; want %q", p.Algorithms, jws.Algorithms())
@@ -168,25 +119,10 @@ func wantSubproblems(typ acme.ProblemType, ids ...acme.Identifier) func(*testing
 }
 
 // newOrderAs sends a new-order signed by key with kid.
-func newOrderSignedBy(e *testEnv, key crypto.Signer, kid, url string) func(*testing.T) rawResponse {
-	return func(t *testing.T) rawResponse {
-		return e.postJWS(key, url, []byte(`{"identifiers":[{"type":"dns","value":"kid.weir.test"}]}`), signOpts{kid: kid})
+func newOrderSignedBy(e *testEnv, key crypto.Signer, kid, url string) func(*testing.T) acmeenv.Response {
+	return func(t *testing.T) acmeenv.Response {
+		return e.PostJWS(key, url, []byte(`{"identifiers":[{"type":"dns","value":"kid.weir.test"}]}`), acmeenv.SignOpts{KID: kid})
 	}
-}
-
-// httpGet sends a GET.
-func httpGet(t *testing.T, e *testEnv, url string) rawResponse {
-	t.Helper()
-	res, err := e.http.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rawResponse{status: res.StatusCode, header: res.Header, body: b}
 }
 
 // checkServesAfterBadInput: after TestBadInput's refused requests the
@@ -196,7 +132,7 @@ func checkServesAfterBadInput(t *testing.T, e *testEnv, clientA *xacme.Client, r
 	t.Helper()
 	ctx := t.Context()
 	// The server still serves and issues; the snapshot sees the writes.
-	res, err := e.http.Get(e.base + "/directory")
+	res, err := e.HTTP.Get(e.Base + "/directory")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,8 +141,8 @@ func checkServesAfterBadInput(t *testing.T, e *testEnv, clientA *xacme.Client, r
 		t.Fatalf("directory after bad input: %d", res.StatusCode)
 	}
 	before := snapshotDB(t, e)
-	chain, _ := e.issue(ctx, clientA, newKey(t), "http-01", xacme.DomainIDs("after.weir.test")...)
-	e.verifyChain(chain, "after.weir.test")
+	chain, _ := e.Issue(ctx, clientA, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("after.weir.test")...)
+	e.VerifyChain(chain, "after.weir.test")
 	after := snapshotDB(t, e)
 	for table, delta := range map[string]int{"orders": 1, "authzs": 1, "certificates": 1, "accounts": 0} {
 		if got := after.counts[table] - before.counts[table]; got != delta {
@@ -214,8 +150,8 @@ func checkServesAfterBadInput(t *testing.T, e *testEnv, clientA *xacme.Client, r
 		}
 	}
 	// The ready order is still ready and can be finalized.
-	certKey := newKey(t)
-	if _, _, err := clientA.CreateOrderCert(ctx, ready.FinalizeURL, csrFor(t, certKey, "ready.weir.test"), false); err != nil {
+	certKey := acmeenv.NewKey(t)
+	if _, _, err := clientA.CreateOrderCert(ctx, ready.FinalizeURL, acmeenv.CSRFor(t, certKey, "ready.weir.test"), false); err != nil {
 		t.Fatalf("finalize the ready order after the bad CSRs: %v", err)
 	}
 }

@@ -25,7 +25,7 @@ func caChangeRows() []changeRow {
 			name: "active issuer rotated",
 			change: func(m *changeRun) {
 				cert, key := m.newIntermediate("weir Intermediate CA R2")
-				m.e.weirCLI(m.t, 0, "ca", "add-issuer", "-id", "r2", "-cert", cert, "-key", key)
+				m.e.cli.Run(m.t, 0, "ca", "add-issuer", "-id", "r2", "-cert", cert, "-key", key)
 				m.issuer = readCert(m.t, cert)
 				m.restart(func(c *Config) {
 					c.CA.Issuers = []IssuerConfig{{ID: "r2"}}
@@ -43,7 +43,7 @@ func caChangeRows() []changeRow {
 			change: func(m *changeRun) {
 				cert, key := m.newIntermediate("weir Intermediate CA 2")
 				before := caFiles(m.t, m.e.cfg.DataDir)
-				code, stdout, stderr := m.e.weirCLIExit(m.t, "ca", "import", "-cert", cert, "-key", key)
+				code, stdout, stderr := m.e.cli.Exit(m.t, "ca", "import", "-cert", cert, "-key", key)
 				if code != 0 {
 					m.t.Logf("weir ca import refused (exit %d): %s%s", code, stdout, stderr)
 					if after := caFiles(m.t, m.e.cfg.DataDir); !maps.Equal(before, after) {
@@ -95,7 +95,7 @@ func caChangeRows() []changeRow {
 			name: "root taken offline",
 			change: func(m *changeRun) {
 				to := filepath.Join(m.t.TempDir(), "root-key.pem")
-				m.e.weirCLI(m.t, 0, "ca", "take-root-offline", "-to", to)
+				m.e.cli.Run(m.t, 0, "ca", "take-root-offline", "-to", to)
 				if exists(dataPath(m.e.cfg.DataDir, fileCARootKey)) || !exists(to) {
 					m.t.Fatalf("weir ca take-root-offline left the root key in the data directory, or did not write %s", to)
 				}

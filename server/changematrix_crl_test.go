@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // revocable issues one certificate after the change, then revokes every
@@ -47,8 +49,8 @@ func (m *changeRun) checkRevoked(t *testing.T, c *matrixCert) {
 	if len(dp) != 1 {
 		t.Fatalf("%s has CRL distribution points %v, want one", c.name, dp)
 	}
-	crl := fetchCRL(t, m.e.http, dp[0], c.issuer)
-	if !crlLists(crl, c.leaf.SerialNumber) {
+	crl := fetchCRL(t, m.e.HTTP, dp[0], c.issuer)
+	if !acmeenv.CRLLists(crl, c.leaf.SerialNumber) {
 		t.Fatalf("the CRL at %s (signed by %s) does not list the revoked %s", dp[0], c.issuer.Subject, c.name)
 	}
 	openssl := opensslPath(t)

@@ -13,6 +13,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -28,7 +29,7 @@ func changeRows() []changeRow {
 			name:     "tenant names narrowed",
 			inflight: inflight{tenant: tenantZones()},
 			change: func(m *changeRun) {
-				m.e.weirCLI(m.t, 0, "tenant", "update", matrixTenant, "--allow", "."+keepZone)
+				m.e.cli.Run(m.t, 0, "tenant", "update", matrixTenant, "--allow", "."+keepZone)
 			},
 			after: func(t *testing.T, m *changeRun) {
 				m.refuseInFlight(t, func(name string) string {
@@ -40,7 +41,7 @@ func changeRows() []changeRow {
 			name:     "tenant challenge types narrowed",
 			inflight: inflight{tenant: tenantZones()},
 			change: func(m *changeRun) {
-				m.e.weirCLI(m.t, 0, "tenant", "update", matrixTenant, "--challenges", "dns-01")
+				m.e.cli.Run(m.t, 0, "tenant", "update", matrixTenant, "--challenges", "dns-01")
 			},
 			after:     afterChallengesNarrowed([]string{"dns-01"}, fmt.Sprintf("tenant %q", matrixTenant), "http-01"),
 			afterType: "dns-01",
@@ -54,7 +55,7 @@ func changeRows() []changeRow {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m.e.solve(t.Context(), m.c, o.AuthzURLs[0], "http-01")
+				m.e.Solve(t.Context(), m.c, o.AuthzURLs[0], "http-01")
 				m.orders["notAfter"] = o
 				url, _ := m.e.readyProfileOrder(t.Context(), m.c, string(m.c.KID), profileTLSClientServer, "q."+flightZone)
 				if m.orders["profile"], err = m.c.GetOrder(t.Context(), url); err != nil {
@@ -62,7 +63,7 @@ func changeRows() []changeRow {
 				}
 			}},
 			change: func(m *changeRun) {
-				m.e.weirCLI(m.t, 0, "tenant", "update", matrixTenant, "--profiles", profileTLSServer, "--max-lifetime", "24h")
+				m.e.cli.Run(m.t, 0, "tenant", "update", matrixTenant, "--profiles", profileTLSServer, "--max-lifetime", "24h")
 			},
 			after: afterTenantProfiles,
 		},
@@ -70,21 +71,21 @@ func changeRows() []changeRow {
 			name:     "tenant delegation removed",
 			inflight: inflight{tenant: append(tenantZones(), "--delegated-zone", "."+flightZone)},
 			change: func(m *changeRun) {
-				m.e.weirCLI(m.t, 0, "tenant", "update", matrixTenant, "--delegated-zone", "")
+				m.e.cli.Run(m.t, 0, "tenant", "update", matrixTenant, "--delegated-zone", "")
 			},
 			after: afterDelegationRemoved,
 		},
 		{
 			name:     "EAB key revoked",
 			inflight: inflight{tenant: tenantZones()},
-			change:   func(m *changeRun) { m.e.weirCLI(m.t, 0, "eab", "revoke", m.eab.KeyID) },
+			change:   func(m *changeRun) { m.e.cli.Run(m.t, 0, "eab", "revoke", m.eab.KeyID) },
 			after:    afterEABRevoked,
 		},
 		{
 			name: "admin credential revoked",
 			inflight: inflight{then: func(t *testing.T, m *changeRun) {
 				var cred admin.CredentialView
-				m.e.cliJSON(t, &cred, "admin", "token", "add", "ops", "--role", "operate")
+				m.e.cli.JSON(t, &cred, "admin", "token", "add", "ops", "--role", "operate")
 				m.token = cred.Token
 				for _, path := range []string{"/api/v1/whoami", "/api/v1/crl/regenerate"} {
 					if got := bearerStatus(t, m.e, m.token, path); got != http.StatusOK {
@@ -92,7 +93,7 @@ func changeRows() []changeRow {
 					}
 				}
 			}},
-			change: func(m *changeRun) { m.e.weirCLI(m.t, 0, "admin", "token", "revoke", "ops") },
+			change: func(m *changeRun) { m.e.cli.Run(m.t, 0, "admin", "token", "revoke", "ops") },
 			after: func(t *testing.T, m *changeRun) {
 				m.check(t, "the credential is refused at once", func(t *testing.T) {
 					for _, path := range []string{"/api/v1/whoami", "/api/v1/crl/regenerate"} {
@@ -180,8 +181,8 @@ func afterTenantProfiles(t *testing.T, m *changeRun) {
 	})
 	m.check(t, "a new order of the withdrawn profile is refused", func(t *testing.T) {
 		res := m.e.profileOrder(m.c.Key, string(m.c.KID), profileTLSClientServer, nil, "n."+flightZone)
-		if typ, detail := res.problem(); res.status != http.StatusBadRequest || typ != string(acme.ProbInvalidProfile) {
-			t.Errorf("a new order of the withdrawn profile: %d %s %q; want 400 %s", res.status, typ, detail, acme.ProbInvalidProfile)
+		if typ, detail := res.Problem(); res.Status != http.StatusBadRequest || typ != string(acme.ProbInvalidProfile) {
+			t.Errorf("a new order of the withdrawn profile: %d %s %q; want 400 %s", res.Status, typ, detail, acme.ProbInvalidProfile)
 		}
 	})
 	for _, c := range m.completeInFlight(t) {
@@ -210,7 +211,7 @@ func afterDelegationRemoved(t *testing.T, m *changeRun) {
 			t.Fatalf("a new order for %s: order %s, authorization %s with %d challenges; want pending with challenges",
 				readyName, o.Status, a.Status, len(a.Challenges))
 		}
-		m.e.solve(t.Context(), m.c, o.AuthzURLs[0], "http-01")
+		m.e.Solve(t.Context(), m.c, o.AuthzURLs[0], "http-01")
 		if o, err := m.c.WaitOrder(t.Context(), o.URI); err != nil {
 			t.Fatalf("the order validated by http-01: %v", err)
 		} else if _, err := m.finalize(t, o, readyName); err != nil {
@@ -226,7 +227,7 @@ func afterDelegationRemoved(t *testing.T, m *changeRun) {
 // a key when the account is created and says nothing of it after).
 func afterEABRevoked(t *testing.T, m *changeRun) {
 	m.check(t, "the key binds no new account", func(t *testing.T) {
-		_, err := m.e.eabRegister(t.Context(), newKey(t), m.eab.KeyID, m.hmac)
+		_, err := m.e.eabRegister(t.Context(), acmeenv.NewKey(t), m.eab.KeyID, m.hmac)
 		wantACMEError(t, "a new account with the revoked key", err, http.StatusForbidden, acme.ProbUnauthorized,
 			fmt.Sprintf("the key %q is revoked", m.eab.KeyID))
 	})

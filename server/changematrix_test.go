@@ -16,6 +16,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -148,10 +149,10 @@ func (m *changeRun) check(t *testing.T, name string, f func(t *testing.T)) {
 func (m *changeRun) build() {
 	t, e := m.t, m.e
 	if in := m.row.inflight; in.tenant != nil {
-		e.weirCLI(t, 0, append([]string{"tenant", "create", matrixTenant}, in.tenant...)...)
+		e.cli.Run(t, 0, append([]string{"tenant", "create", matrixTenant}, in.tenant...)...)
 		m.c, m.eab, m.hmac = e.eabKeyAccount(t, matrixTenant, matrixTenant)
 	} else {
-		_, _, m.c, _ = e.registered(t)
+		_, _, m.c, _ = e.Registered(t)
 	}
 	var err error
 	if m.pending, err = m.c.AuthorizeOrder(t.Context(), xacme.DomainIDs(pendingName)); err != nil {
@@ -180,22 +181,22 @@ func (m *changeRun) restart(change func(*Config)) {
 			change(c)
 		}
 	})
-	m.c.HTTPClient = m.e.http
+	m.c.HTTPClient = m.e.HTTP
 }
 
 // issue issues a certificate for name, validated by typ, and keeps it.
 func (m *changeRun) issue(t *testing.T, typ, name string) *matrixCert {
 	t.Helper()
-	key := newKey(t)
-	chain, _ := m.e.issue(t.Context(), m.c, key, typ, xacme.DomainIDs(name)...)
+	key := acmeenv.NewKey(t)
+	chain, _ := m.e.Issue(t.Context(), m.c, key, typ, xacme.DomainIDs(name)...)
 	return m.keep(t, name, key, chain)
 }
 
 // finalize finalizes the ready order o of name and keeps its certificate.
 func (m *changeRun) finalize(t *testing.T, o *xacme.Order, name string) (*matrixCert, error) {
 	t.Helper()
-	key := newKey(t)
-	chain, _, err := m.c.CreateOrderCert(t.Context(), o.FinalizeURL, csrFor(t, key, name), true)
+	key := acmeenv.NewKey(t)
+	chain, _, err := m.c.CreateOrderCert(t.Context(), o.FinalizeURL, acmeenv.CSRFor(t, key, name), true)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +206,7 @@ func (m *changeRun) finalize(t *testing.T, o *xacme.Order, name string) (*matrix
 // keep checks a chain issued for name and adds it to the certificates.
 func (m *changeRun) keep(t *testing.T, name string, key crypto.Signer, chain [][]byte) *matrixCert {
 	t.Helper()
-	leaf := m.e.verifyChain(chain, name)
+	leaf := m.e.VerifyChain(chain, name)
 	issuer, err := x509.ParseCertificate(chain[1])
 	if err != nil {
 		t.Fatal(err)
@@ -223,7 +224,7 @@ func (m *changeRun) completeInFlight(t *testing.T) []*matrixCert {
 	t.Helper()
 	var out []*matrixCert
 	m.check(t, "the pending order completes", func(t *testing.T) {
-		m.e.solve(t.Context(), m.c, m.pending.AuthzURLs[0], "http-01")
+		m.e.Solve(t.Context(), m.c, m.pending.AuthzURLs[0], "http-01")
 		o, err := m.c.WaitOrder(t.Context(), m.pending.URI)
 		if err != nil || o.Status != xacme.StatusReady {
 			t.Fatalf("the pending order once its challenge is answered: %+v, %v; want ready", o, err)
@@ -299,7 +300,7 @@ func (m *changeRun) wantChallengeRefused(t *testing.T, typ string, rule ...strin
 		t.Fatalf("the authorization of %s pending before the change has no %s challenge", a.Identifier.Value, typ)
 	}
 	ch := a.Challenges[i]
-	m.e.publish(m.c, a, ch)
+	m.e.Publish(m.c, a, ch)
 	_, err := m.c.Accept(ctx, ch)
 	if err == nil {
 		_, err = m.c.WaitAuthorization(ctx, a.URI) // settled either way

@@ -3,13 +3,8 @@
 package server
 
 import (
-	"context"
-	"errors"
-	"io"
 	"os"
-	"os/exec"
 	"testing"
-	"time"
 
 	"github.com/weir-pki/weir/internal/weirproc"
 )
@@ -25,22 +20,3 @@ import (
 var builder weirproc.Builder
 
 func TestMain(m *testing.M) { os.Exit(builder.RunTests(m)) }
-
-// runWeir runs a weir command line, as run does in weir's main, with its
-// output to stdout and stderr, and returns its exit code.
-func runWeir(t *testing.T, args []string, stdout, stderr io.Writer) int {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, builder.Binary(t), args...)
-	cmd.Stdout, cmd.Stderr = stdout, stderr
-	err := cmd.Run()
-	var exit *exec.ExitError
-	if errors.As(err, &exit) && exit.Exited() {
-		return exit.ExitCode()
-	}
-	if err != nil {
-		t.Fatalf("weir %v: %v", args, err)
-	}
-	return 0
-}

@@ -146,7 +146,7 @@ func TestDockerfile(t *testing.T) {
 	if host, _, _ := strings.Cut(cfg.Admin.Listen, ":"); !isLoopbackHost(host) || !enabled(cfg.Admin.Enabled) {
 		t.Errorf("admin listener %q, want enabled on loopback", cfg.Admin.Listen)
 	}
-	if got := artefactURL(cfg); got != "http://localhost:14080" {
+	if got := ArtefactURL(cfg); got != "http://localhost:14080" {
 		t.Errorf("the image's certificates would name %s for their CRLs, want the published http://localhost:14080", got)
 	}
 	if got := readyURL(cfg); got != "http://127.0.0.1:14001/readyz" {

@@ -33,7 +33,7 @@ func TestReloadReportsLikeCheckConfig(t *testing.T) {
 		t.Fatal("a file with three problems was reloaded")
 	}
 	var out, errw bytes.Buffer
-	if code := runWeir(t, []string{"check-config", e.srv.configPath}, &out, &errw); code != 1 {
+	if code := builder.Run(t, []string{"check-config", e.srv.configPath}, &out, &errw); code != 1 {
 		t.Fatalf("check-config: exit %d", code)
 	}
 	want := strings.TrimSuffix(errw.String(), "\n")

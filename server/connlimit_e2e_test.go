@@ -5,14 +5,14 @@ package server
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestFirstRequestDeadline: a connection that sends no request is closed
@@ -24,11 +24,11 @@ func TestFirstRequestDeadline(t *testing.T) {
 		c.Server.Connections.FirstRequestTimeout = time.Second
 		c.Server.Connections.MaxPerIP = 3
 	})
-	addr := strings.TrimPrefix(e.base, "https://")
+	addr := strings.TrimPrefix(e.Base, "https://")
 	noConnections(t, e)
 	dial := func(proto string) *tls.Conn {
 		t.Helper()
-		c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.roots, NextProtos: []string{proto}})
+		c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.Roots, NextProtos: []string{proto}})
 		if err != nil {
 			t.Fatalf("dialing %s: %v", proto, err)
 		}
@@ -39,7 +39,7 @@ func TestFirstRequestDeadline(t *testing.T) {
 	closedBefore := func(c *tls.Conn, t time.Time) bool {
 		c.SetReadDeadline(t)
 		_, err := io.Copy(io.Discard, c)
-		return !isTimeout(err)
+		return !acmeenv.IsTimeout(err)
 	}
 	dialed := time.Now()
 	h1 := dial("http/1.1")
@@ -52,7 +52,7 @@ func TestFirstRequestDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The three places of 127.0.0.1 are taken: a fourth is refused.
-	if c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.roots}); err == nil {
+	if c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.Roots}); err == nil {
 		c.Close()
 		t.Error("a fourth connection from 127.0.0.1 with max-per-ip 3 was admitted")
 	}
@@ -76,14 +76,14 @@ func TestFirstRequestDeadline(t *testing.T) {
 	}
 	// busy still holds a place; two are free again. An HTTP/2
 	// connection that has sent a request outlives the deadline too.
-	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.roots}, ForceAttemptHTTP2: true}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: e.Roots}, ForceAttemptHTTP2: true}
 	defer tr.CloseIdleConnections()
 	hc := &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	get := func() (proto string, reused bool) {
 		t.Helper()
 		ctx := httptrace.WithClientTrace(context.Background(), &httptrace.ClientTrace{
 			GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }})
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.base+"/directory", nil)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, e.Base+"/directory", nil)
 		res, err := hc.Do(req)
 		if err != nil {
 			t.Fatalf("a new connection once places are free: %v", err)
@@ -106,14 +106,14 @@ func TestFirstRequestDeadline(t *testing.T) {
 // connection; idle-timeout needs a restart, which the reload says.
 func TestReloadConnections(t *testing.T) {
 	e := startEnv(t, func(c *Config) { c.Server.Connections.MaxPerIP = 1 })
-	addr := strings.TrimPrefix(e.base, "https://")
+	addr := strings.TrimPrefix(e.Base, "https://")
 	noConnections(t, e)
-	held, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.roots})
+	held, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.Roots})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer held.Close()
-	if c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.roots}); err == nil {
+	if c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.Roots}); err == nil {
 		c.Close()
 		t.Fatal("a second connection from 127.0.0.1 with max-per-ip 1 was admitted")
 	}
@@ -124,7 +124,7 @@ func TestReloadConnections(t *testing.T) {
 	if err := e.srv.reload("test"); err != nil {
 		t.Fatalf("reload: %v", err)
 	}
-	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.roots})
+	c, err := tls.Dial("tcp", addr, &tls.Config{RootCAs: e.Roots})
 	if err != nil {
 		t.Fatalf("a second connection after max-per-ip was raised to 2: %v", err)
 	}
@@ -142,7 +142,7 @@ func TestReloadConnections(t *testing.T) {
 // places it counts on.
 func noConnections(t *testing.T, e *testEnv) {
 	t.Helper()
-	e.http.CloseIdleConnections()
+	e.HTTP.CloseIdleConnections()
 	for i := 0; ; i++ {
 		n := e.srv.conns.Open()
 		if n == 0 {
@@ -153,10 +153,4 @@ func noConnections(t *testing.T, e *testEnv) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-}
-
-// isTimeout reports whether err is a deadline.
-func isTimeout(err error) bool {
-	var ne net.Error
-	return errors.As(err, &ne) && ne.Timeout()
 }

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestCRLShards: with ca.crl-shards 3 and the CRL updater running, each
@@ -25,9 +27,9 @@ func TestCRLShards(t *testing.T) {
 		c.CA.CRLShards = 3
 		c.CA.CRLDelay = 200 * time.Millisecond
 	})
-	ctx, _, c, _ := e.registered(t)
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("shard.weir.test")...)
-	leaf := e.verifyChain(chain, "shard.weir.test")
+	ctx, _, c, _ := e.Registered(t)
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("shard.weir.test")...)
+	leaf := e.VerifyChain(chain, "shard.weir.test")
 	dp := leaf.CRLDistributionPoints
 	if len(dp) != 1 || !strings.HasPrefix(dp[0], e.artefacts+"/crl/default/") {
 		t.Fatalf("CRL distribution points %v, want one of %s/crl/default/N", dp, e.artefacts)
@@ -40,13 +42,13 @@ func TestCRLShards(t *testing.T) {
 	// over HTTPS (where certificates issued before the plain-HTTP
 	// listener point), each naming both URLs; no shard 4.
 	for k := range 4 {
-		for _, base := range []string{e.artefacts, e.base} {
+		for _, base := range []string{e.artefacts, e.Base} {
 			url := fmt.Sprintf("%s/crl/default/%d", base, k)
 			if k == 0 {
 				url = base + "/ca/crl.der"
 			}
-			crl := fetchCRL(t, e.http, url, e.srv.svc.CA().Hierarchy().Intermediate)
-			for _, named := range []string{e.artefacts, e.base} {
+			crl := fetchCRL(t, e.HTTP, url, e.srv.svc.CA().Hierarchy().Intermediate)
+			for _, named := range []string{e.artefacts, e.Base} {
 				if u := named + strings.TrimPrefix(url, base); !strings.Contains(string(crl.RawTBSRevocationList), u) {
 					t.Errorf("the CRL at %s does not name %s (issuingDistributionPoint)", url, u)
 				}
@@ -54,7 +56,7 @@ func TestCRLShards(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"/crl/default/4", "/crl/default/01", "/crl/default/x", "/crl/other/1"} {
-		res, err := e.http.Get(e.base + bad)
+		res, err := e.HTTP.Get(e.Base + bad)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,7 +70,7 @@ func TestCRLShards(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; ; i++ {
-		if _, ok := e.crlAt(dp[0])[leaf.SerialNumber.String()]; ok {
+		if _, ok := e.CRLAt(dp[0])[leaf.SerialNumber.String()]; ok {
 			break
 		}
 		if i == 100 {
@@ -110,9 +112,9 @@ func TestCRLShardsChanged(t *testing.T) {
 	// revoked issues a certificate for name and revokes it.
 	revoked := func(t *testing.T, e *testEnv, name string) *x509.Certificate {
 		t.Helper()
-		ctx, _, c, _ := e.registered(t)
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs(name)...)
-		leaf := e.verifyChain(chain, name)
+		ctx, _, c, _ := e.Registered(t)
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs(name)...)
+		leaf := e.VerifyChain(chain, name)
 		if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonKeyCompromise); err != nil {
 			t.Fatal(err)
 		}
@@ -123,11 +125,11 @@ func TestCRLShardsChanged(t *testing.T) {
 	listed := func(t *testing.T, e *testEnv, leaf *x509.Certificate) {
 		t.Helper()
 		url := e.onBase(leaf.CRLDistributionPoints[0])
-		crl := fetchCRL(t, e.http, url, e.srv.svc.CA().Hierarchy().Intermediate)
+		crl := fetchCRL(t, e.HTTP, url, e.srv.svc.CA().Hierarchy().Intermediate)
 		if !strings.Contains(string(crl.RawTBSRevocationList), url) {
 			t.Errorf("the CRL at %s does not name its URL (issuingDistributionPoint)", url)
 		}
-		if !crlLists(crl, leaf.SerialNumber) {
+		if !acmeenv.CRLLists(crl, leaf.SerialNumber) {
 			t.Errorf("the CRL at %s does not list the revoked %v", url, leaf.DNSNames)
 		}
 	}
@@ -148,7 +150,7 @@ func TestCRLShardsChanged(t *testing.T) {
 			t.Fatalf("a certificate of 4 shards names shard %d", k)
 		}
 		listed(t, e, raised)
-		fetchCRL(t, e.http, e.base+"/crl/default/4", e.srv.svc.CA().Hierarchy().Intermediate)
+		fetchCRL(t, e.HTTP, e.Base+"/crl/default/4", e.srv.svc.CA().Hierarchy().Intermediate)
 		if strings.Contains(logs.String(), "beyond it") {
 			t.Errorf("raising ca.crl-shards logged kept shards:\n%s", logs.String())
 		}
@@ -162,7 +164,7 @@ func TestCRLShardsChanged(t *testing.T) {
 		if !strings.Contains(logs.String(), fmt.Sprintf("weir keeps making and serving the CRLs of shards 1 to %d", highest)) {
 			t.Errorf("the log does not say which shards are kept:\n%s", logs.String())
 		}
-		res, err := e.http.Get(fmt.Sprintf("%s/crl/default/%d", e.base, highest+1))
+		res, err := e.HTTP.Get(fmt.Sprintf("%s/crl/default/%d", e.Base, highest+1))
 		if err != nil {
 			t.Fatal(err)
 		}

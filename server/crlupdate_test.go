@@ -7,6 +7,8 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestCRLUpdater: with crl-delay set, a revocation is answered without a
@@ -14,10 +16,10 @@ import (
 // delay (polled, bounded), and weir_crl_regenerations_total counts it.
 func TestCRLUpdater(t *testing.T) {
 	e := startEnv(t, func(c *Config) { c.CA.CRLDelay = 200 * time.Millisecond })
-	ctx, _, c, _ := e.registered(t)
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("crl-updater.weir.test")...)
-	leaf := e.verifyChain(chain, "crl-updater.weir.test")
-	if _, ok := e.crlSerials(leaf)[leaf.SerialNumber.String()]; ok {
+	ctx, _, c, _ := e.Registered(t)
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("crl-updater.weir.test")...)
+	leaf := e.VerifyChain(chain, "crl-updater.weir.test")
+	if _, ok := e.CRLSerials(leaf)[leaf.SerialNumber.String()]; ok {
 		t.Fatal("the certificate is on the CRL before it is revoked")
 	}
 	before := scrapeServer(t, e.srv).get("weir_crl_regenerations_total")
@@ -25,7 +27,7 @@ func TestCRLUpdater(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; ; i++ {
-		if r, ok := e.crlSerials(leaf)[leaf.SerialNumber.String()]; ok {
+		if r, ok := e.CRLSerials(leaf)[leaf.SerialNumber.String()]; ok {
 			if r != int(xacme.CRLReasonKeyCompromise) {
 				t.Errorf("CRL reason %d, want keyCompromise", r)
 			}

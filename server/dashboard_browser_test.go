@@ -17,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -99,15 +100,15 @@ func TestDashboardBrowser(t *testing.T) {
 	defer cancel()
 
 	// Force a 429: burst 1, two orders.
-	key := newKey(t)
-	acct, err := e.client(key).Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
+	key := acmeenv.NewKey(t)
+	acct, err := e.Client(key).Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	bucket := "order-creation:" + id
-	wantStatus(t, e.rawOrder(key, acct.URI, "b1.weir.test"), 201)
-	want429(t, e.rawOrder(key, acct.URI, "b2.weir.test"), "order-creation", id)
+	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "b1.weir.test"), 201)
+	acmeenv.Want429(t, e.RawOrder(key, acct.URI, "b2.weir.test"), "order-creation", id)
 
 	// Log in: / sends the browser to the login page.
 	var loc, heading string
@@ -214,5 +215,5 @@ func TestDashboardBrowser(t *testing.T) {
 	}
 
 	// The reset really freed the bucket: the next order passes.
-	wantStatus(t, e.rawOrder(key, acct.URI, "b3.weir.test"), 201)
+	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "b3.weir.test"), 201)
 }

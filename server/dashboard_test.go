@@ -19,6 +19,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -162,21 +163,21 @@ func TestDashboardPages(t *testing.T) {
 
 	// One certificate, which spends the account's only order token; then a
 	// second order is refused.
-	key := newKey(t)
-	client := e.client(key)
+	key := acmeenv.NewKey(t)
+	client := e.Client(key)
 	acct, err := client.Register(ctx, &xacme.Account{Contact: []string{"mailto:dash@weir.test"}}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	bucket := "order-creation:" + id
-	chain, _ := e.issue(ctx, client, newKey(t), "http-01", xacme.DomainIDs("dash.weir.test")...)
+	chain, _ := e.Issue(ctx, client, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("dash.weir.test")...)
 	leaf, err := x509.ParseCertificate(chain[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	serial := ca.SerialHex(leaf.SerialNumber)
-	want429(t, e.rawOrder(key, acct.URI, "dash2.weir.test"), "order-creation", id)
+	acmeenv.Want429(t, e.RawOrder(key, acct.URI, "dash2.weir.test"), "order-creation", id)
 
 	d := newDashClient(t, e.adminURL)
 	token := e.adminToken(t)
@@ -273,7 +274,7 @@ func TestDashboardPages(t *testing.T) {
 		if rem, _, _ := bucketRemaining(d.get("/limiter?status_by=key&status="+bucket).body, "status-result", bucket); rem != "0" {
 			t.Errorf("after refused resets %s has %s left, want 0", bucket, rem)
 		}
-		wantStatus(t, e.rawOrder(key, acct.URI, "dash3.weir.test"), http.StatusTooManyRequests)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "dash3.weir.test"), http.StatusTooManyRequests)
 	})
 
 	csrf := csrfOf(t, d.get("/limiter"))
@@ -293,7 +294,7 @@ func TestDashboardPages(t *testing.T) {
 			t.Error("the flash message is shown twice")
 		}
 		// The bucket is really free: the next order passes.
-		wantStatus(t, e.rawOrder(key, acct.URI, "dash4.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "dash4.weir.test"), http.StatusCreated)
 
 		// An off-site back is ignored; a bad key is told in the flash.
 		p = d.post("/limiter/reset", url.Values{"key": {"no-such-limit:1"}, "csrf": {csrf}, "back": {"//evil.example/"}})
@@ -320,8 +321,8 @@ func TestDashboardPages(t *testing.T) {
 	t.Run("deactivate and paging", func(t *testing.T) {
 		var ids []string
 		for range 3 {
-			_, kid := e.rawAccount(newKey(t))
-			ids = append(ids, strings.TrimPrefix(kid, e.base+"/acme/account/"))
+			_, kid := e.RawAccount(acmeenv.NewKey(t))
+			ids = append(ids, strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 		}
 		// Newest first, one per page: the pager walks back through them.
 		p := d.get("/accounts?limit=1")

@@ -19,6 +19,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -28,7 +29,7 @@ import (
 func (e *testEnv) eabCreate(t *testing.T, label string) (admin.EABKeyView, []byte) {
 	t.Helper()
 	var k admin.EABKeyView
-	e.cliJSON(t, &k, "eab", "create", "--label", label)
+	e.cli.JSON(t, &k, "eab", "create", "--label", label)
 	hk, err := base64.RawURLEncoding.DecodeString(k.HMACKey)
 	if err != nil || len(hk) != 32 || k.KeyID == "" || k.Label != label || k.Status != "unbound" {
 		t.Fatalf("weir eab create: %+v (HMAC key %d bytes, %v); want a 256-bit base64url key, unbound", k, len(hk), err)
@@ -40,7 +41,7 @@ func (e *testEnv) eabCreate(t *testing.T, label string) (admin.EABKeyView, []byt
 func (e *testEnv) eabKeys(t *testing.T) map[string]admin.EABKeyView {
 	t.Helper()
 	var p admin.Page[admin.EABKeyView]
-	e.cliJSON(t, &p, "eab", "list")
+	e.cli.JSON(t, &p, "eab", "list")
 	out := map[string]admin.EABKeyView{}
 	for _, k := range p.Items {
 		if k.HMACKey != "" {
@@ -54,7 +55,7 @@ func (e *testEnv) eabKeys(t *testing.T) map[string]admin.EABKeyView {
 // eabRegister registers key with x/crypto/acme and an External Account
 // Binding of kid MACed with hmacKey.
 func (e *testEnv) eabRegister(ctx context.Context, key crypto.Signer, kid string, hmacKey []byte) (*xacme.Account, error) {
-	return e.client(key).Register(ctx, &xacme.Account{
+	return e.Client(key).Register(ctx, &xacme.Account{
 		ExternalAccountBinding: &xacme.ExternalAccountBinding{KID: kid, Key: hmacKey},
 	}, xacme.AcceptTOS)
 }
@@ -74,14 +75,14 @@ func wantACMEError(t *testing.T, what string, err error, status int, typ acme.Pr
 
 // accountID is the ID at the end of an account URL.
 func (e *testEnv) accountID(uri string) string {
-	return strings.TrimPrefix(uri, e.base+"/acme/account/")
+	return strings.TrimPrefix(uri, e.Base+"/acme/account/")
 }
 
 // eabJWS builds an externalAccountBinding with the protected header hdr
 // over payload, MACed with HS256 and hmacKey (whatever hdr says).
 func eabJWS(t *testing.T, hdr map[string]any, payload, hmacKey []byte) json.RawMessage {
 	t.Helper()
-	return eabJWSRaw(t, marshalJSON(t, hdr), payload, hmacKey)
+	return eabJWSRaw(t, acmeenv.MarshalJSON(t, hdr), payload, hmacKey)
 }
 
 // eabJWSRaw is eabJWS with the protected header's JSON text ph as it is.
@@ -91,23 +92,23 @@ func eabJWSRaw(t *testing.T, ph, payload, hmacKey []byte) json.RawMessage {
 	pl := base64.RawURLEncoding.EncodeToString(payload)
 	m := hmac.New(sha256.New, hmacKey)
 	m.Write([]byte(protected + "." + pl))
-	return marshalJSON(t, map[string]string{"protected": protected, "payload": pl,
+	return acmeenv.MarshalJSON(t, map[string]string{"protected": protected, "payload": pl,
 		"signature": base64.RawURLEncoding.EncodeToString(m.Sum(nil))})
 }
 
 // eabRequired reads the directory's meta.externalAccountRequired.
 func (e *testEnv) eabRequired(t *testing.T) bool {
 	t.Helper()
-	res := httpGet(t, e, e.base+"/directory")
+	res := e.Get(t, e.Base+"/directory")
 	var d struct {
 		Meta map[string]any `json:"meta"`
 	}
-	if err := json.Unmarshal(res.body, &d); err != nil {
-		t.Fatalf("directory: %v: %s", err, res.body)
+	if err := json.Unmarshal(res.Body, &d); err != nil {
+		t.Fatalf("directory: %v: %s", err, res.Body)
 	}
 	v, ok := d.Meta["externalAccountRequired"].(bool)
 	if !ok {
-		t.Fatalf("directory meta has no boolean externalAccountRequired: %s", res.body)
+		t.Fatalf("directory meta has no boolean externalAccountRequired: %s", res.Body)
 	}
 	return v
 }
@@ -129,7 +130,7 @@ func TestEAB(t *testing.T) {
 	}
 
 	// weir eab create prints the key and ready-to-paste client flags.
-	text := e.weirCLI(t, 0, "eab", "create", "--label", "team-y")
+	text := e.cli.Run(t, 0, "eab", "create", "--label", "team-y")
 	var kid, hk string
 	for _, line := range strings.Split(text, "\n") {
 		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "key ID:"); ok {
@@ -147,7 +148,7 @@ func TestEAB(t *testing.T) {
 
 	// A key binds one account.
 	keyX, hmacX := e.eabCreate(t, "team-x")
-	acctKey := newKey(t)
+	acctKey := acmeenv.NewKey(t)
 	acct, err := e.eabRegister(ctx, acctKey, keyX.KeyID, hmacX)
 	if err != nil {
 		t.Fatalf("register with EAB: %v", err)
@@ -157,46 +158,46 @@ func TestEAB(t *testing.T) {
 	if _, err := e.eabRegister(ctx, acctKey, keyX.KeyID, hmacX); !errors.Is(err, xacme.ErrAccountAlreadyExists) {
 		t.Errorf("registering the bound account's key again: %v; want its existing account", err)
 	}
-	if a, err := e.client(acctKey).GetReg(ctx, ""); err != nil || a.URI != acct.URI {
+	if a, err := e.Client(acctKey).GetReg(ctx, ""); err != nil || a.URI != acct.URI {
 		t.Errorf("onlyReturnExisting for the bound account: %+v, %v", a, err)
 	}
 
 	// Each key binds once.
-	_, err = e.eabRegister(ctx, newKey(t), keyX.KeyID, hmacX)
+	_, err = e.eabRegister(ctx, acmeenv.NewKey(t), keyX.KeyID, hmacX)
 	wantACMEError(t, "a second account with the same EAB key", err, http.StatusForbidden, acme.ProbUnauthorized, "already bound")
 
 	// A wrong MAC is refused and does not use the key up.
 	keyW, hmacW := e.eabCreate(t, "team-w")
 	wrong := append([]byte{}, hmacW...)
 	wrong[0] ^= 1
-	_, err = e.eabRegister(ctx, newKey(t), keyW.KeyID, wrong)
+	_, err = e.eabRegister(ctx, acmeenv.NewKey(t), keyW.KeyID, wrong)
 	wantACMEError(t, "a wrong MAC", err, http.StatusForbidden, acme.ProbUnauthorized, "MAC does not verify")
 	if k := e.eabKeys(t)[keyW.KeyID]; k.Status != "unbound" {
 		t.Errorf("key %s after a wrong MAC: %+v; want unbound", keyW.KeyID, k)
 	}
-	if _, err := e.eabRegister(ctx, newKey(t), keyW.KeyID, hmacW); err != nil {
+	if _, err := e.eabRegister(ctx, acmeenv.NewKey(t), keyW.KeyID, hmacW); err != nil {
 		t.Errorf("the right MAC after a wrong one: %v", err)
 	}
 
 	// An unknown key.
-	_, err = e.eabRegister(ctx, newKey(t), "no-such-key", hmacW)
+	_, err = e.eabRegister(ctx, acmeenv.NewKey(t), "no-such-key", hmacW)
 	wantACMEError(t, "an unknown EAB key", err, http.StatusForbidden, acme.ProbUnauthorized, "unknown")
 
 	// A revoked key never binds.
 	keyR, hmacR := e.eabCreate(t, "team-r")
-	out := e.weirCLI(t, 0, "eab", "revoke", keyR.KeyID)
+	out := e.cli.Run(t, 0, "eab", "revoke", keyR.KeyID)
 	if !strings.Contains(out, "revoked EAB key "+keyR.KeyID) {
 		t.Errorf("weir eab revoke output: %s", out)
 	}
-	_, err = e.eabRegister(ctx, newKey(t), keyR.KeyID, hmacR)
+	_, err = e.eabRegister(ctx, acmeenv.NewKey(t), keyR.KeyID, hmacR)
 	wantACMEError(t, "a revoked EAB key", err, http.StatusForbidden, acme.ProbUnauthorized, "revoked")
-	if out := e.weirCLI(t, 1, "eab", "revoke", keyR.KeyID); !strings.Contains(out, "already revoked") {
+	if out := e.cli.Run(t, 1, "eab", "revoke", keyR.KeyID); !strings.Contains(out, "already revoked") {
 		t.Errorf("revoking twice: %s", out)
 	}
-	if out := e.weirCLI(t, 1, "eab", "revoke", "no-such-key"); !strings.Contains(out, "does not exist") {
+	if out := e.cli.Run(t, 1, "eab", "revoke", "no-such-key"); !strings.Contains(out, "does not exist") {
 		t.Errorf("revoking an unknown key: %s", out)
 	}
-	if out := e.weirCLI(t, 1, "eab", "create", "--label", "bad label"); !strings.Contains(out, "label") {
+	if out := e.cli.Run(t, 1, "eab", "create", "--label", "bad label"); !strings.Contains(out, "label") {
 		t.Errorf("a bad label: %s", out)
 	}
 
@@ -220,42 +221,42 @@ func TestEAB(t *testing.T) {
 	if keys[keyX.KeyID].BoundAccount != boundID {
 		t.Errorf("key %s is bound to account %q; want %s", keyX.KeyID, keys[keyX.KeyID].BoundAccount, boundID)
 	}
-	table := e.weirCLI(t, 0, "eab", "list")
+	table := e.cli.Run(t, 0, "eab", "list")
 	if !strings.Contains(table, keyX.KeyID) || !strings.Contains(table, boundID) || strings.Contains(table, keyX.HMACKey) {
 		t.Errorf("weir eab list table:\n%s", table)
 	}
 	var teamX admin.Page[admin.EABKeyView]
-	e.cliJSON(t, &teamX, "eab", "list", "--label", "team-x")
+	e.cli.JSON(t, &teamX, "eab", "list", "--label", "team-x")
 	if len(teamX.Items) != 1 || teamX.Items[0].KeyID != keyX.KeyID {
 		t.Errorf("weir eab list --label team-x = %+v; want key %s alone", teamX.Items, keyX.KeyID)
 	}
 
 	// The team-x override: order-burst 10 instead of the default 3.
-	plainKey := newKey(t)
-	_, plainKid := e.rawAccount(plainKey)
+	plainKey := acmeenv.NewKey(t)
+	_, plainKid := e.RawAccount(plainKey)
 	plainID := e.accountID(plainKid)
 	for i := range 10 {
-		wantStatus(t, e.rawOrder(acctKey, acct.URI, fmt.Sprintf("x%d.weir.test", i)), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(acctKey, acct.URI, fmt.Sprintf("x%d.weir.test", i)), http.StatusCreated)
 	}
-	want429(t, e.rawOrder(acctKey, acct.URI, "x10.weir.test"), "order-creation", boundID)
+	acmeenv.Want429(t, e.RawOrder(acctKey, acct.URI, "x10.weir.test"), "order-creation", boundID)
 	for i := range 3 {
-		wantStatus(t, e.rawOrder(plainKey, plainKid, fmt.Sprintf("p%d.weir.test", i)), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(plainKey, plainKid, fmt.Sprintf("p%d.weir.test", i)), http.StatusCreated)
 	}
-	want429(t, e.rawOrder(plainKey, plainKid, "p3.weir.test"), "order-creation", plainID)
+	acmeenv.Want429(t, e.RawOrder(plainKey, plainKid, "p3.weir.test"), "order-creation", plainID)
 
 	// ratelimit status and explain judge by the same limits.
 	var st struct{ Buckets []admin.BucketView }
-	e.cliJSON(t, &st, "ratelimit", "status", "--account", boundID)
+	e.cli.JSON(t, &st, "ratelimit", "status", "--account", boundID)
 	if b := bucketOf(t, st.Buckets, "order-creation:"+boundID); !b.Override || b.Capacity != 10 || b.Remaining != 0 {
 		t.Errorf("status of the team-x account = %+v; want the override, 0 of 10 left", b)
 	}
 	var plainSt struct{ Buckets []admin.BucketView } // fresh: JSON leaves omitted fields as they were
-	e.cliJSON(t, &plainSt, "ratelimit", "status", "--account", plainID)
+	e.cli.JSON(t, &plainSt, "ratelimit", "status", "--account", plainID)
 	if b := bucketOf(t, plainSt.Buckets, "order-creation:"+plainID); b.Override || b.Capacity != 3 {
 		t.Errorf("status of the plain account = %+v; want 3, no override", b)
 	}
 	var ex admin.ExplainView
-	e.cliJSON(t, &ex, "ratelimit", "explain", "--account", boundID, "--names", "next.weir.test")
+	e.cli.JSON(t, &ex, "ratelimit", "explain", "--account", boundID, "--names", "next.weir.test")
 	if ex.Allowed || ex.Limit != "order-creation" {
 		t.Errorf("explain for the team-x account = %+v; want refused by order-creation", ex)
 	}
@@ -271,30 +272,30 @@ func TestEABRequired(t *testing.T) {
 	if !e.eabRequired(t) {
 		t.Error("directory meta.externalAccountRequired is false; want true")
 	}
-	res, _ := e.rawAccount(newKey(t))
-	if typ, detail := res.problem(); res.status != http.StatusForbidden || typ != string(acme.ProbExternalAccountRequired) {
-		t.Fatalf("new-account without EAB: %d %s %q; want 403 externalAccountRequired", res.status, typ, detail)
+	res, _ := e.RawAccount(acmeenv.NewKey(t))
+	if typ, detail := res.Problem(); res.Status != http.StatusForbidden || typ != string(acme.ProbExternalAccountRequired) {
+		t.Fatalf("new-account without EAB: %d %s %q; want 403 externalAccountRequired", res.Status, typ, detail)
 	}
-	_, err := e.client(newKey(t)).Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
+	_, err := e.Client(acmeenv.NewKey(t)).Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	wantACMEError(t, "x/crypto/acme without EAB", err, http.StatusForbidden, acme.ProbExternalAccountRequired, "External Account Binding")
 
 	k, hk := e.eabCreate(t, "team-req")
-	key := newKey(t)
+	key := acmeenv.NewKey(t)
 	acct, err := e.eabRegister(ctx, key, k.KeyID, hk)
 	if err != nil {
 		t.Fatalf("register with EAB: %v", err)
 	}
-	got, err := e.client(key).GetReg(ctx, "")
+	got, err := e.Client(key).GetReg(ctx, "")
 	if err != nil || got.URI != acct.URI {
 		t.Fatalf("onlyReturnExisting without EAB: %+v, %v; want account %s", got, err, acct.URI)
 	}
 	// A plain new-account for the existing key returns it too (200).
-	res, loc := e.rawAccount(key)
-	if res.status != http.StatusOK || loc != acct.URI {
-		t.Errorf("new-account without EAB for an existing key: %d %s; want 200 %s", res.status, loc, acct.URI)
+	res, loc := e.RawAccount(key)
+	if res.Status != http.StatusOK || loc != acct.URI {
+		t.Errorf("new-account without EAB for an existing key: %d %s; want 200 %s", res.Status, loc, acct.URI)
 	}
 	// The account works: an order.
-	wantStatus(t, e.rawOrder(key, acct.URI, "req.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "req.weir.test"), http.StatusCreated)
 }
 
 // TestEABConcurrent: of 8 clients racing to bind one key, exactly one
@@ -307,7 +308,7 @@ func TestEABConcurrent(t *testing.T) {
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		key := newKey(t)
+		key := acmeenv.NewKey(t)
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -92,7 +92,7 @@ func egressMetadataInNetns(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := startEnv(t, func(c *Config) { c.Challenges.HTTP01.Port = 80 })
-	resp := &http.Server{Handler: http.HandlerFunc(e.serveHTTP01), ReadHeaderTimeout: 5 * time.Second}
+	resp := &http.Server{Handler: http.HandlerFunc(e.ServeHTTP01), ReadHeaderTimeout: 5 * time.Second}
 	go resp.Serve(respLn)
 	t.Cleanup(func() { resp.Close() })
 
@@ -110,11 +110,11 @@ func egressMetadataInNetns(t *testing.T) {
 	}
 	meta.conns.Store(0)
 
-	e.dns.SetA("meta.weir.test", netip.MustParseAddr("169.254.169.254"))
-	e.dns.SetA("meta6.weir.test", netip.MustParseAddr("fd00:ec2::254"))
-	ctx, _, c, _ := e.registered(t)
+	e.DNS.SetA("meta.weir.test", netip.MustParseAddr("169.254.169.254"))
+	e.DNS.SetA("meta6.weir.test", netip.MustParseAddr("fd00:ec2::254"))
+	ctx, _, c, _ := e.Registered(t)
 	redirectTo := func(to string) func(string) {
-		return func(token string) { e.redirect.Store(token, to) }
+		return func(token string) { e.Redirect.Store(token, to) }
 	}
 	nothing := func(string) {}
 	const creds = "http://169.254.169.254/latest/meta-data/iam/security-credentials/"

@@ -109,10 +109,10 @@ func TestEgressAdminListener(t *testing.T) {
 	if res.StatusCode != http.StatusOK {
 		t.Fatalf("GET /api/v1/config: %d, want 200 (admin.auth none)", res.StatusCode)
 	}
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	to := "http://127.0.0.1:" + adminPort + "/api/v1/config"
 	p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "redirect.weir.test"}, "http-01", func(token string) {
-		e.redirect.Store(token, to)
+		e.Redirect.Store(token, to)
 	})
 	wantChallengeRefused(t, p, "connection", "weir's own listeners", "data-dir", "yaml")
 	p = e.attempt(ctx, c, xacme.AuthzID{Type: "ip", Value: "127.0.0.1"}, "tls-alpn-01", func(string) {})
@@ -124,10 +124,10 @@ func TestEgressAdminListener(t *testing.T) {
 // invalid policy is refused with its key.
 func TestEgressReload(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, _, c, _ := e.registered(t)
+	ctx, _, c, _ := e.Registered(t)
 	solve := func(token string) {
 		ka, _ := c.HTTP01ChallengeResponse(token)
-		e.tokens.Store(token, ka)
+		e.Tokens.Store(token, ka)
 	}
 	if p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "before.weir.test"}, "http-01", solve); p != nil {
 		t.Fatalf("before the reload: %v", p)

@@ -10,18 +10,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
 // readyz fetches /readyz and decodes its body.
 func (e *testEnv) readyz() (int, map[string]any, string) {
 	e.t.Helper()
-	res := httpGet(e.t, e, e.base+"/readyz")
+	res := e.Get(e.t, e.Base+"/readyz")
 	var body map[string]any
-	if err := json.Unmarshal(res.body, &body); err != nil {
-		e.t.Fatalf("/readyz body %q: %v", res.body, err)
+	if err := json.Unmarshal(res.Body, &body); err != nil {
+		e.t.Fatalf("/readyz body %q: %v", res.Body, err)
 	}
-	return res.status, body, string(res.body)
+	return res.Status, body, string(res.Body)
 }
 
 // healthcheck runs weir healthcheck with args and returns its exit code
@@ -29,7 +30,7 @@ func (e *testEnv) readyz() (int, map[string]any, string) {
 func healthcheck(t *testing.T, args ...string) (int, string) {
 	t.Helper()
 	var out bytes.Buffer
-	code := runWeir(t, append([]string{"healthcheck"}, args...), &out, &out)
+	code := builder.Run(t, append([]string{"healthcheck"}, args...), &out, &out)
 	return code, out.String()
 }
 
@@ -45,11 +46,11 @@ func TestHealthEndpoints(t *testing.T) {
 				c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 1, Burst: 1}
 			})
 			for range 3 {
-				res := httpGet(t, e, e.base+"/healthz")
-				if res.status != http.StatusOK || string(res.body) != "ok\n" {
-					t.Fatalf("/healthz: %d %q", res.status, res.body)
+				res := e.Get(t, e.Base+"/healthz")
+				if res.Status != http.StatusOK || string(res.Body) != "ok\n" {
+					t.Fatalf("/healthz: %d %q", res.Status, res.Body)
 				}
-				if res.header.Get("Replay-Nonce") != "" {
+				if res.Header.Get("Replay-Nonce") != "" {
 					t.Error("/healthz carries a Replay-Nonce: it went through the ACME wrapper")
 				}
 				status, body, raw := e.readyz()
@@ -61,7 +62,7 @@ func TestHealthEndpoints(t *testing.T) {
 					t.Errorf("/readyz checks = %v, want storage and ratelimit ok", checks)
 				}
 			}
-			code, out := healthcheck(t, "-config", e.srv.configPath, "-url", e.base+"/readyz")
+			code, out := healthcheck(t, "-config", e.srv.configPath, "-url", e.Base+"/readyz")
 			if code != 0 || !strings.Contains(out, "200 OK") {
 				t.Errorf("healthcheck: exit %d, output %q", code, out)
 			}
@@ -78,11 +79,11 @@ func TestHealthcheckDefaultURL(t *testing.T) {
 		c.Admin.Enabled = &off
 	})
 	code, out := healthcheck(t, "-config", e.srv.configPath)
-	if code != 0 || !strings.Contains(out, e.base+"/readyz: 200 OK") {
+	if code != 0 || !strings.Contains(out, e.Base+"/readyz: 200 OK") {
 		t.Errorf("healthcheck: exit %d, output %q", code, out)
 	}
 	// Nothing listening: exit 1, quickly.
-	ln := listenLoopback(t)
+	ln := acmeenv.ListenLoopback(t)
 	addr := ln.Addr().String()
 	ln.Close()
 	start := time.Now()
@@ -153,7 +154,7 @@ func TestReadyzRedisDown(t *testing.T) {
 	if strings.Contains(raw, rs.addr()) || strings.Contains(raw, "127.0.0.1") {
 		t.Errorf("/readyz body shows internals: %s", raw)
 	}
-	if code, out := healthcheck(t, "-config", e.srv.configPath, "-url", e.base+"/readyz"); code != 1 || !strings.Contains(out, "503") {
+	if code, out := healthcheck(t, "-config", e.srv.configPath, "-url", e.Base+"/readyz"); code != 1 || !strings.Contains(out, "503") {
 		t.Errorf("healthcheck with Redis down: exit %d, output %q", code, out)
 	}
 

@@ -20,6 +20,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestImportKeepsRevocation: with a certificate of the working
@@ -41,9 +42,9 @@ func TestImportKeepsRevocation(t *testing.T) {
 	t.Run("issue, then import while weir runs", func(t *testing.T) {
 		e := startEnv(t, useDir)
 		cfg = e.cfg
-		ctx, _, c, _ := e.registered(t)
-		chain, _ = e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "before.weir.test"})
-		leaf = e.verifyChain(chain, "before.weir.test")
+		ctx, _, c, _ := e.Registered(t)
+		chain, _ = e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "before.weir.test"})
+		leaf = e.VerifyChain(chain, "before.weir.test")
 		newCert, newKeyPEM = signedIntermediate(t, dd, work, "weir Intermediate CA 2")
 		before := treeOf(t, dataPath(dd, "ca"))
 		_, err := ImportIntermediate(t.Context(), cfg, newCert, newKeyPEM, time.Now())
@@ -77,7 +78,7 @@ func TestImportKeepsRevocation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		der := fetch(t, e.http, e.base+dp.Path)
+		der := fetch(t, e.HTTP, e.Base+dp.Path)
 		crl, err := x509.ParseRevocationList(der)
 		if err != nil {
 			t.Fatal(err)
@@ -85,7 +86,7 @@ func TestImportKeepsRevocation(t *testing.T) {
 		if err := crl.CheckSignatureFrom(inter); err != nil {
 			t.Errorf("the CRL at %s does not verify with the certificate's own intermediate: %v", leaf.CRLDistributionPoints[0], err)
 		}
-		if !crlLists(crl, leaf.SerialNumber) {
+		if !acmeenv.CRLLists(crl, leaf.SerialNumber) {
 			t.Errorf("the CRL at %s does not list the revoked certificate", leaf.CRLDistributionPoints[0])
 		}
 		opensslRevoked(t, e.srv.root, chain, der)
@@ -198,9 +199,9 @@ func TestImportRefusedStores(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		dsn := postgresSchema(t)
 		e := startEnv(t, func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 4} })
-		ctx, _, c, _ := e.registered(t)
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "pg.weir.test"})
-		leaf := e.verifyChain(chain, "pg.weir.test")
+		ctx, _, c, _ := e.Registered(t)
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "pg.weir.test"})
+		leaf := e.VerifyChain(chain, "pg.weir.test")
 		cert, key := signedIntermediate(t, e.cfg.DataDir, t.TempDir(), "weir Intermediate CA 2")
 		before := treeOf(t, dataPath(e.cfg.DataDir, "ca"))
 		_, err := ImportIntermediate(t.Context(), e.cfg, cert, key, time.Now())
@@ -228,8 +229,8 @@ func TestImportRefusedStores(t *testing.T) {
 			c.DataDir = cfg.DataDir
 			c.CA.Issuers, c.CA.ActiveIssuer = []IssuerConfig{{ID: "r2"}}, "r2"
 		})
-		ctx, _, c, _ := e.registered(t)
-		e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "r2.weir.test"})
+		ctx, _, c, _ := e.Registered(t)
+		e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "r2.weir.test"})
 		cert3, key3 := signedIntermediate(t, cfg.DataDir, t.TempDir(), "weir Intermediate CA R3")
 		before := treeOf(t, dataPath(cfg.DataDir, "ca"))
 		_, err := AddIssuer(t.Context(), e.cfg, "r2", cert3, key3, time.Now())

@@ -23,12 +23,12 @@ type IntermediateConfig struct {
 	Signer ca.SignerConfig `yaml:"signer"`
 	// CRLURL is the CRL distribution point put in the certificates it
 	// signs, where its CRL is served; empty means weir's own URL of it on
-	// the plain-HTTP listener (artefactURL + /ca/crl.der for
+	// the plain-HTTP listener (ArtefactURL + /ca/crl.der for
 	// ca.intermediate, + /crl/ID for the others).
 	CRLURL string `yaml:"crl-url"`
 	// IssuerURL is the AIA caIssuers URL put in the certificates it
 	// signs, where its certificate is served; empty means weir's own
-	// (artefactURL + /ca/intermediate.der for ca.intermediate, +
+	// (ArtefactURL + /ca/intermediate.der for ca.intermediate, +
 	// /ca/issuer/ID for the others).
 	IssuerURL string `yaml:"issuer-url"`
 	// RenewEarly tells the holders of its unexpired certificates to

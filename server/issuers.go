@@ -167,11 +167,11 @@ func loadIssuerHierarchy(cfg Config, is IssuerConfig, root *x509.Certificate, no
 
 // newIssuerCA is the CA of issuer id (intermediate ic, hierarchy h), with
 // its URLs: ic's, else weir's own on the plain-HTTP listener
-// (artefactURL). Its CRL shards are those new certificates name
+// (ArtefactURL). Its CRL shards are those new certificates name
 // (ca.crl-shards), then, up to keptUpTo, those kept for older
 // certificates (keptCRLShards).
 func newIssuerCA(cfg Config, id string, ic IntermediateConfig, h *ca.Hierarchy, keptUpTo int) (*ca.CA, error) {
-	base := artefactURL(cfg)
+	base := ArtefactURL(cfg)
 	crlURL, issuerURL := issuerCRLURL(base, id), issuerCertURL(base, id)
 	if ic.IssuerURL != "" {
 		issuerURL = ic.IssuerURL
@@ -222,7 +222,7 @@ func issuerCertURL(base, id string) string {
 // certificates of either (ca.Config.CRLAliases). None when the URLs are
 // the ACME listener's already, or crl-url sets them.
 func httpsAliases(cfg Config, ic IntermediateConfig, crlURL string, shards []string) map[string][]string {
-	base, https := artefactURL(cfg), externalURL(cfg)
+	base, https := ArtefactURL(cfg), externalURL(cfg)
 	if ic.CRLURL != "" || base == https {
 		return nil
 	}

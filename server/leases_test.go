@@ -21,6 +21,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 	"gopkg.in/yaml.v3"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
 
@@ -95,13 +96,13 @@ func leaseOwner(t *testing.T, dsn, id string) string {
 func TestValidationSurvivesKill(t *testing.T) {
 	dsn := postgresSchema(t)
 	resp := &heldResponder{answers: map[string]string{}, hits: make(chan string, 4), gate: make(chan struct{})}
-	httpLn := listenLoopback(t)
+	httpLn := acmeenv.ListenLoopback(t)
 	hs := &http.Server{Handler: resp}
 	go hs.Serve(httpLn)
 	t.Cleanup(func() { hs.Close() })
 	b := startEnv(t, func(c *Config) {
 		c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 8}
-		c.Challenges.HTTP01.Port = port(httpLn)
+		c.Challenges.HTTP01.Port = acmeenv.Port(httpLn)
 	})
 
 	// A: the same CA (data directory), store, URL and challenge
@@ -109,7 +110,7 @@ func TestValidationSurvivesKill(t *testing.T) {
 	aCfg := b.cfg
 	addrs := freeAddrs(t, 3)
 	aCfg.Server.Listen, aCfg.Admin.Listen, aCfg.Server.HTTP.Listen = addrs[0], addrs[1], addrs[2]
-	aCfg.Server.ExternalURL, aCfg.Server.HTTP.ExternalURL = b.base, b.artefacts
+	aCfg.Server.ExternalURL, aCfg.Server.HTTP.ExternalURL = b.Base, b.artefacts
 	aCfg.Log.Level = "info"
 	yml, err := yaml.Marshal(aCfg)
 	if err != nil {
@@ -146,7 +147,7 @@ func TestValidationSurvivesKill(t *testing.T) {
 	var target atomic.Value
 	target.Store(b.cfg.Server.Listen)
 	lb := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: b.roots},
+		TLSClientConfig: &tls.Config{RootCAs: b.Roots},
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, network, target.Load().(string))
@@ -158,7 +159,7 @@ func TestValidationSurvivesKill(t *testing.T) {
 	deadline := time.Now().Add(30 * time.Second)
 	target.Store(aCfg.Server.Listen)
 	for {
-		res, err := lb.Get(b.base + "/directory")
+		res, err := lb.Get(b.Base + "/directory")
 		if err == nil {
 			res.Body.Close()
 			if res.StatusCode == http.StatusOK {
@@ -172,7 +173,7 @@ func TestValidationSurvivesKill(t *testing.T) {
 	}
 	target.Store(b.cfg.Server.Listen)
 
-	c := &xacme.Client{Key: newKey(t), DirectoryURL: b.base + "/directory", HTTPClient: lb, UserAgent: "weir-leases"}
+	c := &xacme.Client{Key: acmeenv.NewKey(t), DirectoryURL: b.Base + "/directory", HTTPClient: lb, UserAgent: "weir-leases"}
 	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
@@ -241,10 +242,10 @@ func TestValidationSurvivesKill(t *testing.T) {
 	if o, err = c.WaitOrder(ctx, o.URI); err != nil || o.Status != xacme.StatusReady {
 		t.Fatalf("order after the takeover: %v, %v; want ready", o, err)
 	}
-	certKey := newKey(t)
-	chain, _, err := c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(t, certKey, "kill.weir.test"), true)
+	certKey := acmeenv.NewKey(t)
+	chain, _, err := c.CreateOrderCert(ctx, o.FinalizeURL, acmeenv.CSRFor(t, certKey, "kill.weir.test"), true)
 	if err != nil {
 		t.Fatalf("finalize on B: %v", err)
 	}
-	b.verifyChain(chain, "kill.weir.test")
+	b.VerifyChain(chain, "kill.weir.test")
 }

@@ -17,6 +17,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -78,15 +79,15 @@ func TestDuplicateLimitSurvivesRedisLoss(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	key := newKey(t)
-	c := &xacme.Client{Key: key, DirectoryURL: a.base + "/directory", HTTPClient: lb, RetryBackoff: noRetry}
+	key := acmeenv.NewKey(t)
+	c := &xacme.Client{Key: key, DirectoryURL: a.Base + "/directory", HTTPClient: lb, RetryBackoff: noRetry}
 	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
 	ids := xacme.DomainIDs("dup.weir.test", "www.dup.weir.test")
 	for i := range 5 {
-		chain, _ := a.issue(ctx, c, newKey(t), "http-01", ids...)
-		a.verifyChain(chain, "dup.weir.test", "www.dup.weir.test")
+		chain, _ := a.Issue(ctx, c, acmeenv.NewKey(t), "http-01", ids...)
+		a.VerifyChain(chain, "dup.weir.test", "www.dup.weir.test")
 		t.Logf("certificate %d issued", i+1)
 	}
 	if _, err := c.AuthorizeOrder(ctx, ids); !isRateLimited(err) {
@@ -96,7 +97,7 @@ func TestDuplicateLimitSurvivesRedisLoss(t *testing.T) {
 	rs.kill9()
 	rs.start()
 	for _, e := range []*testEnv{a, b} {
-		dc := &xacme.Client{Key: key, DirectoryURL: a.base + "/directory", HTTPClient: direct(e), RetryBackoff: noRetry}
+		dc := &xacme.Client{Key: key, DirectoryURL: a.Base + "/directory", HTTPClient: direct(e), RetryBackoff: noRetry}
 		start := time.Now()
 		var err error
 		// A 503 (the fallback still reading the counts) is retried, as
@@ -213,18 +214,18 @@ func TestOrderLimitWithRedisPaused(t *testing.T) {
 	paused := pauseLoop(rs, 700*time.Millisecond, time.Second, 120, stop, stopped)
 	defer func() { close(stop); <-paused }()
 	for trial := range trials {
-		key := newKey(t)
+		key := acmeenv.NewKey(t)
 		var acct *xacme.Account
 		var err error
 		// Registering needs no limiter here (account-creation is off).
-		c := &xacme.Client{Key: key, DirectoryURL: a.base + "/directory", HTTPClient: lb}
+		c := &xacme.Client{Key: key, DirectoryURL: a.Base + "/directory", HTTPClient: lb}
 		if acct, err = c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 			t.Fatal(err)
 		}
 		bodies := make([][]byte, burst)
 		for i := range bodies {
 			payload := fmt.Appendf(nil, `{"identifiers":[{"type":"dns","value":"t%d-o%d.paused.weir.test"}]}`, trial, i)
-			bodies[i] = a.sign(key, a.base+"/acme/new-order", payload, signOpts{kid: acct.URI})
+			bodies[i] = a.Sign(key, a.Base+"/acme/new-order", payload, acmeenv.SignOpts{KID: acct.URI})
 		}
 		// Each burst starts at another phase of the pauses: 350 ms before
 		// the next stop, then 150 ms later in each trial. A request
@@ -240,7 +241,7 @@ func TestOrderLimitWithRedisPaused(t *testing.T) {
 		phase := time.Since(stoppedAt) - time.Second
 		steps.take()
 		stepsB.take()
-		statuses, slowest := postAll(ctx, lb, a.base+"/acme/new-order", bodies)
+		statuses, slowest := postAll(ctx, lb, a.Base+"/acme/new-order", bodies)
 		step := max(steps.take(), stepsB.take())
 		admitted := statuses[http.StatusCreated]
 		t.Logf("trial %d: fired %v from a stop; admitted %d of %d (limit %d, bound %d across %d replicas); answers %v; longest limiter step %v, longest request %v",

@@ -44,7 +44,7 @@ type PublicHTTPConfig struct {
 	// name the ACME listener's https:// URLs.
 	Listen string `yaml:"listen"`
 	// ExternalURL is the http:// base URL the certificates name; ""
-	// derives it (artefactURL).
+	// derives it (ArtefactURL).
 	ExternalURL string `yaml:"external-url"`
 }
 
@@ -80,13 +80,13 @@ func (c Config) validateHTTP() []error {
 	return errs
 }
 
-// artefactURL is the base URL of the public artefacts that weir's
+// ArtefactURL is the base URL of the public artefacts that weir's
 // certificates name (their CRL distribution points and caIssuers):
 // server.http.external-url; else http:// with the host of
 // server.external-url (else of server.http.listen) and the port of
 // server.http.listen (none for 80); or, with the plain-HTTP listener off,
 // the ACME listener's (externalURL).
-func artefactURL(cfg Config) string {
+func ArtefactURL(cfg Config) string {
 	h := cfg.Server.HTTP
 	switch {
 	case h.Listen == "":

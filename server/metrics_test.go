@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -113,18 +114,18 @@ func TestMetricsEndToEnd(t *testing.T) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 	}, logs)
 	ctx := t.Context()
-	key := newKey(t)
-	c := e.client(key)
+	key := acmeenv.NewKey(t)
+	c := e.Client(key)
 	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	before := time.Now()
 
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("m1.weir.test")...)
-	wantStatus(t, e.rawOrder(key, acct.URI, "m2.weir.test"), http.StatusCreated)
-	want429(t, e.rawOrder(key, acct.URI, "m3.weir.test"), "order-creation", id)
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("m1.weir.test")...)
+	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "m2.weir.test"), http.StatusCreated)
+	acmeenv.Want429(t, e.RawOrder(key, acct.URI, "m3.weir.test"), "order-creation", id)
 	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonSuperseded); err != nil {
 		t.Fatal(err)
 	}
@@ -255,11 +256,11 @@ func TestMetricsGlobalDenial(t *testing.T) {
 		c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 2}
 	}, logs)
 	for i := range 2 {
-		if res := e.post(e.base+"/acme/new-nonce", "", nil); res.status == http.StatusTooManyRequests {
+		if res := e.Post(e.Base+"/acme/new-nonce", "", nil); res.Status == http.StatusTooManyRequests {
 			t.Fatalf("request %d refused within the burst", i+1)
 		}
 	}
-	want429(t, e.post(e.base+"/acme/new-nonce", "", nil), "global", "127.0.0.1")
+	acmeenv.Want429(t, e.Post(e.Base+"/acme/new-nonce", "", nil), "global", "127.0.0.1")
 	var s promScrape
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		s = scrapeServer(t, e.srv)
@@ -301,12 +302,12 @@ func TestStoreMetrics(t *testing.T) {
 	if got := before.get("weir_store_connections_max"); got < 1 {
 		t.Errorf("weir_store_connections_max = %v, want the reader pool's size", got)
 	}
-	key := newKey(t)
-	c := e.client(key)
+	key := acmeenv.NewKey(t)
+	c := e.Client(key)
 	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
-	e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("store-metrics.weir.test")...)
+	e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("store-metrics.weir.test")...)
 
 	// The writer counts each commit before it answers the callers, so the
 	// issuance's commits are all in.

@@ -21,6 +21,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/storage/postgres"
 	"github.com/weir-pki/weir/storage/postgres/pgtest"
 	"github.com/weir-pki/weir/storage/sqlite"
@@ -33,7 +34,7 @@ import (
 func migrateStorageRun(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	code := runWeir(t, append([]string{"migrate-storage"}, args...), &stdout, &stderr)
+	code := builder.Run(t, append([]string{"migrate-storage"}, args...), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
 
@@ -113,13 +114,13 @@ func (e *testEnv) onBase(old string) string {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return e.base + u.Path
+	return e.Base + u.Path
 }
 
 // crlOn fetches e's CRL (at the path of the leaf's distribution point)
 // and returns its entries, serial → reason.
 func (e *testEnv) crlOn(leaf *x509.Certificate) map[string]int {
-	return e.crlAt(e.onBase(leaf.CRLDistributionPoints[0]))
+	return e.CRLAt(e.onBase(leaf.CRLDistributionPoints[0]))
 }
 
 // issueOrder issues a certificate for name (http-01) and returns its
@@ -131,12 +132,12 @@ func (e *testEnv) issueOrder(ctx context.Context, c *xacme.Client, name string) 
 		e.t.Fatalf("new-order: %v", err)
 	}
 	for _, u := range o.AuthzURLs {
-		e.solve(ctx, c, u, "http-01")
+		e.Solve(ctx, c, u, "http-01")
 	}
 	if o, err = c.WaitOrder(ctx, o.URI); err != nil {
 		e.t.Fatalf("wait order: %v", err)
 	}
-	chain, certURL, err := c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(e.t, newKey(e.t), name), true)
+	chain, certURL, err := c.CreateOrderCert(ctx, o.FinalizeURL, acmeenv.CSRFor(e.t, acmeenv.NewKey(e.t), name), true)
 	if err != nil {
 		e.t.Fatalf("finalize: %v", err)
 	}
@@ -172,29 +173,29 @@ func TestMigrateStorage(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		defer cancel()
 		rootFP = e.srv.rootFP
-		keyA, keyB = newKey(t), newKey(t)
-		clientA := e.client(keyA)
+		keyA, keyB = acmeenv.NewKey(t), acmeenv.NewKey(t)
+		clientA := e.Client(keyA)
 		a, err := clientA.Register(ctx, &xacme.Account{Contact: []string{"mailto:a@example.org"}}, xacme.AcceptTOS)
 		if err != nil {
 			t.Fatal(err)
 		}
 		acctA = a.URI
 		// Account B is in a tenant, which moves with its key.
-		e.weirCLI(t, 0, "tenant", "create", "team-move", "--allow", ".move.weir.test")
+		e.cli.Run(t, 0, "tenant", "create", "team-move", "--allow", ".move.weir.test")
 		var k admin.EABKeyView
-		e.cliJSON(t, &k, "eab", "create", "--label", "team-move", "--tenant", "team-move")
+		e.cli.JSON(t, &k, "eab", "create", "--label", "team-move", "--tenant", "team-move")
 		hmacKey, err := base64.RawURLEncoding.DecodeString(k.HMACKey)
 		if err != nil {
 			t.Fatal(err)
 		}
 		eabKeyID = k.KeyID
-		e.cliJSON(t, &cred, "admin", "token", "add", "ci-move", "--role", "read")
+		e.cli.JSON(t, &cred, "admin", "token", "add", "ci-move", "--role", "read")
 		b, err := e.eabRegister(ctx, keyB, k.KeyID, hmacKey)
 		if err != nil {
 			t.Fatal(err)
 		}
 		acctB = b.URI
-		clientB := e.client(keyB)
+		clientB := e.Client(keyB)
 
 		keepChain, keepCertURL, keepOrderURL = e.issueOrder(ctx, clientA, "keep.move.weir.test")
 		o, err := clientA.AuthorizeOrder(ctx, xacme.DomainIDs("later.move.weir.test"))
@@ -202,11 +203,11 @@ func TestMigrateStorage(t *testing.T) {
 			t.Fatal(err)
 		}
 		pendingOrderURL = o.URI
-		revokedChain, _ = e.issue(ctx, clientA, newKey(t), "dns-01", xacme.DomainIDs("gone.move.weir.test")...)
+		revokedChain, _ = e.Issue(ctx, clientA, acmeenv.NewKey(t), "dns-01", xacme.DomainIDs("gone.move.weir.test")...)
 		if err := clientA.RevokeCert(ctx, nil, revokedChain[0], xacme.CRLReasonKeyCompromise); err != nil {
 			t.Fatal(err)
 		}
-		bChain, _ = e.issue(ctx, clientB, newKey(t), "http-01", xacme.DomainIDs("renew.move.weir.test")...)
+		bChain, _ = e.Issue(ctx, clientB, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("renew.move.weir.test")...)
 
 		// Refused while weir runs, before the target is touched.
 		code, _, stderr := migrateStorageRun(t, "-config", cfgFile, "--from", "sqlite", "--to", "postgres", "--to-dsn", dsn)
@@ -260,7 +261,7 @@ func TestMigrateStorage(t *testing.T) {
 	defer cancel()
 
 	// The old keys find their accounts, with the same IDs.
-	clientA := e.client(keyA)
+	clientA := e.Client(keyA)
 	a, err := clientA.GetReg(ctx, "")
 	if err != nil {
 		t.Fatalf("account A after the move: %v", err)
@@ -268,7 +269,7 @@ func TestMigrateStorage(t *testing.T) {
 	if a.URI != e.onBase(acctA) || a.Status != xacme.StatusValid || len(a.Contact) != 1 || a.Contact[0] != "mailto:a@example.org" {
 		t.Errorf("account A after the move: %s %s %v; want %s, valid, its contact", a.URI, a.Status, a.Contact, e.onBase(acctA))
 	}
-	clientB := e.client(keyB)
+	clientB := e.Client(keyB)
 	if b, err := clientB.GetReg(ctx, ""); err != nil || b.URI != e.onBase(acctB) {
 		t.Errorf("account B after the move: %v, %v; want %s", b, err, e.onBase(acctB))
 	}
@@ -303,7 +304,7 @@ func TestMigrateStorage(t *testing.T) {
 	if err := clientA.RevokeCert(ctx, nil, keepChain[0], xacme.CRLReasonSuperseded); err != nil {
 		t.Fatalf("revoking the old certificate: %v", err)
 	}
-	keepLeaf := e.verifyChain(keepChain, "keep.move.weir.test")
+	keepLeaf := e.VerifyChain(keepChain, "keep.move.weir.test")
 	revokedLeaf, err := x509.ParseCertificate(revokedChain[0])
 	if err != nil {
 		t.Fatal(err)
@@ -322,22 +323,22 @@ func TestMigrateStorage(t *testing.T) {
 	// A renewal of B's certificate with replaces: its ARI certID resolves,
 	// the authorization of before the move is reused, and the renewal
 	// issues and is recorded as the replacement.
-	bLeaf := e.verifyChain(bChain, "renew.move.weir.test")
+	bLeaf := e.VerifyChain(bChain, "renew.move.weir.test")
 	certID := acme.CertID(bLeaf)
-	if res, start, _ := e.renewalInfo(t, certID); res.status != http.StatusOK || start.IsZero() {
-		t.Errorf("renewal-info of the old certificate: %d %s", res.status, res.body)
+	if res, start, _ := e.RenewalInfo(t, certID); res.Status != http.StatusOK || start.IsZero() {
+		t.Errorf("renewal-info of the old certificate: %d %s", res.Status, res.Body)
 	}
-	res := e.rawOrderReplaces(keyB, e.onBase(acctB), certID, "renew.move.weir.test")
-	wantStatus(t, res, http.StatusCreated)
+	res := e.RawOrderReplaces(keyB, e.onBase(acctB), certID, "renew.move.weir.test")
+	acmeenv.WantStatus(t, res, http.StatusCreated)
 	var ro struct{ Status, Finalize, Replaces string }
-	if err := json.Unmarshal(res.body, &ro); err != nil || ro.Status != "ready" || ro.Replaces != certID {
+	if err := json.Unmarshal(res.Body, &ro); err != nil || ro.Status != "ready" || ro.Replaces != certID {
 		t.Fatalf("renewal order %+v (%v): want ready (the old authorization reused) replacing %s", ro, err, certID)
 	}
-	renewed, _, err := clientB.CreateOrderCert(ctx, ro.Finalize, csrFor(t, newKey(t), "renew.move.weir.test"), true)
+	renewed, _, err := clientB.CreateOrderCert(ctx, ro.Finalize, acmeenv.CSRFor(t, acmeenv.NewKey(t), "renew.move.weir.test"), true)
 	if err != nil {
 		t.Fatalf("finalizing the renewal: %v", err)
 	}
-	e.verifyChain(renewed, "renew.move.weir.test")
+	e.VerifyChain(renewed, "renew.move.weir.test")
 	if r, err := e.srv.store.ReplacingOrder(ctx, certID); err != nil || r.Replaces != certID {
 		t.Errorf("ReplacingOrder(%s): %+v, %v", certID, r, err)
 	}
@@ -348,17 +349,17 @@ func TestMigrateStorage(t *testing.T) {
 		t.Fatalf("the pending order after the move: %+v, %v", po, err)
 	}
 	for _, u := range po.AuthzURLs {
-		e.solve(ctx, clientA, u, "http-01")
+		e.Solve(ctx, clientA, u, "http-01")
 	}
 	if po, err = clientA.WaitOrder(ctx, po.URI); err != nil || po.Status != xacme.StatusReady {
 		t.Fatalf("the pending order after solving: %+v, %v", po, err)
 	}
-	if _, _, err := clientA.CreateOrderCert(ctx, po.FinalizeURL, csrFor(t, newKey(t), "later.move.weir.test"), true); err != nil {
+	if _, _, err := clientA.CreateOrderCert(ctx, po.FinalizeURL, acmeenv.CSRFor(t, acmeenv.NewKey(t), "later.move.weir.test"), true); err != nil {
 		t.Fatalf("finalizing the order of before the move: %v", err)
 	}
 
 	// New accounts are numbered after the old ones.
-	c, err := e.client(newKey(t)).Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
+	c, err := e.Client(acmeenv.NewKey(t)).Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil || e.accountID(c.URI) != "3" {
 		t.Errorf("a new account after the move: %v, %v; want ID 3", c, err)
 	}

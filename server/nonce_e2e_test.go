@@ -16,6 +16,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/storage/redis"
 )
 
@@ -118,19 +119,19 @@ func TestOpenNoncesPostgres(t *testing.T) {
 
 // wantRetryable checks a response given while the nonce store is down: a
 // 400 badNonce or a 503, with an integer Retry-After, never a 500.
-func wantRetryable(t *testing.T, what string, res rawResponse) {
+func wantRetryable(t *testing.T, what string, res acmeenv.Response) {
 	t.Helper()
-	typ, detail := res.problem()
+	typ, detail := res.Problem()
 	switch {
-	case res.status == http.StatusInternalServerError:
+	case res.Status == http.StatusInternalServerError:
 		t.Errorf("%s: 500 %s %q", what, typ, detail)
-	case res.status == http.StatusBadRequest && typ == string(acme.ProbBadNonce):
-	case res.status == http.StatusServiceUnavailable:
+	case res.Status == http.StatusBadRequest && typ == string(acme.ProbBadNonce):
+	case res.Status == http.StatusServiceUnavailable:
 	default:
-		t.Errorf("%s: %d %s %q, want badNonce or 503", what, res.status, typ, detail)
+		t.Errorf("%s: %d %s %q, want badNonce or 503", what, res.Status, typ, detail)
 	}
-	if ra, err := strconv.Atoi(res.header.Get("Retry-After")); err != nil || ra < 1 {
-		t.Errorf("%s: Retry-After %q, want whole seconds >= 1", what, res.header.Get("Retry-After"))
+	if ra, err := strconv.Atoi(res.Header.Get("Retry-After")); err != nil || ra < 1 {
+		t.Errorf("%s: Retry-After %q, want whole seconds >= 1", what, res.Header.Get("Retry-After"))
 	}
 }
 
@@ -153,50 +154,50 @@ func TestSharedNoncesRedis(t *testing.T) {
 	}
 
 	// A nonce from A is good once on B: the two replicas share them.
-	key := newKey(t)
-	n := a.nonce()
-	res := b.postJWS(key, b.base+"/acme/new-account", []byte(`{"termsOfServiceAgreed":true}`), signOpts{nonce: n})
-	wantStatus(t, res, http.StatusCreated)
-	res = a.postJWS(key, a.base+"/acme/new-account", []byte(`{"termsOfServiceAgreed":true}`), signOpts{nonce: n})
-	if typ, detail := res.problem(); typ != string(acme.ProbBadNonce) || !strings.Contains(detail, "already used") {
-		t.Fatalf("the same nonce again, on A: %d %s %q; want badNonce, already used", res.status, typ, detail)
+	key := acmeenv.NewKey(t)
+	n := a.Nonce()
+	res := b.PostJWS(key, b.Base+"/acme/new-account", []byte(`{"termsOfServiceAgreed":true}`), acmeenv.SignOpts{Nonce: n})
+	acmeenv.WantStatus(t, res, http.StatusCreated)
+	res = a.PostJWS(key, a.Base+"/acme/new-account", []byte(`{"termsOfServiceAgreed":true}`), acmeenv.SignOpts{Nonce: n})
+	if typ, detail := res.Problem(); typ != string(acme.ProbBadNonce) || !strings.Contains(detail, "already used") {
+		t.Fatalf("the same nonce again, on A: %d %s %q; want badNonce, already used", res.Status, typ, detail)
 	}
 
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
-	acctKey := newKey(t)
-	c := a.client(acctKey)
+	acctKey := acmeenv.NewKey(t)
+	c := a.Client(acctKey)
 	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	chain, _ := a.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "before.weir.test"})
-	a.verifyChain(chain, "before.weir.test")
-	held := a.nonce() // issued before Redis stops
+	chain, _ := a.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "before.weir.test"})
+	a.VerifyChain(chain, "before.weir.test")
+	held := a.Nonce() // issued before Redis stops
 
 	rs.stop()
 	start := time.Now()
 	for _, e := range []*testEnv{a, b} {
 		for _, method := range []string{http.MethodHead, http.MethodGet} {
-			req, _ := http.NewRequestWithContext(ctx, method, e.base+"/acme/new-nonce", nil)
-			r, err := e.http.Do(req)
+			req, _ := http.NewRequestWithContext(ctx, method, e.Base+"/acme/new-nonce", nil)
+			r, err := e.HTTP.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
 			body, _ := io.ReadAll(r.Body)
 			r.Body.Close()
-			got := rawResponse{status: r.StatusCode, header: r.Header, body: body}
-			if got.status != http.StatusServiceUnavailable {
-				t.Errorf("%s new-nonce with Redis down: %d, want 503", method, got.status)
+			got := acmeenv.Response{Status: r.StatusCode, Header: r.Header, Body: body}
+			if got.Status != http.StatusServiceUnavailable {
+				t.Errorf("%s new-nonce with Redis down: %d, want 503", method, got.Status)
 			}
-			if got.header.Get("Replay-Nonce") != "" {
+			if got.Header.Get("Replay-Nonce") != "" {
 				t.Errorf("%s new-nonce with Redis down carries a Replay-Nonce", method)
 			}
 			wantRetryable(t, method+" new-nonce", got)
 		}
 		// The directory needs no nonce: it is served, without one.
-		if d := httpGet(t, e, e.base+"/directory"); d.status != http.StatusOK {
-			t.Errorf("directory with Redis down: %d", d.status)
+		if d := e.Get(t, e.Base+"/directory"); d.Status != http.StatusOK {
+			t.Errorf("directory with Redis down: %d", d.Status)
 		}
 		order := []byte(`{"identifiers":[{"type":"dns","value":"down.weir.test"}]}`)
 		for _, req := range []struct {
@@ -204,18 +205,18 @@ func TestSharedNoncesRedis(t *testing.T) {
 			key     *ecdsa.PrivateKey
 			url     string
 			payload []byte
-			opts    signOpts
+			opts    acmeenv.SignOpts
 		}{
-			{"new-account with a nonce from before", key, e.base + "/acme/new-account", []byte(`{"onlyReturnExisting":true}`), signOpts{nonce: held}},
-			{"new-order with a nonce from before", acctKey, e.base + "/acme/new-order", order, signOpts{nonce: held, kid: acct.URI}},
-			{"new-order with no nonce to use", acctKey, e.base + "/acme/new-order", order, signOpts{nonce: "-", kid: acct.URI}},
+			{"new-account with a nonce from before", key, e.Base + "/acme/new-account", []byte(`{"onlyReturnExisting":true}`), acmeenv.SignOpts{Nonce: held}},
+			{"new-order with a nonce from before", acctKey, e.Base + "/acme/new-order", order, acmeenv.SignOpts{Nonce: held, KID: acct.URI}},
+			{"new-order with no nonce to use", acctKey, e.Base + "/acme/new-order", order, acmeenv.SignOpts{Nonce: "-", KID: acct.URI}},
 		} {
-			if req.opts.kid != "" && e != a {
+			if req.opts.KID != "" && e != a {
 				continue // the account is A's: each server has its own store here
 			}
-			got := e.postJWS(req.key, req.url, req.payload, req.opts)
+			got := e.PostJWS(req.key, req.url, req.payload, req.opts)
 			wantRetryable(t, req.what, got)
-			if typ, detail := got.problem(); typ == string(acme.ProbBadNonce) && req.opts.nonce == held && !strings.Contains(detail, "could not be checked") {
+			if typ, detail := got.Problem(); typ == string(acme.ProbBadNonce) && req.opts.Nonce == held && !strings.Contains(detail, "could not be checked") {
 				t.Errorf("%s: detail %q, want it to say the nonce could not be checked", req.what, detail)
 			}
 		}
@@ -230,11 +231,11 @@ func TestSharedNoncesRedis(t *testing.T) {
 	rs.start()
 	for _, e := range []*testEnv{a, b} {
 		deadline := time.Now().Add(10 * time.Second)
-		for e.nonce() == "" && time.Now().Before(deadline) {
+		for e.Nonce() == "" && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Millisecond)
 		}
 	}
-	bc := b.client(acctKey)
+	bc := b.Client(acctKey)
 	if _, err := bc.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		// Each server has its own store in this test: the account is new on B.
 		t.Fatalf("register on B after Redis came back: %v", err)
@@ -246,8 +247,8 @@ func TestSharedNoncesRedis(t *testing.T) {
 		c    *xacme.Client
 		name string
 	}{{a, c, "after-a.weir.test"}, {b, bc, "after-b.weir.test"}} {
-		chain, _ := tc.e.issue(ctx, tc.c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: tc.name})
-		tc.e.verifyChain(chain, tc.name)
+		chain, _ := tc.e.Issue(ctx, tc.c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: tc.name})
+		tc.e.VerifyChain(chain, tc.name)
 	}
 }
 

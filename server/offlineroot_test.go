@@ -13,6 +13,8 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestOfflineRoot: init with the root key outside the data directory
@@ -50,7 +52,7 @@ func TestOfflineRoot(t *testing.T) {
 	var logs bytes.Buffer
 	t.Run("serve without the root key", func(t *testing.T) {
 		e := startEnvLog(t, useDir, &logs)
-		e.registered(t)
+		e.Registered(t)
 	})
 	if strings.Contains(logs.String(), "root CA's key is in the data directory") {
 		t.Errorf("serve warned of an online root key it does not have:\n%s", logs.String())
@@ -88,9 +90,9 @@ func TestOfflineRoot(t *testing.T) {
 
 	t.Run("serve with the new intermediate", func(t *testing.T) {
 		e := startEnv(t, useDir)
-		ctx, _, c, _ := e.registered(t)
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "after.weir.test"})
-		e.verifyChain(chain, "after.weir.test")
+		ctx, _, c, _ := e.Registered(t)
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "after.weir.test"})
+		e.VerifyChain(chain, "after.weir.test")
 		inter, err := x509.ParseCertificate(chain[1])
 		if err != nil || !inter.Equal(newInter[0]) {
 			t.Fatalf("the chain's intermediate is %v, want the imported one", inter.Subject)

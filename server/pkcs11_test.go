@@ -17,6 +17,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/internal/softhsm"
 )
 
@@ -74,9 +75,9 @@ func TestPKCS11Issuance(t *testing.T) {
 		}
 	}
 	e := startEnv(t, func(c *Config) { c.CA.Intermediate = ic })
-	ctx, _, c, _ := e.registered(t)
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "hsm.weir.test"})
-	e.verifyChain(chain, "hsm.weir.test")
+	ctx, _, c, _ := e.Registered(t)
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "hsm.weir.test"})
+	e.VerifyChain(chain, "hsm.weir.test")
 }
 
 // TestPKCS11TokenRemovedWhileServing: with the token gone (its directory
@@ -86,17 +87,17 @@ func TestPKCS11Issuance(t *testing.T) {
 func TestPKCS11TokenRemovedWhileServing(t *testing.T) {
 	ic, tok := hsmIntermediate(t)
 	e := startEnv(t, func(c *Config) { c.CA.Intermediate = ic; c.Challenges.Timeout = time.Second })
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	url, o := e.readyProfileOrder(ctx, c, acct.URI, "", "removed.weir.test")
 
 	dir := filepath.Join(tok.Dir, "tokens")
 	if err := os.Rename(dir, dir+".away"); err != nil {
 		t.Fatal(err)
 	}
-	body := marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csrFor(t, newKey(t), "removed.weir.test"))})
-	res := e.postJWS(key, o.Finalize, body, signOpts{kid: acct.URI})
-	if typ, _ := res.problem(); res.status != http.StatusServiceUnavailable || typ != string(acme.ProbServerInternal) || res.header.Get("Retry-After") == "" {
-		t.Fatalf("finalize with the token gone: %d %s Retry-After %q: %s", res.status, typ, res.header.Get("Retry-After"), res.body)
+	body := acmeenv.MarshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(acmeenv.CSRFor(t, acmeenv.NewKey(t), "removed.weir.test"))})
+	res := e.PostJWS(key, o.Finalize, body, acmeenv.SignOpts{KID: acct.URI})
+	if typ, _ := res.Problem(); res.Status != http.StatusServiceUnavailable || typ != string(acme.ProbServerInternal) || res.Header.Get("Retry-After") == "" {
+		t.Fatalf("finalize with the token gone: %d %s Retry-After %q: %s", res.Status, typ, res.Header.Get("Retry-After"), res.Body)
 	}
 	if got := e.getOrder(key, acct.URI, url); got.Status != "processing" {
 		t.Fatalf("order with the token gone: %+v, want processing", got)

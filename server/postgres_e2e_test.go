@@ -11,6 +11,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/storage/postgres"
 	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
@@ -36,13 +37,13 @@ func TestPostgresEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
 
-	c := e.client(newKey(t))
+	c := e.Client(acmeenv.NewKey(t))
 	if _, err := c.Register(ctx, &xacme.Account{Contact: []string{"mailto:ops@example.org"}}, xacme.AcceptTOS); err != nil {
 		t.Fatalf("register: %v", err)
 	}
-	certKey := newKey(t)
-	chain, certURL := e.issue(ctx, c, certKey, "http-01", xacme.DomainIDs("pg.weir.test", "www.pg.weir.test")...)
-	leaf := e.verifyChain(chain, "pg.weir.test", "www.pg.weir.test")
+	certKey := acmeenv.NewKey(t)
+	chain, certURL := e.Issue(ctx, c, certKey, "http-01", xacme.DomainIDs("pg.weir.test", "www.pg.weir.test")...)
+	leaf := e.VerifyChain(chain, "pg.weir.test", "www.pg.weir.test")
 	serial := ca.SerialHex(leaf.SerialNumber)
 
 	stored, err := e.srv.store.GetCertificate(ctx, serial)
@@ -59,7 +60,7 @@ func TestPostgresEndToEnd(t *testing.T) {
 	if err := c.RevokeCert(ctx, certKey, chain[0], xacme.CRLReasonKeyCompromise); err != nil {
 		t.Fatalf("revoke: %v", err)
 	}
-	if got, ok := e.crlSerials(leaf)[leaf.SerialNumber.String()]; !ok || got != int(xacme.CRLReasonKeyCompromise) {
+	if got, ok := e.CRLSerials(leaf)[leaf.SerialNumber.String()]; !ok || got != int(xacme.CRLReasonKeyCompromise) {
 		t.Errorf("CRL: serial %s with reason %d (listed %v), want keyCompromise", leaf.SerialNumber, got, ok)
 	}
 	if stored, err = e.srv.store.GetCertificate(ctx, serial); err != nil || !stored.Revoked() {
@@ -67,7 +68,7 @@ func TestPostgresEndToEnd(t *testing.T) {
 	}
 
 	// /readyz checks PostgreSQL.
-	res, err := e.http.Get(e.base + "/readyz")
+	res, err := e.HTTP.Get(e.Base + "/readyz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestProfileConfig: the ca.default-profile and ca.profiles keys, their
@@ -169,7 +170,7 @@ type orderJSON struct {
 
 // profileOrder sends a hand-made new-order with a profile (x/crypto/acme
 // cannot send one); extra fields go into the payload too.
-func (e *testEnv) profileOrder(key crypto.Signer, kid, profile string, extra map[string]any, names ...string) rawResponse {
+func (e *testEnv) profileOrder(key crypto.Signer, kid, profile string, extra map[string]any, names ...string) acmeenv.Response {
 	e.t.Helper()
 	var ids []acme.Identifier
 	for _, n := range names {
@@ -188,7 +189,7 @@ func (e *testEnv) profileOrder(key crypto.Signer, kid, profile string, extra map
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return e.postJWS(key, e.base+"/acme/new-order", b, signOpts{kid: kid})
+	return e.PostJWS(key, e.Base+"/acme/new-order", b, acmeenv.SignOpts{KID: kid})
 }
 
 // readyProfileOrder creates an order under profile by hand and solves its
@@ -197,15 +198,15 @@ func (e *testEnv) profileOrder(key crypto.Signer, kid, profile string, extra map
 func (e *testEnv) readyProfileOrder(ctx context.Context, c *xacme.Client, kid, profile string, names ...string) (string, orderJSON) {
 	e.t.Helper()
 	res := e.profileOrder(c.Key, kid, profile, nil, names...)
-	wantStatus(e.t, res, http.StatusCreated)
+	acmeenv.WantStatus(e.t, res, http.StatusCreated)
 	var o orderJSON
-	if err := json.Unmarshal(res.body, &o); err != nil {
+	if err := json.Unmarshal(res.Body, &o); err != nil {
 		e.t.Fatal(err)
 	}
 	for _, u := range o.Authorizations {
-		e.solve(ctx, c, u, "http-01")
+		e.Solve(ctx, c, u, "http-01")
 	}
-	url := res.header.Get("Location")
+	url := res.Header.Get("Location")
 	if _, err := c.WaitOrder(ctx, url); err != nil {
 		e.t.Fatalf("wait order: %v", err)
 	}
@@ -226,10 +227,10 @@ func csrWithCN(t *testing.T, key crypto.Signer, cn string, names ...string) []by
 // getOrder fetches an order resource with POST-as-GET.
 func (e *testEnv) getOrder(key crypto.Signer, kid, url string) orderJSON {
 	e.t.Helper()
-	res := e.postJWS(key, url, []byte{}, signOpts{kid: kid})
-	wantStatus(e.t, res, http.StatusOK)
+	res := e.PostJWS(key, url, []byte{}, acmeenv.SignOpts{KID: kid})
+	acmeenv.WantStatus(e.t, res, http.StatusOK)
 	var o orderJSON
-	if err := json.Unmarshal(res.body, &o); err != nil {
+	if err := json.Unmarshal(res.Body, &o); err != nil {
 		e.t.Fatal(err)
 	}
 	return o
@@ -238,7 +239,7 @@ func (e *testEnv) getOrder(key crypto.Signer, kid, url string) orderJSON {
 // directoryProfiles reads meta.profiles from the directory.
 func (e *testEnv) directoryProfiles() map[string]string {
 	e.t.Helper()
-	res, err := e.http.Get(e.base + "/directory")
+	res, err := e.HTTP.Get(e.Base + "/directory")
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestProfiles(t *testing.T) {
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
-	c := e.client(newKey(t))
+	c := e.Client(acmeenv.NewKey(t))
 	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +284,7 @@ func TestProfiles(t *testing.T) {
 	issue := func(t *testing.T, url string, o orderJSON, cn string, names []string,
 		wantProfile string, wantLife time.Duration, wantEKU []x509.ExtKeyUsage, wantCN string) {
 		t.Helper()
-		chain, _, err := c.CreateOrderCert(ctx, o.Finalize, csrWithCN(t, newKey(t), cn, names...), true)
+		chain, _, err := c.CreateOrderCert(ctx, o.Finalize, csrWithCN(t, acmeenv.NewKey(t), cn, names...), true)
 		if err != nil {
 			t.Fatalf("finalize: %v", err)
 		}
@@ -350,9 +351,9 @@ func TestProfiles(t *testing.T) {
 
 	t.Run("unknown profile is invalidProfile", func(t *testing.T) {
 		res := e.profileOrder(c.Key, kid, "classic", nil, "u.weir.test")
-		typ, detail := res.problem()
-		if res.status != http.StatusBadRequest || typ != string(acme.ProbInvalidProfile) {
-			t.Fatalf("got %d %s, want 400 %s: %s", res.status, typ, acme.ProbInvalidProfile, res.body)
+		typ, detail := res.Problem()
+		if res.Status != http.StatusBadRequest || typ != string(acme.ProbInvalidProfile) {
+			t.Fatalf("got %d %s, want 400 %s: %s", res.Status, typ, acme.ProbInvalidProfile, res.Body)
 		}
 		for _, name := range []string{`"classic"`, "client-dns", "shortlived", "tls-client-server", "tls-server"} {
 			if !strings.Contains(detail, name) {
@@ -363,27 +364,27 @@ func TestProfiles(t *testing.T) {
 	t.Run("a type the profile does not allow is rejectedIdentifier", func(t *testing.T) {
 		res := e.profileOrder(c.Key, kid, "client-dns", nil, "ok.client.weir.test", "127.0.0.1")
 		var p acme.Problem
-		_ = json.Unmarshal(res.body, &p)
-		if res.status != http.StatusBadRequest || p.Type != acme.ProbRejectedIdentifier {
-			t.Fatalf("got %d %s, want 400 rejectedIdentifier: %s", res.status, p.Type, res.body)
+		_ = json.Unmarshal(res.Body, &p)
+		if res.Status != http.StatusBadRequest || p.Type != acme.ProbRejectedIdentifier {
+			t.Fatalf("got %d %s, want 400 rejectedIdentifier: %s", res.Status, p.Type, res.Body)
 		}
 		if p.Identifier == nil || *p.Identifier != (acme.Identifier{Type: acme.IdentifierIP, Value: "127.0.0.1"}) {
 			t.Errorf("identifier: got %v, want ip 127.0.0.1", p.Identifier)
 		}
 		// The same IP under a profile that allows it is fine.
-		wantStatus(t, e.profileOrder(c.Key, kid, "tls-server", nil, "127.0.0.1"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.profileOrder(c.Key, kid, "tls-server", nil, "127.0.0.1"), http.StatusCreated)
 	})
 	t.Run("notAfter within the profile's lifetime", func(t *testing.T) {
 		na := func(d time.Duration) map[string]any {
 			return map[string]any{"notAfter": time.Now().Add(d).UTC().Format(time.RFC3339)}
 		}
 		res := e.profileOrder(c.Key, kid, "shortlived", na(8*day), "na.weir.test")
-		if typ, detail := res.problem(); res.status != http.StatusBadRequest || typ != string(acme.ProbMalformed) ||
+		if typ, detail := res.Problem(); res.Status != http.StatusBadRequest || typ != string(acme.ProbMalformed) ||
 			!strings.Contains(detail, "exceeds the maximum certificate lifetime of 168h0m0s") {
-			t.Errorf("notAfter in 8 days under shortlived: got %d %s", res.status, res.body)
+			t.Errorf("notAfter in 8 days under shortlived: got %d %s", res.Status, res.Body)
 		}
-		wantStatus(t, e.profileOrder(c.Key, kid, "shortlived", na(6*day), "na.weir.test"), http.StatusCreated)
-		wantStatus(t, e.profileOrder(c.Key, kid, "tls-server", na(8*day), "na.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.profileOrder(c.Key, kid, "shortlived", na(6*day), "na.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.profileOrder(c.Key, kid, "tls-server", na(8*day), "na.weir.test"), http.StatusCreated)
 	})
 
 	t.Run("reload", func(t *testing.T) {
@@ -402,16 +403,16 @@ func TestProfiles(t *testing.T) {
 			t.Errorf("meta.profiles after reload: got %q, want %q", got, want)
 		}
 		res := e.profileOrder(c.Key, kid, "", nil, "after.weir.test")
-		wantStatus(t, res, http.StatusCreated)
+		acmeenv.WantStatus(t, res, http.StatusCreated)
 		var after orderJSON
-		_ = json.Unmarshal(res.body, &after)
+		_ = json.Unmarshal(res.Body, &after)
 		if after.Profile != "tls-client-server" {
 			t.Errorf("order without a profile after reload: got %q, want the new default tls-client-server", after.Profile)
 		}
-		if typ, _ := e.profileOrder(c.Key, kid, "shortlived", nil, "after.weir.test").problem(); typ != string(acme.ProbInvalidProfile) {
+		if typ, _ := e.profileOrder(c.Key, kid, "shortlived", nil, "after.weir.test").Problem(); typ != string(acme.ProbInvalidProfile) {
 			t.Errorf("shortlived after reload: got %s, want invalidProfile", typ)
 		}
-		_, _, err := c.CreateOrderCert(ctx, o.Finalize, csrWithCN(t, newKey(t), "", "gone.weir.test"), true)
+		_, _, err := c.CreateOrderCert(ctx, o.Finalize, csrWithCN(t, acmeenv.NewKey(t), "", "gone.weir.test"), true)
 		var ae *xacme.Error
 		if !errors.As(err, &ae) || ae.ProblemType != string(acme.ProbInvalidProfile) || !strings.Contains(ae.Detail, "create a new order") {
 			t.Errorf("finalize under a withdrawn profile: got %v, want invalidProfile", err)

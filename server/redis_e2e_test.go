@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -34,7 +35,7 @@ func startRedis(t *testing.T) *redisServer {
 		}
 		t.Skip("redis-server not installed; apt-get install -y redis-server to run the Redis failure test")
 	}
-	ln := listenLoopback(t)
+	ln := acmeenv.ListenLoopback(t)
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	r := &redisServer{t: t, bin: bin, port: port}
@@ -96,24 +97,24 @@ func TestRedisBackendFailure(t *testing.T) {
 				c.ACME.Nonces.Backend = nonceMemory
 				c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 			})
-			key := newKey(t)
-			_, kid := e.rawAccount(key)
-			wantStatus(t, e.rawOrder(key, kid, "r1.weir.test"), http.StatusCreated)
-			wantStatus(t, e.rawOrder(key, kid, "r2.weir.test"), http.StatusCreated)
-			want429(t, e.rawOrder(key, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, e.base+"/acme/account/"))
+			key := acmeenv.NewKey(t)
+			_, kid := e.RawAccount(key)
+			acmeenv.WantStatus(t, e.RawOrder(key, kid, "r1.weir.test"), http.StatusCreated)
+			acmeenv.WantStatus(t, e.RawOrder(key, kid, "r2.weir.test"), http.StatusCreated)
+			acmeenv.Want429(t, e.RawOrder(key, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 
 			rs.stop()
 			before := e.srv.limits.BackendErrors()
 			start := time.Now()
-			res := e.rawOrder(key, kid, "r4.weir.test")
+			res := e.RawOrder(key, kid, "r4.weir.test")
 			if d := time.Since(start); d > 5*time.Second {
 				t.Errorf("new-order with Redis down took %s: the decision must come within a bounded time", d)
 			}
 			if policy == "allow" {
-				wantStatus(t, res, http.StatusCreated)
+				acmeenv.WantStatus(t, res, http.StatusCreated)
 			} else {
-				wantStatus(t, res, http.StatusServiceUnavailable)
-				if res.header.Get("Retry-After") == "" {
+				acmeenv.WantStatus(t, res, http.StatusServiceUnavailable)
+				if res.Header.Get("Retry-After") == "" {
 					t.Error("503 without Retry-After")
 				}
 			}
@@ -122,11 +123,11 @@ func TestRedisBackendFailure(t *testing.T) {
 			}
 
 			rs.start() // an empty Redis: the limits apply afresh
-			var last rawResponse
+			var last acmeenv.Response
 			for i := range 3 {
-				last = e.rawOrder(key, kid, fmt.Sprintf("back%d.weir.test", i))
+				last = e.RawOrder(key, kid, fmt.Sprintf("back%d.weir.test", i))
 			}
-			want429(t, last, "order-creation", strings.TrimPrefix(kid, e.base+"/acme/account/"))
+			acmeenv.Want429(t, last, "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 		})
 	}
 }

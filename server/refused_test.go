@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // badCase is one refused request.
@@ -17,7 +18,7 @@ type badCase struct {
 	// prep runs before the "before" snapshot, for set-up that must not
 	// count (e.g. spending a nonce).
 	prep   func(t *testing.T)
-	send   func(t *testing.T) rawResponse
+	send   func(t *testing.T) acmeenv.Response
 	status int
 	typ    acme.ProblemType
 	detail string
@@ -29,7 +30,7 @@ type badCase struct {
 // refused with its problem (type, status, detail) and leaves no trace in
 // the database, and that the response carries a fresh nonce, which spend
 // must use successfully (RFC 8555 §6.5: errors carry nonces too).
-func runRefused(t *testing.T, e *testEnv, cases []badCase, spend func(t *testing.T, nonce string) rawResponse) {
+func runRefused(t *testing.T, e *testEnv, cases []badCase, spend func(t *testing.T, nonce string) acmeenv.Response) {
 	t.Helper()
 	seenNonces := map[string]bool{}
 	for _, tc := range cases {
@@ -45,26 +46,26 @@ func runRefused(t *testing.T, e *testEnv, cases []badCase, spend func(t *testing
 			}
 
 			var p acme.Problem
-			if err := json.Unmarshal(res.body, &p); err != nil {
-				t.Fatalf("status %d, body %q is not a problem document: %v", res.status, res.body, err)
+			if err := json.Unmarshal(res.Body, &p); err != nil {
+				t.Fatalf("status %d, body %q is not a problem document: %v", res.Status, res.Body, err)
 			}
-			if res.status != tc.status || p.Type != tc.typ {
-				t.Fatalf("got %d %s; want %d %s (body %s)", res.status, p.Type, tc.status, tc.typ, res.body)
+			if res.Status != tc.status || p.Type != tc.typ {
+				t.Fatalf("got %d %s; want %d %s (body %s)", res.Status, p.Type, tc.status, tc.typ, res.Body)
 			}
-			if p.Status != res.status {
-				t.Errorf("problem status %d; want the HTTP status %d", p.Status, res.status)
+			if p.Status != res.Status {
+				t.Errorf("problem status %d; want the HTTP status %d", p.Status, res.Status)
 			}
 			if !strings.Contains(p.Detail, tc.detail) {
 				t.Errorf("detail %q; want it to contain %q", p.Detail, tc.detail)
 			}
-			if ct := res.header.Get("Content-Type"); ct != "application/problem+json" {
+			if ct := res.Header.Get("Content-Type"); ct != "application/problem+json" {
 				t.Errorf("Content-Type %q; want application/problem+json", ct)
 			}
 			if tc.check != nil {
 				tc.check(t, &p)
 			}
 
-			n := res.header.Get("Replay-Nonce")
+			n := res.Header.Get("Replay-Nonce")
 			if n == "" {
 				t.Fatal("no Replay-Nonce")
 			}
@@ -72,8 +73,8 @@ func runRefused(t *testing.T, e *testEnv, cases []badCase, spend func(t *testing
 				t.Fatalf("Replay-Nonce %q was already sent", n)
 			}
 			seenNonces[n] = true
-			if use := spend(t, n); use.status != http.StatusOK {
-				t.Errorf("using the Replay-Nonce: %d %s", use.status, use.body)
+			if use := spend(t, n); use.Status != http.StatusOK {
+				t.Errorf("using the Replay-Nonce: %d %s", use.Status, use.Body)
 			}
 		})
 	}

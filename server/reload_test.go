@@ -22,6 +22,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -49,10 +50,10 @@ func (e *testEnv) writeConfigBytes(b []byte) {
 // working; what cannot change live is reported as needing a restart.
 func TestReload(t *testing.T) {
 	e := startEnv(t, nil)
-	key := newKey(t)
-	_, kid := e.rawAccount(key)
-	id := strings.TrimPrefix(kid, e.base+"/acme/account/")
-	wantStatus(t, e.rawOrder(key, kid, "before.weir.test"), http.StatusCreated)
+	key := acmeenv.NewKey(t)
+	_, kid := e.RawAccount(key)
+	id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "before.weir.test"), http.StatusCreated)
 
 	cfg := e.cfg
 	cfg.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
@@ -61,10 +62,10 @@ func TestReload(t *testing.T) {
 	if err := e.srv.reload("test"); err != nil {
 		t.Fatalf("reload: %v", err)
 	}
-	wantStatus(t, e.rawOrder(key, kid, "one.weir.test"), http.StatusCreated)
-	wantStatus(t, e.rawOrder(key, kid, "two.weir.test"), http.StatusCreated)
-	want429(t, e.rawOrder(key, kid, "three.weir.test"), "order-creation", id)
-	if typ, _ := e.rawOrder(key, kid, "x.blocked.test").problem(); typ != "urn:ietf:params:acme:error:rejectedIdentifier" {
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "one.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "two.weir.test"), http.StatusCreated)
+	acmeenv.Want429(t, e.RawOrder(key, kid, "three.weir.test"), "order-creation", id)
+	if typ, _ := e.RawOrder(key, kid, "x.blocked.test").Problem(); typ != "urn:ietf:params:acme:error:rejectedIdentifier" {
 		t.Errorf("the reloaded policy was not applied: %s", typ)
 	}
 
@@ -76,14 +77,14 @@ func TestReload(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "rate-limiting.order-creation.order-burst") {
 		t.Fatalf("reload of an invalid file: err = %v, want one naming the key", err)
 	}
-	want429(t, e.rawOrder(key, kid, "four.weir.test"), "order-creation", id)
+	acmeenv.Want429(t, e.RawOrder(key, kid, "four.weir.test"), "order-creation", id)
 	if err := os.WriteFile(e.srv.configPath, []byte("rate-limiting: [not, a, map"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.srv.reload("test"); err == nil {
 		t.Fatal("reload of broken YAML succeeded")
 	}
-	if res, err := e.http.Get(e.base + "/directory"); err != nil || res.StatusCode != http.StatusOK {
+	if res, err := e.HTTP.Get(e.Base + "/directory"); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("server after refused reloads: %v %v", res, err)
 	}
 
@@ -97,9 +98,9 @@ func TestReload(t *testing.T) {
 	if err := e.srv.reload("test"); err != nil {
 		t.Fatalf("reload: %v", err)
 	}
-	wantStatus(t, e.rawOrder(key, kid, "five.weir.test"), http.StatusCreated)
-	wantStatus(t, e.rawOrder(key, kid, "six.weir.test"), http.StatusCreated)
-	want429(t, e.rawOrder(key, kid, "seven.weir.test"), "order-creation", id)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "five.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "six.weir.test"), http.StatusCreated)
+	acmeenv.Want429(t, e.RawOrder(key, kid, "seven.weir.test"), "order-creation", id)
 	if r := e.srv.reloaded.restart; !slices.Contains(r, "server.listen") || !slices.Contains(r, "admin") {
 		t.Errorf("needs restart = %v, want server.listen and admin", r)
 	}
@@ -201,7 +202,7 @@ func (l *logSink) waitLog(t *testing.T, limit time.Duration, subs ...string) (st
 // and the admin listener is off.
 func startLoggedEnv(t *testing.T, mutate func(*Config)) (*testEnv, *logSink) {
 	t.Helper()
-	ln := listenLoopback(t)
+	ln := acmeenv.ListenLoopback(t)
 	cfg := DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.Server.Listen = ln.Addr().String()
@@ -224,7 +225,8 @@ func startLoggedEnv(t *testing.T, mutate func(*Config)) (*testEnv, *logSink) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &testEnv{t: t, cfg: cfg, srv: srv, base: srv.baseURL, alpnCert: map[string]*tls.Certificate{}}
+	e := &testEnv{t: t, cfg: cfg, srv: srv, Env: acmeenv.New(t)}
+	e.Base = srv.baseURL
 	e.writeConfig(cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -236,14 +238,14 @@ func startLoggedEnv(t *testing.T, mutate func(*Config)) (*testEnv, *logSink) {
 		}
 		srv.Close()
 	})
-	e.roots = x509.NewCertPool()
-	if !e.roots.AppendCertsFromPEM(srv.root) {
+	e.Roots = x509.NewCertPool()
+	if !e.Roots.AppendCertsFromPEM(srv.root) {
 		t.Fatal("no root PEM")
 	}
-	e.http = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: e.roots}, MaxIdleConnsPerHost: 64,
+	e.HTTP = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: e.Roots}, MaxIdleConnsPerHost: 64,
 	}}
-	t.Cleanup(e.http.CloseIdleConnections)
+	t.Cleanup(e.HTTP.CloseIdleConnections)
 	return e, logs
 }
 
@@ -274,13 +276,13 @@ func runLoad(e *testEnv, workers int, stop <-chan struct{}) func() []loadResult 
 					return
 				default:
 				}
-				method, url := http.MethodHead, e.base+"/acme/new-nonce"
+				method, url := http.MethodHead, e.Base+"/acme/new-nonce"
 				if (w+i)%2 == 1 {
-					method, url = http.MethodGet, e.base+"/directory"
+					method, url = http.MethodGet, e.Base+"/directory"
 				}
 				req, _ := http.NewRequest(method, url, nil)
 				r := loadResult{start: time.Now()}
-				res, err := e.http.Do(req)
+				res, err := e.HTTP.Do(req)
 				if err != nil {
 					r.err = err
 				} else {
@@ -446,10 +448,10 @@ func TestReloadRefusesBrokenEdit(t *testing.T) {
 			e, logs := startLoggedEnv(t, func(c *Config) {
 				c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 			})
-			key := newKey(t)
-			_, kid := e.rawAccount(key)
-			id := strings.TrimPrefix(kid, e.base+"/acme/account/")
-			wantStatus(t, e.rawOrder(key, kid, "a.weir.test"), http.StatusCreated)
+			key := acmeenv.NewKey(t)
+			_, kid := e.RawAccount(key)
+			id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
+			acmeenv.WantStatus(t, e.RawOrder(key, kid, "a.weir.test"), http.StatusCreated)
 
 			e.writeConfigBytes(tt.edit(e.cfg))
 			line, took := logs.waitLog(t, 5*time.Second, "configuration reload refused", "file change")
@@ -472,10 +474,10 @@ func TestReloadRefusesBrokenEdit(t *testing.T) {
 				t.Error("reloaded.err is nil after a refused reload")
 			}
 			// The old limits stay: burst 2, not the 10 the broken file asked for.
-			wantStatus(t, e.rawOrder(key, kid, "b.weir.test"), http.StatusCreated)
-			want429(t, e.rawOrder(key, kid, "c.weir.test"), "order-creation", id)
-			if res := httpGet(t, e, e.base+"/directory"); res.status != http.StatusOK {
-				t.Errorf("directory after the refused reload: %d", res.status)
+			acmeenv.WantStatus(t, e.RawOrder(key, kid, "b.weir.test"), http.StatusCreated)
+			acmeenv.Want429(t, e.RawOrder(key, kid, "c.weir.test"), "order-creation", id)
+			if res := e.Get(t, e.Base+"/directory"); res.Status != http.StatusOK {
+				t.Errorf("directory after the refused reload: %d", res.Status)
 			}
 
 			// A good edit afterwards is taken: burst 4 leaves two more.
@@ -485,7 +487,7 @@ func TestReloadRefusesBrokenEdit(t *testing.T) {
 			if line, _ := logs.waitLog(t, 5*time.Second, "configuration reloaded", "file change"); line == "" {
 				t.Fatal("the good edit after a refused one was not reloaded within 5 s")
 			}
-			wantStatus(t, e.rawOrder(key, kid, "d.weir.test"), http.StatusCreated)
+			acmeenv.WantStatus(t, e.RawOrder(key, kid, "d.weir.test"), http.StatusCreated)
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -22,15 +23,15 @@ func TestRenewEarly(t *testing.T) {
 		c.ACME.MaxIdentifiers = 1
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 100, OrderBurst: 100, SANBudgetPerAccountPerHour: 1}
 	})
-	ctx, key, c, acct := e.registered(t)
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("early.weir.test")...)
-	leaf := e.verifyChain(chain, "early.weir.test")
-	if _, _, end := e.renewalInfo(t, acme.CertID(leaf)); !end.After(time.Now()) {
+	ctx, key, c, acct := e.Registered(t)
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("early.weir.test")...)
+	leaf := e.VerifyChain(chain, "early.weir.test")
+	if _, _, end := e.RenewalInfo(t, acme.CertID(leaf)); !end.After(time.Now()) {
 		t.Fatalf("the window ends %s before renew-early, want the future", end)
 	}
 	// The SAN budget (1 an hour) is spent: a replacement is refused.
-	if res := e.rawOrderReplaces(key, acct.URI, acme.CertID(leaf), "early.weir.test"); res.status != http.StatusTooManyRequests {
-		t.Fatalf("a replacement before renew-early: %d %s, want 429", res.status, res.body)
+	if res := e.RawOrderReplaces(key, acct.URI, acme.CertID(leaf), "early.weir.test"); res.Status != http.StatusTooManyRequests {
+		t.Fatalf("a replacement before renew-early: %d %s, want 429", res.Status, res.Body)
 	}
 
 	cfg := e.cfg
@@ -42,10 +43,10 @@ func TestRenewEarly(t *testing.T) {
 	if e.srv.reloaded.restart != nil {
 		t.Errorf("renew-early asked for a restart of %v; it reloads live", e.srv.reloaded.restart)
 	}
-	res, _, end := e.renewalInfo(t, acme.CertID(leaf))
-	if res.status != http.StatusOK || !end.Before(time.Now()) {
+	res, _, end := e.RenewalInfo(t, acme.CertID(leaf))
+	if res.Status != http.StatusOK || !end.Before(time.Now()) {
 		t.Errorf("after renew-early the window ends %s, want the past", end)
 	}
-	res = e.rawOrderReplaces(key, acct.URI, acme.CertID(leaf), "early.weir.test")
-	wantStatus(t, res, http.StatusCreated)
+	res = e.RawOrderReplaces(key, acct.URI, acme.CertID(leaf), "early.weir.test")
+	acmeenv.WantStatus(t, res, http.StatusCreated)
 }

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // roundRobin is a load balancer in the client: every request opens a new
@@ -66,15 +68,15 @@ func startReplicasAt(t *testing.T, rs *redisServer, dsn, dataDir string, mutate 
 	b = startEnv(t, func(c *Config) {
 		shared(c)
 		c.DataDir = a.cfg.DataDir
-		c.Server.ExternalURL = a.base
+		c.Server.ExternalURL = a.Base
 		c.Challenges = a.cfg.Challenges
 	})
-	if b.base != a.base {
-		t.Fatalf("replica bases %s and %s differ", a.base, b.base)
+	if b.Base != a.Base {
+		t.Fatalf("replica bases %s and %s differ", a.Base, b.Base)
 	}
 	rr := &roundRobin{addrs: []string{a.cfg.Server.Listen, b.cfg.Server.Listen}}
 	lb = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig:   &tls.Config{RootCAs: a.roots},
+		TLSClientConfig:   &tls.Config{RootCAs: a.Roots},
 		DialContext:       rr.dial,
 		DisableKeepAlives: true,
 		ForceAttemptHTTP2: false,
@@ -86,7 +88,7 @@ func startReplicasAt(t *testing.T, rs *redisServer, dsn, dataDir string, mutate 
 // whatever the (shared) URL says.
 func direct(e *testEnv) *http.Client {
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: e.roots},
+		TLSClientConfig: &tls.Config{RootCAs: e.Roots},
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
 			var d net.Dialer
 			return d.DialContext(ctx, network, e.cfg.Server.Listen)
@@ -103,11 +105,11 @@ func direct(e *testEnv) *http.Client {
 func TestReplicas(t *testing.T) {
 	a, b, lb := startReplicas(t)
 	for _, e := range []*testEnv{a, b} {
-		e.http = direct(e)
+		e.HTTP = direct(e)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
 	defer cancel()
-	c := &xacme.Client{Key: newKey(t), DirectoryURL: a.base + "/directory", HTTPClient: lb, UserAgent: "weir-replicas"}
+	c := &xacme.Client{Key: acmeenv.NewKey(t), DirectoryURL: a.Base + "/directory", HTTPClient: lb, UserAgent: "weir-replicas"}
 	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
@@ -117,13 +119,13 @@ func TestReplicas(t *testing.T) {
 			t.Fatalf("account fetch %d: %v", i, err)
 		}
 	}
-	chain, _ := a.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "one.weir.test"})
-	first := a.verifyChain(chain, "one.weir.test")
+	chain, _ := a.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "one.weir.test"})
+	first := a.VerifyChain(chain, "one.weir.test")
 
 	// Roll the key over on one replica, then go on at once: the next
 	// requests, half of them on the other replica, sign with the new key
 	// and answer challenges with its key authorizations.
-	newAcctKey := newKey(t)
+	newAcctKey := acmeenv.NewKey(t)
 	if err := c.AccountKeyRollover(ctx, newAcctKey); err != nil {
 		t.Fatalf("key rollover: %v", err)
 	}
@@ -133,8 +135,8 @@ func TestReplicas(t *testing.T) {
 		}
 	}
 	for i, name := range []string{"two.weir.test", "three.weir.test"} {
-		chain, _ := a.issue(ctx, c, newKey(t), []string{"http-01", "dns-01"}[i], xacme.AuthzID{Type: "dns", Value: name})
-		a.verifyChain(chain, name)
+		chain, _ := a.Issue(ctx, c, acmeenv.NewKey(t), []string{"http-01", "dns-01"}[i], xacme.AuthzID{Type: "dns", Value: name})
+		a.VerifyChain(chain, name)
 	}
 
 	// Revoke through the balancer: each replica's CRL lists it, whichever
@@ -142,7 +144,7 @@ func TestReplicas(t *testing.T) {
 	crlURL := first.CRLDistributionPoints[0]
 	for _, e := range []*testEnv{a, b} {
 		// e.http dials e's own listener: the base is shared.
-		if _, listed := e.crlAt(crlURL)[first.SerialNumber.String()]; listed {
+		if _, listed := e.CRLAt(crlURL)[first.SerialNumber.String()]; listed {
 			t.Fatal("the certificate is on a CRL before it is revoked")
 		}
 	}
@@ -150,7 +152,7 @@ func TestReplicas(t *testing.T) {
 		t.Fatalf("revoke: %v", err)
 	}
 	for _, e := range []*testEnv{a, b} {
-		if _, listed := e.crlAt(crlURL)[first.SerialNumber.String()]; !listed {
+		if _, listed := e.CRLAt(crlURL)[first.SerialNumber.String()]; !listed {
 			t.Errorf("the CRL served by %s does not list the revoked certificate", e.cfg.Server.Listen)
 		}
 	}

@@ -26,16 +26,16 @@ func TestAdminRoles(t *testing.T) {
 	f := startAdminFixtureLog(t, "token", logs)
 	e := f.e
 	var viewer, oncall admin.CredentialView
-	e.cliJSON(t, &viewer, "admin", "token", "add", "viewer", "--role", "read")
-	e.cliJSON(t, &oncall, "admin", "token", "add", "oncall", "--role", "operate")
+	e.cli.JSON(t, &viewer, "admin", "token", "add", "viewer", "--role", "read")
+	e.cli.JSON(t, &oncall, "admin", "token", "add", "oncall", "--role", "operate")
 	if viewer.Token == "" || oncall.Token == "" || viewer.Role != admin.RoleRead || oncall.Role != admin.RoleOperate {
 		t.Fatalf("weir admin token add: %+v, %+v", viewer, oncall)
 	}
-	if out := e.weirCLI(t, 0, "admin", "token", "list"); !strings.Contains(out, "viewer") || !strings.Contains(out, "oncall") ||
+	if out := e.cli.Run(t, 0, "admin", "token", "list"); !strings.Contains(out, "viewer") || !strings.Contains(out, "oncall") ||
 		strings.Contains(out, viewer.Token) {
 		t.Errorf("weir admin token list:\n%s", out)
 	}
-	if out := e.weirCLI(t, 1, "admin", "token", "add", "viewer", "--role", "operate"); !strings.Contains(out, "exists") {
+	if out := e.cli.Run(t, 1, "admin", "token", "add", "viewer", "--role", "operate"); !strings.Contains(out, "exists") {
 		t.Errorf("adding a name twice: %s", out)
 	}
 	as := func(tok string) map[string]string { return map[string]string{"Authorization": "Bearer " + tok} }
@@ -124,7 +124,7 @@ func TestAdminRoles(t *testing.T) {
 		stored[0].CreatedBy != admin.RootName || stored[0].Role != "operate" {
 		t.Errorf("the store's oncall: %+v; want its token's digest, operate, added by %s", stored[0], admin.RootName)
 	}
-	e.weirCLI(t, 0, "admin", "token", "revoke", "viewer")
+	e.cli.Run(t, 0, "admin", "token", "revoke", "viewer")
 	if res := f.send(t, adminReq{method: http.MethodGet, path: "/api/v1/whoami", header: as(viewer.Token)}); res.status != http.StatusUnauthorized {
 		t.Errorf("the revoked token: %d, want 401", res.status)
 	}

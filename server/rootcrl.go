@@ -39,8 +39,8 @@ type servedRootCRL struct {
 }
 
 // rootCRLURL is the URL of the root CRL that the intermediates weir makes
-// name: /ca/root-crl.der at the artefacts' base (artefactURL).
-func rootCRLURL(cfg Config) string { return web.RootCRLURL(artefactURL(cfg)) }
+// name: /ca/root-crl.der at the artefacts' base (ArtefactURL).
+func rootCRLURL(cfg Config) string { return web.RootCRLURL(ArtefactURL(cfg)) }
 
 // rootCRLFile is the file of the root CRL weir serves: ca.root-crl-file
 // (which must then exist), else the data directory's (served when it

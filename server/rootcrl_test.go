@@ -16,6 +16,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestRootCRL: an intermediate is revoked on the root's CRL. The
@@ -47,13 +48,13 @@ func TestRootCRL(t *testing.T) {
 		if dp := oldInter.CRLDistributionPoints; len(dp) != 1 || dp[0] != url {
 			t.Errorf("the generated intermediate's CRL distribution points %v, want [%s]", dp, url)
 		}
-		rl, err := ca.ParseRootCRL(plainGet(t, "GET", url).body, e.srv.caRoot())
+		rl, err := ca.ParseRootCRL(acmeenv.PlainGet(t, "GET", url).Body, e.srv.caRoot())
 		if err != nil || rl.Number.Int64() != 1 || len(rl.RevokedCertificateEntries) != 0 {
 			t.Fatalf("the first root CRL at %s: %v, %+v; want number 1, no entry", url, err, rl)
 		}
-		ctx, _, c, _ := e.registered(t)
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("retired.weir.test")...)
-		oldLeaf = e.verifyChain(chain, "retired.weir.test")
+		ctx, _, c, _ := e.Registered(t)
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("retired.weir.test")...)
+		oldLeaf = e.VerifyChain(chain, "retired.weir.test")
 
 		// The root's ceremony: the intermediate r2, naming the root CRL.
 		csr, err := NewIntermediateKey("weir Intermediate CA R2", "weir", filepath.Join(work, "r2-key.pem"), "")
@@ -75,9 +76,9 @@ func TestRootCRL(t *testing.T) {
 		e := startEnv(t, func(c *Config) {
 			c.DataDir, c.CA.Issuers, c.CA.ActiveIssuer = dd, []IssuerConfig{{ID: "r2"}}, "r2"
 		})
-		ctx, _, c, _ := e.registered(t)
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("active.weir.test")...)
-		newLeaf := e.verifyChain(chain, "active.weir.test")
+		ctx, _, c, _ := e.Registered(t)
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("active.weir.test")...)
+		newLeaf := e.VerifyChain(chain, "active.weir.test")
 		newInter, err := x509.ParseCertificate(chain[1])
 		if err != nil {
 			t.Fatal(err)
@@ -98,7 +99,7 @@ func TestRootCRL(t *testing.T) {
 		}
 		var arl []byte
 		for i := 0; ; i++ {
-			arl = plainGet(t, "GET", url).body
+			arl = acmeenv.PlainGet(t, "GET", url).Body
 			if rl, err := ca.ParseRootCRL(arl, e.srv.caRoot()); err == nil && rl.Number.Int64() == 2 {
 				break
 			}
@@ -107,7 +108,7 @@ func TestRootCRL(t *testing.T) {
 			}
 			time.Sleep(100 * time.Millisecond)
 		}
-		if res := httpGet(t, e, e.base+"/ca/root-crl.der"); string(res.body) != string(arl) {
+		if res := e.Get(t, e.Base+"/ca/root-crl.der"); string(res.Body) != string(arl) {
 			t.Error("the ACME listener does not serve the root CRL the plain-HTTP one does")
 		}
 		if got := scrapeServer(t, e.srv).get("weir_root_crl_next_update_timestamp_seconds"); got != float64(signing.NextUpdate.Unix()) {
@@ -116,8 +117,8 @@ func TestRootCRL(t *testing.T) {
 
 		// What a relying party checking every CA of the chain concludes.
 		writePEM(t, filepath.Join(work, "arl.pem"), "X509 CRL", arl)
-		writePEM(t, filepath.Join(work, "default-crl.pem"), "X509 CRL", plainGet(t, "GET", e.artefacts+"/ca/crl.der").body)
-		writePEM(t, filepath.Join(work, "r2-crl.pem"), "X509 CRL", plainGet(t, "GET", e.artefacts+"/crl/r2").body)
+		writePEM(t, filepath.Join(work, "default-crl.pem"), "X509 CRL", acmeenv.PlainGet(t, "GET", e.artefacts+"/ca/crl.der").Body)
+		writePEM(t, filepath.Join(work, "r2-crl.pem"), "X509 CRL", acmeenv.PlainGet(t, "GET", e.artefacts+"/crl/r2").Body)
 		writePEM(t, filepath.Join(work, "r2-inter.pem"), "CERTIFICATE", newInter.Raw)
 		verify := func(leaf *x509.Certificate, inter string) (string, error) {
 			writePEM(t, filepath.Join(work, "leaf.pem"), "CERTIFICATE", leaf.Raw)
@@ -240,11 +241,11 @@ func TestRootCRLRefused(t *testing.T) {
 // tests' server has no plain-HTTP listener).
 func acmeRootCRL(t *testing.T, e *testEnv) []byte {
 	t.Helper()
-	res := httpGet(t, e, e.base+"/ca/root-crl.der")
-	if res.status != 200 {
-		t.Fatalf("GET /ca/root-crl.der: %d", res.status)
+	res := e.Get(t, e.Base+"/ca/root-crl.der")
+	if res.Status != 200 {
+		t.Fatalf("GET /ca/root-crl.der: %d", res.Status)
 	}
-	return res.body
+	return res.Body
 }
 
 // TestRootCRLStaleAtStart: a weir whose root CRL passed its nextUpdate

@@ -18,6 +18,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestRotation (issue 25, acceptance 3): two replicas on one PostgreSQL
@@ -36,12 +37,12 @@ func TestRotation(t *testing.T) {
 	a1, _, lb1 := startReplicasAt(t, rs, dsn, "", redisNonces)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
-	c := &xacme.Client{Key: newKey(t), DirectoryURL: a1.base + "/directory", HTTPClient: lb1, UserAgent: "weir-rotation"}
+	c := &xacme.Client{Key: acmeenv.NewKey(t), DirectoryURL: a1.Base + "/directory", HTTPClient: lb1, UserAgent: "weir-rotation"}
 	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
-	oldChain, oldURL := a1.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "before.weir.test"})
-	oldLeaf := a1.verifyChain(oldChain, "before.weir.test")
+	oldChain, oldURL := a1.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "before.weir.test"})
+	oldLeaf := a1.VerifyChain(oldChain, "before.weir.test")
 	oldInter, err := x509.ParseCertificate(oldChain[1])
 	if err != nil {
 		t.Fatal(err)
@@ -71,14 +72,14 @@ func TestRotation(t *testing.T) {
 		redisNonces(cfg)
 		cfg.CA.Issuers = []IssuerConfig{{ID: "r2"}}
 		cfg.CA.ActiveIssuer = "r2"
-		cfg.Server.ExternalURL = a1.base
+		cfg.Server.ExternalURL = a1.Base
 	})
 	for _, e := range []*testEnv{a2, b2} {
-		e.http = direct(e)
+		e.HTTP = direct(e)
 	}
 	c.HTTPClient = lb2
-	newChain, _ := a2.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "after.weir.test"})
-	newLeaf := a2.verifyChain(newChain, "after.weir.test")
+	newChain, _ := a2.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "after.weir.test"})
+	newLeaf := a2.VerifyChain(newChain, "after.weir.test")
 	newInter, err := x509.ParseCertificate(newChain[1])
 	if err != nil {
 		t.Fatal(err)
@@ -90,8 +91,8 @@ func TestRotation(t *testing.T) {
 		leaf        *x509.Certificate
 		crl, issuer string
 	}{
-		{oldLeaf, a1.base + "/ca/crl.der", a1.base + "/ca/intermediate.der"},
-		{newLeaf, a1.base + "/crl/r2", a1.base + "/ca/issuer/r2"},
+		{oldLeaf, a1.Base + "/ca/crl.der", a1.Base + "/ca/intermediate.der"},
+		{newLeaf, a1.Base + "/crl/r2", a1.Base + "/ca/issuer/r2"},
 	} {
 		if len(w.leaf.CRLDistributionPoints) != 1 || w.leaf.CRLDistributionPoints[0] != w.crl {
 			t.Errorf("%v: CRL distribution points %v, want [%s]", w.leaf.DNSNames, w.leaf.CRLDistributionPoints, w.crl)
@@ -113,7 +114,7 @@ func TestRotation(t *testing.T) {
 		url  string
 		want *x509.Certificate
 	}{{oldLeaf.IssuingCertificateURL[0], oldInter}, {newLeaf.IssuingCertificateURL[0], newInter}} {
-		if body := fetch(t, a2.http, w.url); !bytes.Equal(body, w.want.Raw) {
+		if body := fetch(t, a2.HTTP, w.url); !bytes.Equal(body, w.want.Raw) {
 			t.Errorf("%s does not serve its issuer's certificate", w.url)
 		}
 	}
@@ -129,11 +130,11 @@ func TestRotation(t *testing.T) {
 			leaf, other *x509.Certificate
 			issuer      *x509.Certificate
 		}{{oldLeaf, newLeaf, oldInter}, {newLeaf, oldLeaf, newInter}} {
-			crl := fetchCRL(t, e.http, w.leaf.CRLDistributionPoints[0], w.issuer)
-			if !crlLists(crl, w.leaf.SerialNumber) {
+			crl := fetchCRL(t, e.HTTP, w.leaf.CRLDistributionPoints[0], w.issuer)
+			if !acmeenv.CRLLists(crl, w.leaf.SerialNumber) {
 				t.Errorf("%s: the CRL at %s does not list the revoked %v", e.cfg.Server.Listen, w.leaf.CRLDistributionPoints[0], w.leaf.DNSNames)
 			}
-			if crlLists(crl, w.other.SerialNumber) {
+			if acmeenv.CRLLists(crl, w.other.SerialNumber) {
 				t.Errorf("%s: the CRL at %s lists %v, another issuer's", e.cfg.Server.Listen, w.leaf.CRLDistributionPoints[0], w.other.DNSNames)
 			}
 		}
@@ -143,13 +144,13 @@ func TestRotation(t *testing.T) {
 	// revocation makes a new CRL, numbered by the store.
 	var last *big.Int
 	for i, e := range []*testEnv{a2, b2, a2, b2} {
-		chain, _ := a2.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "n" + string(rune('0'+i)) + ".weir.test"})
+		chain, _ := a2.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "n" + string(rune('0'+i)) + ".weir.test"})
 		leaf, _ := x509.ParseCertificate(chain[0])
 		if _, err := e.srv.svc.AdminRevoke(ctx, ca.SerialHex(leaf.SerialNumber), 1); err != nil {
 			t.Fatal(err)
 		}
-		crl := fetchCRL(t, e.http, a1.base+"/crl/r2", newInter)
-		if !crlLists(crl, leaf.SerialNumber) {
+		crl := fetchCRL(t, e.HTTP, a1.Base+"/crl/r2", newInter)
+		if !acmeenv.CRLLists(crl, leaf.SerialNumber) {
 			t.Errorf("round %d: r2's CRL does not list the certificate just revoked", i)
 		}
 		t.Logf("round %d: %s served r2's CRL number %s", i, e.cfg.Server.Listen, crl.Number)
@@ -161,7 +162,7 @@ func TestRotation(t *testing.T) {
 	if ids, active := a2.srv.svc.Issuers(); active != "r2" || len(ids) != 2 || ids[0] != acme.DefaultIssuer {
 		t.Errorf("issuers %v, active %q; want [default r2], r2", ids, active)
 	}
-	res, err := a2.http.Get(a1.base + "/crl/none")
+	res, err := a2.HTTP.Get(a1.Base + "/crl/none")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,14 +198,4 @@ func fetchCRL(t *testing.T, hc *http.Client, url string, issuer *x509.Certificat
 		t.Fatalf("the CRL at %s does not verify with %s: %v", url, issuer.Subject, err)
 	}
 	return crl
-}
-
-// crlLists reports whether crl lists serial.
-func crlLists(crl *x509.RevocationList, serial *big.Int) bool {
-	for _, r := range crl.RevokedCertificateEntries {
-		if r.SerialNumber.Cmp(serial) == 0 {
-			return true
-		}
-	}
-	return false
 }

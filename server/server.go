@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -315,6 +316,17 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, issuers []acme.Issu
 	}, acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo, RenewEarly: cfg.CA.renewEarly(), Backdate: cfg.CA.Backdate},
 		acme.Deps{Store: store, CA: issuer, Issuers: issuers, Validator: v, Limits: limits, Observer: obs, Audit: audit, Log: log})
 }
+
+// BaseURL is the base URL of the ACME API, as the directory names it
+// (server.external-url, else derived from server.listen).
+func (s *Server) BaseURL() string { return s.baseURL }
+
+// RootPEM is the PEM of the CA's root certificate, as /root.pem serves it.
+func (s *Server) RootPEM() []byte { return s.root }
+
+// Intermediate is the certificate of the CA's intermediate (the active
+// issuer's), which signs the certificates and their CRLs.
+func (s *Server) Intermediate() *x509.Certificate { return s.svc.CA().Hierarchy().Intermediate }
 
 // Close releases the stores.
 func (s *Server) Close() error {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	xacme "golang.org/x/crypto/acme"
 )
 
@@ -51,17 +52,17 @@ func withFailingKey(t *testing.T) *failingKey {
 func TestFinalizeSignerUnavailable(t *testing.T) {
 	fk := withFailingKey(t)
 	e := startEnv(t, func(c *Config) { c.Challenges.Timeout = time.Second })
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	url, o := e.readyProfileOrder(ctx, c, acct.URI, "", "hsm.weir.test")
 
 	fk.down.Store(true)
-	csr := csrFor(t, newKey(t), "hsm.weir.test")
-	body := marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)})
-	res := e.postJWS(key, o.Finalize, body, signOpts{kid: acct.URI})
-	typ, detail := res.problem()
-	if res.status != http.StatusServiceUnavailable || typ != string(acme.ProbServerInternal) || res.header.Get("Retry-After") == "" ||
+	csr := acmeenv.CSRFor(t, acmeenv.NewKey(t), "hsm.weir.test")
+	body := acmeenv.MarshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)})
+	res := e.PostJWS(key, o.Finalize, body, acmeenv.SignOpts{KID: acct.URI})
+	typ, detail := res.Problem()
+	if res.Status != http.StatusServiceUnavailable || typ != string(acme.ProbServerInternal) || res.Header.Get("Retry-After") == "" ||
 		!strings.Contains(detail, "signing key is unavailable") {
-		t.Fatalf("finalize with the key down: %d %s Retry-After %q: %s, want 503 serverInternal with a Retry-After", res.status, typ, res.header.Get("Retry-After"), res.body)
+		t.Fatalf("finalize with the key down: %d %s Retry-After %q: %s, want 503 serverInternal with a Retry-After", res.Status, typ, res.Header.Get("Retry-After"), res.Body)
 	}
 	if got := e.getOrder(key, acct.URI, url); got.Status != "processing" || got.Certificate != "" {
 		t.Fatalf("order after the failed signing: %+v, want processing without a certificate", got)
@@ -70,8 +71,8 @@ func TestFinalizeSignerUnavailable(t *testing.T) {
 		t.Fatalf("%d certificates stored with the key down, want 0", n)
 	}
 	// A retry of the same finalize gets the processing order.
-	if res := e.postJWS(key, o.Finalize, body, signOpts{kid: acct.URI}); res.status != http.StatusOK {
-		t.Fatalf("repeated finalize: %d %s, want 200 with the processing order", res.status, res.body)
+	if res := e.PostJWS(key, o.Finalize, body, acmeenv.SignOpts{KID: acct.URI}); res.Status != http.StatusOK {
+		t.Fatalf("repeated finalize: %d %s, want 200 with the processing order", res.Status, res.Body)
 	}
 
 	fk.down.Store(false)
@@ -141,9 +142,9 @@ func TestEncryptedIntermediate(t *testing.T) {
 		}
 	}
 	e := startEnv(t, encrypted("WEIR_TEST_INT_PASS"))
-	ctx, _, c, _ := e.registered(t)
-	chainDER, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "enc.weir.test"})
-	e.verifyChain(chainDER, "enc.weir.test")
+	ctx, _, c, _ := e.Registered(t)
+	chainDER, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "enc.weir.test"})
+	e.VerifyChain(chainDER, "enc.weir.test")
 }
 
 // TestIntermediateSignerConfig: ca.intermediate.signer is checked with

@@ -12,6 +12,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -28,7 +29,7 @@ import (
 func TestTenantChallengeTypesNarrowed(t *testing.T) {
 	e := startEnv(t, nil)
 	ctx := t.Context()
-	e.weirCLI(t, 0, "tenant", "create", "tc", "--allow", ".tc.weir.test")
+	e.cli.Run(t, 0, "tenant", "create", "tc", "--allow", ".tc.weir.test")
 	c := e.tenantClient(t, "tc")
 	http01 := offered(t, c, "p.tc.weir.test", "http-01")
 	ready := e.readyOrder(t, c, "v.tc.weir.test")
@@ -37,14 +38,14 @@ func TestTenantChallengeTypesNarrowed(t *testing.T) {
 
 	const rule = `challenge type http-01 is no longer allowed for tenant "tc" (its challenge-types: dns-01)`
 	ka, _ := c.HTTP01ChallengeResponse(http01.Token)
-	e.tokens.Store(http01.Token, ka)
+	e.Tokens.Store(http01.Token, ka)
 	_, err := c.Accept(ctx, http01)
 	wantACMEError(t, "answering http-01 after the narrowing", err, http.StatusForbidden, acme.ProbUnauthorized, rule)
 	if ch, err := c.GetChallenge(ctx, http01.URI); err != nil || ch.Status != xacme.StatusPending {
 		t.Errorf("the refused challenge: %+v, %v; want pending", ch, err)
 	}
 
-	_, _, err = c.CreateOrderCert(ctx, ready.FinalizeURL, csrFor(t, newKey(t), "v.tc.weir.test"), true)
+	_, _, err = c.CreateOrderCert(ctx, ready.FinalizeURL, acmeenv.CSRFor(t, acmeenv.NewKey(t), "v.tc.weir.test"), true)
 	wantACMEError(t, "finalizing the order http-01 made ready", err, http.StatusForbidden, acme.ProbUnauthorized,
 		`the authorization of "v.tc.weir.test" was fulfilled by http-01, and `+rule)
 	if o, err := c.GetOrder(ctx, ready.URI); err != nil || o.Status != xacme.StatusInvalid || o.CertURL != "" {
@@ -64,7 +65,7 @@ func TestTenantChallengeTypesNarrowed(t *testing.T) {
 	}
 
 	var rep admin.TenantReport
-	e.cliJSON(t, &rep, "tenant", "report", "tc")
+	e.cli.JSON(t, &rep, "tenant", "report", "tc")
 	if n := rep.RefusalsByRule[acme.TenantRuleChallengeTypes]; n != 2 {
 		t.Errorf("challenge-types refusals %d (%v); want 2: the challenge and the finalize", n, rep.RefusalsByRule)
 	}

@@ -11,6 +11,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -33,16 +34,16 @@ func TestTenantDelegatedZones(t *testing.T) {
 		{"--allow .x.weir.test --delegated-zone *.x.weir.test", `delegated-zones[0]: "*.x.weir.test": write a zone as`},
 	}
 	for _, r := range refusals {
-		out := e.weirCLI(t, 1, append([]string{"tenant", "create", "bad"}, strings.Fields(r.args)...)...)
+		out := e.cli.Run(t, 1, append([]string{"tenant", "create", "bad"}, strings.Fields(r.args)...)...)
 		if !strings.Contains(out, r.want) {
 			t.Errorf("weir tenant create bad %s: %s; want %q", r.args, out, r.want)
 		}
 	}
-	e.weirCLI(t, 0, "tenant", "create", "team-d", "--allow", ".d.weir.test", "--delegated-zone", ".auto.d.weir.test")
-	if out := e.weirCLI(t, 0, "tenant", "list"); !strings.Contains(out, "DELEGATED ZONES") || !strings.Contains(out, ".auto.d.weir.test") {
+	e.cli.Run(t, 0, "tenant", "create", "team-d", "--allow", ".d.weir.test", "--delegated-zone", ".auto.d.weir.test")
+	if out := e.cli.Run(t, 0, "tenant", "list"); !strings.Contains(out, "DELEGATED ZONES") || !strings.Contains(out, ".auto.d.weir.test") {
 		t.Errorf("weir tenant list: %s; want the delegated zone shown", out)
 	}
-	if out := e.weirCLI(t, 0, "tenant", "show", "team-d"); !strings.Contains(out, "delegated zones:  .auto.d.weir.test") {
+	if out := e.cli.Run(t, 0, "tenant", "show", "team-d"); !strings.Contains(out, "delegated zones:  .auto.d.weir.test") {
 		t.Errorf("weir tenant show: %s; want the delegated zone shown", out)
 	}
 	c := e.tenantClient(t, "team-d")
@@ -57,11 +58,11 @@ func TestTenantDelegatedZones(t *testing.T) {
 	if err != nil || az.Status != xacme.StatusValid || len(az.Challenges) != 0 {
 		t.Fatalf("its authorization: %+v, %v; want valid with no challenge", az, err)
 	}
-	chain, _, err := c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(t, newKey(t), "www.auto.d.weir.test"), true)
+	chain, _, err := c.CreateOrderCert(ctx, o.FinalizeURL, acmeenv.CSRFor(t, acmeenv.NewKey(t), "www.auto.d.weir.test"), true)
 	if err != nil {
 		t.Fatalf("finalizing the delegated order: %v", err)
 	}
-	e.verifyChain(chain, "www.auto.d.weir.test")
+	e.VerifyChain(chain, "www.auto.d.weir.test")
 	var rec *auditLine
 	for _, l := range readAudit(t, AuditPath(e.cfg)) {
 		if l.Type == "issuance" {
@@ -99,7 +100,7 @@ func TestTenantDelegatedZones(t *testing.T) {
 
 	// With wildcards permitted, one under the zone needs no challenge,
 	// even of a tenant whose challenge types could not validate it.
-	e.weirCLI(t, 0, "tenant", "create", "team-w", "--allow", ".w.weir.test", "--wildcards", "--challenges", "http-01",
+	e.cli.Run(t, 0, "tenant", "create", "team-w", "--allow", ".w.weir.test", "--wildcards", "--challenges", "http-01",
 		"--delegated-zone", ".auto.w.weir.test")
 	if o, err := e.tenantClient(t, "team-w").AuthorizeOrder(ctx, xacme.DomainIDs("*.x.auto.w.weir.test")); err != nil || o.Status != xacme.StatusReady {
 		t.Errorf("a delegated wildcard of a tenant with wildcards: %+v, %v; want ready", o, err)
@@ -111,8 +112,8 @@ func TestTenantDelegatedZones(t *testing.T) {
 	if err != nil || o.Status != xacme.StatusReady {
 		t.Fatalf("order of a delegated name: %+v, %v; want ready", o, err)
 	}
-	e.weirCLI(t, 0, "tenant", "update", "team-d", "--delegated-zone", "")
-	_, _, err = c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(t, newKey(t), "late.auto.d.weir.test"), true)
+	e.cli.Run(t, 0, "tenant", "update", "team-d", "--delegated-zone", "")
+	_, _, err = c.CreateOrderCert(ctx, o.FinalizeURL, acmeenv.CSRFor(t, acmeenv.NewKey(t), "late.auto.d.weir.test"), true)
 	wantACMEError(t, "finalizing after the delegation was removed", err, http.StatusBadRequest, acme.ProbRejectedIdentifier,
 		`tenant "team-d" no longer delegates "late.auto.d.weir.test"`)
 	if o, err := c.GetOrder(ctx, o.URI); err != nil || o.Status != xacme.StatusInvalid {
@@ -146,7 +147,7 @@ func TestTenantRateLimits(t *testing.T) {
 	if out := e.weirCLIArgs(t, 0, "check-config", e.srv.configPath); !strings.Contains(out, unknown) {
 		t.Errorf("weir check-config before the tenant exists: %s; want %q", out, unknown)
 	}
-	e.weirCLI(t, 0, "tenant", "create", "team-r", "--allow", ".r.weir.test")
+	e.cli.Run(t, 0, "tenant", "create", "team-r", "--allow", ".r.weir.test")
 	// Then it warns only that the tenant's names are not its accounts'
 	// alone while new accounts need no EAB key.
 	out := e.weirCLIArgs(t, 0, "check-config", e.srv.configPath)
@@ -178,7 +179,7 @@ func TestTenantRateLimits(t *testing.T) {
 	if got := admitted(fast); got != 6 {
 		t.Errorf("an account of label fast, tenant team-r: %d orders in a row; want its label's burst 6", got)
 	}
-	other := e.client(newKey(t))
+	other := e.Client(acmeenv.NewKey(t))
 	if _, err := other.Register(t.Context(), &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +193,7 @@ func TestTenantRateLimits(t *testing.T) {
 func (e *testEnv) weirCLIArgs(t *testing.T, wantCode int, args ...string) string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
-	if code := runWeir(t, args, &stdout, &stderr); code != wantCode {
+	if code := builder.Run(t, args, &stdout, &stderr); code != wantCode {
 		t.Fatalf("weir %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, wantCode, stdout.String(), stderr.String())
 	}
 	return stdout.String() + stderr.String()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -28,7 +29,7 @@ func TestTenantPageBrowser(t *testing.T) {
 	bctx := startBrowser(t)
 	e := startEnv(t, nil)
 	var viewer admin.CredentialView
-	e.cliJSON(t, &viewer, "admin", "token", "add", "viewer", "--role", "read")
+	e.cli.JSON(t, &viewer, "admin", "token", "add", "viewer", "--role", "read")
 
 	var who, role, heading, allowed, maxLife string
 	dashLogin(t, bctx, e)
@@ -74,7 +75,7 @@ func TestTenantPageBrowser(t *testing.T) {
 
 	// An account of the tenant: one certificate, one refusal.
 	c := e.tenantClient(t, "team-web")
-	chain, _ := e.issue(t.Context(), c, newKey(t), "http-01", xacme.DomainIDs("www.web.weir.test")...)
+	chain, _ := e.Issue(t.Context(), c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("www.web.weir.test")...)
 	leaf, err := x509.ParseCertificate(chain[0])
 	if err != nil {
 		t.Fatal(err)
@@ -84,7 +85,7 @@ func TestTenantPageBrowser(t *testing.T) {
 	wantACMEError(t, "the tenant's order outside its names", err, http.StatusBadRequest, acme.ProbRejectedIdentifier, "allowed-names")
 
 	var rep admin.TenantReport
-	e.cliJSON(t, &rep, "tenant", "report", "team-web")
+	e.cli.JSON(t, &rep, "tenant", "report", "team-web")
 	if len(rep.Accounts) != 1 {
 		t.Fatalf("the tenant's accounts: %+v", rep.Accounts)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -26,9 +27,9 @@ func TestTenantReport(t *testing.T) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 10, SANBudgetPerAccountPerHour: 100}
 	})
 	ctx := t.Context()
-	e.weirCLI(t, 0, "tenant", "create", "team-r", "--allow", ".r.weir.test")
+	e.cli.Run(t, 0, "tenant", "create", "team-r", "--allow", ".r.weir.test")
 	c := e.tenantClient(t, "team-r")
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("www.r.weir.test")...)
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("www.r.weir.test")...)
 	leaf, err := x509.ParseCertificate(chain[0])
 	if err != nil {
 		t.Fatal(err)
@@ -37,12 +38,12 @@ func TestTenantReport(t *testing.T) {
 	_, err = c.AuthorizeOrder(ctx, xacme.DomainIDs("www.elsewhere.weir.test"))
 	wantACMEError(t, "an order outside the tenant", err, http.StatusBadRequest, acme.ProbRejectedIdentifier, "allowed-names")
 	o := e.readyOrder(t, c, "api.r.weir.test")
-	e.weirCLI(t, 0, "tenant", "update", "team-r", "--deny", "api.r.weir.test")
-	_, _, err = c.CreateOrderCert(ctx, o.FinalizeURL, csrFor(t, newKey(t), "api.r.weir.test"), true)
+	e.cli.Run(t, 0, "tenant", "update", "team-r", "--deny", "api.r.weir.test")
+	_, _, err = c.CreateOrderCert(ctx, o.FinalizeURL, acmeenv.CSRFor(t, acmeenv.NewKey(t), "api.r.weir.test"), true)
 	wantACMEError(t, "finalizing after the narrowing", err, http.StatusBadRequest, acme.ProbRejectedIdentifier, "denied-names")
 
 	var rep admin.TenantReport
-	e.cliJSON(t, &rep, "tenant", "report", "team-r")
+	e.cli.JSON(t, &rep, "tenant", "report", "team-r")
 	if len(rep.EABKeys) != 1 || len(rep.Accounts) != 1 || rep.Accounts[0].ID != rep.EABKeys[0].BoundAccount || len(rep.Accounts[0].Buckets) == 0 {
 		t.Fatalf("report: keys %+v, accounts %+v; want the one key and its account with buckets", rep.EABKeys, rep.Accounts)
 	}
@@ -50,8 +51,8 @@ func TestTenantReport(t *testing.T) {
 	if b := bucketOf(t, rep.Accounts[0].Buckets, "order-creation:"+account); !b.Enabled || b.Capacity != 10 || b.Remaining >= 10 {
 		t.Errorf("the account's order-creation bucket %+v; want enabled, capacity 10, spent from", b)
 	}
-	e.weirCLI(t, 0, "ratelimit", "explain", "--account", account, "--names", "www.elsewhere.weir.test")
-	e.cliJSON(t, &rep, "tenant", "report", "team-r")
+	e.cli.Run(t, 0, "ratelimit", "explain", "--account", account, "--names", "www.elsewhere.weir.test")
+	e.cli.JSON(t, &rep, "tenant", "report", "team-r")
 	if rep.RefusalsByRule["allowed-names"] != 1 || rep.RefusalsByRule["denied-names"] != 1 || len(rep.RefusalsByRule) != 2 {
 		t.Errorf("refusals by rule %v; want allowed-names 1, denied-names 1 (the explain not counted)", rep.RefusalsByRule)
 	}
@@ -62,19 +63,19 @@ func TestTenantReport(t *testing.T) {
 	if len(rep.Certificates) != 1 || rep.Certificates[0].Serial != serial {
 		t.Errorf("certificates %+v; want %s", rep.Certificates, serial)
 	}
-	out := e.weirCLI(t, 0, "tenant", "report", "team-r")
+	out := e.cli.Run(t, 0, "tenant", "report", "team-r")
 	for _, want := range []string{"allowed names:", ".r.weir.test", "EAB keys:", "Usage against limits:", "order-creation:" + account + "  ",
 		"Refusals by rule:", "denied-names", "Recent certificates:", serial, "www.r.weir.test"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("weir tenant report lacks %q:\n%s", want, out)
 		}
 	}
-	if out := e.weirCLI(t, 1, "tenant", "report", "no-such"); !strings.Contains(out, "does not exist") {
+	if out := e.cli.Run(t, 1, "tenant", "report", "no-such"); !strings.Contains(out, "does not exist") {
 		t.Errorf("the report of an unknown tenant: %s", out)
 	}
 	var deleted map[string]string
-	e.weirCLI(t, 0, "tenant", "create", "team-gone")
-	e.cliJSON(t, &deleted, "tenant", "delete", "team-gone")
+	e.cli.Run(t, 0, "tenant", "create", "team-gone")
+	e.cli.JSON(t, &deleted, "tenant", "delete", "team-gone")
 	if deleted["deleted"] != "team-gone" {
 		t.Errorf("weir tenant delete --json: %v", deleted)
 	}

@@ -69,10 +69,10 @@ func TestTenantsEABWarningPages(t *testing.T) {
 		if strings.Contains(get("/tenants"), `id="tenant-eab-warning"`) {
 			t.Errorf("EAB required %v: the tenant list warns with no tenant", required)
 		}
-		e.weirCLI(t, 0, "tenant", "create", "team", "--allow", ".t.weir.test")
+		e.cli.Run(t, 0, "tenant", "create", "team", "--allow", ".t.weir.test")
 		for what, body := range map[string]string{
 			"the tenant list": get("/tenants"), "the tenant's page": get("/tenants/team"),
-			"its report": get("/api/v1/tenants/team/report"), "weir tenant report": e.weirCLI(t, 0, "tenant", "report", "team"),
+			"its report": get("/api/v1/tenants/team/report"), "weir tenant report": e.cli.Run(t, 0, "tenant", "report", "team"),
 		} {
 			if got := strings.Contains(body, eabRisk); got == required {
 				t.Errorf("EAB required %v: %s warns %v, want %v:\n%s", required, what, got, !required, body)

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // TestIssuanceValidationRecord: each issuance records how each of its
@@ -21,12 +23,12 @@ import (
 func TestIssuanceValidationRecord(t *testing.T) {
 	e := startEnv(t, nil)
 	ctx := t.Context()
-	c := e.client(newKey(t))
+	c := e.Client(acmeenv.NewKey(t))
 	if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
-	_, first := e.issue(ctx, c, newKey(t), "tls-alpn-01", xacme.DomainIDs("a.weir.test")...)
-	_, second := e.issue(ctx, c, newKey(t), "dns-01", xacme.DomainIDs("a.weir.test", "c.weir.test")...)
+	_, first := e.Issue(ctx, c, acmeenv.NewKey(t), "tls-alpn-01", xacme.DomainIDs("a.weir.test")...)
+	_, second := e.Issue(ctx, c, acmeenv.NewKey(t), "dns-01", xacme.DomainIDs("a.weir.test", "c.weir.test")...)
 	serial := func(certURL string) string { return certURL[strings.LastIndex(certURL, "/")+1:] }
 
 	// The JSON of the admin API, as weir certs show --json prints it.
@@ -34,8 +36,8 @@ func TestIssuanceValidationRecord(t *testing.T) {
 		Serial      string            `json:"serial"`
 		Validations *[]nameValidation `json:"validations"`
 	}
-	e.cliJSON(t, &one, "certs", "show", serial(first))
-	e.cliJSON(t, &two, "certs", "show", serial(second))
+	e.cli.JSON(t, &one, "certs", "show", serial(first))
+	e.cli.JSON(t, &two, "certs", "show", serial(second))
 	if one.Validations == nil || len(*one.Validations) != 1 || two.Validations == nil {
 		t.Fatalf("the certificates' validations: %+v, %+v; want one for the first, a list for the second", one.Validations, two.Validations)
 	}
@@ -63,7 +65,7 @@ func TestIssuanceValidationRecord(t *testing.T) {
 		v[1].Method != got[1].Method || v[1].Authz != got[1].Authz {
 		t.Errorf("the audit record's validations %+v; want the stored ones %+v", v, got)
 	}
-	out := e.weirCLI(t, 0, "certs", "show", serial(second))
+	out := e.cli.Run(t, 0, "certs", "show", serial(second))
 	for _, want := range []string{"VALIDATED", "a.weir.test: tls-alpn-01 at", "reused", "c.weir.test: dns-01 at"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("weir certs show lacks %q:\n%s", want, out)

@@ -77,6 +77,9 @@ var rules = map[string]rule{
 	"internal/dnstest":          {kind: tool, libs: []string{"golang.org/x/net/dns/dnsmessage"}},
 	"internal/weirproc":         {kind: tool},
 	"internal/softhsm":          {kind: tool},
+	// The ACME side of the system tests (responders, JWS, x/crypto/acme
+	// flows): imports testing, so only tests import it.
+	"internal/acmeenv": {kind: test, ours: []string{"internal/dnstest"}, libs: []string{"github.com/go-jose/go-jose/v4", "golang.org/x/crypto/acme"}},
 	// The audit trail's sink and verifier: a product package in
 	// internal/ so that only weir imports it.
 	"internal/audit": {},
@@ -90,6 +93,7 @@ var rules = map[string]rule{
 	// product package, never a test package.
 	"cmd/weir-load":          {kind: command, every: []kind{product, tool}, libs: []string{"golang.org/x/crypto/acme"}},
 	"test/ha":                {kind: test, every: []kind{product, tool, test}, anyLib: true},
+	"test/system":            {kind: test, every: []kind{product, tool, test}, anyLib: true},
 	"test/interop/dnsserver": {kind: test, every: []kind{product, tool, test}, anyLib: true},
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -15,7 +15,9 @@ import (
 
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -50,9 +52,9 @@ func parseRateLimitField(v string) (rateLimitItem, bool) {
 // rateLimitFields returns the parsed RateLimit-Policy and RateLimit
 // fields of res, failing t unless both are there and name the same
 // policy.
-func rateLimitFields(t *testing.T, what string, res rawResponse) (policy, limit rateLimitItem) {
+func rateLimitFields(t *testing.T, what string, res acmeenv.Response) (policy, limit rateLimitItem) {
 	t.Helper()
-	pv, lv := res.header.Values("RateLimit-Policy"), res.header.Values("RateLimit")
+	pv, lv := res.Header.Values("RateLimit-Policy"), res.Header.Values("RateLimit")
 	if len(pv) != 1 || len(lv) != 1 {
 		t.Fatalf("%s: RateLimit-Policy %q, RateLimit %q: want one of each", what, pv, lv)
 	}
@@ -65,12 +67,12 @@ func rateLimitFields(t *testing.T, what string, res rawResponse) (policy, limit 
 }
 
 // noRateLimitFields fails t if res carries either RateLimit field.
-func noRateLimitFields(t *testing.T, what string, res rawResponse) {
+func noRateLimitFields(t *testing.T, what string, res acmeenv.Response) {
 	t.Helper()
-	if v := res.header.Values("RateLimit-Policy"); len(v) > 0 {
+	if v := res.Header.Values("RateLimit-Policy"); len(v) > 0 {
 		t.Errorf("%s: RateLimit-Policy %q on a response to an unauthenticated request", what, v)
 	}
-	if v := res.header.Values("RateLimit"); len(v) > 0 {
+	if v := res.Header.Values("RateLimit"); len(v) > 0 {
 		t.Errorf("%s: RateLimit %q on a response to an unauthenticated request", what, v)
 	}
 }
@@ -85,15 +87,15 @@ func wantWithin(t *testing.T, what string, got, lo, hi int64) {
 
 // postAsGet fetches url with a POST-as-GET (an empty payload, RFC 8555
 // §6.3) signed by key with the account URL kid; kid "" embeds the JWK.
-func (e *testEnv) postAsGet(key *ecdsa.PrivateKey, kid, url string) rawResponse {
+func (e *env) postAsGet(key *ecdsa.PrivateKey, kid, url string) acmeenv.Response {
 	e.t.Helper()
-	hdr := map[string]any{"alg": "ES256", "nonce": e.nonce(), "url": url}
+	hdr := map[string]any{"alg": "ES256", "nonce": e.Nonce(), "url": url}
 	if kid != "" {
 		hdr["kid"] = kid
 	} else {
-		hdr["jwk"] = publicJWK(e.t, key.Public())
+		hdr["jwk"] = acmeenv.PublicJWK(e.t, key.Public())
 	}
-	return e.post(url, "application/jose+json", marshalJSON(e.t, handSignedJWS(e.t, key, hdr, nil)))
+	return e.Post(url, "application/jose+json", acmeenv.MarshalJSON(e.t, acmeenv.HandSignedJWS(e.t, key, hdr, nil)))
 }
 
 // TestRateLimitHeaders: the RateLimit fields follow the order-creation
@@ -102,19 +104,19 @@ func (e *testEnv) postAsGet(key *ecdsa.PrivateKey, kid, url string) rawResponse 
 // authenticated request shows the bucket too; unauthenticated ones carry
 // no fields.
 func TestRateLimitHeaders(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 1, OrderBurst: 3, SANBudgetPerAccountPerHour: 100}
 	})
 	const T = 3600 // the emission interval in seconds: one order an hour
 
 	// Unauthenticated requests: no fields.
-	noRateLimitFields(t, "directory", httpGet(t, e, e.base+"/directory"))
-	noRateLimitFields(t, "new-nonce", e.post(e.base+"/acme/new-nonce", "", nil))
-	key := newKey(t)
-	res, kid := e.rawAccount(key)
-	wantStatus(t, res, http.StatusCreated)
+	noRateLimitFields(t, "directory", e.Get(t, e.Base+"/directory"))
+	noRateLimitFields(t, "new-nonce", e.Post(e.Base+"/acme/new-nonce", "", nil))
+	key := acmeenv.NewKey(t)
+	res, kid := e.RawAccount(key)
+	acmeenv.WantStatus(t, res, http.StatusCreated)
 	noRateLimitFields(t, "new-account (signed with a JWK)", res)
-	id := strings.TrimPrefix(kid, e.base+"/acme/account/")
+	id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
 
 	wantPolicy := func(what string, p rateLimitItem) {
 		t.Helper()
@@ -125,7 +127,7 @@ func TestRateLimitHeaders(t *testing.T) {
 
 	// Before any order: a full bucket, whole again at once.
 	res = e.postAsGet(key, kid, kid)
-	wantStatus(t, res, http.StatusOK)
+	acmeenv.WantStatus(t, res, http.StatusOK)
 	p, l := rateLimitFields(t, "account before any order", res)
 	wantPolicy("account before any order", p)
 	if l.params["r"] != 3 || l.params["t"] != 0 {
@@ -136,8 +138,8 @@ func TestRateLimitHeaders(t *testing.T) {
 	// the bucket is full again (1, 2 hours); with none left, the time until
 	// the next token (1 hour). The test allows a few seconds of slowness.
 	for i, want := range []struct{ r, t int64 }{{2, T}, {1, 2 * T}, {0, T}} {
-		res := e.rawOrder(key, kid, "q"+strconv.Itoa(i)+".weir.test")
-		wantStatus(t, res, http.StatusCreated)
+		res := e.RawOrder(key, kid, "q"+strconv.Itoa(i)+".weir.test")
+		acmeenv.WantStatus(t, res, http.StatusCreated)
 		what := "order " + strconv.Itoa(i+1)
 		p, l := rateLimitFields(t, what, res)
 		wantPolicy(what, p)
@@ -148,8 +150,8 @@ func TestRateLimitHeaders(t *testing.T) {
 	}
 
 	// The fourth is refused: r = 0 and t is exactly the Retry-After.
-	res = e.rawOrder(key, kid, "q3.weir.test")
-	ra := want429(t, res, "order-creation", id)
+	res = e.RawOrder(key, kid, "q3.weir.test")
+	ra := acmeenv.Want429(t, res, "order-creation", id)
 	p, l = rateLimitFields(t, "the 429", res)
 	wantPolicy("the 429", p)
 	if l.params["r"] != 0 || l.params["t"] != int64(ra) {
@@ -171,13 +173,13 @@ func TestRateLimitHeaders(t *testing.T) {
 		Period    int64
 		FreesAt   time.Time
 	}
-	if err := json.Unmarshal(res.body, &prob); err != nil {
+	if err := json.Unmarshal(res.Body, &prob); err != nil {
 		t.Fatal(err)
 	}
 	if prob.Limit != "order-creation" || prob.Key != id || prob.Remaining == nil || *prob.Remaining != 0 ||
 		prob.Quota != p.params["q"] || prob.Window != p.params["w"] || prob.Count != 1 || prob.Period != T {
 		t.Errorf("429 members = %+v, want limit order-creation, key %s, remaining 0, quota %d and window %d as RateLimit-Policy, count 1 per period %d:\n%s",
-			prob, id, p.params["q"], p.params["w"], T, res.body)
+			prob, id, p.params["q"], p.params["w"], T, res.Body)
 	}
 	if d := time.Until(prob.FreesAt); d < time.Duration(ra-10)*time.Second || d > time.Duration(ra+1)*time.Second {
 		t.Errorf("freesAt %v is %v away, want about the Retry-After (%d s)", prob.FreesAt, d, ra)
@@ -187,7 +189,7 @@ func TestRateLimitHeaders(t *testing.T) {
 	// still empty, the next token an hour away.
 	for range 2 {
 		res = e.postAsGet(key, kid, kid)
-		wantStatus(t, res, http.StatusOK)
+		acmeenv.WantStatus(t, res, http.StatusOK)
 		p, l = rateLimitFields(t, "account after the 429", res)
 		wantPolicy("account after the 429", p)
 		if l.params["r"] != 0 {
@@ -197,8 +199,8 @@ func TestRateLimitHeaders(t *testing.T) {
 	}
 	// A refused request that spent nothing (a malformed new-order) still
 	// shows the bucket.
-	res = e.postJWS(key, e.base+"/acme/new-order", []byte(`{"identifiers":[]}`), signOpts{kid: kid})
-	wantStatus(t, res, http.StatusBadRequest)
+	res = e.PostJWS(key, e.Base+"/acme/new-order", []byte(`{"identifiers":[]}`), acmeenv.SignOpts{KID: kid})
+	acmeenv.WantStatus(t, res, http.StatusBadRequest)
 	if _, l := rateLimitFields(t, "malformed new-order", res); l.params["r"] != 0 {
 		t.Errorf("malformed new-order: r = %d, want 0", l.params["r"])
 	}
@@ -208,18 +210,18 @@ func TestRateLimitHeaders(t *testing.T) {
 // validations failed is refused by failed-validation with a subproblem
 // per name, each naming its identifier and bucket.
 func TestRateLimitedProblemMembers(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.FailedValidation = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	key := newKey(t)
-	c := e.client(key)
+	key := acmeenv.NewKey(t)
+	c := e.Client(key)
 	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	names := []string{"fa.weir.test", "fb.weir.test"}
 	o, err := c.AuthorizeOrder(ctx, xacme.DomainIDs(names...))
 	if err != nil {
@@ -245,8 +247,8 @@ func TestRateLimitedProblemMembers(t *testing.T) {
 		}
 	}
 
-	res := e.rawOrder(key, acct.URI, names...)
-	ra := want429(t, res, "failed-validation", id+":f")
+	res := e.RawOrder(key, acct.URI, names...)
+	ra := acmeenv.Want429(t, res, "failed-validation", id+":f")
 	type member struct {
 		Type       string
 		Status     int
@@ -261,19 +263,19 @@ func TestRateLimitedProblemMembers(t *testing.T) {
 		member
 		Subproblems []member
 	}
-	if err := json.Unmarshal(res.body, &prob); err != nil {
+	if err := json.Unmarshal(res.Body, &prob); err != nil {
 		t.Fatal(err)
 	}
 	if prob.Limit != "failed-validation" || !strings.HasPrefix(prob.Key, id+":f") || prob.Remaining == nil || *prob.Remaining != 0 || prob.Window != 3600 || prob.FreesAt.IsZero() {
-		t.Errorf("429 members = %+v, want the failed-validation bucket of one name:\n%s", prob.member, res.body)
+		t.Errorf("429 members = %+v, want the failed-validation bucket of one name:\n%s", prob.member, res.Body)
 	}
 	if len(prob.Subproblems) != len(names) {
-		t.Fatalf("%d subproblems, want one per name:\n%s", len(prob.Subproblems), res.body)
+		t.Fatalf("%d subproblems, want one per name:\n%s", len(prob.Subproblems), res.Body)
 	}
 	var got []string
 	for _, sp := range prob.Subproblems {
 		if sp.Identifier == nil || sp.Identifier.Type != "dns" {
-			t.Fatalf("subproblem without a dns identifier: %+v\n%s", sp, res.body)
+			t.Fatalf("subproblem without a dns identifier: %+v\n%s", sp, res.Body)
 		}
 		got = append(got, sp.Identifier.Value)
 		if sp.Type != "urn:ietf:params:acme:error:rateLimited" || sp.Status != http.StatusTooManyRequests ||
@@ -297,32 +299,32 @@ func TestRateLimitedProblemMembers(t *testing.T) {
 // resource lists the signing account's buckets as "weir ratelimit status
 // --account ID --json" does, bucket by bucket.
 func TestQuotaResource(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 2, OrderBurst: 4, SANBudgetPerAccountPerHour: 100}
 		c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 30}
 		c.RateLimiting.FailedValidation = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 3, Window: time.Hour}
 	})
 	var dir struct{ Meta struct{ Quota string } }
-	if err := json.Unmarshal(httpGet(t, e, e.base+"/directory").body, &dir); err != nil {
+	if err := json.Unmarshal(e.Get(t, e.Base+"/directory").Body, &dir); err != nil {
 		t.Fatal(err)
 	}
-	if dir.Meta.Quota != e.base+"/acme/quota" {
-		t.Fatalf("meta.quota = %q, want %s/acme/quota", dir.Meta.Quota, e.base)
+	if dir.Meta.Quota != e.Base+"/acme/quota" {
+		t.Fatalf("meta.quota = %q, want %s/acme/quota", dir.Meta.Quota, e.Base)
 	}
-	key := newKey(t)
-	_, kid := e.rawAccount(key)
-	id := strings.TrimPrefix(kid, e.base+"/acme/account/")
-	wantStatus(t, e.rawOrder(key, kid, "qa.weir.test", "qb.weir.test"), http.StatusCreated)
-	wantStatus(t, e.rawOrder(key, kid, "qc.weir.test"), http.StatusCreated)
+	key := acmeenv.NewKey(t)
+	_, kid := e.RawAccount(key)
+	id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "qa.weir.test", "qb.weir.test"), http.StatusCreated)
+	acmeenv.WantStatus(t, e.RawOrder(key, kid, "qc.weir.test"), http.StatusCreated)
 
 	// The quota resource needs POST-as-GET signed with the account's kid.
-	res := e.postJWS(key, dir.Meta.Quota, []byte(`{}`), signOpts{kid: kid})
-	wantStatus(t, res, http.StatusBadRequest)
+	res := e.PostJWS(key, dir.Meta.Quota, []byte(`{}`), acmeenv.SignOpts{KID: kid})
+	acmeenv.WantStatus(t, res, http.StatusBadRequest)
 	res = e.postAsGet(key, "", dir.Meta.Quota)
-	wantStatus(t, res, http.StatusBadRequest)
+	acmeenv.WantStatus(t, res, http.StatusBadRequest)
 
 	res = e.postAsGet(key, kid, dir.Meta.Quota)
-	wantStatus(t, res, http.StatusOK)
+	acmeenv.WantStatus(t, res, http.StatusOK)
 	rateLimitFields(t, "quota resource", res)
 	var quota struct {
 		Account string
@@ -334,19 +336,23 @@ func TestQuotaResource(t *testing.T) {
 			NextAt, FullAt, At  string
 		}
 	}
-	if err := json.Unmarshal(res.body, &quota); err != nil {
+	if err := json.Unmarshal(res.Body, &quota); err != nil {
 		t.Fatal(err)
 	}
 	if quota.Account != kid {
 		t.Errorf("account = %q, want %q", quota.Account, kid)
 	}
 	var st struct{ Buckets []admin.BucketView }
-	e.cliJSON(t, &st, "ratelimit", "status", "--account", id)
+	e.cli.JSON(t, &st, "ratelimit", "status", "--account", id)
 	if len(quota.Buckets) != len(st.Buckets) {
-		t.Fatalf("quota resource has %d buckets, ratelimit status %d:\n%s\n%+v", len(quota.Buckets), len(st.Buckets), res.body, st.Buckets)
+		t.Fatalf("quota resource has %d buckets, ratelimit status %d:\n%s\n%+v", len(quota.Buckets), len(st.Buckets), res.Body, st.Buckets)
 	}
 	for i, b := range quota.Buckets {
-		want := bucketOf(t, st.Buckets, b.Bucket)
+		j := slices.IndexFunc(st.Buckets, func(v admin.BucketView) bool { return v.Bucket == b.Bucket })
+		if j < 0 {
+			t.Fatalf("no bucket %s in %+v", b.Bucket, st.Buckets)
+		}
+		want := st.Buckets[j]
 		if b.Limit != want.Limit || b.Key != want.Key || b.Enabled != want.Enabled || b.Capacity != want.Capacity || b.Remaining != want.Remaining {
 			t.Errorf("bucket %d: quota %+v, ratelimit status %+v", i, b, want)
 		}
@@ -367,7 +373,7 @@ func TestQuotaResource(t *testing.T) {
 			}
 		}
 		if !found {
-			t.Errorf("no bucket %s in the quota resource:\n%s", bucket, res.body)
+			t.Errorf("no bucket %s in the quota resource:\n%s", bucket, res.Body)
 		}
 	}
 }

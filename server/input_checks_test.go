@@ -23,6 +23,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // wantRefused sends tc's request and checks that it is refused with tc's
@@ -35,9 +36,9 @@ func wantRefused(t *testing.T, e *testEnv, tc badCase) {
 		t.Errorf("the refused request changed the database: %s", d)
 	}
 	var p acme.Problem
-	err := json.Unmarshal(res.body, &p)
-	if err != nil || res.status != tc.status || p.Type != tc.typ || p.Status != res.status || !strings.Contains(p.Detail, tc.detail) {
-		t.Fatalf("got %d %s %q (%v); want %d %s with %q", res.status, p.Type, p.Detail, err, tc.status, tc.typ, tc.detail)
+	err := json.Unmarshal(res.Body, &p)
+	if err != nil || res.Status != tc.status || p.Type != tc.typ || p.Status != res.Status || !strings.Contains(p.Detail, tc.detail) {
+		t.Fatalf("got %d %s %q (%v); want %d %s with %q", res.Status, p.Type, p.Detail, err, tc.status, tc.typ, tc.detail)
 	}
 	if tc.check != nil {
 		tc.check(t, &p)
@@ -49,7 +50,7 @@ func wantRefused(t *testing.T, e *testEnv, tc badCase) {
 // (PKCS #1 v1.5 over its MD5 digest) and labelled md5WithRSAEncryption.
 func md5SignedCSR(t *testing.T, key *rsa.PrivateKey, names ...string) []byte {
 	t.Helper()
-	csr, err := x509.ParseCertificateRequest(csrFor(t, key, names...))
+	csr, err := x509.ParseCertificateRequest(acmeenv.CSRFor(t, key, names...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func (e *testEnv) readyOrder(t *testing.T, c *xacme.Client, names ...string) *xa
 		t.Fatal(err)
 	}
 	for _, u := range o.AuthzURLs {
-		e.solve(t.Context(), c, u, "http-01")
+		e.Solve(t.Context(), c, u, "http-01")
 	}
 	if o, err = c.WaitOrder(t.Context(), o.URI); err != nil || o.Status != xacme.StatusReady {
 		t.Fatalf("order of %v: %+v, %v; want ready", names, o, err)
@@ -91,10 +92,10 @@ func (e *testEnv) readyOrder(t *testing.T, c *xacme.Client, names ...string) *xa
 }
 
 // finalizeWith sends a finalize request for the order with csr.
-func (e *testEnv) finalizeWith(key crypto.Signer, kid string, o *xacme.Order, csr []byte) func(*testing.T) rawResponse {
-	return func(t *testing.T) rawResponse {
-		payload := marshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)})
-		return e.postJWS(key, o.FinalizeURL, payload, signOpts{kid: kid})
+func (e *testEnv) finalizeWith(key crypto.Signer, kid string, o *xacme.Order, csr []byte) func(*testing.T) acmeenv.Response {
+	return func(t *testing.T) acmeenv.Response {
+		payload := acmeenv.MarshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)})
+		return e.PostJWS(key, o.FinalizeURL, payload, acmeenv.SignOpts{KID: kid})
 	}
 }
 
@@ -103,7 +104,7 @@ func (e *testEnv) finalizeWith(key crypto.Signer, kid string, o *xacme.Order, cs
 // and the order stays ready; a SHA-256 CSR then issues.
 func TestHardeningCSRSignatureAlgorithms(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	o := e.readyOrder(t, c, "csr.weir.test")
 	rsaKey, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
@@ -118,7 +119,7 @@ func TestHardeningCSRSignatureAlgorithms(t *testing.T) {
 	}
 	for _, tc := range []badCase{
 		{name: "SHA1-RSA", send: e.finalizeWith(key, acct.URI, o, csrWith(rsaKey, x509.SHA1WithRSA)), detail: "signed with SHA1-RSA"},
-		{name: "ECDSA-SHA1", send: e.finalizeWith(key, acct.URI, o, csrWith(newKey(t), x509.ECDSAWithSHA1)), detail: "signed with ECDSA-SHA1"},
+		{name: "ECDSA-SHA1", send: e.finalizeWith(key, acct.URI, o, csrWith(acmeenv.NewKey(t), x509.ECDSAWithSHA1)), detail: "signed with ECDSA-SHA1"},
 		{name: "MD5-RSA", send: e.finalizeWith(key, acct.URI, o, md5SignedCSR(t, rsaKey, "csr.weir.test")), detail: "signed with MD5-RSA"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -130,7 +131,7 @@ func TestHardeningCSRSignatureAlgorithms(t *testing.T) {
 		})
 	}
 	res := e.finalizeWith(key, acct.URI, o, csrWith(rsaKey, x509.SHA256WithRSA))(t)
-	wantStatus(t, res, http.StatusOK)
+	acmeenv.WantStatus(t, res, http.StatusOK)
 }
 
 // TestHardeningRevocationReasons: through ACME a subscriber may give only
@@ -140,15 +141,15 @@ func TestHardeningCSRSignatureAlgorithms(t *testing.T) {
 // a certificate on hold either.
 func TestHardeningRevocationReasons(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, key, c, acct := e.registered(t)
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("hold.weir.test")...)
-	leaf := e.verifyChain(chain, "hold.weir.test")
+	ctx, key, c, acct := e.Registered(t)
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("hold.weir.test")...)
+	leaf := e.VerifyChain(chain, "hold.weir.test")
 	serial := ca.SerialHex(leaf.SerialNumber)
-	crlBefore := e.crlSerials(leaf)
-	revoke := func(reason int) func(*testing.T) rawResponse {
-		return func(t *testing.T) rawResponse {
-			payload := marshalJSON(t, map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(chain[0]), "reason": reason})
-			return e.postJWS(key, e.base+"/acme/revoke-cert", payload, signOpts{kid: acct.URI})
+	crlBefore := e.CRLSerials(leaf)
+	revoke := func(reason int) func(*testing.T) acmeenv.Response {
+		return func(t *testing.T) acmeenv.Response {
+			payload := acmeenv.MarshalJSON(t, map[string]any{"certificate": base64.RawURLEncoding.EncodeToString(chain[0]), "reason": reason})
+			return e.PostJWS(key, e.Base+"/acme/revoke-cert", payload, acmeenv.SignOpts{KID: acct.URI})
 		}
 	}
 	for _, tc := range []badCase{
@@ -169,13 +170,13 @@ func TestHardeningRevocationReasons(t *testing.T) {
 	if cert, err := e.srv.store.GetCertificate(ctx, serial); err != nil || cert.Revoked() {
 		t.Fatalf("certificate after the refusals: revoked %v (%v); want not revoked", cert != nil && cert.Revoked(), err)
 	}
-	if after := e.crlSerials(leaf); !maps.Equal(after, crlBefore) {
+	if after := e.CRLSerials(leaf); !maps.Equal(after, crlBefore) {
 		t.Fatalf("CRL after the refusals %v; want it unchanged, %v", after, crlBefore)
 	}
 	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonCessationOfOperation); err != nil {
 		t.Fatalf("revoke with cessationOfOperation: %v", err)
 	}
-	if got, ok := e.crlSerials(leaf)[leaf.SerialNumber.String()]; !ok || got != ca.ReasonCessationOfOperation {
+	if got, ok := e.CRLSerials(leaf)[leaf.SerialNumber.String()]; !ok || got != ca.ReasonCessationOfOperation {
 		t.Fatalf("CRL entry %d (listed %v); want cessationOfOperation", got, ok)
 	}
 }
@@ -185,10 +186,10 @@ func TestHardeningRevocationReasons(t *testing.T) {
 // bases too), CSR names and contact domains; a valid IDN still issues.
 func TestHardeningALabels(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	o := e.readyOrder(t, c, "idn.weir.test")
-	order := func(name string) func(*testing.T) rawResponse {
-		return func(*testing.T) rawResponse { return e.rawOrder(key, acct.URI, name) }
+	order := func(name string) func(*testing.T) acmeenv.Response {
+		return func(*testing.T) acmeenv.Response { return e.RawOrder(key, acct.URI, name) }
 	}
 	rejected := func(name, detail string, id acme.Identifier) badCase {
 		return badCase{name: name, send: order(name), status: http.StatusBadRequest, typ: acme.ProbRejectedIdentifier, detail: detail,
@@ -208,20 +209,20 @@ func TestHardeningALabels(t *testing.T) {
 		rejected("1abc.xn--mgbh0fb.weir.test", "bidi rule", dns("1abc.xn--mgbh0fb.weir.test")),
 		rejected("ab--cd.weir.test", `label "ab--cd" has hyphens in the third and fourth positions`, dns("ab--cd.weir.test")),
 		{name: "CSR naming an invalid A-label", status: http.StatusBadRequest, typ: acme.ProbBadCSR, detail: `label "xn--55555555"`,
-			send: e.finalizeWith(key, acct.URI, o, csrFor(t, newKey(t), "idn.weir.test", "xn--55555555.weir.test"))},
+			send: e.finalizeWith(key, acct.URI, o, acmeenv.CSRFor(t, acmeenv.NewKey(t), "idn.weir.test", "xn--55555555.weir.test"))},
 		{name: "contact at an invalid A-label", status: http.StatusBadRequest, typ: acme.ProbInvalidContact, detail: `label "xn--55555555"`,
-			send: func(t *testing.T) rawResponse {
+			send: func(t *testing.T) acmeenv.Response {
 				payload := `{"termsOfServiceAgreed":true,"contact":["mailto:a@xn--55555555.weir.test"]}`
-				return e.postJWS(newKey(t), e.base+"/acme/new-account", []byte(payload), signOpts{})
+				return e.PostJWS(acmeenv.NewKey(t), e.Base+"/acme/new-account", []byte(payload), acmeenv.SignOpts{})
 			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) { wantRefused(t, e, tc) })
 	}
 	for _, name := range []string{"xn--bcher-kva.weir.test", "*.xn--bcher-kva.weir.test", "xn--mgbh0fb.weir.test"} {
-		wantStatus(t, e.rawOrder(key, acct.URI, name), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, name), http.StatusCreated)
 	}
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("xn--j6w193g.weir.test")...)
-	e.verifyChain(chain, "xn--j6w193g.weir.test")
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("xn--j6w193g.weir.test")...)
+	e.VerifyChain(chain, "xn--j6w193g.weir.test")
 }
 
 // TestHardeningARISerialWithoutSignOctet: an ARI identifier whose serial
@@ -231,13 +232,13 @@ func TestHardeningALabels(t *testing.T) {
 // form names it.
 func TestHardeningARISerialWithoutSignOctet(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	// Serials are 128 random bits: half have the high bit set. 30 tries
 	// all miss with probability 2^-30.
 	var leaf *x509.Certificate
 	for i := 0; i < 30 && leaf == nil; i++ {
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("ari.weir.test")...)
-		if l := e.verifyChain(chain, "ari.weir.test"); l.SerialNumber.Bytes()[0]&0x80 != 0 {
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("ari.weir.test")...)
+		if l := e.VerifyChain(chain, "ari.weir.test"); l.SerialNumber.Bytes()[0]&0x80 != 0 {
 			leaf = l
 		}
 	}
@@ -250,25 +251,25 @@ func TestHardeningARISerialWithoutSignOctet(t *testing.T) {
 		t.Fatalf("identifier %s: the two forms do not differ", canonical)
 	}
 
-	res, start, end := e.renewalInfo(t, unpadded)
-	wantStatus(t, res, http.StatusOK)
-	if _, wantStart, wantEnd := e.renewalInfo(t, canonical); !start.Equal(wantStart) || !end.Equal(wantEnd) {
+	res, start, end := e.RenewalInfo(t, unpadded)
+	acmeenv.WantStatus(t, res, http.StatusOK)
+	if _, wantStart, wantEnd := e.RenewalInfo(t, canonical); !start.Equal(wantStart) || !end.Equal(wantEnd) {
 		t.Errorf("window of %s [%s, %s]; want that of %s, [%s, %s]", unpadded, start, end, canonical, wantStart, wantEnd)
 	}
 
-	res = e.rawOrderReplaces(key, acct.URI, unpadded, "ari.weir.test")
-	wantStatus(t, res, http.StatusCreated)
+	res = e.RawOrderReplaces(key, acct.URI, unpadded, "ari.weir.test")
+	acmeenv.WantStatus(t, res, http.StatusCreated)
 	var o struct{ Status, Finalize, Replaces string }
-	if err := json.Unmarshal(res.body, &o); err != nil || o.Status != "ready" || o.Replaces != canonical {
+	if err := json.Unmarshal(res.Body, &o); err != nil || o.Status != "ready" || o.Replaces != canonical {
 		t.Fatalf("renewal order %+v (%v); want ready, replacing %s", o, err, canonical)
 	}
-	if _, _, err := c.CreateOrderCert(ctx, o.Finalize, csrFor(t, newKey(t), "ari.weir.test"), true); err != nil {
+	if _, _, err := c.CreateOrderCert(ctx, o.Finalize, acmeenv.CSRFor(t, acmeenv.NewKey(t), "ari.weir.test"), true); err != nil {
 		t.Fatalf("finalize the renewal: %v", err)
 	}
 	for _, id := range []string{canonical, unpadded} {
-		res := e.rawOrderReplaces(key, acct.URI, id, "ari.weir.test")
-		if typ, _ := res.problem(); res.status != http.StatusConflict || typ != string(acme.ProbAlreadyReplaced) {
-			t.Errorf("replacing %s again: %d %s; want 409 alreadyReplaced", id, res.status, typ)
+		res := e.RawOrderReplaces(key, acct.URI, id, "ari.weir.test")
+		if typ, _ := res.Problem(); res.Status != http.StatusConflict || typ != string(acme.ProbAlreadyReplaced) {
+			t.Errorf("replacing %s again: %d %s; want 409 alreadyReplaced", id, res.Status, typ)
 		}
 	}
 }
@@ -279,12 +280,12 @@ func TestHardeningARISerialWithoutSignOctet(t *testing.T) {
 // a space inside is still refused.
 func TestHardeningContactWhitespace(t *testing.T) {
 	e := startEnv(t, nil)
-	newAccountURL := e.base + "/acme/new-account"
-	contactsOf := func(t *testing.T, res rawResponse, kid string) (returned, stored []string) {
+	newAccountURL := e.Base + "/acme/new-account"
+	contactsOf := func(t *testing.T, res acmeenv.Response, kid string) (returned, stored []string) {
 		t.Helper()
 		var v struct{ Contact []string }
-		if err := json.Unmarshal(res.body, &v); err != nil {
-			t.Fatalf("account body %s: %v", res.body, err)
+		if err := json.Unmarshal(res.Body, &v); err != nil {
+			t.Fatalf("account body %s: %v", res.Body, err)
 		}
 		a, err := e.srv.store.GetAccount(t.Context(), acme.AccountID(e.accountID(kid)))
 		if err != nil {
@@ -296,11 +297,11 @@ func TestHardeningContactWhitespace(t *testing.T) {
 	var kid string
 	for _, contact := range []string{"mailto: name@weir.test", "mailto:\tname@weir.test", " mailto:  name@weir.test \t"} {
 		t.Run(contact, func(t *testing.T) {
-			key = newKey(t)
-			payload := marshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "contact": []string{contact}})
-			res := e.postJWS(key, newAccountURL, payload, signOpts{})
-			wantStatus(t, res, http.StatusCreated)
-			kid = res.header.Get("Location")
+			key = acmeenv.NewKey(t)
+			payload := acmeenv.MarshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "contact": []string{contact}})
+			res := e.PostJWS(key, newAccountURL, payload, acmeenv.SignOpts{})
+			acmeenv.WantStatus(t, res, http.StatusCreated)
+			kid = res.Header.Get("Location")
 			want := []string{"mailto:name@weir.test"}
 			if returned, stored := contactsOf(t, res, kid); !slices.Equal(returned, want) || !slices.Equal(stored, want) {
 				t.Fatalf("contact %q: returned %q, stored %q; want %q", contact, returned, stored, want)
@@ -310,18 +311,18 @@ func TestHardeningContactWhitespace(t *testing.T) {
 	if kid == "" {
 		t.Fatal("no account was created")
 	}
-	res := e.postJWS(key, kid, []byte(`{"contact":["mailto: other@weir.test"]}`), signOpts{kid: kid})
-	wantStatus(t, res, http.StatusOK)
+	res := e.PostJWS(key, kid, []byte(`{"contact":["mailto: other@weir.test"]}`), acmeenv.SignOpts{KID: kid})
+	acmeenv.WantStatus(t, res, http.StatusOK)
 	if returned, stored := contactsOf(t, res, kid); !slices.Equal(returned, stored) || !slices.Equal(stored, []string{"mailto:other@weir.test"}) {
 		t.Fatalf("updated contact: returned %q, stored %q; want mailto:other@weir.test", returned, stored)
 	}
 
 	for _, tc := range []badCase{
-		{name: "space inside the address", detail: "single plain", send: func(t *testing.T) rawResponse {
-			return e.postJWS(newKey(t), newAccountURL, []byte(`{"termsOfServiceAgreed":true,"contact":["mailto: a b@weir.test"]}`), signOpts{})
+		{name: "space inside the address", detail: "single plain", send: func(t *testing.T) acmeenv.Response {
+			return e.PostJWS(acmeenv.NewKey(t), newAccountURL, []byte(`{"termsOfServiceAgreed":true,"contact":["mailto: a b@weir.test"]}`), acmeenv.SignOpts{})
 		}},
-		{name: "update with two addresses", detail: "single plain", send: func(t *testing.T) rawResponse {
-			return e.postJWS(key, kid, []byte(`{"contact":["mailto: a@weir.test,b@weir.test"]}`), signOpts{kid: kid})
+		{name: "update with two addresses", detail: "single plain", send: func(t *testing.T) acmeenv.Response {
+			return e.PostJWS(key, kid, []byte(`{"contact":["mailto: a@weir.test,b@weir.test"]}`), acmeenv.SignOpts{KID: kid})
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -56,24 +57,24 @@ func startAdminFixtureLog(t *testing.T, auth string, logw io.Writer) *adminFixtu
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	f := adminFixtureOf(t, e)
-	f.key = newKey(t)
-	client := e.client(f.key)
+	f.key = acmeenv.NewKey(t)
+	client := e.Client(f.key)
 	acct, err := client.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.kid = acct.URI
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	f.bucket = "order-creation:" + id
-	chain, _ := e.issue(ctx, client, newKey(t), "http-01", xacme.DomainIDs("guard.weir.test")...)
+	chain, _ := e.Issue(ctx, client, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("guard.weir.test")...)
 	leaf, err := x509.ParseCertificate(chain[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.serial = ca.SerialHex(leaf.SerialNumber)
-	want429(t, e.rawOrder(f.key, f.kid, "guard2.weir.test"), "order-creation", id)
-	_, victim := e.rawAccount(newKey(t))
-	f.victim = strings.TrimPrefix(victim, e.base+"/acme/account/")
+	acmeenv.Want429(t, e.RawOrder(f.key, f.kid, "guard2.weir.test"), "order-creation", id)
+	_, victim := e.RawAccount(acmeenv.NewKey(t))
+	f.victim = strings.TrimPrefix(victim, e.Base+"/acme/account/")
 	return f
 }
 
@@ -137,7 +138,7 @@ func (f *adminFixture) send(t *testing.T, r adminReq) adminRes {
 	if r.cookie != nil {
 		req.AddCookie(r.cookie)
 	}
-	client := &http.Client{Timeout: 30 * time.Second, Transport: f.e.http.Transport,
+	client := &http.Client{Timeout: 30 * time.Second, Transport: f.e.HTTP.Transport,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := client.Do(req)
 	if err != nil {

@@ -1,19 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/internal/dnstest"
+	"github.com/weir-pki/weir/server"
 )
 
 // TestCAAEndToEnd: with challenges.caa on, a name whose CAA record names
@@ -21,8 +22,8 @@ import (
 // although its challenge was answered, and a name whose CAA record names
 // weir for this account and http-01 gets its certificate.
 func TestCAAEndToEnd(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
-		c.Challenges.CAA = CAAConfig{Enabled: true, Identities: []string{"weir.internal"}}
+	e := startEnv(t, func(c *server.Config) {
+		c.Challenges.CAA = server.CAAConfig{Enabled: true, Identities: []string{"weir.internal"}}
 	})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
@@ -30,26 +31,26 @@ func TestCAAEndToEnd(t *testing.T) {
 	var dir struct {
 		Meta struct{ CAAIdentities []string }
 	}
-	if err := json.Unmarshal(httpGet(t, e, e.base+"/directory").body, &dir); err != nil {
+	if err := json.Unmarshal(e.Get(t, e.Base+"/directory").Body, &dir); err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(dir.Meta.CAAIdentities, []string{"weir.internal"}) {
 		t.Errorf("meta.caaIdentities = %v, want [weir.internal]", dir.Meta.CAAIdentities)
 	}
 
-	c := e.client(newKey(t))
+	c := e.Client(acmeenv.NewKey(t))
 	acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The CAA records sit on the parents, as zones usually have them.
-	e.dns.SetCAA("forbidden.weir.test", dnstest.CAA{Tag: "issue", Value: "other-ca.example"})
-	e.dns.SetCAA("allowed.weir.test", dnstest.CAA{Tag: "issue",
+	e.DNS.SetCAA("forbidden.weir.test", dnstest.CAA{Tag: "issue", Value: "other-ca.example"})
+	e.DNS.SetCAA("allowed.weir.test", dnstest.CAA{Tag: "issue",
 		Value: "weir.internal; accounturi=" + acct.URI + "; validationmethods=http-01"})
 
 	// Allowed: issued.
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("www.allowed.weir.test")...)
-	e.verifyChain(chain, "www.allowed.weir.test")
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("www.allowed.weir.test")...)
+	e.VerifyChain(chain, "www.allowed.weir.test")
 
 	// Forbidden: the challenge is answered correctly, CAA refuses.
 	o, err := c.AuthorizeOrder(ctx, xacme.DomainIDs("www.forbidden.weir.test"))
@@ -70,7 +71,7 @@ func TestCAAEndToEnd(t *testing.T) {
 		t.Fatal("no http-01 challenge")
 	}
 	ka, _ := c.HTTP01ChallengeResponse(ch.Token)
-	e.tokens.Store(ch.Token, ka)
+	e.Tokens.Store(ch.Token, ka)
 	if _, err := c.Accept(ctx, ch); err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func TestCAAEndToEnd(t *testing.T) {
 	}
 
 	// Another account is not the one the allowed name's record names.
-	c2 := e.client(newKey(t))
+	c2 := e.Client(acmeenv.NewKey(t))
 	if _, err := c2.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestCAAEndToEnd(t *testing.T) {
 	for _, x := range a2.Challenges {
 		if x.Type == "http-01" {
 			ka, _ := c2.HTTP01ChallengeResponse(x.Token)
-			e.tokens.Store(x.Token, ka)
+			e.Tokens.Store(x.Token, ka)
 			if _, err := c2.Accept(ctx, x); err != nil {
 				t.Fatal(err)
 			}
@@ -121,33 +122,5 @@ func TestCAAEndToEnd(t *testing.T) {
 				t.Fatalf("another account's challenge: %v / %+v, want a caa problem", err, got)
 			}
 		}
-	}
-}
-
-func TestCAAConfig(t *testing.T) {
-	for _, tc := range []struct {
-		yaml string
-		want string // "" means valid
-	}{
-		{"challenges: {caa: {enabled: true}}", "challenges.caa.identities: CAA checking is on but names no identity"},
-		{"challenges: {caa: {enabled: true, identities: [weir.internal]}}", ""},
-		{"acme: {caa-identities: [weir.internal]}\nchallenges: {caa: {enabled: true}}", ""},
-		{"challenges: {caa: {identities: [\"not a name\"]}}", `challenges.caa.identities: "not a name" is not a domain name`},
-		{"challenges: {caa: {enabled: yes-please}}", `line 1: challenges.caa.enabled: "yes-please" is not true or false`},
-	} {
-		_, err := ParseConfig("", []byte(tc.yaml))
-		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
-			t.Errorf("%s: %v, want %q", tc.yaml, err, tc.want)
-		}
-	}
-	cfg, err := ParseConfig("", []byte("acme: {caa-identities: [ca.example]}\nchallenges: {caa: {enabled: true, identities: [weir.internal]}}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := cfg.caaIdentities(); !slices.Equal(got, []string{"weir.internal"}) {
-		t.Errorf("checked identities %v, want challenges.caa.identities", got)
-	}
-	if got := cfg.directoryCAAIdentities(); !slices.Equal(got, []string{"ca.example"}) {
-		t.Errorf("directory identities %v, want acme.caa-identities", got)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // registered is an account registered through x/crypto/acme.
@@ -26,8 +27,8 @@ type registered struct {
 
 func (e *testEnv) register(t *testing.T) registered {
 	t.Helper()
-	r := registered{key: newKey(t)}
-	r.client = e.client(r.key)
+	r := registered{key: acmeenv.NewKey(t)}
+	r.client = e.Client(r.key)
 	a, err := r.client.Register(t.Context(), &xacme.Account{}, xacme.AcceptTOS)
 	if err != nil {
 		t.Fatalf("register: %v", err)
@@ -37,8 +38,8 @@ func (e *testEnv) register(t *testing.T) registered {
 }
 
 // post signs payload with the account's kid and posts it to url.
-func (r registered) post(e *testEnv, url string, payload []byte) rawResponse {
-	return e.postJWS(r.key, url, payload, signOpts{kid: r.kid})
+func (r registered) post(e *testEnv, url string, payload []byte) acmeenv.Response {
+	return e.PostJWS(r.key, url, payload, acmeenv.SignOpts{KID: r.kid})
 }
 
 // pendingOrder makes an order of r for name and returns it with its
@@ -57,9 +58,9 @@ func (r registered) pendingOrder(t *testing.T, name string) (*xacme.Order, *xacm
 }
 
 // spender uses a Replay-Nonce in a POST-as-GET of r's account.
-func (r registered) spender(e *testEnv) func(*testing.T, string) rawResponse {
-	return func(_ *testing.T, n string) rawResponse {
-		return e.postJWS(r.key, r.kid, []byte{}, signOpts{kid: r.kid, nonce: n})
+func (r registered) spender(e *testEnv) func(*testing.T, string) acmeenv.Response {
+	return func(_ *testing.T, n string) acmeenv.Response {
+		return e.PostJWS(r.key, r.kid, []byte{}, acmeenv.SignOpts{KID: r.kid, Nonce: n})
 	}
 }
 
@@ -73,16 +74,16 @@ func TestAccountNotValidUnauthorized(t *testing.T) {
 	ctx := t.Context()
 	a, d, r := e.register(t), e.register(t), e.register(t)
 	var (
-		newAccountURL = e.base + "/acme/new-account"
-		newOrderURL   = e.base + "/acme/new-order"
-		revokeURL     = e.base + "/acme/revoke-cert"
-		keyChangeURL  = e.base + "/acme/key-change"
+		newAccountURL = e.Base + "/acme/new-account"
+		newOrderURL   = e.Base + "/acme/new-order"
+		revokeURL     = e.Base + "/acme/revoke-cert"
+		keyChangeURL  = e.Base + "/acme/key-change"
 	)
 
 	// D's objects, made while it was valid: a certificate and a pending
 	// order; then D deactivates itself.
-	certKeyD := newKey(t)
-	chainD, certURLD := e.issue(ctx, d.client, certKeyD, "http-01", xacme.DomainIDs("d.weir.test")...)
+	certKeyD := acmeenv.NewKey(t)
+	chainD, certURLD := e.Issue(ctx, d.client, certKeyD, "http-01", xacme.DomainIDs("d.weir.test")...)
 	orderD, authzD := d.pendingOrder(t, "pending-d.weir.test")
 	if err := d.client.DeactivateReg(ctx); err != nil {
 		t.Fatal(err)
@@ -100,20 +101,22 @@ func TestAccountNotValidUnauthorized(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	jwkD := publicJWK(t, d.key.Public())
+	jwkD := acmeenv.PublicJWK(t, d.key.Public())
 	innerBy := func(t *testing.T, acct registered, newKey *ecdsa.PrivateKey) []byte {
-		return marshalJSON(t, handSignedJWS(t, newKey, map[string]any{"alg": "ES256", "jwk": publicJWK(t, newKey.Public()), "url": keyChangeURL},
-			marshalJSON(t, map[string]any{"account": acct.kid, "oldKey": publicJWK(t, acct.key.Public())})))
+		return acmeenv.MarshalJSON(t, acmeenv.HandSignedJWS(t, newKey, map[string]any{"alg": "ES256", "jwk": acmeenv.PublicJWK(t, newKey.Public()), "url": keyChangeURL},
+			acmeenv.MarshalJSON(t, map[string]any{"account": acct.kid, "oldKey": acmeenv.PublicJWK(t, acct.key.Public())})))
 	}
-	refused := func(name string, status acme.Status, send func(*testing.T) rawResponse) badCase {
+	refused := func(name string, status acme.Status, send func(*testing.T) acmeenv.Response) badCase {
 		return badCase{name: name, status: http.StatusUnauthorized, typ: acme.ProbUnauthorized, detail: "is " + string(status), send: send}
 	}
 	deact, revoked := acme.StatusDeactivated, acme.StatusRevoked
-	post := func(acct registered, url, payload string) func(*testing.T) rawResponse {
-		return func(*testing.T) rawResponse { return acct.post(e, url, []byte(payload)) }
+	post := func(acct registered, url, payload string) func(*testing.T) acmeenv.Response {
+		return func(*testing.T) acmeenv.Response { return acct.post(e, url, []byte(payload)) }
 	}
-	newAccount := func(acct registered, payload string) func(*testing.T) rawResponse {
-		return func(*testing.T) rawResponse { return e.postJWS(acct.key, newAccountURL, []byte(payload), signOpts{}) }
+	newAccount := func(acct registered, payload string) func(*testing.T) acmeenv.Response {
+		return func(*testing.T) acmeenv.Response {
+			return e.PostJWS(acct.key, newAccountURL, []byte(payload), acmeenv.SignOpts{})
+		}
 	}
 	revokeD := fmt.Sprintf(`{"certificate":%q}`, b64(chainD[0]))
 	cases := []badCase{
@@ -126,10 +129,10 @@ func TestAccountNotValidUnauthorized(t *testing.T) {
 		refused("POST-as-GET of an authorization", deact, post(d, authzD.URI, "")),
 		refused("authorization deactivation", deact, post(d, authzD.URI, `{"status":"deactivated"}`)),
 		refused("challenge response", deact, post(d, authzD.Challenges[0].URI, `{}`)),
-		refused("finalize", deact, post(d, orderD.FinalizeURL, fmt.Sprintf(`{"csr":%q}`, b64(csrFor(t, newKey(t), "pending-d.weir.test"))))),
+		refused("finalize", deact, post(d, orderD.FinalizeURL, fmt.Sprintf(`{"csr":%q}`, b64(acmeenv.CSRFor(t, acmeenv.NewKey(t), "pending-d.weir.test"))))),
 		refused("certificate", deact, post(d, certURLD, "")),
 		refused("revocation by the account", deact, post(d, revokeURL, revokeD)),
-		refused("key-change", deact, func(t *testing.T) rawResponse { return d.post(e, keyChangeURL, innerBy(t, d, newKey(t))) }),
+		refused("key-change", deact, func(t *testing.T) acmeenv.Response { return d.post(e, keyChangeURL, innerBy(t, d, acmeenv.NewKey(t))) }),
 		refused("new-account with its key", deact, newAccount(d, `{"termsOfServiceAgreed":true}`)),
 		refused("new-account onlyReturnExisting", deact, newAccount(d, `{"onlyReturnExisting":true}`)),
 		refused("new-order of a revoked account", revoked, post(r, newOrderURL, `{"identifiers":[{"type":"dns","value":"r.weir.test"}]}`)),
@@ -138,9 +141,9 @@ func TestAccountNotValidUnauthorized(t *testing.T) {
 		// RFC 8555 §7.3.5: a rollover by a valid account to the key of a
 		// deactivated one is a conflict naming that account, not 401.
 		{name: "key-change to a deactivated account's key", status: http.StatusConflict, typ: acme.ProbMalformed, detail: "already in use",
-			send: func(t *testing.T) rawResponse {
-				inner := marshalJSON(t, handSignedJWS(t, d.key, map[string]any{"alg": "ES256", "jwk": jwkD, "url": keyChangeURL},
-					marshalJSON(t, map[string]any{"account": a.kid, "oldKey": publicJWK(t, a.key.Public())})))
+			send: func(t *testing.T) acmeenv.Response {
+				inner := acmeenv.MarshalJSON(t, acmeenv.HandSignedJWS(t, d.key, map[string]any{"alg": "ES256", "jwk": jwkD, "url": keyChangeURL},
+					acmeenv.MarshalJSON(t, map[string]any{"account": a.kid, "oldKey": acmeenv.PublicJWK(t, a.key.Public())})))
 				return a.post(e, keyChangeURL, inner)
 			}},
 	}
@@ -148,7 +151,7 @@ func TestAccountNotValidUnauthorized(t *testing.T) {
 
 	// The exception: the certificate's key authorizes its revocation
 	// (RFC 8555 §7.6), whatever became of the account that ordered it.
-	if err := e.client(certKeyD).RevokeCert(ctx, certKeyD, chainD[0], xacme.CRLReasonKeyCompromise); err != nil {
+	if err := e.Client(certKeyD).RevokeCert(ctx, certKeyD, chainD[0], xacme.CRLReasonKeyCompromise); err != nil {
 		t.Fatalf("revocation of the deactivated account's certificate by its key: %v", err)
 	}
 }
@@ -179,7 +182,7 @@ func TestOrdersCursorMalformed(t *testing.T) {
 		{"two cursors", "cursor=1&cursor=2", `more than one "cursor"`},
 	} {
 		cases = append(cases, badCase{name: c.name, status: http.StatusBadRequest, typ: acme.ProbMalformed, detail: c.detail,
-			send: func(*testing.T) rawResponse { return a.post(e, ordersURL+"?"+c.query, []byte{}) }})
+			send: func(*testing.T) acmeenv.Response { return a.post(e, ordersURL+"?"+c.query, []byte{}) }})
 	}
 	runRefused(t, e, cases, a.spender(e))
 
@@ -187,8 +190,8 @@ func TestOrdersCursorMalformed(t *testing.T) {
 	for _, q := range []string{"", "?cursor=0"} {
 		res := a.post(e, ordersURL+q, []byte{})
 		var v struct{ Orders []string }
-		if err := json.Unmarshal(res.body, &v); err != nil || res.status != http.StatusOK || len(v.Orders) != 2 {
-			t.Errorf("orders list %q: %d %s; want 200 with both orders", q, res.status, res.body)
+		if err := json.Unmarshal(res.Body, &v); err != nil || res.Status != http.StatusOK || len(v.Orders) != 2 {
+			t.Errorf("orders list %q: %d %s; want 200 with both orders", q, res.Status, res.Body)
 		}
 	}
 
@@ -234,9 +237,9 @@ func TestJWSMemberNames(t *testing.T) {
 	e := startEnv(t, nil)
 	ctx := t.Context()
 	var (
-		newAccountURL = e.base + "/acme/new-account"
-		newOrderURL   = e.base + "/acme/new-order"
-		keyChangeURL  = e.base + "/acme/key-change"
+		newAccountURL = e.Base + "/acme/new-account"
+		newOrderURL   = e.Base + "/acme/new-order"
+		keyChangeURL  = e.Base + "/acme/key-change"
 	)
 	// a signs; x and y are the accounts whose state the old reading let
 	// a payload change (a deactivation, a key change).
@@ -246,13 +249,13 @@ func TestJWSMemberNames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwkA, jwkY := publicJWK(t, a.key.Public()), publicJWK(t, y.key.Public())
+	jwkA, jwkY := acmeenv.PublicJWK(t, a.key.Public()), acmeenv.PublicJWK(t, y.key.Public())
 
 	// hand posts to url a JWS signed by a's key with the header text
 	// that hdr makes from a fresh nonce.
-	hand := func(url string, hdr func(nonce string) string, payload string) func(*testing.T) rawResponse {
-		return func(t *testing.T) rawResponse {
-			return e.post(url, "application/jose+json", marshalJSON(t, handSignedRaw(t, a.key, []byte(hdr(e.nonce())), []byte(payload))))
+	hand := func(url string, hdr func(nonce string) string, payload string) func(*testing.T) acmeenv.Response {
+		return func(t *testing.T) acmeenv.Response {
+			return e.Post(url, "application/jose+json", acmeenv.MarshalJSON(t, acmeenv.HandSignedRaw(t, a.key, []byte(hdr(e.Nonce())), []byte(payload))))
 		}
 	}
 	kidHeader := func(extra string) func(string) string {
@@ -262,32 +265,32 @@ func TestJWSMemberNames(t *testing.T) {
 	}
 	// flat posts a JWS of a's whose flattened members are spelled by
 	// members from the valid protected, payload and signature texts.
-	flat := func(payload string, members func(p, pl, sig string) string) func(*testing.T) rawResponse {
-		return func(t *testing.T) rawResponse {
+	flat := func(payload string, members func(p, pl, sig string) string) func(*testing.T) acmeenv.Response {
+		return func(t *testing.T) acmeenv.Response {
 			var f map[string]string
-			_ = json.Unmarshal(e.sign(a.key, newOrderURL, []byte(payload), signOpts{kid: a.kid}), &f)
-			return e.post(newOrderURL, "application/jose+json", []byte(members(f["protected"], f["payload"], f["signature"])))
+			_ = json.Unmarshal(e.Sign(a.key, newOrderURL, []byte(payload), acmeenv.SignOpts{KID: a.kid}), &f)
+			return e.Post(newOrderURL, "application/jose+json", []byte(members(f["protected"], f["payload"], f["signature"])))
 		}
 	}
-	post := func(acct registered, url, payload string) func(*testing.T) rawResponse {
-		return func(*testing.T) rawResponse { return acct.post(e, url, []byte(payload)) }
+	post := func(acct registered, url, payload string) func(*testing.T) acmeenv.Response {
+		return func(*testing.T) acmeenv.Response { return acct.post(e, url, []byte(payload)) }
 	}
 	// keyChange posts y's key change with the inner JWS signed by a new
 	// key over header and payload texts.
-	keyChange := func(hdr func(jwk string) string, payload string) func(*testing.T) rawResponse {
-		return func(t *testing.T) rawResponse {
-			nk := newKey(t)
-			inner := handSignedRaw(t, nk, []byte(hdr(string(publicJWK(t, nk.Public())))), []byte(payload))
-			return y.post(e, keyChangeURL, marshalJSON(t, inner))
+	keyChange := func(hdr func(jwk string) string, payload string) func(*testing.T) acmeenv.Response {
+		return func(t *testing.T) acmeenv.Response {
+			nk := acmeenv.NewKey(t)
+			inner := acmeenv.HandSignedRaw(t, nk, []byte(hdr(string(acmeenv.PublicJWK(t, nk.Public())))), []byte(payload))
+			return y.post(e, keyChangeURL, acmeenv.MarshalJSON(t, inner))
 		}
 	}
 	// newAccountEAB posts a new-account of a fresh key whose binding has
 	// the header text hdr makes from the key's JWK.
-	newAccountEAB := func(hdr string) func(*testing.T) rawResponse {
-		return func(t *testing.T) rawResponse {
-			k := newKey(t)
-			eab := eabJWSRaw(t, []byte(hdr), publicJWK(t, k.Public()), eabKey.HMACKey)
-			return e.postJWS(k, newAccountURL, marshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "externalAccountBinding": eab}), signOpts{})
+	newAccountEAB := func(hdr string) func(*testing.T) acmeenv.Response {
+		return func(t *testing.T) acmeenv.Response {
+			k := acmeenv.NewKey(t)
+			eab := eabJWSRaw(t, []byte(hdr), acmeenv.PublicJWK(t, k.Public()), eabKey.HMACKey)
+			return e.PostJWS(k, newAccountURL, acmeenv.MarshalJSON(t, map[string]any{"termsOfServiceAgreed": true, "externalAccountBinding": eab}), acmeenv.SignOpts{})
 		}
 	}
 	ident := `{"type":"dns","value":"m.weir.test"}`
@@ -296,10 +299,10 @@ func TestJWSMemberNames(t *testing.T) {
 	cases := []badCase{
 		// The protected header.
 		{name: "header members only in upper case", detail: `"ALG" is not "alg": ` + caseOnly,
-			send: func(t *testing.T) rawResponse {
-				k := newKey(t)
-				hdr := fmt.Sprintf(`{"ALG":"ES256","JWK":%s,"URL":%q,"NONCE":%q}`, publicJWK(t, k.Public()), newAccountURL, e.nonce())
-				return e.post(newAccountURL, "application/jose+json", marshalJSON(t, handSignedRaw(t, k, []byte(hdr), []byte(`{"termsOfServiceAgreed":true}`))))
+			send: func(t *testing.T) acmeenv.Response {
+				k := acmeenv.NewKey(t)
+				hdr := fmt.Sprintf(`{"ALG":"ES256","JWK":%s,"URL":%q,"NONCE":%q}`, acmeenv.PublicJWK(t, k.Public()), newAccountURL, e.Nonce())
+				return e.Post(newAccountURL, "application/jose+json", acmeenv.MarshalJSON(t, acmeenv.HandSignedRaw(t, k, []byte(hdr), []byte(`{"termsOfServiceAgreed":true}`))))
 			}},
 		{name: "URL before url", detail: `"URL" is not "url"`,
 			send: hand(newOrderURL, kidHeader(fmt.Sprintf(`"URL":"https://elsewhere.test/","url":%q`, newOrderURL)), `{"identifiers":[`+ident+`]}`)},
@@ -355,7 +358,7 @@ func TestJWSMemberNames(t *testing.T) {
 	// Unknown members, in the header and in the payload, stay allowed.
 	res := hand(newOrderURL, kidHeader(fmt.Sprintf(`"url":%q,"x-weir-test":{"URL":1}`, newOrderURL)),
 		`{"identifiers":[`+ident+`],"x-weir-test":{"Identifiers":[1]}}`)(t)
-	if res.status != http.StatusCreated {
-		t.Errorf("new-order with unknown members: %d %s; want 201", res.status, res.body)
+	if res.Status != http.StatusCreated {
+		t.Errorf("new-order with unknown members: %d %s; want 201", res.Status, res.Body)
 	}
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bufio"
@@ -16,29 +16,10 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
-)
 
-// plainGet requests url with method over plain HTTP, as a relying party
-// does: no TLS, nothing trusted.
-func plainGet(t *testing.T, method, url string) rawResponse {
-	t.Helper()
-	req, err := http.NewRequest(method, url, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}
-	defer hc.CloseIdleConnections()
-	res, err := hc.Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return rawResponse{status: res.StatusCode, header: res.Header, body: body}
-}
+	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
+)
 
 // TestPlainHTTPArtefacts: under the default configuration a certificate
 // names http:// URLs on the plain-HTTP listener for its CRL and its
@@ -55,9 +36,9 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 	if !strings.HasPrefix(e.artefacts, "http://127.0.0.1:") {
 		t.Fatalf("the artefacts' base URL is %s, want the plain-HTTP listener's", e.artefacts)
 	}
-	ctx, _, c, _ := e.registered(t)
-	chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("plain.weir.test")...)
-	leaf := e.verifyChain(chain, "plain.weir.test")
+	ctx, _, c, _ := e.Registered(t)
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("plain.weir.test")...)
+	leaf := e.VerifyChain(chain, "plain.weir.test")
 	inter, err := x509.ParseCertificate(chain[1])
 	if err != nil {
 		t.Fatal(err)
@@ -74,65 +55,65 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 	}
 
 	for _, method := range []string{http.MethodGet, http.MethodHead} {
-		res := plainGet(t, method, crlURL)
-		if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pkix-crl" ||
-			res.header.Get("Cache-Control") != "public, max-age=300" {
-			t.Fatalf("%s %s: %d %v", method, crlURL, res.status, res.header)
+		res := acmeenv.PlainGet(t, method, crlURL)
+		if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pkix-crl" ||
+			res.Header.Get("Cache-Control") != "public, max-age=300" {
+			t.Fatalf("%s %s: %d %v", method, crlURL, res.Status, res.Header)
 		}
 		if method == http.MethodHead {
-			if len(res.body) != 0 || res.header.Get("Content-Length") == "" {
-				t.Errorf("HEAD %s: a body of %d bytes, Content-Length %q; want none and the GET's length", crlURL, len(res.body), res.header.Get("Content-Length"))
+			if len(res.Body) != 0 || res.Header.Get("Content-Length") == "" {
+				t.Errorf("HEAD %s: a body of %d bytes, Content-Length %q; want none and the GET's length", crlURL, len(res.Body), res.Header.Get("Content-Length"))
 			}
 			continue
 		}
-		crl, err := x509.ParseRevocationList(res.body)
+		crl, err := x509.ParseRevocationList(res.Body)
 		if err != nil {
 			t.Fatalf("the CRL at %s: %v", crlURL, err)
 		}
 		if err := crl.CheckSignatureFrom(inter); err != nil {
 			t.Errorf("the CRL at %s does not verify with the intermediate: %v", crlURL, err)
 		}
-		if !crlLists(crl, leaf.SerialNumber) {
+		if !acmeenv.CRLLists(crl, leaf.SerialNumber) {
 			t.Errorf("the CRL at %s does not list the revoked certificate", crlURL)
 		}
 	}
-	res := plainGet(t, http.MethodGet, issuerURL)
-	if res.status != http.StatusOK || res.header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.body, inter.Raw) {
-		t.Errorf("GET %s: %d %v, want the intermediate's DER", issuerURL, res.status, res.header)
+	res := acmeenv.PlainGet(t, http.MethodGet, issuerURL)
+	if res.Status != http.StatusOK || res.Header.Get("Content-Type") != "application/pkix-cert" || !bytes.Equal(res.Body, inter.Raw) {
+		t.Errorf("GET %s: %d %v, want the intermediate's DER", issuerURL, res.Status, res.Header)
 	} else if err := leaf.CheckSignatureFrom(inter); err != nil {
 		t.Errorf("the certificate does not verify with the intermediate at %s: %v", issuerURL, err)
 	}
 	for _, p := range []string{"/root.pem", "/crl/default", "/ca/issuer/default"} {
-		if res := plainGet(t, http.MethodGet, e.artefacts+p); res.status != http.StatusOK {
-			t.Errorf("GET %s on the plain-HTTP listener: %d, want 200", p, res.status)
+		if res := acmeenv.PlainGet(t, http.MethodGet, e.artefacts+p); res.Status != http.StatusOK {
+			t.Errorf("GET %s on the plain-HTTP listener: %d, want 200", p, res.Status)
 		}
 	}
 
 	// Nothing else.
 	for _, p := range []string{"/", "/directory", "/acme/new-nonce", "/acme/new-account", "/acme/renewal-info/x",
 		"/healthz", "/readyz", "/metrics", "/api/v1/crl", "/login", "/crl/none", "/crl/default/1", "/ca/crl.der/x"} {
-		res := plainGet(t, http.MethodGet, e.artefacts+p)
-		if res.status != http.StatusNotFound || res.header.Get("Replay-Nonce") != "" {
-			t.Errorf("GET %s on the plain-HTTP listener: %d (nonce %q), want 404 and no nonce", p, res.status, res.header.Get("Replay-Nonce"))
+		res := acmeenv.PlainGet(t, http.MethodGet, e.artefacts+p)
+		if res.Status != http.StatusNotFound || res.Header.Get("Replay-Nonce") != "" {
+			t.Errorf("GET %s on the plain-HTTP listener: %d (nonce %q), want 404 and no nonce", p, res.Status, res.Header.Get("Replay-Nonce"))
 		}
 	}
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete} {
-		if res := plainGet(t, m, crlURL); res.status != http.StatusMethodNotAllowed {
-			t.Errorf("%s %s: %d, want 405", m, crlURL, res.status)
+		if res := acmeenv.PlainGet(t, m, crlURL); res.Status != http.StatusMethodNotAllowed {
+			t.Errorf("%s %s: %d, want 405", m, crlURL, res.Status)
 		}
 	}
-	if res := plainGet(t, http.MethodPost, e.artefacts+"/acme/new-order"); res.status != http.StatusNotFound {
-		t.Errorf("POST /acme/new-order on the plain-HTTP listener: %d, want 404", res.status)
+	if res := acmeenv.PlainGet(t, http.MethodPost, e.artefacts+"/acme/new-order"); res.Status != http.StatusNotFound {
+		t.Errorf("POST /acme/new-order on the plain-HTTP listener: %d, want 404", res.Status)
 	}
 
 	// The ACME listener serves the same, over HTTPS, and ACME.
 	for _, p := range []string{"/ca/crl.der", "/ca/intermediate.der", "/root.pem", "/directory"} {
-		if res := httpGet(t, e, e.base+p); res.status != http.StatusOK {
-			t.Errorf("GET %s on the ACME listener: %d, want 200", p, res.status)
+		if res := e.Get(t, e.Base+p); res.Status != http.StatusOK {
+			t.Errorf("GET %s on the ACME listener: %d, want 200", p, res.Status)
 		}
 	}
-	if res := plainGet(t, http.MethodGet, "http://"+strings.TrimPrefix(e.base, "https://")+"/ca/crl.der"); res.status != http.StatusBadRequest {
-		t.Errorf("plain HTTP to the ACME listener: %d, want net/http's 400", res.status)
+	if res := acmeenv.PlainGet(t, http.MethodGet, "http://"+strings.TrimPrefix(e.Base, "https://")+"/ca/crl.der"); res.Status != http.StatusBadRequest {
+		t.Errorf("plain HTTP to the ACME listener: %d, want net/http's 400", res.Status)
 	}
 }
 
@@ -141,7 +122,7 @@ func TestPlainHTTPArtefacts(t *testing.T) {
 // max-per-ip is refused at accept, and one that sends no request is
 // closed after first-request-timeout.
 func TestPlainHTTPConnections(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.Server.Connections.MaxPerIP = 2
 		c.Server.Connections.FirstRequestTimeout = time.Second
 	})
@@ -197,7 +178,7 @@ func TestPlainHTTPConnections(t *testing.T) {
 	// after it, however the machine schedules the server.
 	idle.SetReadDeadline(idleDialed.Add(9 * time.Second))
 	_, err := io.Copy(io.Discard, idle)
-	if isTimeout(err) {
+	if acmeenv.IsTimeout(err) {
 		t.Error("a connection without a request is open 9 s after it was dialed, with a first-request-timeout of 1 s")
 	}
 	if d := time.Since(idleDialed); d < time.Second {
@@ -205,35 +186,5 @@ func TestPlainHTTPConnections(t *testing.T) {
 	}
 	if !get(busy) {
 		t.Error("the connection that sent a request was closed by the first-request deadline")
-	}
-}
-
-// TestArtefactURL: the base URL the certificates name for their CRL and
-// issuer: server.http.external-url, else http:// with the host of
-// server.external-url (else of the listener) and the listener's port
-// (none for 80); the ACME listener's with the plain-HTTP listener off.
-func TestArtefactURL(t *testing.T) {
-	for _, tc := range []struct {
-		listen, external, httpListen, httpExternal, want string
-	}{
-		{"localhost:14000", "", "localhost:14080", "", "http://localhost:14080"},
-		{"0.0.0.0:443", "https://acme.example.internal", "0.0.0.0:80", "", "http://acme.example.internal"},
-		{"0.0.0.0:14000", "https://acme.example.internal:14000/", "0.0.0.0:14080", "", "http://acme.example.internal:14080"},
-		{"[::1]:14000", "", "[::1]:14080", "", "http://[::1]:14080"},
-		{"[::1]:14000", "", "[::1]:80", "", "http://[::1]"},
-		{"localhost:14000", "https://acme.example.internal", "localhost:14080", "http://crl.example.internal/", "http://crl.example.internal"},
-		{"localhost:14000", "", "", "", "https://localhost:14000"},
-		{"localhost:14000", "https://acme.example.internal", "", "", "https://acme.example.internal"},
-	} {
-		cfg := DefaultConfig()
-		cfg.Server.Listen, cfg.Server.ExternalURL = tc.listen, tc.external
-		cfg.Server.HTTP = PublicHTTPConfig{Listen: tc.httpListen, ExternalURL: tc.httpExternal}
-		if err := cfg.Validate(); err != nil {
-			t.Errorf("%+v: %v", tc, err)
-			continue
-		}
-		if got := artefactURL(cfg); got != tc.want {
-			t.Errorf("%+v: artefactURL = %s, want %s", tc, got, tc.want)
-		}
 	}
 }

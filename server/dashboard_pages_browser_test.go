@@ -12,6 +12,7 @@ import (
 	"github.com/chromedp/chromedp"
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
 )
 
@@ -59,8 +60,8 @@ func TestDashboardFixesBrowser(t *testing.T) {
 		dup := &c.RateLimiting.DuplicateCertificate
 		dup.Enabled, dup.MaxPerWindow = true, 1
 	})
-	ctx, key, c, acct := e.registered(t)
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	ctx, key, c, acct := e.Registered(t)
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 
 	// An order whose only challenge fails: nothing serves its token.
 	o, err := c.AuthorizeOrder(ctx, xacme.DomainIDs("fails.weir.test"))
@@ -72,10 +73,10 @@ func TestDashboardFixesBrowser(t *testing.T) {
 
 	// One certificate for a name set, then three refused orders for it.
 	names := []string{"dup-a.weir.test", "dup-b.weir.test", "dup-c.weir.test", "dup-d.weir.test"}
-	e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs(names...)...)
+	e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs(names...)...)
 	dupKey := ratelimit.FQDNSetKey(id, names)
 	for range 3 {
-		want429(t, e.rawOrder(key, acct.URI, names...), "duplicate-certificate", dupKey)
+		acmeenv.Want429(t, e.RawOrder(key, acct.URI, names...), "duplicate-certificate", dupKey)
 	}
 
 	dashLogin(t, bctx, e)
@@ -171,11 +172,11 @@ func TestDashboardEABBrowser(t *testing.T) {
 	if err != nil || len(mac) != 32 {
 		t.Fatalf("HMAC key %q shown: %v, %d bytes", hmac, err, len(mac))
 	}
-	acct, err := e.eabRegister(ctx, newKey(t), kid, mac)
+	acct, err := e.eabRegister(ctx, acmeenv.NewKey(t), kid, mac)
 	if err != nil {
 		t.Fatalf("registering with the key the page showed: %v", err)
 	}
-	acctID := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	acctID := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 
 	// The list: bound to the account, the HMAC key nowhere.
 	var used, page string
@@ -205,7 +206,7 @@ func TestDashboardEABBrowser(t *testing.T) {
 	if strings.TrimSpace(flash) != "revoked EAB key "+other || strings.TrimSpace(st) != "revoked" {
 		t.Errorf("after revoking: flash %q, status %q", flash, st)
 	}
-	if _, err := e.eabRegister(ctx, newKey(t), other, mac); err == nil {
+	if _, err := e.eabRegister(ctx, acmeenv.NewKey(t), other, mac); err == nil {
 		t.Error("a revoked key bound an account")
 	}
 }

@@ -1,100 +1,50 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
 	"crypto"
 	"encoding/json"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 )
-
-// rawAccount registers key with a hand-made request and returns the
-// response and the account URL.
-func (e *testEnv) rawAccount(key crypto.Signer) (rawResponse, string) {
-	e.t.Helper()
-	res := e.postJWS(key, e.base+"/acme/new-account", []byte(`{"termsOfServiceAgreed":true}`), signOpts{})
-	return res, res.header.Get("Location")
-}
-
-// rawOrder asks for an order for names.
-func (e *testEnv) rawOrder(key crypto.Signer, kid string, names ...string) rawResponse {
-	e.t.Helper()
-	var ids []map[string]string
-	for _, n := range names {
-		ids = append(ids, map[string]string{"type": "dns", "value": n})
-	}
-	payload, _ := json.Marshal(map[string]any{"identifiers": ids})
-	return e.postJWS(key, e.base+"/acme/new-order", payload, signOpts{kid: kid})
-}
-
-// want429 checks a rate-limit rejection: status, type, an integer
-// Retry-After of at least 1 second, Link rel="help", a fresh nonce, and a
-// detail naming the limit and key.
-func want429(t *testing.T, res rawResponse, limit, key string) int {
-	t.Helper()
-	typ, detail := res.problem()
-	if res.status != http.StatusTooManyRequests || typ != "urn:ietf:params:acme:error:rateLimited" {
-		t.Fatalf("got %d %s, want 429 rateLimited: %s", res.status, typ, res.body)
-	}
-	ra, err := strconv.Atoi(res.header.Get("Retry-After"))
-	if err != nil || ra < 1 {
-		t.Errorf("Retry-After = %q, want whole seconds >= 1", res.header.Get("Retry-After"))
-	}
-	if linkRel(res.header, "help") == "" {
-		t.Errorf("no Link rel=\"help\" in %v", res.header.Values("Link"))
-	}
-	if res.header.Get("Replay-Nonce") == "" {
-		t.Error("no Replay-Nonce on the 429")
-	}
-	if !strings.Contains(detail, limit) || !strings.Contains(detail, key) || !strings.Contains(detail, "retry after") {
-		t.Errorf("detail %q does not name limit %q, key %q and the time it frees up", detail, limit, key)
-	}
-	return ra
-}
 
 // wantRefusalFields checks the RateLimit fields of a 429: the policy
 // names limit with q and w, and RateLimit has r=0 and t the Retry-After
 // ra.
-func wantRefusalFields(t *testing.T, what string, res rawResponse, limit string, q, w int64, ra int) {
+func wantRefusalFields(t *testing.T, what string, res acmeenv.Response, limit string, q, w int64, ra int) {
 	t.Helper()
 	p, l := rateLimitFields(t, what, res)
 	if p.name != limit || p.params["q"] != q || p.params["w"] != w || len(p.params) != 2 {
-		t.Errorf("%s: RateLimit-Policy %q, want \"%s\";q=%d;w=%d", what, res.header.Get("RateLimit-Policy"), limit, q, w)
+		t.Errorf("%s: RateLimit-Policy %q, want \"%s\";q=%d;w=%d", what, res.Header.Get("RateLimit-Policy"), limit, q, w)
 	}
 	if l.params["r"] != 0 || l.params["t"] != int64(ra) || len(l.params) != 2 {
-		t.Errorf("%s: RateLimit %q, want r=0;t=%d (the Retry-After)", what, res.header.Get("RateLimit"), ra)
-	}
-}
-
-func wantStatus(t *testing.T, res rawResponse, status int) {
-	t.Helper()
-	if res.status != status {
-		t.Fatalf("status %d, want %d: %s", res.status, status, res.body)
+		t.Errorf("%s: RateLimit %q, want r=0;t=%d (the Retry-After)", what, res.Header.Get("RateLimit"), ra)
 	}
 }
 
 func TestRateLimitLayers(t *testing.T) {
 	t.Run("global", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 3}
 		})
 		for i := range 3 {
-			if res := e.post(e.base+"/acme/new-nonce", "", nil); res.status == http.StatusTooManyRequests {
+			if res := e.Post(e.Base+"/acme/new-nonce", "", nil); res.Status == http.StatusTooManyRequests {
 				t.Fatalf("request %d refused within the burst", i+1)
 			}
 		}
-		res := e.post(e.base+"/acme/new-nonce", "", nil)
+		res := e.Post(e.Base+"/acme/new-nonce", "", nil)
 		// One token a second: the wait is at most a second.
-		ra := want429(t, res, "global", "127.0.0.1")
+		ra := acmeenv.Want429(t, res, "global", "127.0.0.1")
 		if ra != 1 {
 			t.Errorf("Retry-After = %d, want 1", ra)
 		}
@@ -111,16 +61,16 @@ func TestRateLimitLayers(t *testing.T) {
 			Quota, Window, Count, Period int64
 			FreesAt                      time.Time
 		}
-		if err := json.Unmarshal(res.body, &prob); err != nil || prob.Limit != "global" || prob.Key != "127.0.0.1" ||
+		if err := json.Unmarshal(res.Body, &prob); err != nil || prob.Limit != "global" || prob.Key != "127.0.0.1" ||
 			prob.Remaining == nil || *prob.Remaining != 0 || prob.Quota != 3 || prob.Window != 3 ||
 			prob.Count != 60 || prob.Period != 60 || prob.FreesAt.IsZero() {
 			t.Errorf("global 429 members %+v (%v), want limit global, key 127.0.0.1, remaining 0, quota 3, window 3, count 60, period 60, freesAt:\n%s",
-				prob, err, res.body)
+				prob, err, res.Body)
 		}
 		// A spoofed X-Forwarded-For from an untrusted peer changes nothing.
-		req, _ := http.NewRequest(http.MethodHead, e.base+"/acme/new-nonce", nil)
+		req, _ := http.NewRequest(http.MethodHead, e.Base+"/acme/new-nonce", nil)
 		req.Header.Set("X-Forwarded-For", "198.51.100.7")
-		r, err := e.http.Do(req)
+		r, err := e.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,14 +81,14 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("trusted proxy", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 1}
 			c.Server.TrustedProxies = []string{"127.0.0.1"}
 		})
 		for _, ip := range []string{"198.51.100.1", "198.51.100.2", "2001:db8:1:2::1"} {
-			req, _ := http.NewRequest(http.MethodHead, e.base+"/acme/new-nonce", nil)
+			req, _ := http.NewRequest(http.MethodHead, e.Base+"/acme/new-nonce", nil)
 			req.Header.Set("X-Forwarded-For", ip+", 127.0.0.1")
-			r, err := e.http.Do(req)
+			r, err := e.HTTP.Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,9 +98,9 @@ func TestRateLimitLayers(t *testing.T) {
 			}
 		}
 		// The same /64 shares a bucket.
-		req, _ := http.NewRequest(http.MethodHead, e.base+"/acme/new-nonce", nil)
+		req, _ := http.NewRequest(http.MethodHead, e.Base+"/acme/new-nonce", nil)
 		req.Header.Set("X-Forwarded-For", "2001:db8:1:2::99")
-		r, err := e.http.Do(req)
+		r, err := e.HTTP.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -161,16 +111,16 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("account-creation", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.AccountCreation = ratelimit.AccountCreationConfig{Enabled: true, PerIPPerHour: 5, Burst: 2}
 		})
 		for range 2 {
-			res, _ := e.rawAccount(newKey(t))
-			wantStatus(t, res, http.StatusCreated)
+			res, _ := e.RawAccount(acmeenv.NewKey(t))
+			acmeenv.WantStatus(t, res, http.StatusCreated)
 		}
-		res, _ := e.rawAccount(newKey(t))
+		res, _ := e.RawAccount(acmeenv.NewKey(t))
 		// 5 per hour: the next slot is 12 minutes away.
-		ra := want429(t, res, "account-creation", "127.0.0.1")
+		ra := acmeenv.Want429(t, res, "account-creation", "127.0.0.1")
 		if ra < 719 || ra > 720 {
 			t.Errorf("Retry-After = %d, want 720", ra)
 		}
@@ -180,7 +130,7 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("whitelist", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.Whitelist = []string{"127.0.0.0/8"}
 			c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 1, Burst: 1}
 			c.RateLimiting.AccountCreation = ratelimit.AccountCreationConfig{Enabled: true, PerIPPerHour: 1, Burst: 1}
@@ -189,75 +139,75 @@ func TestRateLimitLayers(t *testing.T) {
 		var key crypto.Signer
 		var kid string
 		for range 3 {
-			key = newKey(t)
-			var res rawResponse
-			res, kid = e.rawAccount(key)
-			wantStatus(t, res, http.StatusCreated)
+			key = acmeenv.NewKey(t)
+			var res acmeenv.Response
+			res, kid = e.RawAccount(key)
+			acmeenv.WantStatus(t, res, http.StatusCreated)
 		}
-		wantStatus(t, e.rawOrder(key, kid, "w1.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "w1.weir.test"), http.StatusCreated)
 		// The account limits still apply to a whitelisted client.
-		want429(t, e.rawOrder(key, kid, "w2.weir.test"), "order-creation", strings.TrimPrefix(kid, e.base+"/acme/account/"))
+		acmeenv.Want429(t, e.RawOrder(key, kid, "w2.weir.test"), "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 	})
 
 	t.Run("order-creation", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 		})
-		key := newKey(t)
-		_, kid := e.rawAccount(key)
-		id := strings.TrimPrefix(kid, e.base+"/acme/account/")
-		wantStatus(t, e.rawOrder(key, kid, "o1.weir.test"), http.StatusCreated)
-		wantStatus(t, e.rawOrder(key, kid, "o2.weir.test"), http.StatusCreated)
-		if ra := want429(t, e.rawOrder(key, kid, "o3.weir.test"), "order-creation", id); ra < 179 || ra > 180 {
+		key := acmeenv.NewKey(t)
+		_, kid := e.RawAccount(key)
+		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "o1.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "o2.weir.test"), http.StatusCreated)
+		if ra := acmeenv.Want429(t, e.RawOrder(key, kid, "o3.weir.test"), "order-creation", id); ra < 179 || ra > 180 {
 			t.Errorf("Retry-After = %d, want 180 (20 per hour)", ra)
 		}
 	})
 
 	t.Run("san-budget", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.ACME.MaxIdentifiers = 3
 			c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 5, SANBudgetPerAccountPerHour: 4}
 		})
-		key := newKey(t)
-		_, kid := e.rawAccount(key)
-		id := strings.TrimPrefix(kid, e.base+"/acme/account/")
-		wantStatus(t, e.rawOrder(key, kid, "s1.weir.test", "s2.weir.test", "s3.weir.test"), http.StatusCreated)
-		want429(t, e.rawOrder(key, kid, "s4.weir.test", "s5.weir.test"), "san-budget", id)
+		key := acmeenv.NewKey(t)
+		_, kid := e.RawAccount(key)
+		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "s1.weir.test", "s2.weir.test", "s3.weir.test"), http.StatusCreated)
+		acmeenv.Want429(t, e.RawOrder(key, kid, "s4.weir.test", "s5.weir.test"), "san-budget", id)
 	})
 
 	t.Run("duplicate-certificate", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.DuplicateCertificate = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 		})
 		ctx := t.Context()
-		key := newKey(t)
-		c := e.client(key)
+		key := acmeenv.NewKey(t)
+		c := e.Client(key)
 		acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 		if err != nil {
 			t.Fatal(err)
 		}
-		chain, _ := e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("dup.weir.test")...)
-		ra := want429(t, e.rawOrder(key, acct.URI, "dup.weir.test"), "duplicate-certificate", "")
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("dup.weir.test")...)
+		ra := acmeenv.Want429(t, e.RawOrder(key, acct.URI, "dup.weir.test"), "duplicate-certificate", "")
 		// Retry-After is when the certificate leaves the one-hour window.
 		if ra < 3590 || ra > 3600 {
 			t.Errorf("Retry-After = %d, want about 3600", ra)
 		}
 		// Another name set is not a duplicate; revoking frees the slot.
-		wantStatus(t, e.rawOrder(key, acct.URI, "dup.weir.test", "dup2.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "dup.weir.test", "dup2.weir.test"), http.StatusCreated)
 		if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonSuperseded); err != nil {
 			t.Fatal(err)
 		}
-		wantStatus(t, e.rawOrder(key, acct.URI, "dup.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "dup.weir.test"), http.StatusCreated)
 	})
 
 	t.Run("failed-validation", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.FailedValidation = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 		})
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
-		key := newKey(t)
-		c := e.client(key)
+		key := acmeenv.NewKey(t)
+		c := e.Client(key)
 		acct, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
 		if err != nil {
 			t.Fatal(err)
@@ -280,21 +230,21 @@ func TestRateLimitLayers(t *testing.T) {
 		if _, err := c.WaitAuthorization(ctx, o.AuthzURLs[0]); err == nil {
 			t.Fatal("validation passed; want it to fail")
 		}
-		want429(t, e.rawOrder(key, acct.URI, "fail.weir.test"), "failed-validation", "fail.weir.test")
+		acmeenv.Want429(t, e.RawOrder(key, acct.URI, "fail.weir.test"), "failed-validation", "fail.weir.test")
 		// The wildcard is counted apart from its base name.
-		wantStatus(t, e.rawOrder(key, acct.URI, "*.fail.weir.test"), http.StatusCreated)
+		acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, "*.fail.weir.test"), http.StatusCreated)
 	})
 
 	t.Run("pending-authorizations", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.ACME.MaxIdentifiers = 2
 			c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 2}
 		})
-		key := newKey(t)
-		_, kid := e.rawAccount(key)
-		id := strings.TrimPrefix(kid, e.base+"/acme/account/")
-		wantStatus(t, e.rawOrder(key, kid, "p1.weir.test", "p2.weir.test"), http.StatusCreated)
-		ra := want429(t, e.rawOrder(key, kid, "p3.weir.test"), "pending-authorizations", id)
+		key := acmeenv.NewKey(t)
+		_, kid := e.RawAccount(key)
+		id := strings.TrimPrefix(kid, e.Base+"/acme/account/")
+		acmeenv.WantStatus(t, e.RawOrder(key, kid, "p1.weir.test", "p2.weir.test"), http.StatusCreated)
+		ra := acmeenv.Want429(t, e.RawOrder(key, kid, "p3.weir.test"), "pending-authorizations", id)
 		// Retry-After is when the soonest pending authorization expires.
 		if want := int(e.cfg.ACME.PendingAuthzLifetime.Seconds()); ra < want-10 || ra > want {
 			t.Errorf("Retry-After = %d, want about %d", ra, want)
@@ -302,18 +252,18 @@ func TestRateLimitLayers(t *testing.T) {
 	})
 
 	t.Run("registered-domain", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.RateLimiting.RegisteredDomain = ratelimit.WindowConfig{Enabled: true, MaxPerWindow: 1, Window: time.Hour}
 		})
 		ctx := t.Context()
-		c := e.client(newKey(t))
+		c := e.Client(acmeenv.NewKey(t))
 		if _, err := c.Register(ctx, &xacme.Account{}, xacme.AcceptTOS); err != nil {
 			t.Fatal(err)
 		}
-		e.issue(ctx, c, newKey(t), "http-01", xacme.DomainIDs("a.rd.example.com")...)
+		e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("a.rd.example.com")...)
 		// Another account, another name, same eTLD+1.
-		key := newKey(t)
-		_, kid := e.rawAccount(key)
-		want429(t, e.rawOrder(key, kid, "b.rd.example.com"), "registered-domain", "example.com")
+		key := acmeenv.NewKey(t)
+		_, kid := e.RawAccount(key)
+		acmeenv.Want429(t, e.RawOrder(key, kid, "b.rd.example.com"), "registered-domain", "example.com")
 	})
 }

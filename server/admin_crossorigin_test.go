@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // The admin listener's guards, over HTTP without a browser: what a hostile
@@ -106,7 +107,7 @@ func TestAdminCrossOrigin(t *testing.T) {
 				}
 			}
 			// The bucket is still spent.
-			want429(t, f.e.rawOrder(f.key, f.kid, "guard3.weir.test"), "order-creation", strings.TrimPrefix(f.bucket, "order-creation:"))
+			acmeenv.Want429(t, f.e.RawOrder(f.key, f.kid, "guard3.weir.test"), "order-creation", strings.TrimPrefix(f.bucket, "order-creation:"))
 
 			// The same endpoints from the dashboard's own pages and from a
 			// script work: the refusals above were the guards'.
@@ -134,7 +135,7 @@ func TestAdminCrossOrigin(t *testing.T) {
 			if res := f.send(t, reset); res.status != http.StatusSeeOther {
 				t.Errorf("same-origin reset from a browser without Sec-Fetch-Site: %d, want 303:\n%s", res.status, res.body)
 			}
-			wantStatus(t, f.e.rawOrder(f.key, f.kid, "guard4.weir.test"), http.StatusCreated)
+			acmeenv.WantStatus(t, f.e.RawOrder(f.key, f.kid, "guard4.weir.test"), http.StatusCreated)
 		})
 	}
 }

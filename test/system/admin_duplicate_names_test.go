@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"encoding/json"
@@ -10,7 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -19,11 +21,11 @@ import (
 // certificate yet (the order is found, not a certificate), in any order
 // the names were asked in; a key of a set never asked for has no names.
 func TestAdminDuplicateCertificateNames(t *testing.T) {
-	e := startEnv(t, func(c *Config) { c.RateLimiting.DuplicateCertificate.Enabled = true })
-	_, key, _, acct := e.registered(t)
-	id := strings.TrimPrefix(acct.URI, e.base+"/acme/account/")
+	e := startEnv(t, func(c *server.Config) { c.RateLimiting.DuplicateCertificate.Enabled = true })
+	_, key, _, acct := e.Registered(t)
+	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
 	names := []string{"p2.weir.test", "p1.weir.test"}
-	wantStatus(t, e.rawOrder(key, acct.URI, names...), 201)
+	acmeenv.WantStatus(t, e.RawOrder(key, acct.URI, names...), 201)
 
 	token := e.adminToken(t)
 	status := func(k string) admin.BucketView {

@@ -1,13 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
 	"fmt"
-	"io"
 	"net"
-	"strings"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -80,11 +79,11 @@ func TestValidationFairness(t *testing.T) {
 	// hole listens on the http-01 port.
 	blackHole(t, fmt.Sprintf("127.0.0.2:%d", e.cfg.Challenges.HTTP01.Port))
 
-	ctx, _, a, _ := e.registered(t)
+	ctx, _, a, _ := e.Registered(t)
 	var ids []xacme.AuthzID
 	for i := range names {
 		n := fmt.Sprintf("hole%d.weir.test", i)
-		e.dns.SetA(n, netipMust("127.0.0.2"))
+		e.DNS.SetA(n, netip.MustParseAddr("127.0.0.2"))
 		ids = append(ids, xacme.AuthzID{Type: "dns", Value: n})
 	}
 	o, err := a.AuthorizeOrder(ctx, ids)
@@ -107,14 +106,14 @@ func TestValidationFairness(t *testing.T) {
 	}
 	wg.Wait()
 
-	_, _, b, _ := e.registered(t)
+	_, _, b, _ := e.Registered(t)
 	bo, err := b.AuthorizeOrder(ctx, xacme.DomainIDs("fair.weir.test"))
 	if err != nil {
 		t.Fatalf("B's new-order: %v", err)
 	}
 	bz, ch := challengeOf(ctx, t, b, bo.AuthzURLs[0], "http-01")
 	ka, _ := b.HTTP01ChallengeResponse(ch.Token)
-	e.tokens.Store(ch.Token, ka)
+	e.Tokens.Store(ch.Token, ka)
 	start := time.Now()
 	got, err := b.Accept(ctx, ch)
 	if err != nil {
@@ -134,50 +133,5 @@ func TestValidationFairness(t *testing.T) {
 	}
 	if took >= 2*time.Second {
 		t.Errorf("B's validation took %s behind A's %d hung ones, want under 2 s", took, names)
-	}
-}
-
-// TestValidationWorkersPerAccountConfig: acme.validation-workers-per-account
-// is 0 (acme's default share) or 1 to acme.validation-workers, and reaches
-// the Service.
-func TestValidationWorkersPerAccountConfig(t *testing.T) {
-	tests := []struct {
-		yaml    string
-		wantErr string // "" for none
-		want    int    // the Service's cap
-	}{
-		{yaml: "", want: 4},
-		{yaml: "acme: {validation-workers: 2}", want: 1},
-		{yaml: "acme: {validation-workers: 40}", want: 10},
-		{yaml: "acme: {validation-workers-per-account: 1}", want: 1},
-		{yaml: "acme: {validation-workers-per-account: 16}", want: 16},
-		{yaml: "acme: {validation-workers-per-account: 17}", wantErr: "acme.validation-workers-per-account: 17 must be between 1 and acme.validation-workers (16)"},
-		{yaml: "acme: {validation-workers: 2, validation-workers-per-account: 3}", wantErr: "acme.validation-workers-per-account: 3 must be between 1 and acme.validation-workers (2)"},
-		{yaml: "acme: {validation-workers-per-account: -1}", wantErr: "acme.validation-workers-per-account: -1"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.yaml, func(t *testing.T) {
-			cfg, err := ParseConfig("", []byte(tc.yaml))
-			if tc.wantErr != "" {
-				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
-					t.Fatalf("err = %v, want one containing %q", err, tc.wantErr)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			cfg.DataDir = t.TempDir()
-			cfg.Server.Listen = "127.0.0.1:0"
-			cfg.Admin.Enabled = new(bool)
-			srv, err := New(t.Context(), cfg, Options{Log: io.Discard})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer srv.Close()
-			if got := srv.svc.Config().ValidationWorkersPerAccount; got != tc.want {
-				t.Errorf("the Service's ValidationWorkersPerAccount = %d, want %d", got, tc.want)
-			}
-		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
 // reloadWith writes the configuration edit makes of the running one and
@@ -58,15 +59,15 @@ func TestFinalizeAfterReload(t *testing.T) {
 	for _, tc := range liveRuleChanges("gone.weir.test") {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEnv(t, nil)
-			ctx, key, c, acct := e.registered(t)
+			ctx, key, c, acct := e.Registered(t)
 			url, o := e.readyProfileOrder(ctx, c, acct.URI, "", "gone.weir.test")
 
 			e.reloadWith(tc.edit)
 			before := snapshotDB(t, e)
-			csr := base64.RawURLEncoding.EncodeToString(csrFor(t, newKey(t), "gone.weir.test"))
-			res := e.postJWS(key, o.Finalize, []byte(`{"csr":"`+csr+`"}`), signOpts{kid: acct.URI})
-			if typ, detail := res.problem(); res.status != http.StatusBadRequest || typ != string(tc.wantType) {
-				t.Fatalf("finalize after the reload: %d %s %q, want 400 %s", res.status, typ, detail, tc.wantType)
+			csr := base64.RawURLEncoding.EncodeToString(acmeenv.CSRFor(t, acmeenv.NewKey(t), "gone.weir.test"))
+			res := e.PostJWS(key, o.Finalize, []byte(`{"csr":"`+csr+`"}`), acmeenv.SignOpts{KID: acct.URI})
+			if typ, detail := res.Problem(); res.Status != http.StatusBadRequest || typ != string(tc.wantType) {
+				t.Fatalf("finalize after the reload: %d %s %q, want 400 %s", res.Status, typ, detail, tc.wantType)
 			}
 			after := snapshotDB(t, e)
 			if after.counts["certificates"] != before.counts["certificates"] {
@@ -87,7 +88,7 @@ func TestFinalizeAfterReload(t *testing.T) {
 // order invalid with new-order's problem.
 func TestFinalizeTakeoverAfterReload(t *testing.T) {
 	e := startEnv(t, nil)
-	ctx, key, c, acct := e.registered(t)
+	ctx, key, c, acct := e.Registered(t)
 	url, _ := e.readyProfileOrder(ctx, c, acct.URI, "", "gone.weir.test")
 	id := url[strings.LastIndex(url, "/")+1:]
 
@@ -95,7 +96,7 @@ func TestFinalizeTakeoverAfterReload(t *testing.T) {
 	// The dead replica's lease ended just now, so the next claim (within
 	// acme.Config.ClaimInterval, 5 s) takes it over.
 	lease := e.srv.svc.Config().ValidationLease
-	csr := csrFor(t, newKey(t), "gone.weir.test")
+	csr := acmeenv.CSRFor(t, acmeenv.NewKey(t), "gone.weir.test")
 	if err := e.srv.store.StartFinalize(ctx, acme.OrderID(id), "a-dead-replica", csr, time.Now().Add(-lease), lease); err != nil {
 		t.Fatalf("StartFinalize as the dead replica: %v", err)
 	}

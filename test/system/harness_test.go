@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: Apache-2.0
+
+// Package system holds weir's system tests that need nothing of package
+// server but its exported API: each starts a whole weir server on
+// loopback and drives it as an ACME client does, through acmeenv. The
+// system tests that read or change the server's unexported state stay in
+// package server.
+package system
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/weirproc"
+	"github.com/weir-pki/weir/server"
+)
+
+// env is a whole weir server on loopback with the ACME side of acmeenv.
+type env struct {
+	*acmeenv.Env
+	t   *testing.T
+	cfg server.Config
+	srv *server.Server
+	// artefacts is the base URL of the public artefacts that the
+	// certificates name (server.ArtefactURL).
+	artefacts string
+	// adminURL is the admin listener's base URL ("" when admin is off).
+	adminURL string
+	// cli runs weir command lines against the server (cli_test.go).
+	cli weirproc.CLI
+}
+
+// startEnv starts weir with a test configuration that mutate may adjust:
+// the challenges go to acmeenv's responders, 127.0.0.0/8 may be
+// certified, CRLs are made on read, and every rate limit is off.
+func startEnv(t *testing.T, mutate func(*server.Config)) *env {
+	t.Helper()
+	e := &env{t: t, Env: acmeenv.Start(t)}
+	ln, adminLn, plainLn := acmeenv.ListenLoopback(t), acmeenv.ListenLoopback(t), acmeenv.ListenLoopback(t)
+	cfg := server.DefaultConfig()
+	cfg.DataDir = t.TempDir()
+	cfg.Server.Listen = ln.Addr().String()
+	cfg.Server.HTTP.Listen = plainLn.Addr().String()
+	cfg.Admin.Listen = adminLn.Addr().String()
+	cfg.Challenges.HTTP01.Port = e.HTTP01Port
+	cfg.Challenges.TLSALPN01.Port = e.TLSALPN01Port
+	cfg.Challenges.DNSResolver = e.DNS.Addr()
+	cfg.Challenges.Timeout = 5 * time.Second
+	cfg.Log.Level = "warn"
+	cfg.CA.Policy.AllowedIPRanges = []string{"127.0.0.0/8"}
+	cfg.CA.CRLDelay = 0
+	rl := &cfg.RateLimiting
+	rl.Global.Enabled, rl.AccountCreation.Enabled, rl.OrderCreation.Enabled = false, false, false
+	rl.DuplicateCertificate.Enabled, rl.FailedValidation.Enabled = false, false
+	rl.PendingAuthorizations.Enabled, rl.RegisteredDomain.Enabled = false, false
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	e.cfg = cfg
+	// The running server watches its file, as weir serve -config does.
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.cli = weirproc.CLI{Builder: &builder, Config: filepath.Join(cfg.DataDir, "weir.yaml")}
+	if err := os.WriteFile(e.cli.Config, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.srv, err = server.New(t.Context(), cfg, server.Options{ConfigFile: e.cli.Config, Log: io.Discard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if e.srv.HasAdmin() {
+		e.adminURL = server.AdminURL(cfg)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	ls := server.Listeners{ACME: ln, Admin: adminLn}
+	if cfg.Server.HTTP.Listen == plainLn.Addr().String() {
+		ls.HTTP = plainLn
+	}
+	go func() { done <- e.srv.Serve(ctx, ls) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+		e.srv.Close()
+	})
+	e.artefacts = server.ArtefactURL(cfg)
+	e.Connect(e.srv.BaseURL(), e.srv.RootPEM())
+	e.CRLIssuer = e.srv.Intermediate
+	return e
+}
+
+// adminToken is the admin listener's bearer token, read from its file
+// (server.AdminTokenFile).
+func (e *env) adminToken(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(server.AdminTokenFile(e.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
+}
