@@ -75,8 +75,15 @@ func (s *Store) GetAuthzs(ctx context.Context, ids []acme.AuthzID) ([]*acme.Auth
 		}
 		keys[i] = string(id)
 	}
-	if len(ids) == 0 {
+	switch len(ids) {
+	case 0:
 		return nil, nil
+	case 1: // GetAuthz's statement, prepared on every connection already
+		a, err := s.GetAuthz(ctx, ids[0])
+		if err != nil {
+			return nil, err
+		}
+		return []*acme.Authorization{a}, nil
 	}
 	got, err := scanQuery(ctx, s, what, sqlrow.ScanAuthzsRows, `SELECT `+sqlrow.AuthzChallengeCols+`
 		FROM authzs AS a LEFT JOIN challenges AS c ON c.authz_id = a.id
