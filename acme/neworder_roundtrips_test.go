@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
-	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
 
 // TestNewOrderRoundTrips counts the store round trips of one new-order of
@@ -18,32 +17,19 @@ import (
 // reading them back. On PostgreSQL the SQL round trips are counted on the
 // wire too: the lookups and what CreateOrder itself costs, nothing more.
 func TestNewOrderRoundTrips(t *testing.T) {
-	t.Run("sqlite", func(t *testing.T) { newOrderRoundTrips(t, openSQLite(t), nil) })
-	t.Run("postgres", func(t *testing.T) {
-		_, dsn := pgtest.Schema(t, "weir_acme_")
-		wire, dsn := countPostgres(t, dsn)
-		// One connection, so that every statement is prepared on it by
-		// the warm-up and each later one is a single round trip.
-		newOrderRoundTrips(t, openPostgresDSN(t, dsn, 1), wire)
-	})
+	onBothStores(t, newOrderRoundTrips)
 }
 
 func newOrderRoundTrips(t *testing.T, st acme.Store, wire *pgRoundTrips) {
 	clock := newFakeClock()
 	cs := &countingStore{st: st}
 	svc := replica(t, cs, "replica-a", clock.now, &recorder{})
-	trips := func() int64 {
-		if wire == nil {
-			return 0
-		}
-		return wire.count()
-	}
 	// measure runs f and returns the store calls and SQL round trips it
 	// made.
 	measure := func(f func()) (calls, sql int64) {
-		c0, s0 := cs.calls.Load(), trips()
+		c0, s0 := cs.calls.Load(), wire.count()
 		f()
-		return cs.calls.Load() - c0, trips() - s0
+		return cs.calls.Load() - c0, wire.count() - s0
 	}
 	for _, n := range []int{1, 5, 30} {
 		for _, reuse := range []bool{false, true} {

@@ -223,17 +223,20 @@ func (s *Service) getOrder(ctx context.Context, c Caller, id OrderID) (*Order, [
 }
 
 // withStatus derives a pending order's current status from its stored
-// authorizations (withAuthzStatus), reading them one at a time until one
-// decides it, and returns those it read, in the order's order.
+// authorizations (withAuthzStatus), read in one store call (GetAuthzs)
+// when the status depends on them, and returns those it read, in the
+// order's order.
 func (s *Service) withStatus(ctx context.Context, o *Order) (*Order, []*Authorization, error) {
 	var read []*Authorization
 	o, err := s.withAuthzStatus(o, func(i int) (*Authorization, error) {
-		a, err := s.store.GetAuthz(ctx, o.AuthzIDs[i])
-		if err != nil {
-			return nil, Internal(err)
+		if read == nil {
+			as, err := s.store.GetAuthzs(ctx, o.AuthzIDs)
+			if err != nil {
+				return nil, Internal(err)
+			}
+			read = as
 		}
-		read = append(read, a)
-		return a, nil
+		return read[i], nil
 	})
 	if err != nil {
 		return nil, nil, err

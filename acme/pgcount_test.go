@@ -14,6 +14,9 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
 
 // pgRoundTrips is a TCP proxy on loopback between a PostgreSQL client and
@@ -52,8 +55,26 @@ func countPostgres(t *testing.T, dsn string) (*pgRoundTrips, string) {
 	return p, u.String()
 }
 
-// count returns the round trips so far.
-func (p *pgRoundTrips) count() int64 { return p.trips.Load() }
+// count returns the round trips so far; 0 without a counter (SQLite).
+func (p *pgRoundTrips) count() int64 {
+	if p == nil {
+		return 0
+	}
+	return p.trips.Load()
+}
+
+// onBothStores runs f on SQLite and on PostgreSQL, whose SQL round trips
+// are counted on the wire (wire is nil on SQLite).
+func onBothStores(t *testing.T, f func(t *testing.T, st acme.Store, wire *pgRoundTrips)) {
+	t.Run("sqlite", func(t *testing.T) { f(t, openSQLite(t), nil) })
+	t.Run("postgres", func(t *testing.T) {
+		_, dsn := pgtest.Schema(t, "weir_acme_")
+		wire, dsn := countPostgres(t, dsn)
+		// One connection, so that every statement is prepared on it by
+		// the warm-up and each later one is a single round trip.
+		f(t, openPostgresDSN(t, dsn, 1), wire)
+	})
+}
 
 func (p *pgRoundTrips) serve() {
 	for {

@@ -82,6 +82,10 @@ type OrderStore interface {
 
 	// GetAuthz returns an authorization with its challenges.
 	GetAuthz(ctx context.Context, id AuthzID) (*Authorization, error)
+	// GetAuthzs returns the authorizations ids name, with their
+	// challenges, in the order of ids, in one round trip: an order's, read
+	// to derive its status. ErrNotFound if one of them does not exist.
+	GetAuthzs(ctx context.Context, ids []AuthzID) ([]*Authorization, error)
 	// FindValidAuthz returns an authorization of the account for the
 	// identifier (and wildcard flag) that is valid and expires after
 	// notBefore, the latest-expiring one if several. ErrNotFound if none.

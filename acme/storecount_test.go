@@ -76,6 +76,11 @@ func (c *countingStore) GetAuthz(ctx context.Context, id acme.AuthzID) (*acme.Au
 	return c.st.GetAuthz(ctx, id)
 }
 
+func (c *countingStore) GetAuthzs(ctx context.Context, ids []acme.AuthzID) ([]*acme.Authorization, error) {
+	c.read()
+	return c.st.GetAuthzs(ctx, ids)
+}
+
 func (c *countingStore) FindValidAuthz(ctx context.Context, accountID acme.AccountID, ident acme.Identifier, wildcard bool, notBefore time.Time) (*acme.Authorization, error) {
 	c.read()
 	return c.st.FindValidAuthz(ctx, accountID, ident, wildcard, notBefore)

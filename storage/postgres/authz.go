@@ -33,16 +33,22 @@ func insertAuthz(ctx context.Context, tx pgx.Tx, a *sqlrow.AuthzRow) error {
 // queryAuthz runs a query of sqlrow.AuthzChallengeCols and reads its one
 // authorization.
 func (s *Store) queryAuthz(ctx context.Context, what, query string, args ...any) (*acme.Authorization, error) {
+	return scanQuery(ctx, s, what, sqlrow.ScanAuthzRows, query, args...)
+}
+
+// scanQuery runs a query and reads all its rows with scan.
+func scanQuery[T any](ctx context.Context, s *Store, what string, scan func(sqlrow.Rows) (T, error), query string, args ...any) (T, error) {
+	var zero T
 	rows, err := s.pool.Query(ctx, query, args...)
 	if err != nil {
-		return nil, drv.Wrap(what, err)
+		return zero, drv.Wrap(what, err)
 	}
 	defer rows.Close()
-	a, err := sqlrow.ScanAuthzRows(rows)
+	v, err := scan(rows)
 	if err != nil {
-		return nil, drv.RowErr(what, err)
+		return zero, drv.RowErr(what, err)
 	}
-	return a, nil
+	return v, nil
 }
 
 // GetAuthz returns the authorization with the given ID and its challenges,
@@ -55,6 +61,37 @@ func (s *Store) GetAuthz(ctx context.Context, id acme.AuthzID) (*acme.Authorizat
 	return s.queryAuthz(ctx, what, `SELECT `+sqlrow.AuthzChallengeCols+`
 		FROM authzs AS a LEFT JOIN challenges AS c ON c.authz_id = a.id
 		WHERE a.id = $1 ORDER BY c.position`, id)
+}
+
+// GetAuthzs returns the authorizations ids name, with their challenges,
+// in the order of ids, read in one query. The error wraps
+// acme.ErrNotFound if one of them does not exist.
+func (s *Store) GetAuthzs(ctx context.Context, ids []acme.AuthzID) ([]*acme.Authorization, error) {
+	what := fmt.Sprintf("%d authorizations", len(ids))
+	keys := make([]string, len(ids))
+	for i, id := range ids {
+		if !validKey(id) {
+			return nil, drv.NotFound(fmt.Sprintf("authorization %q", id))
+		}
+		keys[i] = string(id)
+	}
+	switch len(ids) {
+	case 0:
+		return nil, nil
+	case 1: // GetAuthz's statement, prepared on every connection already
+		a, err := s.GetAuthz(ctx, ids[0])
+		if err != nil {
+			return nil, err
+		}
+		return []*acme.Authorization{a}, nil
+	}
+	got, err := scanQuery(ctx, s, what, sqlrow.ScanAuthzsRows, `SELECT `+sqlrow.AuthzChallengeCols+`
+		FROM authzs AS a LEFT JOIN challenges AS c ON c.authz_id = a.id
+		WHERE a.id = ANY($1) ORDER BY a.id, c.position`, keys)
+	if err != nil {
+		return nil, err
+	}
+	return sqlrow.InOrder(drv, ids, got)
 }
 
 // FindValidAuthz returns the account's valid authorization for ident and

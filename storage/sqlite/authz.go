@@ -49,6 +49,22 @@ func (s *Store) GetAuthz(ctx context.Context, id acme.AuthzID) (*acme.Authorizat
 	return a, nil
 }
 
+// GetAuthzs returns the authorizations ids name, with their challenges,
+// in the order of ids: each from the cache or else read in one query, in
+// process (no round trip to spare). The error wraps acme.ErrNotFound if
+// one of them does not exist.
+func (s *Store) GetAuthzs(ctx context.Context, ids []acme.AuthzID) ([]*acme.Authorization, error) {
+	out := make([]*acme.Authorization, len(ids))
+	for i, id := range ids {
+		a, err := s.GetAuthz(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = a
+	}
+	return out, nil
+}
+
 // FindValidAuthz returns the account's valid authorization for ident and
 // wildcard that expires after notBefore, the latest-expiring one if there
 // are several. The error wraps acme.ErrNotFound if there is none.

@@ -29,6 +29,42 @@ const ChallengeCols = "id, authz_id, type, token, status, validated, error, upda
 // sql.ErrNoRows if there are none. It does not close rows.
 func ScanAuthzRows(rows Rows) (*acme.Authorization, error) {
 	var a *acme.Authorization
+	err := scanAuthzs(rows, func(x *acme.Authorization) bool {
+		if a == nil {
+			a = x
+		}
+		return a == x
+	})
+	if err != nil {
+		return nil, err
+	}
+	if a == nil {
+		return nil, sql.ErrNoRows
+	}
+	return a, nil
+}
+
+// ScanAuthzsRows reads the rows of AuthzChallengeCols of several
+// authorizations, ordered by authorization, then challenge position, and
+// returns them in that order (none: an empty slice). It does not close
+// rows.
+func ScanAuthzsRows(rows Rows) ([]*acme.Authorization, error) {
+	var out []*acme.Authorization
+	err := scanAuthzs(rows, func(x *acme.Authorization) bool {
+		if n := len(out); n == 0 || out[n-1].ID != x.ID {
+			out = append(out, x)
+		}
+		return true
+	})
+	return out, err
+}
+
+// scanAuthzs reads rows of AuthzChallengeCols. For each it calls keep with
+// the authorization the row belongs to (the previous row's when the ID is
+// the same, else a new one), and adds the row's challenge to it while keep
+// returns true.
+func scanAuthzs(rows Rows, keep func(*acme.Authorization) bool) error {
+	var a *acme.Authorization
 	for rows.Next() {
 		// The row's columns in one variable, which escapes to the heap
 		// once; the objects kept are copied out of it.
@@ -43,15 +79,15 @@ func ScanAuthzRows(rows Rows) (*acme.Authorization, error) {
 		if err := rows.Scan(&r.x.ID, &r.accountID, &r.x.Identifier.Type, &r.x.Identifier.Value, &r.x.Wildcard,
 			&r.x.Status, nanos(&r.x.Expires), nanos(&r.x.CreatedAt),
 			&r.cID, &r.cAuthzID, &r.cType, &r.cToken, &r.cStatus, nanos(&r.cValidated), &r.cProblem, nanos(&r.cUpdate)); err != nil {
-			return nil, err
+			return err
 		}
-		if a == nil {
+		if a == nil || a.ID != r.x.ID {
 			x := r.x
 			x.AccountID = FormatAccountID(r.accountID)
 			a = &x
 		}
-		if r.cID == nil {
-			continue // no challenge: the LEFT JOIN's one row
+		if !keep(a) || r.cID == nil {
+			continue // not kept, or no challenge: the LEFT JOIN's one row
 		}
 		c := &acme.Challenge{
 			ID: acme.ChallengeID(*r.cID), AuthzID: acme.AuthzID(deref(r.cAuthzID)), Type: acme.ChallengeType(deref(r.cType)),
@@ -60,17 +96,11 @@ func ScanAuthzRows(rows Rows) (*acme.Authorization, error) {
 		}
 		var err error
 		if c.Error, err = challengeError(c.ID, r.cProblem); err != nil {
-			return nil, err
+			return err
 		}
 		a.Challenges = append(a.Challenges, c)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	if a == nil {
-		return nil, sql.ErrNoRows
-	}
-	return a, nil
+	return rows.Err()
 }
 
 // ScanChallenge reads one row of ChallengeCols.
@@ -191,4 +221,21 @@ func NewChallengeUpdate(d Driver, what string, c *acme.Challenge) (ChallengeUpda
 	var err error
 	u.Error, err = NullableJSON(what+": error", c.Error)
 	return u, err
+}
+
+// InOrder returns got, the authorizations read for ids in any order, in
+// the order of ids; the error wraps acme.ErrNotFound if one of ids was
+// not read.
+func InOrder(d Driver, ids []acme.AuthzID, got []*acme.Authorization) ([]*acme.Authorization, error) {
+	byID := make(map[acme.AuthzID]*acme.Authorization, len(got))
+	for _, a := range got {
+		byID[a.ID] = a
+	}
+	out := make([]*acme.Authorization, len(ids))
+	for i, id := range ids {
+		if out[i] = byID[id]; out[i] == nil {
+			return nil, d.NotFound(fmt.Sprintf("authorization %q", id))
+		}
+	}
+	return out, nil
 }

@@ -98,6 +98,34 @@ func testOrderReusesAuthz(t *testing.T, f *fixture) {
 	}
 }
 
+// testGetAuthzs checks that GetAuthzs returns the authorizations asked
+// for, with their challenges, in the order asked (not the IDs' order),
+// and that one missing makes it fail with ErrNotFound.
+func testGetAuthzs(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	a1 := f.authz(acct.ID, "a.example.com", false, acme.StatusPending, at(24*time.Hour))
+	a2 := f.authz(acct.ID, "a.example.com", true, acme.StatusValid, at(25*time.Hour))
+	a3 := f.authz(acct.ID, "c.example.com", false, acme.StatusInvalid, at(26*time.Hour))
+	f.order(t, acct.ID, []*acme.Authorization{a1, a2, a3})
+	want := []*acme.Authorization{a3, a1, a2}
+	ids := []acme.AuthzID{a3.ID, a1.ID, a2.ID}
+	got, err := f.s.GetAuthzs(f.ctx, ids)
+	if err != nil {
+		t.Fatalf("GetAuthzs: %v", err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("GetAuthzs: %d authorizations, want %d", len(got), len(want))
+	}
+	for i := range want {
+		checkAuthz(t, fmt.Sprintf("GetAuthzs[%d]", i), got[i], want[i])
+	}
+	if got, err := f.s.GetAuthzs(f.ctx, nil); err != nil || len(got) != 0 {
+		t.Errorf("GetAuthzs(none) = %d, %v; want none, nil", len(got), err)
+	}
+	_, err = f.s.GetAuthzs(f.ctx, []acme.AuthzID{a1.ID, "no-such-authz"})
+	wantErr(t, "GetAuthzs(one missing)", err, acme.ErrNotFound)
+}
+
 // testOrderList checks the pagination of ListOrders.
 func testOrderList(t *testing.T, f *fixture) {
 	acct := f.account(t)
