@@ -237,8 +237,9 @@ func TestPausedBackendAnswersLate(t *testing.T) {
 	}
 }
 
-// BenchmarkNewOrderMirrored: a new-order the backend admits, mirrored in
-// the in-process fallback (the path of every admitted request on Redis).
+// BenchmarkNewOrderMirrored: a new-order the backend admits, with its
+// reservation on the in-process fallback (reserve.go): the path of every
+// admitted request on a backend with a fallback.
 func BenchmarkNewOrderMirrored(b *testing.B) {
 	pol := ratelimit.Policy{
 		Limits:  map[ratelimit.Name]ratelimit.Limit{ratelimit.OrderCreation: {Count: 1 << 30, Period: time.Hour, Burst: 1 << 20}},
