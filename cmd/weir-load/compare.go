@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/weir-pki/weir/internal/weirproc"
 )
 
 // compareSide is one of the two builds of -compare.
@@ -108,11 +110,8 @@ func compareBinary(ctx context.Context, name, dir string, stderr io.Writer) (bin
 	if out, err := archive.CombinedOutput(); err != nil {
 		return "", "", fmt.Errorf("-compare: extracting %s: %w\n%s", rev, err, out)
 	}
-	bin = filepath.Join(dir, "weir")
-	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", bin, "./cmd/weir")
-	build.Dir = src
-	if out, err := build.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("-compare: building %s: %w\n%s", rev, err, out)
+	if bin, err = weirproc.BuildFrom(ctx, src, dir, "-trimpath"); err != nil {
+		return "", "", fmt.Errorf("-compare: %s: %w", rev, err)
 	}
 	return bin, rev, nil
 }

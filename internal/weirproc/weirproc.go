@@ -46,8 +46,16 @@ func goTool() string {
 // Build compiles weir (Package) into dir and returns the binary's path.
 // It must run inside the weir module (any directory of it).
 func Build(ctx context.Context, dir string) (bin string, err error) {
+	return BuildFrom(ctx, "", dir)
+}
+
+// BuildFrom is Build from the weir source tree src ("": the current
+// directory's module), with extra go build flags (e.g. -trimpath).
+func BuildFrom(ctx context.Context, src, dir string, flags ...string) (bin string, err error) {
 	bin = filepath.Join(dir, "weir")
-	cmd := exec.CommandContext(ctx, goTool(), "build", "-o", bin, Package)
+	args := append(append([]string{"build"}, flags...), "-o", bin, Package)
+	cmd := exec.CommandContext(ctx, goTool(), args...)
+	cmd.Dir = src
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "", fmt.Errorf("building weir (run inside the weir module): %w\n%s", err, bytes.TrimSpace(out))
