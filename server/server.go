@@ -35,7 +35,7 @@ type Server struct {
 	configPath string
 	log        *slog.Logger
 	logLevel   *slog.LevelVar
-	store      acmeStore // SQLite or PostgreSQL (storage.go)
+	store      Store // SQLite or PostgreSQL (storage.go)
 	backend    *limiterBackend
 	limits     *limits.Adapter
 	edge       *ratelimit.Edge

@@ -25,12 +25,12 @@ const (
 	DriverPostgres = "postgres"
 )
 
-// acmeStore is what the server needs of its ACME store, whichever the
+// Store is what the server needs of its ACME store, whichever the
 // driver: the use cases' Store, the administrators' Inventory and EAB
 // keys, the named admin credentials, the CRL shards in use, the readiness
 // check and shutdown. *sqlite.Store and
 // *postgres.Store are ones.
-type acmeStore interface {
+type Store interface {
 	acme.Store
 	acme.Inventory
 	acme.EABStore
@@ -41,8 +41,8 @@ type acmeStore interface {
 }
 
 var (
-	_ acmeStore = (*sqlite.Store)(nil)
-	_ acmeStore = (*postgres.Store)(nil)
+	_ Store = (*sqlite.Store)(nil)
+	_ Store = (*postgres.Store)(nil)
 )
 
 // validate checks the storage block: a known driver and the keys it
@@ -125,7 +125,7 @@ func (c StorageConfig) redacted() StorageConfig {
 
 // openStore opens the ACME store of cfg, whose DataDir is absolute, and
 // brings its schema up to date.
-func openStore(ctx context.Context, cfg Config) (acmeStore, error) {
+func openStore(ctx context.Context, cfg Config) (Store, error) {
 	switch cfg.Storage.Driver {
 	case DriverPostgres:
 		pc, err := cfg.Storage.postgresConfig()
@@ -173,7 +173,7 @@ type schemaVersion struct {
 }
 
 // schemaVersions lists the migrations applied to store, oldest first.
-func schemaVersions(ctx context.Context, store acmeStore) ([]schemaVersion, error) {
+func schemaVersions(ctx context.Context, store Store) ([]schemaVersion, error) {
 	var out []schemaVersion
 	switch s := store.(type) {
 	case *postgres.Store:

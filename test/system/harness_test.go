@@ -9,10 +9,14 @@ package system
 
 import (
 	"context"
+	"crypto/tls"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,12 +40,20 @@ type env struct {
 	adminURL string
 	// cli runs weir command lines against the server (cli_test.go).
 	cli weirproc.CLI
+	// stop stops the server (once; the test's end calls it too).
+	stop func()
 }
 
 // startEnv starts weir with a test configuration that mutate may adjust:
 // the challenges go to acmeenv's responders, 127.0.0.0/8 may be
 // certified, CRLs are made on read, and every rate limit is off.
 func startEnv(t *testing.T, mutate func(*server.Config)) *env {
+	t.Helper()
+	return startEnvLog(t, mutate, io.Discard)
+}
+
+// startEnvLog is startEnv with the server's log written to logw.
+func startEnvLog(t *testing.T, mutate func(*server.Config), logw io.Writer) *env {
 	t.Helper()
 	e := &env{t: t, Env: acmeenv.Start(t)}
 	ln, adminLn, plainLn := acmeenv.ListenLoopback(t), acmeenv.ListenLoopback(t), acmeenv.ListenLoopback(t)
@@ -69,15 +81,10 @@ func startEnv(t *testing.T, mutate func(*server.Config)) *env {
 	}
 	e.cfg = cfg
 	// The running server watches its file, as weir serve -config does.
-	b, err := yaml.Marshal(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
 	e.cli = weirproc.CLI{Builder: &builder, Config: filepath.Join(cfg.DataDir, "weir.yaml")}
-	if err := os.WriteFile(e.cli.Config, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	e.srv, err = server.New(t.Context(), cfg, server.Options{ConfigFile: e.cli.Config, Log: io.Discard})
+	e.writeConfig(cfg)
+	var err error
+	e.srv, err = server.New(t.Context(), cfg, server.Options{ConfigFile: e.cli.Config, Log: logw})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -91,17 +98,79 @@ func startEnv(t *testing.T, mutate func(*server.Config)) *env {
 		ls.HTTP = plainLn
 	}
 	go func() { done <- e.srv.Serve(ctx, ls) }()
-	t.Cleanup(func() {
+	e.stop = sync.OnceFunc(func() {
 		cancel()
 		if err := <-done; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 		e.srv.Close()
 	})
+	t.Cleanup(e.stop)
 	e.artefacts = server.ArtefactURL(cfg)
 	e.Connect(e.srv.BaseURL(), e.srv.RootPEM())
 	e.CRLIssuer = e.srv.Intermediate
 	return e
+}
+
+// restart stops e and starts weir again on its data directory, as an
+// operator restarts it: with startEnv's configuration as mutate leaves
+// it, and at e's URLs (server.external-url, server.http.external-url),
+// since the test servers listen on new ports. The new env's HTTP client
+// takes those URLs to the new listeners, so the URLs in what e issued
+// (CRL distribution points, the ACME objects' URLs) reach the new server.
+func (e *env) restart(t *testing.T, mutate func(*server.Config)) *env {
+	t.Helper()
+	e.stop()
+	n := startEnv(t, func(c *server.Config) {
+		if mutate != nil {
+			mutate(c)
+		}
+		c.DataDir, c.Server.ExternalURL = e.cfg.DataDir, e.Base
+		if c.Server.HTTP.Listen != "" {
+			c.Server.HTTP.ExternalURL = e.artefacts
+		}
+	})
+	old, oldPlain := strings.TrimPrefix(e.Base, "https://"), strings.TrimPrefix(e.artefacts, "http://")
+	n.HTTP = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		TLSClientConfig: &tls.Config{RootCAs: n.Roots},
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			switch {
+			case addr == old:
+				addr = n.cfg.Server.Listen
+			case addr == oldPlain && n.cfg.Server.HTTP.Listen != "":
+				addr = n.cfg.Server.HTTP.Listen
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+	}}
+	t.Cleanup(n.HTTP.CloseIdleConnections)
+	return n
+}
+
+// writeConfig writes cfg as the server's config file, which the running
+// server watches.
+func (e *env) writeConfig(cfg server.Config) {
+	e.t.Helper()
+	b, err := yaml.Marshal(cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.writeConfigBytes(b)
+}
+
+// writeConfigBytes replaces the server's config file atomically (a
+// rename, as editors that save by rename do), so the server's poll never
+// reads half of it.
+func (e *env) writeConfigBytes(b []byte) {
+	e.t.Helper()
+	tmp := e.cli.Config + ".tmp"
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	if err := os.Rename(tmp, e.cli.Config); err != nil {
+		e.t.Fatal(err)
+	}
 }
 
 // adminToken is the admin listener's bearer token, read from its file
