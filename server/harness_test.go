@@ -4,15 +4,11 @@ package server
 
 import (
 	"context"
-	"crypto/tls"
 	"io"
-	"net"
-	"net/http"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/internal/weirproc"
@@ -50,26 +46,11 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 	t.Helper()
 	e := &testEnv{t: t, Env: acmeenv.Start(t)}
 	ln, adminLn, plainLn := acmeenv.ListenLoopback(t), acmeenv.ListenLoopback(t), acmeenv.ListenLoopback(t)
-	cfg := DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	cfg.Server.Listen = ln.Addr().String()
-	cfg.Server.HTTP.Listen = plainLn.Addr().String()
-	cfg.Admin.Listen = adminLn.Addr().String()
-	cfg.Challenges.HTTP01.Port = e.HTTP01Port
-	cfg.Challenges.TLSALPN01.Port = e.TLSALPN01Port
-	cfg.Challenges.DNSResolver = e.DNS.Addr()
-	cfg.Challenges.Timeout = 5 * time.Second
-	cfg.Log.Level = "warn"
-	cfg.CA.Policy.AllowedIPRanges = []string{"127.0.0.0/8"}
-	// The system tests read the CRL right after a revocation: made on
-	// read. TestCRLUpdater runs the background updater.
-	cfg.CA.CRLDelay = 0
-	// The core tests run with every limit off; the rate-limit tests turn
-	// on what they exercise.
-	rl := &cfg.RateLimiting
-	rl.Global.Enabled, rl.AccountCreation.Enabled, rl.OrderCreation.Enabled = false, false, false
-	rl.DuplicateCertificate.Enabled, rl.FailedValidation.Enabled = false, false
-	rl.PendingAuthorizations.Enabled, rl.RegisteredDomain.Enabled = false, false
+	cfg, err := ParseConfig("", e.WeirConfig(t.TempDir(), acmeenv.Listeners{
+		ACME: ln.Addr().String(), HTTP: plainLn.Addr().String(), Admin: adminLn.Addr().String()}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if mutate != nil {
 		mutate(&cfg)
 	}
@@ -79,7 +60,6 @@ func startEnvLog(t *testing.T, mutate func(*Config), logw io.Writer) *testEnv {
 	e.cfg = cfg
 	// The running server watches this file, as weir serve -config does.
 	e.cli = weirproc.CLI{Builder: &builder, Config: filepath.Join(cfg.DataDir, "weir.yaml")}
-	var err error
 	e.srv, err = New(t.Context(), cfg, Options{ConfigFile: e.cli.Config, Log: logw})
 	if err != nil {
 		t.Fatal(err)
@@ -127,20 +107,9 @@ func (e *testEnv) restart(t *testing.T, mutate func(*Config)) *testEnv {
 			c.Server.HTTP.ExternalURL = e.artefacts
 		}
 	})
-	old, oldPlain := strings.TrimPrefix(e.Base, "https://"), strings.TrimPrefix(e.artefacts, "http://")
-	n.HTTP = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: n.Roots},
-		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			switch {
-			case addr == old:
-				addr = n.cfg.Server.Listen
-			case addr == oldPlain && n.cfg.Server.HTTP.Listen != "":
-				addr = n.cfg.Server.HTTP.Listen
-			}
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		},
-	}}
-	t.Cleanup(n.HTTP.CloseIdleConnections)
+	n.Reroute(map[string]string{
+		strings.TrimPrefix(e.Base, "https://"):     n.cfg.Server.Listen,
+		strings.TrimPrefix(e.artefacts, "http://"): n.cfg.Server.HTTP.Listen,
+	})
 	return n
 }
