@@ -10,6 +10,12 @@
 // The formats are the public ones, so that tools weir did not write can
 // read and check the log:
 //
+//   - an entry (a leaf) is one JSON object of a fixed form (Entry): a
+//     certificate issued, with its account, tenant, order and how each of
+//     its names was validated; a revocation with its reason; or an
+//     administrator's action or configuration reload. ParseEntry reads only
+//     the bytes EncodeEntry writes, so a monitor that re-encodes what it
+//     read gets the leaf the tree hashed;
 //   - the tree and its proofs are RFC 9162's (§2.1: a leaf's hash is
 //     SHA-256(0x00 || entry), a node's SHA-256(0x01 || left || right));
 //   - a checkpoint is a C2SP tlog-checkpoint (origin line, tree size,
