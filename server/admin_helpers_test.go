@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/ecdsa"
 	"crypto/x509"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/url"
@@ -36,13 +35,6 @@ type adminFixture struct {
 	kid                    string
 	token, csrf            string // "" under admin.auth: none
 	session                *http.Cookie
-}
-
-// startAdminFixture starts weir with admin.auth auth and makes the
-// certificate, the accounts and the spent bucket.
-func startAdminFixture(t *testing.T, auth string) *adminFixture {
-	t.Helper()
-	return startAdminFixtureLog(t, auth, io.Discard)
 }
 
 // startAdminFixtureLog is startAdminFixture with the server's log, as
@@ -175,26 +167,4 @@ func (f *adminFixture) login(t *testing.T) (*http.Cookie, string) {
 func (f *adminFixture) sessionLive(t *testing.T) bool {
 	t.Helper()
 	return f.send(t, adminReq{method: http.MethodGet, path: "/api/v1/config", cookie: f.session}).status == http.StatusOK
-}
-
-// wantJSONRefusal checks a guard's refusal: status, a JSON error, and
-// no cookie set.
-func wantJSONRefusal(t *testing.T, what string, res adminRes, status int) {
-	t.Helper()
-	var body struct{ Error string }
-	if res.status != status || json.Unmarshal([]byte(res.body), &body) != nil || body.Error == "" ||
-		res.header.Get("Content-Type") != "application/json" {
-		t.Errorf("%s: %d %q %s, want %d with a JSON error", what, res.status, res.header.Get("Content-Type"), clip(res.body), status)
-	}
-	if sc := res.header.Values("Set-Cookie"); len(sc) != 0 {
-		t.Errorf("%s: a refusal set cookies %v", what, sc)
-	}
-}
-
-// clip shortens a body for an error message.
-func clip(s string) string {
-	if len(s) > 300 {
-		return s[:300] + "…"
-	}
-	return s
 }
