@@ -3,71 +3,25 @@
 package server
 
 import (
-	"context"
-	"crypto/ecdsa"
-	"crypto/x509"
 	"io"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
-
-	xacme "golang.org/x/crypto/acme"
-
-	"github.com/weir-pki/weir/ca"
-	"github.com/weir-pki/weir/internal/acmeenv"
-	"github.com/weir-pki/weir/ratelimit"
 )
 
-// The helpers of the admin listener's hardening tests: a running weir with
-// things to revoke, deactivate and reset, and raw requests as a browser or
-// a script sends them.
+// The admin side of a running weir for the tests that stay in package
+// server (TestAdminTokenRotation, and bearerStatus's users); the admin
+// listener's own tests are in test/system (admin_fixture_test.go).
 
-// adminFixture is a running weir with a certificate to revoke, an account
-// to deactivate and a spent bucket to reset; with a token, a logged-in
-// dashboard session too.
+// adminFixture is the admin side of a running weir; with a token, a
+// logged-in dashboard session too.
 type adminFixture struct {
-	e                      *testEnv
-	host                   string // the admin listener's host:port
-	serial, victim, bucket string
-	key                    *ecdsa.PrivateKey
-	kid                    string
-	token, csrf            string // "" under admin.auth: none
-	session                *http.Cookie
-}
-
-// startAdminFixtureLog is startAdminFixture with the server's log, as
-// JSON lines, written to logw.
-func startAdminFixtureLog(t *testing.T, auth string, logw io.Writer) *adminFixture {
-	t.Helper()
-	e := startEnvLog(t, func(c *Config) {
-		c.Log.Level, c.Log.Format = "info", "json"
-		c.Admin.Auth = auth
-		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
-	}, logw)
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	f := adminFixtureOf(t, e)
-	f.key = acmeenv.NewKey(t)
-	client := e.Client(f.key)
-	acct, err := client.Register(ctx, &xacme.Account{}, xacme.AcceptTOS)
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.kid = acct.URI
-	id := strings.TrimPrefix(acct.URI, e.Base+"/acme/account/")
-	f.bucket = "order-creation:" + id
-	chain, _ := e.Issue(ctx, client, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("guard.weir.test")...)
-	leaf, err := x509.ParseCertificate(chain[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.serial = ca.SerialHex(leaf.SerialNumber)
-	acmeenv.Want429(t, e.RawOrder(f.key, f.kid, "guard2.weir.test"), "order-creation", id)
-	_, victim := e.RawAccount(acmeenv.NewKey(t))
-	f.victim = strings.TrimPrefix(victim, e.Base+"/acme/account/")
-	return f
+	e           *testEnv
+	host        string // the admin listener's host:port
+	token, csrf string // "" under admin.auth: none
+	session     *http.Cookie
 }
 
 // adminFixtureOf is the admin side of e: with a token, logged in.
@@ -163,8 +117,13 @@ func (f *adminFixture) login(t *testing.T) (*http.Cookie, string) {
 	return cookie, csrfOf(t, page(res))
 }
 
-// sessionLive reports whether the session cookie still opens the API.
-func (f *adminFixture) sessionLive(t *testing.T) bool {
+// bearerStatus is the status of a request (GET, or POST for a path
+// ending in an action) to e's admin listener with the bearer token tok.
+func bearerStatus(t *testing.T, e *testEnv, tok, path string) int {
 	t.Helper()
-	return f.send(t, adminReq{method: http.MethodGet, path: "/api/v1/config", cookie: f.session}).status == http.StatusOK
+	method := http.MethodGet
+	if strings.HasSuffix(path, "/regenerate") {
+		method = http.MethodPost
+	}
+	return (&adminFixture{e: e}).send(t, adminReq{method: method, path: path, header: map[string]string{"Authorization": "Bearer " + tok}}).status
 }

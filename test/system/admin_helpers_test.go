@@ -3,14 +3,18 @@
 package system
 
 import (
+	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/weir-pki/weir/storage/postgres/pgtest"
 	"github.com/weir-pki/weir/storage/sqlite"
 )
 
@@ -88,4 +92,40 @@ func (s dbSnapshot) diff(after dbSnapshot) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// postgresSchema returns a DSN on a fresh schema of the test server.
+func postgresSchema(t *testing.T) string {
+	t.Helper()
+	_, dsn := pgtest.Schema(t, "weir_e2e_")
+	return dsn
+}
+
+// auditLine is the part of an audit event the tests read.
+type auditLine struct {
+	Type    string `json:"type"`
+	Replica string `json:"replica"`
+	Actor   struct {
+		Kind, ID, Address string
+	} `json:"actor"`
+	Data map[string]any `json:"data"`
+}
+
+func readAudit(t *testing.T, path string) []auditLine {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []auditLine
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var l auditLine
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+			t.Fatalf("audit line %q: %v", sc.Text(), err)
+		}
+		out = append(out, l)
+	}
+	return out
 }
