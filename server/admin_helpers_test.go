@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -126,4 +128,32 @@ func bearerStatus(t *testing.T, e *testEnv, tok, path string) int {
 		method = http.MethodPost
 	}
 	return (&adminFixture{e: e}).send(t, adminReq{method: method, path: path, header: map[string]string{"Authorization": "Bearer " + tok}}).status
+}
+
+// page is one dashboard response.
+type page struct {
+	status int
+	header http.Header
+	body   string
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrfOf reads the CSRF token of a page's forms.
+func csrfOf(t *testing.T, p page) string {
+	t.Helper()
+	m := csrfRE.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no csrf field in the page:\n%s", p.body)
+	}
+	return m[1]
+}
+
+func (e *testEnv) adminToken(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile(adminTokenPath(e.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(b))
 }

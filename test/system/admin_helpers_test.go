@@ -5,17 +5,26 @@ package system
 import (
 	"bufio"
 	"bytes"
+	"context"
+	"crypto"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/storage/postgres/pgtest"
 	"github.com/weir-pki/weir/storage/sqlite"
+	"github.com/weir-pki/weir/web/admin"
 )
 
 // The helpers of the admin and dashboard tests that came from other files
@@ -128,4 +137,57 @@ func readAudit(t *testing.T, path string) []auditLine {
 		out = append(out, l)
 	}
 	return out
+}
+
+// eabRegister registers key with x/crypto/acme and an External Account
+// Binding of kid MACed with hmacKey.
+func (e *env) eabRegister(ctx context.Context, key crypto.Signer, kid string, hmacKey []byte) (*xacme.Account, error) {
+	return e.Client(key).Register(ctx, &xacme.Account{
+		ExternalAccountBinding: &xacme.ExternalAccountBinding{KID: kid, Key: hmacKey},
+	}, xacme.AcceptTOS)
+}
+
+// wantACMEError fails t unless err is an ACME problem of type typ with
+// status and a detail holding detail.
+func wantACMEError(t *testing.T, what string, err error, status int, typ acme.ProblemType, detail string) {
+	t.Helper()
+	var ae *xacme.Error
+	if !errors.As(err, &ae) {
+		t.Fatalf("%s: error %v; want an ACME %s problem", what, err, typ)
+	}
+	if ae.StatusCode != status || ae.ProblemType != string(typ) || !strings.Contains(ae.Detail, detail) {
+		t.Fatalf("%s: %d %s %q; want %d %s with %q", what, ae.StatusCode, ae.ProblemType, ae.Detail, status, typ, detail)
+	}
+}
+
+// tenantClient registers a new account bound with a new EAB key of tenant
+// (labelled as the tenant) and returns its client.
+func (e *env) tenantClient(t *testing.T, tenant string) *xacme.Client {
+	t.Helper()
+	return e.eabKeyClient(t, tenant, tenant)
+}
+
+// eabKeyClient registers a new account bound with a new EAB key of label
+// and tenant and returns its client.
+func (e *env) eabKeyClient(t *testing.T, label, tenant string) *xacme.Client {
+	t.Helper()
+	c, _, _ := e.eabKeyAccount(t, label, tenant)
+	return c
+}
+
+// eabKeyAccount is eabKeyClient, which also returns the EAB key the
+// account is bound with and its HMAC key, decoded.
+func (e *env) eabKeyAccount(t *testing.T, label, tenant string) (*xacme.Client, admin.EABKeyView, []byte) {
+	t.Helper()
+	var k admin.EABKeyView
+	e.cli.JSON(t, &k, "eab", "create", "--label", label, "--tenant", tenant)
+	hk, err := base64.RawURLEncoding.DecodeString(k.HMACKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := acmeenv.NewKey(t)
+	if _, err := e.eabRegister(t.Context(), key, k.KeyID, hk); err != nil {
+		t.Fatalf("register with a key of tenant %s: %v", tenant, err)
+	}
+	return e.Client(key), k, hk
 }
