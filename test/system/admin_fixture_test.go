@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 )
 
 // The helpers of the admin listener's hardening tests: a running weir with
@@ -29,7 +31,7 @@ import (
 // to deactivate and a spent bucket to reset; with a token, a logged-in
 // dashboard session too.
 type adminFixture struct {
-	e                      *testEnv
+	e                      *env
 	host                   string // the admin listener's host:port
 	serial, victim, bucket string
 	key                    *ecdsa.PrivateKey
@@ -49,7 +51,7 @@ func startAdminFixture(t *testing.T, auth string) *adminFixture {
 // JSON lines, written to logw.
 func startAdminFixtureLog(t *testing.T, auth string, logw io.Writer) *adminFixture {
 	t.Helper()
-	e := startEnvLog(t, func(c *Config) {
+	e := startEnvLog(t, func(c *server.Config) {
 		c.Log.Level, c.Log.Format = "info", "json"
 		c.Admin.Auth = auth
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
@@ -79,7 +81,7 @@ func startAdminFixtureLog(t *testing.T, auth string, logw io.Writer) *adminFixtu
 }
 
 // adminFixtureOf is the admin side of e: with a token, logged in.
-func adminFixtureOf(t *testing.T, e *testEnv) *adminFixture {
+func adminFixtureOf(t *testing.T, e *env) *adminFixture {
 	t.Helper()
 	u, err := url.Parse(e.adminURL)
 	if err != nil {
@@ -197,4 +199,23 @@ func clip(s string) string {
 		return s[:300] + "…"
 	}
 	return s
+}
+
+// page is one dashboard response.
+type page struct {
+	status int
+	header http.Header
+	body   string
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// csrfOf reads the CSRF token of a page's forms.
+func csrfOf(t *testing.T, p page) string {
+	t.Helper()
+	m := csrfRE.FindStringSubmatch(p.body)
+	if m == nil {
+		t.Fatalf("no csrf field in the page:\n%s", p.body)
+	}
+	return m[1]
 }

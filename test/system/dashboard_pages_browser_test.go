@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -14,10 +14,11 @@ import (
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 )
 
 // dashLogin logs the browser in to e's dashboard with the admin token.
-func dashLogin(t *testing.T, bctx context.Context, e *testEnv) {
+func dashLogin(t *testing.T, bctx context.Context, e *env) {
 	t.Helper()
 	step(t, bctx, "log in",
 		chromedp.Navigate(e.adminURL+"/login"),
@@ -30,7 +31,7 @@ func dashLogin(t *testing.T, bctx context.Context, e *testEnv) {
 
 // failHTTP01 answers the http-01 challenge of the authorization at
 // authzURL with nothing serving its token, and waits for it to fail.
-func (e *testEnv) failHTTP01(ctx context.Context, c *xacme.Client, authzURL string) {
+func (e *env) failHTTP01(ctx context.Context, c *xacme.Client, authzURL string) {
 	e.t.Helper()
 	a, err := c.GetAuthorization(ctx, authzURL)
 	if err != nil {
@@ -56,7 +57,7 @@ func (e *testEnv) failHTTP01(ctx context.Context, c *xacme.Client, authzURL stri
 // shows inherited lifetimes, never null.
 func TestDashboardFixesBrowser(t *testing.T) {
 	bctx := startBrowser(t)
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		dup := &c.RateLimiting.DuplicateCertificate
 		dup.Enabled, dup.MaxPerWindow = true, 1
 	})

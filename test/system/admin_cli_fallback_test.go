@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bytes"
@@ -9,7 +9,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/weir-pki/weir/server"
 )
+
+// adminURLFile is the file of the data directory where weir serve records
+// the admin API's URL, as docs/operations.md names it.
+const adminURLFile = "admin.url"
 
 // TestAdminCLIInvalidConfig: while the configuration file is invalid (an
 // edit the running server refused), the operator commands still reach the
@@ -30,10 +36,10 @@ func TestAdminCLIInvalidConfig(t *testing.T) {
 	e.writeConfigBytes([]byte(bad))
 
 	var stdout, stderr bytes.Buffer
-	if code := builder.Run(t, []string{"certs", "list", "-config", e.srv.configPath}, &stdout, &stderr); code != 0 {
+	if code := builder.Run(t, []string{"certs", "list", "-config", e.cli.Config}, &stdout, &stderr); code != 0 {
 		t.Fatalf("certs list with an invalid config: exit %d\n%s%s", code, stdout.String(), stderr.String())
 	}
-	if !strings.Contains(stderr.String(), "does not load") || !strings.Contains(stderr.String(), filepath.Join(e.cfg.DataDir, fileAdminURL)) {
+	if !strings.Contains(stderr.String(), "does not load") || !strings.Contains(stderr.String(), filepath.Join(e.cfg.DataDir, adminURLFile)) {
 		t.Errorf("stderr does not say the config is invalid and which address it used:\n%s", stderr.String())
 	}
 	if !strings.Contains(stdout.String(), "SERIAL") {
@@ -42,7 +48,7 @@ func TestAdminCLIInvalidConfig(t *testing.T) {
 
 	// -admin and -token-file need no configuration at all; a trailing
 	// newline in the token file is fine.
-	tok, err := os.ReadFile(AdminTokenFile(e.cfg))
+	tok, err := os.ReadFile(server.AdminTokenFile(e.cfg))
 	if err != nil {
 		t.Fatal(err)
 	}

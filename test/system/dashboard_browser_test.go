@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bytes"
@@ -19,6 +19,7 @@ import (
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 )
 
 // browserTimeout bounds the whole browser session; each step has its own
@@ -90,7 +91,7 @@ func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Ac
 // ACME: the reset freed the bucket.
 func TestDashboardBrowser(t *testing.T) {
 	bctx := startBrowser(t)
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
 	})
 	if e.adminURL == "" {

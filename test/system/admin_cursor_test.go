@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"encoding/json"
@@ -8,13 +8,15 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/weir-pki/weir/server"
 )
 
 // TestAdminListingsBadCursor: a cursor the admin API's listings did not
 // give out is 400 with a JSON error, not a 500 with an ERROR log line.
 func TestAdminListingsBadCursor(t *testing.T) {
 	logs := &metricsLogBuf{}
-	e := startEnvLog(t, func(c *Config) { c.Log.Level, c.Log.Format = "info", "json" }, logs)
+	e := startEnvLog(t, func(c *server.Config) { c.Log.Level, c.Log.Format = "info", "json" }, logs)
 	token := e.adminToken(t)
 	for _, path := range []string{"/api/v1/accounts", "/api/v1/certs", "/api/v1/orders"} {
 		for _, cursor := range []string{"abc", "-1", "01", "1.5", strings.Repeat("9", 400)} {

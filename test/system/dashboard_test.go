@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
@@ -21,6 +20,7 @@ import (
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 )
 
 // dashClient is a browser-like client of the admin dashboard: it keeps
@@ -41,13 +41,6 @@ func newDashClient(t *testing.T, base string) *dashClient {
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	t.Cleanup(c.CloseIdleConnections)
 	return &dashClient{t: t, base: base, http: c}
-}
-
-// page is one dashboard response.
-type page struct {
-	status int
-	header http.Header
-	body   string
 }
 
 func (d *dashClient) do(req *http.Request) page {
@@ -108,18 +101,6 @@ func wantPage(t *testing.T, what string, p page, status int, want ...string) {
 	}
 }
 
-var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-
-// csrfOf reads the CSRF token of a page's forms.
-func csrfOf(t *testing.T, p page) string {
-	t.Helper()
-	m := csrfRE.FindStringSubmatch(p.body)
-	if m == nil {
-		t.Fatalf("no csrf field in the page:\n%s", p.body)
-	}
-	return m[1]
-}
-
 // bucketRemaining reads remaining and capacity of bucket from a bucket
 // table of the page; ok is false when the page has no such row.
 func bucketRemaining(body, tableID, bucket string) (remaining, capacity string, ok bool) {
@@ -139,20 +120,11 @@ func bucketRemaining(body, tableID, bucket string) (remaining, capacity string, 
 	return m[1], m[2], true
 }
 
-func (e *testEnv) adminToken(t *testing.T) string {
-	t.Helper()
-	b, err := os.ReadFile(adminTokenPath(e.cfg))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(b))
-}
-
 // TestDashboardPages drives the dashboard over HTTP against a running
 // weir: login, every page with real data, the forms (reset, explain,
 // status, revoke, deactivate), CSRF, errors and logout.
 func TestDashboardPages(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 1, SANBudgetPerAccountPerHour: 100}
 	})
 	if e.adminURL == "" {

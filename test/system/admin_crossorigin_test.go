@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"net/http"
@@ -118,7 +118,7 @@ func TestAdminCrossOrigin(t *testing.T) {
 			if res := f.send(t, revoke); res.status != http.StatusSeeOther {
 				t.Errorf("same-origin revoke: %d, want 303:\n%s", res.status, res.body)
 			}
-			if c, err := f.e.srv.store.GetCertificate(t.Context(), f.serial); err != nil || c.RevokedAt.IsZero() {
+			if c, err := f.e.srv.Store().GetCertificate(t.Context(), f.serial); err != nil || c.RevokedAt.IsZero() {
 				t.Errorf("after the same-origin revoke: %v, revoked at %v; want revoked", err, c)
 			}
 			deactivateAPI.method = http.MethodPost
@@ -128,7 +128,7 @@ func TestAdminCrossOrigin(t *testing.T) {
 			if res := f.send(t, deactivateAPI); res.status != http.StatusOK {
 				t.Errorf("deactivate from a script: %d, want 200:\n%s", res.status, res.body)
 			}
-			if a, err := f.e.srv.store.GetAccount(t.Context(), acme.AccountID(f.victim)); err != nil || a.Status != acme.StatusDeactivated {
+			if a, err := f.e.srv.Store().GetAccount(t.Context(), acme.AccountID(f.victim)); err != nil || a.Status != acme.StatusDeactivated {
 				t.Errorf("after the deactivation from a script: %v, %+v; want deactivated", err, a)
 			}
 			reset.method, reset.cookie, reset.header = http.MethodPost, f.session, map[string]string{"Origin": f.e.adminURL}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bufio"
@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -72,7 +73,7 @@ func TestAdminRoles(t *testing.T) {
 
 	// The audit trail: each attempt with its actor and status.
 	got := map[string]bool{}
-	for _, l := range readAudit(t, AuditPath(e.cfg)) {
+	for _, l := range readAudit(t, server.AuditPath(e.cfg)) {
 		switch l.Type {
 		case "admin-action":
 			got[l.Actor.ID+" "+l.Data["action"].(string)+" "+jsonNumber(l.Data["status"])] = true
@@ -116,7 +117,7 @@ func TestAdminRoles(t *testing.T) {
 	}
 
 	// The store holds digests, never a token, and who added each.
-	stored, err := e.srv.store.ListAdminCredentials(t.Context())
+	stored, err := e.srv.Store().ListAdminCredentials(t.Context())
 	if err != nil || len(stored) != 2 {
 		t.Fatalf("the store's admin credentials: %v, %v; want oncall and viewer", stored, err)
 	}
@@ -130,7 +131,7 @@ func TestAdminRoles(t *testing.T) {
 	}
 	// A revocation by another replica (a row deleted from the store)
 	// takes effect without a restart.
-	if err := e.srv.store.DeleteAdminCredential(t.Context(), "oncall"); err != nil {
+	if err := e.srv.Store().DeleteAdminCredential(t.Context(), "oncall"); err != nil {
 		t.Fatal(err)
 	}
 	deadline := time.Now().Add(10 * time.Second)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"net"
@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -23,7 +24,7 @@ func TestAdminHostCheck(t *testing.T) {
 	for _, auth := range []string{"none", "token"} {
 		t.Run("auth "+auth, func(t *testing.T) {
 			logs := &metricsLogBuf{}
-			e := startEnvLog(t, func(c *Config) {
+			e := startEnvLog(t, func(c *server.Config) {
 				c.Admin.Auth = auth
 				c.Admin.Hosts = []string{"Weir-Admin.corp.example"}
 				c.Log.Level = "info"
@@ -87,7 +88,7 @@ func TestAdminHostsConfig(t *testing.T) {
 		{"admin:\n  hosts: ['*.corp.example']\n", "admin.hosts[0]"},
 		{"admin:\n  hosts: ['']\n", "admin.hosts[0]"},
 	} {
-		_, err := ParseConfig("", []byte(tt.yaml))
+		_, err := server.ParseConfig("", []byte(tt.yaml))
 		if tt.wantErr == "" && err != nil || tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)) {
 			t.Errorf("%q: err = %v, want %q", tt.yaml, err, tt.wantErr)
 		}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -26,10 +27,12 @@ const credentialsPollLimit = 15 * time.Second
 // The token file of each replica stays its own.
 func TestAdminCredentialsAcrossReplicas(t *testing.T) {
 	dsn := postgresSchema(t)
-	pg := func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 4} }
+	pg := func(c *server.Config) {
+		c.Storage = server.StorageConfig{Driver: server.DriverPostgres, DSN: dsn, MaxConns: 4}
+	}
 	a, b := startEnv(t, pg), startEnv(t, pg)
 	fb := &adminFixture{e: b}
-	whoami := func(e *testEnv, tok string) int { t.Helper(); return bearerStatus(t, e, tok, "/api/v1/whoami") }
+	whoami := func(e *env, tok string) int { t.Helper(); return bearerStatus(t, e, tok, "/api/v1/whoami") }
 
 	var ci admin.CredentialView
 	a.cli.JSON(t, &ci, "admin", "token", "add", "ci", "--role", "read")
@@ -61,7 +64,7 @@ func TestAdminCredentialsAcrossReplicas(t *testing.T) {
 		t.Error("ci's dashboard session on B outlived the revocation")
 	}
 	// Each replica's token file is its own credential, never in the store.
-	for _, e := range []*testEnv{a, b} {
+	for _, e := range []*env{a, b} {
 		tok := e.adminToken(t)
 		if c := whoami(e, tok); c != http.StatusOK {
 			t.Errorf("the token file's token on %s: %d, want 200", e.adminURL, c)
@@ -77,7 +80,9 @@ func TestAdminCredentialsAcrossReplicas(t *testing.T) {
 // works again.
 func TestAdminCredentialsStoreDown(t *testing.T) {
 	dsn := postgresSchema(t)
-	e := startEnv(t, func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 4} })
+	e := startEnv(t, func(c *server.Config) {
+		c.Storage = server.StorageConfig{Driver: server.DriverPostgres, DSN: dsn, MaxConns: 4}
+	})
 	var ci admin.CredentialView
 	e.cli.JSON(t, &ci, "admin", "token", "add", "ci", "--role", "read")
 	whoami := func(tok string) int { t.Helper(); return bearerStatus(t, e, tok, "/api/v1/whoami") }
@@ -109,7 +114,7 @@ func TestAdminCredentialsStoreDown(t *testing.T) {
 
 // bearerStatus is the status of a request (GET, or POST for a path
 // ending in an action) to e's admin listener with the bearer token tok.
-func bearerStatus(t *testing.T, e *testEnv, tok, path string) int {
+func bearerStatus(t *testing.T, e *env, tok, path string) int {
 	t.Helper()
 	method := http.MethodGet
 	if strings.HasSuffix(path, "/regenerate") {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -36,19 +37,19 @@ func bucketOf(t *testing.T, bs []admin.BucketView, key string) admin.BucketView 
 // the bucket so the next order passes; on the SQLite and Redis backends.
 func TestAdminCLIRateLimit(t *testing.T) {
 	t.Run("sqlite", func(t *testing.T) {
-		testAdminCLIRateLimit(t, func(c *Config) { c.RateLimiting.Backend = "sqlite" })
+		testAdminCLIRateLimit(t, func(c *server.Config) { c.RateLimiting.Backend = "sqlite" })
 	})
 	t.Run("redis", func(t *testing.T) {
 		r := startRedis(t)
-		testAdminCLIRateLimit(t, func(c *Config) {
+		testAdminCLIRateLimit(t, func(c *server.Config) {
 			c.RateLimiting.Backend = "redis"
 			c.RateLimiting.Redis.Addrs = []string{r.addr()}
 		})
 	})
 }
 
-func testAdminCLIRateLimit(t *testing.T, backend func(*Config)) {
-	e := startEnv(t, func(c *Config) {
+func testAdminCLIRateLimit(t *testing.T, backend func(*server.Config)) {
+	e := startEnv(t, func(c *server.Config) {
 		backend(c)
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 		c.RateLimiting.PendingAuthorizations = ratelimit.PendingConfig{Enabled: true, Max: 30}
@@ -198,11 +199,11 @@ func TestAdminCLIInventory(t *testing.T) {
 // token; health endpoints need none; the token file is 0600.
 func TestAdminAuth(t *testing.T) {
 	e := startEnv(t, nil)
-	tok, err := os.ReadFile(adminTokenPath(e.cfg))
+	tok, err := os.ReadFile(server.AdminTokenFile(e.cfg))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, _ := os.Stat(adminTokenPath(e.cfg)); st.Mode().Perm() != 0o600 {
+	if st, _ := os.Stat(server.AdminTokenFile(e.cfg)); st.Mode().Perm() != 0o600 {
 		t.Errorf("admin-token mode %04o, want 0600", st.Mode().Perm())
 	}
 	token := strings.TrimSpace(string(tok))

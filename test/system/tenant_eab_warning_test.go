@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/server"
 )
 
 // eabRisk is how the tenant warnings begin (admin.TenantsEABWarning).
@@ -18,13 +19,13 @@ const eabRisk = "tenants exist but acme.external-account-binding.required is fal
 // not keep their names to their accounts while new accounts need no EAB
 // key, and is silent without tenants or with EAB required.
 func TestTenantsEABWarningAtStart(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := server.DefaultConfig()
 	cfg.DataDir = t.TempDir()
 	cfg.Server.Listen = "127.0.0.1:0"
-	start := func(c Config) (*Server, string) {
+	start := func(c server.Config) (*server.Server, string) {
 		t.Helper()
 		var logs bytes.Buffer
-		s, err := New(t.Context(), c, Options{Log: &logs})
+		s, err := server.New(t.Context(), c, server.Options{Log: &logs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -34,7 +35,7 @@ func TestTenantsEABWarningAtStart(t *testing.T) {
 	if strings.Contains(logs, eabRisk) {
 		t.Errorf("a start without tenants warns of them:\n%s", logs)
 	}
-	if _, err := s.svc.CreateTenant(t.Context(), acme.Tenant{Name: "team", AllowedNames: []string{".t.weir.test"}}); err != nil {
+	if _, err := s.Service().CreateTenant(t.Context(), acme.Tenant{Name: "team", AllowedNames: []string{".t.weir.test"}}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -56,7 +57,7 @@ func TestTenantsEABWarningAtStart(t *testing.T) {
 // the first tenant made, and not with EAB required.
 func TestTenantsEABWarningPages(t *testing.T) {
 	for _, required := range []bool{false, true} {
-		e := startEnv(t, func(c *Config) { c.ACME.ExternalAccountBinding.Required = required })
+		e := startEnv(t, func(c *server.Config) { c.ACME.ExternalAccountBinding.Required = required })
 		tok := e.adminToken(t)
 		get := func(path string) string {
 			t.Helper()
