@@ -78,13 +78,6 @@ func (e *testEnv) accountID(uri string) string {
 	return strings.TrimPrefix(uri, e.Base+"/acme/account/")
 }
 
-// eabJWS builds an externalAccountBinding with the protected header hdr
-// over payload, MACed with HS256 and hmacKey (whatever hdr says).
-func eabJWS(t *testing.T, hdr map[string]any, payload, hmacKey []byte) json.RawMessage {
-	t.Helper()
-	return eabJWSRaw(t, acmeenv.MarshalJSON(t, hdr), payload, hmacKey)
-}
-
 // eabJWSRaw is eabJWS with the protected header's JSON text ph as it is.
 func eabJWSRaw(t *testing.T, ph, payload, hmacKey []byte) json.RawMessage {
 	t.Helper()
