@@ -3,17 +3,26 @@
 package system
 
 // Helpers the refusal tests share with tests still in package server,
-// copied unchanged from server/eab_test.go.
+// copied unchanged from server/eab_test.go and server/metrics_test.go.
 
 import (
+	"bufio"
+	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 )
+
+// accountID is the ID at the end of an account URL.
+func (e *env) accountID(uri string) string {
+	return strings.TrimPrefix(uri, e.Base+"/acme/account/")
+}
 
 // eabJWS builds an externalAccountBinding with the protected header hdr
 // over payload, MACed with HS256 and hmacKey (whatever hdr says).
@@ -31,4 +40,38 @@ func eabJWSRaw(t *testing.T, ph, payload, hmacKey []byte) json.RawMessage {
 	m.Write([]byte(protected + "." + pl))
 	return acmeenv.MarshalJSON(t, map[string]string{"protected": protected, "payload": pl,
 		"signature": base64.RawURLEncoding.EncodeToString(m.Sum(nil))})
+}
+
+// metricsLogBuf collects the server's log for inspection while the
+// server keeps writing to it.
+type metricsLogBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *metricsLogBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// requestLines returns the JSON "request" lines logged so far.
+func (l *metricsLogBuf) requestLines(t *testing.T) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	data := bytes.Clone(l.b.Bytes())
+	l.mu.Unlock()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("log line is not JSON: %v: %s", err, sc.Bytes())
+		}
+		if line["msg"] == "request" {
+			out = append(out, line)
+		}
+	}
+	return out
 }
