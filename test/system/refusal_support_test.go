@@ -3,7 +3,8 @@
 package system
 
 // Helpers the refusal tests share with tests still in package server,
-// copied unchanged from server/eab_test.go and server/metrics_test.go.
+// copied unchanged from server/eab_test.go, server/metrics_test.go and
+// server/input_checks_test.go (now server/order_helpers_test.go).
 
 import (
 	"bufio"
@@ -17,6 +18,7 @@ import (
 	"testing"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	xacme "golang.org/x/crypto/acme"
 )
 
 // accountID is the ID at the end of an account URL.
@@ -74,4 +76,20 @@ func (l *metricsLogBuf) requestLines(t *testing.T) []map[string]any {
 		}
 	}
 	return out
+}
+
+// readyOrder makes an order of c for names and solves it to ready.
+func (e *env) readyOrder(t *testing.T, c *xacme.Client, names ...string) *xacme.Order {
+	t.Helper()
+	o, err := c.AuthorizeOrder(t.Context(), xacme.DomainIDs(names...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range o.AuthzURLs {
+		e.Solve(t.Context(), c, u, "http-01")
+	}
+	if o, err = c.WaitOrder(t.Context(), o.URI); err != nil || o.Status != xacme.StatusReady {
+		t.Fatalf("order of %v: %+v, %v; want ready", names, o, err)
+	}
+	return o
 }
