@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"crypto"
@@ -8,12 +8,9 @@ import (
 	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"net/http"
 	"slices"
 	"strings"
@@ -24,13 +21,14 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 )
 
 // TestBadInput sends one server a table of bad requests and checks each is
 // refused with the right problem, a fresh nonce, and no trace in the
 // database; then that the server still issues.
 func TestBadInput(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.CA.Policy.DeniedDomains = []string{"denied.test"}
 	})
 	ctx := t.Context()
@@ -94,14 +92,7 @@ func TestBadInput(t *testing.T) {
 	revokeChain, revokeCertURL := e.Issue(ctx, clientA, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("revoke.weir.test")...)
 	revokeDER := base64.RawURLEncoding.EncodeToString(revokeChain[0])
 
-	// A certificate this CA never issued.
-	foreignKey := acmeenv.NewKey(t)
-	foreignTmpl := &x509.Certificate{SerialNumber: big.NewInt(4242), Subject: pkix.Name{CommonName: "x"},
-		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"foreign.weir.test"}}
-	foreignDER, err := x509.CreateCertificate(rand.Reader, foreignTmpl, foreignTmpl, foreignKey.Public(), foreignKey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	foreignDER := foreignCertDER(t)
 
 	rsa1024, err := rsa.GenerateKey(rand.Reader, 1024)
 	if err != nil {
@@ -113,7 +104,7 @@ func TestBadInput(t *testing.T) {
 	}
 	jwkA := acmeenv.PublicJWK(t, keyA.Public())
 	// An External Account Binding key (RFC 8555 §7.3.4) for the EAB cases.
-	eabKey, err := e.srv.svc.CreateEABKey(ctx, "bad-input", "")
+	eabKey, err := e.srv.Service().CreateEABKey(ctx, "bad-input", "")
 	if err != nil {
 		t.Fatal(err)
 	}

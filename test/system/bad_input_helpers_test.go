@@ -1,84 +1,24 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"crypto"
-	"crypto/sha256"
-	"encoding/hex"
-	"fmt"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"math/big"
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
+	"time"
 
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/jws"
 	"github.com/weir-pki/weir/internal/acmeenv"
-	"github.com/weir-pki/weir/storage/sqlite"
 )
-
-// snapshotTables are every table of the ACME store.
-var snapshotTables = []string{"accounts", "orders", "authzs", "challenges", "certificates", "eab_keys"}
-
-// dbSnapshot is the row count and a digest of the contents of each table.
-type dbSnapshot struct {
-	counts  map[string]int
-	digests map[string]string
-}
-
-// snapshot reads every table through the store's read pool.
-func snapshotDB(t *testing.T, e *testEnv) dbSnapshot {
-	t.Helper()
-	db := e.srv.store.(*sqlite.Store).DB()
-	s := dbSnapshot{counts: map[string]int{}, digests: map[string]string{}}
-	for _, table := range snapshotTables {
-		var n int
-		if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
-			t.Fatalf("count %s: %v", table, err)
-		}
-		s.counts[table] = n
-		rows, err := db.QueryContext(t.Context(), "SELECT * FROM "+table+" ORDER BY 1")
-		if err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		cols, _ := rows.Columns()
-		h := sha256.New()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatalf("scan %s: %v", table, err)
-			}
-			fmt.Fprintf(h, "%v\n", vals)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		rows.Close()
-		s.digests[table] = hex.EncodeToString(h.Sum(nil))
-	}
-	return s
-}
-
-// diff describes how after differs from s, "" when it does not.
-func (s dbSnapshot) diff(after dbSnapshot) string {
-	var out []string
-	for _, table := range snapshotTables {
-		switch {
-		case s.counts[table] != after.counts[table]:
-			out = append(out, fmt.Sprintf("%s: %d rows -> %d", table, s.counts[table], after.counts[table]))
-		case s.digests[table] != after.digests[table]:
-			out = append(out, fmt.Sprintf("%s: rows changed", table))
-		}
-	}
-	return strings.Join(out, "; ")
-}
 
 func wantAlgorithms(t *testing.T, p *acme.Problem) {
 	if !slices.Equal(p.Algorithms, jws.Algorithms()) {
@@ -119,7 +59,7 @@ func wantSubproblems(typ acme.ProblemType, ids ...acme.Identifier) func(*testing
 }
 
 // newOrderAs sends a new-order signed by key with kid.
-func newOrderSignedBy(e *testEnv, key crypto.Signer, kid, url string) func(*testing.T) acmeenv.Response {
+func newOrderSignedBy(e *env, key crypto.Signer, kid, url string) func(*testing.T) acmeenv.Response {
 	return func(t *testing.T) acmeenv.Response {
 		return e.PostJWS(key, url, []byte(`{"identifiers":[{"type":"dns","value":"kid.weir.test"}]}`), acmeenv.SignOpts{KID: kid})
 	}
@@ -128,7 +68,7 @@ func newOrderSignedBy(e *testEnv, key crypto.Signer, kid, url string) func(*test
 // checkServesAfterBadInput: after TestBadInput's refused requests the
 // server still serves and issues (the snapshot sees those writes), and
 // the ready order can still be finalized.
-func checkServesAfterBadInput(t *testing.T, e *testEnv, clientA *xacme.Client, ready *xacme.Order) {
+func checkServesAfterBadInput(t *testing.T, e *env, clientA *xacme.Client, ready *xacme.Order) {
 	t.Helper()
 	ctx := t.Context()
 	// The server still serves and issues; the snapshot sees the writes.
@@ -154,4 +94,17 @@ func checkServesAfterBadInput(t *testing.T, e *testEnv, clientA *xacme.Client, r
 	if _, _, err := clientA.CreateOrderCert(ctx, ready.FinalizeURL, acmeenv.CSRFor(t, certKey, "ready.weir.test"), false); err != nil {
 		t.Fatalf("finalize the ready order after the bad CSRs: %v", err)
 	}
+}
+
+// foreignCertDER is a certificate this CA never issued.
+func foreignCertDER(t *testing.T) []byte {
+	t.Helper()
+	foreignKey := acmeenv.NewKey(t)
+	foreignTmpl := &x509.Certificate{SerialNumber: big.NewInt(4242), Subject: pkix.Name{CommonName: "x"},
+		NotBefore: time.Now(), NotAfter: time.Now().Add(time.Hour), DNSNames: []string{"foreign.weir.test"}}
+	foreignDER, err := x509.CreateCertificate(rand.Reader, foreignTmpl, foreignTmpl, foreignKey.Public(), foreignKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return foreignDER
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"crypto/ecdsa"
@@ -16,6 +16,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 )
 
 // registered is an account registered through x/crypto/acme.
@@ -25,7 +26,7 @@ type registered struct {
 	kid    string
 }
 
-func (e *testEnv) register(t *testing.T) registered {
+func (e *env) register(t *testing.T) registered {
 	t.Helper()
 	r := registered{key: acmeenv.NewKey(t)}
 	r.client = e.Client(r.key)
@@ -38,7 +39,7 @@ func (e *testEnv) register(t *testing.T) registered {
 }
 
 // post signs payload with the account's kid and posts it to url.
-func (r registered) post(e *testEnv, url string, payload []byte) acmeenv.Response {
+func (r registered) post(e *env, url string, payload []byte) acmeenv.Response {
 	return e.PostJWS(r.key, url, payload, acmeenv.SignOpts{KID: r.kid})
 }
 
@@ -58,7 +59,7 @@ func (r registered) pendingOrder(t *testing.T, name string) (*xacme.Order, *xacm
 }
 
 // spender uses a Replay-Nonce in a POST-as-GET of r's account.
-func (r registered) spender(e *testEnv) func(*testing.T, string) acmeenv.Response {
+func (r registered) spender(e *env) func(*testing.T, string) acmeenv.Response {
 	return func(_ *testing.T, n string) acmeenv.Response {
 		return e.PostJWS(r.key, r.kid, []byte{}, acmeenv.SignOpts{KID: r.kid, Nonce: n})
 	}
@@ -89,15 +90,15 @@ func TestAccountNotValidUnauthorized(t *testing.T) {
 		t.Fatal(err)
 	}
 	// R is revoked by the server (RFC 8555 §7.1.2).
-	acctR, err := e.srv.store.GetAccount(ctx, acme.AccountID(e.accountID(r.kid)))
+	acctR, err := e.srv.Store().GetAccount(ctx, acme.AccountID(e.accountID(r.kid)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	acctR.Status = acme.StatusRevoked
-	if err := e.srv.store.UpdateAccount(ctx, acctR, acme.StatusValid); err != nil {
+	if err := e.srv.Store().UpdateAccount(ctx, acctR, acme.StatusValid); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.srv.svc.AccountFresh(ctx, acctR.ID); err != nil {
+	if _, err := e.srv.Service().AccountFresh(ctx, acctR.ID); err != nil {
 		t.Fatal(err)
 	}
 
@@ -163,7 +164,7 @@ func b64(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 // cursor it gave out still pages.
 func TestOrdersCursorMalformed(t *testing.T) {
 	logs := &metricsLogBuf{}
-	e := startEnvLog(t, func(c *Config) { c.Log.Level, c.Log.Format = "info", "json" }, logs)
+	e := startEnvLog(t, func(c *server.Config) { c.Log.Level, c.Log.Format = "info", "json" }, logs)
 	a := e.register(t)
 	a.pendingOrder(t, "c1.weir.test")
 	a.pendingOrder(t, "c2.weir.test")
@@ -245,7 +246,7 @@ func TestJWSMemberNames(t *testing.T) {
 	// a payload change (a deactivation, a key change).
 	a, x, y := e.register(t), e.register(t), e.register(t)
 	_, authz := a.pendingOrder(t, "members.weir.test")
-	eabKey, err := e.srv.svc.CreateEABKey(ctx, "members", "")
+	eabKey, err := e.srv.Service().CreateEABKey(ctx, "members", "")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"crypto"
@@ -28,7 +28,7 @@ import (
 
 // wantRefused sends tc's request and checks that it is refused with tc's
 // status, problem type and detail, and that the store did not change.
-func wantRefused(t *testing.T, e *testEnv, tc badCase) {
+func wantRefused(t *testing.T, e *env, tc badCase) {
 	t.Helper()
 	before := snapshotDB(t, e)
 	res := tc.send(t)
@@ -75,24 +75,8 @@ func md5SignedCSR(t *testing.T, key *rsa.PrivateKey, names ...string) []byte {
 	return der
 }
 
-// readyOrder makes an order of c for names and solves it to ready.
-func (e *testEnv) readyOrder(t *testing.T, c *xacme.Client, names ...string) *xacme.Order {
-	t.Helper()
-	o, err := c.AuthorizeOrder(t.Context(), xacme.DomainIDs(names...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range o.AuthzURLs {
-		e.Solve(t.Context(), c, u, "http-01")
-	}
-	if o, err = c.WaitOrder(t.Context(), o.URI); err != nil || o.Status != xacme.StatusReady {
-		t.Fatalf("order of %v: %+v, %v; want ready", names, o, err)
-	}
-	return o
-}
-
 // finalizeWith sends a finalize request for the order with csr.
-func (e *testEnv) finalizeWith(key crypto.Signer, kid string, o *xacme.Order, csr []byte) func(*testing.T) acmeenv.Response {
+func (e *env) finalizeWith(key crypto.Signer, kid string, o *xacme.Order, csr []byte) func(*testing.T) acmeenv.Response {
 	return func(t *testing.T) acmeenv.Response {
 		payload := acmeenv.MarshalJSON(t, map[string]string{"csr": base64.RawURLEncoding.EncodeToString(csr)})
 		return e.PostJWS(key, o.FinalizeURL, payload, acmeenv.SignOpts{KID: kid})
@@ -164,10 +148,10 @@ func TestHardeningRevocationReasons(t *testing.T) {
 		})
 	}
 	var p *acme.Problem
-	if _, err := e.srv.svc.AdminRevoke(ctx, serial, ca.ReasonCertificateHold); !errors.As(err, &p) || p.Type != acme.ProbBadRevocationReason {
+	if _, err := e.srv.Service().AdminRevoke(ctx, serial, ca.ReasonCertificateHold); !errors.As(err, &p) || p.Type != acme.ProbBadRevocationReason {
 		t.Fatalf("AdminRevoke with certificateHold: %v; want badRevocationReason", err)
 	}
-	if cert, err := e.srv.store.GetCertificate(ctx, serial); err != nil || cert.Revoked() {
+	if cert, err := e.srv.Store().GetCertificate(ctx, serial); err != nil || cert.Revoked() {
 		t.Fatalf("certificate after the refusals: revoked %v (%v); want not revoked", cert != nil && cert.Revoked(), err)
 	}
 	if after := e.CRLSerials(leaf); !maps.Equal(after, crlBefore) {
@@ -287,7 +271,7 @@ func TestHardeningContactWhitespace(t *testing.T) {
 		if err := json.Unmarshal(res.Body, &v); err != nil {
 			t.Fatalf("account body %s: %v", res.Body, err)
 		}
-		a, err := e.srv.store.GetAccount(t.Context(), acme.AccountID(e.accountID(kid)))
+		a, err := e.srv.Store().GetAccount(t.Context(), acme.AccountID(e.accountID(kid)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package system
+
+// Helpers the refusal tests share with tests still in package server,
+// copied unchanged from server/eab_test.go, server/metrics_test.go and
+// server/input_checks_test.go (now server/order_helpers_test.go).
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/weir-pki/weir/internal/acmeenv"
+	xacme "golang.org/x/crypto/acme"
+)
+
+// accountID is the ID at the end of an account URL.
+func (e *env) accountID(uri string) string {
+	return strings.TrimPrefix(uri, e.Base+"/acme/account/")
+}
+
+// eabJWS builds an externalAccountBinding with the protected header hdr
+// over payload, MACed with HS256 and hmacKey (whatever hdr says).
+func eabJWS(t *testing.T, hdr map[string]any, payload, hmacKey []byte) json.RawMessage {
+	t.Helper()
+	return eabJWSRaw(t, acmeenv.MarshalJSON(t, hdr), payload, hmacKey)
+}
+
+// eabJWSRaw is eabJWS with the protected header's JSON text ph as it is.
+func eabJWSRaw(t *testing.T, ph, payload, hmacKey []byte) json.RawMessage {
+	t.Helper()
+	protected := base64.RawURLEncoding.EncodeToString(ph)
+	pl := base64.RawURLEncoding.EncodeToString(payload)
+	m := hmac.New(sha256.New, hmacKey)
+	m.Write([]byte(protected + "." + pl))
+	return acmeenv.MarshalJSON(t, map[string]string{"protected": protected, "payload": pl,
+		"signature": base64.RawURLEncoding.EncodeToString(m.Sum(nil))})
+}
+
+// metricsLogBuf collects the server's log for inspection while the
+// server keeps writing to it.
+type metricsLogBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *metricsLogBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// requestLines returns the JSON "request" lines logged so far.
+func (l *metricsLogBuf) requestLines(t *testing.T) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	data := bytes.Clone(l.b.Bytes())
+	l.mu.Unlock()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("log line is not JSON: %v: %s", err, sc.Bytes())
+		}
+		if line["msg"] == "request" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// readyOrder makes an order of c for names and solves it to ready.
+func (e *env) readyOrder(t *testing.T, c *xacme.Client, names ...string) *xacme.Order {
+	t.Helper()
+	o, err := c.AuthorizeOrder(t.Context(), xacme.DomainIDs(names...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range o.AuthzURLs {
+		e.Solve(t.Context(), c, u, "http-01")
+	}
+	if o, err = c.WaitOrder(t.Context(), o.URI); err != nil || o.Status != xacme.StatusReady {
+		t.Fatalf("order of %v: %+v, %v; want ready", names, o, err)
+	}
+	return o
+}
