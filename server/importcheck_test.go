@@ -5,8 +5,8 @@ package server
 import (
 	"crypto"
 	"crypto/x509"
-	"maps"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,97 +15,38 @@ import (
 	"github.com/weir-pki/weir/ca"
 )
 
-// TestImportRefusesBadIntermediates: weir ca import and add-issuer
-// refuse an intermediate that weir serve would refuse or misuse (RFC 5280
-// §4.2.1.3, §4.2.1.12), changing nothing in the data directory, and
-// serve refuses each as its active issuer with the same reason: one
-// check (ca.CheckIntermediate) serves all three. serve takes one that
-// allows some of each profile's extended key usages (Use.Installing). A
-// retired issuer is held to its form only: an expired one still starts. A
-// reload that adds a profile none of whose usages the active
-// intermediate allows is refused.
-func TestImportRefusesBadIntermediates(t *testing.T) {
-	cfg := DefaultConfig()
-	cfg.DataDir = t.TempDir()
-	if _, err := InitDataDir(cfg, time.Now(), InitOptions{}); err != nil {
+// TestImportRefusesBadIntermediatesReload: a reload that adds a profile
+// none of whose usages the active intermediate allows is refused, by the
+// check weir ca import, add-issuer and serve make
+// (test/system's TestImportRefusesBadIntermediates); one that adds a
+// profile some of whose usages it allows is taken. It stays in package
+// server to call the reload directly and read its error.
+func TestImportRefusesBadIntermediatesReload(t *testing.T) {
+	dd := t.TempDir()
+	initCfg := DefaultConfig()
+	initCfg.DataDir = dd
+	if _, err := InitDataDir(initCfg, time.Now(), InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	dd, now := cfg.DataDir, time.Now()
-	root, err := readCerts(dataPath(dd, fileCARoot))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		name   string
-		mutate func(*x509.Certificate)
-		want   string
-		// serves: serve takes it as the active issuer all the same, its
-		// certificates verifying for the usages it allows (the others
-		// logged): import and add-issuer want every one.
-		serves bool
-	}{
-		{"no cRLSign", func(c *x509.Certificate) { c.KeyUsage &^= x509.KeyUsageCRLSign }, "cRLSign", false},
-		{"expired", func(c *x509.Certificate) { c.NotBefore, c.NotAfter = now.Add(-48*time.Hour), now.Add(-time.Hour) }, "expired at", false},
-		{"not yet valid", func(c *x509.Certificate) { c.NotBefore = now.Add(time.Hour) }, "not valid before", false},
-		{"codeSigning only", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageCodeSigning} },
-			"does not allow the extended key usage serverAuth", false},
-		{"serverAuth only, under a serverAuth and clientAuth profile", func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} },
-			"clientAuth that ca.profiles.tls-client-server.key-usages puts", true},
-		{"outlives its root", func(c *x509.Certificate) { c.NotAfter = root[0].NotAfter.Add(time.Hour) }, "after its root", false},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			cert, key := reshapedIntermediate(t, dd, tc.mutate)
-			before := treeOf(t, dd)
-			_, err := ImportIntermediate(t.Context(), cfg, cert, key, now)
-			checkImportRefused(t, err, tc.want)
-			_, err = AddIssuer(t.Context(), cfg, "r2", cert, key, now)
-			checkImportRefused(t, err, tc.want)
-			if after := treeOf(t, dd); !maps.Equal(before, after) {
-				t.Errorf("the refused import changed the data directory: %v before, %v after", before, after)
-			}
-			s, err := New(t.Context(), withIssuer(cfg, cert, key, true), Options{})
-			if err == nil {
-				s.Close()
-			}
-			switch {
-			case tc.serves && err != nil:
-				t.Errorf("serve with it as the active issuer: %v, want it served", err)
-			case !tc.serves && (err == nil || !strings.Contains(err.Error(), tc.want)):
-				t.Errorf("serve with it as the active issuer: %v, want %q", err, tc.want)
-			}
-		})
-	}
-
-	t.Run("expired, retired", func(t *testing.T) {
-		cert, key := reshapedIntermediate(t, dd, func(c *x509.Certificate) { c.NotBefore, c.NotAfter = now.Add(-48*time.Hour), now.Add(-time.Hour) })
-		s, err := New(t.Context(), withIssuer(cfg, cert, key, false), Options{})
-		if err != nil {
-			t.Fatalf("serve with an expired retired issuer: %v", err)
-		}
-		s.Close()
+	cert, key := reshapedIntermediate(t, dd, func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} })
+	e := startEnv(t, func(c *Config) {
+		*c = withIssuer(*c, cert, key, true)
+		c.DataDir = dd
+		delete(c.CA.Profiles, profileTLSClientServer)
 	})
-
-	t.Run("reload", func(t *testing.T) {
-		cert, key := reshapedIntermediate(t, dd, func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} })
-		e := startEnv(t, func(c *Config) {
-			*c = withIssuer(*c, cert, key, true)
-			c.DataDir = dd
-			delete(c.CA.Profiles, profileTLSClientServer)
-		})
-		cfg := e.cfg
-		cfg.CA.Profiles = defaultProfiles()
-		cfg.CA.Profiles["client"] = acme.ProfileConfig{Description: "clientAuth only", KeyUsages: []acme.KeyUsage{acme.KeyUsageClientAuth}, IdentifierTypes: []acme.IdentifierType{acme.IdentifierDNS}}
-		e.writeConfig(cfg)
-		if err := e.srv.reload("test"); err == nil || !strings.Contains(err.Error(), "clientAuth that ca.profiles.client.key-usages puts") {
-			t.Errorf("a reload adding a clientAuth-only profile under a serverAuth intermediate: %v, want it refused", err)
-		}
-		// tls-client-server's certificates verify for serverAuth.
-		delete(cfg.CA.Profiles, "client")
-		e.writeConfig(cfg)
-		if err := e.srv.reload("test"); err != nil {
-			t.Errorf("a reload adding a serverAuth and clientAuth profile under a serverAuth intermediate: %v, want it taken", err)
-		}
-	})
+	cfg := e.cfg
+	cfg.CA.Profiles = defaultProfiles()
+	cfg.CA.Profiles["client"] = acme.ProfileConfig{Description: "clientAuth only", KeyUsages: []acme.KeyUsage{acme.KeyUsageClientAuth}, IdentifierTypes: []acme.IdentifierType{acme.IdentifierDNS}}
+	e.writeConfig(cfg)
+	if err := e.srv.reload("test"); err == nil || !strings.Contains(err.Error(), "clientAuth that ca.profiles.client.key-usages puts") {
+		t.Errorf("a reload adding a clientAuth-only profile under a serverAuth intermediate: %v, want it refused", err)
+	}
+	// tls-client-server's certificates verify for serverAuth.
+	delete(cfg.CA.Profiles, "client")
+	e.writeConfig(cfg)
+	if err := e.srv.reload("test"); err != nil {
+		t.Errorf("a reload adding a serverAuth and clientAuth profile under a serverAuth intermediate: %v, want it taken", err)
+	}
 }
 
 // withIssuer is cfg with the intermediate in certFile and keyFile as the
@@ -158,4 +99,25 @@ func parseKeyFile(t *testing.T, path string) crypto.Signer {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// signedIntermediate makes a new intermediate's key and certificate,
+// signed by the root of data directory dd (its key there), as weir ca
+// new-intermediate-key and sign-intermediate do, and returns their files
+// in the directory work.
+func signedIntermediate(t *testing.T, dd, work, name string) (certFile, keyFile string) {
+	t.Helper()
+	certFile, keyFile = filepath.Join(work, "int.pem"), filepath.Join(work, "int-key.pem")
+	csr, err := NewIntermediateKey(name, "weir", keyFile, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signed, err := SignIntermediateCSR(dataPath(dd, fileCARoot), RootKey{KeyFile: dataPath(dd, fileCARootKey), Signer: ca.SignerConfig{Type: ca.SignerFile}}, csr, time.Now(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(certFile, signed, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return certFile, keyFile
 }
