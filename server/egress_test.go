@@ -5,9 +5,6 @@ package server
 import (
 	"context"
 	"errors"
-	"net"
-	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -81,42 +78,6 @@ func wantChallengeRefused(t *testing.T, p *xacme.Error, typ, want string, leaks 
 			t.Errorf("the problem quotes %q: %q", l, p.Detail)
 		}
 	}
-}
-
-// TestEgressAdminListener points validations at weir's own admin
-// listener, with admin.auth none (loopback): through an http-01 redirect
-// and as a tls-alpn-01 target. Without the egress policy the redirect
-// fetched /api/v1/config and quoted it in the challenge's error.
-func TestEgressAdminListener(t *testing.T) {
-	var adminPort string
-	e := startEnv(t, func(c *Config) {
-		c.Admin.Auth = "none"
-		_, adminPort, _ = net.SplitHostPort(c.Admin.Listen)
-		port, err := strconv.Atoi(adminPort)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Lab mode: redirects may name the tls-alpn-01 port, which is
-		// the admin listener's here.
-		c.Challenges.TLSALPN01.Port = port
-	})
-	// The admin listener does serve the configuration to a plain GET.
-	res, err := http.Get(e.adminURL + "/api/v1/config")
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET /api/v1/config: %d, want 200 (admin.auth none)", res.StatusCode)
-	}
-	ctx, _, c, _ := e.Registered(t)
-	to := "http://127.0.0.1:" + adminPort + "/api/v1/config"
-	p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "redirect.weir.test"}, "http-01", func(token string) {
-		e.Redirect.Store(token, to)
-	})
-	wantChallengeRefused(t, p, "connection", "weir's own listeners", "data-dir", "yaml")
-	p = e.attempt(ctx, c, xacme.AuthzID{Type: "ip", Value: "127.0.0.1"}, "tls-alpn-01", func(string) {})
-	wantChallengeRefused(t, p, "connection", "127.0.0.1:"+adminPort+": it is one of weir's own listeners")
 }
 
 // TestEgressReload denies loopback live, sees a validation refused, and
