@@ -14,6 +14,7 @@ import (
 
 	xacme "golang.org/x/crypto/acme"
 
+	"github.com/weir-pki/weir/acme/challenge"
 	"github.com/weir-pki/weir/server"
 )
 
@@ -117,4 +118,49 @@ func TestEgressAdminListener(t *testing.T) {
 	wantChallengeRefused(t, p, "connection", "weir's own listeners", "data-dir", "yaml")
 	p = e.attempt(ctx, c, xacme.AuthzID{Type: "ip", Value: "127.0.0.1"}, "tls-alpn-01", func(string) {})
 	wantChallengeRefused(t, p, "connection", "127.0.0.1:"+adminPort+": it is one of weir's own listeners")
+}
+
+// TestEgressReload denies loopback live, sees a validation refused, and
+// allows it again: the policy is reloaded without a restart, and an
+// invalid policy is refused with its key. The server reloads its changed
+// file; the admin API reports each reload's outcome.
+func TestEgressReload(t *testing.T) {
+	e := startEnv(t, nil)
+	ctx, _, c, _ := e.Registered(t)
+	solve := func(token string) {
+		ka, _ := c.HTTP01ChallengeResponse(token)
+		e.Tokens.Store(token, ka)
+	}
+	if p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "before.weir.test"}, "http-01", solve); p != nil {
+		t.Fatalf("before the reload: %v", p)
+	}
+
+	cfg := e.cfg
+	cfg.Challenges.Egress = challenge.EgressConfig{Default: "allow", DeniedCIDRs: []string{"127.0.0.0/8"}}
+	if r := e.writeAndReload(t, cfg); !r.OK {
+		t.Fatalf("reload: %v", r.Error)
+	}
+	p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "denied.weir.test"}, "http-01", solve)
+	wantChallengeRefused(t, p, "dns", "no valid IP addresses found for denied.weir.test: weir's validation egress policy does not allow connecting to 127.0.0.1: 127.0.0.0/8 is a denied range")
+
+	bad := cfg
+	bad.Challenges.Egress.AllowedCIDRs = []string{"127.0.0.0/40"}
+	if r := e.writeAndReload(t, bad); r.OK || !strings.Contains(r.Error, "challenges.egress.allowed-cidrs[0]") {
+		t.Fatalf("reload of a bad policy: got %+v, want it refused naming challenges.egress.allowed-cidrs[0]", r)
+	}
+	// Refused: the denial stays.
+	p = e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "still.weir.test"}, "http-01", solve)
+	wantChallengeRefused(t, p, "dns", "127.0.0.0/8 is a denied range")
+
+	cfg.Challenges.Egress = challenge.EgressConfig{Default: "deny", AllowedCIDRs: []string{"127.0.0.1"}}
+	last := e.writeAndReload(t, cfg)
+	if !last.OK {
+		t.Fatalf("reload: %v", last.Error)
+	}
+	if p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "after.weir.test"}, "http-01", solve); p != nil {
+		t.Fatalf("after allowing 127.0.0.1 again: %v", p)
+	}
+	if got := last.NeedsRestart; len(got) != 0 {
+		t.Errorf("needs restart: %v, want nothing (challenges.egress is live)", got)
+	}
 }

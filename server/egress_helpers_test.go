@@ -10,8 +10,6 @@ import (
 	"time"
 
 	xacme "golang.org/x/crypto/acme"
-
-	"github.com/weir-pki/weir/acme/challenge"
 )
 
 // attempt orders id, readies the challenge of type typ with prepare
@@ -77,51 +75,5 @@ func wantChallengeRefused(t *testing.T, p *xacme.Error, typ, want string, leaks 
 		if strings.Contains(p.Detail, l) {
 			t.Errorf("the problem quotes %q: %q", l, p.Detail)
 		}
-	}
-}
-
-// TestEgressReload denies loopback live, sees a validation refused, and
-// allows it again: the policy is reloaded without a restart, and an
-// invalid policy is refused with its key.
-func TestEgressReload(t *testing.T) {
-	e := startEnv(t, nil)
-	ctx, _, c, _ := e.Registered(t)
-	solve := func(token string) {
-		ka, _ := c.HTTP01ChallengeResponse(token)
-		e.Tokens.Store(token, ka)
-	}
-	if p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "before.weir.test"}, "http-01", solve); p != nil {
-		t.Fatalf("before the reload: %v", p)
-	}
-
-	cfg := e.cfg
-	cfg.Challenges.Egress = challenge.EgressConfig{Default: "allow", DeniedCIDRs: []string{"127.0.0.0/8"}}
-	e.writeConfig(cfg)
-	if err := e.srv.reload("test"); err != nil {
-		t.Fatalf("reload: %v", err)
-	}
-	p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "denied.weir.test"}, "http-01", solve)
-	wantChallengeRefused(t, p, "dns", "no valid IP addresses found for denied.weir.test: weir's validation egress policy does not allow connecting to 127.0.0.1: 127.0.0.0/8 is a denied range")
-
-	bad := cfg
-	bad.Challenges.Egress.AllowedCIDRs = []string{"127.0.0.0/40"}
-	e.writeConfig(bad)
-	if err := e.srv.reload("test"); err == nil || !strings.Contains(err.Error(), "challenges.egress.allowed-cidrs[0]") {
-		t.Fatalf("reload of a bad policy: got %v, want it refused naming challenges.egress.allowed-cidrs[0]", err)
-	}
-	// Refused: the denial stays.
-	p = e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "still.weir.test"}, "http-01", solve)
-	wantChallengeRefused(t, p, "dns", "127.0.0.0/8 is a denied range")
-
-	cfg.Challenges.Egress = challenge.EgressConfig{Default: "deny", AllowedCIDRs: []string{"127.0.0.1"}}
-	e.writeConfig(cfg)
-	if err := e.srv.reload("test"); err != nil {
-		t.Fatalf("reload: %v", err)
-	}
-	if p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "after.weir.test"}, "http-01", solve); p != nil {
-		t.Fatalf("after allowing 127.0.0.1 again: %v", p)
-	}
-	if got := e.srv.reloaded.restart; len(got) != 0 {
-		t.Errorf("needs restart: %v, want nothing (challenges.egress is live)", got)
 	}
 }
