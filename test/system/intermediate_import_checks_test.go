@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/server"
 )
@@ -22,10 +23,9 @@ import (
 // serve refuses each as its active issuer with the same reason: one
 // check (ca.CheckIntermediate) serves all three. serve takes one that
 // allows some of each profile's extended key usages (Use.Installing). A
-// retired issuer is held to its form only: an expired one still starts.
-// (A reload that adds a profile none of whose usages the active
-// intermediate allows is refused: server's
-// TestImportRefusesBadIntermediatesReload, which reloads directly.)
+// retired issuer is held to its form only: an expired one still starts. A
+// reload that adds a profile none of whose usages the active
+// intermediate allows is refused.
 func TestImportRefusesBadIntermediates(t *testing.T) {
 	cfg := server.DefaultConfig()
 	cfg.DataDir = t.TempDir()
@@ -85,6 +85,26 @@ func TestImportRefusesBadIntermediates(t *testing.T) {
 			t.Fatalf("serve with an expired retired issuer: %v", err)
 		}
 		s.Close()
+	})
+
+	t.Run("reload", func(t *testing.T) {
+		cert, key := reshapedIntermediate(t, dd, func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} })
+		e := startEnv(t, func(c *server.Config) {
+			*c = withIssuer(*c, cert, key, true)
+			c.DataDir = dd
+			delete(c.CA.Profiles, "tls-client-server")
+		})
+		cfg := e.cfg
+		cfg.CA.Profiles = server.DefaultConfig().CA.Profiles
+		cfg.CA.Profiles["client"] = acme.ProfileConfig{Description: "clientAuth only", KeyUsages: []acme.KeyUsage{acme.KeyUsageClientAuth}, IdentifierTypes: []acme.IdentifierType{acme.IdentifierDNS}}
+		if r := e.writeAndReload(t, cfg); r.OK || !strings.Contains(r.Error, "clientAuth that ca.profiles.client.key-usages puts") {
+			t.Errorf("a reload adding a clientAuth-only profile under a serverAuth intermediate: %+v, want it refused", r)
+		}
+		// tls-client-server's certificates verify for serverAuth.
+		delete(cfg.CA.Profiles, "client")
+		if r := e.writeAndReload(t, cfg); !r.OK {
+			t.Errorf("a reload adding a serverAuth and clientAuth profile under a serverAuth intermediate: %v, want it taken", r.Error)
+		}
 	})
 }
 
