@@ -21,3 +21,11 @@ func (s *Server) Service() *acme.Service { return s.svc }
 // Metrics is the server's Prometheus registry and limiter activity, as the
 // admin listener's /metrics serves them.
 func (s *Server) Metrics() *admin.Metrics { return s.metrics }
+
+// RootCertFile is the root CA's certificate in the data directory dataDir
+// (ca/root.pem), the file weir ca sign-intermediate -root-cert takes.
+func RootCertFile(dataDir string) string { return dataPath(dataDir, fileCARoot) }
+
+// RootKeyFile is the root CA's key in the data directory dataDir
+// (ca/root-key.pem) while the root is online (weir ca take-root-offline).
+func RootKeyFile(dataDir string) string { return dataPath(dataDir, fileCARootKey) }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"crypto/sha256"
@@ -21,6 +21,8 @@ import (
 
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
+	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
 
 // TestImportKeepsRevocation: with a certificate of the working
@@ -32,9 +34,9 @@ import (
 // openssl verifies it (RFC 5280 §6.3.3).
 func TestImportKeepsRevocation(t *testing.T) {
 	dd, work := t.TempDir(), t.TempDir()
-	useDir := func(c *Config) { c.DataDir = dd }
+	useDir := func(c *server.Config) { c.DataDir = dd }
 	var (
-		cfg                Config
+		cfg                server.Config
 		chain              [][]byte
 		leaf               *x509.Certificate
 		newCert, newKeyPEM string
@@ -46,10 +48,10 @@ func TestImportKeepsRevocation(t *testing.T) {
 		chain, _ = e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "before.weir.test"})
 		leaf = e.VerifyChain(chain, "before.weir.test")
 		newCert, newKeyPEM = signedIntermediate(t, dd, work, "weir Intermediate CA 2")
-		before := treeOf(t, dataPath(dd, "ca"))
-		_, err := ImportIntermediate(t.Context(), cfg, newCert, newKeyPEM, time.Now())
+		before := treeOf(t, caDir(dd))
+		_, err := server.ImportIntermediate(t.Context(), cfg, newCert, newKeyPEM, time.Now())
 		checkImportRefused(t, err, "1 unexpired certificate", "weir ca add-issuer", "renew-early")
-		if after := treeOf(t, dataPath(dd, "ca")); !maps.Equal(before, after) {
+		if after := treeOf(t, caDir(dd)); !maps.Equal(before, after) {
 			t.Errorf("the refused import changed the data directory's ca/: %v before, %v after", before, after)
 		}
 	})
@@ -58,7 +60,7 @@ func TestImportKeepsRevocation(t *testing.T) {
 	}
 
 	before := treeOf(t, dd)
-	_, err := ImportIntermediate(t.Context(), cfg, newCert, newKeyPEM, time.Now())
+	_, err := server.ImportIntermediate(t.Context(), cfg, newCert, newKeyPEM, time.Now())
 	checkImportRefused(t, err, "1 unexpired certificate", "weir ca add-issuer")
 	if after := treeOf(t, dd); !maps.Equal(before, after) {
 		t.Errorf("the refused import changed the data directory: %v before, %v after", before, after)
@@ -66,7 +68,7 @@ func TestImportKeepsRevocation(t *testing.T) {
 
 	t.Run("restart, revoke", func(t *testing.T) {
 		e := startEnv(t, useDir)
-		if _, err := e.srv.svc.AdminRevoke(t.Context(), ca.SerialHex(leaf.SerialNumber), 1); err != nil {
+		if _, err := e.srv.Service().AdminRevoke(t.Context(), ca.SerialHex(leaf.SerialNumber), 1); err != nil {
 			t.Fatal(err)
 		}
 		inter, err := x509.ParseCertificate(chain[1])
@@ -89,7 +91,7 @@ func TestImportKeepsRevocation(t *testing.T) {
 		if !acmeenv.CRLLists(crl, leaf.SerialNumber) {
 			t.Errorf("the CRL at %s does not list the revoked certificate", leaf.CRLDistributionPoints[0])
 		}
-		opensslRevoked(t, e.srv.root, chain, der)
+		opensslRevoked(t, e.srv.RootPEM(), chain, der)
 	})
 }
 
@@ -147,11 +149,11 @@ func opensslRevoked(t *testing.T, rootPEM []byte, chain [][]byte, crlDER []byte)
 func signedIntermediate(t *testing.T, dd, work, name string) (certFile, keyFile string) {
 	t.Helper()
 	certFile, keyFile = filepath.Join(work, "int.pem"), filepath.Join(work, "int-key.pem")
-	csr, err := NewIntermediateKey(name, "weir", keyFile, "")
+	csr, err := server.NewIntermediateKey(name, "weir", keyFile, "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, err := SignIntermediateCSR(dataPath(dd, fileCARoot), RootKey{KeyFile: dataPath(dd, fileCARootKey), Signer: ca.SignerConfig{Type: ca.SignerFile}}, csr, time.Now(), "")
+	signed, err := server.SignIntermediateCSR(server.RootCertFile(dd), server.RootKey{KeyFile: server.RootKeyFile(dd), Signer: ca.SignerConfig{Type: ca.SignerFile}}, csr, time.Now(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,76 +200,78 @@ func treeOf(t *testing.T, dir string) map[string]string {
 func TestImportRefusedStores(t *testing.T) {
 	t.Run("postgres", func(t *testing.T) {
 		dsn := postgresSchema(t)
-		e := startEnv(t, func(c *Config) { c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 4} })
+		e := startEnv(t, func(c *server.Config) {
+			c.Storage = server.StorageConfig{Driver: server.DriverPostgres, DSN: dsn, MaxConns: 4}
+		})
 		ctx, _, c, _ := e.Registered(t)
 		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "pg.weir.test"})
 		leaf := e.VerifyChain(chain, "pg.weir.test")
 		cert, key := signedIntermediate(t, e.cfg.DataDir, t.TempDir(), "weir Intermediate CA 2")
-		before := treeOf(t, dataPath(e.cfg.DataDir, "ca"))
-		_, err := ImportIntermediate(t.Context(), e.cfg, cert, key, time.Now())
+		before := treeOf(t, caDir(e.cfg.DataDir))
+		_, err := server.ImportIntermediate(t.Context(), e.cfg, cert, key, time.Now())
 		checkImportRefused(t, err, "1 unexpired certificate", "weir ca add-issuer")
-		if after := treeOf(t, dataPath(e.cfg.DataDir, "ca")); !maps.Equal(before, after) {
+		if after := treeOf(t, caDir(e.cfg.DataDir)); !maps.Equal(before, after) {
 			t.Errorf("the refused import changed ca/: %v before, %v after", before, after)
 		}
-		if _, err := ImportIntermediate(t.Context(), e.cfg, cert, key, leaf.NotAfter.Add(time.Second)); err != nil {
+		if _, err := server.ImportIntermediate(t.Context(), e.cfg, cert, key, leaf.NotAfter.Add(time.Second)); err != nil {
 			t.Errorf("import once the certificate has expired: %v", err)
 		}
 	})
 
 	t.Run("add-issuer over an issuer with certificates", func(t *testing.T) {
-		cfg := DefaultConfig()
+		cfg := server.DefaultConfig()
 		cfg.DataDir = t.TempDir()
-		if _, err := InitDataDir(cfg, time.Now(), InitOptions{}); err != nil {
+		if _, err := server.InitDataDir(cfg, time.Now(), server.InitOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		work := t.TempDir()
 		cert, key := signedIntermediate(t, cfg.DataDir, work, "weir Intermediate CA R2")
-		if _, err := AddIssuer(t.Context(), cfg, "r2", cert, key, time.Now()); err != nil {
+		if _, err := server.AddIssuer(t.Context(), cfg, "r2", cert, key, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			c.DataDir = cfg.DataDir
-			c.CA.Issuers, c.CA.ActiveIssuer = []IssuerConfig{{ID: "r2"}}, "r2"
+			c.CA.Issuers, c.CA.ActiveIssuer = []server.IssuerConfig{{ID: "r2"}}, "r2"
 		})
 		ctx, _, c, _ := e.Registered(t)
 		e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "r2.weir.test"})
 		cert3, key3 := signedIntermediate(t, cfg.DataDir, t.TempDir(), "weir Intermediate CA R3")
-		before := treeOf(t, dataPath(cfg.DataDir, "ca"))
-		_, err := AddIssuer(t.Context(), e.cfg, "r2", cert3, key3, time.Now())
+		before := treeOf(t, caDir(cfg.DataDir))
+		_, err := server.AddIssuer(t.Context(), e.cfg, "r2", cert3, key3, time.Now())
 		checkImportRefused(t, err, "1 unexpired certificate(s) of the issuer r2", "under another id")
-		if after := treeOf(t, dataPath(cfg.DataDir, "ca")); !maps.Equal(before, after) {
+		if after := treeOf(t, caDir(cfg.DataDir)); !maps.Equal(before, after) {
 			t.Errorf("the refused add-issuer changed ca/: %v before, %v after", before, after)
 		}
 		// The default intermediate signed nothing but weir's own HTTPS
 		// certificate, which is not in the store.
-		if _, err := ImportIntermediate(t.Context(), e.cfg, cert3, key3, time.Now()); err != nil {
+		if _, err := server.ImportIntermediate(t.Context(), e.cfg, cert3, key3, time.Now()); err != nil {
 			t.Errorf("import over an intermediate without certificates: %v", err)
 		}
 	})
 
 	for _, tc := range []struct {
 		name  string
-		store func(t *testing.T, cfg *Config)
+		store func(t *testing.T, cfg *server.Config)
 	}{
-		{"postgres unreachable", func(t *testing.T, cfg *Config) {
-			cfg.Storage = StorageConfig{Driver: DriverPostgres, DSN: "postgres://weir@127.0.0.1:1/weir?sslmode=disable&connect_timeout=2"}
+		{"postgres unreachable", func(t *testing.T, cfg *server.Config) {
+			cfg.Storage = server.StorageConfig{Driver: server.DriverPostgres, DSN: "postgres://weir@127.0.0.1:1/weir?sslmode=disable&connect_timeout=2"}
 		}},
-		{"sqlite unreadable", func(t *testing.T, cfg *Config) {
+		{"sqlite unreadable", func(t *testing.T, cfg *server.Config) {
 			if err := os.WriteFile(filepath.Join(cfg.DataDir, cfg.Storage.Path), []byte(strings.Repeat("not a database ", 16)), 0o600); err != nil {
 				t.Fatal(err)
 			}
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := DefaultConfig()
+			cfg := server.DefaultConfig()
 			cfg.DataDir = t.TempDir()
-			if _, err := InitDataDir(cfg, time.Now(), InitOptions{}); err != nil {
+			if _, err := server.InitDataDir(cfg, time.Now(), server.InitOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			tc.store(t, &cfg)
 			cert, key := signedIntermediate(t, cfg.DataDir, t.TempDir(), "weir Intermediate CA 2")
 			before := treeOf(t, cfg.DataDir)
-			_, err := ImportIntermediate(t.Context(), cfg, cert, key, time.Now())
+			_, err := server.ImportIntermediate(t.Context(), cfg, cert, key, time.Now())
 			checkImportRefused(t, err, "nothing was changed", "the store cannot be read")
 			if after := treeOf(t, cfg.DataDir); !maps.Equal(before, after) {
 				t.Errorf("the refused import changed the data directory: %v before, %v after", before, after)
@@ -280,16 +284,16 @@ func TestImportRefusedStores(t *testing.T) {
 // one before is refused rather than renaming the working intermediate
 // over the key that one kept, which stays as it was.
 func TestImportKeepsEveryReplaced(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := server.DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	if _, err := InitDataDir(cfg, time.Now(), InitOptions{}); err != nil {
+	if _, err := server.InitDataDir(cfg, time.Now(), server.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	first := treeOf(t, dataPath(cfg.DataDir, "ca"))
+	first := treeOf(t, caDir(cfg.DataDir))
 	now := time.Now()
 	for i, name := range []string{"weir Intermediate CA 2", "weir Intermediate CA 3"} {
 		cert, key := signedIntermediate(t, cfg.DataDir, t.TempDir(), name)
-		kept, err := ImportIntermediate(t.Context(), cfg, cert, key, now)
+		kept, err := server.ImportIntermediate(t.Context(), cfg, cert, key, now)
 		switch {
 		case i == 0 && (err != nil || len(kept) != 2):
 			t.Fatalf("the first import: kept %v, %v", kept, err)
@@ -298,10 +302,21 @@ func TestImportKeepsEveryReplaced(t *testing.T) {
 		}
 	}
 	stamp := now.UTC().Format("20060102T150405Z")
-	after := treeOf(t, dataPath(cfg.DataDir, "ca"))
+	after := treeOf(t, caDir(cfg.DataDir))
 	for _, name := range []string{"intermediate.pem", "intermediate-key.pem"} {
 		if got := after[name+".replaced-"+stamp]; got != first[name] {
 			t.Errorf("%s.replaced-%s is %q, want the first intermediate's %q", name, stamp, got, first[name])
 		}
 	}
+}
+
+// caDir is the data directory's ca/, where the root and the working
+// intermediate are kept (server.RootCertFile's directory).
+func caDir(dataDir string) string { return filepath.Dir(server.RootCertFile(dataDir)) }
+
+// postgresSchema returns a DSN on a fresh schema of the test server.
+func postgresSchema(t *testing.T) string {
+	t.Helper()
+	_, dsn := pgtest.Schema(t, "weir_e2e_")
+	return dsn
 }

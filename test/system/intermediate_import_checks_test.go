@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"crypto"
 	"crypto/x509"
+	"fmt"
 	"maps"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/server"
 )
 
 // TestImportRefusesBadIntermediates: weir ca import and add-issuer
@@ -25,13 +27,13 @@ import (
 // reload that adds a profile none of whose usages the active
 // intermediate allows is refused.
 func TestImportRefusesBadIntermediates(t *testing.T) {
-	cfg := DefaultConfig()
+	cfg := server.DefaultConfig()
 	cfg.DataDir = t.TempDir()
-	if _, err := InitDataDir(cfg, time.Now(), InitOptions{}); err != nil {
+	if _, err := server.InitDataDir(cfg, time.Now(), server.InitOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	dd, now := cfg.DataDir, time.Now()
-	root, err := readCerts(dataPath(dd, fileCARoot))
+	root, err := readCerts(server.RootCertFile(dd))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,14 +58,14 @@ func TestImportRefusesBadIntermediates(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cert, key := reshapedIntermediate(t, dd, tc.mutate)
 			before := treeOf(t, dd)
-			_, err := ImportIntermediate(t.Context(), cfg, cert, key, now)
+			_, err := server.ImportIntermediate(t.Context(), cfg, cert, key, now)
 			checkImportRefused(t, err, tc.want)
-			_, err = AddIssuer(t.Context(), cfg, "r2", cert, key, now)
+			_, err = server.AddIssuer(t.Context(), cfg, "r2", cert, key, now)
 			checkImportRefused(t, err, tc.want)
 			if after := treeOf(t, dd); !maps.Equal(before, after) {
 				t.Errorf("the refused import changed the data directory: %v before, %v after", before, after)
 			}
-			s, err := New(t.Context(), withIssuer(cfg, cert, key, true), Options{})
+			s, err := server.New(t.Context(), withIssuer(cfg, cert, key, true), server.Options{})
 			if err == nil {
 				s.Close()
 			}
@@ -78,7 +80,7 @@ func TestImportRefusesBadIntermediates(t *testing.T) {
 
 	t.Run("expired, retired", func(t *testing.T) {
 		cert, key := reshapedIntermediate(t, dd, func(c *x509.Certificate) { c.NotBefore, c.NotAfter = now.Add(-48*time.Hour), now.Add(-time.Hour) })
-		s, err := New(t.Context(), withIssuer(cfg, cert, key, false), Options{})
+		s, err := server.New(t.Context(), withIssuer(cfg, cert, key, false), server.Options{})
 		if err != nil {
 			t.Fatalf("serve with an expired retired issuer: %v", err)
 		}
@@ -87,31 +89,29 @@ func TestImportRefusesBadIntermediates(t *testing.T) {
 
 	t.Run("reload", func(t *testing.T) {
 		cert, key := reshapedIntermediate(t, dd, func(c *x509.Certificate) { c.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth} })
-		e := startEnv(t, func(c *Config) {
+		e := startEnv(t, func(c *server.Config) {
 			*c = withIssuer(*c, cert, key, true)
 			c.DataDir = dd
-			delete(c.CA.Profiles, profileTLSClientServer)
+			delete(c.CA.Profiles, "tls-client-server")
 		})
 		cfg := e.cfg
-		cfg.CA.Profiles = defaultProfiles()
+		cfg.CA.Profiles = server.DefaultConfig().CA.Profiles
 		cfg.CA.Profiles["client"] = acme.ProfileConfig{Description: "clientAuth only", KeyUsages: []acme.KeyUsage{acme.KeyUsageClientAuth}, IdentifierTypes: []acme.IdentifierType{acme.IdentifierDNS}}
-		e.writeConfig(cfg)
-		if err := e.srv.reload("test"); err == nil || !strings.Contains(err.Error(), "clientAuth that ca.profiles.client.key-usages puts") {
-			t.Errorf("a reload adding a clientAuth-only profile under a serverAuth intermediate: %v, want it refused", err)
+		if r := e.writeAndReload(t, cfg); r.OK || !strings.Contains(r.Error, "clientAuth that ca.profiles.client.key-usages puts") {
+			t.Errorf("a reload adding a clientAuth-only profile under a serverAuth intermediate: %+v, want it refused", r)
 		}
 		// tls-client-server's certificates verify for serverAuth.
 		delete(cfg.CA.Profiles, "client")
-		e.writeConfig(cfg)
-		if err := e.srv.reload("test"); err != nil {
-			t.Errorf("a reload adding a serverAuth and clientAuth profile under a serverAuth intermediate: %v, want it taken", err)
+		if r := e.writeAndReload(t, cfg); !r.OK {
+			t.Errorf("a reload adding a serverAuth and clientAuth profile under a serverAuth intermediate: %v, want it taken", r.Error)
 		}
 	})
 }
 
 // withIssuer is cfg with the intermediate in certFile and keyFile as the
 // ca.issuers entry r2, active or not.
-func withIssuer(cfg Config, certFile, keyFile string, active bool) Config {
-	cfg.CA.Issuers = []IssuerConfig{{ID: "r2", IntermediateConfig: IntermediateConfig{CertFile: certFile, KeyFile: keyFile}}}
+func withIssuer(cfg server.Config, certFile, keyFile string, active bool) server.Config {
+	cfg.CA.Issuers = []server.IssuerConfig{{ID: "r2", IntermediateConfig: server.IntermediateConfig{CertFile: certFile, KeyFile: keyFile}}}
 	if active {
 		cfg.CA.ActiveIssuer = "r2"
 	}
@@ -128,11 +128,11 @@ func reshapedIntermediate(t *testing.T, dd string, mutate func(*x509.Certificate
 	if err != nil {
 		t.Fatal(err)
 	}
-	roots, err := readCerts(dataPath(dd, fileCARoot))
+	roots, err := readCerts(server.RootCertFile(dd))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rootKey := parseKeyFile(t, dataPath(dd, fileCARootKey))
+	rootKey := parseKeyFile(t, server.RootKeyFile(dd))
 	tmpl := *certs[0]
 	tmpl.Raw, tmpl.RawTBSCertificate, tmpl.RawSubjectPublicKeyInfo, tmpl.PublicKey = nil, nil, nil, nil
 	mutate(&tmpl)
@@ -158,4 +158,17 @@ func parseKeyFile(t *testing.T, path string) crypto.Signer {
 		t.Fatal(err)
 	}
 	return k
+}
+
+// readCerts reads the PEM certificates in path.
+func readCerts(path string) ([]*x509.Certificate, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	certs, err := ca.ParseCertsPEM(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return certs, nil
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 )
 
 // TestCRLShards: with ca.crl-shards 3 and the CRL updater running, each
@@ -23,7 +24,7 @@ import (
 // ACME listener's URL of the same CRL) and is the only CRL signed for it
 // (weir_crl_generations_total by shard).
 func TestCRLShards(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.CA.CRLShards = 3
 		c.CA.CRLDelay = 200 * time.Millisecond
 	})
@@ -47,7 +48,7 @@ func TestCRLShards(t *testing.T) {
 			if k == 0 {
 				url = base + "/ca/crl.der"
 			}
-			crl := fetchCRL(t, e.HTTP, url, e.srv.svc.CA().Hierarchy().Intermediate)
+			crl := fetchCRL(t, e.HTTP, url, e.srv.Intermediate())
 			for _, named := range []string{e.artefacts, e.Base} {
 				if u := named + strings.TrimPrefix(url, base); !strings.Contains(string(crl.RawTBSRevocationList), u) {
 					t.Errorf("the CRL at %s does not name %s (issuingDistributionPoint)", url, u)
@@ -101,7 +102,7 @@ func TestCRLShards(t *testing.T) {
 // CRL, and no shard beyond those named is served.
 func TestCRLShardsChanged(t *testing.T) {
 	dd := t.TempDir()
-	shardOf := func(t *testing.T, e *testEnv, leaf *x509.Certificate) int {
+	shardOf := func(t *testing.T, e *env, leaf *x509.Certificate) int {
 		t.Helper()
 		var k int
 		if _, err := fmt.Sscanf(path.Base(leaf.CRLDistributionPoints[0]), "%d", &k); err != nil {
@@ -110,7 +111,7 @@ func TestCRLShardsChanged(t *testing.T) {
 		return k
 	}
 	// revoked issues a certificate for name and revokes it.
-	revoked := func(t *testing.T, e *testEnv, name string) *x509.Certificate {
+	revoked := func(t *testing.T, e *env, name string) *x509.Certificate {
 		t.Helper()
 		ctx, _, c, _ := e.Registered(t)
 		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs(name)...)
@@ -122,10 +123,10 @@ func TestCRLShardsChanged(t *testing.T) {
 	}
 	// listed checks that e serves the CRL at leaf's distribution point,
 	// naming its URL, and that it lists leaf.
-	listed := func(t *testing.T, e *testEnv, leaf *x509.Certificate) {
+	listed := func(t *testing.T, e *env, leaf *x509.Certificate) {
 		t.Helper()
 		url := e.onBase(leaf.CRLDistributionPoints[0])
-		crl := fetchCRL(t, e.HTTP, url, e.srv.svc.CA().Hierarchy().Intermediate)
+		crl := fetchCRL(t, e.HTTP, url, e.srv.Intermediate())
 		if !strings.Contains(string(crl.RawTBSRevocationList), url) {
 			t.Errorf("the CRL at %s does not name its URL (issuingDistributionPoint)", url)
 		}
@@ -135,7 +136,7 @@ func TestCRLShardsChanged(t *testing.T) {
 	}
 	var before, raised *x509.Certificate
 	t.Run("2 shards", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) { c.DataDir, c.CA.CRLShards = dd, 2 })
+		e := startEnv(t, func(c *server.Config) { c.DataDir, c.CA.CRLShards = dd, 2 })
 		before = revoked(t, e, "before.weir.test")
 		if k := shardOf(t, e, before); k < 1 || k > 2 {
 			t.Fatalf("a certificate of 2 shards names shard %d", k)
@@ -143,21 +144,21 @@ func TestCRLShardsChanged(t *testing.T) {
 	})
 	t.Run("raised to 4", func(t *testing.T) {
 		var logs bytes.Buffer
-		e := startEnvLog(t, func(c *Config) { c.DataDir, c.CA.CRLShards = dd, 4 }, &logs)
+		e := startEnvLog(t, func(c *server.Config) { c.DataDir, c.CA.CRLShards = dd, 4 }, &logs)
 		listed(t, e, before)
 		raised = revoked(t, e, "raised.weir.test")
 		if k := shardOf(t, e, raised); k < 1 || k > 4 {
 			t.Fatalf("a certificate of 4 shards names shard %d", k)
 		}
 		listed(t, e, raised)
-		fetchCRL(t, e.HTTP, e.Base+"/crl/default/4", e.srv.svc.CA().Hierarchy().Intermediate)
+		fetchCRL(t, e.HTTP, e.Base+"/crl/default/4", e.srv.Intermediate())
 		if strings.Contains(logs.String(), "beyond it") {
 			t.Errorf("raising ca.crl-shards logged kept shards:\n%s", logs.String())
 		}
 	})
 	t.Run("lowered to 1", func(t *testing.T) {
 		var logs bytes.Buffer
-		e := startEnvLog(t, func(c *Config) { c.DataDir, c.CA.CRLShards = dd, 1 }, &logs)
+		e := startEnvLog(t, func(c *server.Config) { c.DataDir, c.CA.CRLShards = dd, 1 }, &logs)
 		listed(t, e, before)
 		listed(t, e, raised)
 		highest := max(shardOf(t, e, before), shardOf(t, e, raised))

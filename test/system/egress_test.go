@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -15,12 +15,13 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme/challenge"
+	"github.com/weir-pki/weir/server"
 )
 
 // attempt orders id, readies the challenge of type typ with prepare
 // (given its token), triggers it and waits, bounded, for its outcome: nil
 // when it turned valid, else the problem it failed with.
-func (e *testEnv) attempt(ctx context.Context, c *xacme.Client, id xacme.AuthzID, typ string, prepare func(token string)) *xacme.Error {
+func (e *env) attempt(ctx context.Context, c *xacme.Client, id xacme.AuthzID, typ string, prepare func(token string)) *xacme.Error {
 	e.t.Helper()
 	o, err := c.AuthorizeOrder(ctx, []xacme.AuthzID{id})
 	if err != nil {
@@ -89,7 +90,7 @@ func wantChallengeRefused(t *testing.T, p *xacme.Error, typ, want string, leaks 
 // fetched /api/v1/config and quoted it in the challenge's error.
 func TestEgressAdminListener(t *testing.T) {
 	var adminPort string
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.Admin.Auth = "none"
 		_, adminPort, _ = net.SplitHostPort(c.Admin.Listen)
 		port, err := strconv.Atoi(adminPort)
@@ -121,7 +122,8 @@ func TestEgressAdminListener(t *testing.T) {
 
 // TestEgressReload denies loopback live, sees a validation refused, and
 // allows it again: the policy is reloaded without a restart, and an
-// invalid policy is refused with its key.
+// invalid policy is refused with its key. The server reloads its changed
+// file; the admin API reports each reload's outcome.
 func TestEgressReload(t *testing.T) {
 	e := startEnv(t, nil)
 	ctx, _, c, _ := e.Registered(t)
@@ -135,32 +137,30 @@ func TestEgressReload(t *testing.T) {
 
 	cfg := e.cfg
 	cfg.Challenges.Egress = challenge.EgressConfig{Default: "allow", DeniedCIDRs: []string{"127.0.0.0/8"}}
-	e.writeConfig(cfg)
-	if err := e.srv.reload("test"); err != nil {
-		t.Fatalf("reload: %v", err)
+	if r := e.writeAndReload(t, cfg); !r.OK {
+		t.Fatalf("reload: %v", r.Error)
 	}
 	p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "denied.weir.test"}, "http-01", solve)
 	wantChallengeRefused(t, p, "dns", "no valid IP addresses found for denied.weir.test: weir's validation egress policy does not allow connecting to 127.0.0.1: 127.0.0.0/8 is a denied range")
 
 	bad := cfg
 	bad.Challenges.Egress.AllowedCIDRs = []string{"127.0.0.0/40"}
-	e.writeConfig(bad)
-	if err := e.srv.reload("test"); err == nil || !strings.Contains(err.Error(), "challenges.egress.allowed-cidrs[0]") {
-		t.Fatalf("reload of a bad policy: got %v, want it refused naming challenges.egress.allowed-cidrs[0]", err)
+	if r := e.writeAndReload(t, bad); r.OK || !strings.Contains(r.Error, "challenges.egress.allowed-cidrs[0]") {
+		t.Fatalf("reload of a bad policy: got %+v, want it refused naming challenges.egress.allowed-cidrs[0]", r)
 	}
 	// Refused: the denial stays.
 	p = e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "still.weir.test"}, "http-01", solve)
 	wantChallengeRefused(t, p, "dns", "127.0.0.0/8 is a denied range")
 
 	cfg.Challenges.Egress = challenge.EgressConfig{Default: "deny", AllowedCIDRs: []string{"127.0.0.1"}}
-	e.writeConfig(cfg)
-	if err := e.srv.reload("test"); err != nil {
-		t.Fatalf("reload: %v", err)
+	last := e.writeAndReload(t, cfg)
+	if !last.OK {
+		t.Fatalf("reload: %v", last.Error)
 	}
 	if p := e.attempt(ctx, c, xacme.AuthzID{Type: "dns", Value: "after.weir.test"}, "http-01", solve); p != nil {
 		t.Fatalf("after allowing 127.0.0.1 again: %v", p)
 	}
-	if got := e.srv.reloaded.restart; len(got) != 0 {
+	if got := last.NeedsRestart; len(got) != 0 {
 		t.Errorf("needs restart: %v, want nothing (challenges.egress is live)", got)
 	}
 }

@@ -1,25 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 )
 
 // metricsLogBuf collects the server's log for inspection while the
@@ -56,59 +53,12 @@ func (l *metricsLogBuf) requestLines(t *testing.T) []map[string]any {
 	return out
 }
 
-// promScrape is one parsed scrape of the server's /metrics.
-type promScrape map[string]*dto.MetricFamily
-
-// scrapeServer reads srv.metrics as Prometheus would.
-func scrapeServer(t *testing.T, srv *Server) promScrape {
-	t.Helper()
-	rec := httptest.NewRecorder()
-	srv.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
-	p := expfmt.NewTextParser(model.UTF8Validation)
-	fams, err := p.TextToMetricFamilies(rec.Body)
-	if err != nil {
-		t.Fatalf("parsing /metrics: %v", err)
-	}
-	return fams
-}
-
-// get sums the series of name whose labels include the name=value pairs
-// of labels (a histogram counts its observations); missing is 0.
-func (s promScrape) get(name string, labels ...string) float64 {
-	var sum float64
-	f := s[name]
-	if f == nil {
-		return 0
-	}
-next:
-	for _, m := range f.GetMetric() {
-		for i := 0; i+1 < len(labels); i += 2 {
-			found := false
-			for _, lp := range m.GetLabel() {
-				found = found || (lp.GetName() == labels[i] && lp.GetValue() == labels[i+1])
-			}
-			if !found {
-				continue next
-			}
-		}
-		switch {
-		case m.Counter != nil:
-			sum += m.GetCounter().GetValue()
-		case m.Gauge != nil:
-			sum += m.GetGauge().GetValue()
-		case m.Histogram != nil:
-			sum += float64(m.GetHistogram().GetSampleCount())
-		}
-	}
-	return sum
-}
-
 // TestMetricsEndToEnd drives an issuance, a 429 and a revocation through
 // a whole server and checks that the Prometheus series, the dashboard's
 // limiter activity and the wide log line all saw them.
 func TestMetricsEndToEnd(t *testing.T) {
 	logs := &metricsLogBuf{}
-	e := startEnvLog(t, func(c *Config) {
+	e := startEnvLog(t, func(c *server.Config) {
 		c.Log.Level, c.Log.Format = "info", "json"
 		c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 6000, Burst: 1000}
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
@@ -183,19 +133,19 @@ func TestMetricsEndToEnd(t *testing.T) {
 	}
 
 	// The dashboard's view of the limiter.
-	recent := e.srv.metrics.Recent429s(10)
+	recent := e.srv.Metrics().Recent429s(10)
 	if len(recent) != 1 || recent[0].Limit != "order-creation" || recent[0].Key != id || recent[0].Action != "new-order" || recent[0].RetryAfter <= 0 {
 		t.Errorf("Recent429s = %+v, want one order-creation denial of %s", recent, id)
 	}
-	if got := e.srv.metrics.DenialsByLimit()["order-creation"]; got != 1 {
+	if got := e.srv.Metrics().DenialsByLimit()["order-creation"]; got != 1 {
 		t.Errorf("DenialsByLimit[order-creation] = %d, want 1", got)
 	}
 	hot := false
-	for _, h := range e.srv.metrics.HotKeys(0) {
+	for _, h := range e.srv.Metrics().HotKeys(0) {
 		hot = hot || (h.Limit == "order-creation" && h.Key == id && h.Hits == 3)
 	}
 	if !hot {
-		t.Errorf("HotKeys = %+v, want order-creation:%s with 3 hits", e.srv.metrics.HotKeys(0), id)
+		t.Errorf("HotKeys = %+v, want order-creation:%s with 3 hits", e.srv.Metrics().HotKeys(0), id)
 	}
 
 	// The wide log line.
@@ -251,7 +201,7 @@ func TestMetricsEndToEnd(t *testing.T) {
 // limit, remembered for the dashboard, and named on the log line.
 func TestMetricsGlobalDenial(t *testing.T) {
 	logs := &metricsLogBuf{}
-	e := startEnvLog(t, func(c *Config) {
+	e := startEnvLog(t, func(c *server.Config) {
 		c.Log.Level, c.Log.Format = "info", "json"
 		c.RateLimiting.Global = ratelimit.GlobalConfig{Enabled: true, RequestsPerMinute: 60, Burst: 2}
 	}, logs)
@@ -278,7 +228,7 @@ func TestMetricsGlobalDenial(t *testing.T) {
 	if got := s.get("weir_ratelimit_backend_duration_seconds", "action", "global"); got != 0 {
 		t.Errorf("the in-process global layer was timed as a backend call %v times", got)
 	}
-	if r := e.srv.metrics.Recent429s(0); len(r) != 1 || r[0].Limit != "global" || r[0].Key != "127.0.0.1" || r[0].Action != "global" {
+	if r := e.srv.Metrics().Recent429s(0); len(r) != 1 || r[0].Limit != "global" || r[0].Key != "127.0.0.1" || r[0].Action != "global" {
 		t.Errorf("Recent429s = %+v, want the global denial of 127.0.0.1", r)
 	}
 	var lim string
@@ -339,7 +289,7 @@ func TestStoreMetrics(t *testing.T) {
 // the one before a measurement as well as the one after. It scrapes
 // again, a bounded number of times, until the queue is empty and every
 // commit is timed, and returns the last scrape.
-func settledStoreScrape(t *testing.T, srv *Server) promScrape {
+func settledStoreScrape(t *testing.T, srv *server.Server) promScrape {
 	t.Helper()
 	var sc promScrape
 	for range 50 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"testing"
@@ -9,13 +9,14 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 )
 
 // TestCRLUpdater: with crl-delay set, a revocation is answered without a
 // new CRL, reaches the served CRL from the background updater within the
 // delay (polled, bounded), and weir_crl_regenerations_total counts it.
 func TestCRLUpdater(t *testing.T) {
-	e := startEnv(t, func(c *Config) { c.CA.CRLDelay = 200 * time.Millisecond })
+	e := startEnv(t, func(c *server.Config) { c.CA.CRLDelay = 200 * time.Millisecond })
 	ctx, _, c, _ := e.Registered(t)
 	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs("crl-updater.weir.test")...)
 	leaf := e.VerifyChain(chain, "crl-updater.weir.test")

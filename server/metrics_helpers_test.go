@@ -1,0 +1,98 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package server
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+)
+
+// metricsLogBuf collects the server's log for inspection while the
+// server keeps writing to it.
+type metricsLogBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *metricsLogBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// requestLines returns the JSON "request" lines logged so far.
+func (l *metricsLogBuf) requestLines(t *testing.T) []map[string]any {
+	t.Helper()
+	l.mu.Lock()
+	data := bytes.Clone(l.b.Bytes())
+	l.mu.Unlock()
+	var out []map[string]any
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var line map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			t.Fatalf("log line is not JSON: %v: %s", err, sc.Bytes())
+		}
+		if line["msg"] == "request" {
+			out = append(out, line)
+		}
+	}
+	return out
+}
+
+// promScrape is one parsed scrape of the server's /metrics.
+type promScrape map[string]*dto.MetricFamily
+
+// scrapeServer reads srv.metrics as Prometheus would.
+func scrapeServer(t *testing.T, srv *Server) promScrape {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	srv.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := p.TextToMetricFamilies(rec.Body)
+	if err != nil {
+		t.Fatalf("parsing /metrics: %v", err)
+	}
+	return fams
+}
+
+// get sums the series of name whose labels include the name=value pairs
+// of labels (a histogram counts its observations); missing is 0.
+func (s promScrape) get(name string, labels ...string) float64 {
+	var sum float64
+	f := s[name]
+	if f == nil {
+		return 0
+	}
+next:
+	for _, m := range f.GetMetric() {
+		for i := 0; i+1 < len(labels); i += 2 {
+			found := false
+			for _, lp := range m.GetLabel() {
+				found = found || (lp.GetName() == labels[i] && lp.GetValue() == labels[i+1])
+			}
+			if !found {
+				continue next
+			}
+		}
+		switch {
+		case m.Counter != nil:
+			sum += m.GetCounter().GetValue()
+		case m.Gauge != nil:
+			sum += m.GetGauge().GetValue()
+		case m.Histogram != nil:
+			sum += float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return sum
+}
