@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/weir-pki/weir/storage/sqlite"
@@ -56,18 +55,4 @@ func snapshotDB(t *testing.T, e *testEnv) dbSnapshot {
 		s.digests[table] = hex.EncodeToString(h.Sum(nil))
 	}
 	return s
-}
-
-// diff describes how after differs from s, "" when it does not.
-func (s dbSnapshot) diff(after dbSnapshot) string {
-	var out []string
-	for _, table := range snapshotTables {
-		switch {
-		case s.counts[table] != after.counts[table]:
-			out = append(out, fmt.Sprintf("%s: %d rows -> %d", table, s.counts[table], after.counts[table]))
-		case s.digests[table] != after.digests[table]:
-			out = append(out, fmt.Sprintf("%s: rows changed", table))
-		}
-	}
-	return strings.Join(out, "; ")
 }

@@ -3,52 +3,14 @@
 package server
 
 import (
-	"bufio"
-	"bytes"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 )
-
-// metricsLogBuf collects the server's log for inspection while the
-// server keeps writing to it.
-type metricsLogBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *metricsLogBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// requestLines returns the JSON "request" lines logged so far.
-func (l *metricsLogBuf) requestLines(t *testing.T) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	data := bytes.Clone(l.b.Bytes())
-	l.mu.Unlock()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var line map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			t.Fatalf("log line is not JSON: %v: %s", err, sc.Bytes())
-		}
-		if line["msg"] == "request" {
-			out = append(out, line)
-		}
-	}
-	return out
-}
 
 // promScrape is one parsed scrape of the server's /metrics.
 type promScrape map[string]*dto.MetricFamily

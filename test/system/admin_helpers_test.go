@@ -7,112 +7,22 @@ import (
 	"bytes"
 	"context"
 	"crypto"
-	"crypto/sha256"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
-	"github.com/weir-pki/weir/storage/postgres/pgtest"
-	"github.com/weir-pki/weir/storage/sqlite"
 	"github.com/weir-pki/weir/web/admin"
 )
 
 // The helpers of the admin and dashboard tests that came from other files
 // of package server.
-
-// metricsLogBuf collects the server's log for inspection while the
-// server keeps writing to it.
-type metricsLogBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *metricsLogBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// snapshotTables are every table of the ACME store.
-var snapshotTables = []string{"accounts", "orders", "authzs", "challenges", "certificates", "eab_keys"}
-
-// dbSnapshot is the row count and a digest of the contents of each table.
-type dbSnapshot struct {
-	counts  map[string]int
-	digests map[string]string
-}
-
-// snapshot reads every table through the store's read pool.
-func snapshotDB(t *testing.T, e *env) dbSnapshot {
-	t.Helper()
-	db := e.srv.Store().(*sqlite.Store).DB()
-	s := dbSnapshot{counts: map[string]int{}, digests: map[string]string{}}
-	for _, table := range snapshotTables {
-		var n int
-		if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
-			t.Fatalf("count %s: %v", table, err)
-		}
-		s.counts[table] = n
-		rows, err := db.QueryContext(t.Context(), "SELECT * FROM "+table+" ORDER BY 1")
-		if err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		cols, _ := rows.Columns()
-		h := sha256.New()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatalf("scan %s: %v", table, err)
-			}
-			fmt.Fprintf(h, "%v\n", vals)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		rows.Close()
-		s.digests[table] = hex.EncodeToString(h.Sum(nil))
-	}
-	return s
-}
-
-// diff describes how after differs from s, "" when it does not.
-func (s dbSnapshot) diff(after dbSnapshot) string {
-	var out []string
-	for _, table := range snapshotTables {
-		switch {
-		case s.counts[table] != after.counts[table]:
-			out = append(out, fmt.Sprintf("%s: %d rows -> %d", table, s.counts[table], after.counts[table]))
-		case s.digests[table] != after.digests[table]:
-			out = append(out, fmt.Sprintf("%s: rows changed", table))
-		}
-	}
-	return strings.Join(out, "; ")
-}
-
-// postgresSchema returns a DSN on a fresh schema of the test server.
-func postgresSchema(t *testing.T) string {
-	t.Helper()
-	_, dsn := pgtest.Schema(t, "weir_e2e_")
-	return dsn
-}
 
 // auditLine is the part of an audit event the tests read.
 type auditLine struct {
@@ -194,67 +104,4 @@ func (e *env) eabKeyAccount(t *testing.T, label, tenant string) (*xacme.Client, 
 		t.Fatalf("register with a key of tenant %s: %v", tenant, err)
 	}
 	return e.Client(key), k, hk
-}
-
-// redisServer is a redis-server process of the test's own, so that it can
-// be stopped and started again without touching anyone else's.
-type redisServer struct {
-	t    *testing.T
-	bin  string
-	port int
-	cmd  *exec.Cmd
-}
-
-func startRedis(t *testing.T) *redisServer {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("redis-server is required under CI=true (apt-get install -y redis-server)")
-		}
-		t.Skip("redis-server not installed; apt-get install -y redis-server to run the Redis failure test")
-	}
-	ln := acmeenv.ListenLoopback(t)
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	r := &redisServer{t: t, bin: bin, port: port}
-	r.start()
-	t.Cleanup(r.stop)
-	return r
-}
-
-func (r *redisServer) addr() string { return fmt.Sprintf("127.0.0.1:%d", r.port) }
-
-func (r *redisServer) start() {
-	r.t.Helper()
-	r.cmd = exec.Command(r.bin, "--port", fmt.Sprint(r.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", r.t.TempDir())
-	if err := r.cmd.Start(); err != nil {
-		r.t.Fatal(err)
-	}
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		if c, err := net.DialTimeout("tcp", r.addr(), 200*time.Millisecond); err == nil {
-			c.Close()
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	r.t.Fatalf("redis-server on %s did not start", r.addr())
-}
-
-// stop ends the process by its PID and waits for it.
-func (r *redisServer) stop() {
-	if r.cmd == nil || r.cmd.Process == nil {
-		return
-	}
-	_ = r.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { _ = r.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		_ = r.cmd.Process.Kill()
-		<-done
-	}
-	r.cmd = nil
 }

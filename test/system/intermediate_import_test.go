@@ -22,7 +22,6 @@ import (
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/server"
-	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
 
 // TestImportKeepsRevocation: with a certificate of the working
@@ -313,10 +312,3 @@ func TestImportKeepsEveryReplaced(t *testing.T) {
 // caDir is the data directory's ca/, where the root and the working
 // intermediate are kept (server.RootCertFile's directory).
 func caDir(dataDir string) string { return filepath.Dir(server.RootCertFile(dataDir)) }
-
-// postgresSchema returns a DSN on a fresh schema of the test server.
-func postgresSchema(t *testing.T) string {
-	t.Helper()
-	_, dsn := pgtest.Schema(t, "weir_e2e_")
-	return dsn
-}

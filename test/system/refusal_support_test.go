@@ -7,14 +7,11 @@ package system
 // server/input_checks_test.go (now server/order_helpers_test.go).
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
@@ -42,40 +39,6 @@ func eabJWSRaw(t *testing.T, ph, payload, hmacKey []byte) json.RawMessage {
 	m.Write([]byte(protected + "." + pl))
 	return acmeenv.MarshalJSON(t, map[string]string{"protected": protected, "payload": pl,
 		"signature": base64.RawURLEncoding.EncodeToString(m.Sum(nil))})
-}
-
-// metricsLogBuf collects the server's log for inspection while the
-// server keeps writing to it.
-type metricsLogBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *metricsLogBuf) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// requestLines returns the JSON "request" lines logged so far.
-func (l *metricsLogBuf) requestLines(t *testing.T) []map[string]any {
-	t.Helper()
-	l.mu.Lock()
-	data := bytes.Clone(l.b.Bytes())
-	l.mu.Unlock()
-	var out []map[string]any
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		var line map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			t.Fatalf("log line is not JSON: %v: %s", err, sc.Bytes())
-		}
-		if line["msg"] == "request" {
-			out = append(out, line)
-		}
-	}
-	return out
 }
 
 // readyOrder makes an order of c for names and solves it to ready.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
 
 // redisServer is a redis-server process of the test's own, so that it can
@@ -75,4 +76,11 @@ func (r *redisServer) stop() {
 		<-done
 	}
 	r.cmd = nil
+}
+
+// postgresSchema returns a DSN on a fresh schema of the test server.
+func postgresSchema(t *testing.T) string {
+	t.Helper()
+	_, dsn := pgtest.Schema(t, "weir_e2e_")
+	return dsn
 }
