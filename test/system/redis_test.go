@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"fmt"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 )
 
 // redisServer is a redis-server process of the test's own, so that it can
@@ -87,14 +88,14 @@ func TestRedisBackendFailure(t *testing.T) {
 	for _, policy := range []string{"allow", "deny"} {
 		t.Run(policy, func(t *testing.T) {
 			rs := startRedis(t)
-			e := startEnv(t, func(c *Config) {
+			e := startEnv(t, func(c *server.Config) {
 				c.RateLimiting.Backend = "redis"
 				c.RateLimiting.Redis.Addrs = []string{rs.addr()}
 				c.RateLimiting.OnBackendError = policy
 				// The nonces stay in memory: this test is about the
 				// limiter's policy (nonce_e2e_test.go stops the nonces'
 				// Redis).
-				c.ACME.Nonces.Backend = nonceMemory
+				c.ACME.Nonces.Backend = "memory"
 				c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 			})
 			key := acmeenv.NewKey(t)
@@ -104,7 +105,7 @@ func TestRedisBackendFailure(t *testing.T) {
 			acmeenv.Want429(t, e.RawOrder(key, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 
 			rs.stop()
-			before := e.srv.limits.BackendErrors()
+			before := scrapeServer(t, e.srv).get("weir_ratelimit_backend_errors_total")
 			start := time.Now()
 			res := e.RawOrder(key, kid, "r4.weir.test")
 			if d := time.Since(start); d > 5*time.Second {
@@ -118,7 +119,7 @@ func TestRedisBackendFailure(t *testing.T) {
 					t.Error("503 without Retry-After")
 				}
 			}
-			if e.srv.limits.BackendErrors() <= before {
+			if scrapeServer(t, e.srv).get("weir_ratelimit_backend_errors_total") <= before {
 				t.Error("the backend error was not counted")
 			}
 
