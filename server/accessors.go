@@ -21,3 +21,10 @@ func (s *Server) Service() *acme.Service { return s.svc }
 // Metrics is the server's Prometheus registry and limiter activity, as the
 // admin listener's /metrics serves them.
 func (s *Server) Metrics() *admin.Metrics { return s.metrics }
+
+// RootCertFile is the root CA's certificate in cfg's data directory.
+func RootCertFile(cfg Config) string { return dataPath(cfg.DataDir, fileCARoot) }
+
+// RootKeyFile is the root CA's key in cfg's data directory, where weir
+// init writes it and weir ca take-root-offline takes it from.
+func RootKeyFile(cfg Config) string { return dataPath(cfg.DataDir, fileCARootKey) }
