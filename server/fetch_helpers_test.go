@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"io"
 	"net/http"
+	"net/url"
 	"testing"
 )
 
@@ -35,4 +36,15 @@ func fetchCRL(t *testing.T, hc *http.Client, url string, issuer *x509.Certificat
 		t.Fatalf("the CRL at %s does not verify with %s: %v", url, issuer.Subject, err)
 	}
 	return crl
+}
+
+// onBase moves a URL of an earlier server of the same data directory to
+// e: the test servers listen on new ports, where a real move keeps
+// server.external-url.
+func (e *testEnv) onBase(old string) string {
+	u, err := url.Parse(old)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return e.Base + u.Path
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 )
@@ -34,6 +35,18 @@ func adminDo(t *testing.T, e *env, method, path, tok string) (int, []byte) {
 		t.Fatal(err)
 	}
 	return res.StatusCode, b
+}
+
+// bearerStatus is the status of an admin API request with token tok: a
+// GET, or a POST for the regenerate actions.
+func bearerStatus(t *testing.T, e *env, tok, path string) int {
+	t.Helper()
+	method := http.MethodGet
+	if strings.HasSuffix(path, "/regenerate") {
+		method = http.MethodPost
+	}
+	status, _ := adminDo(t, e, method, path, tok)
+	return status
 }
 
 // adminJSON GETs path from e's admin API with the admin token and decodes
