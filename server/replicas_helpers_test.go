@@ -72,15 +72,3 @@ func startReplicasAt(t *testing.T, rs *redisServer, dsn, dataDir string, mutate 
 	}}
 	return a, b, lb
 }
-
-// direct returns an HTTP client that always reaches e's own listener,
-// whatever the (shared) URL says.
-func direct(e *testEnv) *http.Client {
-	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		TLSClientConfig: &tls.Config{RootCAs: e.Roots},
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, e.cfg.Server.Listen)
-		},
-	}}
-}
