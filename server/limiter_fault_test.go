@@ -20,12 +20,14 @@ import (
 	"github.com/weir-pki/weir/internal/acmeenv"
 )
 
-// The fault tests of the limiter backend (docs/rate-limits.md, "Failure
+// A fault test of the limiter backend (docs/rate-limits.md, "Failure
 // modes: the limiter backend"): two in-process replicas on one
 // PostgreSQL schema, the limiter on a redis-server of the test's own that
-// the test kills (SIGKILL) or pauses (SIGSTOP/SIGCONT) by its PID, and
-// nonces in PostgreSQL (acme.nonces.backend auto), which a Redis outage
-// does not touch.
+// the test pauses (SIGSTOP/SIGCONT) by its PID, and nonces in PostgreSQL
+// (acme.nonces.backend auto), which a Redis outage does not touch. It
+// stays in package server because it observes the limiter adapter's
+// steps (SetObserver); the one that kills Redis is in test/system
+// (limiter_faults_test.go).
 
 // signal sends sig to rs's process.
 func (r *redisServer) signal(sig syscall.Signal) {

@@ -17,12 +17,13 @@ import (
 	"github.com/weir-pki/weir/server"
 )
 
-// The fault tests of the limiter backend (docs/rate-limits.md, "Failure
+// A fault test of the limiter backend (docs/rate-limits.md, "Failure
 // modes: the limiter backend"): two in-process replicas on one
 // PostgreSQL schema, the limiter on a redis-server of the test's own that
-// the test kills (SIGKILL) or pauses (SIGSTOP/SIGCONT) by its PID, and
-// nonces in PostgreSQL (acme.nonces.backend auto), which a Redis outage
-// does not touch.
+// the test kills (SIGKILL) by its PID, and nonces in PostgreSQL
+// (acme.nonces.backend auto), which a Redis outage does not touch. The
+// one that pauses Redis stays in package server (limiter_fault_test.go):
+// it observes the limiter adapter's steps.
 
 // signal sends sig to rs's process.
 func (r *redisServer) signal(sig syscall.Signal) {
