@@ -112,17 +112,6 @@ func TestAdminCredentialsStoreDown(t *testing.T) {
 	waitCredentials(t, "the named credential works again once its table is back", func() bool { return whoami(ci.Token) == http.StatusOK })
 }
 
-// bearerStatus is the status of a request (GET, or POST for a path
-// ending in an action) to e's admin listener with the bearer token tok.
-func bearerStatus(t *testing.T, e *env, tok, path string) int {
-	t.Helper()
-	method := http.MethodGet
-	if strings.HasSuffix(path, "/regenerate") {
-		method = http.MethodPost
-	}
-	return (&adminFixture{e: e}).send(t, adminReq{method: method, path: path, header: map[string]string{"Authorization": "Bearer " + tok}}).status
-}
-
 // waitCredentials polls cond every 50 ms until it holds, failing the test if it
 // does not within credentialsPollLimit (and 400 tries); it logs how long
 // it took.

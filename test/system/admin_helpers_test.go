@@ -5,8 +5,6 @@ package system
 import (
 	"bufio"
 	"bytes"
-	"context"
-	"crypto"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -51,14 +49,6 @@ func readAudit(t *testing.T, path string) []auditLine {
 		out = append(out, l)
 	}
 	return out
-}
-
-// eabRegister registers key with x/crypto/acme and an External Account
-// Binding of kid MACed with hmacKey.
-func (e *env) eabRegister(ctx context.Context, key crypto.Signer, kid string, hmacKey []byte) (*xacme.Account, error) {
-	return e.Client(key).Register(ctx, &xacme.Account{
-		ExternalAccountBinding: &xacme.ExternalAccountBinding{KID: kid, Key: hmacKey},
-	}, xacme.AcceptTOS)
 }
 
 // wantACMEError fails t unless err is an ACME problem of type typ with

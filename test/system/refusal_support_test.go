@@ -11,17 +11,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"strings"
 	"testing"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
 	xacme "golang.org/x/crypto/acme"
 )
-
-// accountID is the ID at the end of an account URL.
-func (e *env) accountID(uri string) string {
-	return strings.TrimPrefix(uri, e.Base+"/acme/account/")
-}
 
 // eabJWS builds an externalAccountBinding with the protected header hdr
 // over payload, MACed with HS256 and hmacKey (whatever hdr says).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bytes"
@@ -12,27 +12,20 @@ import (
 
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/storage/postgres"
-	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
-
-// postgresSchema returns a DSN on a fresh schema of the test server.
-func postgresSchema(t *testing.T) string {
-	t.Helper()
-	_, dsn := pgtest.Schema(t, "weir_e2e_")
-	return dsn
-}
 
 // TestPostgresEndToEnd: weir on PostgreSQL issues a certificate to an
 // x/crypto/acme client, stores it there, revokes it and lists it on the
 // CRL.
 func TestPostgresEndToEnd(t *testing.T) {
 	dsn := postgresSchema(t)
-	e := startEnv(t, func(c *Config) {
-		c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 8}
+	e := startEnv(t, func(c *server.Config) {
+		c.Storage = server.StorageConfig{Driver: server.DriverPostgres, DSN: dsn, MaxConns: 8}
 	})
-	if _, ok := e.srv.store.(*postgres.Store); !ok {
-		t.Fatalf("the server's store is a %T, want *postgres.Store", e.srv.store)
+	if _, ok := e.srv.Store().(*postgres.Store); !ok {
+		t.Fatalf("the server's store is a %T, want *postgres.Store", e.srv.Store())
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -46,7 +39,7 @@ func TestPostgresEndToEnd(t *testing.T) {
 	leaf := e.VerifyChain(chain, "pg.weir.test", "www.pg.weir.test")
 	serial := ca.SerialHex(leaf.SerialNumber)
 
-	stored, err := e.srv.store.GetCertificate(ctx, serial)
+	stored, err := e.srv.Store().GetCertificate(ctx, serial)
 	if err != nil {
 		t.Fatalf("the certificate is not in PostgreSQL: %v", err)
 	}
@@ -63,7 +56,7 @@ func TestPostgresEndToEnd(t *testing.T) {
 	if got, ok := e.CRLSerials(leaf)[leaf.SerialNumber.String()]; !ok || got != int(xacme.CRLReasonKeyCompromise) {
 		t.Errorf("CRL: serial %s with reason %d (listed %v), want keyCompromise", leaf.SerialNumber, got, ok)
 	}
-	if stored, err = e.srv.store.GetCertificate(ctx, serial); err != nil || !stored.Revoked() {
+	if stored, err = e.srv.Store().GetCertificate(ctx, serial); err != nil || !stored.Revoked() {
 		t.Errorf("stored certificate after revocation: revoked %v, %v", stored != nil && stored.Revoked(), err)
 	}
 

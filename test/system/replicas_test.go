@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
+	"github.com/weir-pki/weir/web/admin"
 )
 
 // roundRobin is a load balancer in the client: every request opens a new
@@ -37,14 +39,14 @@ func (rr *roundRobin) dial(ctx context.Context, network, _ string) (net.Conn, er
 // responders and DNS of the first, and nonces on a Redis of the test's
 // own. It returns them and a client HTTP transport that spreads requests
 // over both.
-func startReplicas(t *testing.T) (a, b *testEnv, lb *http.Client) {
+func startReplicas(t *testing.T) (a, b *env, lb *http.Client) {
 	t.Helper()
-	return startReplicasOn(t, startRedis(t), func(c *Config) { c.ACME.Nonces.Backend = nonceRedis })
+	return startReplicasOn(t, startRedis(t), func(c *server.Config) { c.ACME.Nonces.Backend = "redis" })
 }
 
 // startReplicasOn starts the two replicas of startReplicas on rs, with
 // mutate applied to both configurations.
-func startReplicasOn(t *testing.T, rs *redisServer, mutate func(*Config)) (a, b *testEnv, lb *http.Client) {
+func startReplicasOn(t *testing.T, rs *redisServer, mutate func(*server.Config)) (a, b *env, lb *http.Client) {
 	t.Helper()
 	return startReplicasAt(t, rs, postgresSchema(t), "", mutate)
 }
@@ -53,10 +55,10 @@ func startReplicasOn(t *testing.T, rs *redisServer, mutate func(*Config)) (a, b 
 // unless dataDir is "", that data directory. The replicas have no
 // plain-HTTP listener: their certificates name the CRLs at the shared
 // external URL, which the balancer's client reaches on either replica.
-func startReplicasAt(t *testing.T, rs *redisServer, dsn, dataDir string, mutate func(*Config)) (a, b *testEnv, lb *http.Client) {
+func startReplicasAt(t *testing.T, rs *redisServer, dsn, dataDir string, mutate func(*server.Config)) (a, b *env, lb *http.Client) {
 	t.Helper()
-	shared := func(c *Config) {
-		c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 8}
+	shared := func(c *server.Config) {
+		c.Storage = server.StorageConfig{Driver: server.DriverPostgres, DSN: dsn, MaxConns: 8}
 		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
 		c.Server.HTTP.Listen = ""
 		if dataDir != "" {
@@ -65,7 +67,7 @@ func startReplicasAt(t *testing.T, rs *redisServer, dsn, dataDir string, mutate 
 		mutate(c)
 	}
 	a = startEnv(t, shared)
-	b = startEnv(t, func(c *Config) {
+	b = startEnv(t, func(c *server.Config) {
 		shared(c)
 		c.DataDir = a.cfg.DataDir
 		c.Server.ExternalURL = a.Base
@@ -86,7 +88,7 @@ func startReplicasAt(t *testing.T, rs *redisServer, dsn, dataDir string, mutate 
 
 // direct returns an HTTP client that always reaches e's own listener,
 // whatever the (shared) URL says.
-func direct(e *testEnv) *http.Client {
+func direct(e *env) *http.Client {
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
 		TLSClientConfig: &tls.Config{RootCAs: e.Roots},
 		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -104,7 +106,7 @@ func direct(e *testEnv) *http.Client {
 // is listed by the CRL that both serve.
 func TestReplicas(t *testing.T) {
 	a, b, lb := startReplicas(t)
-	for _, e := range []*testEnv{a, b} {
+	for _, e := range []*env{a, b} {
 		e.HTTP = direct(e)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 90*time.Second)
@@ -142,7 +144,7 @@ func TestReplicas(t *testing.T) {
 	// Revoke through the balancer: each replica's CRL lists it, whichever
 	// one revoked.
 	crlURL := first.CRLDistributionPoints[0]
-	for _, e := range []*testEnv{a, b} {
+	for _, e := range []*env{a, b} {
 		// e.http dials e's own listener: the base is shared.
 		if _, listed := e.CRLAt(crlURL)[first.SerialNumber.String()]; listed {
 			t.Fatal("the certificate is on a CRL before it is revoked")
@@ -151,17 +153,15 @@ func TestReplicas(t *testing.T) {
 	if err := c.RevokeCert(ctx, nil, first.Raw, xacme.CRLReasonKeyCompromise); err != nil {
 		t.Fatalf("revoke: %v", err)
 	}
-	for _, e := range []*testEnv{a, b} {
+	for _, e := range []*env{a, b} {
 		if _, listed := e.CRLAt(crlURL)[first.SerialNumber.String()]; !listed {
 			t.Errorf("the CRL served by %s does not list the revoked certificate", e.cfg.Server.Listen)
 		}
 	}
 	// The admin listener of each shows the same.
-	for _, e := range []*testEnv{a, b} {
-		v, _, err := e.srv.admin.CRL(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+	for _, e := range []*env{a, b} {
+		var v admin.CRLView
+		e.adminJSON(t, "/api/v1/crl", &v)
 		if len(v.Entries) != 1 {
 			t.Errorf("admin CRL of %s lists %d certificates, want 1", e.cfg.Server.Listen, len(v.Entries))
 		}

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bytes"
 	"context"
 	"crypto/x509"
-	"io"
 	"math/big"
 	"net/http"
 	"os"
@@ -19,6 +18,7 @@ import (
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 )
 
 // TestRotation (issue 25, acceptance 3): two replicas on one PostgreSQL
@@ -33,7 +33,7 @@ import (
 func TestRotation(t *testing.T) {
 	rs := startRedis(t)
 	dsn := postgresSchema(t)
-	redisNonces := func(c *Config) { c.ACME.Nonces.Backend = nonceRedis }
+	redisNonces := func(c *server.Config) { c.ACME.Nonces.Backend = "redis" }
 	a1, _, lb1 := startReplicasAt(t, rs, dsn, "", redisNonces)
 	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
 	defer cancel()
@@ -51,30 +51,30 @@ func TestRotation(t *testing.T) {
 	// The ceremony: a key and CSR, signed by the root, added as r2.
 	dd := a1.cfg.DataDir
 	work := t.TempDir()
-	csr, err := NewIntermediateKey("weir Intermediate CA R2", "weir", filepath.Join(work, "r2-key.pem"), "")
+	csr, err := server.NewIntermediateKey("weir Intermediate CA R2", "weir", filepath.Join(work, "r2-key.pem"), "")
 	if err != nil {
 		t.Fatal(err)
 	}
-	signed, err := SignIntermediateCSR(dataPath(dd, fileCARoot), RootKey{KeyFile: dataPath(dd, fileCARootKey), Signer: ca.SignerConfig{Type: ca.SignerFile}}, csr, time.Now(), "")
+	signed, err := server.SignIntermediateCSR(server.RootCertFile(a1.cfg.DataDir), server.RootKey{KeyFile: server.RootKeyFile(a1.cfg.DataDir), Signer: ca.SignerConfig{Type: ca.SignerFile}}, csr, time.Now(), "")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(work, "r2.pem"), signed, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := AddIssuer(t.Context(), a1.cfg, "r2", filepath.Join(work, "r2.pem"), filepath.Join(work, "r2-key.pem"), time.Now()); err != nil {
+	if _, err := server.AddIssuer(t.Context(), a1.cfg, "r2", filepath.Join(work, "r2.pem"), filepath.Join(work, "r2-key.pem"), time.Now()); err != nil {
 		t.Fatal(err)
 	}
 
 	// The replicas that issue with r2, on the same schema and data
 	// directory (those of before keep running: a rolling restart).
-	a2, b2, lb2 := startReplicasAt(t, rs, dsn, dd, func(cfg *Config) {
+	a2, b2, lb2 := startReplicasAt(t, rs, dsn, dd, func(cfg *server.Config) {
 		redisNonces(cfg)
-		cfg.CA.Issuers = []IssuerConfig{{ID: "r2"}}
+		cfg.CA.Issuers = []server.IssuerConfig{{ID: "r2"}}
 		cfg.CA.ActiveIssuer = "r2"
 		cfg.Server.ExternalURL = a1.Base
 	})
-	for _, e := range []*testEnv{a2, b2} {
+	for _, e := range []*env{a2, b2} {
 		e.HTTP = direct(e)
 	}
 	c.HTTPClient = lb2
@@ -125,7 +125,7 @@ func TestRotation(t *testing.T) {
 			t.Fatalf("revoke %v: %v", leaf.DNSNames, err)
 		}
 	}
-	for _, e := range []*testEnv{a2, b2} {
+	for _, e := range []*env{a2, b2} {
 		for _, w := range []struct {
 			leaf, other *x509.Certificate
 			issuer      *x509.Certificate
@@ -143,10 +143,10 @@ func TestRotation(t *testing.T) {
 	// The numbers of r2's CRLs grow across the replicas: each read after a
 	// revocation makes a new CRL, numbered by the store.
 	var last *big.Int
-	for i, e := range []*testEnv{a2, b2, a2, b2} {
+	for i, e := range []*env{a2, b2, a2, b2} {
 		chain, _ := a2.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "n" + string(rune('0'+i)) + ".weir.test"})
 		leaf, _ := x509.ParseCertificate(chain[0])
-		if _, err := e.srv.svc.AdminRevoke(ctx, ca.SerialHex(leaf.SerialNumber), 1); err != nil {
+		if _, err := e.srv.Service().AdminRevoke(ctx, ca.SerialHex(leaf.SerialNumber), 1); err != nil {
 			t.Fatal(err)
 		}
 		crl := fetchCRL(t, e.HTTP, a1.Base+"/crl/r2", newInter)
@@ -159,7 +159,7 @@ func TestRotation(t *testing.T) {
 		}
 		last = crl.Number
 	}
-	if ids, active := a2.srv.svc.Issuers(); active != "r2" || len(ids) != 2 || ids[0] != acme.DefaultIssuer {
+	if ids, active := a2.srv.Service().Issuers(); active != "r2" || len(ids) != 2 || ids[0] != acme.DefaultIssuer {
 		t.Errorf("issuers %v, active %q; want [default r2], r2", ids, active)
 	}
 	res, err := a2.HTTP.Get(a1.Base + "/crl/none")
@@ -170,32 +170,4 @@ func TestRotation(t *testing.T) {
 	if res.StatusCode != http.StatusNotFound {
 		t.Errorf("the CRL of an unknown issuer: %d, want 404", res.StatusCode)
 	}
-}
-
-// fetch GETs url with hc and returns the body of a 200.
-func fetch(t *testing.T, hc *http.Client, url string) []byte {
-	t.Helper()
-	res, err := hc.Get(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	if res.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %d %s", url, res.StatusCode, body)
-	}
-	return body
-}
-
-// fetchCRL GETs the CRL at url and checks that issuer signed it.
-func fetchCRL(t *testing.T, hc *http.Client, url string, issuer *x509.Certificate) *x509.RevocationList {
-	t.Helper()
-	crl, err := x509.ParseRevocationList(fetch(t, hc, url))
-	if err != nil {
-		t.Fatalf("CRL at %s: %v", url, err)
-	}
-	if err := crl.CheckSignatureFrom(issuer); err != nil {
-		t.Fatalf("the CRL at %s does not verify with %s: %v", url, issuer.Subject, err)
-	}
-	return crl
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -22,6 +22,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/storage/postgres/pgtest"
 )
 
@@ -100,8 +101,8 @@ func TestValidationSurvivesKill(t *testing.T) {
 	hs := &http.Server{Handler: resp}
 	go hs.Serve(httpLn)
 	t.Cleanup(func() { hs.Close() })
-	b := startEnv(t, func(c *Config) {
-		c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 8}
+	b := startEnv(t, func(c *server.Config) {
+		c.Storage = server.StorageConfig{Driver: server.DriverPostgres, DSN: dsn, MaxConns: 8}
 		c.Challenges.HTTP01.Port = acmeenv.Port(httpLn)
 	})
 
@@ -215,7 +216,7 @@ func TestValidationSurvivesKill(t *testing.T) {
 		t.Fatal("A did not start validating within 20 s")
 	}
 	id := path.Base(ch.URI)
-	bOwner := b.srv.svc.Config().Owner
+	bOwner := b.srv.Service().Config().Owner
 	if owner := leaseOwner(t, dsn, id); owner == "" || owner == bOwner {
 		t.Fatalf("the job's lease is held by %q while A validates, want A's (B is %q)", owner, bOwner)
 	}
@@ -228,7 +229,7 @@ func TestValidationSurvivesKill(t *testing.T) {
 	a.Wait()
 	close(resp.gate)
 
-	lease := b.srv.svc.Config().ValidationLease
+	lease := b.srv.Service().Config().ValidationLease
 	wctx, wcancel := context.WithDeadline(ctx, posted.Add(lease+10*time.Second))
 	defer wcancel()
 	if _, err := c.WaitAuthorization(wctx, authz.URI); err != nil {

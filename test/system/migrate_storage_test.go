@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bytes"
@@ -10,7 +10,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -22,6 +21,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/storage/postgres"
 	"github.com/weir-pki/weir/storage/postgres/pgtest"
 	"github.com/weir-pki/weir/storage/sqlite"
@@ -106,26 +106,15 @@ func schemaTables(t *testing.T, dsn string) int {
 	return n
 }
 
-// onBase moves a URL of an earlier server of the same data directory to
-// e: the test servers listen on new ports, where a real move keeps
-// server.external-url.
-func (e *testEnv) onBase(old string) string {
-	u, err := url.Parse(old)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return e.Base + u.Path
-}
-
 // crlOn fetches e's CRL (at the path of the leaf's distribution point)
 // and returns its entries, serial → reason.
-func (e *testEnv) crlOn(leaf *x509.Certificate) map[string]int {
+func (e *env) crlOn(leaf *x509.Certificate) map[string]int {
 	return e.CRLAt(e.onBase(leaf.CRLDistributionPoints[0]))
 }
 
 // issueOrder issues a certificate for name (http-01) and returns its
 // chain, its URL and its order's URL.
-func (e *testEnv) issueOrder(ctx context.Context, c *xacme.Client, name string) ([][]byte, string, string) {
+func (e *env) issueOrder(ctx context.Context, c *xacme.Client, name string) ([][]byte, string, string) {
 	e.t.Helper()
 	o, err := c.AuthorizeOrder(ctx, xacme.DomainIDs(name))
 	if err != nil {
@@ -169,10 +158,10 @@ func TestMigrateStorage(t *testing.T) {
 		cred                            admin.CredentialView // a named admin credential, which moves too
 	)
 	t.Run("sqlite", func(t *testing.T) {
-		e := startEnv(t, func(c *Config) { c.DataDir = dataDir })
+		e := startEnv(t, func(c *server.Config) { c.DataDir = dataDir })
 		ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 		defer cancel()
-		rootFP = e.srv.rootFP
+		rootFP = rootFingerprint(t, e.srv.RootPEM())
 		keyA, keyB = acmeenv.NewKey(t), acmeenv.NewKey(t)
 		clientA := e.Client(keyA)
 		a, err := clientA.Register(ctx, &xacme.Account{Contact: []string{"mailto:a@example.org"}}, xacme.AcceptTOS)
@@ -247,15 +236,15 @@ func TestMigrateStorage(t *testing.T) {
 	}
 
 	// weir on PostgreSQL, same data directory.
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.DataDir = dataDir
-		c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 8}
+		c.Storage = server.StorageConfig{Driver: server.DriverPostgres, DSN: dsn, MaxConns: 8}
 	})
-	if _, ok := e.srv.store.(*postgres.Store); !ok {
-		t.Fatalf("the server's store is a %T, want *postgres.Store", e.srv.store)
+	if _, ok := e.srv.Store().(*postgres.Store); !ok {
+		t.Fatalf("the server's store is a %T, want *postgres.Store", e.srv.Store())
 	}
-	if e.srv.rootFP != rootFP {
-		t.Errorf("root %s after the move, want %s (the CA files stay in data-dir)", e.srv.rootFP, rootFP)
+	if fp := rootFingerprint(t, e.srv.RootPEM()); fp != rootFP {
+		t.Errorf("root %s after the move, want %s (the CA files stay in data-dir)", fp, rootFP)
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -273,10 +262,10 @@ func TestMigrateStorage(t *testing.T) {
 	if b, err := clientB.GetReg(ctx, ""); err != nil || b.URI != e.onBase(acctB) {
 		t.Errorf("account B after the move: %v, %v; want %s", b, err, e.onBase(acctB))
 	}
-	if k, err := e.srv.store.GetEABKey(ctx, eabKeyID); err != nil || string(k.BoundAccount) != e.accountID(e.onBase(acctB)) || k.Tenant != "team-move" {
+	if k, err := e.srv.Store().GetEABKey(ctx, eabKeyID); err != nil || string(k.BoundAccount) != e.accountID(e.onBase(acctB)) || k.Tenant != "team-move" {
 		t.Errorf("EAB key after the move: %+v, %v; want bound to account B, of tenant team-move", k, err)
 	}
-	if tn, err := e.srv.svc.GetTenant(ctx, "team-move"); err != nil || len(tn.AllowedNames) != 1 || tn.AllowedNames[0] != ".move.weir.test" {
+	if tn, err := e.srv.Service().GetTenant(ctx, "team-move"); err != nil || len(tn.AllowedNames) != 1 || tn.AllowedNames[0] != ".move.weir.test" {
 		t.Errorf("tenant after the move: %+v, %v; want its policy", tn, err)
 	}
 	// The admin credential moved with its role, its digest and its author.
@@ -286,7 +275,7 @@ func TestMigrateStorage(t *testing.T) {
 	if c := bearerStatus(t, e, cred.Token, "/api/v1/crl/regenerate"); c != http.StatusForbidden {
 		t.Errorf("the read credential made before the move, an operate action: %d, want 403", c)
 	}
-	if l, err := e.srv.store.ListAdminCredentials(ctx); err != nil || len(l) != 1 || l[0].CreatedBy != admin.RootName || l[0].Role != "read" {
+	if l, err := e.srv.Store().ListAdminCredentials(ctx); err != nil || len(l) != 1 || l[0].CreatedBy != admin.RootName || l[0].Role != "read" {
 		t.Errorf("the admin credentials after the move: %+v, %v", l, err)
 	}
 	// The old order and certificate, fetched as before.
@@ -339,7 +328,7 @@ func TestMigrateStorage(t *testing.T) {
 		t.Fatalf("finalizing the renewal: %v", err)
 	}
 	e.VerifyChain(renewed, "renew.move.weir.test")
-	if r, err := e.srv.store.ReplacingOrder(ctx, certID); err != nil || r.Replaces != certID {
+	if r, err := e.srv.Store().ReplacingOrder(ctx, certID); err != nil || r.Replaces != certID {
 		t.Errorf("ReplacingOrder(%s): %+v, %v", certID, r, err)
 	}
 
