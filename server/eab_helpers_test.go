@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package server
+
+import (
+	"context"
+	"crypto"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	xacme "golang.org/x/crypto/acme"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/internal/acmeenv"
+)
+
+// The EAB helpers of server's tests that stay in package server (the
+// end-to-end EAB tests are test/system's eab_test.go).
+
+// eabRegister registers key with x/crypto/acme and an External Account
+// Binding of kid MACed with hmacKey.
+func (e *testEnv) eabRegister(ctx context.Context, key crypto.Signer, kid string, hmacKey []byte) (*xacme.Account, error) {
+	return e.Client(key).Register(ctx, &xacme.Account{
+		ExternalAccountBinding: &xacme.ExternalAccountBinding{KID: kid, Key: hmacKey},
+	}, xacme.AcceptTOS)
+}
+
+// wantACMEError fails t unless err is an ACME problem of type typ with
+// status and a detail holding detail.
+func wantACMEError(t *testing.T, what string, err error, status int, typ acme.ProblemType, detail string) {
+	t.Helper()
+	var ae *xacme.Error
+	if !errors.As(err, &ae) {
+		t.Fatalf("%s: error %v; want an ACME %s problem", what, err, typ)
+	}
+	if ae.StatusCode != status || ae.ProblemType != string(typ) || !strings.Contains(ae.Detail, detail) {
+		t.Fatalf("%s: %d %s %q; want %d %s with %q", what, ae.StatusCode, ae.ProblemType, ae.Detail, status, typ, detail)
+	}
+}
+
+// accountID is the ID at the end of an account URL.
+func (e *testEnv) accountID(uri string) string {
+	return strings.TrimPrefix(uri, e.Base+"/acme/account/")
+}
+
+// eabJWS builds an externalAccountBinding with the protected header hdr
+// over payload, MACed with HS256 and hmacKey (whatever hdr says).
+func eabJWS(t *testing.T, hdr map[string]any, payload, hmacKey []byte) json.RawMessage {
+	t.Helper()
+	return eabJWSRaw(t, acmeenv.MarshalJSON(t, hdr), payload, hmacKey)
+}
+
+// eabJWSRaw is eabJWS with the protected header's JSON text ph as it is.
+func eabJWSRaw(t *testing.T, ph, payload, hmacKey []byte) json.RawMessage {
+	t.Helper()
+	protected := base64.RawURLEncoding.EncodeToString(ph)
+	pl := base64.RawURLEncoding.EncodeToString(payload)
+	m := hmac.New(sha256.New, hmacKey)
+	m.Write([]byte(protected + "." + pl))
+	return acmeenv.MarshalJSON(t, map[string]string{"protected": protected, "payload": pl,
+		"signature": base64.RawURLEncoding.EncodeToString(m.Sum(nil))})
+}
