@@ -3,6 +3,7 @@
 package server
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/x509"
 	"fmt"
@@ -176,4 +177,15 @@ func caFiles(t *testing.T, dataDir string) map[string][sha256.Size]byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// weirCLIArgs runs a weir command line as given (no -config added) and
+// returns its stdout and stderr; an exit code other than wantCode fails t.
+func (e *testEnv) weirCLIArgs(t *testing.T, wantCode int, args ...string) string {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	if code := builder.Run(t, args, &stdout, &stderr); code != wantCode {
+		t.Fatalf("weir %s: exit %d, want %d\nstdout: %s\nstderr: %s", strings.Join(args, " "), code, wantCode, stdout.String(), stderr.String())
+	}
+	return stdout.String() + stderr.String()
 }
