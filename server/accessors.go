@@ -21,3 +21,9 @@ func (s *Server) Service() *acme.Service { return s.svc }
 // Metrics is the server's Prometheus registry and limiter activity, as the
 // admin listener's /metrics serves them.
 func (s *Server) Metrics() *admin.Metrics { return s.metrics }
+
+// Reload reads the config file again and applies it now, as a SIGHUP or a
+// save of the file does; trigger names the cause in the log and the audit
+// trail. A refused reload leaves the running configuration as it was and
+// returns the problems.
+func (s *Server) Reload(trigger string) error { return s.reload(trigger) }
