@@ -238,3 +238,16 @@ func afterEABRevoked(t *testing.T, m *changeRun) {
 	})
 	m.completeInFlight(t)
 }
+
+// reloadWith writes the configuration edit makes of the running one and
+// reloads it live, as a save of the file does.
+func (e *testEnv) reloadWith(edit func(*Config)) {
+	e.t.Helper()
+	cfg := e.cfg
+	cfg.CA.Profiles = defaultProfiles()
+	edit(&cfg)
+	e.writeConfig(cfg)
+	if err := e.srv.reload("test"); err != nil {
+		e.t.Fatalf("reload: %v", err)
+	}
+}
