@@ -27,3 +27,13 @@ func (s *Server) Metrics() *admin.Metrics { return s.metrics }
 // trail. A refused reload leaves the running configuration as it was and
 // returns the problems.
 func (s *Server) Reload(trigger string) error { return s.reload(trigger) }
+
+// CADir is the directory of cfg's data directory that holds the CA's
+// certificates and keys.
+func CADir(cfg Config) string { return dataPath(cfg.DataDir, "ca") }
+
+// RootFiles are the root certificate's file and its key's in cfg's data
+// directory (the key's until weir ca take-root-offline moves it away).
+func RootFiles(cfg Config) (cert, key string) {
+	return dataPath(cfg.DataDir, fileCARoot), dataPath(cfg.DataDir, fileCARootKey)
+}
