@@ -29,3 +29,9 @@ func RootCertFile(dataDir string) string { return dataPath(dataDir, fileCARoot) 
 // RootKeyFile is the root CA's key in the data directory dataDir
 // (ca/root-key.pem) while the root is online (weir ca take-root-offline).
 func RootKeyFile(dataDir string) string { return dataPath(dataDir, fileCARootKey) }
+
+// Reload reads the config file again and applies it now, as a SIGHUP or a
+// save of the file does; trigger names the cause in the log and the audit
+// trail. A refused reload leaves the running configuration as it was and
+// returns the problems.
+func (s *Server) Reload(trigger string) error { return s.reload(trigger) }

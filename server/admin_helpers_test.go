@@ -11,8 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/weir-pki/weir/web/admin"
 )
 
 // The admin side of a running weir for the tests that stay in package
@@ -158,15 +156,4 @@ func (e *testEnv) adminToken(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return strings.TrimSpace(string(b))
-}
-
-func bucketOf(t *testing.T, bs []admin.BucketView, key string) admin.BucketView {
-	t.Helper()
-	for _, b := range bs {
-		if b.Bucket == key {
-			return b
-		}
-	}
-	t.Fatalf("no bucket %s in %+v", key, bs)
-	return admin.BucketView{}
 }

@@ -3,20 +3,8 @@
 package server
 
 import (
-	"encoding/json"
 	"testing"
 )
-
-// readyz fetches /readyz and decodes its body.
-func (e *testEnv) readyz() (int, map[string]any, string) {
-	e.t.Helper()
-	res := e.Get(e.t, e.Base+"/readyz")
-	var body map[string]any
-	if err := json.Unmarshal(res.Body, &body); err != nil {
-		e.t.Fatalf("/readyz body %q: %v", res.Body, err)
-	}
-	return res.Status, body, string(res.Body)
-}
 
 func TestReadyzURL(t *testing.T) {
 	on, off := true, false

@@ -5,7 +5,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -46,16 +45,6 @@ func limiterReplicas(t *testing.T, rs *redisServer, limits func(rl *Config)) (a,
 		c.ACME.Nonces.Backend = nonceAuto
 		limits(c)
 	})
-}
-
-// noRetry makes an x/crypto/acme client answer a 429 or 503 at once
-// rather than wait its Retry-After (a week for duplicate-certificate).
-func noRetry(int, *http.Request, *http.Response) time.Duration { return -1 }
-
-// isRateLimited reports whether err is a 429 rateLimited ACME error.
-func isRateLimited(err error) bool {
-	var ae *xacme.Error
-	return errors.As(err, &ae) && ae.StatusCode == http.StatusTooManyRequests && ae.ProblemType == string(acme.ProbRateLimited)
 }
 
 // stepLatencies records the longest limiter step of the new-orders, as

@@ -53,16 +53,6 @@ func limiterReplicas(t *testing.T, rs *redisServer, limits func(rl *server.Confi
 	})
 }
 
-// noRetry makes an x/crypto/acme client answer a 429 or 503 at once
-// rather than wait its Retry-After (a week for duplicate-certificate).
-func noRetry(int, *http.Request, *http.Response) time.Duration { return -1 }
-
-// isRateLimited reports whether err is a 429 rateLimited ACME error.
-func isRateLimited(err error) bool {
-	var ae *xacme.Error
-	return errors.As(err, &ae) && ae.StatusCode == http.StatusTooManyRequests && ae.ProblemType == string(acme.ProbRateLimited)
-}
-
 // TestDuplicateLimitSurvivesRedisLoss: duplicate-certificate 5; five
 // certificates for one name set, the sixth order gets 429; Redis is
 // killed with SIGKILL and started again empty on the same port; the next

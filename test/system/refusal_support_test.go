@@ -14,7 +14,6 @@ import (
 	"testing"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
-	xacme "golang.org/x/crypto/acme"
 )
 
 // eabJWS builds an externalAccountBinding with the protected header hdr
@@ -33,20 +32,4 @@ func eabJWSRaw(t *testing.T, ph, payload, hmacKey []byte) json.RawMessage {
 	m.Write([]byte(protected + "." + pl))
 	return acmeenv.MarshalJSON(t, map[string]string{"protected": protected, "payload": pl,
 		"signature": base64.RawURLEncoding.EncodeToString(m.Sum(nil))})
-}
-
-// readyOrder makes an order of c for names and solves it to ready.
-func (e *env) readyOrder(t *testing.T, c *xacme.Client, names ...string) *xacme.Order {
-	t.Helper()
-	o, err := c.AuthorizeOrder(t.Context(), xacme.DomainIDs(names...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, u := range o.AuthzURLs {
-		e.Solve(t.Context(), c, u, "http-01")
-	}
-	if o, err = c.WaitOrder(t.Context(), o.URI); err != nil || o.Status != xacme.StatusReady {
-		t.Fatalf("order of %v: %+v, %v; want ready", names, o, err)
-	}
-	return o
 }

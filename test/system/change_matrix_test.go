@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -17,11 +17,12 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
 // The change matrix: one row per change an operator can make to a running
-// CA (changematrix_rows_test.go, changematrix_carows_test.go). Each row
+// CA (change_matrix_rows_test.go, change_matrix_ca_rows_test.go). Each row
 // runs on a server of its own, in a data directory of its own. Before the
 // change, the row's account has state in flight: a pending order, a ready
 // order (so a valid authorization) and certificates. After it, the row
@@ -29,7 +30,7 @@ import (
 // refusal a problem whose detail names the rule ("after"); that every
 // unexpired certificate, issued before the change or after it, once
 // revoked, is on the CRL at its distribution point, signed by its own
-// issuer (changematrix_crl_test.go: "revocable"); and that the server
+// issuer (change_matrix_crl_test.go: "revocable"); and that the server
 // keeps serving ("serving"). A new change an operator can make adds its
 // row to changeRows.
 
@@ -55,7 +56,7 @@ type changeRow struct {
 	name string
 	// setup adjusts the configuration weir starts with (nil: startEnv's);
 	// a restart keeps it.
-	setup func(*Config)
+	setup func(*server.Config)
 	// inflight is what the row has in flight when the change comes.
 	inflight inflight
 	// change makes the change as an operator does: a weir command, a
@@ -84,7 +85,7 @@ type inflight struct {
 type changeRun struct {
 	t   *testing.T
 	row changeRow
-	e   *testEnv // the running server (a new one after a restart)
+	e   *env // the running server (a new one after a restart)
 	c   *xacme.Client
 	// eab is the EAB key the account is bound with (a tenant's account)
 	// and hmac its HMAC key.
@@ -171,9 +172,9 @@ func (m *changeRun) build() {
 
 // restart restarts weir on its data directory with the row's setup and
 // change applied to its configuration; the account's client follows it.
-func (m *changeRun) restart(change func(*Config)) {
+func (m *changeRun) restart(change func(*server.Config)) {
 	m.t.Helper()
-	m.e = m.e.restart(m.t, func(c *Config) {
+	m.e = m.e.restart(m.t, func(c *server.Config) {
 		if m.row.setup != nil {
 			m.row.setup(c)
 		}

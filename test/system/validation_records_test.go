@@ -1,16 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 )
 
 // TestIssuanceValidationRecord: each issuance records how each of its
@@ -53,7 +52,7 @@ func TestIssuanceValidationRecord(t *testing.T) {
 	}
 
 	var rec *auditLine
-	for _, l := range readAudit(t, AuditPath(e.cfg)) {
+	for _, l := range readAudit(t, server.AuditPath(e.cfg)) {
 		if l.Type == "issuance" && l.Data["serial"] == two.Serial {
 			rec = &l
 		}
@@ -71,28 +70,4 @@ func TestIssuanceValidationRecord(t *testing.T) {
 			t.Errorf("weir certs show lacks %q:\n%s", want, out)
 		}
 	}
-}
-
-// nameValidation is one name's validation as the audit record and the
-// admin API write it.
-type nameValidation struct {
-	Name        string    `json:"name"`
-	Method      string    `json:"method"`
-	Authz       string    `json:"authorization"`
-	ValidatedAt time.Time `json:"validated_at"`
-	Reused      bool      `json:"reused"`
-}
-
-// auditValidations decodes the validations of an issuance's audit record.
-func auditValidations(t *testing.T, rec *auditLine) []nameValidation {
-	t.Helper()
-	b, err := json.Marshal(rec.Data["validations"])
-	if err != nil {
-		t.Fatal(err)
-	}
-	var v []nameValidation
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("the audit record's validations %s: %v", b, err)
-	}
-	return v
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"encoding/base64"
@@ -11,42 +11,30 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 )
-
-// reloadWith writes the configuration edit makes of the running one and
-// reloads it live, as a save of the file does.
-func (e *testEnv) reloadWith(edit func(*Config)) {
-	e.t.Helper()
-	cfg := e.cfg
-	cfg.CA.Profiles = defaultProfiles()
-	edit(&cfg)
-	e.writeConfig(cfg)
-	if err := e.srv.reload("test"); err != nil {
-		e.t.Fatalf("reload: %v", err)
-	}
-}
 
 // liveRuleChanges are reloads that no longer admit an order for
 // name under the default profile, and the problem type new-order gives.
 func liveRuleChanges(name string) []struct {
 	name     string
-	edit     func(*Config)
+	edit     func(*server.Config)
 	wantType acme.ProblemType
 } {
 	return []struct {
 		name     string
-		edit     func(*Config)
+		edit     func(*server.Config)
 		wantType acme.ProblemType
 	}{
-		{"ca.policy.denied-domains", func(c *Config) { c.CA.Policy.DeniedDomains = []string{name} }, acme.ProbRejectedIdentifier},
-		{"ca.profiles identifier-types", func(c *Config) {
-			p := c.CA.Profiles[profileTLSServer]
+		{"ca.policy.denied-domains", func(c *server.Config) { c.CA.Policy.DeniedDomains = []string{name} }, acme.ProbRejectedIdentifier},
+		{"ca.profiles identifier-types", func(c *server.Config) {
+			p := c.CA.Profiles["tls-server"]
 			p.IdentifierTypes = []acme.IdentifierType{acme.IdentifierIP}
-			c.CA.Profiles[profileTLSServer] = p
+			c.CA.Profiles["tls-server"] = p
 		}, acme.ProbRejectedIdentifier},
-		{"ca.default-profile withdrawn", func(c *Config) {
-			c.CA.DefaultProfile = profileTLSClientServer
-			delete(c.CA.Profiles, profileTLSServer)
+		{"ca.default-profile withdrawn", func(c *server.Config) {
+			c.CA.DefaultProfile = "tls-client-server"
+			delete(c.CA.Profiles, "tls-server")
 		}, acme.ProbInvalidProfile},
 	}
 }
@@ -95,9 +83,9 @@ func TestFinalizeTakeoverAfterReload(t *testing.T) {
 	e.reloadWith(liveRuleChanges("gone.weir.test")[0].edit)
 	// The dead replica's lease ended just now, so the next claim (within
 	// acme.Config.ClaimInterval, 5 s) takes it over.
-	lease := e.srv.svc.Config().ValidationLease
+	lease := e.srv.Service().Config().ValidationLease
 	csr := acmeenv.CSRFor(t, acmeenv.NewKey(t), "gone.weir.test")
-	if err := e.srv.store.StartFinalize(ctx, acme.OrderID(id), "a-dead-replica", csr, time.Now().Add(-lease), lease); err != nil {
+	if err := e.srv.Store().StartFinalize(ctx, acme.OrderID(id), "a-dead-replica", csr, time.Now().Add(-lease), lease); err != nil {
 		t.Fatalf("StartFinalize as the dead replica: %v", err)
 	}
 	deadline := time.Now().Add(20 * time.Second)

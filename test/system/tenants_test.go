@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"encoding/base64"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -24,7 +25,7 @@ import (
 // after A's policy is narrowed, A's ready order for a now-excluded name
 // is refused at finalize. An account without EAB keeps today's rules.
 func TestTenants(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.CA.Policy.DeniedDomains = []string{"global-deny.a.weir.test"}
 	})
 	ctx := t.Context()
@@ -134,14 +135,14 @@ func TestTenants(t *testing.T) {
 
 // tenantClient registers a new account bound with a new EAB key of tenant
 // (labelled as the tenant) and returns its client.
-func (e *testEnv) tenantClient(t *testing.T, tenant string) *xacme.Client {
+func (e *env) tenantClient(t *testing.T, tenant string) *xacme.Client {
 	t.Helper()
 	return e.eabKeyClient(t, tenant, tenant)
 }
 
 // eabKeyClient registers a new account bound with a new EAB key of label
 // and tenant and returns its client.
-func (e *testEnv) eabKeyClient(t *testing.T, label, tenant string) *xacme.Client {
+func (e *env) eabKeyClient(t *testing.T, label, tenant string) *xacme.Client {
 	t.Helper()
 	c, _, _ := e.eabKeyAccount(t, label, tenant)
 	return c
@@ -149,7 +150,7 @@ func (e *testEnv) eabKeyClient(t *testing.T, label, tenant string) *xacme.Client
 
 // eabKeyAccount is eabKeyClient, which also returns the EAB key the
 // account is bound with and its HMAC key, decoded.
-func (e *testEnv) eabKeyAccount(t *testing.T, label, tenant string) (*xacme.Client, admin.EABKeyView, []byte) {
+func (e *env) eabKeyAccount(t *testing.T, label, tenant string) (*xacme.Client, admin.EABKeyView, []byte) {
 	t.Helper()
 	var k admin.EABKeyView
 	e.cli.JSON(t, &k, "eab", "create", "--label", label, "--tenant", tenant)

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
-	"context"
-	"crypto"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -19,12 +17,13 @@ import (
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
 // eabCreate makes an EAB key with weir eab create --json and returns it
 // with its HMAC key decoded.
-func (e *testEnv) eabCreate(t *testing.T, label string) (admin.EABKeyView, []byte) {
+func (e *env) eabCreate(t *testing.T, label string) (admin.EABKeyView, []byte) {
 	t.Helper()
 	var k admin.EABKeyView
 	e.cli.JSON(t, &k, "eab", "create", "--label", label)
@@ -36,7 +35,7 @@ func (e *testEnv) eabCreate(t *testing.T, label string) (admin.EABKeyView, []byt
 }
 
 // eabKeys lists the EAB keys with weir eab list --json, by key ID.
-func (e *testEnv) eabKeys(t *testing.T) map[string]admin.EABKeyView {
+func (e *env) eabKeys(t *testing.T) map[string]admin.EABKeyView {
 	t.Helper()
 	var p admin.Page[admin.EABKeyView]
 	e.cli.JSON(t, &p, "eab", "list")
@@ -48,14 +47,6 @@ func (e *testEnv) eabKeys(t *testing.T) map[string]admin.EABKeyView {
 		out[k.KeyID] = k
 	}
 	return out
-}
-
-// eabRegister registers key with x/crypto/acme and an External Account
-// Binding of kid MACed with hmacKey.
-func (e *testEnv) eabRegister(ctx context.Context, key crypto.Signer, kid string, hmacKey []byte) (*xacme.Account, error) {
-	return e.Client(key).Register(ctx, &xacme.Account{
-		ExternalAccountBinding: &xacme.ExternalAccountBinding{KID: kid, Key: hmacKey},
-	}, xacme.AcceptTOS)
 }
 
 // wantACMEError fails t unless err is an ACME problem of type typ with
@@ -71,13 +62,8 @@ func wantACMEError(t *testing.T, what string, err error, status int, typ acme.Pr
 	}
 }
 
-// accountID is the ID at the end of an account URL.
-func (e *testEnv) accountID(uri string) string {
-	return strings.TrimPrefix(uri, e.Base+"/acme/account/")
-}
-
 // eabRequired reads the directory's meta.externalAccountRequired.
-func (e *testEnv) eabRequired(t *testing.T) bool {
+func (e *env) eabRequired(t *testing.T) bool {
 	t.Helper()
 	res := e.Get(t, e.Base+"/directory")
 	var d struct {
@@ -100,7 +86,7 @@ func (e *testEnv) eabRequired(t *testing.T) bool {
 // order-creation override of the key's label ("eab:team-x") applies to
 // the accounts bound with it.
 func TestEAB(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 3, SANBudgetPerAccountPerHour: 100}
 		c.RateLimiting.Overrides = []ratelimit.Override{{Limit: "order-creation", Key: "eab:team-x", OrderBurst: new(int64(10))}}
 	})
@@ -247,7 +233,7 @@ func TestEAB(t *testing.T) {
 // externalAccountRequired, one with a binding is created, and the existing
 // account is found again without one (onlyReturnExisting).
 func TestEABRequired(t *testing.T) {
-	e := startEnv(t, func(c *Config) { c.ACME.ExternalAccountBinding.Required = true })
+	e := startEnv(t, func(c *server.Config) { c.ACME.ExternalAccountBinding.Required = true })
 	ctx := t.Context()
 	if !e.eabRequired(t) {
 		t.Error("directory meta.externalAccountRequired is false; want true")
@@ -312,78 +298,5 @@ func TestEABConcurrent(t *testing.T) {
 	}
 	if got := e.eabKeys(t)[k.KeyID]; got.Status != "bound" {
 		t.Errorf("key after the race: %+v; want bound", got)
-	}
-}
-
-// TestEABConfig: the acme.external-account-binding block and the
-// "eab:LABEL" and "tenant:NAME" rate-limit overrides, each problem named
-// by its key.
-func TestEABConfig(t *testing.T) {
-	tests := []struct {
-		name, yaml string
-		wantErr    string // "" means valid
-		check      func(t *testing.T, c Config)
-	}{
-		{name: "default: not required", yaml: ``, check: func(t *testing.T, c Config) {
-			if c.ACME.ExternalAccountBinding.Required {
-				t.Error("required by default")
-			}
-		}},
-		{name: "required", yaml: "acme:\n  external-account-binding: { required: true }\n", check: func(t *testing.T, c Config) {
-			if !c.ACME.ExternalAccountBinding.Required {
-				t.Error("required: true not read")
-			}
-		}},
-		{name: "required without the admin listener", yaml: "acme:\n  external-account-binding: { required: true }\nadmin: { enabled: false }\n",
-			wantErr: "acme.external-account-binding.required"},
-		{name: "unknown key", yaml: "acme:\n  external-account-binding: { optional: true }\n", wantErr: "optional"},
-		{name: "order-creation override by label",
-			yaml: "rate-limiting:\n  overrides:\n    - { limit: order-creation, key: \"eab:team-x\", order-burst: 50 }\n    - { limit: pending-authorizations, key: \"eab:team-x\", max: 300 }\n",
-			check: func(t *testing.T, c Config) {
-				lc, err := c.RateLimiting.Policy()
-				if err != nil {
-					t.Fatal(err)
-				}
-				for key, want := range map[string]int64{"order-creation:eab:team-x": 50, "san-budget:eab:team-x": 100, "pending-authorizations:eab:team-x": 300} {
-					l, ok := lc.Overrides[key]
-					if got := max(l.Burst, l.Max); !ok || got != want {
-						t.Errorf("override %s = %+v (found %v); want %d", key, l, ok, want)
-					}
-				}
-			}},
-		{name: "label override of a limit that has none",
-			yaml:    "rate-limiting:\n  overrides:\n    - { limit: duplicate-certificate, key: \"eab:team-x\", max-per-window: 9 }\n",
-			wantErr: "rate-limiting.overrides[0]: limit duplicate-certificate takes a key of the form account:…"},
-		{name: "bad label",
-			yaml:    "rate-limiting:\n  overrides:\n    - { limit: order-creation, key: \"eab:team x\", order-burst: 9 }\n",
-			wantErr: `rate-limiting.overrides[0]: key "eab:team x"`},
-		{name: "override by tenant", yaml: "rate-limiting:\n  overrides:\n    - { limit: pending-authorizations, key: \"tenant:team-a\", max: 400 }\n",
-			check: func(t *testing.T, c Config) {
-				lc, err := c.RateLimiting.Policy()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if l, ok := lc.Overrides["pending-authorizations:tenant:team-a"]; !ok || l.Max != 400 {
-					t.Errorf("override pending-authorizations:tenant:team-a = %+v (found %v); want max 400", l, ok)
-				}
-			}},
-		{name: "bad tenant name",
-			yaml:    "rate-limiting:\n  overrides:\n    - { limit: order-creation, key: \"tenant:a/b\", order-burst: 9 }\n",
-			wantErr: `rate-limiting.overrides[0]: key "tenant:a/b": tenant name:`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			c, err := ParseConfig("", []byte(tt.yaml))
-			if tt.wantErr == "" {
-				if err != nil {
-					t.Fatalf("parseConfig: %v", err)
-				}
-				tt.check(t, c)
-				return
-			}
-			if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
-				t.Fatalf("parseConfig error = %v; want one containing %q", err, tt.wantErr)
-			}
-		})
 	}
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"context"
@@ -23,140 +23,8 @@ import (
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 )
-
-// TestProfileConfig: the ca.default-profile and ca.profiles keys, their
-// defaults, how they fold in ca.certificate-lifetime, and every problem
-// named by its key.
-func TestProfileConfig(t *testing.T) {
-	day := 24 * time.Hour
-	type want struct {
-		lifetime time.Duration
-		eku      []acme.KeyUsage
-		types    []acme.IdentifierType
-		cn       ca.CommonNamePolicy
-	}
-	tests := []struct {
-		name        string
-		yaml        string
-		wantDefault string
-		want        map[string]want // the compiled profiles, exactly
-		wantErr     []string        // substrings of check-config's lines, each naming a key
-	}{
-		{
-			name: "no file: the three defaults", yaml: "", wantDefault: "tls-server",
-			want: map[string]want{
-				"tls-server":        {90 * day, []acme.KeyUsage{"serverAuth"}, []acme.IdentifierType{"dns", "ip"}, "none"},
-				"tls-client-server": {90 * day, []acme.KeyUsage{"serverAuth", "clientAuth"}, []acme.IdentifierType{"dns", "ip"}, "first-name"},
-				"shortlived":        {7 * day, []acme.KeyUsage{"serverAuth"}, []acme.IdentifierType{"dns", "ip"}, "none"},
-			},
-		},
-		{
-			name: "an older file with only ca.certificate-lifetime keeps its lifetime", yaml: "ca:\n  certificate-lifetime: 720h\n",
-			wantDefault: "tls-server",
-			want: map[string]want{
-				"tls-server":        {30 * day, []acme.KeyUsage{"serverAuth"}, []acme.IdentifierType{"dns", "ip"}, "none"},
-				"tls-client-server": {30 * day, []acme.KeyUsage{"serverAuth", "clientAuth"}, []acme.IdentifierType{"dns", "ip"}, "first-name"},
-				"shortlived":        {7 * day, []acme.KeyUsage{"serverAuth"}, []acme.IdentifierType{"dns", "ip"}, "none"},
-			},
-		},
-		{
-			name: "a profiles block replaces the defaults; left-out keys get theirs",
-			yaml: "ca:\n  certificate-lifetime: 240h\n  default-profile: web\n  profiles:\n    web: {}\n" +
-				"    client: { certificate-lifetime: 24h, key-usages: [clientAuth], identifier-types: [dns], common-name: first-name }\n",
-			wantDefault: "web",
-			want: map[string]want{
-				"web":    {10 * day, []acme.KeyUsage{"serverAuth"}, []acme.IdentifierType{"dns", "ip"}, "none"},
-				"client": {day, []acme.KeyUsage{"clientAuth"}, []acme.IdentifierType{"dns"}, "first-name"},
-			},
-		},
-		{
-			name: "profiles off", yaml: "ca:\n  default-profile: \"\"\n  profiles: {}\n", wantDefault: "", want: map[string]want{},
-		},
-		{
-			name: "default-profile not among the profiles", yaml: "ca:\n  default-profile: nope\n",
-			wantErr: []string{`ca.default-profile: "nope" is not among ca.profiles (shortlived, tls-client-server, tls-server)`},
-		},
-		{
-			name: "empty profiles with a default", yaml: "ca:\n  profiles: {}\n",
-			wantErr: []string{`ca.profiles: is empty, but ca.default-profile names "tls-server"`},
-		},
-		{
-			name: "profiles without a default", yaml: "ca:\n  default-profile: \"\"\n",
-			wantErr: []string{"ca.default-profile: must name one of ca.profiles"},
-		},
-		{
-			name: "every problem of a profile at once",
-			yaml: "ca:\n  default-profile: p\n  profiles:\n    p:\n      certificate-lifetime: 0s\n      key-usages: [serverAuth, codeSigning, serverAuth]\n" +
-				"      identifier-types: [dns, email]\n      common-name: last-name\n    q: { certificate-lifetime: -1h, key-usages: [], identifier-types: [] }\n",
-			wantErr: []string{
-				"ca.profiles.p.certificate-lifetime: must be a positive duration, got 0s",
-				`ca.profiles.p.key-usages[1]: "codeSigning" is not serverAuth or clientAuth`,
-				`ca.profiles.p.key-usages[2]: "serverAuth" is listed twice`,
-				`ca.profiles.p.identifier-types[1]: "email" is not dns or ip`,
-				`ca.profiles.p.common-name: "last-name" is not none or first-name`,
-				"ca.profiles.q.certificate-lifetime: must be a positive duration, got -1h0m0s",
-				"ca.profiles.q.key-usages: must list serverAuth, clientAuth or both",
-				"ca.profiles.q.identifier-types: must list dns, ip or both",
-			},
-		},
-		{
-			name: "a bad profile name", yaml: "ca:\n  default-profile: ok\n  profiles:\n    ok: {}\n    \"has space\": {}\n",
-			wantErr: []string{"ca.profiles.has space: the name"},
-		},
-		{
-			name: "an unknown key in a profile", yaml: "ca:\n  profiles:\n    tls-server:\n      lifetime: 24h\n",
-			wantErr: []string{"ca.profiles.tls-server.lifetime: unknown key; ca.profiles.tls-server takes description, certificate-lifetime,"},
-		},
-		{
-			name: "a bad duration in a profile", yaml: "ca:\n  profiles:\n    tls-server:\n      certificate-lifetime: soon\n",
-			wantErr: []string{`ca.profiles.tls-server.certificate-lifetime: "soon" is not a duration (e.g. 10s, 5m, 2h)`},
-		},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := ParseConfig("", []byte(tt.yaml))
-			problems := problemLines(err)
-			if len(tt.wantErr) > 0 {
-				if err == nil {
-					t.Fatalf("parseConfig: got nil error, want errors naming %q", tt.wantErr)
-				}
-				for _, w := range tt.wantErr {
-					if !slices.ContainsFunc(problems, func(p string) bool { return strings.Contains(p, w) }) {
-						t.Errorf("check-config problems %q: want one containing %q", problems, w)
-					}
-				}
-				if len(problems) != len(tt.wantErr) {
-					t.Errorf("check-config: got %d problems %q, want %d", len(problems), problems, len(tt.wantErr))
-				}
-				return
-			}
-			if err != nil || len(problems) > 0 {
-				t.Fatalf("parseConfig: %v; check-config: %q; want neither", err, problems)
-			}
-			ps, err := newProfiles(cfg.CA)
-			if err != nil {
-				t.Fatalf("newProfiles: %v", err)
-			}
-			if got := ps.Default(); got != tt.wantDefault {
-				t.Errorf("Default: got %q, want %q", got, tt.wantDefault)
-			}
-			if got, want := ps.Names(), slices.Sorted(maps.Keys(tt.want)); !slices.Equal(got, want) {
-				t.Errorf("Names: got %q, want %q", got, want)
-			}
-			for name, w := range tt.want {
-				p, ok := ps.Get(name)
-				if !ok {
-					continue
-				}
-				got := want{p.Lifetime, p.KeyUsages, p.IdentifierTypes, p.CommonName}
-				if got.lifetime != w.lifetime || !slices.Equal(got.eku, w.eku) || !slices.Equal(got.types, w.types) || got.cn != w.cn {
-					t.Errorf("profile %s: got %+v, want %+v", name, got, w)
-				}
-			}
-		})
-	}
-}
 
 // orderJSON is the part of an order resource the tests read.
 type orderJSON struct {
@@ -170,7 +38,7 @@ type orderJSON struct {
 
 // profileOrder sends a hand-made new-order with a profile (x/crypto/acme
 // cannot send one); extra fields go into the payload too.
-func (e *testEnv) profileOrder(key crypto.Signer, kid, profile string, extra map[string]any, names ...string) acmeenv.Response {
+func (e *env) profileOrder(key crypto.Signer, kid, profile string, extra map[string]any, names ...string) acmeenv.Response {
 	e.t.Helper()
 	var ids []acme.Identifier
 	for _, n := range names {
@@ -195,7 +63,7 @@ func (e *testEnv) profileOrder(key crypto.Signer, kid, profile string, extra map
 // readyProfileOrder creates an order under profile by hand and solves its
 // authorizations with http-01 through x/crypto/acme; it returns the order
 // URL and resource once ready.
-func (e *testEnv) readyProfileOrder(ctx context.Context, c *xacme.Client, kid, profile string, names ...string) (string, orderJSON) {
+func (e *env) readyProfileOrder(ctx context.Context, c *xacme.Client, kid, profile string, names ...string) (string, orderJSON) {
 	e.t.Helper()
 	res := e.profileOrder(c.Key, kid, profile, nil, names...)
 	acmeenv.WantStatus(e.t, res, http.StatusCreated)
@@ -225,7 +93,7 @@ func csrWithCN(t *testing.T, key crypto.Signer, cn string, names ...string) []by
 }
 
 // getOrder fetches an order resource with POST-as-GET.
-func (e *testEnv) getOrder(key crypto.Signer, kid, url string) orderJSON {
+func (e *env) getOrder(key crypto.Signer, kid, url string) orderJSON {
 	e.t.Helper()
 	res := e.PostJWS(key, url, []byte{}, acmeenv.SignOpts{KID: kid})
 	acmeenv.WantStatus(e.t, res, http.StatusOK)
@@ -237,7 +105,7 @@ func (e *testEnv) getOrder(key crypto.Signer, kid, url string) orderJSON {
 }
 
 // directoryProfiles reads meta.profiles from the directory.
-func (e *testEnv) directoryProfiles() map[string]string {
+func (e *env) directoryProfiles() map[string]string {
 	e.t.Helper()
 	res, err := e.HTTP.Get(e.Base + "/directory")
 	if err != nil {
@@ -261,7 +129,7 @@ func (e *testEnv) directoryProfiles() map[string]string {
 // lifetime as the ceiling of notAfter, and a live reload.
 func TestProfiles(t *testing.T) {
 	day := 24 * time.Hour
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.CA.Profiles["client-dns"] = acme.ProfileConfig{
 			Description: "client certificates for DNS names", CertificateLifetime: &day,
 			KeyUsages:       []acme.KeyUsage{acme.KeyUsageClientAuth},
@@ -276,7 +144,7 @@ func TestProfiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	kid := acct.URI
-	server := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+	serverEKU := []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
 
 	// issue finalizes a ready order with a CSR whose CN is cn and checks
 	// the certificate: lifetime, EKUs, CN, and the profile stored with it
@@ -301,7 +169,7 @@ func TestProfiles(t *testing.T) {
 		if leaf.Subject.CommonName != wantCN {
 			t.Errorf("subject CN: got %q, want %q", leaf.Subject.CommonName, wantCN)
 		}
-		stored, err := e.srv.store.GetCertificate(ctx, ca.SerialHex(leaf.SerialNumber))
+		stored, err := e.srv.Store().GetCertificate(ctx, ca.SerialHex(leaf.SerialNumber))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -316,7 +184,7 @@ func TestProfiles(t *testing.T) {
 	t.Run("directory lists the profiles", func(t *testing.T) {
 		got := e.directoryProfiles()
 		want := map[string]string{"client-dns": "client certificates for DNS names"}
-		for name, p := range defaultProfiles() {
+		for name, p := range server.DefaultConfig().CA.Profiles {
 			want[name] = p.Description
 		}
 		if !maps.Equal(got, want) {
@@ -328,14 +196,14 @@ func TestProfiles(t *testing.T) {
 		if o.Profile != "shortlived" {
 			t.Errorf("new order's profile: got %q, want shortlived", o.Profile)
 		}
-		issue(t, url, o, "", []string{"short.weir.test"}, "shortlived", 7*day, server, "")
+		issue(t, url, o, "", []string{"short.weir.test"}, "shortlived", 7*day, serverEKU, "")
 	})
 	t.Run("no profile gets the default, tls-server", func(t *testing.T) {
 		url, o := e.readyProfileOrder(ctx, c, kid, "", "plain.weir.test")
 		if o.Profile != "tls-server" {
 			t.Errorf("new order's profile: got %q, want tls-server", o.Profile)
 		}
-		issue(t, url, o, "", []string{"plain.weir.test"}, "tls-server", e.cfg.CA.CertificateLifetime, server, "")
+		issue(t, url, o, "", []string{"plain.weir.test"}, "tls-server", e.cfg.CA.CertificateLifetime, serverEKU, "")
 	})
 	t.Run("tls-client-server: both EKUs, CN from the CSR", func(t *testing.T) {
 		names := []string{"b.mtls.weir.test", "a.mtls.weir.test"}
@@ -393,10 +261,10 @@ func TestProfiles(t *testing.T) {
 
 		cfg := e.cfg
 		cfg.CA.DefaultProfile = "tls-client-server"
-		cfg.CA.Profiles = defaultProfiles()
+		cfg.CA.Profiles = server.DefaultConfig().CA.Profiles
 		delete(cfg.CA.Profiles, "shortlived")
 		e.writeConfig(cfg)
-		if err := e.srv.reload("test"); err != nil {
+		if err := e.srv.Reload("test"); err != nil {
 			t.Fatalf("reload: %v", err)
 		}
 		if got, want := slices.Sorted(maps.Keys(e.directoryProfiles())), []string{"tls-client-server", "tls-server"}; !slices.Equal(got, want) {
@@ -425,10 +293,10 @@ func TestProfiles(t *testing.T) {
 		// An invalid edit is refused and the profiles in force stay.
 		cfg.CA.DefaultProfile = "nope"
 		e.writeConfig(cfg)
-		if err := e.srv.reload("test"); err == nil || !strings.Contains(err.Error(), "ca.default-profile") {
+		if err := e.srv.Reload("test"); err == nil || !strings.Contains(err.Error(), "ca.default-profile") {
 			t.Errorf("reload with a bad default-profile: got %v, want an error naming ca.default-profile", err)
 		}
-		if got := e.srv.svc.Profiles().Default(); got != "tls-client-server" {
+		if got := e.srv.Service().Profiles().Default(); got != "tls-client-server" {
 			t.Errorf("default profile after a refused reload: got %q, want tls-client-server", got)
 		}
 	})

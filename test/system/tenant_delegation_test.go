@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bytes"
@@ -13,6 +13,7 @@ import (
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 )
 
 // TestTenantDelegatedZones: a name under a zone delegated to tenant D
@@ -64,7 +65,7 @@ func TestTenantDelegatedZones(t *testing.T) {
 	}
 	e.VerifyChain(chain, "www.auto.d.weir.test")
 	var rec *auditLine
-	for _, l := range readAudit(t, AuditPath(e.cfg)) {
+	for _, l := range readAudit(t, server.AuditPath(e.cfg)) {
 		if l.Type == "issuance" {
 			rec = &l
 		}
@@ -134,7 +135,7 @@ func TestTenantDelegatedZones(t *testing.T) {
 // label's; an account of no tenant keeps the default. weir check-config
 // warns of the override while the running weir has no tenant T.
 func TestTenantRateLimits(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 2, SANBudgetPerAccountPerHour: 100}
 		c.RateLimiting.Overrides = []ratelimit.Override{
 			{Limit: "order-creation", Key: "tenant:team-r", OrderBurst: new(int64(4))},
@@ -144,13 +145,13 @@ func TestTenantRateLimits(t *testing.T) {
 	// check-config warns of a tenant:NAME override whose tenant the
 	// running weir does not have, and is silent once it does.
 	const unknown = `rate-limiting.overrides[0]: tenant "team-r" does not exist in the running weir's store`
-	if out := e.weirCLIArgs(t, 0, "check-config", e.srv.configPath); !strings.Contains(out, unknown) {
+	if out := e.weirCLIArgs(t, 0, "check-config", e.cli.Config); !strings.Contains(out, unknown) {
 		t.Errorf("weir check-config before the tenant exists: %s; want %q", out, unknown)
 	}
 	e.cli.Run(t, 0, "tenant", "create", "team-r", "--allow", ".r.weir.test")
 	// Then it warns only that the tenant's names are not its accounts'
 	// alone while new accounts need no EAB key.
-	out := e.weirCLIArgs(t, 0, "check-config", e.srv.configPath)
+	out := e.weirCLIArgs(t, 0, "check-config", e.cli.Config)
 	if strings.Contains(out, "does not exist") || strings.Count(out, "warning") != 1 ||
 		!strings.Contains(out, "warning: tenants exist but acme.external-account-binding.required is false: an account made without an EAB key") {
 		t.Errorf("weir check-config once the tenant exists: %s; want the one warning of EAB not required", out)
@@ -190,7 +191,7 @@ func TestTenantRateLimits(t *testing.T) {
 
 // weirCLIArgs runs a weir command line as given (no -config added) and
 // returns its stdout and stderr; an exit code other than wantCode fails t.
-func (e *testEnv) weirCLIArgs(t *testing.T, wantCode int, args ...string) string {
+func (e *env) weirCLIArgs(t *testing.T, wantCode int, args ...string) string {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	if code := builder.Run(t, args, &stdout, &stderr); code != wantCode {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"encoding/pem"
@@ -63,7 +63,7 @@ func (m *changeRun) checkRevoked(t *testing.T, c *matrixCert) {
 		return p
 	}
 	root := filepath.Join(dir, "root.pem")
-	if err := os.WriteFile(root, m.e.srv.root, 0o644); err != nil {
+	if err := os.WriteFile(root, m.e.srv.RootPEM(), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	issuer := write("issuer.pem", "CERTIFICATE", c.issuer.Raw)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"bytes"
@@ -93,7 +93,7 @@ func offered(t *testing.T, c *xacme.Client, name, typ string) *xacme.Challenge {
 }
 
 // putTenant replaces a tenant's policy through the admin API.
-func (e *testEnv) putTenant(t *testing.T, v admin.TenantView) {
+func (e *env) putTenant(t *testing.T, v admin.TenantView) {
 	t.Helper()
 	body, err := json.Marshal(v)
 	if err != nil {

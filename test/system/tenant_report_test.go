@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"crypto/x509"
@@ -14,6 +14,7 @@ import (
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
 	"github.com/weir-pki/weir/ratelimit"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -23,7 +24,7 @@ import (
 // after a narrowing (denied-names). A ratelimit explain of a name the
 // tenant refuses is not a refusal and is not counted.
 func TestTenantReport(t *testing.T) {
-	e := startEnv(t, func(c *Config) {
+	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.OrderCreation = ratelimit.OrderCreationConfig{Enabled: true, OrdersPerAccountPerHour: 20, OrderBurst: 10, SANBudgetPerAccountPerHour: 100}
 	})
 	ctx := t.Context()

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"errors"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
 
@@ -22,7 +23,7 @@ func tenantZones() []string { return []string{"--allow", "." + keepZone + ",." +
 
 // changeRows are the changes an operator can make to a running CA: the
 // policy's here, the CA's own (issuers, CRLs, keys; each with a restart)
-// in changematrix_carows_test.go.
+// in change_matrix_ca_rows_test.go.
 func changeRows() []changeRow {
 	return append([]changeRow{
 		{
@@ -57,13 +58,13 @@ func changeRows() []changeRow {
 				}
 				m.e.Solve(t.Context(), m.c, o.AuthzURLs[0], "http-01")
 				m.orders["notAfter"] = o
-				url, _ := m.e.readyProfileOrder(t.Context(), m.c, string(m.c.KID), profileTLSClientServer, "q."+flightZone)
+				url, _ := m.e.readyProfileOrder(t.Context(), m.c, string(m.c.KID), "tls-client-server", "q."+flightZone)
 				if m.orders["profile"], err = m.c.GetOrder(t.Context(), url); err != nil {
 					t.Fatal(err)
 				}
 			}},
 			change: func(m *changeRun) {
-				m.e.cli.Run(m.t, 0, "tenant", "update", matrixTenant, "--profiles", profileTLSServer, "--max-lifetime", "24h")
+				m.e.cli.Run(m.t, 0, "tenant", "update", matrixTenant, "--profiles", "tls-server", "--max-lifetime", "24h")
 			},
 			after: afterTenantProfiles,
 		},
@@ -107,9 +108,9 @@ func changeRows() []changeRow {
 		},
 		{
 			name:  "ca.policy narrowed",
-			setup: func(c *Config) { c.CA.Policy.AllowedDomains = []string{keepZone, flightZone} },
+			setup: func(c *server.Config) { c.CA.Policy.AllowedDomains = []string{keepZone, flightZone} },
 			change: func(m *changeRun) {
-				m.e.reloadWith(func(c *Config) {
+				m.e.reloadWith(func(c *server.Config) {
 					c.CA.Policy.AllowedDomains = []string{keepZone}
 					c.CA.Policy.DeniedDomains = []string{"deny." + keepZone}
 				})
@@ -126,9 +127,9 @@ func changeRows() []changeRow {
 			},
 		},
 		{
-			// challenges.*.enabled needs a restart (reload.go, restartKeys).
+			// challenges.*.enabled needs a restart (server/reload.go, restartKeys).
 			name:      "http-01 switched off",
-			change:    func(m *changeRun) { m.restart(func(c *Config) { c.Challenges.HTTP01.Enabled = new(false) }) },
+			change:    func(m *changeRun) { m.restart(func(c *server.Config) { c.Challenges.HTTP01.Enabled = new(false) }) },
 			after:     afterChallengesNarrowed([]string{"dns-01", "tls-alpn-01"}, "http-01", "no longer enabled"),
 			afterType: "dns-01",
 		},
@@ -177,10 +178,10 @@ func afterTenantProfiles(t *testing.T, m *changeRun) {
 	m.check(t, "the order of the withdrawn profile is refused at finalize", func(t *testing.T) {
 		_, err := m.finalize(t, m.orders["profile"], "q."+flightZone)
 		wantACMEError(t, "finalizing the order of the withdrawn profile", err, http.StatusBadRequest, acme.ProbInvalidProfile,
-			fmt.Sprintf("tenant %q may not use profile %q", matrixTenant, profileTLSClientServer))
+			fmt.Sprintf("tenant %q may not use profile %q", matrixTenant, "tls-client-server"))
 	})
 	m.check(t, "a new order of the withdrawn profile is refused", func(t *testing.T) {
-		res := m.e.profileOrder(m.c.Key, string(m.c.KID), profileTLSClientServer, nil, "n."+flightZone)
+		res := m.e.profileOrder(m.c.Key, string(m.c.KID), "tls-client-server", nil, "n."+flightZone)
 		if typ, detail := res.Problem(); res.Status != http.StatusBadRequest || typ != string(acme.ProbInvalidProfile) {
 			t.Errorf("a new order of the withdrawn profile: %d %s %q; want 400 %s", res.Status, typ, detail, acme.ProbInvalidProfile)
 		}

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"crypto/sha256"
@@ -12,6 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/server"
 )
 
 // caChangeRows are the changes to the CA itself: its issuers, its CRLs,
@@ -27,8 +30,8 @@ func caChangeRows() []changeRow {
 				cert, key := m.newIntermediate("weir Intermediate CA R2")
 				m.e.cli.Run(m.t, 0, "ca", "add-issuer", "-id", "r2", "-cert", cert, "-key", key)
 				m.issuer = readCert(m.t, cert)
-				m.restart(func(c *Config) {
-					c.CA.Issuers = []IssuerConfig{{ID: "r2"}}
+				m.restart(func(c *server.Config) {
+					c.CA.Issuers = []server.IssuerConfig{{ID: "r2"}}
 					c.CA.ActiveIssuer = "r2"
 				})
 			},
@@ -42,11 +45,11 @@ func caChangeRows() []changeRow {
 			name: "intermediate imported",
 			change: func(m *changeRun) {
 				cert, key := m.newIntermediate("weir Intermediate CA 2")
-				before := caFiles(m.t, m.e.cfg.DataDir)
+				before := caFiles(m.t, m.e.cfg)
 				code, stdout, stderr := m.e.cli.Exit(m.t, "ca", "import", "-cert", cert, "-key", key)
 				if code != 0 {
 					m.t.Logf("weir ca import refused (exit %d): %s%s", code, stdout, stderr)
-					if after := caFiles(m.t, m.e.cfg.DataDir); !maps.Equal(before, after) {
+					if after := caFiles(m.t, m.e.cfg); !maps.Equal(before, after) {
 						m.t.Errorf("the refused weir ca import changed the CA's files: %v before, %v after", before, after)
 					}
 				} else {
@@ -58,7 +61,7 @@ func caChangeRows() []changeRow {
 		},
 		{
 			name:   "CRL shards raised",
-			change: func(m *changeRun) { m.restart(func(c *Config) { c.CA.CRLShards = 4 }) },
+			change: func(m *changeRun) { m.restart(func(c *server.Config) { c.CA.CRLShards = 4 }) },
 			after: func(t *testing.T, m *changeRun) {
 				for _, c := range m.completeInFlight(t) {
 					if dp := c.leaf.CRLDistributionPoints; len(dp) != 1 || !strings.HasPrefix(dp[0], m.e.artefacts+"/crl/default/") {
@@ -71,7 +74,7 @@ func caChangeRows() []changeRow {
 			// Certificates naming /crl/default/N for N above the new count
 			// must still be on a served CRL ("revocable").
 			name:  "CRL shards lowered",
-			setup: func(c *Config) { c.CA.CRLShards = 4 },
+			setup: func(c *server.Config) { c.CA.CRLShards = 4 },
 			inflight: inflight{then: func(t *testing.T, m *changeRun) {
 				for i := 0; !m.aboveShard(1); i++ {
 					if i == 16 {
@@ -80,7 +83,7 @@ func caChangeRows() []changeRow {
 					m.issue(t, "http-01", fmt.Sprintf("s%d.%s", i, keepZone))
 				}
 			}},
-			change: func(m *changeRun) { m.restart(func(c *Config) { c.CA.CRLShards = 1 }) },
+			change: func(m *changeRun) { m.restart(func(c *server.Config) { c.CA.CRLShards = 1 }) },
 			after: func(t *testing.T, m *changeRun) {
 				for _, c := range m.completeInFlight(t) {
 					if dp := c.leaf.CRLDistributionPoints; len(dp) != 1 || dp[0] != m.e.artefacts+"/ca/crl.der" {
@@ -96,7 +99,7 @@ func caChangeRows() []changeRow {
 			change: func(m *changeRun) {
 				to := filepath.Join(m.t.TempDir(), "root-key.pem")
 				m.e.cli.Run(m.t, 0, "ca", "take-root-offline", "-to", to)
-				if exists(dataPath(m.e.cfg.DataDir, fileCARootKey)) || !exists(to) {
+				if rootKey := server.RootKeyFile(m.e.cfg.DataDir); exists(rootKey) || !exists(to) {
 					m.t.Fatalf("weir ca take-root-offline left the root key in the data directory, or did not write %s", to)
 				}
 				m.restart(nil)
@@ -125,9 +128,9 @@ func (m *changeRun) newIntermediate(cn string) (cert, key string) {
 	dir := t.TempDir()
 	cert, key, csr := filepath.Join(dir, "int.pem"), filepath.Join(dir, "int-key.pem"), filepath.Join(dir, "int.csr")
 	m.e.weirCLIArgs(t, 0, "ca", "new-intermediate-key", "-name", cn, "-org", "weir", "-key-out", key, "-csr-out", csr)
-	dd := m.e.cfg.DataDir
-	m.e.weirCLIArgs(t, 0, "ca", "sign-intermediate", "-root-cert", dataPath(dd, fileCARoot),
-		"-root-key", dataPath(dd, fileCARootKey), "-csr", csr, "-out", cert)
+	rootCert, rootKey := server.RootCertFile(m.e.cfg.DataDir), server.RootKeyFile(m.e.cfg.DataDir)
+	m.e.weirCLIArgs(t, 0, "ca", "sign-intermediate", "-root-cert", rootCert,
+		"-root-key", rootKey, "-csr", csr, "-out", cert)
 	return cert, key
 }
 
@@ -148,19 +151,23 @@ func (m *changeRun) aboveShard(n int) bool {
 // readCert reads the first certificate of a PEM file.
 func readCert(t *testing.T, path string) *x509.Certificate {
 	t.Helper()
-	certs, err := readCerts(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
+	}
+	certs, err := ca.ParseCertsPEM(data)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
 	return certs[0]
 }
 
 // caFiles are the files under the data directory's ca/, each with the
 // digest of its content.
-func caFiles(t *testing.T, dataDir string) map[string][sha256.Size]byte {
+func caFiles(t *testing.T, cfg server.Config) map[string][sha256.Size]byte {
 	t.Helper()
 	out := map[string][sha256.Size]byte{}
-	root := dataPath(dataDir, "ca")
+	root := caDir(cfg.DataDir)
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -176,4 +183,10 @@ func caFiles(t *testing.T, dataDir string) map[string][sha256.Size]byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// exists reports whether path exists.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package system
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 )
 
 // readyOrder makes an order of c for names and solves it to ready.
-func (e *testEnv) readyOrder(t *testing.T, c *xacme.Client, names ...string) *xacme.Order {
+func (e *env) readyOrder(t *testing.T, c *xacme.Client, names ...string) *xacme.Order {
 	t.Helper()
 	o, err := c.AuthorizeOrder(t.Context(), xacme.DomainIDs(names...))
 	if err != nil {
