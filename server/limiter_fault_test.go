@@ -17,6 +17,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 )
 
 // A fault test of the limiter backend (docs/rate-limits.md, "Failure
@@ -28,17 +29,9 @@ import (
 // steps (SetObserver); the one that kills Redis is in test/system
 // (limiter_faults_test.go).
 
-// signal sends sig to rs's process.
-func (r *redisServer) signal(sig syscall.Signal) {
-	r.t.Helper()
-	if err := syscall.Kill(r.cmd.Process.Pid, sig); err != nil {
-		r.t.Fatalf("signal %v to redis-server %d: %v", sig, r.cmd.Process.Pid, err)
-	}
-}
-
 // limiterReplicas starts two replicas with the limiter on rs and the
 // rate-limiting block changed by limits.
-func limiterReplicas(t *testing.T, rs *redisServer, limits func(rl *Config)) (a, b *testEnv, lb *http.Client) {
+func limiterReplicas(t *testing.T, rs *systest.Redis, limits func(rl *Config)) (a, b *testEnv, lb *http.Client) {
 	t.Helper()
 	return startReplicasOn(t, rs, func(c *Config) {
 		c.RateLimiting.Backend = "redis"
@@ -78,23 +71,23 @@ func (s *stepLatencies) take() time.Duration {
 // pauseLoop stops rs for pause in every period (SIGSTOP, SIGCONT) until
 // stop is closed or max periods have passed, and leaves it running. Each
 // stop is announced on stopped, if someone is listening.
-func pauseLoop(rs *redisServer, pause, period time.Duration, max int, stop <-chan struct{}, stopped chan<- time.Time) <-chan struct{} {
+func pauseLoop(rs *systest.Redis, pause, period time.Duration, max int, stop <-chan struct{}, stopped chan<- time.Time) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for range max {
-			rs.signal(syscall.SIGSTOP)
+			rs.Signal(syscall.SIGSTOP)
 			select {
 			case stopped <- time.Now():
 			default:
 			}
 			select {
 			case <-stop:
-				rs.signal(syscall.SIGCONT)
+				rs.Signal(syscall.SIGCONT)
 				return
 			case <-time.After(pause):
 			}
-			rs.signal(syscall.SIGCONT)
+			rs.Signal(syscall.SIGCONT)
 			select {
 			case <-stop:
 				return
@@ -113,7 +106,7 @@ func pauseLoop(rs *redisServer, pause, period time.Duration, max int, stop <-cha
 // fallback together), and no limiter step takes longer than
 // backend-timeout + 0.5 s. Each burst starts at another phase of a pause.
 func TestOrderLimitWithRedisPaused(t *testing.T) {
-	rs := startRedis(t)
+	rs := systest.StartRedis(t)
 	a, b, lb := limiterReplicas(t, rs, func(c *Config) {
 		oc := &c.RateLimiting.OrderCreation
 		oc.Enabled, oc.OrdersPerAccountPerHour, oc.OrderBurst, oc.SANBudgetPerAccountPerHour = true, 10, 10, 10000

@@ -10,6 +10,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/weir-pki/weir/internal/systest"
 )
 
 // roundRobin is a load balancer in the client: every request opens a new
@@ -33,7 +35,7 @@ func (rr *roundRobin) dial(ctx context.Context, network, _ string) (net.Conn, er
 // responders and DNS of the first, and the Redis rs; mutate applies to
 // both configurations. It returns them and a client HTTP transport that
 // spreads requests over both.
-func startReplicasOn(t *testing.T, rs *redisServer, mutate func(*Config)) (a, b *testEnv, lb *http.Client) {
+func startReplicasOn(t *testing.T, rs *systest.Redis, mutate func(*Config)) (a, b *testEnv, lb *http.Client) {
 	t.Helper()
 	return startReplicasAt(t, rs, postgresSchema(t), "", mutate)
 }
@@ -42,11 +44,11 @@ func startReplicasOn(t *testing.T, rs *redisServer, mutate func(*Config)) (a, b 
 // unless dataDir is "", that data directory. The replicas have no
 // plain-HTTP listener: their certificates name the CRLs at the shared
 // external URL, which the balancer's client reaches on either replica.
-func startReplicasAt(t *testing.T, rs *redisServer, dsn, dataDir string, mutate func(*Config)) (a, b *testEnv, lb *http.Client) {
+func startReplicasAt(t *testing.T, rs *systest.Redis, dsn, dataDir string, mutate func(*Config)) (a, b *testEnv, lb *http.Client) {
 	t.Helper()
 	shared := func(c *Config) {
 		c.Storage = StorageConfig{Driver: DriverPostgres, DSN: dsn, MaxConns: 8}
-		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
+		c.RateLimiting.Redis.Addrs = []string{rs.Addr()}
 		c.Server.HTTP.Listen = ""
 		if dataDir != "" {
 			c.DataDir = dataDir

@@ -17,6 +17,7 @@ import (
 
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 )
 
 // TestRootCRL: an intermediate is revoked on the root's CRL. The
@@ -111,7 +112,7 @@ func TestRootCRL(t *testing.T) {
 		if res := e.Get(t, e.Base+"/ca/root-crl.der"); string(res.Body) != string(arl) {
 			t.Error("the ACME listener does not serve the root CRL the plain-HTTP one does")
 		}
-		if got := scrapeServer(t, e.srv).get("weir_root_crl_next_update_timestamp_seconds"); got != float64(signing.NextUpdate.Unix()) {
+		if got := systest.ScrapeHandler(t, e.srv.metrics.Handler()).Get("weir_root_crl_next_update_timestamp_seconds"); got != float64(signing.NextUpdate.Unix()) {
 			t.Errorf("weir_root_crl_next_update_timestamp_seconds = %v, want %d", got, signing.NextUpdate.Unix())
 		}
 

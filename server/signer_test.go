@@ -67,7 +67,7 @@ func TestFinalizeSignerUnavailable(t *testing.T) {
 	if got := e.getOrder(key, acct.URI, url); got.Status != "processing" || got.Certificate != "" {
 		t.Fatalf("order after the failed signing: %+v, want processing without a certificate", got)
 	}
-	if n := snapshotDB(t, e).counts["certificates"]; n != 0 {
+	if n := snapshotDB(t, e).Counts["certificates"]; n != 0 {
 		t.Fatalf("%d certificates stored with the key down, want 0", n)
 	}
 	// A retry of the same finalize gets the processing order.
@@ -86,7 +86,7 @@ func TestFinalizeSignerUnavailable(t *testing.T) {
 	if got.Status != "valid" || got.Certificate == "" {
 		t.Fatalf("order after the key came back: %+v, want valid with a certificate within the lease (%s) and a claim", got, lease)
 	}
-	if n := snapshotDB(t, e).counts["certificates"]; n != 1 {
+	if n := snapshotDB(t, e).Counts["certificates"]; n != 1 {
 		t.Fatalf("%d certificates stored, want 1", n)
 	}
 }

@@ -80,6 +80,10 @@ var rules = map[string]rule{
 	// The ACME side of the system tests (responders, JWS, x/crypto/acme
 	// flows): imports testing, so only tests import it.
 	"internal/acmeenv": {kind: test, ours: []string{"internal/dnstest"}, libs: []string{"github.com/go-jose/go-jose/v4", "golang.org/x/crypto/acme"}},
+	// What the system tests share but their server (a Redis process, a
+	// scrape, a store snapshot, a CRL fetched): test/system and server's
+	// white-box tests both import it.
+	"internal/systest": {kind: test, ours: []string{"internal/acmeenv"}, libs: []string{"github.com/prometheus/client_model", "github.com/prometheus/common"}},
 	// The audit trail's sink and verifier: a product package in
 	// internal/ so that only weir imports it.
 	"internal/audit": {},

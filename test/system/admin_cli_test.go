@@ -16,6 +16,7 @@ import (
 
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
@@ -40,10 +41,10 @@ func TestAdminCLIRateLimit(t *testing.T) {
 		testAdminCLIRateLimit(t, func(c *server.Config) { c.RateLimiting.Backend = "sqlite" })
 	})
 	t.Run("redis", func(t *testing.T) {
-		r := startRedis(t)
+		r := systest.StartRedis(t)
 		testAdminCLIRateLimit(t, func(c *server.Config) {
 			c.RateLimiting.Backend = "redis"
-			c.RateLimiting.Redis.Addrs = []string{r.addr()}
+			c.RateLimiting.Redis.Addrs = []string{r.Addr()}
 		})
 	})
 }

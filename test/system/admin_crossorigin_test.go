@@ -97,7 +97,7 @@ func TestAdminCrossOrigin(t *testing.T) {
 						} else {
 							wantJSONRefusal(t, what, res, v.want)
 						}
-						if d := before.diff(snapshotDB(t, f.e)); d != "" {
+						if d := before.Diff(snapshotDB(t, f.e)); d != "" {
 							t.Fatalf("%s changed the store: %s", what, d)
 						}
 						if f.session != nil && !f.sessionLive(t) {

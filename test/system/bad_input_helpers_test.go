@@ -85,7 +85,7 @@ func checkServesAfterBadInput(t *testing.T, e *env, clientA *xacme.Client, ready
 	e.VerifyChain(chain, "after.weir.test")
 	after := snapshotDB(t, e)
 	for table, delta := range map[string]int{"orders": 1, "authzs": 1, "certificates": 1, "accounts": 0} {
-		if got := after.counts[table] - before.counts[table]; got != delta {
+		if got := after.Counts[table] - before.Counts[table]; got != delta {
 			t.Errorf("issuance after bad input added %d %s rows; want %d", got, table, delta)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 )
 
 // revocable issues one certificate after the change, then revokes every
@@ -49,7 +50,7 @@ func (m *changeRun) checkRevoked(t *testing.T, c *matrixCert) {
 	if len(dp) != 1 {
 		t.Fatalf("%s has CRL distribution points %v, want one", c.name, dp)
 	}
-	crl := fetchCRL(t, m.e.HTTP, dp[0], c.issuer)
+	crl := systest.FetchCRL(t, m.e.HTTP, dp[0], c.issuer)
 	if !acmeenv.CRLLists(crl, c.leaf.SerialNumber) {
 		t.Fatalf("the CRL at %s (signed by %s) does not list the revoked %s", dp[0], c.issuer.Subject, c.name)
 	}

@@ -15,6 +15,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 	"github.com/weir-pki/weir/server"
 )
 
@@ -48,7 +49,7 @@ func TestCRLShards(t *testing.T) {
 			if k == 0 {
 				url = base + "/ca/crl.der"
 			}
-			crl := fetchCRL(t, e.HTTP, url, e.srv.Intermediate())
+			crl := systest.FetchCRL(t, e.HTTP, url, e.srv.Intermediate())
 			for _, named := range []string{e.artefacts, e.Base} {
 				if u := named + strings.TrimPrefix(url, base); !strings.Contains(string(crl.RawTBSRevocationList), u) {
 					t.Errorf("the CRL at %s does not name %s (issuingDistributionPoint)", url, u)
@@ -81,8 +82,8 @@ func TestCRLShards(t *testing.T) {
 	}
 	after := scrapeServer(t, e.srv)
 	for k := range 4 {
-		moved := after.get("weir_crl_generations_total", "issuer", "default", "shard", fmt.Sprint(k)) -
-			before.get("weir_crl_generations_total", "issuer", "default", "shard", fmt.Sprint(k))
+		moved := after.Get("weir_crl_generations_total", "issuer", "default", "shard", fmt.Sprint(k)) -
+			before.Get("weir_crl_generations_total", "issuer", "default", "shard", fmt.Sprint(k))
 		if k == shard && moved != 1 {
 			t.Errorf("shard %d (the revoked certificate's): %v CRLs signed, want 1", k, moved)
 		}
@@ -126,7 +127,7 @@ func TestCRLShardsChanged(t *testing.T) {
 	listed := func(t *testing.T, e *env, leaf *x509.Certificate) {
 		t.Helper()
 		url := e.onBase(leaf.CRLDistributionPoints[0])
-		crl := fetchCRL(t, e.HTTP, url, e.srv.Intermediate())
+		crl := systest.FetchCRL(t, e.HTTP, url, e.srv.Intermediate())
 		if !strings.Contains(string(crl.RawTBSRevocationList), url) {
 			t.Errorf("the CRL at %s does not name its URL (issuingDistributionPoint)", url)
 		}
@@ -151,7 +152,7 @@ func TestCRLShardsChanged(t *testing.T) {
 			t.Fatalf("a certificate of 4 shards names shard %d", k)
 		}
 		listed(t, e, raised)
-		fetchCRL(t, e.HTTP, e.Base+"/crl/default/4", e.srv.Intermediate())
+		systest.FetchCRL(t, e.HTTP, e.Base+"/crl/default/4", e.srv.Intermediate())
 		if strings.Contains(logs.String(), "beyond it") {
 			t.Errorf("raising ca.crl-shards logged kept shards:\n%s", logs.String())
 		}

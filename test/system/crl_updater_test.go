@@ -23,7 +23,7 @@ func TestCRLUpdater(t *testing.T) {
 	if _, ok := e.CRLSerials(leaf)[leaf.SerialNumber.String()]; ok {
 		t.Fatal("the certificate is on the CRL before it is revoked")
 	}
-	before := scrapeServer(t, e.srv).get("weir_crl_regenerations_total")
+	before := scrapeServer(t, e.srv).Get("weir_crl_regenerations_total")
 	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonKeyCompromise); err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +39,7 @@ func TestCRLUpdater(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	if after := scrapeServer(t, e.srv).get("weir_crl_regenerations_total"); after-before < 1 || after-before > 2 {
+	if after := scrapeServer(t, e.srv).Get("weir_crl_regenerations_total"); after-before < 1 || after-before > 2 {
 		t.Errorf("weir_crl_regenerations_total moved by %v for one revocation, want 1 (2 if the schedule ran)", after-before)
 	}
 }

@@ -58,8 +58,8 @@ func TestFinalizeAfterReload(t *testing.T) {
 				t.Fatalf("finalize after the reload: %d %s %q, want 400 %s", res.Status, typ, detail, tc.wantType)
 			}
 			after := snapshotDB(t, e)
-			if after.counts["certificates"] != before.counts["certificates"] {
-				t.Errorf("certificates: %d before the refused finalize, %d after", before.counts["certificates"], after.counts["certificates"])
+			if after.Counts["certificates"] != before.Counts["certificates"] {
+				t.Errorf("certificates: %d before the refused finalize, %d after", before.Counts["certificates"], after.Counts["certificates"])
 			}
 			got := e.getOrder(key, acct.URI, url)
 			if got.Status != "invalid" || got.Error == nil || got.Error.Type != tc.wantType || got.Certificate != "" {
@@ -96,7 +96,7 @@ func TestFinalizeTakeoverAfterReload(t *testing.T) {
 	if got.Status != "invalid" || got.Error == nil || got.Error.Type != acme.ProbRejectedIdentifier || got.Certificate != "" {
 		t.Fatalf("the order taken over after the reload: %+v, want invalid with a rejectedIdentifier error and no certificate", got)
 	}
-	if n := snapshotDB(t, e).counts["certificates"]; n != 0 {
+	if n := snapshotDB(t, e).Counts["certificates"]; n != 0 {
 		t.Errorf("%d certificates stored, want 0", n)
 	}
 }

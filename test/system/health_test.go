@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/server"
 )
@@ -101,17 +102,17 @@ func TestHealthcheckDefaultURL(t *testing.T) {
 // the failing check without internals, and weir healthcheck exits 1; when
 // Redis is back, ready again. (Under degrade see TestReadyzDegraded.)
 func TestReadyzRedisDown(t *testing.T) {
-	rs := startRedis(t)
+	rs := systest.StartRedis(t)
 	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.Backend = "redis"
-		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
+		c.RateLimiting.Redis.Addrs = []string{rs.Addr()}
 		c.RateLimiting.OnBackendError = "deny"
 	})
 	if status, _, raw := e.readyz(); status != http.StatusOK {
 		t.Fatalf("/readyz with Redis up: %d %s", status, raw)
 	}
 
-	rs.stop()
+	rs.Stop()
 	start := time.Now()
 	status, body, raw := e.readyz()
 	if d := time.Since(start); d > 2*time.Second {
@@ -127,14 +128,14 @@ func TestReadyzRedisDown(t *testing.T) {
 	if rl, _ := checks["ratelimit"].(string); !strings.HasPrefix(rl, "error: ") {
 		t.Errorf("ratelimit check = %q, want an error", rl)
 	}
-	if strings.Contains(raw, rs.addr()) || strings.Contains(raw, "127.0.0.1") {
+	if strings.Contains(raw, rs.Addr()) || strings.Contains(raw, "127.0.0.1") {
 		t.Errorf("/readyz body shows internals: %s", raw)
 	}
 	if code, out := healthcheck(t, "-config", e.cli.Config, "-url", e.Base+"/readyz"); code != 1 || !strings.Contains(out, "503") {
 		t.Errorf("healthcheck with Redis down: exit %d, output %q", code, out)
 	}
 
-	rs.start()
+	rs.Start()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		status, _, raw = e.readyz()
@@ -155,11 +156,11 @@ func TestReadyzRedisDown(t *testing.T) {
 // Redis is back. The persistence warning names the Redis without
 // persistence all along.
 func TestReadyzDegraded(t *testing.T) {
-	rs := startRedis(t)
+	rs := systest.StartRedis(t)
 	const after = time.Second
 	e := startEnv(t, func(c *server.Config) {
 		c.RateLimiting.Backend = "redis"
-		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
+		c.RateLimiting.Redis.Addrs = []string{rs.Addr()}
 		c.RateLimiting.DegradedReadyAfter = after
 		c.ACME.Nonces.Backend = "memory"
 	})
@@ -172,7 +173,7 @@ func TestReadyzDegraded(t *testing.T) {
 		t.Errorf("warnings %v, want ratelimit-persistence about a Redis without persistence", warns)
 	}
 
-	rs.stop()
+	rs.Stop()
 	status, body, raw = e.readyz()
 	warns, _ = body["warnings"].(map[string]any)
 	if w, _ := warns["ratelimit"].(string); status != http.StatusOK || !strings.Contains(w, "degraded since") {
@@ -185,7 +186,7 @@ func TestReadyzDegraded(t *testing.T) {
 		t.Fatalf("/readyz degraded longer than %v: %d %s, want 503 naming ratelimit", after, status, raw)
 	}
 
-	rs.start()
+	rs.Start()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		status, body, raw = e.readyz()
@@ -207,10 +208,10 @@ func TestBackendWarnings(t *testing.T) {
 	if w := server.BackendWarnings(t.Context(), server.DefaultConfig(), time.Second); len(w) != 0 {
 		t.Errorf("warnings for the defaults: %q", w)
 	}
-	rs := startRedis(t)
+	rs := systest.StartRedis(t)
 	cfg := server.DefaultConfig()
 	cfg.RateLimiting.Backend = "redis"
-	cfg.RateLimiting.Redis.Addrs = []string{rs.addr()}
+	cfg.RateLimiting.Redis.Addrs = []string{rs.Addr()}
 	w := strings.Join(server.BackendWarnings(t.Context(), cfg, 2*time.Second), "\n")
 	if !strings.Contains(w, "no persistence") || !strings.Contains(w, "nonces are on Redis") {
 		t.Errorf("warnings for a Redis without persistence holding the nonces:\n%s", w)

@@ -32,7 +32,7 @@ func wantRefused(t *testing.T, e *env, tc badCase) {
 	t.Helper()
 	before := snapshotDB(t, e)
 	res := tc.send(t)
-	if d := before.diff(snapshotDB(t, e)); d != "" {
+	if d := before.Diff(snapshotDB(t, e)); d != "" {
 		t.Errorf("the refused request changed the database: %s", d)
 	}
 	var p acme.Problem

@@ -21,6 +21,7 @@ import (
 
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 	"github.com/weir-pki/weir/server"
 )
 
@@ -79,7 +80,7 @@ func TestImportKeepsRevocation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		der := fetch(t, e.HTTP, e.Base+dp.Path)
+		der := systest.Fetch(t, e.HTTP, e.Base+dp.Path)
 		crl, err := x509.ParseRevocationList(der)
 		if err != nil {
 			t.Fatal(err)

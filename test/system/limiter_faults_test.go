@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 	"github.com/weir-pki/weir/server"
 )
 
@@ -25,26 +25,9 @@ import (
 // one that pauses Redis stays in package server (limiter_fault_test.go):
 // it observes the limiter adapter's steps.
 
-// signal sends sig to rs's process.
-func (r *redisServer) signal(sig syscall.Signal) {
-	r.t.Helper()
-	if err := syscall.Kill(r.cmd.Process.Pid, sig); err != nil {
-		r.t.Fatalf("signal %v to redis-server %d: %v", sig, r.cmd.Process.Pid, err)
-	}
-}
-
-// kill9 kills rs with SIGKILL and waits for it; start makes a new, empty
-// one on the same port.
-func (r *redisServer) kill9() {
-	r.t.Helper()
-	r.signal(syscall.SIGKILL)
-	_ = r.cmd.Wait()
-	r.cmd = nil
-}
-
 // limiterReplicas starts two replicas with the limiter on rs and the
 // rate-limiting block changed by limits.
-func limiterReplicas(t *testing.T, rs *redisServer, limits func(rl *server.Config)) (a, b *env, lb *http.Client) {
+func limiterReplicas(t *testing.T, rs *systest.Redis, limits func(rl *server.Config)) (a, b *env, lb *http.Client) {
 	t.Helper()
 	return startReplicasOn(t, rs, func(c *server.Config) {
 		c.RateLimiting.Backend = "redis"
@@ -59,7 +42,7 @@ func limiterReplicas(t *testing.T, rs *redisServer, limits func(rl *server.Confi
 // order for that name set still gets 429 rateLimited on each replica, the
 // count rebuilt from the PostgreSQL store.
 func TestDuplicateLimitSurvivesRedisLoss(t *testing.T) {
-	rs := startRedis(t)
+	rs := systest.StartRedis(t)
 	a, b, lb := limiterReplicas(t, rs, func(c *server.Config) {
 		c.RateLimiting.DuplicateCertificate.Enabled = true
 		c.RateLimiting.DuplicateCertificate.MaxPerWindow = 5
@@ -81,8 +64,8 @@ func TestDuplicateLimitSurvivesRedisLoss(t *testing.T) {
 		t.Fatalf("sixth order before the kill: %v, want 429 rateLimited", err)
 	}
 
-	rs.kill9()
-	rs.start()
+	rs.Kill9()
+	rs.Start()
 	for _, e := range []*env{a, b} {
 		dc := &xacme.Client{Key: key, DirectoryURL: a.Base + "/directory", HTTPClient: direct(e), RetryBackoff: noRetry}
 		start := time.Now()
@@ -104,7 +87,7 @@ func TestDuplicateLimitSurvivesRedisLoss(t *testing.T) {
 		t.Logf("replica %s after Redis restarted empty: %v (in %v)", e.cfg.Server.Listen, err, time.Since(start).Round(time.Millisecond))
 	}
 	for i, e := range []*env{a, b} {
-		t.Logf("replica %d: %v degraded decisions", i+1, scrapeServer(t, e.srv).get("weir_ratelimit_degraded_decisions_total"))
+		t.Logf("replica %d: %v degraded decisions", i+1, scrapeServer(t, e.srv).Get("weir_ratelimit_degraded_decisions_total"))
 	}
 	recs, err := a.srv.Store().(acme.LimitRecords).IssuedSince(ctx, time.Now().Add(-time.Hour))
 	if err != nil || len(recs) != 5 {

@@ -15,6 +15,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/server"
 )
@@ -82,10 +83,10 @@ func TestMetricsEndToEnd(t *testing.T) {
 
 	// A request is counted and logged after its response is written:
 	// wait for the last one.
-	var s promScrape
+	var s systest.Scrape
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		s = scrapeServer(t, e.srv)
-		if s.get("weir_http_requests_total", "endpoint", "revoke-cert", "status", "200") == 1 || time.Now().After(deadline) {
+		if s.Get("weir_http_requests_total", "endpoint", "revoke-cert", "status", "200") == 1 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
@@ -113,16 +114,16 @@ func TestMetricsEndToEnd(t *testing.T) {
 		{"weir_ratelimit_backend_errors_total", nil, 0},
 		{"weir_certificates_revoked_total", []string{"reason", "superseded"}, 1},
 	} {
-		if got := s.get(c.name, c.labels...); got != c.want {
+		if got := s.Get(c.name, c.labels...); got != c.want {
 			t.Errorf("%s%v = %v, want %v", c.name, c.labels, got, c.want)
 		}
 	}
 	// Every ACME request passed the global layer: each one was a decision.
-	if got, acmeReqs := s.get("weir_ratelimit_decisions_total", "limit", "global", "outcome", "allowed"), s.get("weir_http_requests_total"); got < 10 || got > acmeReqs {
+	if got, acmeReqs := s.Get("weir_ratelimit_decisions_total", "limit", "global", "outcome", "allowed"), s.Get("weir_http_requests_total"); got < 10 || got > acmeReqs {
 		t.Errorf("global allowed decisions = %v, want at least 10 and at most the %v requests", got, acmeReqs)
 	}
 	for _, cert := range []string{"root", "intermediate"} {
-		if exp := s.get("weir_ca_certificate_expiry_timestamp_seconds", "cert", cert); exp < float64(time.Now().Add(24*time.Hour).Unix()) {
+		if exp := s.Get("weir_ca_certificate_expiry_timestamp_seconds", "cert", cert); exp < float64(time.Now().Add(24*time.Hour).Unix()) {
 			t.Errorf("CA %s expiry = %v, want a time well after now", cert, exp)
 		}
 	}
@@ -211,21 +212,21 @@ func TestMetricsGlobalDenial(t *testing.T) {
 		}
 	}
 	acmeenv.Want429(t, e.Post(e.Base+"/acme/new-nonce", "", nil), "global", "127.0.0.1")
-	var s promScrape
+	var s systest.Scrape
 	for deadline := time.Now().Add(5 * time.Second); ; {
 		s = scrapeServer(t, e.srv)
-		if s.get("weir_http_requests_total", "status", "429") == 1 || time.Now().After(deadline) {
+		if s.Get("weir_http_requests_total", "status", "429") == 1 || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	if got := s.get("weir_ratelimit_decisions_total", "limit", "global", "outcome", "denied"); got != 1 {
+	if got := s.Get("weir_ratelimit_decisions_total", "limit", "global", "outcome", "denied"); got != 1 {
 		t.Errorf("global denied = %v, want 1", got)
 	}
-	if got := s.get("weir_ratelimit_decisions_total", "limit", "global", "outcome", "allowed"); got != 2 {
+	if got := s.Get("weir_ratelimit_decisions_total", "limit", "global", "outcome", "allowed"); got != 2 {
 		t.Errorf("global allowed = %v, want 2", got)
 	}
-	if got := s.get("weir_ratelimit_backend_duration_seconds", "action", "global"); got != 0 {
+	if got := s.Get("weir_ratelimit_backend_duration_seconds", "action", "global"); got != 0 {
 		t.Errorf("the in-process global layer was timed as a backend call %v times", got)
 	}
 	if r := e.srv.Metrics().Recent429s(0); len(r) != 1 || r[0].Limit != "global" || r[0].Key != "127.0.0.1" || r[0].Action != "global" {
@@ -249,7 +250,7 @@ func TestStoreMetrics(t *testing.T) {
 	e := startEnv(t, nil)
 	ctx := t.Context()
 	before := settledStoreScrape(t, e.srv)
-	if got := before.get("weir_store_connections_max"); got < 1 {
+	if got := before.Get("weir_store_connections_max"); got < 1 {
 		t.Errorf("weir_store_connections_max = %v, want the reader pool's size", got)
 	}
 	key := acmeenv.NewKey(t)
@@ -262,9 +263,9 @@ func TestStoreMetrics(t *testing.T) {
 	// The writer counts each commit before it answers the callers, so the
 	// issuance's commits are all in.
 	after := settledStoreScrape(t, e.srv)
-	commits := after.get("weir_store_commits_total") - before.get("weir_store_commits_total")
-	writes := after.get("weir_store_committed_writes_total") - before.get("weir_store_committed_writes_total")
-	timed := after.get("weir_store_commit_duration_seconds") - before.get("weir_store_commit_duration_seconds")
+	commits := after.Get("weir_store_commits_total") - before.Get("weir_store_commits_total")
+	writes := after.Get("weir_store_committed_writes_total") - before.Get("weir_store_committed_writes_total")
+	timed := after.Get("weir_store_commit_duration_seconds") - before.Get("weir_store_commit_duration_seconds")
 	// New account, new order, the challenge started and validated, the
 	// order finalizing and then valid with its certificate: six writes
 	// at least, in one commit each or fewer.
@@ -277,7 +278,7 @@ func TestStoreMetrics(t *testing.T) {
 	if timed != commits {
 		t.Errorf("commit durations observed = %v, want one per commit (%v)", timed, commits)
 	}
-	if q := after.get("weir_store_write_queue"); q != 0 {
+	if q := after.Get("weir_store_write_queue"); q != 0 {
 		t.Errorf("weir_store_write_queue = %v with nothing in flight, want 0", q)
 	}
 }
@@ -289,12 +290,12 @@ func TestStoreMetrics(t *testing.T) {
 // the one before a measurement as well as the one after. It scrapes
 // again, a bounded number of times, until the queue is empty and every
 // commit is timed, and returns the last scrape.
-func settledStoreScrape(t *testing.T, srv *server.Server) promScrape {
+func settledStoreScrape(t *testing.T, srv *server.Server) systest.Scrape {
 	t.Helper()
-	var sc promScrape
+	var sc systest.Scrape
 	for range 50 {
 		sc = scrapeServer(t, srv)
-		if sc.get("weir_store_commits_total") == sc.get("weir_store_commit_duration_seconds") && sc.get("weir_store_write_queue") == 0 {
+		if sc.Get("weir_store_commits_total") == sc.Get("weir_store_commit_duration_seconds") && sc.Get("weir_store_write_queue") == 0 {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)

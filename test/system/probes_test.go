@@ -13,14 +13,14 @@ import (
 func TestProbeMetrics(t *testing.T) {
 	e := startEnv(t, nil)
 	s := scrapeServer(t, e.srv)
-	if s.get("weir_ready") != 1 || s.get("weir_readiness_check", "check", "storage") != 1 {
-		t.Errorf("weir_ready %v, storage check %v; want 1 and 1", s.get("weir_ready"), s.get("weir_readiness_check", "check", "storage"))
+	if s.Get("weir_ready") != 1 || s.Get("weir_readiness_check", "check", "storage") != 1 {
+		t.Errorf("weir_ready %v, storage check %v; want 1 and 1", s.Get("weir_ready"), s.Get("weir_readiness_check", "check", "storage"))
 	}
-	if s.get("weir_crl_available") != 1 {
-		t.Errorf("weir_crl_available = %v, want 1", s.get("weir_crl_available"))
+	if s.Get("weir_crl_available") != 1 {
+		t.Errorf("weir_crl_available = %v, want 1", s.Get("weir_crl_available"))
 	}
 	now := float64(time.Now().Unix())
-	if this, next := s.get("weir_crl_this_update_timestamp_seconds"), s.get("weir_crl_next_update_timestamp_seconds"); this > now+1 || this < now-3600 || next <= now {
+	if this, next := s.Get("weir_crl_this_update_timestamp_seconds"), s.Get("weir_crl_next_update_timestamp_seconds"); this > now+1 || this < now-3600 || next <= now {
 		t.Errorf("CRL thisUpdate %v, nextUpdate %v, now %v", this, next, now)
 	}
 	if s["weir_build_info"] == nil {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/server"
 )
@@ -20,10 +21,10 @@ import (
 func TestRedisBackendFailure(t *testing.T) {
 	for _, policy := range []string{"allow", "deny"} {
 		t.Run(policy, func(t *testing.T) {
-			rs := startRedis(t)
+			rs := systest.StartRedis(t)
 			e := startEnv(t, func(c *server.Config) {
 				c.RateLimiting.Backend = "redis"
-				c.RateLimiting.Redis.Addrs = []string{rs.addr()}
+				c.RateLimiting.Redis.Addrs = []string{rs.Addr()}
 				c.RateLimiting.OnBackendError = policy
 				// The nonces stay in memory: this test is about the
 				// limiter's policy (nonce_e2e_test.go stops the nonces'
@@ -37,8 +38,8 @@ func TestRedisBackendFailure(t *testing.T) {
 			acmeenv.WantStatus(t, e.RawOrder(key, kid, "r2.weir.test"), http.StatusCreated)
 			acmeenv.Want429(t, e.RawOrder(key, kid, "r3.weir.test"), "order-creation", strings.TrimPrefix(kid, e.Base+"/acme/account/"))
 
-			rs.stop()
-			before := scrapeServer(t, e.srv).get("weir_ratelimit_backend_errors_total")
+			rs.Stop()
+			before := scrapeServer(t, e.srv).Get("weir_ratelimit_backend_errors_total")
 			start := time.Now()
 			res := e.RawOrder(key, kid, "r4.weir.test")
 			if d := time.Since(start); d > 5*time.Second {
@@ -52,11 +53,11 @@ func TestRedisBackendFailure(t *testing.T) {
 					t.Error("503 without Retry-After")
 				}
 			}
-			if scrapeServer(t, e.srv).get("weir_ratelimit_backend_errors_total") <= before {
+			if scrapeServer(t, e.srv).Get("weir_ratelimit_backend_errors_total") <= before {
 				t.Error("the backend error was not counted")
 			}
 
-			rs.start() // an empty Redis: the limits apply afresh
+			rs.Start() // an empty Redis: the limits apply afresh
 			var last acmeenv.Response
 			for i := range 3 {
 				last = e.RawOrder(key, kid, fmt.Sprintf("back%d.weir.test", i))

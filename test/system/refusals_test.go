@@ -3,16 +3,14 @@
 package system
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 	"github.com/weir-pki/weir/storage/sqlite"
 )
 
@@ -45,7 +43,7 @@ func runRefused(t *testing.T, e *env, cases []badCase, spend func(t *testing.T, 
 			before := snapshotDB(t, e)
 			res := tc.send(t)
 			after := snapshotDB(t, e)
-			if d := before.diff(after); d != "" {
+			if d := before.Diff(after); d != "" {
 				t.Errorf("the refused request changed the database: %s", d)
 			}
 
@@ -84,62 +82,8 @@ func runRefused(t *testing.T, e *env, cases []badCase, spend func(t *testing.T, 
 	}
 }
 
-// snapshotTables are every table of the ACME store.
-var snapshotTables = []string{"accounts", "orders", "authzs", "challenges", "certificates", "eab_keys"}
-
-// dbSnapshot is the row count and a digest of the contents of each table.
-type dbSnapshot struct {
-	counts  map[string]int
-	digests map[string]string
-}
-
-// snapshot reads every table through the store's read pool.
-func snapshotDB(t *testing.T, e *env) dbSnapshot {
+// snapshotDB reads every table of e's SQLite store (systest.Snapshot).
+func snapshotDB(t *testing.T, e *env) systest.Snapshot {
 	t.Helper()
-	db := e.srv.Store().(*sqlite.Store).DB()
-	s := dbSnapshot{counts: map[string]int{}, digests: map[string]string{}}
-	for _, table := range snapshotTables {
-		var n int
-		if err := db.QueryRowContext(t.Context(), "SELECT COUNT(*) FROM "+table).Scan(&n); err != nil {
-			t.Fatalf("count %s: %v", table, err)
-		}
-		s.counts[table] = n
-		rows, err := db.QueryContext(t.Context(), "SELECT * FROM "+table+" ORDER BY 1")
-		if err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		cols, _ := rows.Columns()
-		h := sha256.New()
-		for rows.Next() {
-			vals := make([]any, len(cols))
-			ptrs := make([]any, len(cols))
-			for i := range vals {
-				ptrs[i] = &vals[i]
-			}
-			if err := rows.Scan(ptrs...); err != nil {
-				t.Fatalf("scan %s: %v", table, err)
-			}
-			fmt.Fprintf(h, "%v\n", vals)
-		}
-		if err := rows.Err(); err != nil {
-			t.Fatalf("read %s: %v", table, err)
-		}
-		rows.Close()
-		s.digests[table] = hex.EncodeToString(h.Sum(nil))
-	}
-	return s
-}
-
-// diff describes how after differs from s, "" when it does not.
-func (s dbSnapshot) diff(after dbSnapshot) string {
-	var out []string
-	for _, table := range snapshotTables {
-		switch {
-		case s.counts[table] != after.counts[table]:
-			out = append(out, fmt.Sprintf("%s: %d rows -> %d", table, s.counts[table], after.counts[table]))
-		case s.digests[table] != after.digests[table]:
-			out = append(out, fmt.Sprintf("%s: rows changed", table))
-		}
-	}
-	return strings.Join(out, "; ")
+	return systest.SnapshotDB(t, e.srv.Store().(*sqlite.Store).DB())
 }

@@ -14,6 +14,7 @@ import (
 	xacme "golang.org/x/crypto/acme"
 
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web/admin"
 )
@@ -41,12 +42,12 @@ func (rr *roundRobin) dial(ctx context.Context, network, _ string) (net.Conn, er
 // over both.
 func startReplicas(t *testing.T) (a, b *env, lb *http.Client) {
 	t.Helper()
-	return startReplicasOn(t, startRedis(t), func(c *server.Config) { c.ACME.Nonces.Backend = "redis" })
+	return startReplicasOn(t, systest.StartRedis(t), func(c *server.Config) { c.ACME.Nonces.Backend = "redis" })
 }
 
 // startReplicasOn starts the two replicas of startReplicas on rs, with
 // mutate applied to both configurations.
-func startReplicasOn(t *testing.T, rs *redisServer, mutate func(*server.Config)) (a, b *env, lb *http.Client) {
+func startReplicasOn(t *testing.T, rs *systest.Redis, mutate func(*server.Config)) (a, b *env, lb *http.Client) {
 	t.Helper()
 	return startReplicasAt(t, rs, postgresSchema(t), "", mutate)
 }
@@ -55,11 +56,11 @@ func startReplicasOn(t *testing.T, rs *redisServer, mutate func(*server.Config))
 // unless dataDir is "", that data directory. The replicas have no
 // plain-HTTP listener: their certificates name the CRLs at the shared
 // external URL, which the balancer's client reaches on either replica.
-func startReplicasAt(t *testing.T, rs *redisServer, dsn, dataDir string, mutate func(*server.Config)) (a, b *env, lb *http.Client) {
+func startReplicasAt(t *testing.T, rs *systest.Redis, dsn, dataDir string, mutate func(*server.Config)) (a, b *env, lb *http.Client) {
 	t.Helper()
 	shared := func(c *server.Config) {
 		c.Storage = server.StorageConfig{Driver: server.DriverPostgres, DSN: dsn, MaxConns: 8}
-		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
+		c.RateLimiting.Redis.Addrs = []string{rs.Addr()}
 		c.Server.HTTP.Listen = ""
 		if dataDir != "" {
 			c.DataDir = dataDir

@@ -18,6 +18,7 @@ import (
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 	"github.com/weir-pki/weir/server"
 )
 
@@ -31,7 +32,7 @@ import (
 // verify with their issuer; the CRL numbers of r2 grow across the two
 // replicas.
 func TestRotation(t *testing.T) {
-	rs := startRedis(t)
+	rs := systest.StartRedis(t)
 	dsn := postgresSchema(t)
 	redisNonces := func(c *server.Config) { c.ACME.Nonces.Backend = "redis" }
 	a1, _, lb1 := startReplicasAt(t, rs, dsn, "", redisNonces)
@@ -114,7 +115,7 @@ func TestRotation(t *testing.T) {
 		url  string
 		want *x509.Certificate
 	}{{oldLeaf.IssuingCertificateURL[0], oldInter}, {newLeaf.IssuingCertificateURL[0], newInter}} {
-		if body := fetch(t, a2.HTTP, w.url); !bytes.Equal(body, w.want.Raw) {
+		if body := systest.Fetch(t, a2.HTTP, w.url); !bytes.Equal(body, w.want.Raw) {
 			t.Errorf("%s does not serve its issuer's certificate", w.url)
 		}
 	}
@@ -130,7 +131,7 @@ func TestRotation(t *testing.T) {
 			leaf, other *x509.Certificate
 			issuer      *x509.Certificate
 		}{{oldLeaf, newLeaf, oldInter}, {newLeaf, oldLeaf, newInter}} {
-			crl := fetchCRL(t, e.HTTP, w.leaf.CRLDistributionPoints[0], w.issuer)
+			crl := systest.FetchCRL(t, e.HTTP, w.leaf.CRLDistributionPoints[0], w.issuer)
 			if !acmeenv.CRLLists(crl, w.leaf.SerialNumber) {
 				t.Errorf("%s: the CRL at %s does not list the revoked %v", e.cfg.Server.Listen, w.leaf.CRLDistributionPoints[0], w.leaf.DNSNames)
 			}
@@ -149,7 +150,7 @@ func TestRotation(t *testing.T) {
 		if _, err := e.srv.Service().AdminRevoke(ctx, ca.SerialHex(leaf.SerialNumber), 1); err != nil {
 			t.Fatal(err)
 		}
-		crl := fetchCRL(t, e.HTTP, a1.Base+"/crl/r2", newInter)
+		crl := systest.FetchCRL(t, e.HTTP, a1.Base+"/crl/r2", newInter)
 		if !acmeenv.CRLLists(crl, leaf.SerialNumber) {
 			t.Errorf("round %d: r2's CRL does not list the certificate just revoked", i)
 		}

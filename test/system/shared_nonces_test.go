@@ -17,6 +17,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/internal/systest"
 	"github.com/weir-pki/weir/server"
 	"github.com/weir-pki/weir/web"
 )
@@ -45,10 +46,10 @@ func wantRetryable(t *testing.T, what string, res acmeenv.Response) {
 // every request gets badNonce or a 503, with Retry-After, never a 500.
 // Redis starts again (empty) and issuance works, without restarting weir.
 func TestSharedNoncesRedis(t *testing.T) {
-	rs := startRedis(t)
+	rs := systest.StartRedis(t)
 	onRedis := func(c *server.Config) {
 		c.RateLimiting.Backend = "redis"
-		c.RateLimiting.Redis.Addrs = []string{rs.addr()}
+		c.RateLimiting.Redis.Addrs = []string{rs.Addr()}
 	}
 	a, b := startEnv(t, onRedis), startEnv(t, onRedis)
 	for _, e := range []*env{a, b} {
@@ -79,7 +80,7 @@ func TestSharedNoncesRedis(t *testing.T) {
 	a.VerifyChain(chain, "before.weir.test")
 	held := a.Nonce() // issued before Redis stops
 
-	rs.stop()
+	rs.Stop()
 	start := time.Now()
 	for _, e := range []*env{a, b} {
 		for _, method := range []string{http.MethodHead, http.MethodGet} {
@@ -132,7 +133,7 @@ func TestSharedNoncesRedis(t *testing.T) {
 	// Redis is back, empty: the nonces from before are gone (badNonce,
 	// which x/crypto/acme retries with a fresh one) and issuance works on
 	// both replicas without a restart.
-	rs.start()
+	rs.Start()
 	for _, e := range []*env{a, b} {
 		deadline := time.Now().Add(10 * time.Second)
 		for e.Nonce() == "" && time.Now().Before(deadline) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 
-package server
+package systest
 
 import (
 	"net/http"
@@ -12,14 +12,15 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// promScrape is one parsed scrape of the server's /metrics.
-type promScrape map[string]*dto.MetricFamily
+// Scrape is one parsed scrape of a /metrics handler.
+type Scrape map[string]*dto.MetricFamily
 
-// scrapeServer reads srv.metrics as Prometheus would.
-func scrapeServer(t *testing.T, srv *Server) promScrape {
+// ScrapeHandler reads h (a server's Metrics().Handler()) as Prometheus
+// would.
+func ScrapeHandler(t *testing.T, h http.Handler) Scrape {
 	t.Helper()
 	rec := httptest.NewRecorder()
-	srv.metrics.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	fams, err := p.TextToMetricFamilies(rec.Body)
 	if err != nil {
@@ -28,9 +29,9 @@ func scrapeServer(t *testing.T, srv *Server) promScrape {
 	return fams
 }
 
-// get sums the series of name whose labels include the name=value pairs
+// Get sums the series of name whose labels include the name=value pairs
 // of labels (a histogram counts its observations); missing is 0.
-func (s promScrape) get(name string, labels ...string) float64 {
+func (s Scrape) Get(name string, labels ...string) float64 {
 	var sum float64
 	f := s[name]
 	if f == nil {
