@@ -43,7 +43,7 @@ func (s *Service) AdminRevoke(ctx context.Context, serial string, reason int) (*
 // alreadyRevoked) and then does what follows every revocation.
 func (s *Service) markRevoked(ctx context.Context, cert *Certificate, reason int) error {
 	at := s.now().UTC()
-	if err := s.store.RevokeCertificate(ctx, cert.Serial, reason, at); err != nil {
+	if err := s.store.RevokeCertificate(ctx, cert.Serial, reason, at, nil); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return NewProblem(ProbAlreadyRevoked, "certificate %s is already revoked", cert.Serial)
 		}

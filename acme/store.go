@@ -42,6 +42,7 @@ type Store interface {
 	FinalizationStore
 	CertificateStore
 	LeaseStore
+	LogStore
 }
 
 // AccountStore keeps accounts (RFC 8555 §7.3).
@@ -151,8 +152,9 @@ type CertificateStore interface {
 	GetCertificate(ctx context.Context, serial string) (*Certificate, error)
 	// RevokeCertificate marks a certificate revoked. ErrConflict if it
 	// already is. A window that ends after at is recorded as a
-	// renewal.Removal at at, in the same transaction.
-	RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error
+	// renewal.Removal at at, and logEntry (unless nil) as a pending entry
+	// of the verifiable log (LogStore), in the same transaction.
+	RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time, logEntry []byte) error
 	// ListRevoked returns the revocations of the certificates that have
 	// not yet expired at now (what a CRL must list), read from an index
 	// that covers them, never the certificates' rows.

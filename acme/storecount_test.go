@@ -146,9 +146,9 @@ func (c *countingStore) GetCertificate(ctx context.Context, serial string) (*acm
 	return c.st.GetCertificate(ctx, serial)
 }
 
-func (c *countingStore) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error {
+func (c *countingStore) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time, logEntry []byte) error {
 	c.write()
-	return c.st.RevokeCertificate(ctx, serial, reason, at)
+	return c.st.RevokeCertificate(ctx, serial, reason, at, logEntry)
 }
 
 func (c *countingStore) ListRevoked(ctx context.Context, now time.Time) ([]acme.Revocation, error) {

@@ -172,6 +172,11 @@ type Certificate struct {
 	// of Names, stored with it at issuance; nil for a certificate issued
 	// before they were recorded, whose validations are unknown.
 	Validations []NameValidation
+	// LogEntry is the verifiable log's entry of its issuance
+	// (transparency.Entry), which FinalizeOrder writes in the same
+	// transaction (LogStore); nil when the log is off. It is not part of
+	// the certificate's row: reads return nil.
+	LogEntry []byte
 }
 
 // NameValidation is how one name of a certificate was validated, as its

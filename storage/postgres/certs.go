@@ -43,8 +43,13 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		if tag.RowsAffected() == 0 {
 			return missErr(ctx, tx, what, "order is not processing", orderExists, cert.OrderID)
 		}
-		_, err = tx.Exec(ctx, `INSERT INTO certificates (`+sqlrow.CertInsertCols+`, revoked_at, reason)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULL, 0)`, row.Values(cert.ChainPEM)...)
+		// The log entry (acme.LogStore) rides on the same statement: no
+		// round trip of its own.
+		_, err = tx.Exec(ctx, `WITH l AS (INSERT INTO log_entries (entry, serial)
+				SELECT $17::bytea, $18::text WHERE $17::bytea IS NOT NULL)
+			INSERT INTO certificates (`+sqlrow.CertInsertCols+`, revoked_at, reason)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULL, 0)`,
+			append(row.Values(cert.ChainPEM), cert.LogEntry, cert.Serial)...)
 		if err != nil {
 			return writeErr(what, err)
 		}
@@ -66,8 +71,9 @@ func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certif
 }
 
 // RevokeCertificate marks the certificate revoked at the given time for the
-// given RFC 5280 reason. The error wraps acme.ErrConflict if it already is.
-func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error {
+// given RFC 5280 reason, with logEntry (unless nil) pending in the
+// verifiable log. The error wraps acme.ErrConflict if it already is.
+func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time, logEntry []byte) error {
 	what := fmt.Sprintf("revoke certificate %q", serial)
 	if err := drv.CheckRevocation(what, at); err != nil {
 		return err
@@ -76,14 +82,16 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 		return drv.NotFound(what)
 	}
 	// One statement: the revocation, its window's removal from the plan
-	// (renewal.Removal) and the deletion of the removals kept long enough.
+	// (renewal.Removal), the deletion of the removals kept long enough,
+	// and the log entry (acme.LogStore), written only with the revocation.
 	var n int
 	err := s.pool.QueryRow(ctx, `WITH r AS (UPDATE certificates SET revoked_at = $1, reason = $2
 			WHERE serial = $3 AND revoked_at IS NULL RETURNING serial),
 		j AS (`+sqlrow.PlanRemovalInsertSQL+` AND serial IN (SELECT serial FROM r) RETURNING 1),
-		d AS (`+pruneSQL(4)+` AND EXISTS (SELECT 1 FROM j))
+		d AS (`+pruneSQL(4)+` AND EXISTS (SELECT 1 FROM j)),
+		l AS (INSERT INTO log_entries (entry) SELECT $5::bytea FROM r WHERE $5::bytea IS NOT NULL)
 		SELECT count(*) FROM r`,
-		sqlrow.ToNanos(at), reason, serial, sqlrow.PlanRemovalsPruneArg(at)).Scan(&n)
+		sqlrow.ToNanos(at), reason, serial, sqlrow.PlanRemovalsPruneArg(at), logEntry).Scan(&n)
 	if err != nil {
 		return writeErr(what, err)
 	}

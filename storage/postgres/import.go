@@ -255,6 +255,7 @@ func (im *Import) Finish(ctx context.Context, want transfer.Summary) (transfer.C
 	}{
 		{"accounts", "id", want.AccountSeq},
 		{"orders", "seq", want.OrderSeq},
+		{"log_entries", "id", 0},
 	} {
 		// setval(…, n, true): the next value is n+1. A table that never
 		// had a row keeps its sequence as it is.
@@ -264,6 +265,9 @@ func (im *Import) Finish(ctx context.Context, want transfer.Summary) (transfer.C
 		if _, err := im.conn.Exec(ctx, q, seq.seen); err != nil {
 			return nil, fmt.Errorf("postgres: import: advancing the sequence of %s.%s: %w", seq.table, seq.col, err)
 		}
+	}
+	if err := im.finishLog(ctx, want.LogSize); err != nil { // import_log.go
+		return nil, err
 	}
 	var names []string
 	for _, t := range transfer.Tables() {

@@ -134,9 +134,10 @@ func TestConcurrentOpen(t *testing.T) {
 	// leases, tenants, admin_credentials and schema_migrations;
 	// object_counts, cert_expiry_hours, cert_expiry_seconds,
 	// cert_issued_hours and cert_search (0008); crl_numbers (0010);
-	// plan_removals (0012).
-	if tables != 18 {
-		t.Errorf("schema %s has %d tables, want 18", schema, tables)
+	// plan_removals (0012); log_entries, log_hashes, log_checkpoints and
+	// log_state (0016).
+	if tables != 22 {
+		t.Errorf("schema %s has %d tables, want 22", schema, tables)
 	}
 	// Every replica works on the shared schema.
 	a, _ := seed(t, stores[1])
@@ -257,7 +258,7 @@ func TestInvalidKeys(t *testing.T) {
 			"GetEABKey":       func() error { _, err := s.GetEABKey(ctx, key); return err },
 			"ReplacingOrder":  func() error { _, err := s.ReplacingOrder(ctx, key); return err },
 			"RevokeCertificate": func() error {
-				return s.RevokeCertificate(ctx, key, 0, fixedNow())
+				return s.RevokeCertificate(ctx, key, 0, fixedNow(), nil)
 			},
 		} {
 			if err := call(); !errors.Is(err, acme.ErrNotFound) {
@@ -323,7 +324,7 @@ func TestSurvivesConnectionKill(t *testing.T) {
 		t.Errorf("Ping after recovery: %v", err)
 	}
 	b, c2 := seed(t, s)
-	if err := s.RevokeCertificate(ctx, c2.Serial, 1, fixedNow()); err != nil {
+	if err := s.RevokeCertificate(ctx, c2.Serial, 1, fixedNow(), nil); err != nil {
 		t.Errorf("RevokeCertificate after recovery: %v", err)
 	}
 	if got, err := s.GetAccount(ctx, b.ID); err != nil || got.KeyThumbprint != b.KeyThumbprint {

@@ -21,7 +21,7 @@ func TestUnexpired(t *testing.T) {
 	}
 	s := openDSN(t, dsn)
 	_, c := seed(t, s) // the default issuer's, until fixedNow+1h
-	if err := s.RevokeCertificate(ctx, c.Serial, 1, fixedNow()); err != nil {
+	if err := s.RevokeCertificate(ctx, c.Serial, 1, fixedNow(), nil); err != nil {
 		t.Fatal(err)
 	}
 	for _, w := range []struct {

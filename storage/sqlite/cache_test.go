@@ -331,7 +331,7 @@ func TestCacheCertificates(t *testing.T) {
 	got.DER[0] = 'X'
 	check("after changing a returned certificate")
 
-	if err := s.RevokeCertificate(ctx, cert.Serial, 1, now); err != nil {
+	if err := s.RevokeCertificate(ctx, cert.Serial, 1, now, nil); err != nil {
 		t.Fatal(err)
 	}
 	check("after RevokeCertificate")

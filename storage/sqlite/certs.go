@@ -80,6 +80,11 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 				return drv.Wrap(what, err)
 			}
 		}
+		if cert.LogEntry != nil {
+			if err := insertLogEntry(w, cert.LogEntry, cert.Serial); err != nil {
+				return writeErr(what, err)
+			}
+		}
 		w.edit(editFinalizeOrder(cert.OrderID, cert.Serial))
 		if cacheErr == nil {
 			w.edit(editPutCert(cached))
@@ -106,8 +111,9 @@ func (s *Store) GetCertificate(ctx context.Context, serial string) (*acme.Certif
 }
 
 // RevokeCertificate marks the certificate revoked at the given time for the
-// given RFC 5280 reason. The error wraps acme.ErrConflict if it already is.
-func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time) error {
+// given RFC 5280 reason, with logEntry (unless nil) pending in the
+// verifiable log. The error wraps acme.ErrConflict if it already is.
+func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time, logEntry []byte) error {
 	what := fmt.Sprintf("revoke certificate %q", serial)
 	if err := drv.CheckRevocation(what, at); err != nil {
 		return err
@@ -122,6 +128,11 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 		}
 		if err := recordRemoval(w, wPlanRemovalRevoked, serial, at); err != nil {
 			return drv.Wrap(what, err)
+		}
+		if logEntry != nil {
+			if err := insertLogEntry(w, logEntry, ""); err != nil {
+				return writeErr(what, err)
+			}
 		}
 		w.edit(editDropCert(serial))
 		return nil

@@ -89,7 +89,7 @@ func TestIssuerChains(t *testing.T) {
 	if n != 3 || len(ids) != 3 {
 		t.Errorf("%d issuer chains stored, %d distinct IDs named; want 3 (A, B, BA)", n, len(ids))
 	}
-	if err := s.RevokeCertificate(ctx, certs[0].Serial, 1, fixedNow()); err != nil {
+	if err := s.RevokeCertificate(ctx, certs[0].Serial, 1, fixedNow(), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Close(); err != nil {

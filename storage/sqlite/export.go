@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"time"
@@ -160,6 +161,12 @@ func exportColumns(t transfer.Table) string {
 		return exportOrderCols
 	case transfer.Certificates:
 		return exportCertCols
+	case transfer.LogEntries:
+		return exportLogEntryCols
+	case transfer.LogHashes:
+		return exportLogHashCols
+	case transfer.LogCheckpoints:
+		return exportLogCheckpointCols
 	}
 	return ""
 }
@@ -176,6 +183,7 @@ func notExported() map[string]string {
 	return map[string]string{
 		"schema_migrations":      "the schema's history: the target keeps its own",
 		"sqlite_sequence":        "AUTOINCREMENT's counters: read into Summary.AccountSeq and OrderSeq",
+		"log_state":              "the verifiable log's size: read into Summary.LogSize",
 		"leases":                 leases,
 		"challenges.lease_owner": leases,
 		"challenges.lease_until": leases,
@@ -254,13 +262,19 @@ func (e *Exporter) Export(ctx context.Context, sink transfer.Sink, batch int) (t
 			return exportTable(ctx, tx, transfer.Certificates, "serial", batch, scanCert, sink.Certificates)
 		},
 	}
-	for i, t := range transfer.Tables() {
+	for i, t := range transfer.Tables()[:len(steps)] {
 		n, err := steps[i]()
 		if err != nil {
 			return sum, err
 		}
 		sum.Counts[t] = n
 	}
+	logCounts, logSize, err := exportLog(ctx, tx, sink, batch) // export_log.go
+	if err != nil {
+		return sum, err
+	}
+	maps.Copy(sum.Counts, logCounts)
+	sum.LogSize = logSize
 	if err := transfer.Compare(want, sum.Counts); err != nil {
 		return sum, fmt.Errorf("sqlite: export: %w", err)
 	}

@@ -29,6 +29,9 @@ type recordingSink struct {
 	chs     []transfer.Challenge
 	orders  []transfer.Order
 	certs   []transfer.Certificate
+	log     []transfer.LogEntry // export_log_test.go
+	hashes  []transfer.LogHash
+	cps     []transfer.LogCheckpoint
 }
 
 func (r *recordingSink) note(t transfer.Table, n int) {
@@ -229,7 +232,7 @@ func TestExportRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	revokedAt := fixedNow().Add(time.Minute)
-	if err := s.RevokeCertificate(ctx, c.Serial, 1, revokedAt); err != nil {
+	if err := s.RevokeCertificate(ctx, c.Serial, 1, revokedAt, nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.SetRenewalWindows(ctx, []string{c.Serial}, fixedNow(), fixedNow().Add(time.Second), fixedNow()); err != nil {

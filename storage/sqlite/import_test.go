@@ -24,7 +24,7 @@ func TestImportRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	a, c := seed(t, s)
-	if err := s.RevokeCertificate(ctx, c.Serial, 4, fixedNow().Add(time.Minute)); err != nil {
+	if err := s.RevokeCertificate(ctx, c.Serial, 4, fixedNow().Add(time.Minute), nil); err != nil {
 		t.Fatal(err)
 	}
 	o := &acme.Order{ID: "order-2", AccountID: a.ID, Status: acme.StatusProcessing,

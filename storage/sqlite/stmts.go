@@ -97,6 +97,7 @@ const (
 	wInsertCertificate
 	wInsertCertSearch
 	wRevokeCertificate
+	wInsertLogEntry // translog.go
 	wCertificateExists
 	wInsertIssuerChain
 	wIssuerChainID
@@ -143,6 +144,7 @@ var writeSQL = [numWriteStmts]string{
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
 	wInsertCertSearch:   `INSERT OR IGNORE INTO cert_search (key, serial) VALUES (?, ?)`,
 	wRevokeCertificate:  `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
+	wInsertLogEntry:     q(sqlrow.LogInsertEntrySQL),
 	wCertificateExists:  `SELECT 1 FROM certificates WHERE serial = ?`,
 	wInsertIssuerChain:  `INSERT INTO issuer_chains (pem) VALUES (?) ON CONFLICT (pem) DO NOTHING`,
 	wNextCRLNumber:      strings.ReplaceAll(sqlrow.NextCRLNumberSQL, "$", "?"),

@@ -54,7 +54,7 @@ func TestUnexpired(t *testing.T) {
 			t.Fatal(err)
 		}
 		if c.revoked {
-			if err := s.RevokeCertificate(ctx, cert.Serial, 1, fixedNow()); err != nil {
+			if err := s.RevokeCertificate(ctx, cert.Serial, 1, fixedNow(), nil); err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -153,7 +153,7 @@ func testRevoke(t *testing.T, f *fixture) {
 	revokedAt := at(time.Hour)
 	const reason = 4 // superseded
 
-	if err := f.s.RevokeCertificate(f.ctx, c.Serial, reason, revokedAt); err != nil {
+	if err := f.s.RevokeCertificate(f.ctx, c.Serial, reason, revokedAt, nil); err != nil {
 		t.Fatalf("RevokeCertificate: %v", err)
 	}
 	got, err := f.s.GetCertificate(f.ctx, c.Serial)
@@ -168,7 +168,7 @@ func testRevoke(t *testing.T, f *fixture) {
 	}
 
 	wantErr(t, "RevokeCertificate(again)",
-		f.s.RevokeCertificate(f.ctx, c.Serial, 1, at(2*time.Hour)), acme.ErrConflict)
+		f.s.RevokeCertificate(f.ctx, c.Serial, 1, at(2*time.Hour), nil), acme.ErrConflict)
 	got, err = f.s.GetCertificate(f.ctx, c.Serial)
 	if err != nil {
 		t.Fatalf("GetCertificate: %v", err)
@@ -176,7 +176,7 @@ func testRevoke(t *testing.T, f *fixture) {
 	checkCert(t, "GetCertificate after second RevokeCertificate", got, &want)
 
 	wantErr(t, "RevokeCertificate(unknown)",
-		f.s.RevokeCertificate(f.ctx, "deadbeef", 0, at(time.Hour)), acme.ErrNotFound)
+		f.s.RevokeCertificate(f.ctx, "deadbeef", 0, at(time.Hour), nil), acme.ErrNotFound)
 }
 
 // testListRevoked checks that ListRevoked lists exactly the revoked,
@@ -190,7 +190,7 @@ func testListRevoked(t *testing.T, f *fixture) {
 	f.issue(t, acct.ID, "good.example.com", at(90*24*time.Hour))
 
 	for i, c := range []*acme.Certificate{revoked, expiring, expired} {
-		if err := f.s.RevokeCertificate(f.ctx, c.Serial, 1, at(time.Duration(i)*time.Hour)); err != nil {
+		if err := f.s.RevokeCertificate(f.ctx, c.Serial, 1, at(time.Duration(i)*time.Hour), nil); err != nil {
 			t.Fatalf("RevokeCertificate(%s): %v", c.Serial, err)
 		}
 	}

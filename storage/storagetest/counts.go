@@ -72,7 +72,7 @@ func testCountsKept(t *testing.T, f *fixture) {
 		}
 	}
 	for _, serial := range []string{soon.Serial, old.Serial} {
-		if err := f.s.RevokeCertificate(f.ctx, serial, 1, now); err != nil {
+		if err := f.s.RevokeCertificate(f.ctx, serial, 1, now, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

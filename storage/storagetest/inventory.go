@@ -99,7 +99,7 @@ func testListCertificates(t *testing.T, f *fixture) {
 	expired := f.issue(t, a.ID, "two.example.com", now.Add(-time.Hour))
 	revoked := f.issue(t, b.ID, "three.example.com", now.Add(48*time.Hour))
 	active2 := f.issue(t, b.ID, "four.example.com", now.Add(72*time.Hour))
-	if err := f.s.RevokeCertificate(f.ctx, revoked.Serial, 1, now); err != nil {
+	if err := f.s.RevokeCertificate(f.ctx, revoked.Serial, 1, now, nil); err != nil {
 		t.Fatal(err)
 	}
 	// Issue times follow notAfter in the fixture, so newest first is:

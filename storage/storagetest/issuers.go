@@ -34,7 +34,7 @@ func testRevokedByIssuer(t *testing.T, f *fixture) {
 			t.Fatalf("GetCertificate: %v", err)
 		}
 		checkCert(t, "GetCertificate of issuer "+issuer, got, c)
-		if err := f.s.RevokeCertificate(f.ctx, c.Serial, 1, at(time.Minute)); err != nil {
+		if err := f.s.RevokeCertificate(f.ctx, c.Serial, 1, at(time.Minute), nil); err != nil {
 			t.Fatalf("RevokeCertificate: %v", err)
 		}
 		want[c.Serial] = issuer
@@ -165,7 +165,7 @@ func testCRLShardsInUse(t *testing.T, f *fixture) {
 			t.Fatalf("FinalizeOrder(shard %d): %v", c.shard, err)
 		}
 		if c.revoke {
-			if err := f.s.RevokeCertificate(f.ctx, crt.Serial, 1, at(time.Minute)); err != nil {
+			if err := f.s.RevokeCertificate(f.ctx, crt.Serial, 1, at(time.Minute), nil); err != nil {
 				t.Fatal(err)
 			}
 		}

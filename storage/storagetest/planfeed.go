@@ -21,7 +21,7 @@ func testIssuedWindows(t *testing.T, f *fixture) {
 	live := f.issue(t, a.ID, "i1.example.com", at(90*day))
 	revoked := f.issue(t, a.ID, "i2.example.com", at(90*day))
 	moved := f.issue(t, a.ID, "i3.example.com", at(90*day+time.Minute))
-	if err := f.s.RevokeCertificate(f.ctx, revoked.Serial, 1, at(time.Hour)); err != nil {
+	if err := f.s.RevokeCertificate(f.ctx, revoked.Serial, 1, at(time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
 	if err := f.s.SetRenewalWindows(f.ctx, []string{moved.Serial}, at(-time.Hour), at(0), at(time.Hour)); err != nil {
@@ -89,10 +89,10 @@ func testPlanRemovals(t *testing.T, f *fixture) {
 	c3 := f.issue(t, a.ID, "r3.example.com", at(90*day))
 	ended := f.issue(t, a.ID, "r4.example.com", at(20*day)) // window ends at(-8d)
 	t1, t2 := at(time.Hour), at(2*time.Hour)
-	if err := f.s.RevokeCertificate(f.ctx, c1.Serial, 1, t1); err != nil {
+	if err := f.s.RevokeCertificate(f.ctx, c1.Serial, 1, t1, nil); err != nil {
 		t.Fatal(err)
 	}
-	if err := f.s.RevokeCertificate(f.ctx, ended.Serial, 1, t1); err != nil {
+	if err := f.s.RevokeCertificate(f.ctx, ended.Serial, 1, t1, nil); err != nil {
 		t.Fatal(err)
 	}
 	// c1 is revoked: only c2 and c3 move.
@@ -100,7 +100,7 @@ func testPlanRemovals(t *testing.T, f *fixture) {
 		t.Fatal(err)
 	}
 	// c3's window is in the past now: its revocation takes nothing out.
-	if err := f.s.RevokeCertificate(f.ctx, c3.Serial, 1, at(3*time.Hour)); err != nil {
+	if err := f.s.RevokeCertificate(f.ctx, c3.Serial, 1, at(3*time.Hour), nil); err != nil {
 		t.Fatal(err)
 	}
 	var none renewal.Removal
@@ -133,7 +133,7 @@ func testPlanRemovals(t *testing.T, f *fixture) {
 	// move's.
 	c5 := f.issue(t, a.ID, "r5.example.com", at(90*day))
 	late := t1.Add(renewal.RemovalsKept + time.Nanosecond)
-	if err := f.s.RevokeCertificate(f.ctx, c5.Serial, 1, late); err != nil {
+	if err := f.s.RevokeCertificate(f.ctx, c5.Serial, 1, late, nil); err != nil {
 		t.Fatal(err)
 	}
 	got, err := inv.PlanRemovals(f.ctx, time.Time{}, none, 0)

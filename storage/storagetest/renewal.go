@@ -55,7 +55,7 @@ func testRenewalWindows(t *testing.T, f *fixture) {
 	c1 := f.issue(t, a.ID, "w1.example.com", at(90*24*time.Hour))
 	c2 := f.issue(t, a.ID, "w2.example.com", at(90*24*time.Hour+time.Minute)) // issued a minute later
 	revoked := f.issue(t, a.ID, "w3.example.com", at(90*24*time.Hour))
-	if err := f.s.RevokeCertificate(f.ctx, revoked.Serial, 1, at(0)); err != nil {
+	if err := f.s.RevokeCertificate(f.ctx, revoked.Serial, 1, at(0), nil); err != nil {
 		t.Fatal(err)
 	}
 	var none renewal.Window

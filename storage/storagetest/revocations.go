@@ -32,15 +32,15 @@ func testRevokedCount(t *testing.T, f *fixture) {
 	expired := f.issue(t, acct.ID, "expired.example.com", at(time.Hour))
 	f.issue(t, acct.ID, "good.example.com", at(90*24*time.Hour))
 	count(0)
-	if err := f.s.RevokeCertificate(f.ctx, live.Serial, 1, at(time.Minute)); err != nil {
+	if err := f.s.RevokeCertificate(f.ctx, live.Serial, 1, at(time.Minute), nil); err != nil {
 		t.Fatalf("RevokeCertificate: %v", err)
 	}
 	count(1)
-	wantErr(t, "RevokeCertificate(again)", f.s.RevokeCertificate(f.ctx, live.Serial, 1, at(2*time.Minute)), acme.ErrConflict)
+	wantErr(t, "RevokeCertificate(again)", f.s.RevokeCertificate(f.ctx, live.Serial, 1, at(2*time.Minute), nil), acme.ErrConflict)
 	count(1)
 	// Revoked at a time before the first: the count does not depend on
 	// the clocks of the replicas that revoke.
-	if err := f.s.RevokeCertificate(f.ctx, expired.Serial, 4, at(-time.Hour)); err != nil {
+	if err := f.s.RevokeCertificate(f.ctx, expired.Serial, 4, at(-time.Hour), nil); err != nil {
 		t.Fatalf("RevokeCertificate: %v", err)
 	}
 	count(2)

@@ -58,6 +58,7 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"IssuedWindows", testIssuedWindows},
 		{"PlanRemovals", testPlanRemovals},
 		{"Leases", testLeases},
+		{"Log", testLog},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

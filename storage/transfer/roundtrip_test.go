@@ -94,11 +94,12 @@ func populate(t *testing.T, s store) []acme.OrderID {
 					c.Validations = []acme.NameValidation{{Name: name, Method: string(acme.ChallengeHTTP01), AuthzID: authz.ID,
 						ValidatedAt: t0.Add(time.Second), Reused: i%2 == 1}}
 				}
+				c.LogEntry = []byte("issued " + c.Serial)
 				if err := s.FinalizeOrder(ctx, c); err != nil {
 					t.Fatal(err)
 				}
 				if i%5 == 2 {
-					if err := s.RevokeCertificate(ctx, c.Serial, i%6, t0.Add(time.Hour)); err != nil {
+					if err := s.RevokeCertificate(ctx, c.Serial, i%6, t0.Add(time.Hour), []byte("revoked "+c.Serial)); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -128,6 +129,7 @@ func populate(t *testing.T, s store) []acme.OrderID {
 	if err := s.RevokeEABKey(ctx, "kid-5", t0.Add(time.Minute)); err != nil {
 		t.Fatal(err)
 	}
+	populateLog(t, s) // roundtrip_log_test.go
 	return orders
 }
 
@@ -171,7 +173,7 @@ func TestSQLiteToPostgres(t *testing.T) {
 	im.Close()
 	exp.Close()
 	want := transfer.Counts{transfer.Accounts: 12, transfer.EABKeys: 3, transfer.Authzs: 36, transfer.Challenges: 72,
-		transfer.Orders: 36, transfer.Certificates: 12}
+		transfer.Orders: 36, transfer.Certificates: 12, transfer.LogEntries: 15, transfer.LogHashes: 5, transfer.LogCheckpoints: 1}
 	if err := transfer.Compare(want, got); err != nil {
 		t.Error(err)
 	}
@@ -224,6 +226,7 @@ func TestSQLiteToPostgres(t *testing.T) {
 	both("counts", func(s store) (any, error) { return s.Counts(ctx, now) })
 	both("revoked", func(s store) (any, error) { return s.ListRevoked(ctx, now) })
 	both("revoked count", func(s store) (any, error) { return s.RevokedCount(ctx) })
+	sameLog(t, src, dst)
 	both("renewal windows", func(s store) (any, error) {
 		return s.RenewalWindows(ctx, time.Time{}, time.Time{}, renewal.Window{}, 0)
 	})

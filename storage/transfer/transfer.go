@@ -40,15 +40,21 @@ const (
 	Challenges   Table = "challenges"
 	Orders       Table = "orders"
 	Certificates Table = "certificates"
+	// The verifiable log (log.go).
+	LogEntries     Table = "log_entries"
+	LogHashes      Table = "log_hashes"
+	LogCheckpoints Table = "log_checkpoints"
 )
 
 // Tables returns every table in the order in which they are copied: each
 // row refers only to rows of tables earlier in the order (the
 // administrators' credentials, first, to none; an EAB key to
 // the account it is bound to and to its tenant, a challenge to its authorization, an order
-// to its account, a certificate to its order).
+// to its account, a certificate to its order), then the verifiable log,
+// whose issuance entries name their certificates.
 func Tables() []Table {
-	return []Table{AdminCreds, Tenants, Accounts, EABKeys, Authzs, Challenges, Orders, Certificates}
+	return []Table{AdminCreds, Tenants, Accounts, EABKeys, Authzs, Challenges, Orders, Certificates,
+		LogEntries, LogHashes, LogCheckpoints}
 }
 
 // Counts is the number of rows of each table.
@@ -64,6 +70,9 @@ type Summary struct {
 	// assigns greater ones, so that no ID is ever used twice.
 	AccountSeq int64
 	OrderSeq   int64
+	// LogSize is the verifiable log's size: its integrated entries, the
+	// size of its latest checkpoint.
+	LogSize int64
 }
 
 // Sink receives the rows of an export, table by table in the order of
@@ -78,6 +87,9 @@ type Sink interface {
 	Challenges(ctx context.Context, rows []Challenge) error
 	Orders(ctx context.Context, rows []Order) error
 	Certificates(ctx context.Context, rows []Certificate) error
+	LogEntries(ctx context.Context, rows []LogEntry) error
+	LogHashes(ctx context.Context, rows []LogHash) error
+	LogCheckpoints(ctx context.Context, rows []LogCheckpoint) error
 }
 
 // Account is a row of accounts.

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package postgres
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/storage/sqlrow"
+)
+
+// The verifiable log's store (acme.LogStore, migration 0016).
+
+// AppendLogEntry implements acme.LogStore.
+func (s *Store) AppendLogEntry(ctx context.Context, entry []byte) error {
+	if _, err := s.pool.Exec(ctx, sqlrow.LogInsertEntrySQL, entry, nil); err != nil {
+		return writeErr("append a log entry", err)
+	}
+	return nil
+}
+
+// PendingLogEntries implements acme.LogStore.
+func (s *Store) PendingLogEntries(ctx context.Context, limit int) ([]acme.PendingLogEntry, error) {
+	return collect(ctx, s.pool, "pending log entries", sqlrow.LogPendingSQL, []any{limit},
+		func(r sqlrow.Scanner) (acme.PendingLogEntry, error) {
+			var p acme.PendingLogEntry
+			return p, r.Scan(&p.ID, &p.Entry)
+		})
+}
+
+// IntegrateLog implements acme.LogStore: its statements go in one batch,
+// one round trip, inside one transaction.
+func (s *Store) IntegrateLog(ctx context.Context, b acme.LogBatch) error {
+	what := fmt.Sprintf("integrate %d log entries at size %d", len(b.IDs), b.OldSize)
+	newSize := b.OldSize + int64(len(b.IDs))
+	return s.inTx(ctx, what, func(tx pgx.Tx) error {
+		var batch pgx.Batch
+		batch.Queue(sqlrow.LogMoveSizeSQL, newSize, b.OldSize)
+		for i, id := range b.IDs {
+			batch.Queue(sqlrow.LogIndexEntrySQL, b.OldSize+int64(i), id)
+		}
+		for _, h := range b.Hashes {
+			batch.Queue(sqlrow.LogInsertHashSQL, h.Index, h.Hash[:])
+		}
+		batch.Queue(sqlrow.LogInsertCheckpointSQL, newSize, b.Checkpoint)
+		res := tx.SendBatch(ctx, &batch)
+		defer res.Close()
+		for i := range batch.Len() {
+			tag, err := res.Exec()
+			if err != nil {
+				return writeErr(what, err)
+			}
+			if i <= len(b.IDs) && tag.RowsAffected() != 1 {
+				if i == 0 {
+					return drv.Errorf("%s: the log's size moved: %w", what, acme.ErrConflict)
+				}
+				return drv.Errorf("%s: entry %d is not pending: %w", what, b.IDs[i-1], acme.ErrConflict)
+			}
+		}
+		return res.Close()
+	})
+}
+
+// LogHead implements acme.LogStore.
+func (s *Store) LogHead(ctx context.Context) (int64, []byte, error) {
+	var size int64
+	var cp []byte
+	if err := s.pool.QueryRow(ctx, sqlrow.LogHeadSQL).Scan(&size, &cp); err != nil {
+		return 0, nil, drv.Wrap("the log's head", err)
+	}
+	return size, cp, nil
+}
+
+// LogCheckpoint implements acme.LogStore.
+func (s *Store) LogCheckpoint(ctx context.Context, size int64) ([]byte, error) {
+	var cp []byte
+	if err := s.pool.QueryRow(ctx, sqlrow.LogCheckpointSQL, size).Scan(&cp); err != nil {
+		return nil, drv.RowErr(fmt.Sprintf("the log's checkpoint of size %d", size), err)
+	}
+	return cp, nil
+}
+
+// LogHashes implements acme.LogStore, in one query.
+func (s *Store) LogHashes(ctx context.Context, indexes []int64) ([][sha256.Size]byte, error) {
+	const what = "the log's stored hashes"
+	rows, err := s.pool.Query(ctx, `SELECT idx, hash FROM log_hashes WHERE idx = ANY($1)`, indexes)
+	if err != nil {
+		return nil, drv.Wrap(what, err)
+	}
+	defer rows.Close()
+	found := make(map[int64][sha256.Size]byte, len(indexes))
+	for rows.Next() {
+		var idx int64
+		var h []byte
+		if err := rows.Scan(&idx, &h); err != nil {
+			return nil, drv.Wrap(what, err)
+		}
+		if len(h) != sha256.Size {
+			return nil, drv.Errorf("%s: %d is %d bytes", what, idx, len(h))
+		}
+		found[idx] = [sha256.Size]byte(h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, drv.Wrap(what, err)
+	}
+	out := make([][sha256.Size]byte, len(indexes))
+	for i, idx := range indexes {
+		h, ok := found[idx]
+		if !ok {
+			return nil, drv.Errorf("%s: %d: %w", what, idx, acme.ErrNotFound)
+		}
+		out[i] = h
+	}
+	return out, nil
+}
+
+// LogEntries implements acme.LogStore.
+func (s *Store) LogEntries(ctx context.Context, from int64, n int) ([][]byte, error) {
+	rows, err := s.pool.Query(ctx, sqlrow.LogEntriesSQL, from, n)
+	if err != nil {
+		return nil, drv.Wrap("log entries", err)
+	}
+	defer rows.Close()
+	return sqlrow.ScanLogEntries(drv, from, rows)
+}
+
+// LogIndexOf implements acme.LogStore.
+func (s *Store) LogIndexOf(ctx context.Context, serial string) (int64, error) {
+	var idx int64
+	if err := s.pool.QueryRow(ctx, sqlrow.LogIndexOfSQL, serial).Scan(&idx); err != nil {
+		return 0, drv.RowErr(fmt.Sprintf("the log entry of certificate %q", serial), err)
+	}
+	return idx, nil
+}
