@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme/crl"
+	"github.com/weir-pki/weir/acme/transparency"
 )
 
 // Sentinel errors that Store implementations wrap.
@@ -42,7 +43,7 @@ type Store interface {
 	FinalizationStore
 	CertificateStore
 	LeaseStore
-	LogStore
+	transparency.Store
 }
 
 // AccountStore keeps accounts (RFC 8555 §7.3).
@@ -153,7 +154,7 @@ type CertificateStore interface {
 	// RevokeCertificate marks a certificate revoked. ErrConflict if it
 	// already is. A window that ends after at is recorded as a
 	// renewal.Removal at at, and logEntry (unless nil) as a pending entry
-	// of the verifiable log (LogStore), in the same transaction.
+	// of the verifiable log (transparency.Store), in the same transaction.
 	RevokeCertificate(ctx context.Context, serial string, reason int, at time.Time, logEntry []byte) error
 	// ListRevoked returns the revocations of the certificates that have
 	// not yet expired at now (what a CRL must list), read from an index

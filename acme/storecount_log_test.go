@@ -6,22 +6,22 @@ import (
 	"context"
 	"crypto/sha256"
 
-	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/transparency"
 )
 
-// countingStore's acme.LogStore (storecount_test.go).
+// countingStore's transparency.Store (storecount_test.go).
 
 func (c *countingStore) AppendLogEntry(ctx context.Context, entry []byte) error {
 	c.write()
 	return c.st.AppendLogEntry(ctx, entry)
 }
 
-func (c *countingStore) PendingLogEntries(ctx context.Context, limit int) ([]acme.PendingLogEntry, error) {
+func (c *countingStore) PendingLogEntries(ctx context.Context, limit int) ([]transparency.PendingEntry, error) {
 	c.read()
 	return c.st.PendingLogEntries(ctx, limit)
 }
 
-func (c *countingStore) IntegrateLog(ctx context.Context, b acme.LogBatch) error {
+func (c *countingStore) IntegrateLog(ctx context.Context, b transparency.Batch) error {
 	c.write()
 	return c.st.IntegrateLog(ctx, b)
 }

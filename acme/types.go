@@ -174,7 +174,7 @@ type Certificate struct {
 	Validations []NameValidation
 	// LogEntry is the verifiable log's entry of its issuance
 	// (transparency.Entry), which FinalizeOrder writes in the same
-	// transaction (LogStore); nil when the log is off. It is not part of
+	// transaction (transparency.Store); nil when the log is off. It is not part of
 	// the certificate's row: reads return nil.
 	LogEntry []byte
 }

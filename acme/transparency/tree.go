@@ -15,18 +15,31 @@ import (
 // them at their indexes, and only then a checkpoint of the new size,
 // keeps the stored tree and every checkpoint consistent.
 func Append(size int64, entries [][]byte, r tlog.HashReader) ([]tlog.Hash, error) {
-	base := tlog.StoredHashIndex(0, size)
 	var added []tlog.Hash
-	read := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
+	read := withAdded(r, tlog.StoredHashIndex(0, size), &added)
+	for i, e := range entries {
+		hs, err := tlog.StoredHashes(size+int64(i), e, read)
+		if err != nil {
+			return nil, fmt.Errorf("entry %d: %w", size+int64(i), err)
+		}
+		added = append(added, hs...)
+	}
+	return added, nil
+}
+
+// withAdded reads the stored hashes from first on from *added (the ones a
+// batch adds, not written yet) and the older ones from r.
+func withAdded(r tlog.HashReader, first int64, added *[]tlog.Hash) tlog.HashReader {
+	return tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
 		out := make([]tlog.Hash, len(indexes))
 		var older []int64
 		var at []int
 		for i, x := range indexes {
-			if x >= base {
-				if x-base >= int64(len(added)) {
+			if x >= first {
+				if x-first >= int64(len(*added)) {
 					return nil, fmt.Errorf("stored hash %d is not written yet", x)
 				}
-				out[i] = added[x-base]
+				out[i] = (*added)[x-first]
 				continue
 			}
 			older, at = append(older, x), append(at, i)
@@ -45,12 +58,4 @@ func Append(size int64, entries [][]byte, r tlog.HashReader) ([]tlog.Hash, error
 		}
 		return out, nil
 	})
-	for i, e := range entries {
-		hs, err := tlog.StoredHashes(size+int64(i), e, read)
-		if err != nil {
-			return nil, fmt.Errorf("entry %d: %w", size+int64(i), err)
-		}
-		added = append(added, hs...)
-	}
-	return added, nil
 }

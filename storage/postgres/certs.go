@@ -43,7 +43,7 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		if tag.RowsAffected() == 0 {
 			return missErr(ctx, tx, what, "order is not processing", orderExists, cert.OrderID)
 		}
-		// The log entry (acme.LogStore) rides on the same statement: no
+		// The log entry (transparency.Store) rides on the same statement: no
 		// round trip of its own.
 		_, err = tx.Exec(ctx, `WITH l AS (INSERT INTO log_entries (entry, serial)
 				SELECT $17::bytea, $18::text WHERE $17::bytea IS NOT NULL)
@@ -83,7 +83,7 @@ func (s *Store) RevokeCertificate(ctx context.Context, serial string, reason int
 	}
 	// One statement: the revocation, its window's removal from the plan
 	// (renewal.Removal), the deletion of the removals kept long enough,
-	// and the log entry (acme.LogStore), written only with the revocation.
+	// and the log entry (transparency.Store), written only with the revocation.
 	var n int
 	err := s.pool.QueryRow(ctx, `WITH r AS (UPDATE certificates SET revoked_at = $1, reason = $2
 			WHERE serial = $3 AND revoked_at IS NULL RETURNING serial),

@@ -10,12 +10,13 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/transparency"
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// The verifiable log's store (acme.LogStore, migration 0016).
+// The verifiable log's store (transparency.Store, migration 0016).
 
-// AppendLogEntry implements acme.LogStore.
+// AppendLogEntry implements transparency.Store.
 func (s *Store) AppendLogEntry(ctx context.Context, entry []byte) error {
 	if _, err := s.pool.Exec(ctx, sqlrow.LogInsertEntrySQL, entry, nil); err != nil {
 		return writeErr("append a log entry", err)
@@ -23,18 +24,18 @@ func (s *Store) AppendLogEntry(ctx context.Context, entry []byte) error {
 	return nil
 }
 
-// PendingLogEntries implements acme.LogStore.
-func (s *Store) PendingLogEntries(ctx context.Context, limit int) ([]acme.PendingLogEntry, error) {
+// PendingLogEntries implements transparency.Store.
+func (s *Store) PendingLogEntries(ctx context.Context, limit int) ([]transparency.PendingEntry, error) {
 	return collect(ctx, s.pool, "pending log entries", sqlrow.LogPendingSQL, []any{limit},
-		func(r sqlrow.Scanner) (acme.PendingLogEntry, error) {
-			var p acme.PendingLogEntry
+		func(r sqlrow.Scanner) (transparency.PendingEntry, error) {
+			var p transparency.PendingEntry
 			return p, r.Scan(&p.ID, &p.Entry)
 		})
 }
 
-// IntegrateLog implements acme.LogStore: its statements go in one batch,
+// IntegrateLog implements transparency.Store: its statements go in one batch,
 // one round trip, inside one transaction.
-func (s *Store) IntegrateLog(ctx context.Context, b acme.LogBatch) error {
+func (s *Store) IntegrateLog(ctx context.Context, b transparency.Batch) error {
 	what := fmt.Sprintf("integrate %d log entries at size %d", len(b.IDs), b.OldSize)
 	newSize := b.OldSize + int64(len(b.IDs))
 	return s.inTx(ctx, what, func(tx pgx.Tx) error {
@@ -65,7 +66,7 @@ func (s *Store) IntegrateLog(ctx context.Context, b acme.LogBatch) error {
 	})
 }
 
-// LogHead implements acme.LogStore.
+// LogHead implements transparency.Store.
 func (s *Store) LogHead(ctx context.Context) (int64, []byte, error) {
 	var size int64
 	var cp []byte
@@ -75,7 +76,7 @@ func (s *Store) LogHead(ctx context.Context) (int64, []byte, error) {
 	return size, cp, nil
 }
 
-// LogCheckpoint implements acme.LogStore.
+// LogCheckpoint implements transparency.Store.
 func (s *Store) LogCheckpoint(ctx context.Context, size int64) ([]byte, error) {
 	var cp []byte
 	if err := s.pool.QueryRow(ctx, sqlrow.LogCheckpointSQL, size).Scan(&cp); err != nil {
@@ -84,7 +85,7 @@ func (s *Store) LogCheckpoint(ctx context.Context, size int64) ([]byte, error) {
 	return cp, nil
 }
 
-// LogHashes implements acme.LogStore, in one query.
+// LogHashes implements transparency.Store, in one query.
 func (s *Store) LogHashes(ctx context.Context, indexes []int64) ([][sha256.Size]byte, error) {
 	const what = "the log's stored hashes"
 	rows, err := s.pool.Query(ctx, `SELECT idx, hash FROM log_hashes WHERE idx = ANY($1)`, indexes)
@@ -118,7 +119,7 @@ func (s *Store) LogHashes(ctx context.Context, indexes []int64) ([][sha256.Size]
 	return out, nil
 }
 
-// LogEntries implements acme.LogStore.
+// LogEntries implements transparency.Store.
 func (s *Store) LogEntries(ctx context.Context, from int64, n int) ([][]byte, error) {
 	rows, err := s.pool.Query(ctx, sqlrow.LogEntriesSQL, from, n)
 	if err != nil {
@@ -128,7 +129,7 @@ func (s *Store) LogEntries(ctx context.Context, from int64, n int) ([][]byte, er
 	return sqlrow.ScanLogEntries(drv, from, rows)
 }
 
-// LogIndexOf implements acme.LogStore.
+// LogIndexOf implements transparency.Store.
 func (s *Store) LogIndexOf(ctx context.Context, serial string) (int64, error) {
 	var idx int64
 	if err := s.pool.QueryRow(ctx, sqlrow.LogIndexOfSQL, serial).Scan(&idx); err != nil {

@@ -9,10 +9,11 @@ import (
 	"strings"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/transparency"
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// The verifiable log's store (acme.LogStore, migration 0020).
+// The verifiable log's store (transparency.Store, migration 0020).
 
 // q is a statement of sqlrow in SQLite's form.
 func q(pg string) string { return strings.ReplaceAll(pg, "$", "?") }
@@ -28,7 +29,7 @@ func insertLogEntry(w *writeTx, entry []byte, serial string) error {
 	return err
 }
 
-// AppendLogEntry implements acme.LogStore.
+// AppendLogEntry implements transparency.Store.
 func (s *Store) AppendLogEntry(ctx context.Context, entry []byte) error {
 	return s.write(ctx, func(w *writeTx) error {
 		if err := insertLogEntry(w, entry, ""); err != nil {
@@ -38,16 +39,16 @@ func (s *Store) AppendLogEntry(ctx context.Context, entry []byte) error {
 	})
 }
 
-// PendingLogEntries implements acme.LogStore.
-func (s *Store) PendingLogEntries(ctx context.Context, limit int) ([]acme.PendingLogEntry, error) {
+// PendingLogEntries implements transparency.Store.
+func (s *Store) PendingLogEntries(ctx context.Context, limit int) ([]transparency.PendingEntry, error) {
 	rows, err := s.r.QueryContext(ctx, q(sqlrow.LogPendingSQL), limit)
 	if err != nil {
 		return nil, drv.Wrap("pending log entries", err)
 	}
 	defer rows.Close()
-	var out []acme.PendingLogEntry
+	var out []transparency.PendingEntry
 	for rows.Next() {
-		var p acme.PendingLogEntry
+		var p transparency.PendingEntry
 		if err := rows.Scan(&p.ID, &p.Entry); err != nil {
 			return nil, drv.Wrap("pending log entries", err)
 		}
@@ -59,8 +60,8 @@ func (s *Store) PendingLogEntries(ctx context.Context, limit int) ([]acme.Pendin
 	return out, nil
 }
 
-// IntegrateLog implements acme.LogStore, in one write transaction.
-func (s *Store) IntegrateLog(ctx context.Context, b acme.LogBatch) error {
+// IntegrateLog implements transparency.Store, in one write transaction.
+func (s *Store) IntegrateLog(ctx context.Context, b transparency.Batch) error {
 	what := fmt.Sprintf("integrate %d log entries at size %d", len(b.IDs), b.OldSize)
 	newSize := b.OldSize + int64(len(b.IDs))
 	return s.write(ctx, func(w *writeTx) error {
@@ -92,7 +93,7 @@ func (s *Store) IntegrateLog(ctx context.Context, b acme.LogBatch) error {
 	})
 }
 
-// LogHead implements acme.LogStore.
+// LogHead implements transparency.Store.
 func (s *Store) LogHead(ctx context.Context) (int64, []byte, error) {
 	var size int64
 	var cp []byte
@@ -102,7 +103,7 @@ func (s *Store) LogHead(ctx context.Context) (int64, []byte, error) {
 	return size, cp, nil
 }
 
-// LogCheckpoint implements acme.LogStore.
+// LogCheckpoint implements transparency.Store.
 func (s *Store) LogCheckpoint(ctx context.Context, size int64) ([]byte, error) {
 	var cp []byte
 	if err := s.r.QueryRowContext(ctx, q(sqlrow.LogCheckpointSQL), size).Scan(&cp); err != nil {
@@ -111,7 +112,7 @@ func (s *Store) LogCheckpoint(ctx context.Context, size int64) ([]byte, error) {
 	return cp, nil
 }
 
-// LogHashes implements acme.LogStore.
+// LogHashes implements transparency.Store.
 func (s *Store) LogHashes(ctx context.Context, indexes []int64) ([][sha256.Size]byte, error) {
 	out := make([][sha256.Size]byte, len(indexes))
 	for i, idx := range indexes {
@@ -127,7 +128,7 @@ func (s *Store) LogHashes(ctx context.Context, indexes []int64) ([][sha256.Size]
 	return out, nil
 }
 
-// LogEntries implements acme.LogStore.
+// LogEntries implements transparency.Store.
 func (s *Store) LogEntries(ctx context.Context, from int64, n int) ([][]byte, error) {
 	rows, err := s.r.QueryContext(ctx, q(sqlrow.LogEntriesSQL), from, n)
 	if err != nil {
@@ -137,7 +138,7 @@ func (s *Store) LogEntries(ctx context.Context, from int64, n int) ([][]byte, er
 	return sqlrow.ScanLogEntries(drv, from, rows)
 }
 
-// LogIndexOf implements acme.LogStore.
+// LogIndexOf implements transparency.Store.
 func (s *Store) LogIndexOf(ctx context.Context, serial string) (int64, error) {
 	var idx int64
 	if err := s.r.QueryRowContext(ctx, q(sqlrow.LogIndexOfSQL), serial).Scan(&idx); err != nil {

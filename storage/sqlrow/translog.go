@@ -2,7 +2,7 @@
 
 package sqlrow
 
-// The verifiable log's statements (acme.LogStore; migrations sqlite 0020,
+// The verifiable log's statements (transparency.Store; migrations sqlite 0020,
 // postgres 0016), in PostgreSQL's $n form; SQLite reads $n as ?n.
 const (
 	// LogInsertEntrySQL writes a pending entry: $1 the entry, $2 the

@@ -10,9 +10,10 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/transparency"
 )
 
-// testLog checks acme.LogStore: entries are written with what they record
+// testLog checks transparency.Store: entries are written with what they record
 // and only then (a refused finalization or revocation writes none), wait
 // pending in the order written, and are integrated by batches that are
 // compare-and-sets on the size: a batch at a stale size, or of an entry
@@ -26,7 +27,7 @@ func testLog(t *testing.T, f *fixture) {
 			t.Fatalf("LogHead = %d, %q, %v; want %d, %q", size, cp, err, wantSize, wantCP)
 		}
 	}
-	pending := func(limit int, want ...string) []acme.PendingLogEntry {
+	pending := func(limit int, want ...string) []transparency.PendingEntry {
 		t.Helper()
 		ps, err := s.PendingLogEntries(f.ctx, limit)
 		if err != nil {
@@ -89,10 +90,10 @@ func testLog(t *testing.T, f *fixture) {
 	_, err := s.LogIndexOf(f.ctx, c.Serial)
 	wantErr(t, "LogIndexOf(pending)", err, acme.ErrNotFound)
 
-	hash := func(i int64) acme.LogHash {
-		return acme.LogHash{Index: i, Hash: sha256.Sum256(fmt.Appendf(nil, "h%d", i))}
+	hash := func(i int64) transparency.StoredHash {
+		return transparency.StoredHash{Index: i, Hash: sha256.Sum256(fmt.Appendf(nil, "h%d", i))}
 	}
-	first := acme.LogBatch{OldSize: 0, IDs: []int64{ps[0].ID, ps[1].ID}, Hashes: []acme.LogHash{hash(0), hash(1), hash(2)}, Checkpoint: []byte("cp2")}
+	first := transparency.Batch{OldSize: 0, IDs: []int64{ps[0].ID, ps[1].ID}, Hashes: []transparency.StoredHash{hash(0), hash(1), hash(2)}, Checkpoint: []byte("cp2")}
 	if err := s.IntegrateLog(f.ctx, first); err != nil {
 		t.Fatalf("IntegrateLog: %v", err)
 	}
@@ -112,16 +113,16 @@ func testLog(t *testing.T, f *fixture) {
 	wantErr(t, "LogHashes(not stored)", err, acme.ErrNotFound)
 
 	// A stale size, or an entry already integrated: nothing changes.
-	stale := acme.LogBatch{OldSize: 0, IDs: []int64{ps[2].ID}, Hashes: []acme.LogHash{hash(3)}, Checkpoint: []byte("stale")}
+	stale := transparency.Batch{OldSize: 0, IDs: []int64{ps[2].ID}, Hashes: []transparency.StoredHash{hash(3)}, Checkpoint: []byte("stale")}
 	wantErr(t, "IntegrateLog(stale size)", s.IntegrateLog(f.ctx, stale), acme.ErrConflict)
-	twice := acme.LogBatch{OldSize: 2, IDs: []int64{ps[2].ID, ps[0].ID}, Hashes: []acme.LogHash{hash(3)}, Checkpoint: []byte("twice")}
+	twice := transparency.Batch{OldSize: 2, IDs: []int64{ps[2].ID, ps[0].ID}, Hashes: []transparency.StoredHash{hash(3)}, Checkpoint: []byte("twice")}
 	wantErr(t, "IntegrateLog(integrated entry)", s.IntegrateLog(f.ctx, twice), acme.ErrConflict)
 	head(2, "cp2")
 	pending(10, "e2 revoked")
 	_, err = s.LogHashes(f.ctx, []int64{3})
 	wantErr(t, "LogHashes(of a refused batch)", err, acme.ErrNotFound)
 
-	last := acme.LogBatch{OldSize: 2, IDs: []int64{ps[2].ID}, Hashes: []acme.LogHash{hash(3), hash(4)}, Checkpoint: []byte("cp3")}
+	last := transparency.Batch{OldSize: 2, IDs: []int64{ps[2].ID}, Hashes: []transparency.StoredHash{hash(3), hash(4)}, Checkpoint: []byte("cp3")}
 	if err := s.IntegrateLog(f.ctx, last); err != nil {
 		t.Fatalf("IntegrateLog: %v", err)
 	}

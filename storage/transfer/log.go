@@ -2,7 +2,7 @@
 
 package transfer
 
-// The verifiable log's rows (acme.LogStore). A move keeps the log as it
+// The verifiable log's rows (transparency.Store). A move keeps the log as it
 // is, entry for entry and hash for hash: its checkpoints, which monitors
 // and witnesses hold, must stay provable on the new store.
 

@@ -8,7 +8,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/transparency"
 )
 
 // populateLog adds to what populate wrote (an entry per issuance and per
@@ -25,10 +25,10 @@ func populateLog(t *testing.T, s store) {
 	if err != nil || len(ps) != 5 {
 		t.Fatalf("PendingLogEntries: %d, %v", len(ps), err)
 	}
-	b := acme.LogBatch{OldSize: 0, Checkpoint: []byte("checkpoint of 5")}
+	b := transparency.Batch{OldSize: 0, Checkpoint: []byte("checkpoint of 5")}
 	for i, p := range ps {
 		b.IDs = append(b.IDs, p.ID)
-		b.Hashes = append(b.Hashes, acme.LogHash{Index: int64(i), Hash: sha256.Sum256(p.Entry)})
+		b.Hashes = append(b.Hashes, transparency.StoredHash{Index: int64(i), Hash: sha256.Sum256(p.Entry)})
 	}
 	if err := s.IntegrateLog(ctx, b); err != nil {
 		t.Fatal(err)
