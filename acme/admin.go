@@ -43,7 +43,11 @@ func (s *Service) AdminRevoke(ctx context.Context, serial string, reason int) (*
 // alreadyRevoked) and then does what follows every revocation.
 func (s *Service) markRevoked(ctx context.Context, cert *Certificate, reason int) error {
 	at := s.now().UTC()
-	if err := s.store.RevokeCertificate(ctx, cert.Serial, reason, at, nil); err != nil {
+	entry, err := s.revokedEntry(ctx, cert, reason, at)
+	if err != nil {
+		return Internal(err)
+	}
+	if err := s.store.RevokeCertificate(ctx, cert.Serial, reason, at, entry); err != nil {
 		if errors.Is(err, ErrConflict) {
 			return NewProblem(ProbAlreadyRevoked, "certificate %s is already revoked", cert.Serial)
 		}

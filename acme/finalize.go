@@ -194,6 +194,13 @@ func (s *Service) completeFinalize(ctx context.Context, o *Order, csr *x509.Cert
 		return nil, Internal(fmt.Errorf("finalize order %s: %w", o.ID, err))
 	}
 	cert.RenewalStart, cert.RenewalEnd = s.renewalWindow(cert.Serial, o.AccountID, len(o.Identifiers), cert.NotBefore, cert.NotAfter)
+	if cert.LogEntry, err = s.issuedEntry(ctx, cert, adm.tenant); err != nil {
+		// The certificate could not be logged, so it is not stored: as
+		// a failed issuance.
+		refund()
+		s.failOrder(ctx, o, StatusProcessing, Internal(err), "marking order invalid after its log entry failed")
+		return nil, Internal(fmt.Errorf("finalize order %s: %w", o.ID, err))
+	}
 	err = s.store.FinalizeOrder(ctx, cert)
 	if err != nil {
 		// Not stored (or, if a commit failed after all, the planner's

@@ -78,11 +78,18 @@ func (s *Service) Issuers() (ids []string, active string) {
 	return ids, s.activeIssuer()
 }
 
+// IssuerOrDefault is the issuer a certificate's Issuer id names:
+// DefaultIssuer for "" (a certificate stored before issuers were kept).
+func IssuerOrDefault(id string) string {
+	if id == "" {
+		return DefaultIssuer
+	}
+	return id
+}
+
 // issuerCA returns the CA of issuer id, or nil.
 func (s *Service) issuerCA(id string) *ca.CA {
-	if id == "" {
-		id = DefaultIssuer
-	}
+	id = IssuerOrDefault(id)
 	for _, is := range s.issuerList() {
 		if is.ID == id {
 			return is.CA
@@ -94,9 +101,7 @@ func (s *Service) issuerCA(id string) *ca.CA {
 // renewEarly reports whether the holders of the certificates of issuer
 // id are told to renew now (Live.RenewEarly).
 func (s *Service) renewEarly(id string) bool {
-	if id == "" {
-		id = DefaultIssuer
-	}
+	id = IssuerOrDefault(id)
 	return slices.Contains(s.rules().RenewEarly, id)
 }
 

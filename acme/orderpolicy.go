@@ -20,6 +20,9 @@ type admission struct {
 	// for the certificate (Certificate.Validations); readmitOrder sets it
 	// (checkFulfilled).
 	validations []NameValidation
+	// tenant is the name of the order's tenant, "" for none: the log
+	// entry of its certificate names it (logentry.go).
+	tenant string
 }
 
 // admitOrder is the one place where the CA's live rules decide whether it
@@ -69,6 +72,9 @@ func (s *Service) admitOrder(tenant *Tenant, idents []Identifier, profileName st
 		return admission{}, p, nil
 	}
 	adm := admission{profile: profile, lifetimeCap: tenant.lifetimeCap(), zones: zones}
+	if tenant != nil {
+		adm.tenant = tenant.Name
+	}
 	if p := s.checkLifetime(nb, na, adm); p != nil {
 		if adm.lifetimeCap > 0 && s.checkLifetime(nb, na, admission{profile: profile}) == nil {
 			return admission{}, p, []tenantRefusal{{rule: TenantRuleMaxLifetime, detail: p.Detail}} // the tenant's cap, not the profile's

@@ -75,6 +75,9 @@ type Config struct {
 	ChallengeWait time.Duration
 	// EAB is the External Account Binding configuration (eab.go).
 	EAB EABConfig
+	// Log writes every issuance and revocation to the verifiable log
+	// (logentry.go), in the store transaction that records it.
+	Log bool
 }
 
 // Deps are what a Service works with: the store, the CA and the

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/transparency"
 )
 
 // issuedLog is an Auditor that keeps the certificates of the issuances.
@@ -51,7 +52,7 @@ func TestIssuanceRecordsValidations(t *testing.T) {
 			clock := newFakeClock()
 			audit := &issuedLog{}
 			svc := newService(t, acme.Config{Owner: "a", ValidationWorkers: 1, ValidationTimeout: 10 * time.Second,
-				ClaimInterval: 5 * time.Millisecond, ChallengeWait: -1}, acme.Deps{Store: st, Validator: &recorder{}, Audit: audit, Now: clock.now})
+				ClaimInterval: 5 * time.Millisecond, ChallengeWait: -1, Log: true}, acme.Deps{Store: st, Validator: &recorder{}, Audit: audit, Now: clock.now})
 			c := challengeAccount(t, svc, st, &acme.Tenant{Name: "t", AllowedNames: []string{".t.example"},
 				DelegatedZones: []string{".auto.t.example"}}, clock.now())
 			order := func(names ...string) *acme.Order {
@@ -131,6 +132,11 @@ func TestIssuanceRecordsValidations(t *testing.T) {
 			} else {
 				checkValidations(t, "the audit record", a.Validations, want)
 			}
+			actor := transparency.Actor{Kind: "account", ID: string(c.Account.ID)}
+			if takeover {
+				actor = transparency.Actor{Kind: "system", ID: "a"}
+			}
+			checkLogged(t, st, cert, o, "t", want, actor)
 		})
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/weir-pki/weir/storage/sqlrow"
+	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/transfer"
 )
 
@@ -237,7 +237,7 @@ func (im *Import) Certificates(ctx context.Context, rows []transfer.Certificate)
 	return im.copyRows(ctx, transfer.Certificates, cols, len(rows), func(i int) []any {
 		r := rows[i]
 		return []any{r.Serial, r.AccountID, r.OrderID, r.DER, r.ChainPEM, r.Names, r.NameSet, r.NotBefore,
-			r.NotAfter, r.IssuedAt, r.RevokedAt, r.Reason, r.Profile, r.RenewalStart, r.RenewalEnd, r.RenewNow, sqlrow.IssuerOrDefault(r.Issuer), r.CRLShard,
+			r.NotAfter, r.IssuedAt, r.RevokedAt, r.Reason, r.Profile, r.RenewalStart, r.RenewalEnd, r.RenewNow, acme.IssuerOrDefault(r.Issuer), r.CRLShard,
 			r.Validations}
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/sqlrow"
 	"github.com/weir-pki/weir/storage/transfer"
 )
@@ -236,7 +237,7 @@ func (im *Import) Certificates(ctx context.Context, rows []transfer.Certificate)
 			chain, issuerID = nil, id
 		}
 		return []any{r.Serial, r.AccountID, r.OrderID, r.DER, chain, issuerID, r.Names, r.NameSet, r.NotBefore,
-			r.NotAfter, r.IssuedAt, r.RevokedAt, r.Reason, r.Profile, r.RenewalStart, r.RenewalEnd, r.RenewNow, sqlrow.IssuerOrDefault(r.Issuer), r.CRLShard,
+			r.NotAfter, r.IssuedAt, r.RevokedAt, r.Reason, r.Profile, r.RenewalStart, r.RenewalEnd, r.RenewNow, acme.IssuerOrDefault(r.Issuer), r.CRLShard,
 			r.Validations}, nil
 	})
 }

@@ -117,15 +117,6 @@ func ScanShard(row Scanner) (int, error) {
 	return k, err
 }
 
-// IssuerOrDefault is the stored issuer of a certificate whose issuer is
-// id: acme.DefaultIssuer for "".
-func IssuerOrDefault(id string) string {
-	if id == "" {
-		return acme.DefaultIssuer
-	}
-	return id
-}
-
 // ScanRevocation reads one row of RevocationCols.
 func ScanRevocation(row Scanner) (acme.Revocation, error) {
 	var (
@@ -184,7 +175,7 @@ func NewCertRow(d Driver, cert *acme.Certificate) (*CertRow, error) {
 	if r.Names, err = StringsJSON(r.What+": names", cert.Names); err != nil {
 		return nil, err
 	}
-	r.Issuer = IssuerOrDefault(cert.Issuer)
+	r.Issuer = acme.IssuerOrDefault(cert.Issuer)
 	if r.Validations, err = ValidationsJSON(r.What, cert.Validations); err != nil {
 		return nil, err
 	}
@@ -219,7 +210,7 @@ type Unexpired struct {
 // UnexpiredArgs are the arguments of UnexpiredSQL ("" is the default
 // issuer).
 func UnexpiredArgs(issuer string, now time.Time) []any {
-	return []any{IssuerOrDefault(issuer), ToNanos(now)}
+	return []any{acme.IssuerOrDefault(issuer), ToNanos(now)}
 }
 
 // ScanUnexpired reads the row of UnexpiredSQL.
