@@ -2,9 +2,11 @@
 
 // Package system holds weir's system tests that need nothing of package
 // server but its exported API: each starts a whole weir server on
-// loopback and drives it as an ACME client does, through acmeenv. The
-// system tests that read or change the server's unexported state stay in
-// package server.
+// loopback and drives it as its users do, an ACME client through acmeenv,
+// an operator through weir's commands, the admin API and the dashboard,
+// and faults through internal/systest (a Redis of the test's own killed
+// or paused, replicas on one PostgreSQL schema). The few system tests
+// that must reach the server's unexported state stay in package server.
 package system
 
 import (
