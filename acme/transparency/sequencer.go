@@ -55,7 +55,7 @@ func (s *Sequencer) Integrate(ctx context.Context) (size int64, n int, err error
 	for i, p := range pending {
 		entries[i], b.IDs[i] = p.Entry, p.ID
 	}
-	stored := s.hashReader(ctx)
+	stored := StoreHashReader(ctx, s.Store)
 	added, err := Append(size, entries, stored)
 	if err != nil {
 		return size, 0, fmt.Errorf("transparency: hashing entries %d…: %w", size, err)
@@ -77,11 +77,6 @@ func (s *Sequencer) Integrate(ctx context.Context) (size int64, n int, err error
 		return size, 0, err
 	}
 	return newSize, len(entries), nil
-}
-
-// hashReader reads the stored hashes of the tree through the store.
-func (s *Sequencer) hashReader(ctx context.Context) tlog.HashReader {
-	return StoreHashReader(ctx, s.Store)
 }
 
 // StoreHashReader is a tlog.HashReader over a Store's stored hashes: the
