@@ -93,6 +93,10 @@ func AuditPath(cfg Config) string {
 // undo nor hold back what it records: the store has it already.
 type auditTrail struct {
 	sink *audit.Sink
+	// vlog, when the verifiable log is on, gets the administrators'
+	// actions and the reloads as entries (issuances and revocations
+	// write theirs in their own transactions).
+	vlog *verifiableLog
 }
 
 // openAudit opens the audit sink of cfg.
@@ -151,12 +155,14 @@ func (t *auditTrail) Revoked(_ context.Context, cert *acme.Certificate, reason i
 }
 
 // AdminAction implements admin.Auditor.
-func (t *auditTrail) AdminAction(_ context.Context, actor acme.Actor, a admin.AuditedAction) {
+func (t *auditTrail) AdminAction(ctx context.Context, actor acme.Actor, a admin.AuditedAction) {
 	data := map[string]any{"action": a.Action, "status": a.Status}
 	if a.Request != nil {
 		data["request"] = a.Request
 	}
-	t.sink.Record(audit.Event{Type: audit.TypeAdminAction, Actor: auditActor(actor), Data: data})
+	ev := audit.Event{Type: audit.TypeAdminAction, Actor: auditActor(actor), Data: data}
+	t.sink.Record(ev)
+	t.vlog.event(ctx, ev)
 }
 
 // reloaded records a configuration reload: the keys it changed and the
@@ -174,7 +180,9 @@ func (t *auditTrail) reloaded(trigger string, old, cur Config, restart []string,
 			data["needs_restart"] = restart
 		}
 	}
-	t.sink.Record(audit.Event{Type: audit.TypeReload, Actor: audit.Actor{Kind: "system", ID: trigger}, Data: data})
+	ev := audit.Event{Type: audit.TypeReload, Actor: audit.Actor{Kind: "system", ID: trigger}, Data: data}
+	t.sink.Record(ev)
+	t.vlog.event(context.Background(), ev)
 }
 
 // configChanges lists the keys, as dotted paths, whose values differ

@@ -32,6 +32,8 @@ type Config struct {
 	Admin        AdminConfig      `yaml:"admin"`
 	Log          LogConfig        `yaml:"log"`
 	Audit        AuditConfig      `yaml:"audit"`
+	// Transparency is the verifiable log (transparency.go).
+	Transparency TransparencyConfig `yaml:"transparency"`
 }
 
 // AdminConfig is the administrators' listener: the admin API, the
@@ -274,6 +276,7 @@ func DefaultConfig() Config {
 		Admin:        AdminConfig{Enabled: on(), Listen: "127.0.0.1:14001", TokenFile: "admin-token", Auth: "token"},
 		Log:          LogConfig{Level: "info", Format: "text"},
 		Audit:        defaultAudit(),
+		Transparency: defaultTransparency(),
 	}
 }
 
@@ -323,6 +326,7 @@ func (c Config) Validate() error {
 	errs = append(errs, c.CA.Intermediate.validate("ca.intermediate")...)
 	errs = append(errs, c.CA.validateIssuers()...)
 	errs = append(errs, c.Audit.validate()...)
+	errs = append(errs, c.validateTransparency()...)
 	positive := map[string]time.Duration{
 		"ca.certificate-lifetime": c.CA.CertificateLifetime, "ca.crl-interval": c.CA.CRLInterval,
 		"acme.order-lifetime": c.ACME.OrderLifetime, "acme.pending-authz-lifetime": c.ACME.PendingAuthzLifetime,

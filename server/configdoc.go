@@ -461,4 +461,27 @@ audit:
   max-size: {{audit.max-size}}
   # Names this replica in the events and the file; empty: the host name.
   replica-id: ""
+
+# The verifiable log (docs/security.md, "The verifiable log"): every
+# issuance and revocation, written in its own transaction, and every admin
+# action and reload, in a Merkle tree whose signed checkpoints and tiles
+# are served under /log/ (C2SP tlog-tiles). Check it from elsewhere with
+# "weir log verify" and "weir log monitor". Changes need a restart.
+transparency:
+  enabled: {{transparency.enabled}}
+  # Names the log in its checkpoints. Empty: the host of
+  # server.external-url followed by /log.
+  origin: ""
+  # The log's Ed25519 key, relative to data-dir; generated at first start
+  # while the log is empty. Never a CA key. Its verifier key, for
+  # monitors, is written to transparency/log-key.vkey.
+  key-file: {{transparency.key-file}}
+  # How the key is held, as ca.intermediate.signer (file, encrypted-file,
+  # pkcs11 with an Ed25519 key).
+  signer:
+    type: file
+  # How often the waiting entries are integrated and a checkpoint signed.
+  interval: {{transparency.interval}}
+  # How long an entry may wait before /readyz warns that the log is behind.
+  max-lag: {{transparency.max-lag}}
 `

@@ -46,6 +46,9 @@ func (s *Server) newHealth() *web.Health {
 		h.AddWarning("ratelimit-persistence", persistenceWarning(s.backend.persistence))
 	}
 	addNoncesWarning(h, s.nonces)
+	if s.vlog != nil {
+		h.AddWarning("transparency", s.vlog.warning)
+	}
 	return h
 }
 

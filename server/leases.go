@@ -25,6 +25,9 @@ const (
 	// file (one host, one data directory) take turns, and another host's
 	// file of the same path, another file, has a lease of its own.
 	leaseLimiterSweep = "ratelimit-sweep:"
+	// leaseLogSequencer is the verifiable log's sequencer: one replica
+	// integrates the pending entries and signs the checkpoints.
+	leaseLogSequencer = "log-sequencer"
 )
 
 // sweepInterval is how often the sweeps of idle limiter buckets and of

@@ -158,6 +158,7 @@ func restartKeys(old, cur Config) []string {
 	diff("admin", old.Admin, cur.Admin)
 	diff("log.format", old.Log.Format, cur.Log.Format)
 	diff("audit", old.Audit, cur.Audit)
+	diff("transparency", old.Transparency, cur.Transparency)
 	return keys
 }
 

@@ -40,7 +40,8 @@ type Server struct {
 	limits     *limits.Adapter
 	edge       *ratelimit.Edge
 	svc        *acme.Service
-	audit      *auditTrail // audit.go
+	audit      *auditTrail    // audit.go
+	vlog       *verifiableLog // transparencyrun.go; nil when the log is off
 	validator  *challenge.Validator
 	web        *web.Server
 	nonces     acme.NonceStore
@@ -185,14 +186,22 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 		closeKeys()
 		return nil, fmt.Errorf("server.tls: %w", err)
 	}
-	trail, err := openAudit(cfg, log)
+	vlog, err := newVerifiableLog(ctx, cfg, store, log)
 	if err != nil {
 		store.Close()
 		closeKeys()
 		return nil, err
 	}
+	trail, err := openAudit(cfg, log)
+	if err != nil {
+		vlog.close()
+		store.Close()
+		closeKeys()
+		return nil, err
+	}
+	trail.vlog = vlog
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
-		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h, issuers: issuers, audit: trail}
+		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h, issuers: issuers, audit: trail, vlog: vlog}
 	s.useRootCRL(rootCRL, "start")
 	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store,
 		CRLRegenerations: func() int64 {
@@ -209,6 +218,9 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 		}})
 	s.metrics.SetBuildInfo(opts.Build.Version, opts.Build.ShortCommit(), opts.Build.GoVersion)
 	s.metrics.SetAuditFailures(trail.sink.Failures)
+	if vlog != nil {
+		vlog.setMetrics(s.metrics)
+	}
 	if err := s.wire(ctx, issuer); err != nil {
 		s.Close()
 		return nil, err
@@ -313,6 +325,7 @@ func newService(cfg Config, store acme.Store, issuer *ca.CA, issuers []acme.Issu
 		TermsOfService:              cfg.ACME.TermsOfService, CRLInterval: cfg.CA.CRLInterval, CRLDelay: cfg.CA.CRLDelay,
 		Owner: newOwner(), // leases.go
 		EAB:   cfg.ACME.ExternalAccountBinding,
+		Log:   cfg.Transparency.Enabled,
 	}, acme.Live{Policy: policy, Profiles: profiles, ARI: cfg.ACME.RenewalInfo, RenewEarly: cfg.CA.renewEarly(), Backdate: cfg.CA.Backdate},
 		acme.Deps{Store: store, CA: issuer, Issuers: issuers, Validator: v, Limits: limits, Observer: obs, Audit: audit, Log: log})
 }
@@ -343,6 +356,9 @@ func (s *Server) Close() error {
 		err = cerr
 	}
 	if cerr := s.audit.close(); err == nil {
+		err = cerr
+	}
+	if cerr := s.vlog.close(); err == nil {
 		err = cerr
 	}
 	if cerr := closeKey(s.caKey); err == nil {
@@ -386,7 +402,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 		return err
 	}
 	bg, stopBG := context.WithCancel(context.WithoutCancel(ctx))
-	bgDone := make(chan error, 5)
+	bgDone := make(chan error, 6)
 	go func() { bgDone <- s.svc.Run(bg) }()
 	go func() { bgDone <- runNonces(bg, s.nonces, s.svc) }()
 	go func() {
@@ -401,6 +417,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	}()
 	go func() { bgDone <- s.runLimiterHousekeeping(bg) }()
 	go func() { bgDone <- s.runWriteHealth(bg) }()
+	go func() { bgDone <- s.runLog(bg) }()
 	go s.watchConfig(bg)
 	if s.adminCreds != nil {
 		go s.adminCreds.Run(bg, s.log)

@@ -64,6 +64,9 @@ func (s *Server) routeArtefacts(r chi.Router) {
 		r.Get(a.path, h)
 		r.Head(a.path, h)
 	}
+	if s.cfg.TransparencyLog != nil {
+		r.Mount(PathLog, http.StripPrefix(PathLog, s.cfg.TransparencyLog))
+	}
 }
 
 // ArtefactHandler is the route table of the plain-HTTP listener: the

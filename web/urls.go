@@ -24,9 +24,12 @@ const (
 	pathIntermediate = "/ca/intermediate.der"
 	pathCRL          = "/ca/crl.der"
 	pathRootCRL      = "/ca/root-crl.der" // the root's CRL of the intermediates
-	pathIssuerCRL    = "/crl/"            // + issuer ID: each issuer's CRL
-	pathIssuerCert   = "/ca/issuer/"      // + issuer ID: each issuer's intermediate (DER)
-	pathRenewalInfo  = "/acme/renewal-info"
+	// PathLog is where the verifiable log is served: its checkpoint at
+	// PathLog+"/checkpoint", its tiles under PathLog+"/tile/".
+	PathLog         = "/log"
+	pathIssuerCRL   = "/crl/"       // + issuer ID: each issuer's CRL
+	pathIssuerCert  = "/ca/issuer/" // + issuer ID: each issuer's intermediate (DER)
+	pathRenewalInfo = "/acme/renewal-info"
 	// pathAccountHash is the prefix of dns-persist-01's hashed account
 	// URIs: names only, nothing is served there.
 	pathAccountHash = "/acme/account-hash/"

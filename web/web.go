@@ -53,6 +53,10 @@ type Config struct {
 	// to description, for the directory's meta.profiles. It is called on
 	// every directory request, so a reload shows at once.
 	Profiles func() map[string]string
+	// TransparencyLog, when set, serves the verifiable log's checkpoint
+	// and tiles (C2SP tlog-tiles) under PathLog, on the ACME listener and
+	// the plain-HTTP one, as a public artefact; nil: 404.
+	TransparencyLog http.Handler
 }
 
 // profiles is the directory's meta.profiles; nil when none are offered.

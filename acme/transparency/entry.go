@@ -234,3 +234,18 @@ func (r *Revoked) check() error {
 	}
 	return nil
 }
+
+// EntryTime is the time of an entry written by EncodeEntry, read without
+// checking the rest of it: what the sequencer's lag is measured from.
+func EntryTime(b []byte) (time.Time, error) {
+	var e struct {
+		Time time.Time `json:"time"`
+	}
+	if err := json.Unmarshal(b, &e); err != nil {
+		return time.Time{}, fmt.Errorf("entry time: %v", err)
+	}
+	if e.Time.IsZero() {
+		return time.Time{}, errors.New("entry time: the entry has no time")
+	}
+	return e.Time, nil
+}

@@ -29,6 +29,14 @@ type Sequencer struct {
 	// MaxBatch bounds the entries one Integrate takes (DefaultMaxBatch
 	// when 0).
 	MaxBatch int
+	// Verifier, when set, is the log key's verifier: Integrate refuses to
+	// extend a tree whose latest checkpoint it does not verify (a
+	// sequencer holding another key, or serving another origin, would
+	// sign checkpoints no monitor accepts).
+	Verifier note.Verifier
+	// Integrated, when set, is called with the entries of each batch
+	// once it is stored (for the integration lag's metric).
+	Integrated func([]PendingEntry)
 }
 
 // Integrate integrates up to MaxBatch pending entries, oldest written
@@ -38,9 +46,14 @@ type Sequencer struct {
 // tree as stored, read through the store (Append), and written with the
 // entries in one transaction.
 func (s *Sequencer) Integrate(ctx context.Context) (size int64, n int, err error) {
-	size, _, err = s.Store.LogHead(ctx)
+	size, head, err := s.Store.LogHead(ctx)
 	if err != nil {
 		return 0, 0, err
+	}
+	if s.Verifier != nil && head != nil {
+		if _, err := OpenCheckpoint(head, s.Verifier); err != nil {
+			return size, 0, fmt.Errorf("transparency: the log's checkpoint of size %d does not verify with the sequencer's key %s, which will not extend it: %w", size, s.Verifier.Name(), err)
+		}
 	}
 	limit := s.MaxBatch
 	if limit <= 0 {
@@ -75,6 +88,9 @@ func (s *Sequencer) Integrate(ctx context.Context) (size int64, n int, err error
 	}
 	if err := s.Store.IntegrateLog(ctx, b); err != nil {
 		return size, 0, err
+	}
+	if s.Integrated != nil {
+		s.Integrated(pending)
 	}
 	return newSize, len(entries), nil
 }

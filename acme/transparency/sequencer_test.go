@@ -40,6 +40,13 @@ func sequencerOn(t *testing.T) (*transparency.Sequencer, *sqlite.Store, note.Ver
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
+	signer, v := newLogKey(t)
+	return &transparency.Sequencer{Store: st, Signer: signer}, st, v
+}
+
+// newLogKey is a new log key of origin ca.weir.test/log and its verifier.
+func newLogKey(t *testing.T) (note.Signer, note.Verifier) {
+	t.Helper()
 	_, key, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		t.Fatal(err)
@@ -52,7 +59,7 @@ func sequencerOn(t *testing.T) (*transparency.Sequencer, *sqlite.Store, note.Ver
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &transparency.Sequencer{Store: st, Signer: signer}, st, v
+	return signer, v
 }
 
 // head opens the stored head's checkpoint and checks it against the
@@ -195,4 +202,40 @@ func TestSequencersRace(t *testing.T) {
 		seen[string(e)] = true
 	}
 	head(t, st, v, es)
+}
+
+// TestSequencerRefusesAnotherKey: a sequencer whose key does not verify
+// the log's latest checkpoint (another replica's key, another origin)
+// integrates nothing, and the entries stay pending for the right one;
+// Integrated sees each stored batch.
+func TestSequencerRefusesAnotherKey(t *testing.T) {
+	seq, st, v := sequencerOn(t)
+	ctx := t.Context()
+	var seen int
+	seq.Verifier, seq.Integrated = v, func(b []transparency.PendingEntry) { seen += len(b) }
+	for _, e := range entries(0, 3) {
+		if err := st.AppendLogEntry(ctx, e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if size, n, err := seq.Integrate(ctx); err != nil || size != 3 || n != 3 || seen != 3 {
+		t.Fatalf("Integrate = %d, %d, %v (Integrated saw %d), want 3, 3", size, n, err, seen)
+	}
+	signer, ov := newLogKey(t)
+	intruder := &transparency.Sequencer{Store: st, Signer: signer, Verifier: ov}
+	if err := st.AppendLogEntry(ctx, entries(3, 1)[0]); err != nil {
+		t.Fatal(err)
+	}
+	if size, n, err := intruder.Integrate(ctx); err == nil || n != 0 || size != 3 {
+		t.Fatalf("another key's Integrate = %d, %d, %v; want a refusal at size 3", size, n, err)
+	}
+	if size, n, err := seq.Integrate(ctx); err != nil || size != 4 || n != 1 {
+		t.Fatalf("the log key's Integrate after the refusal = %d, %d, %v; want 4, 1", size, n, err)
+	}
+	if got, err := transparency.EntryTime([]byte(`{"v":1,"time":"2026-12-07T05:00:00Z"}`)); err != nil || got.Year() != 2026 {
+		t.Errorf("EntryTime = %v, %v", got, err)
+	}
+	if _, err := transparency.EntryTime([]byte(`{"v":1}`)); err == nil {
+		t.Error("EntryTime of an entry without a time: no error")
+	}
 }

@@ -88,8 +88,9 @@ var rules = map[string]rule{
 	// internal/ so that only weir imports it.
 	"internal/audit": {},
 	// The assembly: every product package, none of the harness, and no
-	// database or Redis client of its own (those live in storage).
-	"server": {every: []kind{product}, libs: []string{"gopkg.in/yaml.v3"}},
+	// database or Redis client of its own (those live in storage); the
+	// signed-note library for the log key it opens.
+	"server": {every: []kind{product}, libs: []string{"gopkg.in/yaml.v3", "golang.org/x/mod/sumdb/note"}},
 	// The command line: the server it runs and the admin API's views it
 	// prints; everything else through them.
 	"cmd/weir": {kind: command, ours: []string{"server", "web/admin", "internal/audit"}},

@@ -71,6 +71,8 @@ type Config struct {
 	Audit Auditor
 	// Log receives the admin actions (resets, revocations, deactivations).
 	Log *slog.Logger
+	// TransparencyLog is the verifiable log (logapi.go); nil when it is off.
+	TransparencyLog TransparencyLog
 	// Now is the clock (nil means time.Now).
 	Now func() time.Time
 }

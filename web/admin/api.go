@@ -113,6 +113,7 @@ func (s *Server) apiRoutes(r chi.Router) {
 	s.eabRoutes(r)
 	s.tenantRoutes(r)
 	s.credentialRoutes(r)
+	s.logRoutes(r)
 }
 
 func (s *Server) apiOverview(w http.ResponseWriter, r *http.Request) error {

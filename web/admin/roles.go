@@ -42,6 +42,8 @@ var routeRoles = map[string]Role{
 	"GET /api/v1/orders":                    RoleRead,
 	"GET /api/v1/crl":                       RoleRead,
 	"POST /api/v1/crl/regenerate":           RoleOperate,
+	"GET /api/v1/log":                       RoleRead,
+	"GET /api/v1/log/proof/{serial}":        RoleRead,
 	"POST /api/v1/eab":                      RoleOperate,
 	"GET /api/v1/eab":                       RoleRead,
 	"POST /api/v1/eab/{id}/revoke":          RoleOperate,

@@ -1,0 +1,155 @@
+// SPDX-License-Identifier: Apache-2.0
+
+package system
+
+import (
+	"crypto/x509"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	xacme "golang.org/x/crypto/acme"
+	"golang.org/x/mod/sumdb/note"
+	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/weir-pki/weir/acme/transparency"
+	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/acmeenv"
+	"github.com/weir-pki/weir/server"
+)
+
+// logOn turns the verifiable log on, integrating every 100 ms.
+func logOn(c *server.Config) {
+	c.Transparency.Enabled = true
+	c.Transparency.Interval = 100 * time.Millisecond
+}
+
+// logVerifier is the verifier key weir wrote for e's log.
+func logVerifier(t *testing.T, e *env) note.Verifier {
+	t.Helper()
+	b, err := os.ReadFile(server.LogVerifierKeyFile(e.cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := note.NewVerifier(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+// waitLogSize waits (bounded) until e's log has integrated want entries
+// and returns them, with the checkpoint of that size, opened.
+func waitLogSize(t *testing.T, e *env, v note.Verifier, want int64) ([]transparency.Entry, transparency.Checkpoint) {
+	t.Helper()
+	st := e.srv.Store()
+	var size int64
+	var head []byte
+	for range 600 { // 600 × 50 ms: the sequencer runs every 100 ms
+		var err error
+		if size, head, err = st.LogHead(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		if size >= want {
+			break
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if size != want {
+		t.Fatalf("the log holds %d entries, want %d", size, want)
+	}
+	c, err := transparency.OpenCheckpoint(head, v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := st.LogEntries(t.Context(), 0, int(want))
+	if err != nil || int64(len(raw)) != want {
+		t.Fatalf("LogEntries: %d, %v", len(raw), err)
+	}
+	hashes := make([]tlog.Hash, 0, tlog.StoredHashCount(want))
+	var out []transparency.Entry
+	for i, b := range raw {
+		e, err := transparency.ParseEntry(b)
+		if err != nil {
+			t.Fatalf("entry %d does not parse: %v", i, err)
+		}
+		out = append(out, e)
+		hs, err := tlog.StoredHashes(int64(i), b, tlog.HashReaderFunc(func(ix []int64) ([]tlog.Hash, error) {
+			r := make([]tlog.Hash, len(ix))
+			for j, x := range ix {
+				r[j] = hashes[x]
+			}
+			return r, nil
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hashes = append(hashes, hs...)
+	}
+	root, err := tlog.TreeHash(want, tlog.HashReaderFunc(func(ix []int64) ([]tlog.Hash, error) {
+		r := make([]tlog.Hash, len(ix))
+		for j, x := range ix {
+			r[j] = hashes[x]
+		}
+		return r, nil
+	}))
+	if err != nil || root != c.Hash {
+		t.Fatalf("the entries' tree has root %x (%v), the checkpoint %x", root, err, c.Hash)
+	}
+	return out, c
+}
+
+// TestVerifiableLog: with the log on, the start, each issuance, each
+// revocation (an account's and an administrator's), the administrator's
+// action and a reload each become one entry, in the order they happened,
+// integrated by the sequencer into a tree whose checkpoint verifies with
+// the verifier key weir wrote; the log's state is on /metrics.
+func TestVerifiableLog(t *testing.T) {
+	e := startEnv(t, logOn)
+	v := logVerifier(t, e)
+	if want := strings.TrimPrefix(e.srv.BaseURL(), "https://") + "/log"; v.Name() != want {
+		t.Errorf("the log's origin is %q, want %q (the external URL's host)", v.Name(), want)
+	}
+	ctx, _, c, acct := e.Registered(t)
+	chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "a.weir.test"})
+	if err := c.RevokeCert(ctx, nil, chain[0], xacme.CRLReasonSuperseded); err != nil {
+		t.Fatal(err)
+	}
+	chain2, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "b.weir.test"})
+	leaf2, _ := x509.ParseCertificate(chain2[0])
+	serial2 := ca.SerialHex(leaf2.SerialNumber)
+	e.cli.Run(t, 0, "certs", "revoke", serial2, "--reason", "keyCompromise")
+	e.reloadWith(func(c *server.Config) { c.CA.Policy.DeniedDomains = []string{"blocked.test"} })
+
+	entries, cp := waitLogSize(t, e, v, 7)
+	var kinds []string
+	for _, en := range entries {
+		k := en.Kind
+		if en.Event != nil {
+			k += ":" + en.Event.Type
+		}
+		kinds = append(kinds, k)
+	}
+	want := []string{"event:server-started", "issued", "revoked", "issued", "revoked", "event:admin-action", "event:config-reload"}
+	if strings.Join(kinds, " ") != strings.Join(want, " ") {
+		t.Fatalf("the log's entries are %v, want %v", kinds, want)
+	}
+	if got := entries[1].Issued; string(got.Certificate) != string(chain[0]) || got.Account != e.accountID(acct.URI) ||
+		len(got.Validations) != 1 || got.Validations[0].Method != "http-01" {
+		t.Errorf("the first issuance's entry: %+v", got)
+	}
+	if got := entries[4]; got.Revoked.Serial != serial2 || got.Revoked.Reason != 1 || got.Actor.Kind != "admin" {
+		t.Errorf("the administrator's revocation's entry: %+v", got)
+	}
+	sc := scrapeServer(t, e.srv)
+	if f := sc["weir_log_tree_size"]; f == nil || f.GetMetric()[0].GetGauge().GetValue() != float64(cp.Size) {
+		t.Errorf("weir_log_tree_size: %v, want %d", f, cp.Size)
+	}
+	if f := sc["weir_log_integration_lag_seconds"]; f == nil || f.GetMetric()[0].GetHistogram().GetSampleCount() != uint64(cp.Size) {
+		t.Errorf("weir_log_integration_lag_seconds: %v, want %d samples", f, cp.Size)
+	}
+	if f := sc["weir_log_oldest_pending_seconds"]; f == nil || f.GetMetric()[0].GetGauge().GetValue() != 0 {
+		t.Errorf("weir_log_oldest_pending_seconds: %v, want 0 with nothing pending", f)
+	}
+}
