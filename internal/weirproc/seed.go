@@ -14,17 +14,21 @@ import (
 // The data-directory files that replicas share (server/bootstrap.go,
 // server/admintoken.go, docs/high-availability.md).
 const (
-	caDir          = "ca"                  // root and intermediate certificates and keys
-	caIntermediate = "ca/intermediate.pem" // present when weir made its CA
-	rootPEM        = "root.pem"            // the root to distribute
-	adminToken     = "admin-token"         // admin.token-file's default
+	caDir          = "ca"                        // root and intermediate certificates and keys
+	caIntermediate = "ca/intermediate.pem"       // present when weir made its CA
+	rootPEM        = "root.pem"                  // the root to distribute
+	adminToken     = "admin-token"               // admin.token-file's default
+	logKey         = "transparency/log-key.pem"  // transparency.key-file's default
+	logVerifierKey = "transparency/log-key.vkey" // its verifier key
 )
 
 // SeedCA copies what replicas must share from one data directory into
 // another, so that a weir started on toDataDir uses the same CA: every
 // file of ca/ (root and intermediate, certificates and keys), root.pem
 // and admin-token (the admin listener's bearer token at its default
-// place, when there is one). Private keys and the token stay 0600, the
+// place, when there is one), and the verifiable log's key at its default
+// place when there is one (every replica signs the log's checkpoints with
+// the one key). Private keys and the token stay 0600, the
 // directories 0700. weir's own HTTPS certificate (tls/) and the
 // databases are not copied: each replica has its own.
 func SeedCA(fromDataDir, toDataDir string) error {
@@ -58,9 +62,15 @@ func SeedCA(fromDataDir, toDataDir string) error {
 	if err != nil {
 		return fmt.Errorf("weirproc: SeedCA: %w", err)
 	}
-	for _, name := range []string{rootPEM, adminToken} {
-		err := copyFile(filepath.Join(fromDataDir, name), filepath.Join(toDataDir, name))
-		if err != nil && !(name == adminToken && errors.Is(err, fs.ErrNotExist)) {
+	for _, name := range []string{rootPEM, adminToken, logKey, logVerifierKey} {
+		src, dst := filepath.Join(fromDataDir, name), filepath.Join(toDataDir, name)
+		if _, err := os.Stat(src); name != rootPEM && errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return fmt.Errorf("weirproc: SeedCA: %w", err)
+		}
+		if err := copyFile(src, dst); err != nil {
 			return fmt.Errorf("weirproc: SeedCA: %w", err)
 		}
 	}

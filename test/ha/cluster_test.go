@@ -71,6 +71,8 @@ type clusterOpts struct {
 	// trustProxies sets server.trusted-proxies to loopback, so that a
 	// client's X-Forwarded-For picks its IP bucket.
 	trustProxies bool
+	// transparency turns the verifiable log on, integrating every 200 ms.
+	transparency bool
 }
 
 // cluster is three weir replicas on one PostgreSQL store and one Redis,
@@ -211,7 +213,16 @@ rate-limiting:
   enabled: false
 log:
   level: warn
-`, cl.dataDirs[i], cl.listens[i], cl.base, proxies, httpPort, cl.dns.Addr(), challengeTimeout, o.dsn, o.redis.addr(), limits)
+%s`, cl.dataDirs[i], cl.listens[i], cl.base, proxies, httpPort, cl.dns.Addr(), challengeTimeout, o.dsn, o.redis.addr(), limits, transparencyBlock(o.transparency))
+}
+
+// transparencyBlock is the transparency block of a cluster whose log is
+// on, "" otherwise.
+func transparencyBlock(on bool) string {
+	if !on {
+		return ""
+	}
+	return "transparency:\n  enabled: true\n  interval: 200ms\n"
 }
 
 // client returns an HTTP client that trusts weir's root, opens a new
