@@ -22,8 +22,9 @@ import (
 
 // compareSide is one of the two builds of -compare.
 type compareSide struct {
-	Name string `json:"name"` // as given: a binary or a git revision
+	Name string `json:"name"` // as given: a binary or a git revision, with +log for the log on
 	Rev  string `json:"rev,omitempty"`
+	Log  bool   `json:"log,omitempty"` // the verifiable log on (a side named REV+log)
 	bin  string
 	// Runs are its runs of each level, in the order they ran.
 	Runs map[int][]runResult `json:"runs"`
@@ -54,7 +55,9 @@ func compare(ctx context.Context, o *options, stderr io.Writer) (*compareReport,
 	rep := &compareReport{Storage: o.storage, RateLimits: o.rateLimits, Rounds: o.runs}
 	for i, name := range o.compare {
 		s := &compareSide{Name: name, Runs: map[int][]runResult{}}
-		if s.bin, s.Rev, err = compareBinary(ctx, name, filepath.Join(tmp, fmt.Sprint("side", i)), stderr); err != nil {
+		build, withLog := strings.CutSuffix(name, "+log")
+		s.Log = withLog || o.log
+		if s.bin, s.Rev, err = compareBinary(ctx, build, filepath.Join(tmp, fmt.Sprint("side", i)), stderr); err != nil {
 			return nil, 1, err
 		}
 		rep.Sides[i] = s
@@ -68,7 +71,7 @@ func compare(ctx context.Context, o *options, stderr io.Writer) (*compareReport,
 		}
 		for _, i := range order {
 			s := rep.Sides[i]
-			one.weir = s.bin
+			one.weir, one.log = s.bin, s.Log
 			logf(stderr, "round %d of %d: %s", round+1, o.runs, s.Name)
 			r, code, err := load(ctx, &one, stderr)
 			if err != nil {
@@ -152,6 +155,7 @@ var compareMetrics = []struct {
 	{"server/client CPU", func(r runResult) float64 { return ratio(r.ServerCPUMsPerCert, r.ClientCPUMsPerCert) }},
 	{"p50 ms", func(r runResult) float64 { return r.P50Ms }},
 	{"p99 ms", func(r runResult) float64 { return r.P99Ms }},
+	{"log lag p99 s", func(r runResult) float64 { return r.LogLagP99Sec }},
 }
 
 func ratio(b, a float64) float64 {

@@ -48,6 +48,7 @@ type options struct {
 	clientGOGC   int
 	clientProf   string
 	compare      []string // -compare A,B: two builds, interleaved (compare.go)
+	log          bool     // -log: weir's verifiable log on (loglag.go)
 
 	probe            bool          // -probe: time the start-up costs before any load
 	probeProf        string        // -probe-profile: file prefix of the server profiles of the probe
@@ -80,6 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.maxOther, "max-other", 0.3, "a run during which other processes used more than this many `cores` is disturbed and run again (0: never)")
 	fs.IntVar(&o.retries, "retries", 2, "how often a disturbed run is run again; the least disturbed attempt is kept")
 	fs.DurationVar(&o.budget, "budget", 12*time.Minute, "after this long, stop waiting for quiet and stop re-running disturbed runs")
+	fs.BoolVar(&o.log, "log", false, "turn weir's verifiable log on (transparency.enabled) and report each run's integration lag p99; a -compare side named REV+log runs with it on")
 	fs.StringVar(&o.rateLimits, "ratelimits", "off", "weir's rate limits: off (all disabled), high (all enabled, never reached: measures the limiter), server (weir's defaults)")
 	fs.IntVar(&o.workers, "validation-workers", 0, "set acme.validation-workers in the server config (0: weir's default)")
 	fs.IntVar(&o.replicas, "replicas", 1, "weir replicas, dialled in turn by the client (more than 1 needs -storage postgres)")

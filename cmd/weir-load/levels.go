@@ -68,6 +68,7 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 	so := serverOptions{
 		bin: bin, dnsAddr: dns.Addr(), httpPort: resp.port,
 		pprof: o.cpuProfile != "" || o.probeProf != "", validationWorkers: o.workers, rateLimits: o.rateLimits,
+		log: o.log,
 	}
 	if o.storage == "postgres" && o.postgresSchema != "" {
 		// A schema of the caller's (filled by -populate): used, never dropped.
@@ -113,6 +114,11 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 	}
 	ready := time.Now()
 	srv := cl.first()
+	if o.log {
+		if cl.log, err = newAdminClient(srv); err != nil {
+			return nil, 1, err
+		}
+	}
 	logf(stderr, "%d replica(s) at %s, storage %s, redis %s (http-01 :%d, dns %s)", len(cl.replicas), srv.Base, cl.storage, cl.redisMode, resp.port, dns.Addr())
 
 	maxC := slices.Max(append(slices.Clone(o.levels), o.profileC))
@@ -182,8 +188,8 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 				}
 				a := measure(ctx, l, cl, ct, rep.ClkTck, spec(c))
 				a.Run, a.Attempts = r, attempt+1
-				logf(stderr, "c=%d run %d: %d certs in %.1fs = %.1f/s, server CPU %.2f ms/cert, store CPU %.2f ms/cert, client CPU %.2f ms/cert, p50 %.1f ms, p99 %.1f ms, errors %d, other processes %.2f cores",
-					c, r, a.Certs, a.ElapsedSec, a.CertsPerSec, a.ServerCPUMsPerCert, a.StoreCPUMsPerCert, a.ClientCPUMsPerCert, a.P50Ms, a.P99Ms, a.Errors, a.OtherCPUCores)
+				logf(stderr, "c=%d run %d: %d certs in %.1fs = %.1f/s, server CPU %.2f ms/cert, store CPU %.2f ms/cert, client CPU %.2f ms/cert, p50 %.1f ms, p99 %.1f ms, errors %d, other processes %.2f cores%s",
+					c, r, a.Certs, a.ElapsedSec, a.CertsPerSec, a.ServerCPUMsPerCert, a.StoreCPUMsPerCert, a.ClientCPUMsPerCert, a.P50Ms, a.P99Ms, a.Errors, a.OtherCPUCores, logLagNote(a))
 				if attempt == 0 || a.OtherCPUCores < res.OtherCPUCores || a.Stalled {
 					a.Attempts = attempt + 1
 					res = a
@@ -312,6 +318,10 @@ func measure(ctx context.Context, l *loader, cl *cluster, ct *countingTransport,
 	busy0, total0 := weirproc.MachineCPU()
 	req0 := ct.requests.Load()
 
+	var lag0 lagHistogram
+	if cl.log != nil {
+		lag0, _ = scrapeLag(ctx, cl.log) // none yet: every entry counts
+	}
 	out := l.runLevel(ctx, s)
 
 	srv1 := cl.serverTicks()
@@ -345,6 +355,11 @@ func measure(ctx context.Context, l *loader, cl *cluster, ct *countingTransport,
 		// much above zero means the numbers are disturbed.
 		other := float64((busy1-busy0)-(srv1-srv0)-store-(cli1-cli0)) / float64(tck) / out.elapsed.Seconds()
 		r.OtherCPUCores = max(0, other)
+	}
+	if cl.log != nil {
+		if lag1, err := settle(ctx, cl.log); err == nil {
+			r.LogLagP99Sec = lag1.p99Since(lag0)
+		}
 	}
 	if out.certs > 0 {
 		r.ServerCPUMsPerCert = 1000 * r.ServerCPUSec / float64(out.certs)

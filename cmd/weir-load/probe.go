@@ -122,7 +122,7 @@ type adminClient struct {
 func newAdminClient(srv *replica) (*adminClient, error) {
 	tok, err := os.ReadFile(filepath.Join(srv.DataDir, "admin-token"))
 	if err != nil {
-		return nil, fmt.Errorf("probe: admin token: %w", err)
+		return nil, fmt.Errorf("admin token: %w", err)
 	}
 	// The load tool's configuration gives the admin listener no TLS: it
 	// serves plain HTTP on loopback.

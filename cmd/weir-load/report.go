@@ -35,10 +35,14 @@ type runResult struct {
 	ServerRSSMaxMiB    float64        `json:"server_rss_max_mib"`
 	ServerHWMMiB       float64        `json:"server_vmhwm_mib"`
 	RequestsPerCert    float64        `json:"requests_per_cert"`
-	Attempts           int            `json:"attempts,omitempty"`
-	Disturbed          bool           `json:"disturbed,omitempty"`
-	Stalled            bool           `json:"stalled,omitempty"`
-	StallNote          string         `json:"stall_note,omitempty"`
+	// LogLagP99Sec bounds the 99th percentile of the verifiable log's
+	// integration lag over the run (the upper edge of its histogram
+	// bucket); 0 with the log off.
+	LogLagP99Sec float64 `json:"log_lag_p99_s,omitempty"`
+	Attempts     int     `json:"attempts,omitempty"`
+	Disturbed    bool    `json:"disturbed,omitempty"`
+	Stalled      bool    `json:"stalled,omitempty"`
+	StallNote    string  `json:"stall_note,omitempty"`
 }
 
 // levelResult is the median of a level's runs.
@@ -124,6 +128,7 @@ func medianOf(runs []runResult) runResult {
 	m.ServerRSSMaxMiB = med(func(r runResult) float64 { return r.ServerRSSMaxMiB })
 	m.ServerHWMMiB = slices.MaxFunc(runs, func(a, b runResult) int { return cmpF(a.ServerHWMMiB, b.ServerHWMMiB) }).ServerHWMMiB
 	m.RequestsPerCert = med(func(r runResult) float64 { return r.RequestsPerCert })
+	m.LogLagP99Sec = med(func(r runResult) float64 { return r.LogLagP99Sec })
 	for _, r := range runs {
 		m.Stalled = m.Stalled || r.Stalled
 		m.Disturbed = m.Disturbed || r.Disturbed

@@ -28,6 +28,7 @@ type serverOptions struct {
 	externalURL           string // server.external-url; "" for replica 1
 	postgresDSN           string // storage driver postgres with this DSN; "": SQLite
 	redisAddr             string // limiter and nonces on this Redis; "": neither
+	log                   bool   // transparency.enabled: the verifiable log on
 }
 
 // rateLimitBlocks are the rate-limiting: config blocks of -ratelimits.
@@ -85,6 +86,9 @@ func serverConfig(o serverOptions, listen, admin string) string {
 		fmt.Fprintf(&cfg, "storage:\n  driver: postgres\n  dsn: %q\n", o.postgresDSN)
 	}
 	fmt.Fprintf(&cfg, "log:\n  level: warn\n")
+	if o.log {
+		cfg.WriteString("transparency:\n  enabled: true\n")
+	}
 	rl := rateLimitBlocks[o.rateLimits]
 	if o.redisAddr != "" {
 		if rl == "" {
@@ -151,6 +155,7 @@ type cluster struct {
 	rr         *weirproc.RoundRobin // the client's balancer; nil for one replica
 	pg         *pgschema.Schema     // nil for SQLite
 	redis      *weirproc.Redis      // a private redis-server, or nil
+	log        *adminClient         // replica 1's admin API when the verifiable log is on
 }
 
 // clusterOptions are the flags that shape the cluster.
