@@ -74,6 +74,13 @@ func backup(ctx context.Context, cfg Config, out string) (copied, notes []string
 			files = append(files, cfg.Admin.TokenFile)
 		}
 	}
+	// The verifiable log's key, whose checkpoints the log's monitors
+	// hold (its tables are in the store's snapshot below).
+	if t := cfg.Transparency; t.Signer.NeedsKeyFile() && filepath.IsAbs(t.KeyFile) {
+		notes = append(notes, fmt.Sprintf("transparency.key-file %s is outside the data directory: back it up yourself", t.KeyFile))
+	} else if t.Signer.NeedsKeyFile() {
+		files = append(files, t.KeyFile, logVerifierKeyName)
+	}
 	for _, name := range files {
 		ok, err := copyFile(dataPath(dd, name), dataPath(out, name))
 		if err != nil {

@@ -469,8 +469,8 @@ audit:
 # "weir log verify" and "weir log monitor". Changes need a restart.
 transparency:
   enabled: {{transparency.enabled}}
-  # Names the log in its checkpoints. Empty: the host of
-  # server.external-url followed by /log.
+  # Names the log in its checkpoints. Empty: the log's own, or for a new
+  # log the host of server.external-url followed by /log.
   origin: ""
   # The log's Ed25519 key, relative to data-dir; generated at first start
   # while the log is empty. Never a CA key. Its verifier key, for

@@ -32,8 +32,9 @@ type TransparencyConfig struct {
 	// Enabled turns the log on.
 	Enabled bool `yaml:"enabled"`
 	// Origin names the log in its checkpoints and is the name of its
-	// key; "" is the host of server.external-url (or server.listen)
-	// followed by "/log".
+	// key; "" is the origin of the log's latest checkpoint, or for a new
+	// log the host of server.external-url (or server.listen) followed
+	// by "/log".
 	Origin string `yaml:"origin"`
 	// KeyFile is the log's Ed25519 key, relative to data-dir, for the
 	// file signers; generated (mode 0600) at first start when missing
@@ -120,8 +121,11 @@ func LogKeyFile(cfg Config) string {
 // note key "origin+hash+base64" that monitors, witnesses and relying
 // parties check checkpoints with): next to the key, public.
 func LogVerifierKeyFile(cfg Config) string {
-	return dataPath(cfg.DataDir, "transparency/log-key.vkey")
+	return dataPath(cfg.DataDir, logVerifierKeyName)
 }
+
+// logVerifierKeyName is the verifier key's file in the data directory.
+const logVerifierKeyName = "transparency/log-key.vkey"
 
 // logKey is the log's key, opened.
 type logKey struct {
@@ -156,7 +160,13 @@ func openLogKey(ctx context.Context, cfg Config, st transparency.Store) (*logKey
 	if err != nil {
 		return nil, err
 	}
-	signer, vkey, err := transparency.NewNoteSigner(cfg.logOrigin(), s)
+	origin := cfg.logOrigin()
+	if t.Origin == "" && head != nil {
+		// The log keeps the origin it was given at its first start, even
+		// once the external URL it came from changes.
+		origin, _, _ = strings.Cut(string(head), "\n")
+	}
+	signer, vkey, err := transparency.NewNoteSigner(origin, s)
 	if err != nil {
 		s.Close()
 		return nil, fmt.Errorf("transparency: %w", err)
@@ -170,7 +180,7 @@ func openLogKey(ctx context.Context, cfg Config, st transparency.Store) (*logKey
 		if _, err := transparency.OpenCheckpoint(head, v); err != nil {
 			s.Close()
 			return nil, fmt.Errorf("transparency: the log's latest checkpoint (size %d) does not verify with this log key and origin %q (%v): "+
-				"it was signed by another key or under another origin; use the log's own key and transparency.origin", size, cfg.logOrigin(), err)
+				"it was signed by another key or under another origin; use the log's own key and transparency.origin", size, origin, err)
 		}
 	}
 	if err := writeFileAtomic(LogVerifierKeyFile(cfg), []byte(vkey+"\n"), 0o644); err != nil {

@@ -5,6 +5,7 @@ package system
 import (
 	"crypto/x509"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -151,5 +152,36 @@ func TestVerifiableLog(t *testing.T) {
 	}
 	if f := sc["weir_log_oldest_pending_seconds"]; f == nil || f.GetMetric()[0].GetGauge().GetValue() != 0 {
 		t.Errorf("weir_log_oldest_pending_seconds: %v, want 0 with nothing pending", f)
+	}
+}
+
+// TestLogBackup: weir backup carries the log (its tables, in the store's
+// snapshot) and its key; weir started on the copy has the same log, its
+// key still verifies the latest checkpoint, and it extends the tree.
+func TestLogBackup(t *testing.T) {
+	e := startEnv(t, logOn)
+	v := logVerifier(t, e)
+	ctx, _, c, _ := e.Registered(t)
+	e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.AuthzID{Type: "dns", Value: "backup.weir.test"})
+	_, cp := waitLogSize(t, e, v, 2)
+	out := filepath.Join(t.TempDir(), "backup")
+	listing := e.cli.Run(t, 0, "backup", "-out", out)
+	for _, f := range []string{"transparency/log-key.pem", "transparency/log-key.vkey"} {
+		if !strings.Contains(listing, "  "+f+"\n") {
+			t.Errorf("weir backup does not list %s:\n%s", f, listing)
+		}
+	}
+	e.stop()
+	restored := startEnv(t, func(c *server.Config) {
+		logOn(c)
+		c.DataDir = out
+	})
+	// The restored server's start is one more entry, signed by the same key.
+	entries, again := waitLogSize(t, restored, v, cp.Size+1)
+	if entries[cp.Size].Event == nil || entries[cp.Size].Event.Type != "server-started" {
+		t.Errorf("the entry after the backup's: %+v, want the restored server's start", entries[cp.Size])
+	}
+	if again.Size != cp.Size+1 {
+		t.Errorf("the restored log's size is %d, want %d", again.Size, cp.Size+1)
 	}
 }
