@@ -145,3 +145,29 @@ func put(t *testing.T, dir, p string, data []byte) {
 		t.Fatal(err)
 	}
 }
+
+// logKeys are a log's signer and verifier.
+type logKeys struct {
+	signer   note.Signer
+	verifier note.Verifier
+}
+
+// serialHex is a certificate's serial, lowercase hex.
+func serialHex(t *testing.T, der []byte) string {
+	t.Helper()
+	c, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("%x", c.SerialNumber)
+}
+
+// entryCert is the certificate of an issuance entry.
+func entryCert(t *testing.T, entry []byte) []byte {
+	t.Helper()
+	e, err := transparency.ParseEntry(entry)
+	if err != nil || e.Issued == nil {
+		t.Fatalf("not an issuance entry: %s (%v)", entry, err)
+	}
+	return e.Issued.Certificate
+}
