@@ -94,7 +94,7 @@ func (p InclusionProof) VerifyCertificate(logKey note.Verifier, certDER []byte) 
 		return err
 	}
 	if e.Kind != KindIssued {
-		return fmt.Errorf("proof: entry %d is a %q entry, not an issuance", p.Index, e.Kind)
+		return fmt.Errorf("proof: entry %d is of kind %q, not an issuance", p.Index, e.Kind)
 	}
 	if !bytes.Equal(e.Issued.Certificate, certDER) {
 		return fmt.Errorf("proof: entry %d records the issuance of another certificate (serial %s), not this one (serial %s)",

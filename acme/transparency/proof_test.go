@@ -145,7 +145,7 @@ func TestProofTampered(t *testing.T) {
 	if revocation.Proof, err = tlog.ProveRecord(600, 301, transparency.StoreHashReader(t.Context(), st)); err != nil {
 		t.Fatal(err)
 	}
-	if err := revocation.VerifyCertificate(keys.verifier, entryCert(t, es[300])); err == nil || !strings.Contains(err.Error(), `entry 301 is a "revoked" entry, not an issuance`) {
+	if err := revocation.VerifyCertificate(keys.verifier, entryCert(t, es[300])); err == nil || !strings.Contains(err.Error(), `entry 301 is of kind "revoked", not an issuance`) {
 		t.Errorf("VerifyCertificate(a revocation's proof) = %v", err)
 	}
 }
