@@ -83,11 +83,20 @@ func readAll(ctx context.Context, c *torchwood.Client, tree tlog.Tree) ([][]byte
 // TestTorchwoodReadsTheServedLog: torchwood verifies the checkpoint, reads
 // every entry (checked against the tree), returns an entry with its
 // inclusion proof, and its hash reader proves an entry; each entry is the
-// one appended.
+// one appended. The log is served from SQLite, and from PostgreSQL.
 func TestTorchwoodReadsTheServedLog(t *testing.T) {
-	ctx := t.Context()
 	es := logEntries(t, 0, 600)
-	st, _, v := sequencedLog(t, es)
+	t.Run("sqlite", func(t *testing.T) {
+		_, st, _ := sequencerOn(t)
+		torchwoodReads(t, st, es)
+	})
+	t.Run("postgres", func(t *testing.T) { torchwoodReads(t, postgresStore(t), es) })
+}
+
+// torchwoodReads is TestTorchwoodReadsTheServedLog on st.
+func torchwoodReads(t *testing.T, st transparency.Store, es [][]byte) {
+	ctx := t.Context()
+	_, v := sequenceInto(t, st, es)
 	f, c := torchwoodOn(t, st)
 	tree := torchwoodTree(t, f, v)
 	if tree.N != 600 {

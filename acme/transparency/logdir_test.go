@@ -20,6 +20,8 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/weir-pki/weir/acme/transparency"
+	"github.com/weir-pki/weir/storage/postgres"
+	"github.com/weir-pki/weir/storage/postgres/pgtest"
 	"github.com/weir-pki/weir/storage/sqlite"
 )
 
@@ -86,8 +88,30 @@ func logEntries(t testing.TB, first, n int) [][]byte {
 // in batches of 100, and the log key.
 func sequencedLog(t *testing.T, es [][]byte) (*sqlite.Store, note.Signer, note.Verifier) {
 	t.Helper()
-	seq, st, v := sequencerOn(t)
-	seq.MaxBatch = 100
+	_, st, _ := sequencerOn(t)
+	signer, v := sequenceInto(t, st, es)
+	return st, signer, v
+}
+
+// postgresStore is a PostgreSQL store on a fresh schema of the test
+// server (skipped without WEIR_TEST_POSTGRES_DSN).
+func postgresStore(t *testing.T) *postgres.Store {
+	t.Helper()
+	_, dsn := pgtest.Schema(t, "weir_tlog_")
+	st, err := postgres.Open(t.Context(), postgres.Config{DSN: dsn, MaxConns: 4}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
+}
+
+// sequenceInto writes es to st and integrates them with the Sequencer in
+// batches of 100, under a new log key, which it returns.
+func sequenceInto(t *testing.T, st transparency.Store, es [][]byte) (note.Signer, note.Verifier) {
+	t.Helper()
+	signer, v := logKey(t, "ca.weir.test/log")
+	seq := &transparency.Sequencer{Store: st, Signer: signer, MaxBatch: 100}
 	for _, e := range es {
 		if err := st.AppendLogEntry(t.Context(), e); err != nil {
 			t.Fatal(err)
@@ -101,7 +125,7 @@ func sequencedLog(t *testing.T, es [][]byte) (*sqlite.Store, note.Signer, note.V
 	if size, _, err := st.LogHead(t.Context()); err != nil || size != int64(len(es)) {
 		t.Fatalf("the log's size is %d (%v), want %d", size, err, len(es))
 	}
-	return st, seq.Signer, v
+	return signer, v
 }
 
 // writeLogDir lays out the log of es in dir as tlog-tiles, with its
