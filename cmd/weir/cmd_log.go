@@ -77,7 +77,7 @@ func logVerify(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	}
 	fmt.Fprintf(stdout, "ok: the log %s verifies: %d entries (%d issued, %d revoked, %d events), root %s\n",
 		v.Name(), rep.Size, rep.Kinds[transparency.KindIssued], rep.Kinds[transparency.KindRevoked], rep.Kinds[transparency.KindEvent], rep.Root)
-	fmt.Fprintf(stdout, "%d hash tiles match the entries; %d of your checkpoints are consistent with it; %s\n",
+	fmt.Fprintf(stdout, "%d hash tiles match the entries; %d of your checkpoints are consistent with it; took %s\n",
 		rep.HashTiles, rep.Checkpoints, rep.Duration.Round(1e6))
 	return 0
 }
