@@ -194,3 +194,32 @@ func TestVerifyLogTampered(t *testing.T) {
 		})
 	}
 }
+
+// TestSources: what a source cannot read is an error saying what and
+// where: a status other than 200 or 404, a file larger than any tile, a
+// path out of a mirror's directory.
+func TestSources(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/log/tile/entries/000" {
+			w.Write(make([]byte, 256*(2+65535)+1))
+			return
+		}
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	t.Cleanup(srv.Close)
+	src := transparency.HTTPSource{Base: srv.URL + "/log", Client: srv.Client()}
+	if _, err := src.ReadFile(t.Context(), "checkpoint"); err == nil || err.Error() != "GET "+srv.URL+"/log/checkpoint: 503 Service Unavailable" {
+		t.Errorf("a 503: %v", err)
+	}
+	if _, err := src.ReadFile(t.Context(), "tile/entries/000"); err == nil || !strings.Contains(err.Error(), "more than the 16777472 bytes a tile may hold") {
+		t.Errorf("a file too large: %v", err)
+	}
+	dir := t.TempDir()
+	put(t, dir, "checkpoint", []byte("x"))
+	if b, err := transparency.DirSource(dir).ReadFile(t.Context(), "checkpoint"); err != nil || string(b) != "x" {
+		t.Errorf("DirSource: %q, %v", b, err)
+	}
+	if _, err := transparency.DirSource(filepath.Join(dir, "sub")).ReadFile(t.Context(), "../checkpoint"); err == nil || !strings.Contains(err.Error(), `"../checkpoint" is not a path within the log's directory`) {
+		t.Errorf("DirSource(../checkpoint): %v", err)
+	}
+}
