@@ -93,7 +93,7 @@ var rules = map[string]rule{
 	"server": {every: []kind{product}, libs: []string{"gopkg.in/yaml.v3", "golang.org/x/mod/sumdb/note"}},
 	// The command line: the server it runs and the admin API's views it
 	// prints; everything else through them.
-	"cmd/weir": {kind: command, ours: []string{"server", "web/admin", "internal/audit"}},
+	"cmd/weir": {kind: command, ours: []string{"server", "web/admin", "internal/audit", "acme/transparency"}},
 	// The load tool runs weir as a child process: the harness and any
 	// product package, never a test package.
 	"cmd/weir-load":          {kind: command, every: []kind{product, tool}, libs: []string{"golang.org/x/crypto/acme"}},

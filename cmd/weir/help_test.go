@@ -27,6 +27,7 @@ var (
 		"admin token": {"add", "list", "revoke"},
 		"ca":          {"take-root-offline", "new-intermediate-key", "sign-intermediate", "sign-root-crl", "import", "add-issuer"},
 		"audit":       {"verify"},
+		"log":         {"verify", "prove", "check-proof"},
 	}
 )
 
@@ -66,6 +67,21 @@ func TestEveryCommandCovered(t *testing.T) {
 			t.Errorf("weir %s -h: exit %d, verbs %v; help_test.go has %v", g, code, listed, verbs)
 		}
 	}
+}
+
+// wantCLI runs weir with args and checks that it exits with code, with
+// want in its stdout (code 0) or stderr; it returns the stderr.
+func wantCLI(t *testing.T, args []string, code int, want string) string {
+	t.Helper()
+	got, out, errOut := runCLI(args...)
+	where := errOut
+	if code == 0 {
+		where = out
+	}
+	if got != code || !strings.Contains(where, want) {
+		t.Errorf("weir %s: exit %d, want %d with %q\nstdout: %s\nstderr: %s", strings.Join(args, " "), got, code, want, out, errOut)
+	}
+	return errOut
 }
 
 func runCLI(args ...string) (code int, stdout, stderr string) {
@@ -171,14 +187,7 @@ func TestExitCodes(t *testing.T) {
 				tc.args[i] = tokenFile
 			}
 		}
-		code, out, errOut := runCLI(tc.args...)
-		where := errOut
-		if tc.code == 0 {
-			where = out
-		}
-		if code != tc.code || !strings.Contains(where, tc.out) {
-			t.Errorf("weir %s: exit %d, want %d with %q\nstdout: %s\nstderr: %s", strings.Join(tc.args, " "), code, tc.code, tc.out, out, errOut)
-		}
+		errOut := wantCLI(t, tc.args, tc.code, tc.out)
 		if tc.code == 2 && strings.Count(errOut, "Usage:") > 1 {
 			t.Errorf("weir %s: the help %d times:\n%s", strings.Join(tc.args, " "), strings.Count(errOut, "Usage:"), errOut)
 		}

@@ -64,6 +64,18 @@ The audit trail (its files, not the running weir):
                               check the hash chain; names the first line
                               where it breaks
 
+The verifiable log (its tiles and proofs; prove asks the running weir):
+  weir log verify -key VKEY|@FILE (-url URL | -dir DIR) [-checkpoint FILE]...
+                              audit the whole log, served or mirrored: every
+                              entry, hash tile and root, and the checkpoints
+                              you kept are of the same tree
+  weir log prove SERIAL [-o FILE]
+                              a certificate's inclusion proof, as JSON (takes
+                              the admin flags below)
+  weir log check-proof -key VKEY|@FILE [-cert FILE] PROOF.json
+                              check a proof offline, and with -cert that it
+                              is that certificate's issuance
+
 Operating:
   weir healthcheck [-config FILE] [-url URL] [-timeout D]
                               exit 0 when the running weir's /readyz is 200
