@@ -41,7 +41,7 @@ func (s *Server) newAdmin() error {
 		GlobalEnabled: func() bool { return s.currentConfig().RateLimiting.Global.Enabled },
 		Metrics:       s.metrics, Config: s.configInfo,
 		Health: http.HandlerFunc(s.health.Live), Ready: http.HandlerFunc(s.health.Ready),
-		Audit: s.audit, Log: s.log,
+		Audit: s.audit, Log: s.log, TransparencyLog: s.adminLog(),
 	})
 	return err
 }

@@ -239,7 +239,8 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 		TermsOfService: cfg.ACME.TermsOfService, CAAIdentities: cfg.directoryCAAIdentities(), RootPEM: s.root, RootCRL: s.rootCRLDER,
 		Persist:       cfg.directoryPersist(),
 		OrdersPerPage: cfg.ACME.OrdersPerPage, Health: s.health,
-		Profiles: func() map[string]string { return s.svc.Profiles().Descriptions() },
+		Profiles:        func() map[string]string { return s.svc.Profiles().Descriptions() },
+		TransparencyLog: s.logHandler(),
 	}, s.svc, s.nonces, log)
 	if err != nil {
 		s.Close()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"sync"
 	"time"
 
@@ -170,6 +171,12 @@ func (l *verifiableLog) Info(ctx context.Context) (admin.LogInfo, error) {
 		OldestPendingSeconds: st.Oldest.Seconds(), MaxLagSeconds: l.cfg.MaxLag.Seconds(), Behind: st.Oldest > l.cfg.MaxLag}, nil
 }
 
+// Prove implements admin.TransparencyLog: the inclusion proof of the
+// certificate serial against the latest checkpoint.
+func (l *verifiableLog) Prove(ctx context.Context, serial string) (any, error) {
+	return transparency.ProveSerial(ctx, l.store, serial)
+}
+
 // event writes ev (an administrator's action, a reload, a start) to the
 // log in a transaction of its own. The audit file has it already; a
 // failure is logged.
@@ -218,3 +225,20 @@ func (s *Server) runLog(ctx context.Context) error {
 // eventStarted is the log's entry of a process's start: which replica,
 // with which log key, so that the log shows every restart.
 const eventStarted = "server-started"
+
+// logHandler serves the verifiable log's checkpoint and tiles; nil when
+// it is off.
+func (s *Server) logHandler() http.Handler {
+	if s.vlog == nil {
+		return nil
+	}
+	return transparency.NewHandler(s.store)
+}
+
+// adminLog is the log the admin API reads; nil when it is off.
+func (s *Server) adminLog() admin.TransparencyLog {
+	if s.vlog == nil {
+		return nil
+	}
+	return s.vlog
+}
