@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"filippo.io/torchwood"
 	"golang.org/x/mod/sumdb/note"
@@ -34,7 +36,7 @@ func NewCosignatureVerifier(vkey string) (note.Verifier, error) {
 	hash16, key64, _ := strings.Cut(rest, "+")
 	hash, err1 := strconv.ParseUint(hash16, 16, 32)
 	key, err2 := base64.StdEncoding.Strict().DecodeString(key64)
-	if name == "" || strings.ContainsAny(name, " \t\n") || len(hash16) != 8 || err1 != nil || err2 != nil {
+	if name == "" || !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsSpace) >= 0 || len(hash16) != 8 || err1 != nil || err2 != nil {
 		return nil, fmt.Errorf("witness key %q: not a note verifier key (name+hash+base64)", vkey)
 	}
 	if len(key) != 1+ed25519.PublicKeySize || key[0] != algCosignatureV1 {

@@ -249,6 +249,9 @@ func TestMonitorFollows(t *testing.T) {
 	if r := checkOK(t, m, 300); !r.Grew.Equal(grew) || !r.Verified.Equal(e.clock.Now()) {
 		t.Errorf("unchanged: grew %v (want %v), verified %v (want %v)", r.Grew, grew, r.Verified, e.clock.Now())
 	}
+	if files, err := os.ReadDir(filepath.Dir(e.state)); err != nil || len(files) != 1 {
+		t.Errorf("the state file's directory holds %v (%v), want the state file alone", files, err)
+	}
 	m = e.monitor(t, transparency.MonitorConfig{})
 	for _, size := range []int64{513, 700} {
 		e.serve(t, all[:size])
