@@ -49,6 +49,26 @@ func NewCosignatureVerifier(vkey string) (note.Verifier, error) {
 	return &cosignatureVerifier{name: name, hash: uint32(hash), key: ed25519.PublicKey(key[1:])}, nil
 }
 
+// MonitorKeys reads a monitor's keys: the log's note verifier key
+// ("name+hash+base64", as NewNoteSigner returns it) and the witnesses'
+// tlog-cosignature/v1 keys (NewCosignatureVerifier), for MonitorConfig's
+// LogKey and Witnesses.
+func MonitorKeys(logKey string, witnessKeys []string) (note.Verifier, []note.Verifier, error) {
+	log, err := note.NewVerifier(logKey)
+	if err != nil {
+		return nil, nil, fmt.Errorf("log key %q: not a note verifier key (name+hash+base64): %w", logKey, err)
+	}
+	var witnesses []note.Verifier
+	for _, k := range witnessKeys {
+		w, err := NewCosignatureVerifier(k)
+		if err != nil {
+			return nil, nil, err
+		}
+		witnesses = append(witnesses, w)
+	}
+	return log, witnesses, nil
+}
+
 // cosignatureVerifier verifies a witness's tlog-cosignature/v1
 // cosignatures.
 type cosignatureVerifier struct {

@@ -13,9 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/mod/sumdb/note"
-
 	"github.com/weir-pki/weir/acme/transparency"
+	"github.com/weir-pki/weir/web/admin"
 )
 
 // exitAlarm is the exit code of "weir log monitor" when it raised an
@@ -87,9 +86,13 @@ func logMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) in
 			return fail(stderr, "log monitor", err)
 		}
 	}
-	metrics := newMonitorMetrics()
+	reasons := make([]string, len(transparency.Reasons))
+	for i, r := range transparency.Reasons {
+		reasons[i] = string(r)
+	}
+	metrics := admin.NewLogMonitorMetrics(reasons)
 	if *metricsAddr != "" {
-		addr, stop, err := listenMetrics(*metricsAddr, metrics.handler())
+		addr, stop, err := listenMetrics(*metricsAddr, metrics.Handler())
 		if err != nil {
 			return fail(stderr, "log monitor", err)
 		}
@@ -104,41 +107,30 @@ func logMonitor(ctx context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 // newLogMonitor is the Monitor the flags describe.
-func newLogMonitor(rawURL, keyArg, statePath, startPath string, witnessKeys []string, minWitnesses int, stale time.Duration) (*transparency.Monitor, error) {
-	vkey, err := keyOrFile(keyArg)
+func newLogMonitor(rawURL, keyArg, statePath, startPath string, witnessArgs []string, minWitnesses int, stale time.Duration) (*transparency.Monitor, error) {
+	logKey, err := keyOrFile(keyArg)
 	if err != nil {
 		return nil, fmt.Errorf("-key: %w", err)
 	}
-	logKey, err := note.NewVerifier(vkey)
-	if err != nil {
-		return nil, fmt.Errorf("-key %q: not a note verifier key: %w", vkey, err)
-	}
-	var witnesses []note.Verifier
-	for _, w := range witnessKeys {
-		k, err := keyOrFile(w)
-		if err != nil {
+	witnessKeys := make([]string, len(witnessArgs))
+	for i, w := range witnessArgs {
+		if witnessKeys[i], err = keyOrFile(w); err != nil {
 			return nil, fmt.Errorf("-witness-key: %w", err)
 		}
-		v, err := transparency.NewCosignatureVerifier(k)
-		if err != nil {
-			return nil, fmt.Errorf("-witness-key: %w", err)
-		}
-		witnesses = append(witnesses, v)
 	}
-	var start []byte
+	c := transparency.MonitorConfig{StatePath: statePath, Stale: stale, MinWitnesses: minWitnesses}
+	if c.LogKey, c.Witnesses, err = transparency.MonitorKeys(logKey, witnessKeys); err != nil {
+		return nil, err
+	}
 	if startPath != "" {
-		if start, err = os.ReadFile(startPath); err != nil {
+		if c.Start, err = os.ReadFile(startPath); err != nil {
 			return nil, fmt.Errorf("-checkpoint: %w", err)
 		}
 	}
-	fetcher, err := transparency.NewTileFetcher(rawURL, nil)
-	if err != nil {
+	if c.Log, err = transparency.NewTileFetcher(rawURL, nil); err != nil {
 		return nil, fmt.Errorf("-url: %w", err)
 	}
-	return transparency.NewMonitor(transparency.MonitorConfig{
-		LogKey: logKey, Log: fetcher, StatePath: statePath, Stale: stale,
-		Witnesses: witnesses, MinWitnesses: minWitnesses, Start: start,
-	})
+	return transparency.NewMonitor(c)
 }
 
 // keyOrFile is a key given on the command line, or read from the file
@@ -162,7 +154,7 @@ func keyOrFile(arg string) (string, error) {
 // monitorLoop runs a monitor's checks and reports them.
 type monitorLoop struct {
 	m              *transparency.Monitor
-	metrics        *monitorMetrics
+	metrics        *admin.LogMonitorMetrics
 	stdout, stderr io.Writer
 	keepServing    bool
 	lastSize       int64
@@ -195,7 +187,11 @@ func (l *monitorLoop) run(ctx context.Context, interval time.Duration) int {
 // exitAlarm on an alarm, 1 when the check failed (transient).
 func (l *monitorLoop) check(ctx context.Context, always bool) int {
 	r, err := l.m.Check(ctx)
-	l.metrics.record(r, err)
+	alarm := ""
+	if r.Alarm != nil {
+		alarm = string(r.Alarm.Reason)
+	}
+	l.metrics.Record(alarm, err != nil, r.Checkpoint.Size, r.Verified, r.Grew)
 	switch {
 	case r.Alarm != nil:
 		fmt.Fprintf(l.stderr, "weir log monitor: ALARM %s: %s\n", r.Alarm.Reason, r.Alarm.Message)
