@@ -3,6 +3,7 @@ module github.com/weir-pki/weir
 go 1.26.8
 
 require (
+	filippo.io/torchwood v0.6.1
 	github.com/ThalesGroup/crypto11 v1.6.2
 	github.com/chromedp/chromedp v0.14.2
 	github.com/go-chi/chi/v5 v5.2.3
@@ -21,7 +22,6 @@ require (
 )
 
 require (
-	filippo.io/torchwood v0.6.1 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327 // indirect

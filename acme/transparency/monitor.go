@@ -74,7 +74,8 @@ type MonitorConfig struct {
 	Stale time.Duration
 	// Witnesses verify witnesses' cosignatures (NewCosignatureVerifier);
 	// MinWitnesses of them must have cosigned a checkpoint for it to
-	// count as verified.
+	// count as verified. A checkpoint cosigned by fewer is not held: the
+	// check fails as a fetch does, and counts towards staleness.
 	Witnesses    []note.Verifier
 	MinWitnesses int
 	// Start is a signed checkpoint the operator trusts, held on the first
@@ -130,6 +131,14 @@ func NewMonitor(c MonitorConfig) (*Monitor, error) {
 	}
 	if c.MinWitnesses < 0 || c.MinWitnesses > len(c.Witnesses) || (len(c.Witnesses) > 0 && c.MinWitnesses == 0) {
 		return nil, fmt.Errorf("monitor: %d of %d witnesses required, want 1 to %d", c.MinWitnesses, len(c.Witnesses), len(c.Witnesses))
+	}
+	seen := map[string]bool{}
+	for _, w := range c.Witnesses {
+		id := fmt.Sprintf("%s+%08x", w.Name(), w.KeyHash())
+		if seen[id] {
+			return nil, fmt.Errorf("monitor: the witness key %s is given twice", id)
+		}
+		seen[id] = true
 	}
 	if c.Now == nil {
 		c.Now = time.Now
