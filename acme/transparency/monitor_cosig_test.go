@@ -71,6 +71,14 @@ func TestMonitorWitnesses(t *testing.T) {
 	entries := monitortest.EventEntries(t, "witnessed", 0, 20)
 	cfg := transparency.MonitorConfig{Witnesses: []note.Verifier{v1, v2}, MinWitnesses: 1, Stale: 5 * time.Minute}
 
+	twice := cfg
+	twice.Witnesses = []note.Verifier{v1, v2, v1}
+	twice.LogKey, twice.StatePath = e.key, e.state
+	twice.Log, _ = transparency.NewTileFetcher(e.srv.URL, nil)
+	if _, err := transparency.NewMonitor(twice); err == nil || !strings.Contains(err.Error(), "given twice") {
+		t.Errorf("NewMonitor with a witness key twice: %v, want an error", err)
+	}
+
 	e.srv.Serve(monitortest.Files(t, entries[:10], e.signer, w1))
 	m := e.monitor(t, cfg)
 	if r := checkOK(t, m, 10); r.Cosigned.Before(e.clock.Now().Truncate(time.Second)) {
