@@ -95,7 +95,7 @@ type MonitorConfig struct {
 // showing this monitor a frozen view, cannot be told from a quiet CA by
 // its checkpoints. Freshness comes from two places: the monitor's own
 // clock (no checkpoint verified for longer than the bound: the log is
-// unreachable or serving junk) and, when witnesses are configured, their
+// unreachable or answers errors) and, when witnesses are configured, their
 // timestamped cosignatures (C2SP tlog-cosignature): the newest of them
 // older than the bound means no witness has seen this checkpoint
 // recently, whatever the log says.
@@ -181,10 +181,10 @@ func (m *Monitor) ClearAlarm() error {
 // Check fetches the served checkpoint and verifies it against the one
 // held, then holds it. An alarm is in the Result; the error is a
 // transient failure (a *FetchError: the log unreachable, a tile missing)
-// or a state file that cannot be written. A transient failure for longer
-// than the staleness bound is a stale alarm instead, whose message
-// names the failure. A checkpoint that raised an
-// alarm is never held: the last good one stays.
+// or a state file that cannot be written. A transient failure when no
+// checkpoint verified for longer than the staleness bound is a stale
+// alarm instead, whose message names the failure. A checkpoint that
+// raised an alarm is never held: the last good one stays.
 func (m *Monitor) Check(ctx context.Context) (Result, error) {
 	now := m.c.Now()
 	if m.st.Alarm != nil {

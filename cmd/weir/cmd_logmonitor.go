@@ -159,6 +159,7 @@ type monitorLoop struct {
 	keepServing    bool
 	lastSize       int64
 	reported       bool
+	lastAlarm      string // the alarm printed last, while it is raised
 }
 
 // run checks every interval until ctx ends, or until an alarm unless
@@ -184,8 +185,9 @@ func (l *monitorLoop) run(ctx context.Context, interval time.Duration) int {
 }
 
 // check checks once and reports: exit code 0 when the log verified,
-// exitAlarm on an alarm, 1 when the check failed (transient).
-func (l *monitorLoop) check(ctx context.Context, always bool) int {
+// exitAlarm on an alarm, 1 when the check failed (transient). once
+// (-once) reports even a log that did not change.
+func (l *monitorLoop) check(ctx context.Context, once bool) int {
 	r, err := l.m.Check(ctx)
 	alarm := ""
 	if r.Alarm != nil {
@@ -193,19 +195,29 @@ func (l *monitorLoop) check(ctx context.Context, always bool) int {
 	}
 	l.metrics.Record(alarm, err != nil, r.Checkpoint.Size, r.Verified, r.Grew)
 	switch {
+	case r.Alarm != nil && r.Alarm.Error() == l.lastAlarm:
+		// With -keep-serving: the same alarm again, said in short.
+		fmt.Fprintf(l.stderr, "weir log monitor: ALARM %s (still)\n", r.Alarm.Reason)
+		return exitAlarm
 	case r.Alarm != nil:
 		fmt.Fprintf(l.stderr, "weir log monitor: ALARM %s: %s\n", r.Alarm.Reason, r.Alarm.Message)
 		if r.Alarm.Checkpoint != "" {
 			fmt.Fprintf(l.stderr, "the checkpoint served:\n%s", r.Alarm.Checkpoint)
 		}
+		l.lastAlarm = r.Alarm.Error()
 		return exitAlarm
 	case errors.Is(err, context.Canceled):
 		return 1
 	case err != nil:
-		fmt.Fprintf(l.stderr, "weir log monitor: the check failed (retried at the next interval): %v\n", err)
+		retry := " (retried at the next interval)"
+		if once {
+			retry = ""
+		}
+		fmt.Fprintf(l.stderr, "weir log monitor: the check failed%s: %v\n", retry, err)
 		return 1
 	}
-	if always || !l.reported || r.Checkpoint.Size != l.lastSize {
+	l.lastAlarm = ""
+	if once || !l.reported || r.Checkpoint.Size != l.lastSize {
 		fmt.Fprintf(l.stdout, "ok: %s tree of size %d, root %s (%d new entries verified)\n",
 			r.Checkpoint.Origin, r.Checkpoint.Size, r.Checkpoint.Hash, r.Checkpoint.Size-r.OldSize)
 	}

@@ -140,6 +140,9 @@ func TestLogMonitorKeepServing(t *testing.T) {
 	if w.err != nil {
 		t.Fatalf("scraping the metrics: %v\nstderr: %s", w.err, w.buf.String())
 	}
+	if n := strings.Count(w.buf.String(), "does not verify with the log key"); n != 1 || !strings.Contains(w.buf.String(), "ALARM bad-signature (still)") {
+		t.Errorf("the alarm said in full %d times, want once and then in short:\n%s", n, w.buf.String())
+	}
 	for _, want := range []string{
 		`weir_log_monitor_alarm{reason="bad-signature"} 1`,
 		`weir_log_monitor_alarm{reason="fork"} 0`,
