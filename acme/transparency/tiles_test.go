@@ -4,8 +4,6 @@ package transparency_test
 
 import (
 	"bytes"
-	"crypto/ed25519"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,6 +15,7 @@ import (
 	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/weir-pki/weir/acme/transparency"
+	"github.com/weir-pki/weir/acme/transparency/monitortest"
 )
 
 // serveLog serves m in the tlog-tiles layout, with its checkpoint signed
@@ -109,19 +108,7 @@ func (h httpTiles) checkpoint(v note.Verifier) transparency.Checkpoint {
 // logKey is a fresh log key (a crypto.Signer, as a key file or a token
 // gives it) with its note signer and verifier.
 func logKey(t *testing.T, name string) (note.Signer, note.Verifier) {
-	t.Helper()
-	_, priv, err := ed25519.GenerateKey(rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, vkey, err := transparency.NewNoteSigner(name, priv)
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, err := note.NewVerifier(vkey)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, v, _ := monitortest.NewLogKey(t, name)
 	return s, v
 }
 

@@ -58,7 +58,7 @@ var rules = map[string]rule{
 	"ratelimit/sourcetest":      {kind: test, ours: []string{"ratelimit"}},
 	"acme/renewal":              {},
 	"acme/crl":                  {ours: []string{"ca"}},
-	"acme/transparency":         {libs: []string{"golang.org/x/mod/sumdb"}},
+	"acme/transparency":         {libs: []string{"golang.org/x/mod/sumdb", "filippo.io/torchwood"}},
 	"acme":                      {ours: []string{"ca", "ratelimit", "acme/renewal", "acme/crl", "acme/transparency"}, libs: []string{"golang.org/x/net/idna"}},
 	"acme/jws":                  {ours: []string{"acme"}, libs: []string{"github.com/go-jose/go-jose/v4"}},
 	"acme/limits":               {ours: []string{"acme", "ratelimit"}},
@@ -77,6 +77,8 @@ var rules = map[string]rule{
 	"internal/dnstest":          {kind: tool, libs: []string{"golang.org/x/net/dns/dnsmessage"}},
 	"internal/weirproc":         {kind: tool},
 	"internal/softhsm":          {kind: tool},
+	// A log served from memory, for the tests of the log's monitor.
+	"acme/transparency/monitortest": {kind: test, ours: []string{"acme/transparency"}, libs: []string{"golang.org/x/mod/sumdb"}},
 	// The ACME side of the system tests (responders, JWS, x/crypto/acme
 	// flows): imports testing, so only tests import it.
 	"internal/acmeenv": {kind: test, ours: []string{"internal/dnstest"}, libs: []string{"github.com/go-jose/go-jose/v4", "golang.org/x/crypto/acme"}},

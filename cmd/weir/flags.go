@@ -14,7 +14,9 @@ import (
 //     once, and exits 0;
 //   - a usage error (an unknown flag, a bad flag value, a missing or extra
 //     argument) prints the error and the help to standard error and exits 2;
-//   - any other failure prints "weir CMD: error" and exits 1.
+//   - any other failure prints "weir CMD: error" and exits 1;
+//   - "weir log monitor" exits 3 (exitAlarm) when it raised an alarm about
+//     the log it watches, which is neither of the above.
 
 // newFlagSet makes the flag set of "weir SYNOPSIS": name is the command
 // ("certs revoke"), synopsis its usage line without "weir ", about what it
