@@ -25,8 +25,9 @@ func cmdLog(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"verify":      {"verify -key VKEY|@FILE (-url URL | -dir DIR) [-checkpoint FILE]...", logVerify},
 		"prove":       {"prove SERIAL [-o FILE]", logProve},
 		"check-proof": {"check-proof -key VKEY|@FILE [-cert FILE] PROOF.json", logCheckProof},
+		"monitor":     {logMonitorUsage, logMonitor},
 	}
-	return runGroup(ctx, "log", verbs, []string{"verify", "prove", "check-proof"}, args, stdout, stderr)
+	return runGroup(ctx, "log", verbs, []string{"verify", "prove", "check-proof", "monitor"}, args, stdout, stderr)
 }
 
 // keyUsage is the help of -key, the log's verifier key.

@@ -75,6 +75,15 @@ The verifiable log (its tiles and proofs; prove asks the running weir):
   weir log check-proof -key VKEY|@FILE [-cert FILE] PROOF.json
                               check a proof offline, and with -cert that it
                               is that certificate's issuance
+  weir log monitor -url URL -key VKEY|@FILE -state FILE [-checkpoint FILE]
+         [-interval D] [-stale D] [-once] [-metrics-listen ADDR]
+         [-keep-serving] [-witness-key VKEY|@FILE]... [-witnesses N]
+         [-clear-alarm]
+                              follow the log: each new checkpoint must extend
+                              the last one verified and every new entry match
+                              and parse; exit 3 on an alarm (fork, rewind,
+                              bad-signature, bad-tile, entry-mismatch,
+                              unparseable-entry, stale)
 
 Operating:
   weir healthcheck [-config FILE] [-url URL] [-timeout D]

@@ -168,6 +168,8 @@ func TestVerifiableLog(t *testing.T) {
 	if out := weirOffline(t, 0, "log", "verify", "-key", vkeyFile, "-url", e.artefacts+"/log"); !strings.Contains(out, "verifies: ") {
 		t.Errorf("weir log verify: %s", out)
 	}
+	state := filepath.Join(t.TempDir(), "monitor.state")
+	weirOffline(t, 0, "log", "monitor", "-once", "-key", vkeyFile, "-url", e.artefacts+"/log", "-state", state)
 	proof := filepath.Join(t.TempDir(), "proof.json")
 	e.cli.Run(t, 0, "log", "prove", serial2, "-o", proof)
 	certFile := filepath.Join(t.TempDir(), "cert.pem")
@@ -181,6 +183,12 @@ func TestVerifiableLog(t *testing.T) {
 	}
 	weirOffline(t, 1, "log", "check-proof", "-key", vkeyFile, "-cert", otherCert, proof)
 	e.cli.Run(t, 1, "log", "prove", "0badc0de")
+	// The monitor follows the grown log from the checkpoint it holds.
+	e.reloadWith(func(c *server.Config) { c.CA.Policy.DeniedDomains = []string{"blocked2.test"} })
+	waitLogSize(t, e, v, cp.Size+1)
+	if out := weirOffline(t, 0, "log", "monitor", "-once", "-key", vkeyFile, "-url", e.artefacts+"/log", "-state", state); !strings.Contains(out, "ok: "+v.Name()+" tree of size") {
+		t.Errorf("weir log monitor after growth: %s", out)
+	}
 	sc := scrapeServer(t, e.srv)
 	// The server's file watcher may record one more reload by now: the
 	// metrics are checked against each other and the size seen above.
