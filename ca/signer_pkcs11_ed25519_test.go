@@ -12,9 +12,11 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -161,6 +163,37 @@ func TestPKCS11SignerEd25519AndECDSA(t *testing.T) {
 		t.Fatal(err)
 	}
 	signEd25519(t, ed2, gen, "the ECDSA keys closed")
+}
+
+// TestPKCS11SignerEd25519Concurrent: goroutines signing at once share
+// the key's one session in turn, and every signature verifies.
+func TestPKCS11SignerEd25519Concurrent(t *testing.T) {
+	pc, gen, _ := newEd25519Token(t)
+	s := openLogSigner(t, pc)
+	const workers, each = 4, 8
+	errs := make(chan error, workers*each)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				msg := []byte(fmt.Sprintf("worker %d message %d", w, i))
+				sig, err := s.Sign(rand.Reader, msg, crypto.Hash(0))
+				if err == nil && !ed25519.Verify(gen, msg, sig) {
+					err = fmt.Errorf("the signature of %q does not verify", msg)
+				}
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 // TestPKCS11SignerEd25519TokenRemoved: while the token is gone Sign
