@@ -6,6 +6,7 @@ package ca
 
 import (
 	"crypto"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,7 +39,9 @@ func openPKCS11(c PKCS11Config) (crypto.Signer, io.Closer, error) {
 // out, its HSM restarted) leaves the key's handles and sessions invalid
 // even once it is back; so a failed Sign finds the key again, with a new
 // context if need be, and signs once more: a token put back is used
-// again without a restart.
+// again without a restart. An Ed25519 key, which crypto11 cannot sign
+// with, is a pkcs11Ed25519 (signer_pkcs11_ed25519.go) found and
+// recovered the same way.
 type pkcs11Key struct {
 	c   PKCS11Config
 	pin string
@@ -46,7 +49,7 @@ type pkcs11Key struct {
 	mu     sync.Mutex
 	closed bool
 	ctx    *crypto11.Context
-	key    crypto11.Signer
+	key    crypto.Signer    // a crypto11.Signer, or a *pkcs11Ed25519
 	pub    crypto.PublicKey // the key's, for good: a token that returns another key is refused
 }
 
@@ -67,6 +70,7 @@ func (k *pkcs11Key) open() error {
 		return fmt.Errorf("PKCS#11 token %s: finding the key: %w", token, err)
 	}
 	if k.pub != nil && !samePublic(k.pub, key.Public()) {
+		release(key)
 		ctx.Close()
 		return fmt.Errorf("PKCS#11 token %s: the key labelled %q id %q is no longer the one weir started with", token, k.c.KeyLabel, k.c.KeyID)
 	}
@@ -74,8 +78,13 @@ func (k *pkcs11Key) open() error {
 	return nil
 }
 
-// find looks the key pair up in ctx: exactly one must match.
-func (k *pkcs11Key) find(ctx *crypto11.Context) (crypto11.Signer, error) {
+// find looks the key pair up in ctx: exactly one must match. An Ed25519
+// key is signed with by a pkcs11Ed25519, any other by crypto11.
+func (k *pkcs11Key) find(ctx *crypto11.Context) (crypto.Signer, error) {
+	ed, err := findEd25519(k.c, k.pin)
+	if err != nil || ed != nil {
+		return ed, err
+	}
 	var id, label []byte
 	if k.c.KeyID != "" {
 		id, _ = decodeHexID(k.c.KeyID) // Validate checked it
@@ -106,8 +115,8 @@ func (k *pkcs11Key) Sign(rand io.Reader, digest []byte, opts crypto.SignerOpts) 
 	k.mu.Unlock()
 	if key != nil {
 		sig, err := key.Sign(rand, digest, opts)
-		if err == nil {
-			return sig, nil
+		if err == nil || errors.Is(err, errSignerOpts) {
+			return sig, err
 		}
 		if rerr := k.reopen(key); rerr != nil {
 			return nil, fmt.Errorf("%w; finding the key again: %w", err, rerr)
@@ -123,7 +132,7 @@ func (k *pkcs11Key) Sign(rand io.Reader, digest []byte, opts crypto.SignerOpts) 
 
 // reopen finds the key again after failed failed to sign, unless another
 // caller did so meanwhile.
-func (k *pkcs11Key) reopen(failed crypto11.Signer) error {
+func (k *pkcs11Key) reopen(failed crypto.Signer) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	if k.closed {
@@ -133,10 +142,16 @@ func (k *pkcs11Key) reopen(failed crypto11.Signer) error {
 		return nil
 	}
 	if k.ctx != nil {
-		if key, err := k.find(k.ctx); err == nil && samePublic(k.pub, key.Public()) {
+		key, err := k.find(k.ctx)
+		if err == nil && samePublic(k.pub, key.Public()) {
+			release(k.key)
 			k.key = key
 			return nil
 		}
+		if err == nil {
+			release(key)
+		}
+		release(k.key)
 		k.ctx.Close()
 		k.ctx, k.key = nil, nil
 	}
@@ -151,9 +166,19 @@ func (k *pkcs11Key) Close() error {
 	if k.ctx == nil {
 		return nil
 	}
+	release(k.key)
 	err := k.ctx.Close()
 	k.ctx, k.key = nil, nil
 	return err
+}
+
+// release gives back what a key found in a context holds of its own (an
+// Ed25519 key's session) before the context closes or the key is
+// replaced; a crypto11 key holds nothing beyond its context.
+func release(key crypto.Signer) {
+	if ed, ok := key.(*pkcs11Ed25519); ok {
+		ed.release()
+	}
 }
 
 func samePublic(a, b crypto.PublicKey) bool {

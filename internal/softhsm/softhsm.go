@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 
 // Package softhsm makes SoftHSM2 tokens, each in a directory of its own,
-// for the PKCS#11 tests: the token's configuration file, and
-// softhsm2-util to initialise it and to import keys.
+// for the PKCS#11 tests: the token's configuration file, softhsm2-util
+// to initialise it and to import keys, and OpenSC's pkcs11-tool to make
+// Ed25519 key pairs inside it.
 package softhsm
 
 import (
 	"crypto"
+	"crypto/ed25519"
 	"crypto/x509"
 	"encoding/pem"
 	"errors"
@@ -14,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -81,12 +84,53 @@ func (t *Token) ImportKey(key crypto.Signer, label, id string) error {
 	return t.util("--import", p, "--token", t.Label, "--pin", t.PIN, "--label", label, "--id", id)
 }
 
+// GenerateEd25519 makes an Ed25519 key pair (CKK_EC_EDWARDS) inside the
+// token with the label and the hex CKA_ID id, as an operator would with
+// pkcs11-tool (docs/operations.md), and returns its public key read back
+// from the token. Unlike ImportKey's pair, whose CKA_EC_POINT SoftHSM2
+// stores as the raw 32 bytes, this pair's is the DER OCTET STRING.
+func (t *Token) GenerateEd25519(label, id string) (ed25519.PublicKey, error) {
+	if _, err := exec.LookPath("pkcs11-tool"); err != nil {
+		return nil, errors.New("pkcs11-tool is not installed (apt-get install -y opensc)")
+	}
+	base := []string{"--module", t.Module, "--token-label", t.Label}
+	if err := t.run("pkcs11-tool", append(base, "--login", "--pin", t.PIN, "--keypairgen",
+		"--key-type", "EC:edwards25519", "--label", label, "--id", id)...); err != nil {
+		return nil, err
+	}
+	p := filepath.Join(t.Dir, "pub-"+id+".pem")
+	if err := t.run("pkcs11-tool", append(base, "--read-object", "--type", "pubkey", "--id", id, "--output-file", p)...); err != nil {
+		return nil, err
+	}
+	defer os.Remove(p)
+	out, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	block, _ := pem.Decode(out)
+	if block == nil {
+		return nil, fmt.Errorf("pkcs11-tool --read-object wrote no PEM public key to %s", p)
+	}
+	pub, err := x509.ParsePKIXPublicKey(block.Bytes)
+	if err != nil {
+		return nil, fmt.Errorf("the public key pkcs11-tool read back: %w", err)
+	}
+	edPub, ok := pub.(ed25519.PublicKey)
+	if !ok {
+		return nil, fmt.Errorf("the public key pkcs11-tool read back is a %T, want Ed25519", pub)
+	}
+	return edPub, nil
+}
+
 // util runs softhsm2-util on the token's configuration.
-func (t *Token) util(args ...string) error {
-	cmd := exec.Command("softhsm2-util", args...)
+func (t *Token) util(args ...string) error { return t.run("softhsm2-util", args...) }
+
+// run runs a tool on the token's configuration.
+func (t *Token) run(tool string, args ...string) error {
+	cmd := exec.Command(tool, args...)
 	cmd.Env = append(os.Environ(), t.Env())
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("softhsm2-util %s: %v: %s", args[0], err, out)
+		return fmt.Errorf("%s %s: %v: %s", tool, strings.Join(args, " "), err, out)
 	}
 	return nil
 }
