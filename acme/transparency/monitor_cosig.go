@@ -54,9 +54,9 @@ func NewCosignatureVerifier(vkey string) (note.Verifier, error) {
 // tlog-cosignature/v1 keys (NewCosignatureVerifier), for MonitorConfig's
 // LogKey and Witnesses.
 func MonitorKeys(logKey string, witnessKeys []string) (note.Verifier, []note.Verifier, error) {
-	log, err := note.NewVerifier(logKey)
+	log, err := ParseVerifierKey(logKey)
 	if err != nil {
-		return nil, nil, fmt.Errorf("log key %q: not a note verifier key (name+hash+base64): %w", logKey, err)
+		return nil, nil, fmt.Errorf("log key: %w", err)
 	}
 	var witnesses []note.Verifier
 	for _, k := range witnessKeys {

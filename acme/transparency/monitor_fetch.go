@@ -6,7 +6,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"time"
@@ -99,25 +98,9 @@ func (f *TileFetcher) SaveTiles([]tlog.Tile, [][]byte) {}
 // 200 with at most limit bytes.
 func (f *TileFetcher) get(ctx context.Context, path string, limit int64) ([]byte, error) {
 	url := f.base + path
-	fail := func(err error) error { return &FetchError{URL: url, Err: err} }
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	b, err := getBounded(ctx, f.client, url, limit)
 	if err != nil {
-		return nil, fail(err)
-	}
-	resp, err := f.client.Do(req)
-	if err != nil {
-		return nil, fail(err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fail(fmt.Errorf("status %s", resp.Status))
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
-	if err != nil {
-		return nil, fail(err)
-	}
-	if int64(len(b)) > limit {
-		return nil, fail(fmt.Errorf("the body is over %d bytes", limit))
+		return nil, &FetchError{URL: url, Err: err}
 	}
 	return b, nil
 }

@@ -4,10 +4,12 @@ package transparency
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,6 +45,19 @@ func (s HTTPSource) ReadFile(ctx context.Context, path string) ([]byte, error) {
 		c = defaultSourceClient
 	}
 	u := strings.TrimSuffix(s.Base, "/") + "/" + path
+	b, err := getBounded(ctx, c, u, maxTileFile)
+	var ue *url.Error
+	if err != nil && !errors.As(err, &ue) { // a transport error names the URL already
+		return nil, fmt.Errorf("GET %s: %w", u, err)
+	}
+	return b, err
+}
+
+// getBounded GETs url and returns the body of a 200 answer, of at most
+// limit bytes; a 404 is an error wrapping fs.ErrNotExist. The one HTTP
+// read of a served log: the audit's (HTTPSource) and the monitor's
+// (TileFetcher).
+func getBounded(ctx context.Context, c *http.Client, u string, limit int64) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return nil, err
@@ -54,16 +69,16 @@ func (s HTTPSource) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	defer res.Body.Close()
 	switch {
 	case res.StatusCode == http.StatusNotFound:
-		return nil, fmt.Errorf("GET %s: %s: %w", u, res.Status, fs.ErrNotExist)
+		return nil, fmt.Errorf("%s: %w", res.Status, fs.ErrNotExist)
 	case res.StatusCode != http.StatusOK:
-		return nil, fmt.Errorf("GET %s: %s", u, res.Status)
+		return nil, errors.New(res.Status)
 	}
-	b, err := io.ReadAll(io.LimitReader(res.Body, maxTileFile+1))
+	b, err := io.ReadAll(io.LimitReader(res.Body, limit+1))
 	if err != nil {
-		return nil, fmt.Errorf("GET %s: %w", u, err)
+		return nil, err
 	}
-	if len(b) > maxTileFile {
-		return nil, fmt.Errorf("GET %s: more than the %d bytes a tile may hold", u, maxTileFile)
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("the body is over %d bytes", limit)
 	}
 	return b, nil
 }

@@ -211,7 +211,7 @@ func TestSources(t *testing.T) {
 	if _, err := src.ReadFile(t.Context(), "checkpoint"); err == nil || err.Error() != "GET "+srv.URL+"/log/checkpoint: 503 Service Unavailable" {
 		t.Errorf("a 503: %v", err)
 	}
-	if _, err := src.ReadFile(t.Context(), "tile/entries/000"); err == nil || !strings.Contains(err.Error(), "more than the 16777472 bytes a tile may hold") {
+	if _, err := src.ReadFile(t.Context(), "tile/entries/000"); err == nil || !strings.Contains(err.Error(), "the body is over 16777472 bytes") {
 		t.Errorf("a file too large: %v", err)
 	}
 	dir := t.TempDir()
