@@ -3,6 +3,7 @@ module github.com/weir-pki/weir
 go 1.26.8
 
 require (
+	filippo.io/torchwood v0.6.1
 	github.com/ThalesGroup/crypto11 v1.6.2
 	github.com/chromedp/chromedp v0.14.2
 	github.com/go-chi/chi/v5 v5.2.3
