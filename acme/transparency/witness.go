@@ -55,6 +55,17 @@ type WitnessConfig struct {
 	StatePath string
 }
 
+// AddLogKey adds the log whose verifier key (c2sp.org/signed-note,
+// Ed25519, named by the log's origin) is vkey to c.Logs.
+func (c *WitnessConfig) AddLogKey(vkey string) error {
+	v, err := note.NewVerifier(vkey)
+	if err != nil {
+		return fmt.Errorf("%q is not a log's verifier key (name+hash+base64, Ed25519): %v", vkey, err)
+	}
+	c.Logs = append(c.Logs, v)
+	return nil
+}
+
 // NewWitness makes the witness c describes and reads its state file.
 func NewWitness(c WitnessConfig) (*Witness, error) {
 	signer, err := torchwood.NewCosignatureSigner(c.Name, c.Key)
@@ -82,6 +93,16 @@ func NewWitness(c WitnessConfig) (*Witness, error) {
 // type cosignature/v1): what a log or a monitor is given to check its
 // cosignatures (ParseWitnessKey).
 func (w *Witness) VerifierKey() string { return w.signer.Verifier().String() }
+
+// WitnessVerifierKey is the verifier key of the witness named name with
+// key (as VerifierKey says it), for a new key before its witness runs.
+func WitnessVerifierKey(name string, key crypto.Signer) (string, error) {
+	s, err := torchwood.NewCosignatureSigner(name, key)
+	if err != nil {
+		return "", fmt.Errorf("witness key %q: %w", name, err)
+	}
+	return s.Verifier().String(), nil
+}
 
 // Verifier checks the witness's cosignatures.
 func (w *Witness) Verifier() note.Verifier { return w.signer.Verifier() }

@@ -8,6 +8,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"io"
+	"log/slog"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
@@ -98,7 +99,7 @@ func (tw *testWitness) restart(t *testing.T, logs ...note.Verifier) *transparenc
 		tw.srv.Close()
 	}
 	tw.w = w
-	tw.srv = httptest.NewServer(w.Handler(nil))
+	tw.srv = httptest.NewServer(w.Handler(slog.New(slog.DiscardHandler)))
 	t.Cleanup(tw.srv.Close)
 	return w
 }

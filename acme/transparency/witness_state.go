@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/mod/sumdb/tlog"
+
+	"github.com/weir-pki/weir/internal/atomicfile"
 )
 
 // witnessState is a witness's memory: per origin, the latest checkpoint
@@ -57,7 +59,7 @@ func InitWitnessState(path string) error {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("witness state %s: %w", path, err)
 	}
-	return syncDir(filepath.Dir(path))
+	return atomicfile.SyncDir(filepath.Dir(path))
 }
 
 // loadWitnessState reads the state file at path.
@@ -99,50 +101,9 @@ func (s *witnessState) record(origin string, t witnessedTree) error {
 	if err != nil {
 		return err
 	}
-	if err := replaceFile(s.path, append(data, '\n')); err != nil {
+	if err := atomicfile.Write(s.path, append(data, '\n'), 0o600); err != nil {
 		return fmt.Errorf("witness: recording %s at size %d: %w", origin, t.Size, err)
 	}
 	s.Logs = logs
 	return nil
-}
-
-// replaceFile replaces path with data atomically: a temporary file in its
-// directory, written and synced, renamed over it, and the directory
-// synced, so that after a crash path holds the old data or the new.
-func replaceFile(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(0o600); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
-		return err
-	}
-	return syncDir(dir)
-}
-
-// syncDir syncs a directory, making a rename or a new file in it durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

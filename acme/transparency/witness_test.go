@@ -5,6 +5,7 @@ package transparency_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -285,5 +286,42 @@ func TestWitnessState(t *testing.T) {
 		if _, err := transparency.NewWitness(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want an error with %q", c.name, err, c.want)
 		}
+	}
+}
+
+// TestWitnessStateWriteFails: when the state cannot be written, the
+// witness answers 500 and returns no cosignature, and its memory does
+// not move: once the file can be written again, it goes on from the
+// size it held.
+func TestWitnessStateWriteFails(t *testing.T) {
+	l := newWitnessLog(t, witnessOrigin, 0, 10)
+	tw := newTestWitness(t, "witness.weir.test/w1", l.v)
+	if _, _, err := tw.add(t, l, 0, nil, l.checkpoint(t, 5)); err != nil {
+		t.Fatal(err)
+	}
+	saved, err := os.ReadFile(tw.state)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Dir(tw.state)
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	if status, _, body := tw.post(t, transparency.AddCheckpointRequest(5, l.proof(t, 10, 5), l.checkpoint(t, 10))); status != 500 || strings.Contains(body, "—") {
+		t.Errorf("the state unwritable: %d %q, want 500 and no cosignature", status, body)
+	}
+	cosig, _, err := tw.add(t, l, 5, l.proof(t, 10, 5), l.checkpoint(t, 10))
+	var refusal *transparency.WitnessRefusal
+	if err == nil || errors.As(err, &refusal) || cosig != nil || !strings.Contains(err.Error(), "500") {
+		t.Errorf("the client, the state unwritable: %q, %v; want an error with the 500, not a refusal", cosig, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(tw.state, saved, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := tw.add(t, l, 5, l.proof(t, 10, 5), l.checkpoint(t, 10)); err != nil {
+		t.Fatalf("5 → 10 once the state is writable: %v", err)
 	}
 }

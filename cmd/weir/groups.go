@@ -19,6 +19,7 @@ type subcommand struct {
 var groupNotes = map[string]string{
 	"ca":    "These work on files and tokens, not on a running weir (see docs/operations.md).",
 	"audit": "These read the audit trail's files, not a running weir (see docs/operations.md, \"Audit trail\").",
+	"log":   "witness and witness-keygen run a witness of a verifiable log, apart from any weir.",
 }
 
 // runGroup dispatches "weir GROUP VERB ...". "weir GROUP help VERB" is

@@ -27,6 +27,7 @@ var commands = map[string]func(ctx context.Context, args []string, stdout, stder
 	"migrate-storage": cmdMigrateStorage,
 	"ca":              cmdCA,
 	"audit":           cmdAudit,
+	"log":             cmdLogWitness,
 	// Operating a running weir.
 	"healthcheck": cmdHealthcheck,
 	"backup":      cmdBackup,

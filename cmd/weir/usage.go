@@ -64,6 +64,14 @@ The audit trail (its files, not the running weir):
                               check the hash chain; names the first line
                               where it breaks
 
+The verifiable log's witness (c2sp.org/tlog-witness):
+  weir log witness -key FILE -name NAME -log VKEY|@FILE... -state FILE
+         -listen ADDR [-init]
+                              cosign logs' checkpoints over HTTP, refusing
+                              forks; -init makes its state, once
+  weir log witness-keygen -name NAME -o FILE
+                              a witness's key; prints its verifier key
+
 Operating:
   weir healthcheck [-config FILE] [-url URL] [-timeout D]
                               exit 0 when the running weir's /readyz is 200
