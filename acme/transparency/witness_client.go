@@ -5,6 +5,7 @@ package transparency
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -12,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/mod/sumdb/note"
 	"golang.org/x/mod/sumdb/tlog"
 )
 
@@ -77,4 +79,59 @@ func answer(url string, body []byte) string {
 		body = body[:most]
 	}
 	return fmt.Sprintf("%s says %q", url, strings.TrimSpace(string(body)))
+}
+
+// RequestCosignature gets the cosignature of the witness at witnessURL,
+// whose verifier key is witnessKey, on signedCheckpoint, the log's
+// checkpoint (signed by logKey) of size n. oldSize is the size the log
+// believes the witness holds (0 when it does not know); prove(old)
+// returns the consistency proof from old to n. When the witness holds
+// another size, the request is made once more from that size. It returns
+// the witness's signature lines, checked with witnessKey (the lines of
+// other keys left out), for AppendCosignatures, and the size the witness
+// now holds (n), to start from next time.
+func RequestCosignature(ctx context.Context, hc *http.Client, witnessURL string, witnessKey, logKey note.Verifier, signedCheckpoint []byte, oldSize int64, prove func(old int64) ([]tlog.Hash, error)) ([]byte, int64, error) {
+	c, err := OpenCheckpoint(signedCheckpoint, logKey)
+	if err != nil {
+		return nil, 0, err
+	}
+	var cosig []byte
+	for try := 0; try < 2; try++ {
+		if oldSize > c.Size {
+			return nil, oldSize, fmt.Errorf("witness %s holds size %d of %s, past the checkpoint's %d", witnessURL, oldSize, c.Origin, c.Size)
+		}
+		var proof []tlog.Hash
+		if oldSize > 0 && oldSize < c.Size {
+			if proof, err = prove(oldSize); err != nil {
+				return nil, oldSize, fmt.Errorf("the consistency proof from %d to %d: %w", oldSize, c.Size, err)
+			}
+		}
+		var held int64
+		cosig, held, err = AddCheckpoint(ctx, hc, witnessURL, oldSize, proof, signedCheckpoint)
+		if !errors.Is(err, ErrWitnessOldSize) {
+			break
+		}
+		oldSize = held
+	}
+	if err != nil {
+		return nil, oldSize, err
+	}
+	sigs, err := signatureLines(signedCheckpoint, cosig)
+	if err != nil {
+		return nil, oldSize, err
+	}
+	var own []byte
+	for _, s := range sigs {
+		if s.Name == witnessKey.Name() && s.Hash == witnessKey.KeyHash() {
+			own = fmt.Appendf(own, "— %s %s\n", s.Name, s.Base64)
+		}
+	}
+	withCosig, err := AppendCosignatures(signedCheckpoint, own)
+	if err != nil {
+		return nil, oldSize, fmt.Errorf("witness %s answered no signature of its key %s", witnessURL, keyID(witnessKey))
+	}
+	if n, _, err := CountCosignatures(withCosig, logKey, []note.Verifier{witnessKey}); err != nil || n != 1 {
+		return nil, oldSize, fmt.Errorf("witness %s: its cosignature does not verify with %s: %v", witnessURL, keyID(witnessKey), err)
+	}
+	return own, c.Size, nil
 }

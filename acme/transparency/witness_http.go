@@ -27,8 +27,9 @@ const maxAddCheckpointBody = 64 << 10
 
 // Handler serves the witness's c2sp.org/tlog-witness API at the
 // submission prefix "/": POST /add-checkpoint. log receives the
-// witness's own failures (nil: slog.Default()); refusals are the
-// client's business and go only to the client.
+// witness's own failures, and the requests it refused as a fork or for
+// a proof that does not verify, which are evidence against the log (nil:
+// slog.Default()); other refusals go only to the client.
 func (w *Witness) Handler(log *slog.Logger) http.Handler {
 	if log == nil {
 		log = slog.Default()
@@ -53,6 +54,12 @@ func (w *Witness) Handler(log *slog.Logger) http.Handler {
 			rw.WriteHeader(http.StatusConflict)
 			fmt.Fprintf(rw, "%d\n", refusal.Size)
 		case errors.As(err, &refusal):
+			if refusal.Reason == ErrWitnessFork || refusal.Reason == ErrWitnessBadProof {
+				// Signed by the log, inconsistent with what this witness
+				// cosigned: kept as evidence (c2sp.org/tlog-witness allows
+				// logging it), as the request came.
+				log.Warn("witness: refused a checkpoint of a known log", "reason", refusal.Reason, "detail", refusal.Detail, "request", string(body))
+			}
 			http.Error(rw, refusal.Detail, witnessStatus[refusal.Reason])
 		case err != nil:
 			log.Error("witness: add-checkpoint failed", "error", err)

@@ -4,8 +4,11 @@ package transparency_test
 
 import (
 	"errors"
+	"log/slog"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -323,5 +326,51 @@ func TestWitnessStateWriteFails(t *testing.T) {
 	}
 	if _, _, err := tw.add(t, l, 5, l.proof(t, 10, 5), l.checkpoint(t, 10)); err != nil {
 		t.Fatalf("5 → 10 once the state is writable: %v", err)
+	}
+}
+
+// lockedBuffer is a log's output, written by the server's goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestWitnessLogsForkEvidence: a fork refused is logged with the
+// request, signed by the log, as it came; a wrong old size is not.
+func TestWitnessLogsForkEvidence(t *testing.T) {
+	honest := newWitnessLog(t, witnessOrigin, 0, 10)
+	fork := &witnessLog{m: &memLog{}, signer: honest.signer, v: honest.v}
+	fork.m.add(t, entries(900, 10)...)
+	tw := newTestWitness(t, "witness.weir.test/w1", honest.v)
+	var out lockedBuffer
+	srv := httptest.NewServer(tw.w.Handler(slog.New(slog.NewTextHandler(&out, nil))))
+	defer srv.Close()
+	if _, _, err := transparency.AddCheckpoint(t.Context(), srv.Client(), srv.URL, 0, nil, honest.checkpoint(t, 10)); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := transparency.AddCheckpoint(t.Context(), srv.Client(), srv.URL, 0, nil, fork.checkpoint(t, 10)); !errors.Is(err, transparency.ErrWitnessOldSize) {
+		t.Fatal(err)
+	}
+	if out.String() != "" {
+		t.Errorf("a wrong old size logged: %s", out.String())
+	}
+	forked := fork.checkpoint(t, 10)
+	if _, _, err := transparency.AddCheckpoint(t.Context(), srv.Client(), srv.URL, 10, nil, forked); !errors.Is(err, transparency.ErrWitnessFork) {
+		t.Fatal(err)
+	}
+	if got := out.String(); !strings.Contains(got, "level=WARN") || !strings.Contains(got, strconv.Quote(string(transparency.AddCheckpointRequest(10, nil, forked)))) {
+		t.Errorf("the fork's log: %s", got)
 	}
 }
