@@ -153,8 +153,8 @@ func (w *Witness) Cosign(oldSize int64, proof []tlog.Hash, signedCheckpoint []by
 	if err != nil {
 		return nil, fmt.Errorf("witness: cosigning %s at size %d: %w", c.Origin, c.Size, err)
 	}
-	// The cosignature lines are the last signature line (note.Sign adds
-	// none but the witness's).
+	// The cosignature is the signed note's last line: note.Sign signed
+	// the text with the witness's key alone.
 	sigs := signed[bytes.LastIndex(signed, []byte("\n\n"))+2:]
 	return sigs, nil
 }
