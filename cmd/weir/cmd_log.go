@@ -27,7 +27,10 @@ func cmdLog(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"check-proof": {"check-proof -key VKEY|@FILE [-cert FILE] PROOF.json", logCheckProof},
 		"monitor":     {logMonitorUsage, logMonitor},
 	}
-	return runGroup(ctx, "log", verbs, []string{"verify", "prove", "check-proof", "monitor"}, args, stdout, stderr)
+	for name, v := range logWitnessVerbs {
+		verbs[name] = v
+	}
+	return runGroup(ctx, "log", verbs, []string{"verify", "prove", "check-proof", "monitor", "witness", "witness-keygen"}, args, stdout, stderr)
 }
 
 // keyUsage is the help of -key, the log's verifier key.

@@ -58,7 +58,7 @@ var rules = map[string]rule{
 	"ratelimit/sourcetest":      {kind: test, ours: []string{"ratelimit"}},
 	"acme/renewal":              {},
 	"acme/crl":                  {ours: []string{"ca"}},
-	"acme/transparency":         {libs: []string{"golang.org/x/mod/sumdb", "filippo.io/torchwood"}},
+	"acme/transparency":         {ours: []string{"internal/atomicfile"}, libs: []string{"golang.org/x/mod/sumdb", "filippo.io/torchwood"}},
 	"acme":                      {ours: []string{"ca", "ratelimit", "acme/renewal", "acme/crl", "acme/transparency"}, libs: []string{"golang.org/x/net/idna"}},
 	"acme/jws":                  {ours: []string{"acme"}, libs: []string{"github.com/go-jose/go-jose/v4"}},
 	"acme/limits":               {ours: []string{"acme", "ratelimit"}},
@@ -89,13 +89,16 @@ var rules = map[string]rule{
 	// The audit trail's sink and verifier: a product package in
 	// internal/ so that only weir imports it.
 	"internal/audit": {},
+	// Files replaced whole or not at all (a witness's state).
+	"internal/atomicfile": {},
 	// The assembly: every product package, none of the harness, and no
 	// database or Redis client of its own (those live in storage); the
 	// signed-note library for the log key it opens.
 	"server": {every: []kind{product}, libs: []string{"gopkg.in/yaml.v3", "golang.org/x/mod/sumdb/note"}},
 	// The command line: the server it runs and the admin API's views it
-	// prints; everything else through them.
-	"cmd/weir": {kind: command, ours: []string{"server", "web/admin", "internal/audit", "acme/transparency"}},
+	// prints; everything else through them, but the log's witness, which
+	// runs apart from any server (its key through ca's signer seam).
+	"cmd/weir": {kind: command, ours: []string{"server", "web/admin", "internal/audit", "acme/transparency", "ca"}},
 	// The load tool runs weir as a child process: the harness and any
 	// product package, never a test package.
 	"cmd/weir-load":          {kind: command, every: []kind{product, tool}, libs: []string{"golang.org/x/crypto/acme"}},

@@ -19,7 +19,7 @@ type subcommand struct {
 var groupNotes = map[string]string{
 	"ca":    "These work on files and tokens, not on a running weir (see docs/operations.md).",
 	"audit": "These read the audit trail's files, not a running weir (see docs/operations.md, \"Audit trail\").",
-	"log":   "verify and monitor read a served log (or verify a mirror of it), check-proof a\nproof file: none asks a running weir; prove asks its admin API (with the admin flags).",
+	"log":   "verify and monitor read a served log (or verify a mirror of it), check-proof a\nproof file, witness runs a log's witness: none of them asks a running weir;\nprove asks its admin API (with the admin flags).",
 }
 
 // runGroup dispatches "weir GROUP VERB ...". "weir GROUP help VERB" is

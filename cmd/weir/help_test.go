@@ -27,7 +27,7 @@ var (
 		"admin token": {"add", "list", "revoke"},
 		"ca":          {"take-root-offline", "new-intermediate-key", "sign-intermediate", "sign-root-crl", "import", "add-issuer"},
 		"audit":       {"verify"},
-		"log":         {"verify", "prove", "check-proof", "monitor"},
+		"log":         {"verify", "prove", "check-proof", "monitor", "witness", "witness-keygen"},
 	}
 )
 

@@ -84,6 +84,12 @@ The verifiable log (its tiles and proofs; prove asks the running weir):
                               and parse; exit 3 on an alarm (fork, rewind,
                               bad-signature, bad-tile, entry-mismatch,
                               unparseable-entry, stale)
+  weir log witness -key FILE -name NAME -log VKEY|@FILE... -state FILE
+         -listen ADDR [-init]
+                              cosign logs' checkpoints over HTTP, refusing
+                              forks; -init makes its state, once
+  weir log witness-keygen -name NAME -o FILE
+                              a witness's key; prints its verifier key
 
 Operating:
   weir healthcheck [-config FILE] [-url URL] [-timeout D]
