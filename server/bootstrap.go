@@ -22,6 +22,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/ca"
+	"github.com/weir-pki/weir/internal/atomicfile"
 )
 
 // The files weir keeps in its data directory.
@@ -38,33 +39,14 @@ const (
 // dataPath resolves a data-directory file.
 func dataPath(dataDir, name string) string { return filepath.Join(dataDir, filepath.FromSlash(name)) }
 
-// writeFileAtomic writes data to path with mode perm via a temporary file
-// and a rename, so a crash never leaves half a key behind.
+// writeFileAtomic writes data to path with mode perm, creating its
+// directory (0700): a crash never leaves half a key behind
+// (atomicfile.Write).
 func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(f.Name())
-	if err := f.Chmod(perm); err != nil {
-		f.Close()
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
+	return atomicfile.Write(path, data, perm)
 }
 
 func exists(path string) bool {

@@ -72,7 +72,7 @@ type MonitorConfig struct {
 	StatePath string
 	// Stale is the staleness bound (0: no staleness alarm).
 	Stale time.Duration
-	// Witnesses verify witnesses' cosignatures (NewCosignatureVerifier);
+	// Witnesses verify witnesses' cosignatures (ParseWitnessKey);
 	// MinWitnesses of them must have cosigned a checkpoint for it to
 	// count as verified. A checkpoint cosigned by fewer is not held: the
 	// check fails as a fetch does, and counts towards staleness.
@@ -283,20 +283,21 @@ func (m *Monitor) verify(ctx context.Context, now time.Time) (verified, *Alarm, 
 	if len(m.c.Witnesses) == 0 {
 		return v, nil, nil
 	}
-	w, err := cosignatures(msg, m.c.Witnesses)
-	if errors.Is(err, errBadCosignature) {
+	count, newest, err := CountCosignatures(msg, m.c.LogKey, m.c.Witnesses)
+	if errors.Is(err, ErrBadCosignature) {
 		return v, alarm(ReasonBadSignature, "the served checkpoint of size %d: %v", cp.Size, err), nil
 	}
 	if err != nil {
 		return v, nil, err
 	}
-	v.cosigned = w.newest
-	if w.count < m.c.MinWitnesses {
-		return v, nil, fmt.Errorf("the checkpoint of size %d carries good cosignatures of %d of the witnesses, %d required", cp.Size, w.count, m.c.MinWitnesses)
+	newest = newest.UTC()
+	v.cosigned = newest
+	if count < m.c.MinWitnesses {
+		return v, nil, fmt.Errorf("the checkpoint of size %d carries good cosignatures of %d of the witnesses, %d required", cp.Size, count, m.c.MinWitnesses)
 	}
-	if m.c.Stale > 0 && now.Sub(w.newest) > m.c.Stale {
+	if m.c.Stale > 0 && now.Sub(newest) > m.c.Stale {
 		return v, alarm(ReasonStale, "the newest witness cosignature of the checkpoint of size %d is from %s, %s ago, more than the bound %s",
-			cp.Size, w.newest.Format(time.RFC3339), now.Sub(w.newest).Round(time.Second), m.c.Stale), nil
+			cp.Size, newest.Format(time.RFC3339), now.Sub(newest).Round(time.Second), m.c.Stale), nil
 	}
 	return v, nil, nil
 }

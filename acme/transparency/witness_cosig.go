@@ -21,6 +21,11 @@ import (
 // key (c2sp.org/tlog-cosignature): an Ed25519 public key follows it.
 const cosignatureKeyType = 0x04
 
+// ErrBadCosignature marks a cosignature of a known witness that does
+// not verify (CountCosignatures): evidence against whoever served it, as
+// a bad log signature is.
+var ErrBadCosignature = errors.New("a witness's cosignature does not verify")
+
 // ParseWitnessKey reads a witness's verifier key ("name+hash+base64", of
 // type cosignature/v1, as Witness.VerifierKey prints it) and returns the
 // verifier of its cosignatures.
@@ -152,14 +157,14 @@ func CountCosignatures(signedCheckpoint []byte, logKey note.Verifier, witnesses 
 	case errors.As(err, &unverified):
 		return 0, time.Time{}, nil
 	case errors.As(err, &invalid):
-		return 0, time.Time{}, fmt.Errorf("checkpoint: the cosignature of the witness %s+%08x does not verify", invalid.Name, invalid.Hash)
+		return 0, time.Time{}, fmt.Errorf("checkpoint: %w: the witness %s+%08x", ErrBadCosignature, invalid.Name, invalid.Hash)
 	case err != nil:
 		return 0, time.Time{}, fmt.Errorf("checkpoint: %w", err)
 	}
 	for _, s := range cosigned.Sigs {
 		ts, err := torchwood.CosignatureTimestamp(s)
 		if err != nil {
-			return 0, time.Time{}, fmt.Errorf("checkpoint: the cosignature of the witness %s+%08x: %w", s.Name, s.Hash, err)
+			return 0, time.Time{}, fmt.Errorf("checkpoint: %w: the witness %s+%08x: %v", ErrBadCosignature, s.Name, s.Hash, err)
 		}
 		if t := time.Unix(ts, 0); t.After(newest) {
 			newest = t

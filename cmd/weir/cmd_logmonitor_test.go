@@ -68,7 +68,7 @@ func TestLogMonitorOnce(t *testing.T) {
 		{append(base, "-witnesses", "2"), 2, "-witnesses 2"},
 		{append(base, "-key", "not-a-key"), 1, "not a note verifier key"},
 		{append(base, "-key", "@"+filepath.Join(dir, "missing")), 1, "no such file"},
-		{append(base, "-witness-key", vkey), 1, "not a tlog-cosignature/v1 key"},
+		{append(base, "-witness-key", vkey), 1, "is not a cosignature/v1 key"},
 		{append(base, "-url", "ftp://x"), 1, "want an http:// or https:// URL"},
 		{append(base, "-url", "http://127.0.0.1:1"), 1, "the check failed"},
 	} {
