@@ -50,3 +50,13 @@ func (c *countingStore) LogIndexOf(ctx context.Context, serial string) (int64, e
 	c.read()
 	return c.st.LogIndexOf(ctx, serial)
 }
+
+func (c *countingStore) CosignLogCheckpoint(ctx context.Context, size int64, checkpoint []byte, serve bool) error {
+	c.write()
+	return c.st.CosignLogCheckpoint(ctx, size, checkpoint, serve)
+}
+
+func (c *countingStore) LogServed(ctx context.Context) (int64, []byte, error) {
+	c.read()
+	return c.st.LogServed(ctx)
+}

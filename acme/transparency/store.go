@@ -21,7 +21,10 @@ import (
 // the next leaf indexes, in the order the batch lists them, with the
 // tree's new stored hashes and the checkpoint of the new size, in one
 // transaction that is a compare-and-set on the size. Two sequencers can
-// then never integrate the same entry, nor two entries at one index. The
+// then never integrate the same entry, nor two entries at one index.
+// Witnesses' cosignatures are added to a stored checkpoint afterwards
+// (CosignLogCheckpoint), which can also make it the served one: the log
+// can serve a size behind its head until enough witnesses cosigned. The
 // stores' errors wrap acme's sentinels (ErrNotFound, ErrConflict).
 type Store interface {
 	// AppendLogEntry records entry, pending, in a transaction of its own.
@@ -39,6 +42,16 @@ type Store interface {
 	// LogCheckpoint returns the checkpoint stored for size
 	// (acme.ErrNotFound if none was).
 	LogCheckpoint(ctx context.Context, size int64) ([]byte, error)
+	// CosignLogCheckpoint replaces the stored checkpoint of size with
+	// checkpoint: the same signed checkpoint with witnesses' cosignatures
+	// added (the caller checks that; the store does not parse notes). With
+	// serve set it also makes size the served size, if it is larger than
+	// the one served: the served size only grows. acme.ErrNotFound when no
+	// checkpoint of size is stored.
+	CosignLogCheckpoint(ctx context.Context, size int64, checkpoint []byte, serve bool) error
+	// LogServed returns the served size and its stored checkpoint (0, nil
+	// while none was served).
+	LogServed(ctx context.Context) (size int64, checkpoint []byte, err error)
 	// LogHashes returns the stored hashes at the given indexes
 	// (tlog.StoredHashIndex), in that order (acme.ErrNotFound if one is
 	// not stored): tlog.HashReader's ReadHashes.

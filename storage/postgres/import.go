@@ -266,7 +266,7 @@ func (im *Import) Finish(ctx context.Context, want transfer.Summary) (transfer.C
 			return nil, fmt.Errorf("postgres: import: advancing the sequence of %s.%s: %w", seq.table, seq.col, err)
 		}
 	}
-	if err := im.finishLog(ctx, want.LogSize); err != nil { // import_log.go
+	if err := im.finishLog(ctx, want); err != nil { // import_log.go
 		return nil, err
 	}
 	var names []string

@@ -33,9 +33,12 @@ func (im *Import) LogCheckpoints(ctx context.Context, rows []transfer.LogCheckpo
 	})
 }
 
-// finishLog sets the log's size to the source's.
-func (im *Import) finishLog(ctx context.Context, size int64) error {
-	if _, err := im.conn.Exec(ctx, `UPDATE log_state SET size = $1 WHERE id = 1`, size); err != nil {
+// finishLog sets the log's size and served size to want's, the source's.
+func (im *Import) finishLog(ctx context.Context, want transfer.Summary) error {
+	if err := want.CheckLog(); err != nil {
+		return fmt.Errorf("postgres: import: %w", err)
+	}
+	if _, err := im.conn.Exec(ctx, `UPDATE log_state SET size = $1, served_size = $2 WHERE id = 1`, want.LogSize, want.LogServedSize); err != nil {
 		return fmt.Errorf("postgres: import: the log's size: %w", err)
 	}
 	return nil

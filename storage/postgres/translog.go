@@ -14,7 +14,7 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// The verifiable log's store (transparency.Store, migration 0016).
+// The verifiable log's store (transparency.Store, migrations 0016 and 0017).
 
 // AppendLogEntry implements transparency.Store.
 func (s *Store) AppendLogEntry(ctx context.Context, entry []byte) error {
@@ -83,6 +83,36 @@ func (s *Store) LogCheckpoint(ctx context.Context, size int64) ([]byte, error) {
 		return nil, drv.RowErr(fmt.Sprintf("the log's checkpoint of size %d", size), err)
 	}
 	return cp, nil
+}
+
+// CosignLogCheckpoint implements transparency.Store, in one transaction.
+func (s *Store) CosignLogCheckpoint(ctx context.Context, size int64, checkpoint []byte, serve bool) error {
+	what := fmt.Sprintf("cosign the log's checkpoint of size %d", size)
+	return s.inTx(ctx, what, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, sqlrow.LogCosignCheckpointSQL, size, checkpoint)
+		if err != nil {
+			return writeErr(what, err)
+		}
+		if tag.RowsAffected() != 1 {
+			return drv.NotFound(what)
+		}
+		if serve {
+			if _, err := tx.Exec(ctx, sqlrow.LogServeSQL, size); err != nil {
+				return writeErr(what, err)
+			}
+		}
+		return nil
+	})
+}
+
+// LogServed implements transparency.Store.
+func (s *Store) LogServed(ctx context.Context) (int64, []byte, error) {
+	var size int64
+	var cp []byte
+	if err := s.pool.QueryRow(ctx, sqlrow.LogServedSQL).Scan(&size, &cp); err != nil {
+		return 0, nil, drv.Wrap("the log's served checkpoint", err)
+	}
+	return size, cp, nil
 }
 
 // LogHashes implements transparency.Store, in one query.

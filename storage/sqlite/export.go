@@ -183,7 +183,7 @@ func notExported() map[string]string {
 	return map[string]string{
 		"schema_migrations":      "the schema's history: the target keeps its own",
 		"sqlite_sequence":        "AUTOINCREMENT's counters: read into Summary.AccountSeq and OrderSeq",
-		"log_state":              "the verifiable log's size: read into Summary.LogSize",
+		"log_state":              "the verifiable log's size and served size: read into Summary.LogSize and LogServedSize",
 		"leases":                 leases,
 		"challenges.lease_owner": leases,
 		"challenges.lease_until": leases,
@@ -269,12 +269,12 @@ func (e *Exporter) Export(ctx context.Context, sink transfer.Sink, batch int) (t
 		}
 		sum.Counts[t] = n
 	}
-	logCounts, logSize, err := exportLog(ctx, tx, sink, batch) // export_log.go
+	logCounts, logSize, logServed, err := exportLog(ctx, tx, sink, batch) // export_log.go
 	if err != nil {
 		return sum, err
 	}
 	maps.Copy(sum.Counts, logCounts)
-	sum.LogSize = logSize
+	sum.LogSize, sum.LogServedSize = logSize, logServed
 	if err := transfer.Compare(want, sum.Counts); err != nil {
 		return sum, fmt.Errorf("sqlite: export: %w", err)
 	}

@@ -280,7 +280,7 @@ func (im *Import) Finish(ctx context.Context, want transfer.Summary) (transfer.C
 			return nil, fmt.Errorf("sqlite: import: advancing the counter of %s: %w", seq.table, err)
 		}
 	}
-	if err := im.finishLog(ctx, want.LogSize); err != nil { // import_log.go
+	if err := im.finishLog(ctx, want); err != nil { // import_log.go
 		return nil, err
 	}
 	if _, err := im.db.ExecContext(ctx, `PRAGMA optimize=0x10002`); err != nil {

@@ -34,9 +34,12 @@ func (im *Import) LogCheckpoints(ctx context.Context, rows []transfer.LogCheckpo
 	})
 }
 
-// finishLog sets the log's size to the source's.
-func (im *Import) finishLog(ctx context.Context, size int64) error {
-	if _, err := im.db.ExecContext(ctx, `UPDATE log_state SET size = ? WHERE id = 1`, size); err != nil {
+// finishLog sets the log's size and served size to want's, the source's.
+func (im *Import) finishLog(ctx context.Context, want transfer.Summary) error {
+	if err := want.CheckLog(); err != nil {
+		return fmt.Errorf("sqlite: import: %w", err)
+	}
+	if _, err := im.db.ExecContext(ctx, `UPDATE log_state SET size = ?, served_size = ? WHERE id = 1`, want.LogSize, want.LogServedSize); err != nil {
 		return fmt.Errorf("sqlite: import: the log's size: %w", err)
 	}
 	return nil

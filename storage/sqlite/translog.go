@@ -13,7 +13,7 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// The verifiable log's store (transparency.Store, migration 0020).
+// The verifiable log's store (transparency.Store, migrations 0020 and 0021).
 
 // q is a statement of sqlrow in SQLite's form.
 func q(pg string) string { return strings.ReplaceAll(pg, "$", "?") }
@@ -110,6 +110,37 @@ func (s *Store) LogCheckpoint(ctx context.Context, size int64) ([]byte, error) {
 		return nil, drv.RowErr(fmt.Sprintf("the log's checkpoint of size %d", size), err)
 	}
 	return cp, nil
+}
+
+// CosignLogCheckpoint implements transparency.Store, in one write
+// transaction.
+func (s *Store) CosignLogCheckpoint(ctx context.Context, size int64, checkpoint []byte, serve bool) error {
+	what := fmt.Sprintf("cosign the log's checkpoint of size %d", size)
+	return s.write(ctx, func(w *writeTx) error {
+		res, err := w.tx.ExecContext(writeCtx, q(sqlrow.LogCosignCheckpointSQL), size, checkpoint)
+		if err != nil {
+			return writeErr(what, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return drv.NotFound(what)
+		}
+		if serve {
+			if _, err := w.tx.ExecContext(writeCtx, q(sqlrow.LogServeSQL), size); err != nil {
+				return writeErr(what, err)
+			}
+		}
+		return nil
+	})
+}
+
+// LogServed implements transparency.Store.
+func (s *Store) LogServed(ctx context.Context) (int64, []byte, error) {
+	var size int64
+	var cp []byte
+	if err := s.r.QueryRowContext(ctx, q(sqlrow.LogServedSQL)).Scan(&size, &cp); err != nil {
+		return 0, nil, drv.Wrap("the log's served checkpoint", err)
+	}
+	return size, cp, nil
 }
 
 // LogHashes implements transparency.Store.

@@ -2,8 +2,8 @@
 
 package sqlrow
 
-// The verifiable log's statements (transparency.Store; migrations sqlite 0020,
-// postgres 0016), in PostgreSQL's $n form; SQLite reads $n as ?n.
+// The verifiable log's statements (transparency.Store; migrations sqlite 0020
+// and 0021, postgres 0016 and 0017), in PostgreSQL's $n form; SQLite reads $n as ?n.
 const (
 	// LogInsertEntrySQL writes a pending entry: $1 the entry, $2 the
 	// serial of the certificate an issuance entry records, else NULL.
@@ -29,6 +29,17 @@ const (
 	LogHashSQL = `SELECT hash FROM log_hashes WHERE idx = $1`
 	// LogEntriesSQL reads up to $2 integrated entries from leaf index $1.
 	LogEntriesSQL = `SELECT log_index, entry FROM log_entries WHERE log_index >= $1 ORDER BY log_index LIMIT $2`
+	// LogCosignCheckpointSQL replaces the checkpoint of size $1 with $2,
+	// the same checkpoint with witnesses' cosignatures added; it changes
+	// no row when none of size $1 is stored.
+	LogCosignCheckpointSQL = `UPDATE log_checkpoints SET checkpoint = $2 WHERE size = $1`
+	// LogServeSQL makes $1 the served size if it is larger than the one
+	// served: the served size only grows.
+	LogServeSQL = `UPDATE log_state SET served_size = $1 WHERE id = 1 AND served_size < $1`
+	// LogServedSQL reads the served size and the checkpoint of that size
+	// (0 and NULL while none was served).
+	LogServedSQL = `SELECT s.served_size, c.checkpoint FROM log_state AS s
+		LEFT JOIN log_checkpoints AS c ON c.size = s.served_size WHERE s.id = 1`
 	// LogIndexOfSQL reads the leaf index of serial $1's issuance entry.
 	LogIndexOfSQL = `SELECT log_index FROM log_entries WHERE serial = $1 AND log_index IS NOT NULL ORDER BY log_index LIMIT 1`
 )

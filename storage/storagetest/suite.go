@@ -59,6 +59,7 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"PlanRemovals", testPlanRemovals},
 		{"Leases", testLeases},
 		{"Log", testLog},
+		{"LogCosign", testLogCosign},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -73,6 +73,9 @@ type Summary struct {
 	// LogSize is the verifiable log's size: its integrated entries, the
 	// size of its latest checkpoint.
 	LogSize int64
+	// LogServedSize is the size of the checkpoint the log serves, once
+	// witnesses cosigned it (0 while none was served): at most LogSize.
+	LogServedSize int64
 }
 
 // Sink receives the rows of an export, table by table in the order of
@@ -206,6 +209,15 @@ type Certificate struct {
 	// stored; nil is NULL (a certificate issued before they were
 	// recorded).
 	Validations *string
+}
+
+// CheckLog returns an error if the log's sizes of s do not fit together:
+// the served size must be between 0 and the log's size.
+func (s Summary) CheckLog() error {
+	if s.LogServedSize < 0 || s.LogServedSize > s.LogSize {
+		return fmt.Errorf("the log's served size %d is not between 0 and its size %d", s.LogServedSize, s.LogSize)
+	}
+	return nil
 }
 
 // Compare returns an error naming every table whose count in got differs
