@@ -484,4 +484,12 @@ transparency:
   interval: {{transparency.interval}}
   # How long an entry may wait before /readyz warns that the log is behind.
   max-lag: {{transparency.max-lag}}
+  # Witnesses asked to cosign each checkpoint (C2SP tlog-witness): each a
+  # url (weir POSTs url/add-checkpoint) and key, its cosignature/v1 key
+  # as "weir log witness-keygen" prints it.
+  witnesses: []
+  # How many must cosign a checkpoint before it is served; 0: at once.
+  witnesses-required: {{transparency.witnesses-required}}
+  # How often an unchanged checkpoint is cosigned again (fresh times).
+  witness-interval: {{transparency.witness-interval}}
 `

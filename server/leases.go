@@ -28,6 +28,8 @@ const (
 	// leaseLogSequencer is the verifiable log's sequencer: one replica
 	// integrates the pending entries and signs the checkpoints.
 	leaseLogSequencer = "log-sequencer"
+	// leaseLogCosigner is the exchange with the log's witnesses.
+	leaseLogCosigner = "log-cosigner"
 )
 
 // sweepInterval is how often the sweeps of idle limiter buckets and of

@@ -49,6 +49,15 @@ type TransparencyConfig struct {
 	// MaxLag is how long an entry may wait to be integrated before
 	// /readyz warns and the log is reported as behind.
 	MaxLag time.Duration `yaml:"max-lag"`
+	// Witnesses are asked to cosign each new checkpoint
+	// (transparencywitness.go).
+	Witnesses []LogWitness `yaml:"witnesses"`
+	// WitnessesRequired is how many of them must have cosigned a
+	// checkpoint before it is served; 0 serves each checkpoint at once.
+	WitnessesRequired int `yaml:"witnesses-required"`
+	// WitnessInterval is how often a checkpoint that did not grow is sent
+	// to the witnesses again, for fresh timestamps.
+	WitnessInterval time.Duration `yaml:"witness-interval"`
 }
 
 // The log's defaults.
@@ -60,7 +69,7 @@ const (
 
 func defaultTransparency() TransparencyConfig {
 	return TransparencyConfig{KeyFile: defaultLogKeyFile, Interval: defaultLogInterval, MaxLag: defaultLogMaxLag,
-		Signer: ca.SignerConfig{Type: ca.SignerFile}}
+		Signer: ca.SignerConfig{Type: ca.SignerFile}, WitnessInterval: defaultWitnessInterval}
 }
 
 // validate checks the block, each error under its key.
@@ -79,6 +88,7 @@ func (c Config) validateTransparency() []error {
 	if t.Signer.NeedsKeyFile() && t.KeyFile == "" {
 		errs = append(errs, errors.New("transparency.key-file: must not be empty with a file signer"))
 	}
+	errs = append(errs, t.validateWitnesses()...)
 	if t.Enabled && !validNoteName(c.logOrigin()) {
 		errs = append(errs, fmt.Errorf("transparency.origin: %q cannot name the log (no spaces, no '+'); set transparency.origin", c.logOrigin()))
 	}

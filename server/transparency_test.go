@@ -58,6 +58,13 @@ func TestTransparencyConfigErrors(t *testing.T) {
 		{"origin with a plus", "transparency.origin", func(c *TransparencyConfig) { c.Origin = "a+b" }},
 		{"no key file", "transparency.key-file", func(c *TransparencyConfig) { c.KeyFile = "" }},
 		{"bad signer", "transparency.signer.type", func(c *TransparencyConfig) { c.Signer.Type = "kms" }},
+		{"more witnesses required than listed", "transparency.witnesses-required", func(c *TransparencyConfig) { c.WitnessesRequired = 1 }},
+		{"a witness URL", "transparency.witnesses[0].url", func(c *TransparencyConfig) { c.Witnesses = []LogWitness{{URL: "ftp://w", Key: "x"}} }},
+		{"a witness key", "transparency.witnesses[0].key", func(c *TransparencyConfig) { c.Witnesses = []LogWitness{{URL: "https://w", Key: "w+00000000+AA=="}} }},
+		{"a log key as a witness key", "not a cosignature/v1 key", func(c *TransparencyConfig) {
+			c.Witnesses = []LogWitness{{URL: "https://w", Key: "ca.weir.test/log+b5067f3a+AYfEa5JIyHdXWVaAx7ejlWixomv2jmeCsRTQgrXHYNNn"}}
+		}},
+		{"witness interval short", "transparency.witness-interval", func(c *TransparencyConfig) { c.WitnessInterval = c.Interval / 2 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := DefaultConfig()

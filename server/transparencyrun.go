@@ -41,6 +41,8 @@ type verifiableLog struct {
 	metrics *admin.LogMetrics
 	log     *slog.Logger
 	now     func() time.Time
+	// cosign asks the witnesses to cosign; nil without witnesses.
+	cosign *cosigner
 
 	mu         sync.Mutex
 	lastLogged time.Time // of a sequencer failure
@@ -57,6 +59,10 @@ func newVerifiableLog(ctx context.Context, cfg Config, st transparency.Store, lo
 	}
 	l := &verifiableLog{cfg: cfg.Transparency, key: key, store: st, log: log, now: time.Now}
 	l.seq = &transparency.Sequencer{Store: st, Signer: key.signer, Verifier: key.verifier, Integrated: l.integrated}
+	if l.cosign, err = newCosigner(cfg.Transparency, st, key.verifier, log, func() *admin.LogMetrics { return l.metrics }); err != nil {
+		key.close()
+		return nil, err
+	}
 	return l, nil
 }
 
@@ -70,9 +76,20 @@ func (l *verifiableLog) setMetrics(m *admin.Metrics) {
 	})
 }
 
-// run sequences the log on one replica at a time until ctx ends.
+// run sequences the log on one replica at a time, and asks the
+// witnesses to cosign on one replica at a time, until ctx ends: two jobs,
+// so that a witness that is slow or down never holds up the sequencer.
 func (l *verifiableLog) run(ctx context.Context, svc *acme.Service) error {
-	return svc.RunLeased(ctx, leaseLogSequencer, l.cfg.Interval, l.tick)
+	if l.cosign == nil {
+		return svc.RunLeased(ctx, leaseLogSequencer, l.cfg.Interval, l.tick)
+	}
+	done := make(chan error, 1)
+	go func() { done <- svc.RunLeased(ctx, leaseLogCosigner, l.cfg.Interval, l.cosign.run) }()
+	err := svc.RunLeased(ctx, leaseLogSequencer, l.cfg.Interval, l.tick)
+	if cerr := <-done; err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // tick integrates the pending entries, a few batches at most. Another
@@ -129,7 +146,12 @@ func (l *verifiableLog) state(ctx context.Context) (admin.LogState, error) {
 	if err != nil {
 		return admin.LogState{}, err
 	}
-	st := admin.LogState{Size: size}
+	st := admin.LogState{Size: size, Served: size}
+	if l.cfg.WitnessesRequired > 0 {
+		if st.Served, _, err = l.store.LogServed(ctx); err != nil {
+			return admin.LogState{}, err
+		}
+	}
 	p, err := l.store.PendingLogEntries(ctx, 1)
 	if err != nil {
 		return admin.LogState{}, err
@@ -172,10 +194,30 @@ func (l *verifiableLog) Info(ctx context.Context) (admin.LogInfo, error) {
 }
 
 // Prove implements admin.TransparencyLog: the inclusion proof of the
-// certificate serial against the latest checkpoint.
+// certificate serial against the checkpoint served (the latest, or with
+// witnesses required the newest they cosigned enough).
 func (l *verifiableLog) Prove(ctx context.Context, serial string) (any, error) {
-	return transparency.ProveSerial(ctx, l.store, serial)
+	if l.cfg.WitnessesRequired == 0 {
+		return transparency.ProveSerial(ctx, l.store, serial)
+	}
+	idx, err := l.store.LogIndexOf(ctx, serial)
+	if err != nil {
+		return nil, err
+	}
+	served, _, err := l.store.LogServed(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if idx >= served {
+		return nil, fmt.Errorf("the entry of %s (index %d) is not in the served tree of size %d yet, which waits for the witnesses: %w", serial, idx, served, acme.ErrNotFound)
+	}
+	return transparency.ProveSerial(ctx, servedView{l.store}, serial)
 }
+
+// servedView is a log whose head is its served checkpoint.
+type servedView struct{ transparency.Store }
+
+func (v servedView) LogHead(ctx context.Context) (int64, []byte, error) { return v.Store.LogServed(ctx) }
 
 // event writes ev (an administrator's action, a reload, a start) to the
 // log in a transaction of its own. The audit file has it already; a
@@ -231,6 +273,9 @@ const eventStarted = "server-started"
 func (s *Server) logHandler() http.Handler {
 	if s.vlog == nil {
 		return nil
+	}
+	if s.cfg.Transparency.WitnessesRequired > 0 {
+		return transparency.NewServedHandler(s.store)
 	}
 	return transparency.NewHandler(s.store)
 }

@@ -32,10 +32,24 @@ const (
 // 404 saying which. A store error is a 500 with a generic text, logged
 // with the details.
 func NewHandler(st Store) http.Handler {
-	return &tileHandler{st: st}
+	return &tileHandler{st: st, head: st.LogHead, empty: "the log is empty: no checkpoint signed yet"}
 }
 
-type tileHandler struct{ st Store }
+// NewServedHandler is NewHandler serving the checkpoint the log's
+// witnesses cosigned enough (Store.LogServed) rather than the latest: a
+// checkpoint that waits for their cosignatures is not served yet, nor
+// any tile beyond the served one's tree.
+func NewServedHandler(st Store) http.Handler {
+	return &tileHandler{st: st, head: st.LogServed, empty: "no checkpoint served yet: the first one waits for the witnesses' cosignatures"}
+}
+
+type tileHandler struct {
+	st Store
+	// head is the checkpoint served and its size; empty says why there
+	// is none.
+	head  func(context.Context) (int64, []byte, error)
+	empty string
+}
 
 func (h *tileHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
@@ -45,14 +59,14 @@ func (h *tileHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	path := strings.TrimPrefix(r.URL.Path, "/")
 	ctx := r.Context()
-	size, cp, err := h.st.LogHead(ctx)
+	size, cp, err := h.head(ctx)
 	if err != nil {
 		h.internal(ctx, w, path, err)
 		return
 	}
 	if path == CheckpointPath {
 		if cp == nil {
-			plain(w, http.StatusNotFound, "the log is empty: no checkpoint signed yet")
+			plain(w, http.StatusNotFound, h.empty)
 			return
 		}
 		send(w, "text/plain; charset=utf-8", checkpointCache, cp)

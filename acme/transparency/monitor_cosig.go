@@ -27,4 +27,3 @@ func MonitorKeys(logKey string, witnessKeys []string) (note.Verifier, []note.Ver
 	}
 	return log, witnesses, nil
 }
-

@@ -93,8 +93,9 @@ var rules = map[string]rule{
 	"internal/atomicfile": {},
 	// The assembly: every product package, none of the harness, and no
 	// database or Redis client of its own (those live in storage); the
-	// signed-note library for the log key it opens.
-	"server": {every: []kind{product}, libs: []string{"gopkg.in/yaml.v3", "golang.org/x/mod/sumdb/note"}},
+	// signed-note and tree libraries for the log key it opens and the
+	// proofs it sends the log's witnesses.
+	"server": {every: []kind{product}, libs: []string{"gopkg.in/yaml.v3", "golang.org/x/mod/sumdb/note", "golang.org/x/mod/sumdb/tlog"}},
 	// The command line: the server it runs and the admin API's views it
 	// prints; everything else through them, but the log's witness, which
 	// runs apart from any server (its key through ca's signer seam).

@@ -32,6 +32,7 @@ func TestRuleMetricsExist(t *testing.T) {
 	m.WatchCRL(func(context.Context) ([]byte, time.Time, error) { return nil, time.Time{}, context.Canceled })
 	m.WatchReadiness(func(context.Context) map[string]bool { return nil })
 	m.WatchRootCRL(func() (time.Time, time.Time, bool) { return time.Time{}, time.Time{}, false })
+	m.SetLog(func() (LogState, bool) { return LogState{}, false })
 	registered := map[string]bool{}
 	ch := make(chan *prometheus.Desc)
 	go func() { m.reg.Describe(ch); close(ch) }()

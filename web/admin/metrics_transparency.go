@@ -14,13 +14,20 @@ import (
 type LogState struct {
 	Size   int64
 	Oldest time.Duration
+	// Served is the size of the checkpoint served: Size, unless
+	// witnesses must cosign a checkpoint before it is served.
+	Served int64
 }
 
 // LogMetrics are the verifiable log's metrics (acme/transparency).
 type LogMetrics struct {
-	lag    prometheus.Histogram
-	errors prometheus.Counter
+	lag     prometheus.Histogram
+	errors  prometheus.Counter
+	witness *prometheus.CounterVec
 }
+
+// WitnessFailure counts a witness that did not cosign a checkpoint.
+func (l *LogMetrics) WitnessFailure(witness string) { l.witness.WithLabelValues(witness).Inc() }
 
 // ObserveLag records how long one entry waited to be integrated.
 func (l *LogMetrics) ObserveLag(d time.Duration) { l.lag.Observe(d.Seconds()) }
@@ -44,9 +51,14 @@ func (m *Metrics) SetLog(state func() (LogState, bool)) *LogMetrics {
 			Name: "weir_log_sequencer_errors_total",
 			Help: "Integrations of the verifiable log's pending entries that failed on this replica (each is also logged); the entries stay pending.",
 		}),
+		witness: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "weir_log_witness_failures_total",
+			Help: "Requests to a witness to cosign the verifiable log's checkpoint that failed or were refused, by witness (each is also logged).",
+		}, []string{"witness"}),
 	}
-	m.reg.MustRegister(l.lag, l.errors, logStateCollector{state: state,
-		size: prometheus.NewDesc("weir_log_tree_size", "Entries integrated into the verifiable log's tree (the size of its latest checkpoint).", nil, nil),
+	m.reg.MustRegister(l.lag, l.errors, l.witness, logStateCollector{state: state,
+		size:   prometheus.NewDesc("weir_log_tree_size", "Entries integrated into the verifiable log's tree (the size of its latest checkpoint).", nil, nil),
+		served: prometheus.NewDesc("weir_log_served_size", "The size of the verifiable log's checkpoint served under /log: the tree's, or with transparency.witnesses-required that of the newest checkpoint the witnesses cosigned enough.", nil, nil),
 		oldest: prometheus.NewDesc("weir_log_oldest_pending_seconds",
 			"How long the verifiable log's oldest pending entry has waited to be integrated; 0 when none waits. It grows while the sequencer or its key is down.", nil, nil)})
 	return l
@@ -54,11 +66,15 @@ func (m *Metrics) SetLog(state func() (LogState, bool)) *LogMetrics {
 
 // logStateCollector reads the log's state at each scrape.
 type logStateCollector struct {
-	state        func() (LogState, bool)
-	size, oldest *prometheus.Desc
+	state                func() (LogState, bool)
+	size, served, oldest *prometheus.Desc
 }
 
-func (c logStateCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.size; ch <- c.oldest }
+func (c logStateCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- c.size
+	ch <- c.served
+	ch <- c.oldest
+}
 
 func (c logStateCollector) Collect(ch chan<- prometheus.Metric) {
 	st, ok := c.state()
@@ -66,5 +82,6 @@ func (c logStateCollector) Collect(ch chan<- prometheus.Metric) {
 		return
 	}
 	ch <- prometheus.MustNewConstMetric(c.size, prometheus.GaugeValue, float64(st.Size))
+	ch <- prometheus.MustNewConstMetric(c.served, prometheus.GaugeValue, float64(st.Served))
 	ch <- prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, st.Oldest.Seconds())
 }
