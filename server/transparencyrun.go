@@ -217,7 +217,9 @@ func (l *verifiableLog) Prove(ctx context.Context, serial string) (any, error) {
 // servedView is a log whose head is its served checkpoint.
 type servedView struct{ transparency.Store }
 
-func (v servedView) LogHead(ctx context.Context) (int64, []byte, error) { return v.Store.LogServed(ctx) }
+func (v servedView) LogHead(ctx context.Context) (int64, []byte, error) {
+	return v.Store.LogServed(ctx)
+}
 
 // event writes ev (an administrator's action, a reload, a start) to the
 // log in a transaction of its own. The audit file has it already; a
