@@ -81,7 +81,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.Float64Var(&o.maxOther, "max-other", 0.3, "a run during which other processes used more than this many `cores` is disturbed and run again (0: never)")
 	fs.IntVar(&o.retries, "retries", 2, "how often a disturbed run is run again; the least disturbed attempt is kept")
 	fs.DurationVar(&o.budget, "budget", 12*time.Minute, "after this long, stop waiting for quiet and stop re-running disturbed runs")
-	fs.BoolVar(&o.log, "log", false, "turn weir's verifiable log on (transparency.enabled) and report each run's integration lag p99; a -compare side named REV+log runs with it on")
+	fs.BoolVar(&o.log, "log", false, "turn weir's verifiable log on (transparency.enabled) and report each run's integration lag p99; a -compare side named REV+log runs with it on; with -populate, fill the log too (an issuance entry per certificate, origin "+populateLogOrigin+")")
 	fs.StringVar(&o.rateLimits, "ratelimits", "off", "weir's rate limits: off (all disabled), high (all enabled, never reached: measures the limiter), server (weir's defaults)")
 	fs.IntVar(&o.workers, "validation-workers", 0, "set acme.validation-workers in the server config (0: weir's default)")
 	fs.IntVar(&o.replicas, "replicas", 1, "weir replicas, dialled in turn by the client (more than 1 needs -storage postgres)")

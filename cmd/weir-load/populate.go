@@ -39,7 +39,10 @@ type populateSink interface {
 // CA of the data directory o.dataDir (made first, as weir init makes it,
 // if it has none): SQLite's weir.db in it, or with -storage postgres the
 // schema -postgres-schema on -postgres-dsn (created if missing). The
-// store must hold no ACME state yet.
+// store must hold no ACME state yet. With -log it fills the verifiable log
+// too (populate_log.go): certificate i's issuance entry at leaf i, the
+// tree's stored hashes and the checkpoint of size N, signed with the data
+// directory's log key.
 func populate(ctx context.Context, o *options, stderr io.Writer) error {
 	if o.dataDir == "" {
 		return errors.New("-populate needs -data")
@@ -71,7 +74,13 @@ func populate(ctx context.Context, o *options, stderr io.Writer) error {
 	}
 	g := &popGen{
 		issuer: issuer, n: o.populate, accounts: (o.populate + certsPerAccount - 1) / certsPerAccount,
-		span: o.populateSpan, lifetime: o.populateLifetime, shards: o.populateShards,
+		span: o.populateSpan, lifetime: o.populateLifetime, shards: o.populateShards, log: o.log,
+	}
+	var plog *popLog
+	if o.log {
+		if plog, err = openPopLog(o.dataDir); err != nil {
+			return err
+		}
 	}
 	g.start = time.Now().Add(-g.span)
 	for range 16 {
@@ -95,10 +104,18 @@ func populate(ctx context.Context, o *options, stderr io.Writer) error {
 		}
 	}
 	logf(stderr, "%d accounts", g.accounts)
-	if err := writeCerts(ctx, g, sink, stderr); err != nil {
+	if err := writeCerts(ctx, g, sink, plog, stderr); err != nil {
 		return err
 	}
-	got, err := sink.Finish(ctx, transfer.Summary{AccountSeq: int64(g.accounts), OrderSeq: int64(g.n)})
+	want := transfer.Summary{AccountSeq: int64(g.accounts), OrderSeq: int64(g.n)}
+	if plog != nil {
+		if err := plog.checkpoint(ctx, sink); err != nil {
+			return err
+		}
+		want.LogSize = plog.size
+		logf(stderr, "the verifiable log: %d entries, origin %s", plog.size, plog.signer.Name())
+	}
+	got, err := sink.Finish(ctx, want)
 	if err != nil {
 		return err
 	}
@@ -109,8 +126,9 @@ func populate(ctx context.Context, o *options, stderr io.Writer) error {
 }
 
 // writeCerts signs the certificates in chunks, each on every core, while
-// the previous chunk is written.
-func writeCerts(ctx context.Context, g *popGen, sink populateSink, stderr io.Writer) error {
+// the previous chunk is written, with the chunk's log entries and the
+// stored hashes they add when plog is not nil.
+func writeCerts(ctx context.Context, g *popGen, sink populateSink, plog *popLog, stderr io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	type made struct {
@@ -141,6 +159,7 @@ func writeCerts(ctx context.Context, g *popGen, sink populateSink, stderr io.Wri
 				c.challenges = append(c.challenges, p.challenges...)
 				c.orders = append(c.orders, p.orders...)
 				c.certs = append(c.certs, p.certs...)
+				c.entries = append(c.entries, p.entries...)
 			}
 			select {
 			case chunks <- made{c, errors.Join(errs...)}:
@@ -160,6 +179,12 @@ func writeCerts(ctx context.Context, g *popGen, sink populateSink, stderr io.Wri
 			func() error { return sink.Challenges(ctx, c.challenges) },
 			func() error { return sink.Orders(ctx, c.orders) },
 			func() error { return sink.Certificates(ctx, c.certs) },
+			func() error {
+				if plog == nil {
+					return nil
+				}
+				return plog.write(ctx, sink, c.entries)
+			},
 		} {
 			if err := step(); err != nil {
 				return err

@@ -36,6 +36,7 @@ type popChunk struct {
 	challenges []transfer.Challenge
 	orders     []transfer.Order
 	certs      []transfer.Certificate
+	entries    []transfer.LogEntry // the log's, with -log
 }
 
 // popGen makes the rows of a populated store. Its fields are read only
@@ -48,6 +49,7 @@ type popGen struct {
 	span     time.Duration
 	lifetime time.Duration
 	shards   int                 // CRL shards (ca.CRLShard); 0: shard 0
+	log      bool                // -log: each certificate's log entry too
 	leafKeys []*ecdsa.PrivateKey // a small pool: signing, not key generation, is what a certificate costs
 }
 
@@ -171,6 +173,13 @@ func (g *popGen) certRows(c *popChunk, from, to int) error {
 			cert.RevokedAt, cert.Reason = &at, int64([]int{0, 1, 4, 5}[i/revokedEvery%4])
 		}
 		c.certs = append(c.certs, cert)
+		if g.log {
+			e, err := logEntry(i, account, orderID, serial, out.DER, names, issued)
+			if err != nil {
+				return err
+			}
+			c.entries = append(c.entries, e)
+		}
 	}
 	return nil
 }
