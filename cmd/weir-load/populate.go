@@ -78,7 +78,7 @@ func populate(ctx context.Context, o *options, stderr io.Writer) error {
 	}
 	var plog *popLog
 	if o.log {
-		if plog, err = openPopLog(o.dataDir); err != nil {
+		if plog, err = openPopLog(o.dataDir, o.populate); err != nil {
 			return err
 		}
 	}

@@ -42,8 +42,10 @@ type popLog struct {
 // openPopLog opens the log key of the data directory dir where weir serve
 // looks for it (transparency.key-file's default), generating it as weir
 // serve does at first start when it is missing, and writes its verifier
-// key next to it.
-func openPopLog(dir string) (*popLog, error) {
+// key next to it. The hashes of a tree of n entries are allocated at once:
+// a slice grown by appending would hold up to twice as much, and the
+// garbage of its growth more.
+func openPopLog(dir string, n int) (*popLog, error) {
 	cfg := server.DefaultConfig()
 	cfg.DataDir = dir
 	path := server.LogKeyFile(cfg)
@@ -65,7 +67,7 @@ func openPopLog(dir string) (*popLog, error) {
 	if err := os.WriteFile(server.LogVerifierKeyFile(cfg), []byte(vkey+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("writing the log's verifier key: %w", err)
 	}
-	return &popLog{signer: signer}, nil
+	return &popLog{signer: signer, hashes: make([]tlog.Hash, 0, tlog.StoredHashCount(int64(n)))}, nil
 }
 
 // generatePopLogKey writes a new Ed25519 log key to path (PKCS#8 PEM,

@@ -110,7 +110,7 @@ func TestPopulateLog(t *testing.T) {
 // directory already has, rather than replacing it.
 func TestPopulateLogKeyKept(t *testing.T) {
 	dir := t.TempDir()
-	if _, err := openPopLog(dir); err != nil {
+	if _, err := openPopLog(dir, 3); err != nil {
 		t.Fatal(err)
 	}
 	keyPath := filepath.Join(dir, "transparency", "log-key.pem")
