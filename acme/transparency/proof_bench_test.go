@@ -4,14 +4,12 @@ package transparency_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"golang.org/x/mod/sumdb/note"
-	"golang.org/x/mod/sumdb/tlog"
 
 	"github.com/weir-pki/weir/acme/transparency"
 	"github.com/weir-pki/weir/acme/transparency/monitortest"
@@ -88,14 +86,14 @@ func benchImportLog(b *testing.B, path string, n int) ([]byte, note.Verifier) {
 		idx, serial := int64(i), benchSerial(int64(i))
 		entries[i], rows[i] = e, transfer.LogEntry{ID: idx + 1, Entry: e, Serial: &serial, LogIndex: &idx}
 	}
-	none := tlog.HashReaderFunc(func([]int64) ([]tlog.Hash, error) { return nil, errors.New("an empty tree has no hashes") })
-	hashes, err := transparency.Append(0, entries, none)
+	tree := transparency.NewMemTree(int64(n))
+	hashes, err := tree.Append(entries)
 	if err != nil {
 		b.Fatal(err)
 	}
 	hashRows := make([]transfer.LogHash, len(hashes))
-	for i := range hashes {
-		hashRows[i] = transfer.LogHash{Index: int64(i), Hash: hashes[i][:]}
+	for i, h := range hashes {
+		hashRows[i] = transfer.LogHash{Index: h.Index, Hash: h.Hash[:]}
 	}
 	const chunk = 10_000
 	for from := 0; from < n; from += chunk {
@@ -108,13 +106,7 @@ func benchImportLog(b *testing.B, path string, n int) ([]byte, note.Verifier) {
 			b.Fatal(err)
 		}
 	}
-	root, err := tlog.TreeHash(int64(n), tlog.HashReaderFunc(func(xs []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(xs))
-		for i, x := range xs {
-			out[i] = hashes[x]
-		}
-		return out, nil
-	}))
+	root, err := tree.Root()
 	if err != nil {
 		b.Fatal(err)
 	}

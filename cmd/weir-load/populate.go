@@ -112,8 +112,8 @@ func populate(ctx context.Context, o *options, stderr io.Writer) error {
 		if err := plog.checkpoint(ctx, sink); err != nil {
 			return err
 		}
-		want.LogSize = plog.size
-		logf(stderr, "the verifiable log: %d entries, origin %s", plog.size, plog.signer.Name())
+		want.LogSize = plog.tree.Size()
+		logf(stderr, "the verifiable log: %d entries, origin %s", plog.tree.Size(), plog.origin)
 	}
 	got, err := sink.Finish(ctx, want)
 	if err != nil {

@@ -14,9 +14,6 @@ import (
 	"strconv"
 	"time"
 
-	"golang.org/x/mod/sumdb/note"
-	"golang.org/x/mod/sumdb/tlog"
-
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/transparency"
 	"github.com/weir-pki/weir/ca"
@@ -30,20 +27,20 @@ import (
 // transparency.origin is not set; a config that sets it must set this.
 const populateLogOrigin = "weir-load.populate.test/log"
 
-// popLog is the verifiable log -populate -log fills: every stored hash of
-// its tree so far, in memory (2 × 32 bytes an entry: 64 MB at a million),
-// and the log key that signs its checkpoint.
+// popLog is the verifiable log -populate -log fills: its tree, in memory
+// (2 × 32 bytes an entry: 64 MB at a million), and how its checkpoint is
+// signed with the log key.
 type popLog struct {
-	signer note.Signer
-	hashes []tlog.Hash
-	size   int64
+	tree   *transparency.MemTree
+	origin string
+	sign   func(transparency.Checkpoint) ([]byte, error)
 }
 
 // openPopLog opens the log key of the data directory dir where weir serve
 // looks for it (transparency.key-file's default), generating it as weir
 // serve does at first start when it is missing, and writes its verifier
-// key next to it. The hashes of a tree of n entries are allocated at once:
-// a slice grown by appending would hold up to twice as much, and the
+// key next to it. The stored hashes of a tree of n entries are allocated at
+// once: a slice grown by appending would hold up to twice as much, and the
 // garbage of its growth more.
 func openPopLog(dir string, n int) (*popLog, error) {
 	cfg := server.DefaultConfig()
@@ -67,7 +64,8 @@ func openPopLog(dir string, n int) (*popLog, error) {
 	if err := os.WriteFile(server.LogVerifierKeyFile(cfg), []byte(vkey+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("writing the log's verifier key: %w", err)
 	}
-	return &popLog{signer: signer, hashes: make([]tlog.Hash, 0, tlog.StoredHashCount(int64(n)))}, nil
+	sign := func(c transparency.Checkpoint) ([]byte, error) { return transparency.SignCheckpoint(c, signer) }
+	return &popLog{tree: transparency.NewMemTree(int64(n)), origin: signer.Name(), sign: sign}, nil
 }
 
 // generatePopLogKey writes a new Ed25519 log key to path (PKCS#8 PEM,
@@ -90,54 +88,42 @@ func generatePopLogKey(path string) ([]byte, error) {
 	return pemBytes, nil
 }
 
-// ReadHashes implements tlog.HashReader over the hashes computed so far.
-func (l *popLog) ReadHashes(indexes []int64) ([]tlog.Hash, error) {
-	out := make([]tlog.Hash, len(indexes))
-	for i, x := range indexes {
-		if x < 0 || x >= int64(len(l.hashes)) {
-			return nil, fmt.Errorf("stored hash %d is not computed yet (%d are)", x, len(l.hashes))
-		}
-		out[i] = l.hashes[x]
-	}
-	return out, nil
-}
-
 // write integrates entries, the next leaves in order, and writes them
 // with the stored hashes they add.
 func (l *popLog) write(ctx context.Context, sink populateSink, entries []transfer.LogEntry) error {
-	first := len(l.hashes)
-	for _, e := range entries {
-		if e.LogIndex == nil || *e.LogIndex != l.size {
-			return fmt.Errorf("populate: log entry %d is not at leaf %d", e.ID, l.size)
+	leaves := make([][]byte, len(entries))
+	for i, e := range entries {
+		if want := l.tree.Size() + int64(i); e.LogIndex == nil || *e.LogIndex != want {
+			return fmt.Errorf("populate: log entry %d is not at leaf %d", e.ID, want)
 		}
-		hs, err := tlog.StoredHashes(l.size, e.Entry, l)
-		if err != nil {
-			return fmt.Errorf("populate: hashing log entry %d: %w", l.size, err)
-		}
-		l.hashes = append(l.hashes, hs...)
-		l.size++
+		leaves[i] = e.Entry
+	}
+	added, err := l.tree.Append(leaves)
+	if err != nil {
+		return fmt.Errorf("populate: hashing the log's entries: %w", err)
 	}
 	if err := sink.LogEntries(ctx, entries); err != nil {
 		return err
 	}
-	rows := make([]transfer.LogHash, 0, len(l.hashes)-first)
-	for x := first; x < len(l.hashes); x++ {
-		rows = append(rows, transfer.LogHash{Index: int64(x), Hash: l.hashes[x][:]})
+	rows := make([]transfer.LogHash, len(added))
+	for i, h := range added {
+		rows[i] = transfer.LogHash{Index: h.Index, Hash: h.Hash[:]}
 	}
 	return sink.LogHashes(ctx, rows)
 }
 
 // checkpoint writes the signed checkpoint of the log's size.
 func (l *popLog) checkpoint(ctx context.Context, sink populateSink) error {
-	root, err := tlog.TreeHash(l.size, l)
+	size := l.tree.Size()
+	root, err := l.tree.Root()
 	if err != nil {
-		return fmt.Errorf("populate: the log's root at size %d: %w", l.size, err)
+		return fmt.Errorf("populate: %w", err)
 	}
-	cp, err := transparency.SignCheckpoint(transparency.Checkpoint{Origin: l.signer.Name(), Size: l.size, Hash: root}, l.signer)
+	cp, err := l.sign(transparency.Checkpoint{Origin: l.origin, Size: size, Hash: root})
 	if err != nil {
-		return fmt.Errorf("populate: signing the checkpoint of size %d: %w", l.size, err)
+		return fmt.Errorf("populate: signing the checkpoint of size %d: %w", size, err)
 	}
-	return sink.LogCheckpoints(ctx, []transfer.LogCheckpoint{{Size: l.size, Checkpoint: cp}})
+	return sink.LogCheckpoints(ctx, []transfer.LogCheckpoint{{Size: size, Checkpoint: cp}})
 }
 
 // logEntry is the log's issuance entry of certificate i (leaf i), as
