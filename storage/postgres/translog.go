@@ -117,36 +117,16 @@ func (s *Store) LogServed(ctx context.Context) (int64, []byte, error) {
 
 // LogHashes implements transparency.Store, in one query.
 func (s *Store) LogHashes(ctx context.Context, indexes []int64) ([][sha256.Size]byte, error) {
-	const what = "the log's stored hashes"
 	rows, err := s.pool.Query(ctx, `SELECT idx, hash FROM log_hashes WHERE idx = ANY($1)`, indexes)
 	if err != nil {
-		return nil, drv.Wrap(what, err)
+		return nil, drv.Wrap(sqlrow.LogHashesWhat, err)
 	}
 	defer rows.Close()
 	found := make(map[int64][sha256.Size]byte, len(indexes))
-	for rows.Next() {
-		var idx int64
-		var h []byte
-		if err := rows.Scan(&idx, &h); err != nil {
-			return nil, drv.Wrap(what, err)
-		}
-		if len(h) != sha256.Size {
-			return nil, drv.Errorf("%s: %d is %d bytes", what, idx, len(h))
-		}
-		found[idx] = [sha256.Size]byte(h)
+	if err := sqlrow.ScanLogHashes(drv, rows, found); err != nil {
+		return nil, err
 	}
-	if err := rows.Err(); err != nil {
-		return nil, drv.Wrap(what, err)
-	}
-	out := make([][sha256.Size]byte, len(indexes))
-	for i, idx := range indexes {
-		h, ok := found[idx]
-		if !ok {
-			return nil, drv.Errorf("%s: %d: %w", what, idx, acme.ErrNotFound)
-		}
-		out[i] = h
-	}
-	return out, nil
+	return sqlrow.OrderLogHashes(drv, indexes, found)
 }
 
 // LogEntries implements transparency.Store.

@@ -98,6 +98,10 @@ const (
 	wInsertCertSearch
 	wRevokeCertificate
 	wInsertLogEntry // translog.go
+	wLogMoveSize
+	wLogIndexEntry
+	wLogInsertHash
+	wLogInsertCheckpoint
 	wCertificateExists
 	wInsertIssuerChain
 	wIssuerChainID
@@ -142,27 +146,31 @@ var writeSQL = [numWriteStmts]string{
 		WHERE id = ? AND status = ?`,
 	wInsertCertificate: `INSERT INTO certificates (` + sqlrow.CertInsertCols + `, issuer_chain, revoked_at, reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, 0)`,
-	wInsertCertSearch:   `INSERT OR IGNORE INTO cert_search (key, serial) VALUES (?, ?)`,
-	wRevokeCertificate:  `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
-	wInsertLogEntry:     q(sqlrow.LogInsertEntrySQL),
-	wCertificateExists:  `SELECT 1 FROM certificates WHERE serial = ?`,
-	wInsertIssuerChain:  `INSERT INTO issuer_chains (pem) VALUES (?) ON CONFLICT (pem) DO NOTHING`,
-	wNextCRLNumber:      strings.ReplaceAll(sqlrow.NextCRLNumberSQL, "$", "?"),
-	wIssuerChainID:      `SELECT id FROM issuer_chains WHERE pem = ?`,
-	wPlanRemovalRevoked: strings.ReplaceAll(sqlrow.PlanRemovalInsertSQL, "$", "?") + `AND serial = ?2`,
-	wPlanRemovalMoved:   strings.ReplaceAll(sqlrow.PlanRemovalInsertSQL, "$", "?") + `AND serial = ?2 AND revoked_at IS NULL`,
-	wPrunePlanRemovals:  strings.ReplaceAll(sqlrow.PlanRemovalsPruneSQL, "$", "?"),
-	wStartChallenge:     startChallengeSQL,
-	wClaimChallenge:     claimChallengeSQL,
-	wClaimChallenges:    claimChallengesSQL,
-	wReleaseChallenge:   releaseChallengeSQL,
-	wStartFinalize:      startFinalizeSQL,
-	wClaimOrders:        claimOrdersSQL,
-	wTryLease:           tryLeaseSQL,
-	wReleaseLease:       releaseLeaseSQL,
-	wSavepoint:          `SAVEPOINT op`,
-	wRelease:            `RELEASE op`,
-	wRollbackTo:         `ROLLBACK TO op`,
+	wInsertCertSearch:    `INSERT OR IGNORE INTO cert_search (key, serial) VALUES (?, ?)`,
+	wRevokeCertificate:   `UPDATE certificates SET revoked_at = ?, reason = ? WHERE serial = ? AND revoked_at IS NULL`,
+	wInsertLogEntry:      q(sqlrow.LogInsertEntrySQL),
+	wLogMoveSize:         q(sqlrow.LogMoveSizeSQL),
+	wLogIndexEntry:       q(sqlrow.LogIndexEntrySQL),
+	wLogInsertHash:       q(sqlrow.LogInsertHashSQL),
+	wLogInsertCheckpoint: q(sqlrow.LogInsertCheckpointSQL),
+	wCertificateExists:   `SELECT 1 FROM certificates WHERE serial = ?`,
+	wInsertIssuerChain:   `INSERT INTO issuer_chains (pem) VALUES (?) ON CONFLICT (pem) DO NOTHING`,
+	wNextCRLNumber:       strings.ReplaceAll(sqlrow.NextCRLNumberSQL, "$", "?"),
+	wIssuerChainID:       `SELECT id FROM issuer_chains WHERE pem = ?`,
+	wPlanRemovalRevoked:  strings.ReplaceAll(sqlrow.PlanRemovalInsertSQL, "$", "?") + `AND serial = ?2`,
+	wPlanRemovalMoved:    strings.ReplaceAll(sqlrow.PlanRemovalInsertSQL, "$", "?") + `AND serial = ?2 AND revoked_at IS NULL`,
+	wPrunePlanRemovals:   strings.ReplaceAll(sqlrow.PlanRemovalsPruneSQL, "$", "?"),
+	wStartChallenge:      startChallengeSQL,
+	wClaimChallenge:      claimChallengeSQL,
+	wClaimChallenges:     claimChallengesSQL,
+	wReleaseChallenge:    releaseChallengeSQL,
+	wStartFinalize:       startFinalizeSQL,
+	wClaimOrders:         claimOrdersSQL,
+	wTryLease:            tryLeaseSQL,
+	wReleaseLease:        releaseLeaseSQL,
+	wSavepoint:           `SAVEPOINT op`,
+	wRelease:             `RELEASE op`,
+	wRollbackTo:          `ROLLBACK TO op`,
 }
 
 // prepareStmts prepares the reader and writer statements.

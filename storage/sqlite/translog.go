@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/weir-pki/weir/acme"
@@ -65,7 +66,7 @@ func (s *Store) IntegrateLog(ctx context.Context, b transparency.Batch) error {
 	what := fmt.Sprintf("integrate %d log entries at size %d", len(b.IDs), b.OldSize)
 	newSize := b.OldSize + int64(len(b.IDs))
 	return s.write(ctx, func(w *writeTx) error {
-		res, err := w.tx.ExecContext(writeCtx, q(sqlrow.LogMoveSizeSQL), newSize, b.OldSize)
+		res, err := w.exec(wLogMoveSize, newSize, b.OldSize)
 		if err != nil {
 			return drv.Wrap(what, err)
 		}
@@ -73,7 +74,7 @@ func (s *Store) IntegrateLog(ctx context.Context, b transparency.Batch) error {
 			return drv.Errorf("%s: the log's size moved: %w", what, acme.ErrConflict)
 		}
 		for i, id := range b.IDs {
-			res, err := w.tx.ExecContext(writeCtx, q(sqlrow.LogIndexEntrySQL), b.OldSize+int64(i), id)
+			res, err := w.exec(wLogIndexEntry, b.OldSize+int64(i), id)
 			if err != nil {
 				return writeErr(what, err)
 			}
@@ -82,11 +83,11 @@ func (s *Store) IntegrateLog(ctx context.Context, b transparency.Batch) error {
 			}
 		}
 		for _, h := range b.Hashes {
-			if _, err := w.tx.ExecContext(writeCtx, q(sqlrow.LogInsertHashSQL), h.Index, h.Hash[:]); err != nil {
+			if _, err := w.exec(wLogInsertHash, h.Index, h.Hash[:]); err != nil {
 				return writeErr(what, err)
 			}
 		}
-		if _, err := w.tx.ExecContext(writeCtx, q(sqlrow.LogInsertCheckpointSQL), newSize, b.Checkpoint); err != nil {
+		if _, err := w.exec(wLogInsertCheckpoint, newSize, b.Checkpoint); err != nil {
 			return writeErr(what, err)
 		}
 		return nil
@@ -143,20 +144,31 @@ func (s *Store) LogServed(ctx context.Context) (int64, []byte, error) {
 	return size, cp, nil
 }
 
-// LogHashes implements transparency.Store.
+// hashesPerQuery bounds the indexes of one LogHashes query (SQLite allows
+// 32766 parameters; a proof or a batch of the sequencer needs a few
+// hundred at most).
+const hashesPerQuery = 500
+
+// LogHashes implements transparency.Store, in one query per
+// hashesPerQuery indexes.
 func (s *Store) LogHashes(ctx context.Context, indexes []int64) ([][sha256.Size]byte, error) {
-	out := make([][sha256.Size]byte, len(indexes))
-	for i, idx := range indexes {
-		var h []byte
-		if err := s.r.QueryRowContext(ctx, q(sqlrow.LogHashSQL), idx).Scan(&h); err != nil {
-			return nil, drv.RowErr(fmt.Sprintf("the log's stored hash %d", idx), err)
+	found := make(map[int64][sha256.Size]byte, len(indexes))
+	for chunk := range slices.Chunk(indexes, hashesPerQuery) {
+		args := make([]any, len(chunk))
+		for i, idx := range chunk {
+			args[i] = idx
 		}
-		if len(h) != sha256.Size {
-			return nil, drv.Errorf("the log's stored hash %d is %d bytes", idx, len(h))
+		rows, err := s.r.QueryContext(ctx, "SELECT idx, hash FROM log_hashes WHERE idx IN (?"+strings.Repeat(", ?", len(chunk)-1)+")", args...)
+		if err != nil {
+			return nil, drv.Wrap(sqlrow.LogHashesWhat, err)
 		}
-		out[i] = [sha256.Size]byte(h)
+		err = sqlrow.ScanLogHashes(drv, rows, found)
+		rows.Close()
+		if err != nil {
+			return nil, err
+		}
 	}
-	return out, nil
+	return sqlrow.OrderLogHashes(drv, indexes, found)
 }
 
 // LogEntries implements transparency.Store.

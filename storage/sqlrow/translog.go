@@ -2,6 +2,12 @@
 
 package sqlrow
 
+import (
+	"crypto/sha256"
+
+	"github.com/weir-pki/weir/acme"
+)
+
 // The verifiable log's statements (transparency.Store; migrations sqlite 0020
 // and 0021, postgres 0016 and 0017), in PostgreSQL's $n form; SQLite reads $n as ?n.
 const (
@@ -62,6 +68,42 @@ func ScanLogEntries(d Driver, from int64, rows Rows) ([][]byte, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, d.Wrap(what, err)
+	}
+	return out, nil
+}
+
+// LogHashesWhat names the stored hashes in errors.
+const LogHashesWhat = "the log's stored hashes"
+
+// ScanLogHashes adds the rows (idx, hash) of a stored-hash query to found.
+func ScanLogHashes(d Driver, rows Rows, found map[int64][sha256.Size]byte) error {
+	for rows.Next() {
+		var idx int64
+		var h []byte
+		if err := rows.Scan(&idx, &h); err != nil {
+			return d.Wrap(LogHashesWhat, err)
+		}
+		if len(h) != sha256.Size {
+			return d.Errorf("%s: %d is %d bytes", LogHashesWhat, idx, len(h))
+		}
+		found[idx] = [sha256.Size]byte(h)
+	}
+	if err := rows.Err(); err != nil {
+		return d.Wrap(LogHashesWhat, err)
+	}
+	return nil
+}
+
+// OrderLogHashes returns the hashes of indexes, in their order, from
+// found; a missing one is acme.ErrNotFound.
+func OrderLogHashes(d Driver, indexes []int64, found map[int64][sha256.Size]byte) ([][sha256.Size]byte, error) {
+	out := make([][sha256.Size]byte, len(indexes))
+	for i, idx := range indexes {
+		h, ok := found[idx]
+		if !ok {
+			return nil, d.Errorf("%s: %d: %w", LogHashesWhat, idx, acme.ErrNotFound)
+		}
+		out[i] = h
 	}
 	return out, nil
 }

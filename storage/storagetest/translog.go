@@ -128,6 +128,21 @@ func testLog(t *testing.T, f *fixture) {
 	}
 	head(3, "cp3")
 	pending(10)
+	// Many indexes, repeated, in any order (a store may read them in
+	// several queries): each answered in its place.
+	var many []int64
+	for i := range 1200 {
+		many = append(many, int64(4-i%5))
+	}
+	if hs, err := s.LogHashes(f.ctx, many); err != nil || len(hs) != len(many) {
+		t.Fatalf("LogHashes(%d indexes) = %d hashes, %v", len(many), len(hs), err)
+	} else {
+		for i, h := range hs {
+			if h != hash(many[i]).Hash {
+				t.Fatalf("LogHashes(%d indexes)[%d] is not hash %d", len(many), i, many[i])
+			}
+		}
+	}
 	entries(0, 10, "e0 issued", "e1 admin", "e2 revoked")
 	if cp, err := s.LogCheckpoint(f.ctx, 2); err != nil || string(cp) != "cp2" {
 		t.Fatalf("LogCheckpoint(2) = %q, %v", cp, err)
