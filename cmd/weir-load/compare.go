@@ -22,9 +22,10 @@ import (
 
 // compareSide is one of the two builds of -compare.
 type compareSide struct {
-	Name string `json:"name"` // as given: a binary or a git revision, with +log for the log on
+	Name string `json:"name"` // as given: a binary or a git revision, then its settings (compareside.go)
 	Rev  string `json:"rev,omitempty"`
 	Log  bool   `json:"log,omitempty"` // the verifiable log on (a side named REV+log)
+	set  sideSettings
 	bin  string
 	// Runs are its runs of each level, in the order they ran.
 	Runs map[int][]runResult `json:"runs"`
@@ -55,15 +56,19 @@ func compare(ctx context.Context, o *options, stderr io.Writer) (*compareReport,
 	rep := &compareReport{Storage: o.storage, RateLimits: o.rateLimits, Rounds: o.runs}
 	for i, name := range o.compare {
 		s := &compareSide{Name: name, Runs: map[int][]runResult{}}
-		build, withLog := strings.CutSuffix(name, "+log")
-		s.Log = withLog || o.log
+		build, set, err := parseSide(name)
+		if err != nil {
+			return nil, 2, err
+		}
+		s.set = set
+		s.Log = set.log || o.log
 		if s.bin, s.Rev, err = compareBinary(ctx, build, filepath.Join(tmp, fmt.Sprint("side", i)), stderr); err != nil {
 			return nil, 1, err
 		}
 		rep.Sides[i] = s
 	}
-	one := *o
-	one.runs, one.compare = 1, nil
+	base := *o
+	base.runs, base.compare = 1, nil
 	for round := range o.runs {
 		order := []int{0, 1}
 		if round%2 == 1 {
@@ -71,7 +76,8 @@ func compare(ctx context.Context, o *options, stderr io.Writer) (*compareReport,
 		}
 		for _, i := range order {
 			s := rep.Sides[i]
-			one.weir, one.log = s.bin, s.Log
+			one := s.set.apply(base)
+			one.weir = s.bin
 			logf(stderr, "round %d of %d: %s", round+1, o.runs, s.Name)
 			r, code, err := load(ctx, &one, stderr)
 			if err != nil {

@@ -31,3 +31,36 @@ func TestPrintCompare(t *testing.T) {
 		}
 	}
 }
+
+func TestParseSide(t *testing.T) {
+	for _, tc := range []struct {
+		name, build string
+		want        sideSettings
+		err         string
+	}{
+		{name: "HEAD", build: "HEAD"},
+		{name: "HEAD+log", build: "HEAD", want: sideSettings{log: true}},
+		{name: "abc123+nonces=postgres+ratelimits=high", build: "abc123", want: sideSettings{nonces: "postgres", rateLimits: "high"}},
+		{name: "/tmp/weir+log+nonces=redis", build: "/tmp/weir", want: sideSettings{log: true, nonces: "redis"}},
+		{name: "+log", err: "names no build"},
+		{name: "HEAD+nonces=disk", err: `nonces "disk" is not`},
+		{name: "HEAD+ratelimits=some", err: `ratelimits "some" is not`},
+		{name: "HEAD+log=1", err: `"log=1" is not log`},
+		{name: "HEAD+", err: `"" is not log`},
+	} {
+		build, got, err := parseSide(tc.name)
+		if tc.err != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("parseSide(%q) = %v; want an error with %q", tc.name, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || build != tc.build || got != tc.want {
+			t.Errorf("parseSide(%q) = %q, %+v, %v; want %q, %+v", tc.name, build, got, err, tc.build, tc.want)
+		}
+	}
+	o := sideSettings{nonces: "postgres", rateLimits: "high"}.apply(options{nonces: "redis", rateLimits: "off", log: true})
+	if o.nonces != "postgres" || o.rateLimits != "high" || !o.log {
+		t.Errorf("apply: %+v", o)
+	}
+}

@@ -49,6 +49,7 @@ type options struct {
 	clientProf   string
 	compare      []string // -compare A,B: two builds, interleaved (compare.go)
 	log          bool     // -log: weir's verifiable log on (loglag.go)
+	nonces       string   // -nonces: acme.nonces.backend ("": redis with a Redis, else weir's default)
 
 	probe            bool          // -probe: time the start-up costs before any load
 	probeProf        string        // -probe-profile: file prefix of the server profiles of the probe
@@ -65,7 +66,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	levels := fs.String("c", "8,32,64", "comma-separated `list` of concurrencies (workers, one ACME account each)")
 	fs.StringVar(&o.weir, "weir", "", "weir `binary` to run (default: build ./cmd/weir into a temp dir)")
-	compare := fs.String("compare", "", "`A,B`: run the levels on two builds, each a weir binary or a git revision of this repository (built with -trimpath), interleaved round by round (A B, B A, …) for -runs rounds, each run on a fresh server and store, and print each side's medians and B/A: the A/B of a change to the hot path")
+	compare := fs.String("compare", "", "`A,B`: run the levels on two builds, each a weir binary or a git revision of this repository (built with -trimpath) followed by any of +log, +nonces=BACKEND and +ratelimits=MODE (one build under two settings: HEAD,HEAD+log), interleaved round by round (A B, B A, …) for -runs rounds, each run on a fresh server and store, and print each side's medians and B/A: the A/B of a change to the hot path")
 	fs.IntVar(&o.count, "n", 0, "issuances started per level and run (0: use -d); failed ones are not repeated")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each level and run when -n is 0")
 	fs.IntVar(&o.runs, "runs", 3, "runs of each level; the median is reported")
@@ -82,6 +83,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.retries, "retries", 2, "how often a disturbed run is run again; the least disturbed attempt is kept")
 	fs.DurationVar(&o.budget, "budget", 12*time.Minute, "after this long, stop waiting for quiet and stop re-running disturbed runs")
 	fs.BoolVar(&o.log, "log", false, "turn weir's verifiable log on (transparency.enabled) and report each run's integration lag p99; a -compare side named REV+log runs with it on; with -populate, fill the log too (an issuance entry per certificate, origin "+populateLogOrigin+")")
+	fs.StringVar(&o.nonces, "nonces", "", "weir's acme.nonces.backend: auto, memory, redis or postgres (default: redis when the tool runs a Redis, else weir's own default); a -compare side REV+nonces=BACKEND sets it for that side")
 	fs.StringVar(&o.rateLimits, "ratelimits", "off", "weir's rate limits: off (all disabled), high (all enabled, never reached: measures the limiter), server (weir's defaults)")
 	fs.IntVar(&o.workers, "validation-workers", 0, "set acme.validation-workers in the server config (0: weir's default)")
 	fs.IntVar(&o.replicas, "replicas", 1, "weir replicas, dialled in turn by the client (more than 1 needs -storage postgres)")
@@ -152,6 +154,11 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	default:
 		if _, _, err := net.SplitHostPort(o.redis); err != nil {
 			return nil, fmt.Errorf("-redis: %q is not auto, private, none or host:port", o.redis)
+		}
+	}
+	if o.nonces != "" {
+		if err := checkNonces(o.nonces); err != nil {
+			return nil, fmt.Errorf("-%w", err)
 		}
 	}
 	if _, ok := rateLimitBlocks[o.rateLimits]; !ok {

@@ -68,7 +68,7 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 	so := serverOptions{
 		bin: bin, dnsAddr: dns.Addr(), httpPort: resp.port,
 		pprof: o.cpuProfile != "" || o.probeProf != "", validationWorkers: o.workers, rateLimits: o.rateLimits,
-		log: o.log,
+		log: o.log, nonces: o.nonces,
 	}
 	if o.storage == "postgres" && o.postgresSchema != "" {
 		// A schema of the caller's (filled by -populate): used, never dropped.

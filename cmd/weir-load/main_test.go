@@ -42,9 +42,16 @@ func TestParseFlagsReplicas(t *testing.T) {
 // one block each (weir's strict parser refuses a repeated key).
 func TestServerConfig(t *testing.T) {
 	for _, rl := range []string{"off", "high", "server"} {
+		// The nonces are on the Redis unless -nonces says otherwise.
+		nonces := map[string]string{"off": "", "high": "postgres", "server": "memory"}[rl]
+		want := nonces
+		if want == "" {
+			want = "redis"
+		}
 		o := serverOptions{
 			dataDir: "/d", dnsAddr: "127.0.0.1:53", httpPort: 5002, validationWorkers: 4, rateLimits: rl,
 			externalURL: "https://127.0.0.1:1", postgresDSN: "postgres://u@127.0.0.1/db?search_path=s", redisAddr: "127.0.0.1:6380",
+			nonces: nonces,
 		}
 		var cfg struct {
 			Server struct {
@@ -76,7 +83,7 @@ func TestServerConfig(t *testing.T) {
 			t.Fatalf("%s: %v\n%s", rl, err, text)
 		}
 		if cfg.Server.Listen != "127.0.0.1:2" || cfg.Server.ExternalURL != o.externalURL || cfg.Admin.Listen != "127.0.0.1:3" ||
-			cfg.ACME.ValidationWorkers != 4 || cfg.ACME.Nonces.Backend != "redis" ||
+			cfg.ACME.ValidationWorkers != 4 || cfg.ACME.Nonces.Backend != want ||
 			cfg.Storage.Driver != "postgres" || cfg.Storage.DSN != o.postgresDSN ||
 			cfg.RateLimiting.Backend != "redis" || len(cfg.RateLimiting.Redis.Addrs) != 1 || cfg.RateLimiting.Redis.Addrs[0] != o.redisAddr {
 			t.Errorf("%s: decoded %+v from\n%s", rl, cfg, text)

@@ -28,6 +28,7 @@ type serverOptions struct {
 	externalURL           string // server.external-url; "" for replica 1
 	postgresDSN           string // storage driver postgres with this DSN; "": SQLite
 	redisAddr             string // limiter and nonces on this Redis; "": neither
+	nonces                string // acme.nonces.backend; "": redis with redisAddr, else weir's default
 	log                   bool   // transparency.enabled: the verifiable log on
 }
 
@@ -72,13 +73,17 @@ func serverConfig(o serverOptions, listen, admin string) string {
 	// several replicas would collide on its default port.
 	cfg.WriteString("  http: { listen: \"\" }\n")
 	fmt.Fprintf(&cfg, "admin:\n  listen: %q\n", admin)
-	if o.validationWorkers > 0 || o.redisAddr != "" {
+	nonces := o.nonces
+	if nonces == "" && o.redisAddr != "" {
+		nonces = "redis"
+	}
+	if o.validationWorkers > 0 || nonces != "" {
 		cfg.WriteString("acme:\n")
 		if o.validationWorkers > 0 {
 			fmt.Fprintf(&cfg, "  validation-workers: %d\n", o.validationWorkers)
 		}
-		if o.redisAddr != "" {
-			cfg.WriteString("  nonces: { backend: redis }\n")
+		if nonces != "" {
+			fmt.Fprintf(&cfg, "  nonces: { backend: %s }\n", nonces)
 		}
 	}
 	fmt.Fprintf(&cfg, "challenges:\n  http-01:\n    port: %d\n  dns-resolver: %q\n", o.httpPort, o.dnsAddr)
