@@ -49,6 +49,7 @@ type options struct {
 	clientProf   string
 	compare      []string // -compare A,B: two builds, interleaved (compare.go)
 	log          bool     // -log: weir's verifiable log on (loglag.go)
+	countPG      bool     // -count-pg: count PostgreSQL's round trips and statements (pgcount.go)
 	nonces       string   // -nonces: acme.nonces.backend ("": redis with a Redis, else weir's default)
 
 	probe            bool          // -probe: time the start-up costs before any load
@@ -83,6 +84,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.retries, "retries", 2, "how often a disturbed run is run again; the least disturbed attempt is kept")
 	fs.DurationVar(&o.budget, "budget", 12*time.Minute, "after this long, stop waiting for quiet and stop re-running disturbed runs")
 	fs.BoolVar(&o.log, "log", false, "turn weir's verifiable log on (transparency.enabled) and report each run's integration lag p99; a -compare side named REV+log runs with it on; with -populate, fill the log too (an issuance entry per certificate, origin "+populateLogOrigin+")")
+	fs.BoolVar(&o.countPG, "count-pg", false, "with -storage postgres: put a counting proxy between the replicas and PostgreSQL and report each run's round trips and statements per certificate, by statement (the proxy's hop costs time: count with it, time without it)")
 	fs.StringVar(&o.nonces, "nonces", "", "weir's acme.nonces.backend: auto, memory, redis or postgres (default: redis when the tool runs a Redis, else weir's own default); a -compare side REV+nonces=BACKEND sets it for that side")
 	fs.StringVar(&o.rateLimits, "ratelimits", "off", "weir's rate limits: off (all disabled), high (all enabled, never reached: measures the limiter), server (weir's defaults)")
 	fs.IntVar(&o.workers, "validation-workers", 0, "set acme.validation-workers in the server config (0: weir's default)")
@@ -155,6 +157,9 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		if _, _, err := net.SplitHostPort(o.redis); err != nil {
 			return nil, fmt.Errorf("-redis: %q is not auto, private, none or host:port", o.redis)
 		}
+	}
+	if o.countPG && o.storage != "postgres" {
+		return nil, errors.New("-count-pg counts PostgreSQL's statements: it needs -storage postgres")
 	}
 	if o.nonces != "" {
 		if err := checkNonces(o.nonces); err != nil {

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/weir-pki/weir/internal/dnstest"
+	"github.com/weir-pki/weir/internal/pgcount"
 	"github.com/weir-pki/weir/internal/weirproc"
 	"github.com/weir-pki/weir/storage/postgres/pgschema"
 )
@@ -96,6 +97,14 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 				logf(stderr, "%v", err)
 			}
 		}()
+	}
+	if o.countPG {
+		var through string
+		if cl.pgc, through, err = pgcount.StartDSN(so.postgresDSN); err != nil {
+			return nil, 1, fmt.Errorf("-count-pg: %w", err)
+		}
+		defer cl.pgc.Close()
+		so.postgresDSN = through
 	}
 	stopped := false
 	defer func() {
@@ -220,6 +229,7 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 		}
 		lr.Median = medianOf(lr.Runs)
 		rep.Levels = append(rep.Levels, lr)
+		printPGCounts(stderr, c, lr.Runs[len(lr.Runs)-1].PG)
 	}
 	finish()
 
@@ -317,6 +327,7 @@ func measure(ctx context.Context, l *loader, cl *cluster, ct *countingTransport,
 	cli0, _ := weirproc.ProcCPU("self")
 	busy0, total0 := weirproc.MachineCPU()
 	req0 := ct.requests.Load()
+	pg0 := cl.pgc.Counts()
 
 	var lag0 lagHistogram
 	if cl.log != nil {
@@ -328,6 +339,7 @@ func measure(ctx context.Context, l *loader, cl *cluster, ct *countingTransport,
 	cli1, _ := weirproc.ProcCPU("self")
 	busy1, total1 := weirproc.MachineCPU()
 	req1 := ct.requests.Load()
+	pg1 := cl.pgc.Counts()
 	store := ticksBetween(store0, cl.storeTicks(ctx))
 	close(sampleDone)
 	<-sampled
@@ -344,6 +356,9 @@ func measure(ctx context.Context, l *loader, cl *cluster, ct *countingTransport,
 	}
 	if len(out.errKinds) > 0 {
 		r.ErrorKinds = out.errKinds
+	}
+	if cl.pgc != nil {
+		r.PG = perCert(pg1.Sub(pg0), out.certs)
 	}
 	if out.elapsed > 0 {
 		r.CertsPerSec = float64(out.certs) / out.elapsed.Seconds()

@@ -39,10 +39,12 @@ type runResult struct {
 	// integration lag over the run (the upper edge of its histogram
 	// bucket); 0 with the log off.
 	LogLagP99Sec float64 `json:"log_lag_p99_s,omitempty"`
-	Attempts     int     `json:"attempts,omitempty"`
-	Disturbed    bool    `json:"disturbed,omitempty"`
-	Stalled      bool    `json:"stalled,omitempty"`
-	StallNote    string  `json:"stall_note,omitempty"`
+	// PG is what the run sent PostgreSQL per certificate (-count-pg).
+	PG        *pgPerCert `json:"postgres,omitempty"`
+	Attempts  int        `json:"attempts,omitempty"`
+	Disturbed bool       `json:"disturbed,omitempty"`
+	Stalled   bool       `json:"stalled,omitempty"`
+	StallNote string     `json:"stall_note,omitempty"`
 }
 
 // levelResult is the median of a level's runs.

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/weir-pki/weir/internal/pgcount"
 	"github.com/weir-pki/weir/internal/weirproc"
 	"github.com/weir-pki/weir/storage/postgres/pgschema"
 )
@@ -159,6 +160,7 @@ type cluster struct {
 	redisMode  string               // what -redis came to
 	rr         *weirproc.RoundRobin // the client's balancer; nil for one replica
 	pg         *pgschema.Schema     // nil for SQLite
+	pgc        *pgcount.Proxy       // -count-pg's counter in front of PostgreSQL, or nil
 	redis      *weirproc.Redis      // a private redis-server, or nil
 	log        *adminClient         // replica 1's admin API when the verifiable log is on
 }

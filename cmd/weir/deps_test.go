@@ -77,6 +77,9 @@ var rules = map[string]rule{
 	"internal/dnstest":          {kind: tool, libs: []string{"golang.org/x/net/dns/dnsmessage"}},
 	"internal/weirproc":         {kind: tool},
 	"internal/softhsm":          {kind: tool},
+	// Round trips and statements counted on PostgreSQL's wire: the
+	// store's tests and weir-load -count-pg.
+	"internal/pgcount": {kind: tool},
 	// A log served from memory, for the tests of the log's monitor.
 	"acme/transparency/monitortest": {kind: test, ours: []string{"acme/transparency"}, libs: []string{"golang.org/x/mod/sumdb"}},
 	// The ACME side of the system tests (responders, JWS, x/crypto/acme
