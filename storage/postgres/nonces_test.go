@@ -4,6 +4,7 @@ package postgres
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -39,6 +40,10 @@ func TestNonces(t *testing.T) {
 	if err != nil || other == n {
 		t.Fatalf("second Nonce = %q, %v; want a different one", other, err)
 	}
+	foreign, err := newNonces(t, openFresh(t)).Nonce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests := []struct {
 		name  string
 		store *Nonces
@@ -49,7 +54,10 @@ func TestNonces(t *testing.T) {
 		{"again on A", a, n, false},
 		{"again on B", b, n, false},
 		{"the other, on A", a, other, true},
+		{"another schema's", a, foreign, false},
 		{"unknown", a, "AAAAAAAAAAAAAAAAAAAAAA", false},
+		{"forged (the shape of a nonce, a wrong MAC)", a, strings.Repeat("A", sealedLen), false},
+		{"one character changed", b, flip(other), false},
 		{"malformed", a, "not a nonce!", false},
 		{"not UTF-8", a, "\xff\xfe\xfd\xfc\xfb\xfa\xf9\xf8\xf7\xf6\xf5", false},
 		{"empty", b, "", false},
@@ -101,66 +109,147 @@ func TestNonceConcurrentRedeem(t *testing.T) {
 	}
 }
 
-// TestNonceExpiry: an expired nonce does not redeem, and the sweep
-// deletes expired nonces only.
+// TestNonceExpiry: a nonce past its lifetime on the redeeming replica's
+// clock, or issued too far in its future, does not redeem, and asks
+// nothing of the database.
 func TestNonceExpiry(t *testing.T) {
 	s := openFresh(t)
 	nonces := newNonces(t, s)
 	ctx := t.Context()
-	var expired []string
+	now := time.Now()
+	nonces.now = func() time.Time { return now }
+	old, err := nonces.Nonce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now = now.Add(time.Hour + time.Second)
+	if ok, err := nonces.Redeem(ctx, old); err != nil || ok {
+		t.Errorf("Redeem(past its lifetime) = %v, %v; want false, nil", ok, err)
+	}
+	now = now.Add(-time.Hour - nonceClockMargin - time.Minute)
+	if ok, err := nonces.Redeem(ctx, old); err != nil || ok {
+		t.Errorf("Redeem(issued %v in the future) = %v, %v; want false, nil", nonceClockMargin+time.Minute, ok, err)
+	}
+	now = now.Add(nonceClockMargin + time.Minute + time.Minute)
+	if ok, err := nonces.Redeem(ctx, old); err != nil || !ok {
+		t.Errorf("Redeem(a minute old) = %v, %v; want true, nil", ok, err)
+	}
+}
+
+// TestNonceSweep: the sweep deletes the redemptions past their nonce's
+// lifetime and the margin (on the server's clock), and the expired
+// nonces of the earlier release, and nothing else; a nonce of the earlier
+// release still redeems once.
+func TestNonceSweep(t *testing.T) {
+	s := openFresh(t)
+	nonces := newNonces(t, s)
+	ctx := t.Context()
+	past := time.Now().Add(-time.Hour - nonceClockMargin - time.Minute)
+	nonces.now = func() time.Time { return past }
 	for range 3 {
 		v, err := nonces.Nonce(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		expired = append(expired, v)
+		if ok, err := nonces.Redeem(ctx, v); err != nil || !ok {
+			t.Fatalf("Redeem(on the clock of an hour ago) = %v, %v", ok, err)
+		}
 	}
-	fresh, err := nonces.Nonce(ctx)
+	nonces.now = time.Now
+	kept, err := nonces.Nonce(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Expire them on the server's clock, which is the one that counts.
-	if _, err := s.pool.Exec(ctx, `UPDATE nonces SET expires = now() - interval '1 second' WHERE value = ANY($1)`, expired); err != nil {
+	if ok, err := nonces.Redeem(ctx, kept); err != nil || !ok {
+		t.Fatalf("Redeem = %v, %v", ok, err)
+	}
+	const legacy, legacyExpired = "AAAAAAAAAAAAAAAAAAAAAA", "BBBBBBBBBBBBBBBBBBBBBB"
+	if _, err := s.pool.Exec(ctx, `INSERT INTO nonces (value, expires) VALUES ($1, now() + interval '1 hour'), ($2, now() - interval '1 second')`, legacy, legacyExpired); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := nonces.Redeem(ctx, expired[0]); err != nil || ok {
-		t.Errorf("Redeem(expired) = %v, %v; want false, nil", ok, err)
+	if ok, err := nonces.Redeem(ctx, legacyExpired); err != nil || ok {
+		t.Errorf("Redeem(an expired nonce of the earlier release) = %v, %v; want false, nil", ok, err)
 	}
 	swept, err := nonces.Sweep(ctx)
-	if err != nil || swept != 3 {
-		t.Errorf("Sweep = %d, %v; want 3, nil", swept, err)
+	if err != nil || swept != 4 {
+		t.Errorf("Sweep = %d, %v; want 4 (3 redemptions, 1 earlier nonce), nil", swept, err)
 	}
 	if swept, err := nonces.Sweep(ctx); err != nil || swept != 0 {
 		t.Errorf("second Sweep = %d, %v; want 0, nil", swept, err)
 	}
-	if ok, err := nonces.Redeem(ctx, fresh); err != nil || !ok {
-		t.Errorf("Redeem(fresh, after the sweep) = %v, %v; want true, nil", ok, err)
+	if ok, err := nonces.Redeem(ctx, kept); err != nil || ok {
+		t.Errorf("Redeem(kept, again, after the sweep) = %v, %v; want false, nil", ok, err)
 	}
+	for i, want := range []bool{true, false} {
+		if ok, err := nonces.Redeem(ctx, legacy); err != nil || ok != want {
+			t.Errorf("Redeem(a nonce of the earlier release) %d = %v, %v; want %v, nil", i+1, ok, err, want)
+		}
+	}
+}
 
-	// A short lifetime really expires.
-	short, err := NewNonces(NonceConfig{Lifetime: 50 * time.Millisecond}, s, nil)
+// TestNonceKeyLost: a crash of PostgreSQL empties the unlogged tables,
+// the key with the redemptions. A nonce redeemed before does not redeem
+// again, nor does one issued before and never redeemed; the replica takes
+// the new key, whose nonces redeem on every replica.
+func TestNonceKeyLost(t *testing.T) {
+	_, dsn := freshSchema(t)
+	sa := openDSN(t, dsn)
+	a, b := newNonces(t, sa), newNonces(t, openDSN(t, dsn))
+	ctx := t.Context()
+	redeemed, err := a.Nonce(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	v, err := short.Nonce(ctx)
+	unused, err := a.Nonce(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
-	if ok, err := short.Redeem(ctx, v); err != nil || ok {
-		t.Errorf("Redeem(after its lifetime) = %v, %v; want false, nil", ok, err)
+	if ok, err := b.Redeem(ctx, redeemed); err != nil || !ok {
+		t.Fatalf("Redeem = %v, %v", ok, err)
+	}
+	if _, err := sa.pool.Exec(ctx, `TRUNCATE nonce_keys, nonces_redeemed`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		store *Nonces
+		nonce string
+	}{
+		{"redeemed before, on A", a, redeemed},
+		{"redeemed before, on B", b, redeemed},
+		{"unused, on B", b, unused},
+		{"unused, on A", a, unused},
+	} {
+		if ok, err := tc.store.Redeem(ctx, tc.nonce); err != nil || ok {
+			t.Errorf("%s: Redeem = %v, %v; want false, nil", tc.name, ok, err)
+		}
+	}
+	fresh, err := a.Nonce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := b.Redeem(ctx, fresh); err != nil || !ok {
+		t.Errorf("Redeem(a nonce of the new key, on the other replica) = %v, %v; want true, nil", ok, err)
+	}
+	if ok, err := a.Redeem(ctx, fresh); err != nil || ok {
+		t.Errorf("Redeem(it again) = %v, %v; want false, nil", ok, err)
 	}
 }
 
 // TestNonceRun: Run sweeps on its interval and returns when ctx ends.
 func TestNonceRun(t *testing.T) {
 	s := openFresh(t)
-	nonces, err := NewNonces(NonceConfig{Lifetime: time.Millisecond, SweepInterval: 20 * time.Millisecond}, s, nil)
+	nonces, err := NewNonces(NonceConfig{Lifetime: time.Hour, SweepInterval: 20 * time.Millisecond}, s, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := nonces.Nonce(t.Context()); err != nil {
+	nonces.now = func() time.Time { return time.Now().Add(-time.Hour - nonceClockMargin - time.Minute) }
+	v, err := nonces.Nonce(t.Context())
+	if err != nil {
 		t.Fatal(err)
+	}
+	if ok, err := nonces.Redeem(t.Context(), v); err != nil || !ok {
+		t.Fatalf("Redeem = %v, %v", ok, err)
 	}
 	runCtx, stop := context.WithCancel(t.Context())
 	defer stop()
@@ -169,14 +258,14 @@ func TestNonceRun(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		var left int
-		if err := s.pool.QueryRow(t.Context(), `SELECT count(*) FROM nonces`).Scan(&left); err != nil {
+		if err := s.pool.QueryRow(t.Context(), `SELECT count(*) FROM nonces_redeemed`).Scan(&left); err != nil {
 			t.Fatal(err)
 		}
 		if left == 0 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%d expired nonces left 10 s after Run started", left)
+			t.Fatalf("%d expired redemptions left 10 s after Run started", left)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -233,4 +322,13 @@ func TestNonceStoreSuite(t *testing.T) {
 		Elapse:   func(_ *testing.T, d time.Duration) { time.Sleep(d) },
 		Lifetime: time.Second,
 	})
+}
+
+// flip is v with its first character changed.
+func flip(v string) string {
+	c := byte('A')
+	if v[0] == 'A' {
+		c = 'B'
+	}
+	return string(c) + v[1:]
 }
