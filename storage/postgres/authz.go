@@ -8,26 +8,21 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
-// insertAuthz inserts a new authorization and its challenges, which get
-// the positions of their order in a.Challenges.
-func insertAuthz(ctx context.Context, tx pgx.Tx, a *sqlrow.AuthzRow) error {
-	_, err := tx.Exec(ctx, `INSERT INTO authzs (`+sqlrow.AuthzCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.Values()...)
-	if err != nil {
-		return writeErr(a.What, err)
-	}
+// queueAuthz queues the inserts of a new authorization and its
+// challenges, which get the positions of their order in a.Challenges: one
+// statement for the authorization, then one per challenge.
+func queueAuthz(b *pgx.Batch, a *sqlrow.AuthzRow) {
+	b.Queue(`INSERT INTO authzs (`+sqlrow.AuthzCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, a.Values()...)
 	for i := range a.Authz.Challenges {
-		_, err := tx.Exec(ctx, `INSERT INTO challenges (`+sqlrow.ChallengeInsertCols+`)
+		b.Queue(`INSERT INTO challenges (`+sqlrow.ChallengeInsertCols+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`, a.ChallengeValues(i)...)
-		if err != nil {
-			return writeErr(a.ChallengeWhat(i), err)
-		}
 	}
-	return nil
 }
 
 // queryAuthz runs a query of sqlrow.AuthzChallengeCols and reads its one
@@ -146,23 +141,28 @@ func (s *Store) UpdateAuthz(ctx context.Context, a *acme.Authorization, from acm
 			return err
 		}
 	}
-	return s.inTx(ctx, what, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE authzs SET status = $1, expires = $2 WHERE id = $3 AND status = $4`,
+	// One round trip for the updates, one for the COMMIT (pipeline.go).
+	return s.inPipelinedTx(ctx, what, func(b *pgx.Batch) {
+		b.Queue(`UPDATE authzs SET status = $1, expires = $2 WHERE id = $3 AND status = $4`,
 			string(a.Status), sqlrow.ToNanos(a.Expires), a.ID, string(from))
-		if err != nil {
-			return writeErr(what, err)
-		}
-		if tag.RowsAffected() == 0 {
-			return missErr(ctx, tx, what, "status is not "+string(from), authzExists, a.ID)
-		}
 		for _, c := range chs {
-			tag, err := tx.Exec(ctx, `UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4, `+keepLease+`
+			b.Queue(`UPDATE challenges SET status = $1, error = $2, validated = $3, updated_at = $4, `+keepLease+`
 				WHERE id = $5 AND authz_id = $6`,
 				c.Status, c.Error, c.Validated, c.UpdatedAt, c.ID, a.ID)
-			if err != nil {
-				return writeErr(c.What, err)
+		}
+	}, func(q querier, tags []pgconn.CommandTag, failed *stmtError) error {
+		if len(tags) > 0 && tags[0].RowsAffected() == 0 {
+			// The challenges' updates are rolled back.
+			return missErr(ctx, q, what, "status is not "+string(from), authzExists, a.ID)
+		}
+		if failed != nil {
+			if failed.Index == 0 {
+				return writeErr(what, failed.Err)
 			}
-			if tag.RowsAffected() == 0 {
+			return writeErr(chs[failed.Index-1].What, failed.Err)
+		}
+		for i, c := range chs {
+			if tags[i+1].RowsAffected() == 0 {
 				return drv.NotFound(c.What)
 			}
 		}

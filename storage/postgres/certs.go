@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/renewal"
@@ -29,29 +30,30 @@ func (s *Store) FinalizeOrder(ctx context.Context, cert *acme.Certificate) error
 		return err
 	}
 	what := row.What
-	return s.inTx(ctx, what, func(tx pgx.Tx) error {
-		// The row lock this UPDATE takes makes concurrent finalizations of
-		// the order wait for this transaction, then find it valid.
-		tag, err := tx.Exec(ctx, `UPDATE orders SET status = $1, cert_serial = $2, lease_owner = NULL, lease_until = NULL
+	// One round trip for both statements, one for the COMMIT
+	// (pipeline.go). The row lock the UPDATE takes makes concurrent
+	// finalizations of the order wait for this transaction, then find it
+	// valid; should it match no row, the INSERT after it is rolled back.
+	return s.inPipelinedTx(ctx, what, func(b *pgx.Batch) {
+		b.Queue(`UPDATE orders SET status = $1, cert_serial = $2, lease_owner = NULL, lease_until = NULL
 			WHERE id = $3 AND status = $4`,
 			string(acme.StatusValid), cert.Serial, cert.OrderID, string(acme.StatusProcessing))
-		if err != nil {
-			// orders_replaces_valid: another order already replaced the
-			// certificate this one replaces.
-			return writeErr(what, err)
-		}
-		if tag.RowsAffected() == 0 {
-			return missErr(ctx, tx, what, "order is not processing", orderExists, cert.OrderID)
-		}
-		// The log entry (transparency.Store) rides on the same statement: no
-		// round trip of its own.
-		_, err = tx.Exec(ctx, `WITH l AS (INSERT INTO log_entries (entry, serial)
+		// The log entry (transparency.Store) rides on the same statement.
+		b.Queue(`WITH l AS (INSERT INTO log_entries (entry, serial)
 				SELECT $17::bytea, $18::text WHERE $17::bytea IS NOT NULL)
 			INSERT INTO certificates (`+sqlrow.CertInsertCols+`, revoked_at, reason)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, NULL, 0)`,
 			append(row.Values(cert.ChainPEM), cert.LogEntry, cert.Serial)...)
-		if err != nil {
-			return writeErr(what, err)
+	}, func(q querier, tags []pgconn.CommandTag, failed *stmtError) error {
+		if len(tags) > 0 && tags[0].RowsAffected() == 0 {
+			// Whatever the INSERT did is rolled back.
+			return missErr(ctx, q, what, "order is not processing", orderExists, cert.OrderID)
+		}
+		if failed != nil {
+			// orders_replaces_valid (the UPDATE): another order already
+			// replaced the certificate this one replaces; the primary key
+			// (the INSERT): the serial is taken.
+			return writeErr(what, failed.Err)
 		}
 		return nil
 	})

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/storage/sqlrow"
@@ -27,24 +28,64 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 		}
 	}
 
-	return s.inTx(ctx, row.What, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `INSERT INTO orders (`+sqlrow.OrderInsertCols+`)
+	// One round trip for the inserts, one for the COMMIT (pipeline.go).
+	return s.inPipelinedTx(ctx, row.What, func(b *pgx.Batch) {
+		b.Queue(`INSERT INTO orders (`+sqlrow.OrderInsertCols+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, row.Values()...)
-		if err != nil {
-			return writeErr(row.What, err)
-		}
 		for _, a := range row.Authzs {
-			if err := insertAuthz(ctx, tx, a); err != nil {
-				return err
-			}
+			queueAuthz(b, a)
 		}
-		for _, id := range row.Reused {
-			if err := row.CheckReused(drv, id, tx.QueryRow(ctx, `SELECT account_id FROM authzs WHERE id = $1`, id)); err != nil {
-				return err
-			}
+	}, func(q querier, _ []pgconn.CommandTag, failed *stmtError) error {
+		if failed != nil {
+			return writeErr(createOrderWhat(row, failed.Index), failed.Err)
 		}
-		return nil
+		return checkReused(ctx, q, row)
 	})
+}
+
+// checkReused checks that the order's reused authorizations exist and
+// are its account's: one query for all of them, and one each to name the
+// first that is not only when one is not.
+func checkReused(ctx context.Context, q querier, row *sqlrow.OrderRow) error {
+	if len(row.Reused) == 0 {
+		return nil
+	}
+	distinct := map[acme.AuthzID]bool{}
+	for _, id := range row.Reused {
+		distinct[id] = true
+	}
+	var owned int
+	if err := q.QueryRow(ctx, `SELECT count(*) FROM authzs WHERE id = ANY($1) AND account_id = $2`, row.Reused, row.AccountID).Scan(&owned); err != nil {
+		return drv.Wrap(row.What, err)
+	}
+	if owned == len(distinct) {
+		return nil
+	}
+	for _, id := range row.Reused {
+		if err := row.CheckReused(drv, id, q.QueryRow(ctx, `SELECT account_id FROM authzs WHERE id = $1`, id)); err != nil {
+			return err
+		}
+	}
+	return drv.Errorf("%s: a reused authorization is not the account's: %w", row.What, acme.ErrNotFound)
+}
+
+// createOrderWhat names statement i of CreateOrder's batch in errors: the
+// order's INSERT, then each new authorization's and its challenges'.
+func createOrderWhat(row *sqlrow.OrderRow, i int) string {
+	if i == 0 {
+		return row.What
+	}
+	i--
+	for _, a := range row.Authzs {
+		if i == 0 {
+			return a.What
+		}
+		if i <= len(a.Authz.Challenges) {
+			return a.ChallengeWhat(i - 1)
+		}
+		i -= 1 + len(a.Authz.Challenges)
+	}
+	return row.What
 }
 
 // GetOrder returns the order with the given ID.

@@ -96,6 +96,21 @@ func testOrderReusesAuthz(t *testing.T, f *fixture) {
 			t.Errorf("GetAuthz(%s): %v", id, err)
 		}
 	}
+
+	// An authorization of another account, or none, cannot be reused, next
+	// to one that can: nothing of the order is written.
+	other := f.simpleOrder(t, f.account(t).ID, "c.example.com")
+	for _, bad := range []acme.AuthzID{other.AuthzIDs[0], "no-such-authz"} {
+		newAuthz := f.authz(acct.ID, "d.example.com", false, acme.StatusPending, at(24*time.Hour))
+		refused := &acme.Order{ID: acme.OrderID(f.id("order")), AccountID: acct.ID, Status: acme.StatusPending,
+			Expires: at(7 * 24 * time.Hour), CreatedAt: at(2 * time.Second), Profile: "tls-server",
+			Identifiers: []acme.Identifier{newAuthz.Identifier}, AuthzIDs: []acme.AuthzID{newAuthz.ID, reused, bad}}
+		wantErr(t, fmt.Sprintf("CreateOrder(reusing %s)", bad), f.s.CreateOrder(f.ctx, refused, []*acme.Authorization{newAuthz}), acme.ErrNotFound)
+		_, err := f.s.GetOrder(f.ctx, refused.ID)
+		wantErr(t, "GetOrder(refused order)", err, acme.ErrNotFound)
+		_, err = f.s.GetAuthz(f.ctx, newAuthz.ID)
+		wantErr(t, "GetAuthz(refused order's new authorization)", err, acme.ErrNotFound)
+	}
 }
 
 // testGetAuthzs checks that GetAuthzs returns the authorizations asked
