@@ -48,6 +48,8 @@ type RateLimitSource struct {
 	now  func() time.Time
 	w    *sql.DB // the single writer connection
 	r    *sql.DB // the pool of query-only reader connections
+	// stmts are the statements prepared at open (ratelimit_stmts.go).
+	stmts *rlStmts
 
 	fresh bool // the open created the schema: the file held no counts
 
@@ -94,6 +96,11 @@ func OpenRateLimit(ctx context.Context, path string, now func() time.Time) (*Rat
 	if s.r, err = openReaders(ctx, abs); err != nil {
 		s.w.Close()
 		return nil, &sharedError{err}
+	}
+	if s.stmts, err = prepareRateLimit(ctx, s.w, s.r); err != nil {
+		s.r.Close()
+		s.w.Close()
+		return nil, err
 	}
 	return s, nil
 }
@@ -151,9 +158,10 @@ func migrateRateLimit(ctx context.Context, db *sql.DB, path string, now func() t
 // being the last connection, checkpoints the write-ahead log. Stop
 // [RateLimitSource.Run] and wait for every Apply to return first.
 func (s *RateLimitSource) Close() error {
+	errS := s.stmts.close()
 	errR := s.r.Close()
 	errW := s.w.Close()
-	if err := errors.Join(errR, errW); err != nil {
+	if err := errors.Join(errS, errR, errW); err != nil {
 		return fmt.Errorf("sqlite: ratelimit: closing %s: %w", s.path, err)
 	}
 	return nil

@@ -45,7 +45,7 @@ func (s *RateLimitSource) Get(ctx context.Context, keys []string) (*ratelimit.Sn
 	defer tx.Rollback()
 	snap := &ratelimit.Snapshot{Now: s.clock(), Buckets: make(map[string]ratelimit.Bucket, len(keys))}
 	for _, k := range keys {
-		b, ok, err := getBucket(ctx, tx, storageKey(k), snap.Now)
+		b, ok, err := getBucket(ctx, tx, s.stmts, storageKey(k), snap.Now)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: ratelimit: get %q: %w", k, err)
 		}
@@ -58,8 +58,12 @@ func (s *RateLimitSource) Get(ctx context.Context, keys []string) (*ratelimit.Sn
 
 // getBucket reads the live state of the bucket stored under skey at now;
 // ok is false when there is none.
-func getBucket(ctx context.Context, tx *sql.Tx, skey string, now int64) (b ratelimit.Bucket, ok bool, err error) {
-	rows, err := tx.QueryContext(ctx, `SELECT member, ts, expires FROM buckets WHERE key = ?`, skey)
+func getBucket(ctx context.Context, tx *sql.Tx, p *rlStmts, skey string, now int64) (b ratelimit.Bucket, ok bool, err error) {
+	st, err := p.getStmt(ctx, tx)
+	if err != nil {
+		return b, false, err
+	}
+	rows, err := st.QueryContext(ctx, skey)
 	if err != nil {
 		return b, false, err
 	}

@@ -80,7 +80,7 @@ func (s *RateLimitSource) applyTx(ctx context.Context, tx *sql.Tx, ops []ratelim
 	}
 	for len(order) > 0 {
 		n := min(len(order), maxRowsPerStmt)
-		if err := load(ctx, tx, order[:n]); err != nil {
+		if err := load(ctx, tx, s.stmts, order[:n]); err != nil {
 			return nil, err
 		}
 		order = order[n:]
@@ -105,7 +105,7 @@ func (s *RateLimitSource) applyTx(ctx context.Context, tx *sql.Tx, ops []ratelim
 			ks.window = ops[i].Limit.WindowMicros()
 		}
 	}
-	if err := store(ctx, tx, ops, keys, now); err != nil {
+	if err := store(ctx, tx, s.stmts, ops, keys, now); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -113,16 +113,18 @@ func (s *RateLimitSource) applyTx(ctx context.Context, tx *sql.Tx, ops []ratelim
 
 // load reads, in one query, the stored state of the buckets of keys into
 // their orig.
-func load(ctx context.Context, tx *sql.Tx, keys []*keyState) error {
+func load(ctx context.Context, tx *sql.Tx, p *rlStmts, keys []*keyState) error {
 	args := make([]any, len(keys))
 	bySKey := make(map[string]*keyState, len(keys))
 	for i, ks := range keys {
 		args[i] = ks.skey
 		bySKey[ks.skey] = ks
 	}
-	q := "WITH k(key) AS (VALUES (?)" + strings.Repeat(",(?)", len(keys)-1) +
-		") SELECT key, member, ts, expires FROM k CROSS JOIN buckets USING (key)"
-	rows, err := tx.QueryContext(ctx, q, args...)
+	st, err := p.loadStmt(ctx, tx, len(keys))
+	if err != nil {
+		return fmt.Errorf("loading: %w", err)
+	}
+	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
 		return fmt.Errorf("loading: %w", err)
 	}
@@ -161,7 +163,7 @@ func load(ctx context.Context, tx *sql.Tx, keys []*keyState) error {
 // pruned it and whose stored expiry has passed is normally left for Sweep,
 // which deletes such rows in bulk far more cheaply; Eval prunes it again on
 // every load and Get skips it, so no decision or snapshot ever sees it.
-func store(ctx context.Context, tx *sql.Tx, ops []ratelimit.Op, keys map[string]*keyState, now int64) error {
+func store(ctx context.Context, tx *sql.Tx, p *rlStmts, ops []ratelimit.Op, keys map[string]*keyState, now int64) error {
 	type rowWrite struct {
 		query string
 		args  []any
@@ -223,11 +225,15 @@ func store(ctx context.Context, tx *sql.Tx, ops []ratelimit.Op, keys map[string]
 		}
 	}
 	for _, w := range single {
-		if _, err := tx.ExecContext(ctx, w.query, w.args...); err != nil {
+		st, err := p.singleStmt(ctx, tx, w.query)
+		if err == nil {
+			_, err = st.ExecContext(ctx, w.args...)
+		}
+		if err != nil {
 			return fmt.Errorf("storing: %w", err)
 		}
 	}
-	if err := insertRows(ctx, tx, newRows); err != nil {
+	if err := insertRows(ctx, tx, p, newRows); err != nil {
 		return fmt.Errorf("storing: %w", err)
 	}
 	return nil
@@ -235,11 +241,14 @@ func store(ctx context.Context, tx *sql.Tx, ops []ratelimit.Op, keys map[string]
 
 // insertRows inserts rows, four values each, at most maxRowsPerStmt per
 // statement.
-func insertRows(ctx context.Context, tx *sql.Tx, rows []any) error {
-	const row = "(?,?,?,?)"
+func insertRows(ctx context.Context, tx *sql.Tx, p *rlStmts, rows []any) error {
 	for len(rows) > 0 {
 		n := min(len(rows)/4, maxRowsPerStmt)
-		if _, err := tx.ExecContext(ctx, insertRowsSQL+row+strings.Repeat(","+row, n-1), rows[:n*4]...); err != nil {
+		st, err := p.insertStmt(ctx, tx, n)
+		if err == nil {
+			_, err = st.ExecContext(ctx, rows[:n*4]...)
+		}
+		if err != nil {
 			return err
 		}
 		rows = rows[n*4:]
