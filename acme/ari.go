@@ -107,11 +107,23 @@ type RenewalInfo struct {
 }
 
 // renewalInfo polling intervals: far from the window clients check twice a
-// day; close to it, often enough not to miss it.
+// day; close to it, often enough not to miss it. A short lifetime polls
+// more often (ariPolls): a sixteenth of the lifetime, at least ariPollMin.
 const (
 	ariPollFar  = 6 * time.Hour
 	ariPollNear = time.Hour
+	ariPollMin  = time.Minute
 )
+
+// ariPolls are the polling intervals for a certificate of lifetime life:
+// far from its window and near or in it. A 90-day certificate polls every
+// 6 hours and every hour; a 24-hour one every 90 minutes and every hour;
+// one of 10 to 16 minutes every minute, so that a window moved into the
+// past (renew-early, an incident) is seen within a minute.
+func ariPolls(life time.Duration) (far, near time.Duration) {
+	far = min(ariPollFar, max(life/16, ariPollMin))
+	return far, min(ariPollNear, far)
+}
 
 // RenewalInfo returns the suggested renewal window of the certificate an
 // ARI identifier names. A revoked certificate's window is in the past, so
@@ -140,13 +152,14 @@ func (s *Service) RenewalInfo(ctx context.Context, certID string) (*RenewalInfo,
 	default:
 		ri.Start, ri.End = renewal.DefaultWindow(cert.NotBefore, cert.NotAfter)
 	}
+	far, near := ariPolls(cert.NotAfter.Sub(cert.NotBefore))
 	switch {
 	case now.Before(ri.Start):
-		ri.RetryAfter = min(ariPollFar, max(ri.Start.Sub(now), time.Minute))
+		ri.RetryAfter = min(far, max(ri.Start.Sub(now), ariPollMin))
 	case now.Before(ri.End):
-		ri.RetryAfter = ariPollNear
+		ri.RetryAfter = near
 	default:
-		ri.RetryAfter = ariPollFar
+		ri.RetryAfter = far
 	}
 	return ri, nil
 }

@@ -54,3 +54,21 @@ func (s *Service) runPlanner(ctx context.Context) {
 	inv, _ := s.Inventory()
 	s.plan.Run(ctx, s.startDefer, func() bool { return s.rules().ARI.MaxRenewalsPerHour > 0 }, inv, s.log)
 }
+
+// shortestLifetime is the shortest lifetime the configuration issues: the
+// CA's certificate-lifetime and every profile's. The renewal plan's slot
+// follows it (renewal.Config.SlotFor).
+func (s *Service) shortestLifetime(ps *Profiles) time.Duration {
+	var d time.Duration
+	if s.ca != nil {
+		d = s.ca.Config().Lifetime
+	}
+	if ps != nil {
+		for _, n := range ps.Names() {
+			if p, ok := ps.Get(n); ok && p.Lifetime > 0 && (d <= 0 || p.Lifetime < d) {
+				d = p.Lifetime
+			}
+		}
+	}
+	return d
+}

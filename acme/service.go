@@ -256,6 +256,7 @@ func (s *Service) SetLive(l Live) {
 		l.Policy = &Policy{}
 	}
 	l.ARI.SetDefaults()
+	l.ARI.Slot = l.ARI.SlotFor(s.shortestLifetime(l.Profiles))
 	s.live.Store(&l)
 }
 

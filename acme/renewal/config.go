@@ -43,6 +43,39 @@ type Config struct {
 	Target float64 `yaml:"-"`
 	// ExplanationURL is sent with windows in the past (incident mode).
 	ExplanationURL string `yaml:"explanation-url"`
+	// Slot is the length of the plan's time slots (SlotFor): an hour
+	// unless the configured lifetimes are short; 0 means an hour. It is
+	// not a key of the configuration file.
+	Slot time.Duration `yaml:"-"`
+}
+
+// slotSpan is how many slots the part of the shortest lifetime a window
+// may lie in ([window-start, window-end]) must hold for the plan to count
+// in hours: with fewer, whole-hour windows would not fit in it, and the
+// plan counts in minutes.
+const slotSpan = 4
+
+// SlotFor is the slot the plan counts renewals in when the shortest
+// lifetime the configuration issues is shortest: an hour, or a minute
+// when [window-start, window-end] of that lifetime is shorter than
+// slotSpan hours (lifetimes under 20 hours with the defaults). A minute is
+// the finest: a window is at least a minute wide. Counting in minutes
+// costs 60 times the hours' memory and placement time for the long
+// lifetimes issued beside the short ones.
+func (c Config) SlotFor(shortest time.Duration) time.Duration {
+	span := time.Duration(float64(shortest) * (c.WindowEnd - c.WindowStart))
+	if shortest > 0 && span < slotSpan*time.Hour {
+		return time.Minute
+	}
+	return time.Hour
+}
+
+// slot is Slot, an hour when unset.
+func (c Config) slot() time.Duration {
+	if c.Slot <= 0 {
+		return time.Hour
+	}
+	return c.Slot
 }
 
 // DefaultConfig is the renewal-info block of a configuration file that

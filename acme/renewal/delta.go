@@ -130,7 +130,7 @@ func (p *Planner) refresh(ctx context.Context, inv Feed) (refreshStats, error) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.st.trim(hourIndex(now))
+	p.st.trim(p.st.index(now))
 	next := now.Add(-planMargin)
 	p.from, p.jfrom = next, next
 	p.prune(next.Add(-planMargin))
@@ -265,7 +265,7 @@ func (p *Planner) drop() {
 	if p.rebuilding || p.refreshing || !p.loaded {
 		return
 	}
-	p.st, p.loaded, p.pages = newPlanState(hourIndex(p.now())), false, nil
+	p.st, p.loaded, p.pages = newPlanState(p.now(), p.unit), false, nil
 	p.seenFrom, p.cut = time.Time{}, time.Time{}
 	clear(p.seen)
 	clear(p.mine)

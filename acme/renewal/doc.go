@@ -47,4 +47,13 @@
 // days 54, 56, 58, 60 and 62, and the last 20 on day 64. With
 // max-renewals-per-hour 0 nothing is planned: every window is
 // DefaultWindow, from day 60 (two thirds of the lifetime) to day 62.
+//
+// Short lifetimes are planned in minutes (Config.SlotFor): when the
+// shortest configured lifetime's [window-start, window-end] is under 4
+// hours (lifetimes under 20 hours), the plan's slots are minutes and the
+// same rules apply per minute, the ceiling being max-renewals-per-hour/60
+// a minute. A 10-minute certificate issued at T gets a window of one
+// minute starting on the minute from T + 6 min (rounded down) to
+// T + 7 min. A certificate shorter than its plan's slot allows (an order's
+// notAfter) gets DefaultWindow, and the plan does not count it.
 package renewal

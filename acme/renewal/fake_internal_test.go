@@ -205,7 +205,7 @@ func (s *planStore) PlanRemovals(_ context.Context, since time.Time, from Remova
 func (s *planStore) truth(now time.Time) *planState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := newPlanState(hourIndex(now))
+	st := newPlanState(now, time.Hour)
 	for _, c := range s.certs {
 		if !c.visible.After(now) && !c.revoked && !c.moved && c.w.End.After(now) {
 			st.add(c.w.AccountID, c.w.Start, c.w.End)

@@ -23,10 +23,12 @@ import (
 // headroom — stays lowest, the earliest such place on ties.
 type Planner struct {
 	mu sync.Mutex
-	// lapsed is set when a certificate was issued with planning off:
-	// the plan does not hold it, and the next update rebuilds.
+	// lapsed is set when a certificate was issued with planning off, or
+	// the slot changed: the plan does not hold it, and the next update
+	// rebuilds.
 	lapsed atomic.Bool
 	now    func() time.Time
+	unit   time.Duration // the slot the configuration asks for (setUnit)
 	st     *planState
 	// place's scratch: the account's load, each hour's utilization and
 	// the sliding maximum's hours
@@ -59,7 +61,7 @@ func NewPlanner(now func() time.Time) *Planner {
 	if now == nil {
 		now = time.Now
 	}
-	return &Planner{now: now, st: newPlanState(hourIndex(now())), page: planPage, yield: planYield, planFeed: newPlanFeed()}
+	return &Planner{now: now, unit: time.Hour, st: newPlanState(now(), time.Hour), page: planPage, yield: planYield, planFeed: newPlanFeed()}
 }
 
 // planReload is how often the planner refreshes what it knows from the
@@ -70,40 +72,65 @@ func NewPlanner(now func() time.Time) *Planner {
 // the plan, is what enforces limits (docs/ARCHITECTURE.md, "Replicas").
 const planReload = 5 * time.Minute
 
-func hourIndex(t time.Time) int64 { return t.Unix() / 3600 }
+// slotIndex is the number of the slot of length unit (whole seconds) that
+// t falls in, counted from the Unix epoch.
+func slotIndex(t time.Time, unit time.Duration) int64 {
+	s, u := int64(unit/time.Second), t.Unix()
+	if u < 0 {
+		return (u - s + 1) / s
+	}
+	return u / s
+}
+
+func hourIndex(t time.Time) int64 { return slotIndex(t, time.Hour) }
 
 // placeSpan is where a window of a certificate valid over [nb, na) may
-// start, [lo, hi] on the hour, and its width in whole hours.
-func placeSpan(c Config, nb, na time.Time) (lo, hi time.Time, hours int64) {
+// start, [lo, hi] on a slot of length unit, and its width in whole slots;
+// ok is false when no window of that width, starting on a slot, ends
+// by window-end: the lifetime is too short for the slot.
+func placeSpan(c Config, unit time.Duration, nb, na time.Time) (lo, hi time.Time, slots int64, ok bool) {
 	life := na.Sub(nb)
 	width := c.WindowWidth
 	if width <= 0 {
-		width = max(life/45, time.Hour)
+		width = max(life/45, unit)
 	}
-	lo = nb.Add(time.Duration(float64(life) * c.WindowStart)).Truncate(time.Hour)
+	lo = nb.Add(time.Duration(float64(life) * c.WindowStart)).Truncate(unit)
 	hi = nb.Add(time.Duration(float64(life) * c.WindowEnd)).Add(-width)
-	if hi.Before(lo) {
+	ok = !hi.Before(lo)
+	if !ok {
 		hi = lo
 	}
-	return lo, hi, int64(math.Ceil(width.Hours()))
+	return lo, hi, int64(math.Ceil(float64(width) / float64(unit))), ok
 }
 
 // place chooses the window of a new certificate of account valid over
 // [nb, na) and records it. perHour is the account's headroom (+Inf for
-// none). p.mu is held.
+// none). A certificate too short for the plan's slot (one that an order's
+// notAfter or a tenant's cap made shorter than the configured lifetimes
+// SlotFor chose the slot for) gets DefaultWindow, which the plan does
+// not count (planState.narrow). p.mu is held.
 func (p *Planner) place(c Config, serial string, account string, nb, na time.Time, perHour float64) (time.Time, time.Time) {
-	lo, hi, hours := placeSpan(c, nb, na)
-	ceiling := float64(c.MaxRenewalsPerHour) * c.Target
-	acctCap := perHour * c.Target
+	unit := p.st.unit
+	lo, hi, hours, ok := placeSpan(c, unit, nb, na)
+	if !ok {
+		start, end := DefaultWindow(nb, na)
+		p.added(serial, account, start, end)
+		return start, end
+	}
+	// The ceiling and the account's headroom are per hour; the plan
+	// counts per slot.
+	perSlot := unit.Hours()
+	ceiling := float64(c.MaxRenewalsPerHour) * c.Target * perSlot
+	acctCap := perHour * c.Target * perSlot
 	share := 1 / float64(hours)
 	// An account's load in an hour is at most its number of windows (each
 	// adds at most one renewal to an hour), so when that number plus this
 	// one fits its headroom the account cannot be what limits the
 	// placement, and its hours are not read.
 	useAcct := acctCap > 0 && !math.IsInf(acctCap, 1) && float64(p.st.count(account))+1 > acctCap
-	first := hourIndex(lo)
+	first := p.st.index(lo)
 	if useAcct {
-		p.buf = p.st.acct[account].load(first, hourIndex(hi)+hours, p.buf)
+		p.buf = p.st.acct[account].load(first, p.st.index(hi)+hours, p.buf)
 	}
 	// A start's utilization is the highest of its hours'; the starts are
 	// read in order, each hour's utilization computed once and the
@@ -111,7 +138,7 @@ func (p *Planner) place(c Config, serial string, account string, nb, na time.Tim
 	// of falling utilization), so a placement costs the span of its
 	// starts, not that times the window's hours: at a million windows
 	// every hour is past the target and every start is read.
-	starts := int64(hi.Sub(lo)/time.Hour) + 1
+	starts := int64(hi.Sub(lo)/unit) + 1
 	util, dq, head := p.util[:0], p.dq[:0], 0
 	best, bestU := lo, math.Inf(1)
 	for i := int64(0); i < starts+hours-1; i++ {
@@ -134,14 +161,14 @@ func (p *Planner) place(c Config, serial string, account string, nb, na time.Tim
 		}
 		// Good enough: under target everywhere; take the earliest.
 		if w := util[dq[head]]; w <= 1 {
-			best = lo.Add(time.Duration(k) * time.Hour)
+			best = lo.Add(time.Duration(k) * unit)
 			break
 		} else if w < bestU {
-			best, bestU = lo.Add(time.Duration(k)*time.Hour), w
+			best, bestU = lo.Add(time.Duration(k)*unit), w
 		}
 	}
 	p.util, p.dq = util, dq
-	end := best.Add(time.Duration(hours) * time.Hour)
+	end := best.Add(time.Duration(hours) * unit)
 	p.added(serial, account, best, end)
 	return best, end
 }
@@ -158,7 +185,21 @@ func (p *Planner) Place(c Config, serial, account string, nb, na time.Time, perH
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	p.setUnit(c.slot())
 	return p.place(c, serial, account, nb, na, perHour)
+}
+
+// setUnit makes unit the plan's slot. A change (the configured lifetimes
+// changed: SlotFor) starts an empty plan in the new slots and has the
+// next update rebuild it in full from the store, as after a start;
+// meanwhile placements go on what the planner knows. p.mu is held.
+func (p *Planner) setUnit(unit time.Duration) {
+	p.unit = unit
+	if unit == p.st.unit {
+		return
+	}
+	p.st = newPlanState(p.now(), unit)
+	p.lapsed.Store(true)
 }
 
 // Remove takes w, the window of a certificate issued at issued that was

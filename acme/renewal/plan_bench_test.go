@@ -48,7 +48,7 @@ func BenchmarkPlanStateAdd(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		st := newPlanState(0)
+		st := newPlanState(time.Unix(0, 0), time.Hour)
 		for i := range n {
 			s := t0.Add(time.Duration(i) * 26 * time.Second)
 			st.add(accts[i%len(accts)], s, s.Add(48*time.Hour))

@@ -132,7 +132,7 @@ func TestPlannerRebuildConcurrent(t *testing.T) {
 // are kept as a list or, past denseAfter, per hour, and removing windows
 // takes back what adding them counted.
 func TestPlanStateDense(t *testing.T) {
-	st := newPlanState(hourIndex(planT0))
+	st := newPlanState(planT0, time.Hour)
 	type w struct{ s, e time.Time }
 	var ws []w
 	for i := range denseAfter + 50 {
@@ -143,7 +143,7 @@ func TestPlanStateDense(t *testing.T) {
 	want := make([]float64, to-from)
 	for i, x := range ws {
 		st.add("a", x.s, x.e)
-		h0, n := windowHours(x.s, x.e)
+		h0, n := st.windowHours(x.s, x.e)
 		for h := h0; h < h0+n; h++ {
 			want[h-from] += 1 / float64(n)
 		}
@@ -252,14 +252,20 @@ func mergeKeys[K comparable, V any](a, b map[K]V) map[K]bool {
 // reference for the sliding maximum and for place's skipping of an
 // account that cannot limit the placement.
 func placeBrute(p *Planner, c Config, account string, nb, na time.Time, perHour float64) time.Time {
-	lo, hi, hours := placeSpan(c, nb, na)
-	ceiling, acctCap := float64(c.MaxRenewalsPerHour)*c.Target, perHour*c.Target
+	unit := p.st.unit
+	lo, hi, hours, ok := placeSpan(c, unit, nb, na)
+	if !ok {
+		start, _ := DefaultWindow(nb, na)
+		return start
+	}
+	perSlot := unit.Hours()
+	ceiling, acctCap := float64(c.MaxRenewalsPerHour)*c.Target*perSlot, perHour*c.Target*perSlot
 	share := 1 / float64(hours)
 	useAcct := acctCap > 0 && !math.IsInf(acctCap, 1)
 	best, bestU := lo, math.Inf(1)
-	for start := lo; !start.After(hi); start = start.Add(time.Hour) {
+	for start := lo; !start.After(hi); start = start.Add(unit) {
 		u := 0.0
-		for h := hourIndex(start); h < hourIndex(start)+hours; h++ {
+		for h := p.st.index(start); h < p.st.index(start)+hours; h++ {
 			u = max(u, (p.st.global.at(h)+share)/ceiling)
 			if useAcct {
 				u = max(u, (p.acctLoad(account, h)+share)/acctCap)
@@ -277,19 +283,28 @@ func placeBrute(p *Planner, c Config, account string, nb, na time.Time, perHour 
 
 // TestPlannerPlaceSlidingMax: place chooses what the plain computation
 // does, on plans full and empty, with and without the account's
-// headroom, for windows of one hour to several days.
+// headroom, for windows of one hour to several days, and in minute
+// slots for lifetimes of minutes to hours (some too short for a slot).
 func TestPlannerPlaceSlidingMax(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	for trial := range 40 {
 		p := NewPlanner(func() time.Time { return planT0 })
 		cfg := Config{MaxRenewalsPerHour: 1 + rng.IntN(50)}
-		if trial%3 == 0 {
+		minutes := trial%4 == 1
+		if minutes {
+			cfg.Slot = time.Minute
+			p.setUnit(cfg.slot())
+		} else if trial%3 == 0 {
 			cfg.WindowWidth = time.Duration(1+rng.IntN(60)) * time.Hour
 		}
 		cfg.SetDefaults()
 		for i := range 3000 {
 			nb := planT0.Add(time.Duration(rng.IntN(72)) * time.Hour)
 			na := nb.Add(time.Duration(24+rng.IntN(24*90)) * time.Hour)
+			if minutes {
+				nb = planT0.Add(time.Duration(rng.IntN(600)) * time.Second)
+				na = nb.Add(time.Duration(60+rng.IntN(600*60)) * time.Second)
+			}
 			acct := fmt.Sprint(rng.IntN(3))
 			perHour := []float64{math.Inf(1), 2, 10}[rng.IntN(3)]
 			want := placeBrute(p, cfg, acct, nb, na, perHour)

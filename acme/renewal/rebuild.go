@@ -104,8 +104,9 @@ func (p *Planner) rebuild(ctx context.Context, inv Feed) (int, error) {
 	start := p.now()
 	cut := start.Add(-planMargin)
 	p.rebuilding, p.rcut, p.cursor, p.placed, p.gone, p.undo = true, cut, Window{}, map[string]Window{}, map[string]bool{}, nil
+	unit := p.unit
 	p.mu.Unlock()
-	next := newPlanState(hourIndex(start))
+	next := newPlanState(start, unit)
 	n, marks, err := p.readPages(ctx, inv, start, cut, next)
 	p.mu.Lock()
 	defer p.mu.Unlock()

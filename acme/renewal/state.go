@@ -8,16 +8,19 @@ import (
 )
 
 // planState is what the renewal planner knows: the expected renewals per
-// hour of the whole CA and of each account. Its memory grows with the
-// hours and the accounts it tracks, not with the certificates: the CA's
-// load is one number per hour, and an account's is either the short list
-// of its windows (while it has at most denseAfter of them) or one number
-// per hour of the span its windows cover. Hours before floor have
-// passed: nothing is counted in them, and trim lets them go.
+// slot (an hour, or a minute for short lifetimes: SlotFor) of the whole CA
+// and of each account. Its memory grows with the slots and the accounts
+// it tracks, not with the certificates: the CA's load is one number per
+// slot, and an account's is either the short list of its windows (while
+// it has at most denseAfter of them) or one number per slot of the span
+// its windows cover. Slots before floor have passed: nothing is counted
+// in them, and trim lets them go. The code says "hour" for a slot, its
+// usual length.
 type planState struct {
-	global hourLoads // the CA's expected renewals per hour
+	global hourLoads // the CA's expected renewals per slot
 	acct   map[string]*acctPlan
-	floor  int64 // the first hour counted
+	floor  int64         // the first slot counted
+	unit   time.Duration // a slot's length
 }
 
 // hourLoads is expected renewals per hour over a span of hours: a slice,
@@ -119,21 +122,36 @@ type planWin struct {
 	hours int32
 }
 
-func newPlanState(floor int64) *planState {
-	return &planState{acct: map[string]*acctPlan{}, floor: floor}
+// newPlanState is an empty state in slots of unit, counting from the
+// slot of now.
+func newPlanState(now time.Time, unit time.Duration) *planState {
+	return &planState{acct: map[string]*acctPlan{}, floor: slotIndex(now, unit), unit: unit}
 }
 
-// windowHours is the hour span of [start, end): its first hour and its
-// number of hours.
-func windowHours(start, end time.Time) (int64, int64) {
-	h0, h1 := hourIndex(start), hourIndex(end.Add(-time.Nanosecond))
+// index is the slot of t.
+func (st *planState) index(t time.Time) int64 { return slotIndex(t, st.unit) }
+
+// narrow reports whether [start, end) is narrower than a slot: the
+// window of a certificate too short for the slot (Planner.place), which
+// the plan does not count; every window the planner places in these
+// slots is at least one wide.
+func (st *planState) narrow(start, end time.Time) bool { return end.Sub(start) < st.unit }
+
+// windowHours is the slot span of [start, end): its first slot and its
+// number of slots.
+func (st *planState) windowHours(start, end time.Time) (int64, int64) {
+	h0, h1 := st.index(start), st.index(end.Add(-time.Nanosecond))
 	return h0, max(h1-h0+1, 1)
 }
 
 // add counts one renewal of account spread over the hours of [start,
-// end); a window whose hours have all passed is not counted.
+// end); a window whose hours have all passed is not counted, nor one
+// narrower than a slot (narrow).
 func (st *planState) add(account string, start, end time.Time) {
-	h0, n := windowHours(start, end)
+	if st.narrow(start, end) {
+		return
+	}
+	h0, n := st.windowHours(start, end)
 	if h0+n <= st.floor {
 		return
 	}
@@ -168,7 +186,10 @@ func (a *acctPlan) spread(h0, n int64, sign float64, floor int64) {
 // was never added is harmless (the loads stay at or above zero), and a
 // window whose hours have all passed was let go by trim already.
 func (st *planState) remove(account string, start, end time.Time) {
-	h0, n := windowHours(start, end)
+	if st.narrow(start, end) {
+		return
+	}
+	h0, n := st.windowHours(start, end)
 	if h0+n <= st.floor {
 		return
 	}

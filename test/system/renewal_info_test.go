@@ -199,3 +199,29 @@ func TestIncidentMode(t *testing.T) {
 	}
 	e.cli.Run(t, 2, "certs", "revoke", "--all-from-account", id, "0102")
 }
+
+// TestARIShortLifetime: 10-minute certificates get windows of whole
+// minutes inside 60–80 % of their lifetime (the plan counts in minutes),
+// and a Retry-After of a minute, not the hours a 90-day certificate gets.
+func TestARIShortLifetime(t *testing.T) {
+	e := startEnv(t, func(c *server.Config) { c.CA.CertificateLifetime = 10 * time.Minute })
+	ctx, _, c, _ := e.Registered(t)
+	for i := range 3 {
+		name := "short" + strconv.Itoa(i) + ".weir.test"
+		chain, _ := e.Issue(ctx, c, acmeenv.NewKey(t), "http-01", xacme.DomainIDs(name)...)
+		leaf := e.VerifyChain(chain, name)
+		res, start, end := e.RenewalInfo(t, acme.CertID(leaf))
+		if res.Status != http.StatusOK {
+			t.Fatalf("renewal-info: %d %s", res.Status, res.Body)
+		}
+		life := leaf.NotAfter.Sub(leaf.NotBefore)
+		lo := leaf.NotBefore.Add(time.Duration(0.6 * float64(life))).Truncate(time.Minute)
+		hi := leaf.NotBefore.Add(time.Duration(0.8 * float64(life)))
+		if life != 10*time.Minute || start.Before(lo) || end.After(hi) || end.Sub(start) < time.Minute || start.Truncate(time.Minute) != start {
+			t.Errorf("%s (%s to %s): window [%s, %s], want whole minutes within [%s, %s]", name, leaf.NotBefore, leaf.NotAfter, start, end, lo, hi)
+		}
+		if ra := res.Header.Get("Retry-After"); ra != "60" {
+			t.Errorf("%s: Retry-After = %q, want 60 (a minute, the lifetime being 10 minutes)", name, ra)
+		}
+	}
+}
