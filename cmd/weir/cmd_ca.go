@@ -16,7 +16,8 @@ import (
 // cmdCA runs the CA's ceremonies, which work on files and tokens, not
 // on the running weir: take the root offline, make a new intermediate's
 // key and CSR, sign it with the offline root, import it; sign the root's
-// CRL, revoking intermediates.
+// CRL, revoking intermediates. And migration-status, which asks the
+// running weir's admin API how a rotation goes (cmd_camigration.go).
 func cmdCA(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	verbs := map[string]subcommand{
 		"take-root-offline":    {"take-root-offline [-config FILE] -to FILE", caTakeRootOffline},
@@ -25,8 +26,10 @@ func cmdCA(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		"sign-root-crl":        {"sign-root-crl -root-cert FILE -out FILE -root-key FILE [-revoke FILE -reason R]... [-next-update D] [...]", caSignRootCRL},
 		"import":               {"import [-config FILE] -cert FILE [-key FILE]", caImport},
 		"add-issuer":           {"add-issuer [-config FILE] -id ID -cert FILE [-key FILE]", caAddIssuer},
+		"migration-status":     {"migration-status [--json]", caMigrationStatus},
 	}
-	return runGroup(ctx, "ca", verbs, []string{"take-root-offline", "new-intermediate-key", "sign-intermediate", "sign-root-crl", "import", "add-issuer"}, args, stdout, stderr)
+	return runGroup(ctx, "ca", verbs, []string{"take-root-offline", "new-intermediate-key", "sign-intermediate", "sign-root-crl", "import", "add-issuer",
+		"migration-status"}, args, stdout, stderr)
 }
 
 // rootKeyFlags adds the flags that say where the root's key is, for the

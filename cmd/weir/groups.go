@@ -17,7 +17,7 @@ type subcommand struct {
 // groupNotes says what a group works on when it is not the running weir's
 // admin API.
 var groupNotes = map[string]string{
-	"ca":    "These work on files and tokens, not on a running weir (see docs/operations.md).",
+	"ca":    "The ceremonies work on files and tokens, not on a running weir; migration-status\nasks its admin API (with the admin flags; see docs/operations.md).",
 	"audit": "These read the audit trail's files, not a running weir (see docs/operations.md, \"Audit trail\").",
 	"log":   "verify and monitor read a served log (or verify a mirror of it), check-proof a\nproof file, witness runs a log's witness: none of them asks a running weir;\nprove asks its admin API (with the admin flags).",
 }

@@ -25,7 +25,7 @@ var (
 		"tenant":      {"create", "list", "show", "report", "update", "delete"},
 		"admin":       {"token"},
 		"admin token": {"add", "list", "revoke"},
-		"ca":          {"take-root-offline", "new-intermediate-key", "sign-intermediate", "sign-root-crl", "import", "add-issuer"},
+		"ca":          {"take-root-offline", "new-intermediate-key", "sign-intermediate", "sign-root-crl", "import", "add-issuer", "migration-status"},
 		"audit":       {"verify"},
 		"log":         {"verify", "prove", "check-proof", "monitor", "witness", "witness-keygen"},
 	}

@@ -115,6 +115,9 @@ Through the running weir's admin API:
                               revoked
   weir crl [-regenerate] [-out FILE]
                               the current CRL; -regenerate signs a new one
+  weir ca migration-status    each issuer's live certificates, renewed,
+                              overdue, renewal rate and projected empty
+                              time: how a rotation goes
   weir eab create --label L [--tenant T] | list [--label L] | revoke KEY-ID
                               External Account Binding keys: create prints
                               the key ID, the HMAC key (once) and the

@@ -42,6 +42,7 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"RevokedByIssuer", testRevokedByIssuer},
 		{"CRLNumbers", testCRLNumbers},
 		{"CRLShardsInUse", testCRLShardsInUse},
+		{"IssuerCounts", testIssuerCounts},
 		{"NotFound", testNotFound},
 		{"ListAccounts", testListAccounts},
 		{"ListCertificates", testListCertificates},

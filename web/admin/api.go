@@ -110,6 +110,7 @@ func (s *Server) apiRoutes(r chi.Router) {
 	r.Get("/orders", s.api(s.apiOrders))
 	r.Get("/crl", s.api(s.apiCRL))
 	r.Post("/crl/regenerate", s.api(s.apiCRLRegenerate))
+	r.Get("/ca/migration", s.api(s.apiMigration))
 	s.eabRoutes(r)
 	s.tenantRoutes(r)
 	s.credentialRoutes(r)

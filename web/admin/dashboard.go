@@ -38,7 +38,7 @@ var staticFiles embed.FS
 // pageNames are the dashboard's pages: templates/NAME.html defines
 // "content", rendered inside "layout" (templates/layout.html) with the
 // shared pieces of templates/partials.html.
-var pageNames = []string{"overview", "limiter", "accounts", "account", "certs", "cert", "orders", "order", "config", "eab", "tenants", "tenant", "error"}
+var pageNames = []string{"overview", "limiter", "accounts", "account", "certs", "cert", "orders", "order", "config", "eab", "tenants", "tenant", "migration", "error"}
 
 // dashTemplates are parsed once; they are never modified afterwards.
 type dashTemplates struct {
@@ -325,6 +325,7 @@ func (s *Server) dashboardRoutes(r chi.Router) {
 	r.Get("/certs", s.pageCerts)
 	r.Get("/certs/{serial}", s.pageCert)
 	r.Post("/certs/{serial}/revoke", s.postRevoke)
+	r.Get("/migration", s.pageMigration)
 	s.moreRoutes(r)
 }
 

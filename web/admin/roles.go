@@ -42,6 +42,7 @@ var routeRoles = map[string]Role{
 	"GET /api/v1/orders":                    RoleRead,
 	"GET /api/v1/crl":                       RoleRead,
 	"POST /api/v1/crl/regenerate":           RoleOperate,
+	"GET /api/v1/ca/migration":              RoleRead,
 	"GET /api/v1/log":                       RoleRead,
 	"GET /api/v1/log/proof/{serial}":        RoleRead,
 	"POST /api/v1/eab":                      RoleOperate,
@@ -79,6 +80,7 @@ var routeRoles = map[string]Role{
 	"POST /tenants/{name}":           RoleOperate,
 	"POST /tenants/{name}/delete":    RoleOperate,
 	"POST /eab/{id}/revoke":          RoleOperate,
+	"GET /migration":                 RoleRead,
 }
 
 // publicRoutes need no credential: the probes, the login and logout, the
