@@ -78,6 +78,7 @@ func compare(ctx context.Context, o *options, stderr io.Writer) (*compareReport,
 			s := rep.Sides[i]
 			one := s.set.apply(base)
 			one.weir = s.bin
+			one = forPeer(one)
 			logf(stderr, "round %d of %d: %s", round+1, o.runs, s.Name)
 			r, code, err := load(ctx, &one, stderr)
 			if err != nil {
@@ -102,6 +103,9 @@ func compare(ctx context.Context, o *options, stderr io.Writer) (*compareReport,
 // compareBinary is the weir binary of a -compare side: name itself when it
 // is a file, else name as a git revision built into dir.
 func compareBinary(ctx context.Context, name, dir string, stderr io.Writer) (bin, rev string, err error) {
+	if p, ok := parsePeer(name); ok { // a peer CA: its version for a revision (peer.go)
+		return name, p.version(ctx), p.check()
+	}
 	if st, err := os.Stat(name); err == nil && !st.IsDir() {
 		return name, "", nil
 	}
@@ -134,8 +138,8 @@ func printCompare(w io.Writer, rep *compareReport, asJSON bool) {
 		return
 	}
 	a, b := rep.Sides[0], rep.Sides[1]
-	fmt.Fprintf(w, "A = %s %s, B = %s %s; storage %s, rate limits %s; medians of %d interleaved rounds\n",
-		a.Name, a.Rev, b.Name, b.Rev, rep.Storage, rep.RateLimits, rep.Rounds)
+	fmt.Fprintf(w, "A = %s, B = %s; storage %s, rate limits %s; medians of %d interleaved rounds\n",
+		sideLabel(a), sideLabel(b), rep.Storage, rep.RateLimits, rep.Rounds)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "c\tmetric\tA\tB\tB/A\tA runs\tB runs\t")
 	for _, c := range slices.Sorted(maps.Keys(rep.Medians[0])) {
@@ -146,6 +150,9 @@ func printCompare(w io.Writer, rep *compareReport, asJSON bool) {
 		}
 	}
 	tw.Flush()
+	for _, n := range peerNotes(rep.Sides[:]) {
+		fmt.Fprintln(w, n)
+	}
 }
 
 // compareMetrics are the figures -compare prints.

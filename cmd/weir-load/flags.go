@@ -12,6 +12,7 @@ import (
 	"net"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -59,6 +60,21 @@ type options struct {
 	populateLifetime time.Duration
 	populateShards   int    // -crl-shards: the CRL shards -populate assigns, as ca.crl-shards does
 	postgresSchema   string // an existing schema to run on (kept), or the one -populate fills
+
+	// -fleet N and -drill (fleet.go, drill.go)
+	fleet            int
+	fleetPerAccount  int
+	fleetLifetime    time.Duration
+	fleetRamp        time.Duration
+	fleetSteady      time.Duration
+	fleetLimits      string  // default or tight
+	fleetTightFactor float64 // -fleet-limits tight=F
+	fleetMaxRenewals int     // acme.renewal-info.max-renewals-per-hour; 0: weir's default
+	fleetMax         time.Duration
+	fleetTrace       bool
+	drill            bool
+	drillStep2After  time.Duration
+	drillGrace       time.Duration
 }
 
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
@@ -66,8 +82,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	o := &options{}
 	levels := fs.String("c", "8,32,64", "comma-separated `list` of concurrencies (workers, one ACME account each)")
-	fs.StringVar(&o.weir, "weir", "", "weir `binary` to run (default: build ./cmd/weir into a temp dir)")
-	compare := fs.String("compare", "", "`A,B`: run the levels on two builds, each a weir binary or a git revision of this repository (built with -trimpath) followed by any of +log, +nonces=BACKEND and +ratelimits=MODE (one build under two settings: HEAD,HEAD+log), interleaved round by round (A B, B A, …) for -runs rounds, each run on a fresh server and store, and print each side's medians and B/A: the A/B of a change to the hot path")
+	fs.StringVar(&o.weir, "weir", "", "weir `binary` to run (default: build ./cmd/weir into a temp dir), or a peer CA instead of weir: pebble=PATH or step-ca=PATH (peer.go)")
+	compare := fs.String("compare", "", "`A,B`: run the levels on two builds, each a peer CA (pebble=PATH or step-ca=PATH, with no +settings: peer.go), a weir binary or a git revision of this repository (built with -trimpath) followed by any of +log, +nonces=BACKEND and +ratelimits=MODE (one build under two settings: HEAD,HEAD+log), interleaved round by round (A B, B A, …) for -runs rounds, each run on a fresh server and store, and print each side's medians and B/A: the A/B of a change to the hot path")
 	fs.IntVar(&o.count, "n", 0, "issuances started per level and run (0: use -d); failed ones are not repeated")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each level and run when -n is 0")
 	fs.IntVar(&o.runs, "runs", 3, "runs of each level; the median is reported")
@@ -106,6 +122,18 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.populateLifetime, "populate-lifetime", 90*24*time.Hour, "with -populate: the certificates' lifetime")
 	fs.IntVar(&o.populateShards, "crl-shards", 0, "with -populate: put each certificate in CRL shard 1 + (serial mod `N`), as weir with ca.crl-shards N does (0: shard 0, as before sharding)")
 	fs.StringVar(&o.postgresSchema, "postgres-schema", "", "with -storage postgres: the `schema` -populate fills (created if missing), or an existing one a load run uses and keeps")
+	fs.IntVar(&o.fleet, "fleet", 0, "run a fleet of `N` simulated ARI clients, each holding a certificate for its own name cNNNN.fleet.test and renewing it at a random time of its renewalInfo window with replaces, against a weir on SQLite with short lifetimes and the loopback whitelisted; print a per-minute table (clients on A and B, renewals, 429s by limit, lapses, certs/min against the limits) and a summary")
+	fs.IntVar(&o.fleetPerAccount, "fleet-per-account", 1, "with -fleet: clients sharing one ACME account")
+	fs.DurationVar(&o.fleetLifetime, "fleet-lifetime", 10*time.Minute, "with -fleet: ca.certificate-lifetime (ca.backdate is the lesser of 1m and half of it)")
+	fs.DurationVar(&o.fleetRamp, "fleet-ramp", time.Minute, "with -fleet: the first certificates are asked for evenly over this long")
+	fs.DurationVar(&o.fleetSteady, "fleet-steady", 5*time.Minute, "with -fleet: how long the fleet runs after the ramp (with -drill: before step 1)")
+	fs.StringVar(&o.fleetLimits, "fleet-limits", "default", "with -fleet: the account limits, default (weir's), or tight: orders and SAN budget an hour per account 1.25 times the renewals the fleet's steady state asks of it (tight=F: F times)")
+	fs.IntVar(&o.fleetMaxRenewals, "fleet-max-renewals", 0, "with -fleet: acme.renewal-info.max-renewals-per-hour, the planner's ceiling for the whole CA (0: weir's default)")
+	fs.DurationVar(&o.fleetMax, "fleet-max", 2*time.Hour, "with -fleet: hard bound on the run after the accounts are registered")
+	fs.BoolVar(&o.fleetTrace, "fleet-trace", false, "with -fleet: log every decision of the first client (c0000) to stderr: each renewalInfo answer, the time it chose, its renewals and 429s")
+	fs.BoolVar(&o.drill, "drill", false, "with -fleet: after the steady state, rotate the intermediate as docs/operations.md says (step 1: weir ca new-intermediate-key, sign-intermediate with the data dir's root key, add-issuer -id b, ca.issuers and ca.active-issuer: b, restart; step 2: renew-early on ca.intermediate, reloaded live) and run until every client holds a certificate of B or A's deadline passes; exit 1 unless 0 lapsed, 0 refusals with a Retry-After past expiry and every client on B before A's deadline")
+	fs.DurationVar(&o.drillStep2After, "drill-step2-after", 30*time.Second, "with -drill: the time between step 1 (the restart) and step 2 (renew-early)")
+	fs.DurationVar(&o.drillGrace, "drill-grace", time.Minute, "with -drill: how long past A's deadline the fleet runs when not every client is on B")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -185,5 +213,61 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	case o.postgresSchema != "" && !validSchema.MatchString(o.postgresSchema):
 		return nil, fmt.Errorf("-postgres-schema: %q: lower-case letters, digits and _ only", o.postgresSchema)
 	}
+	if err := checkPeerFlags(o); err != nil {
+		return nil, err
+	}
+	if err := checkFleetFlags(o); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// parseFleetLimits reads -fleet-limits: default, tight (factor 1.25) or
+// tight=F.
+func parseFleetLimits(o *options) bool {
+	mode, f, hasF := strings.Cut(o.fleetLimits, "=")
+	o.fleetTightFactor = 1.25
+	switch {
+	case mode == "default" && !hasF:
+		return true
+	case mode != "tight":
+		return false
+	case hasF:
+		v, err := strconv.ParseFloat(f, 64)
+		if err != nil || !(v > 0) || v > 1000 {
+			return false
+		}
+		o.fleetTightFactor = v
+	}
+	o.fleetLimits = "tight"
+	return true
+}
+
+// checkFleetFlags checks the flags of -fleet and -drill.
+func checkFleetFlags(o *options) error {
+	if o.fleet == 0 {
+		if o.drill {
+			return errors.New("-drill needs -fleet N")
+		}
+		return nil
+	}
+	switch {
+	case o.fleet < 1 || o.fleet > 100_000:
+		return errors.New("-fleet: between 1 and 100000")
+	case o.fleetPerAccount < 1 || o.fleetPerAccount > o.fleet:
+		return errors.New("-fleet-per-account: between 1 and -fleet")
+	case o.fleetLifetime < 2*time.Minute:
+		return errors.New("-fleet-lifetime: at least 2m")
+	case o.fleetRamp < 0 || o.fleetSteady < 0 || o.drillStep2After < 0 || o.drillGrace < 0:
+		return errors.New("-fleet-ramp, -fleet-steady, -drill-step2-after and -drill-grace: 0 or more")
+	case o.fleetMax <= 0:
+		return errors.New("-fleet-max: a positive duration")
+	case !parseFleetLimits(o):
+		return fmt.Errorf("-fleet-limits: %q is not default, tight or tight=F (F a positive factor)", o.fleetLimits)
+	case o.fleetMaxRenewals < 0:
+		return errors.New("-fleet-max-renewals: 0 or more")
+	case o.storage != "sqlite" || o.replicas != 1 || len(o.compare) > 0 || o.populate > 0:
+		return errors.New("-fleet runs one weir on SQLite: it does not go with -storage postgres, -replicas, -compare or -populate")
+	}
+	return nil
 }

@@ -117,7 +117,11 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 	if so.redisAddr, err = startRedis(ctx, cl, o.redis, o.replicas, tmp+"/redis", stderr); err != nil {
 		return nil, 1, err
 	}
-	err = startCluster(ctx, cl, clusterOptions{server: so, replicas: o.replicas, dataDirs: replicaDataDirs(dataDir, o.replicas)}, stderr)
+	if p, ok := parsePeer(o.weir); ok { // a peer CA instead of weir (peer.go)
+		err = startPeer(ctx, cl, p, dataDir, so, stderr)
+	} else {
+		err = startCluster(ctx, cl, clusterOptions{server: so, replicas: o.replicas, dataDirs: replicaDataDirs(dataDir, o.replicas)}, stderr)
+	}
 	if err != nil {
 		return nil, 1, err
 	}
@@ -136,8 +140,9 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 		dial = cl.rr.DialContext
 	}
 	hc, ct := newHTTPClient(srv.Roots, maxC, o.h2, dial)
+	cl.peer.wrapTransport(ct)
 	regCtx, regCancel := context.WithTimeout(ctx, 2*time.Minute)
-	clients, err := newAccounts(regCtx, maxC, srv.Base+"/directory", hc)
+	clients, err := newAccounts(regCtx, maxC, cl.directoryURL(), hc)
 	regCancel()
 	if err != nil {
 		return nil, 1, err
@@ -149,6 +154,7 @@ func load(ctx context.Context, o *options, stderr io.Writer) (*report, int, erro
 		Weir: bin, WeirRev: rev, RateLimits: cl.rateLimits, GoVersion: runtime.Version(), CPUs: runtime.NumCPU(), ClkTck: weirproc.ClockTicks(),
 		Replicas: len(cl.replicas), Storage: cl.storage, Redis: cl.redisMode, ServerLog: srv.LogPath,
 	}
+	cl.peer.describe(rep)
 	if o.count > 0 {
 		rep.Mode = fmt.Sprintf("%d certificates per run", o.count)
 	} else {

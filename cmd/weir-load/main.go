@@ -50,6 +50,61 @@
 //	go run ./cmd/weir-load -c 8,32,64 -storage postgres -replicas 3
 //	go run ./cmd/weir-load -c 8 -runs 3 -compare main,HEAD   # the A/B of a change
 //
+// A side of -compare, or -weir for a run of its own, may be a peer CA
+// instead of weir (peer.go): pebble=PATH (github.com/letsencrypt/pebble)
+// or step-ca=PATH (github.com/smallstep/certificates), a binary built
+// elsewhere, named in the report with its version. The tool gives it
+// what it gives weir: a fresh run directory, loopback ports, a throwaway
+// PKI made with crypto/x509 (P-256), the DNS server and the http-01
+// responder (pebble: its config's httpPort and -dnsserver, with
+// PEBBLE_VA_NOSLEEP=1, PEBBLE_WFE_NONCEREJECT=0, PEBBLE_AUTHZREUSE=100;
+// step-ca: an ACME provisioner in ca.json, badger v2 in the run dir,
+// --resolver, and --acme-http-port with --insecure, as it otherwise
+// dials port 80), and the same workers, flow and figures, the peer's CPU
+// from /proc/PID/stat. Pebble keeps everything in memory (no
+// durability), and finalizes asynchronously without the Location
+// x/crypto/acme polls, which the tool supplies (x/crypto/acme then
+// waits 1 s when the order is still processing: pebble's certs/s and p99
+// carry that wait, its CPU per certificate does not); each peer logs
+// every request.
+//
+//	go run ./cmd/weir-load -c 8 -runs 3 -compare HEAD,pebble=/path/to/pebble
+//	go run ./cmd/weir-load -c 8 -runs 3 -compare HEAD,step-ca=/path/to/step-ca
+//	go run ./cmd/weir-load -c 8 -n 100 -runs 1 -weir step-ca=/path/to/step-ca
+//
+// -fleet N simulates N ACME clients with ARI (RFC 9773) against a weir on
+// SQLite it starts with short certificate lifetimes (-fleet-lifetime,
+// default 10m) and the loopback whitelisted (every simulated client has
+// 127.0.0.1; real fleets do not): each is a goroutine with one name,
+// cNNNN.fleet.test (http-01 through the tool's responder), an account
+// shared with -fleet-per-account - 1 others, and one HTTP/2 client shared
+// by all. It polls its renewalInfo, honouring Retry-After, renews with
+// replaces (a JWS the tool signs, fleetclient.go) at a uniformly random
+// time of the suggested window, or at once when the window has begun,
+// polling again first when Retry-After comes before that time; it waits
+// out a 429 for its Retry-After, counting the limit it names and whether
+// the Retry-After reaches past its certificate's expiry, and counts a
+// lapse when its certificate expires before the renewal is in hand. The
+// first certificates are ramped in over -fleet-ramp, then the fleet runs
+// for -fleet-steady, under weir's account limits or -fleet-limits tight.
+// -drill then rotates the intermediate as docs/operations.md says: issuer
+// b made with weir ca new-intermediate-key, sign-intermediate (with the
+// root key weir keeps in the data directory, ca/root-key.pem) and
+// add-issuer, listed and made active, weir restarted on the same ports
+// (step 1); after -drill-step2-after, renew-early on ca.intermediate,
+// saved and reloaded live (step 2); then the fleet runs until every
+// client holds a certificate of B or A's deadline (the latest expiry of
+// A's certificates at step 1) has passed by -drill-grace. The report is a
+// per-minute table (clients on A and on B, expired, renewals, 429s by
+// limit, refusals past expiry, lapses, certs/min against the fleet's SAN
+// budget and the planner's ceiling) and a summary, with the data dir,
+// the admin URL and its token file, to watch the dashboard during the
+// drill; it exits 1 unless the drill had 0 lapses, 0 refusals past
+// expiry and every client on B before A's deadline.
+//
+//	go run ./cmd/weir-load -fleet 2000 -fleet-steady 10m
+//	go run ./cmd/weir-load -fleet 2000 -fleet-per-account 50 -fleet-limits tight -drill -keep
+//
 // Only 127.0.0.1 (and the PostgreSQL server of -postgres-dsn) is ever
 // contacted; every loop is bounded by count and time.
 package main
@@ -110,6 +165,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if o.fleet > 0 {
+		return runFleet(ctx, o, stdout, stderr)
+	}
 	if o.populate > 0 {
 		if err := populate(ctx, o, stderr); err != nil {
 			fmt.Fprintf(stderr, "weir-load: -populate: %v\n", err)

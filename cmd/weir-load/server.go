@@ -163,6 +163,7 @@ type cluster struct {
 	pgc        *pgcount.Proxy       // -count-pg's counter in front of PostgreSQL, or nil
 	redis      *weirproc.Redis      // a private redis-server, or nil
 	log        *adminClient         // replica 1's admin API when the verifiable log is on
+	peer       *peerServer          // a peer CA (peer.go) as the one replica, or nil
 }
 
 // clusterOptions are the flags that shape the cluster.
