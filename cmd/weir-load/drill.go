@@ -129,6 +129,7 @@ func fleetRun(ctx context.Context, o *options, stderr io.Writer) (*fleetReport, 
 		return rep, err
 	}
 	f.issuers.a = aSKI
+	f.view = newWeirView(rep.AdminURL, rep.AdminTokenFile)
 	rep.Accounts = f.accts
 	rep.SANBudgetPerMin = float64(int64(f.accts)*srv.limits.SANBudgetPerHour) / 60
 
@@ -259,6 +260,9 @@ func drill(ctx context.Context, o *options, srv *fleetServer, f *fleet, d *drill
 	} else {
 		logf(stderr, "not every client is on B at the deadline, A's latest expiry and -drill-grace")
 	}
+	vctx, cancel := context.WithTimeout(ctx, 20*time.Second)
+	d.WeirAtEnd, _ = f.view.issuers(vctx)
+	cancel()
 	stats.setPhase("done")
 	return nil
 }

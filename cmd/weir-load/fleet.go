@@ -34,6 +34,7 @@ type fleet struct {
 	issuers issuerSet
 	clients []*simClient
 	accts   int
+	view    *weirView // weir's migration view, read once a minute; nil: none
 
 	// Set by the watcher.
 	allOnB   chan struct{} // closed when every client holds a certificate of B
@@ -212,6 +213,7 @@ func (f *fleet) watch(ctx context.Context, stderr io.Writer) {
 			if last >= 0 {
 				rows, _, _ := f.stats.snapshot(now)
 				logMinute(stderr, rows[last])
+				go f.sampleWeir(ctx, last)
 			}
 			last = m.Minute
 		}

@@ -80,7 +80,10 @@ type drillReport struct {
 	AllOnBAtSec          float64   `json:"all_on_b_at_s,omitempty"`
 	AllOnBBeforeDeadline bool      `json:"all_on_b_before_a_deadline"`
 	MigrationSec         float64   `json:"migration_s,omitempty"` // from step 2 to every client on B
-	Passed               bool      `json:"passed"`                // 0 lapsed, 0 refusals past expiry, all on B in time
+	// WeirAtEnd is weir's migration view (GET /api/v1/ca/migration) when
+	// the drill ended; empty when weir did not answer it.
+	WeirAtEnd []weirIssuerView `json:"weir_at_end,omitempty"`
+	Passed    bool             `json:"passed"` // 0 lapsed, 0 refusals past expiry, all on B in time
 }
 
 // total sums the minutes into r.Totals, with the peaks of the stats.
@@ -128,16 +131,20 @@ func printFleet(w io.Writer, r *fleetReport) {
 		r.Limits.Mode, r.Limits.OrdersPerHour, r.Limits.OrderBurst, r.Limits.SANBudgetPerHour, r.Limits.ExpectedPerAcctHour,
 		r.SANBudgetPerMin, r.Limits.MaxRenewalsPerHour, r.CeilingPerMin)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "min\tphase\ton A\ton B\texpired\tissued\trenewals\tto B\tcerts/min\t%%SAN\t%%ceil\tARI polls\t429s\tpast exp.\tlapsed\terrors\t\n")
+	fmt.Fprintf(tw, "min\tphase\ton A\ton B\texpired\tissued\trenewals\tto B\tcerts/min\t%%SAN\t%%ceil\tARI polls\t429s\tpast exp.\tlapsed\terrors\tweir: A left\t\n")
 	for _, m := range r.Minutes {
 		label := fmt.Sprint(m.Minute)
 		perMin := float64(m.CertsPerMin) * 60 / float64(max(1, m.Seconds))
 		if m.Seconds < 60 {
 			label += fmt.Sprintf(" (%ds)", m.Seconds)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t\n",
+		left := "-"
+		if m.WeirARemaining != nil {
+			left = fmt.Sprint(*m.WeirARemaining)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%.0f\t%s\t%s\t%d\t%s\t%d\t%d\t%d\t%s\t\n",
 			label, m.Phase, m.OnA, m.OnB, m.Expired, m.Issued, m.Renewals, m.RenewalsToB, perMin,
-			pct(perMin, r.SANBudgetPerMin), pct(perMin, r.CeilingPerMin), m.Polls, limitedString(m.Limited), m.LimitedPastExpiry, m.Lapsed, m.Errors)
+			pct(perMin, r.SANBudgetPerMin), pct(perMin, r.CeilingPerMin), m.Polls, limitedString(m.Limited), m.LimitedPastExpiry, m.Lapsed, m.Errors, left)
 	}
 	tw.Flush()
 	t := r.Totals
@@ -158,6 +165,10 @@ func printFleet(w io.Writer, r *fleetReport) {
 			onB = fmt.Sprintf("every client on B at %.0fs (%.0fs after step 2)", d.AllOnBAtSec, d.MigrationSec)
 		}
 		fmt.Fprintf(w, "  A's deadline %s; %s; before the deadline: %v\n", d.ADeadline.UTC().Format(time.TimeOnly), onB, d.AllOnBBeforeDeadline)
+		for _, is := range d.WeirAtEnd {
+			fmt.Fprintf(w, "  weir's view at the end, issuer %s (active %v, leaving %v): live %d, replaced %d, remaining %d, overdue %d\n",
+				is.ID, is.Active, is.Leaving, is.Live, is.Replaced, is.Remaining, is.Overdue)
+		}
 		verdict := "PASSED"
 		if !d.Passed {
 			verdict = "FAILED"

@@ -38,6 +38,10 @@ type fleetMinute struct {
 	Lapsed            int            `json:"lapsed"`
 	Errors            int            `json:"errors"`
 	AlreadyReplaced   int            `json:"already_replaced,omitempty"`
+	// weir's own count (GET /api/v1/ca/migration) of the certificates
+	// of A still to renew, just after the minute; absent when it did not
+	// answer.
+	WeirARemaining *int64 `json:"weir_a_remaining,omitempty"`
 }
 
 // fleetStats holds the minutes; every method is safe for concurrent use.
@@ -150,6 +154,16 @@ func (s *fleetStats) note(line string) {
 	}
 }
 
+// setWeirRemaining records weir's count of A's certificates still to
+// renew for a minute.
+func (s *fleetStats) setWeirRemaining(minute int, n int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if minute < len(s.rows) {
+		s.rows[minute].WeirARemaining = &n
+	}
+}
+
 // gauges sets the current minute's gauges.
 func (s *fleetStats) gauges(now time.Time, onA, onB, expired int) *fleetMinute {
 	s.mu.Lock()
@@ -169,6 +183,10 @@ func (s *fleetStats) snapshot(end time.Time) ([]fleetMinute, map[string]int, []s
 	for i, r := range s.rows {
 		rows[i] = *r
 		rows[i].Limited = maps.Clone(r.Limited)
+		if r.WeirARemaining != nil {
+			n := *r.WeirARemaining
+			rows[i].WeirARemaining = &n
+		}
 		rows[i].CertsPerMin = r.Issued + r.Renewals
 	}
 	if n := len(rows); n > 0 {
