@@ -61,28 +61,13 @@ func StartCommand(ctx context.Context, o CommandOptions) (*Proc, error) {
 	if err := os.MkdirAll(o.Dir, 0o700); err != nil {
 		return nil, err
 	}
-	logf, err := os.OpenFile(o.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
 	cmd := exec.Command(o.Bin, o.Args...)
 	cmd.Dir = o.Dir
-	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Env = append(os.Environ(), o.Env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("starting %s: %w", o.Bin, err)
+	p := &Proc{Listen: o.Listen, Base: "https://" + o.Listen, DataDir: o.Dir, LogPath: o.LogPath, Roots: o.Roots}
+	if err := p.spawn(cmd, o.Bin, termIsClean); err != nil {
+		return nil, err
 	}
-	p := &Proc{
-		PID: cmd.Process.Pid, Listen: o.Listen, Base: "https://" + o.Listen, DataDir: o.Dir, LogPath: o.LogPath, Roots: o.Roots,
-		cmd: cmd, exited: make(chan struct{}),
-	}
-	go func() {
-		p.waitErr = termIsClean(cmd.Wait())
-		logf.Close()
-		close(p.exited)
-	}()
 	if err := p.waitURL(ctx, p.Base+o.ReadyPath, o.ReadyTimeout); err != nil {
 		_ = p.Stop(5 * time.Second)
 		return nil, fmt.Errorf("%s: %w (pid %d, log %s):\n%s", filepath.Base(o.Bin), err, p.PID, p.LogPath, p.Tail(20))

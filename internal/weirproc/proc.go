@@ -83,35 +83,42 @@ func Start(ctx context.Context, o Options) (*Proc, error) {
 	if err := os.WriteFile(cfgPath, []byte(o.Config), 0o600); err != nil {
 		return nil, err
 	}
-	logf, err := os.OpenFile(o.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		return nil, err
-	}
 	cmd := exec.Command(o.Bin, append([]string{"serve", "-config", cfgPath}, o.Args...)...)
-	cmd.Stdout, cmd.Stderr = logf, logf
 	if len(o.Env) > 0 {
 		cmd.Env = append(os.Environ(), o.Env...)
 	}
-	// If the starting process dies, the kernel stops weir too.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, fmt.Errorf("starting %s: %w", o.Bin, err)
+	p := &Proc{Listen: o.Listen, Base: "https://" + o.Listen, DataDir: o.DataDir, LogPath: o.LogPath}
+	if err := p.spawn(cmd, o.Bin, func(err error) error { return err }); err != nil {
+		return nil, err
 	}
-	p := &Proc{
-		PID: cmd.Process.Pid, Listen: o.Listen, Base: "https://" + o.Listen, DataDir: o.DataDir, LogPath: o.LogPath,
-		cmd: cmd, exited: make(chan struct{}),
-	}
-	go func() {
-		p.waitErr = cmd.Wait()
-		logf.Close()
-		close(p.exited)
-	}()
 	if err := p.waitReady(ctx, o.ReadyTimeout); err != nil {
 		_ = p.Stop(5 * time.Second)
 		return nil, fmt.Errorf("%w (pid %d, log %s):\n%s", err, p.PID, p.LogPath, p.Tail(20))
 	}
 	return p, nil
+}
+
+// spawn starts cmd as p (its PID, its waiter) with its output appended
+// to p.LogPath; if the starting process dies, the kernel sends it
+// SIGTERM. waited maps cmd.Wait's error into p.waitErr.
+func (p *Proc) spawn(cmd *exec.Cmd, bin string, waited func(error) error) error {
+	logf, err := os.OpenFile(p.LogPath, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGTERM}
+	if err := cmd.Start(); err != nil {
+		logf.Close()
+		return fmt.Errorf("starting %s: %w", bin, err)
+	}
+	p.PID, p.cmd, p.exited = cmd.Process.Pid, cmd, make(chan struct{})
+	go func() {
+		p.waitErr = waited(cmd.Wait())
+		logf.Close()
+		close(p.exited)
+	}()
+	return nil
 }
 
 // waitReady waits for root.pem and then for the directory.
