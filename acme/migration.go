@@ -6,6 +6,8 @@ import (
 	"context"
 	"errors"
 	"time"
+
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // The issuer-migration view: while the holders of one issuer's
@@ -29,6 +31,11 @@ type MigrationStatus struct {
 	// Refused is what the Observer keeps of the refusals renewals may
 	// have met in the window; nil when it keeps none.
 	Refused *RefusedRenewals `json:"refused"`
+	// Plan is the renewal plan's load against max-renewals-per-hour and
+	// the accounts' san-budgets: whether the renewals the certificates
+	// will ask for fit what the CA was told it serves. nil with planning
+	// off.
+	Plan *renewal.Capacity `json:"plan"`
 }
 
 // IssuerMigration is one issuer's line of the view.
@@ -125,6 +132,7 @@ func (s *Service) MigrationStatus(ctx context.Context) (*MigrationStatus, error)
 		r := rc.RenewalRefusals(q.Since)
 		st.Refused = &r
 	}
+	st.Plan = s.RenewalCapacity()
 	return st, nil
 }
 

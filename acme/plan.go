@@ -28,7 +28,7 @@ func (s *Service) renewalWindow(serial string, account AccountID, names int, nb,
 	if h, ok := s.limits.(renewalHeadroom); ok && c.MaxRenewalsPerHour > 0 {
 		perHour = h.RenewalsPerHour(account, names)
 	}
-	return s.plan.Place(c, serial, string(account), nb, na, perHour)
+	return s.plan.Place(c, serial, string(account), names, nb, na, perHour)
 }
 
 // planWindow is cert's window as the planner knows it.
@@ -71,4 +71,20 @@ func (s *Service) shortestLifetime(ps *Profiles) time.Duration {
 		}
 	}
 	return d
+}
+
+// RenewalCapacity is the renewal plan's load against
+// max-renewals-per-hour and against the headroom of the accounts placed
+// over theirs (renewal.Capacity); nil with planning off.
+func (s *Service) RenewalCapacity() *renewal.Capacity {
+	c := s.rules().ARI
+	if c.MaxRenewalsPerHour <= 0 {
+		return nil
+	}
+	var headroom func(string, int) float64
+	if h, ok := s.limits.(renewalHeadroom); ok {
+		headroom = func(id string, names int) float64 { return h.RenewalsPerHour(AccountID(id), names) }
+	}
+	cp := s.plan.Capacity(c, headroom)
+	return &cp
 }

@@ -29,7 +29,8 @@ const startQuiet = 3 * time.Second
 //     the "crl" lease (RunLeased, lease.go), and the CRL updater, which
 //     puts a revocation on the CRLs within CRLDelay (crls.go, acme/crl);
 //   - the renewal planner's rebuilds and refreshes (plan.go,
-//     acme/renewal).
+//     acme/renewal), and every planWarnEvery its warning that the plan
+//     is over a capacity (planwarn.go).
 //
 // The planner's first rebuild and the CRLs made at start wait startDefer
 // (startQuiet), so that they do not compete with the first requests.
@@ -45,6 +46,7 @@ func (s *Service) Run(ctx context.Context) error {
 	}
 	wg.Go(func() { _ = s.RunLeased(ctx, "crl", s.cfg.CRLInterval, s.RegenerateCRL) })
 	wg.Go(func() { s.runPlanner(ctx) })
+	wg.Go(func() { s.runPlanWarnings(ctx) })
 	wg.Go(func() { s.runCRLUpdater(ctx) })
 	s.claimJobs(ctx) // what a previous run, or a replica that died, left
 	s.claimFinalizations(ctx)

@@ -331,7 +331,7 @@ func TestPlannerLapsed(t *testing.T) {
 	off := Config{}
 	off.SetDefaults()
 	nb := clk.now()
-	start, end := p.Place(off, "off", "a", nb, nb.Add(90*24*time.Hour), math.Inf(1))
+	start, end := p.Place(off, "off", "a", 1, nb, nb.Add(90*24*time.Hour), math.Inf(1))
 	st.put(Window{Serial: "off", AccountID: "a", Start: start, End: end}, 0)
 	if !p.stale() {
 		t.Fatal("not stale after an issuance with planning off")

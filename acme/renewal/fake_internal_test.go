@@ -236,7 +236,7 @@ func newPlanReplica(s *planStore) *planReplica {
 func (r *planReplica) issue(serial string, account string, life, latency time.Duration) {
 	nb := r.s.clock.now()
 	r.p.mu.Lock()
-	start, end := r.p.place(r.cfg, serial, account, nb, nb.Add(life), 4)
+	start, end := r.p.place(r.cfg, serial, account, 1, nb, nb.Add(life), 4)
 	r.p.mu.Unlock()
 	r.s.put(Window{Serial: serial, AccountID: account, Start: start, End: end}, latency)
 }

@@ -35,9 +35,10 @@ type Planner struct {
 	buf      []float64
 	util     []float64
 	dq       []int64
-	page     int // windows read at a time: planPage (tests read smaller pages)
-	yield    int // planYield (tests: 0)
-	planFeed     // what was placed and taken out (delta.go)
+	page     int       // windows read at a time: planPage (tests read smaller pages)
+	yield    int       // planYield (tests: 0)
+	planFeed           // what was placed and taken out (delta.go)
+	over     overWatch // placements over a capacity (capacity.go)
 	// The last full rebuild (rebuild.go): it read the certificates
 	// issued before cut, from builtAt, each page at the time pages gives,
 	// which the refresh after it needs to tell what the rebuild saw.
@@ -61,7 +62,8 @@ func NewPlanner(now func() time.Time) *Planner {
 	if now == nil {
 		now = time.Now
 	}
-	return &Planner{now: now, unit: time.Hour, st: newPlanState(now(), time.Hour), page: planPage, yield: planYield, planFeed: newPlanFeed()}
+	return &Planner{now: now, unit: time.Hour, st: newPlanState(now(), time.Hour), page: planPage, yield: planYield, planFeed: newPlanFeed(),
+		over: overWatch{accts: map[string]int{}}}
 }
 
 // planReload is how often the planner refreshes what it knows from the
@@ -103,13 +105,15 @@ func placeSpan(c Config, unit time.Duration, nb, na time.Time) (lo, hi time.Time
 	return lo, hi, int64(math.Ceil(float64(width) / float64(unit))), ok
 }
 
-// place chooses the window of a new certificate of account valid over
-// [nb, na) and records it. perHour is the account's headroom (+Inf for
-// none). A certificate too short for the plan's slot (one that an order's
-// notAfter or a tenant's cap made shorter than the configured lifetimes
-// SlotFor chose the slot for) gets DefaultWindow, which the plan does
-// not count (planState.narrow). p.mu is held.
-func (p *Planner) place(c Config, serial string, account string, nb, na time.Time, perHour float64) (time.Time, time.Time) {
+// place chooses the window of a new certificate of account, for names
+// identifiers, valid over [nb, na) and records it. perHour is the
+// account's headroom (+Inf for none). A certificate too short for the
+// plan's slot (one that an order's notAfter or a tenant's cap made
+// shorter than the configured lifetimes SlotFor chose the slot for) gets
+// DefaultWindow, which the plan does not count (planState.narrow). A
+// window placed where no start stays under the target is counted when it
+// goes over a capacity itself (noteOver). p.mu is held.
+func (p *Planner) place(c Config, serial, account string, names int, nb, na time.Time, perHour float64) (time.Time, time.Time) {
 	unit := p.st.unit
 	lo, hi, hours, ok := placeSpan(c, unit, nb, na)
 	if !ok {
@@ -140,7 +144,7 @@ func (p *Planner) place(c Config, serial string, account string, nb, na time.Tim
 	// every hour is past the target and every start is read.
 	starts := int64(hi.Sub(lo)/unit) + 1
 	util, dq, head := p.util[:0], p.dq[:0], 0
-	best, bestU := lo, math.Inf(1)
+	best, bestU, fits := lo, math.Inf(1), false
 	for i := int64(0); i < starts+hours-1; i++ {
 		h := first + i
 		u := (p.st.global.at(h) + share) / ceiling
@@ -161,24 +165,32 @@ func (p *Planner) place(c Config, serial string, account string, nb, na time.Tim
 		}
 		// Good enough: under target everywhere; take the earliest.
 		if w := util[dq[head]]; w <= 1 {
-			best = lo.Add(time.Duration(k) * unit)
+			best, fits = lo.Add(time.Duration(k)*unit), true
 			break
 		} else if w < bestU {
 			best, bestU = lo.Add(time.Duration(k)*unit), w
 		}
 	}
 	p.util, p.dq = util, dq
+	if !fits {
+		k := p.st.index(best) - first
+		var acct []float64
+		if useAcct {
+			acct = p.buf[k : k+hours]
+		}
+		p.noteOver(c, account, names, first+k, hours, share, acct, perHour)
+	}
 	end := best.Add(time.Duration(hours) * unit)
 	p.added(serial, account, best, end)
 	return best, end
 }
 
-// Place places the ARI window of certificate serial of account, valid
-// over [nb, na), being issued, and records it; perHour is the account's
-// renewal headroom (+Inf for none). With planning off
-// (c.MaxRenewalsPerHour 0) it is the default window, in no plan, and the
-// next update rebuilds the plan in full.
-func (p *Planner) Place(c Config, serial, account string, nb, na time.Time, perHour float64) (time.Time, time.Time) {
+// Place places the ARI window of certificate serial of account, for
+// names identifiers, valid over [nb, na), being issued, and records it;
+// perHour is the account's renewal headroom (+Inf for none). With
+// planning off (c.MaxRenewalsPerHour 0) it is the default window, in no
+// plan, and the next update rebuilds the plan in full.
+func (p *Planner) Place(c Config, serial, account string, names int, nb, na time.Time, perHour float64) (time.Time, time.Time) {
 	if c.MaxRenewalsPerHour <= 0 {
 		p.lapsed.Store(true)
 		return DefaultWindow(nb, na)
@@ -186,7 +198,7 @@ func (p *Planner) Place(c Config, serial, account string, nb, na time.Time, perH
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.setUnit(c.slot())
-	return p.place(c, serial, account, nb, na, perHour)
+	return p.place(c, serial, account, names, nb, na, perHour)
 }
 
 // setUnit makes unit the plan's slot. A change (the configured lifetimes

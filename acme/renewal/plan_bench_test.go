@@ -26,13 +26,13 @@ func benchPlace(b *testing.B, ceiling int) {
 	p := NewPlanner(nil)
 	for i := range 100_000 {
 		nb := t0.Add(time.Duration(i) * time.Minute)
-		p.place(cfg, fmt.Sprintf("%x", i), fmt.Sprint(i%2000), nb, nb.Add(life), 40)
+		p.place(cfg, fmt.Sprintf("%x", i), fmt.Sprint(i%2000), 1, nb, nb.Add(life), 40)
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := range b.N {
 		nb := t0.Add(time.Duration(100_000+i%10000) * time.Minute)
-		p.place(cfg, "", fmt.Sprint(i%2000), nb, nb.Add(life), 40)
+		p.place(cfg, "", fmt.Sprint(i%2000), 1, nb, nb.Add(life), 40)
 	}
 }
 

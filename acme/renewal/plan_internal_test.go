@@ -308,7 +308,7 @@ func TestPlannerPlaceSlidingMax(t *testing.T) {
 			acct := fmt.Sprint(rng.IntN(3))
 			perHour := []float64{math.Inf(1), 2, 10}[rng.IntN(3)]
 			want := placeBrute(p, cfg, acct, nb, na, perHour)
-			got, _ := p.place(cfg, fmt.Sprint(i), acct, nb, na, perHour)
+			got, _ := p.place(cfg, fmt.Sprint(i), acct, 1, nb, na, perHour)
 			if !got.Equal(want) {
 				t.Fatalf("trial %d, placement %d: start %s, want %s", trial, i, got, want)
 			}

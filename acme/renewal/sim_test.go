@@ -59,7 +59,7 @@ func simulateFleet(t *testing.T, cfg Config, plan bool, accounts []int) fleetRes
 			i++
 			var ws, we time.Time
 			if plan {
-				ws, we = p.place(cfg, fmt.Sprintf("%x", i), acct, nb, nb.Add(life), lim.RenewalsPerHour(acct, 1))
+				ws, we = p.place(cfg, fmt.Sprintf("%x", i), acct, 1, nb, nb.Add(life), lim.RenewalsPerHour(acct, 1))
 			} else {
 				ws, we = DefaultWindow(nb, nb.Add(life))
 			}
@@ -151,7 +151,7 @@ func TestPlannerPlace(t *testing.T) {
 	na := nb.Add(100 * time.Hour)
 	var starts []time.Time
 	for range 5 {
-		s, e := p.place(cfg, "", "1", nb, na, 1000)
+		s, e := p.place(cfg, "", "1", 1, nb, na, 1000)
 		if s.Before(nb.Add(60*time.Hour)) || e.After(nb.Add(80*time.Hour)) || e.Sub(s) != time.Hour {
 			t.Fatalf("window [%s, %s] outside [60h, 80h] or not 1h wide", s.Sub(nb), e.Sub(nb))
 		}
@@ -165,8 +165,8 @@ func TestPlannerPlace(t *testing.T) {
 		}
 	}
 	// An account's headroom spreads its own windows further.
-	s, _ := p.place(cfg, "", "2", nb, na, 2) // 0.5 × 2 = 1 an hour for account 2
-	s2, _ := p.place(cfg, "", "2", nb, na, 2)
+	s, _ := p.place(cfg, "", "2", 1, nb, na, 2) // 0.5 × 2 = 1 an hour for account 2
+	s2, _ := p.place(cfg, "", "2", 1, nb, na, 2)
 	if s2.Sub(s) < time.Hour {
 		t.Errorf("account 2's windows at %s and %s share an hour", s.Sub(nb), s2.Sub(nb))
 	}

@@ -56,7 +56,7 @@ func TestPlaceShortLifetimes(t *testing.T) {
 	for i := range 200 {
 		nb := now.Add(time.Duration(i%60) * time.Second)
 		na := nb.Add(life)
-		s, e := p.Place(c, fmt.Sprint(i), fmt.Sprint(i%7), nb, na, math.Inf(1))
+		s, e := p.Place(c, fmt.Sprint(i), fmt.Sprint(i%7), 1, nb, na, math.Inf(1))
 		if s.Truncate(time.Minute) != s || e.Truncate(time.Minute) != e || e.Sub(s) < time.Minute {
 			t.Fatalf("cert %d: window [%s, %s] is not of whole minutes", i, s, e)
 		}
@@ -87,7 +87,7 @@ func TestPlaceShortLifetimes(t *testing.T) {
 	p.lapsed.Store(false)
 	c.Slot = time.Hour
 	nb := now
-	s, e := p.Place(c, "short", "a", nb, nb.Add(life), math.Inf(1))
+	s, e := p.Place(c, "short", "a", 1, nb, nb.Add(life), math.Inf(1))
 	ds, de := DefaultWindow(nb, nb.Add(life))
 	if !s.Equal(ds) || !e.Equal(de) || !e.Before(nb.Add(life)) {
 		t.Errorf("in hour slots: window [%s, %s], want the default [%s, %s] before expiry", s, e, ds, de)
