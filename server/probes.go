@@ -4,8 +4,9 @@ package server
 
 import "context"
 
-// watchProbes has /metrics report the readiness checks, the served CRL
-// and the served root CRL at each scrape, for the alerts of
+// watchProbes has /metrics report the readiness checks, the served CRL,
+// the served root CRL and the renewal plan's capacity at each scrape,
+// for the alerts of
 // docs/prometheus-rules.yaml.
 func (s *Server) watchProbes() {
 	s.metrics.WatchReadiness(func(ctx context.Context) map[string]bool {
@@ -17,4 +18,5 @@ func (s *Server) watchProbes() {
 	})
 	s.metrics.WatchCRL(s.svc.CurrentCRL)
 	s.metrics.WatchRootCRL(s.rootCRLTimes)
+	s.metrics.WatchRenewalPlan(s.svc.RenewalCapacity)
 }

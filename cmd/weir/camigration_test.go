@@ -24,12 +24,17 @@ const migrationJSON = `{
      "replaced": 10, "remaining": 2990, "overdue": 0, "issued": 45, "renewed_off": 0, "rate_per_hour": 0,
      "first_expiry": "2031-07-25T07:08:09Z", "last_expiry": "2031-08-04T07:08:09Z", "projected_empty_at": null}
   ],
-  "refused": {"denials": 3, "complete": false}
+  "refused": {"denials": 3, "complete": false},
+  "plan": {"at": "2031-05-06T07:08:09Z", "slot": "1m0s", "loaded": true, "ceiling_per_hour": 600, "peak_per_hour": 17140.4,
+    "peak_at": "2031-05-06T07:14:00Z", "slots_over": 9, "over_from": "2031-05-06T07:12:00Z",
+    "accounts": [{"account": "7", "peak_per_hour": 430, "peak_at": "2031-05-06T07:14:00Z", "headroom_per_hour": 42.9}],
+    "accounts_over": 1, "placed_over_ceiling": 5, "placed_over_account": 3}
 }`
 
 // TestCAMigrationStatus: weir ca migration-status asks the admin API and
 // prints a table per issuer (overdue and the projection only for one
-// being left), then the refusals; --json prints the answer.
+// being left), then the refusals and the renewal plan against its
+// capacities; --json prints the answer.
 func TestCAMigrationStatus(t *testing.T) {
 	tokenFile := filepath.Join(t.TempDir(), "token")
 	writeFile(t, tokenFile, []byte("abcdefghijklmnopq\n"))
@@ -72,6 +77,15 @@ r2 (active)
   last expiry   2031-08-04T07:08:09Z (in 2160h0m0s)
 
 refused renewals: at most 3 (429s of new-order and finalize by a limit renewals pay, on this replica; more than this replica keeps, the older ones are not counted)
+
+renewal plan (1m0s slots): OVER CAPACITY
+  ceiling           600 renewals an hour (max-renewals-per-hour)
+  busiest ahead     17140 an hour, 2031-05-06T07:14:00Z (in 5m51s)
+  over the ceiling  9 slots, from 2031-05-06T07:12:00Z (in 3m51s): raise max-renewals-per-hour to what the CA serves
+  placed over       5 windows over the ceiling, 3 over an account's budget (this replica, since it started)
+  1 accounts will ask for more renewals than their san-budget allows (their renewals will meet 429s):
+  account  peak/h  allowed/h  at
+  7        430.0   42.9       2031-05-06T07:14:00Z (in 5m51s)
 `
 	if out != want {
 		t.Errorf("output:\n%s\nwant:\n%s", out, want)

@@ -60,5 +60,40 @@ func caMigrationStatus(ctx context.Context, args []string, stdout, stderr io.Wri
 			}
 			fmt.Fprintf(stdout, "\nrefused renewals: at most %d (429s of new-order and finalize by a limit renewals pay, on this replica%s)\n", r.Denials, more)
 		}
+		printPlanCapacity(stdout, v.Plan, v.At)
 	})
+}
+
+// printPlanCapacity prints the renewal plan against its capacities,
+// with a warning line for each it is over.
+func printPlanCapacity(w io.Writer, p *admin.PlanCapacityView, at time.Time) {
+	if p == nil {
+		fmt.Fprintln(w, "\nrenewal plan: off (renewal-info.max-renewals-per-hour: 0)")
+		return
+	}
+	state := "within capacity"
+	if p.Over() {
+		state = "OVER CAPACITY"
+	}
+	fmt.Fprintf(w, "\nrenewal plan (%s slots): %s\n", p.Slot, state)
+	tw := newTable(w, "")
+	fmt.Fprintf(tw, "  ceiling\t%.0f renewals an hour (max-renewals-per-hour)\n", p.CeilingPerHour)
+	fmt.Fprintf(tw, "  busiest ahead\t%.0f an hour, %s\n", p.PeakPerHour, fmtTime(p.PeakAt, at))
+	if p.SlotsOver > 0 {
+		fmt.Fprintf(tw, "  over the ceiling\t%d slots, from %s: raise max-renewals-per-hour to what the CA serves\n", p.SlotsOver, fmtTime(p.OverFrom, at))
+	}
+	fmt.Fprintf(tw, "  placed over\t%d windows over the ceiling, %d over an account's budget (this replica, since it started)\n", p.PlacedOverCeiling, p.PlacedOverAccount)
+	if !p.Loaded {
+		fmt.Fprintf(tw, "  note\tnot yet rebuilt from the store: this replica's placements only\n")
+	}
+	tw.Flush()
+	if p.AccountsOver > 0 {
+		fmt.Fprintf(w, "  %d accounts will ask for more renewals than their san-budget allows (their renewals will meet 429s):\n", p.AccountsOver)
+		tw := newTable(w, "")
+		fmt.Fprintf(tw, "  account\tpeak/h\tallowed/h\tat\n")
+		for _, a := range p.Accounts {
+			fmt.Fprintf(tw, "  %s\t%.1f\t%.1f\t%s\n", a.Account, a.PeakPerHour, a.HeadroomPerHour, fmtTime(&a.PeakAt, at))
+		}
+		tw.Flush()
+	}
 }

@@ -73,7 +73,7 @@ var rules = map[string]rule{
 	"storage/redis":             {ours: []string{"acme", "ratelimit"}, libs: []string{"github.com/redis/go-redis/v9"}},
 	"storage/storagetest":       {kind: test, ours: []string{"acme", "acme/renewal", "acme/transparency", "ratelimit"}},
 	"web":                       {ours: []string{"acme", "acme/jws", "acme/limits", "ratelimit"}, libs: []string{"github.com/go-chi/chi/v5"}},
-	"web/admin":                 {ours: []string{"acme", "acme/limits", "ratelimit", "ca"}, libs: []string{"github.com/go-chi/chi/v5", "github.com/prometheus/client_golang"}},
+	"web/admin":                 {ours: []string{"acme", "acme/limits", "acme/renewal", "ratelimit", "ca"}, libs: []string{"github.com/go-chi/chi/v5", "github.com/prometheus/client_golang"}},
 	"internal/dnstest":          {kind: tool, libs: []string{"golang.org/x/net/dns/dnsmessage"}},
 	"internal/weirproc":         {kind: tool},
 	"internal/softhsm":          {kind: tool},

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // pendingMetrics are names docs/prometheus-rules.yaml uses that another
@@ -33,6 +35,7 @@ func TestRuleMetricsExist(t *testing.T) {
 	m.WatchReadiness(func(context.Context) map[string]bool { return nil })
 	m.WatchRootCRL(func() (time.Time, time.Time, bool) { return time.Time{}, time.Time{}, false })
 	m.SetLog(func() (LogState, bool) { return LogState{}, false })
+	m.WatchRenewalPlan(func() *renewal.Capacity { return nil })
 	registered := map[string]bool{}
 	ch := make(chan *prometheus.Desc)
 	go func() { m.reg.Describe(ch); close(ch) }()

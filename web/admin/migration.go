@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/weir-pki/weir/acme"
+	"github.com/weir-pki/weir/acme/renewal"
 )
 
 // The issuer-migration view (acme.MigrationStatus): GET
@@ -18,6 +19,9 @@ import (
 // MigrationView is the answer of GET /api/v1/ca/migration, for the
 // admin API's clients (the weir CLI).
 type MigrationView = acme.MigrationStatus
+
+// PlanCapacityView is the renewal plan of a MigrationView (its plan).
+type PlanCapacityView = renewal.Capacity
 
 func (s *Server) apiMigration(w http.ResponseWriter, r *http.Request) error {
 	st, err := s.cfg.Service.MigrationStatus(r.Context())

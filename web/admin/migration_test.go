@@ -17,6 +17,7 @@ import (
 
 	"github.com/weir-pki/weir/acme"
 	"github.com/weir-pki/weir/acme/limits"
+	"github.com/weir-pki/weir/acme/renewal"
 	"github.com/weir-pki/weir/ca"
 	"github.com/weir-pki/weir/ratelimit"
 	"github.com/weir-pki/weir/storage/sqlite"
@@ -186,7 +187,10 @@ func TestMigrationAPI(t *testing.T) {
 			t.Errorf("%s members %v, want %v", what, got, want)
 		}
 	}
-	wantKeys("the view", shape.Top, "at", "window", "issuers", "refused")
+	wantKeys("the view", shape.Top, "at", "window", "issuers", "refused", "plan")
+	if string(shape.Top["plan"]) != "null" {
+		t.Errorf("plan %s with planning off, want null", shape.Top["plan"])
+	}
 	for _, is := range shape.Issuers {
 		wantKeys("an issuer", is, "id", "active", "renew_early", "leaving", "live", "share", "replaced", "remaining", "overdue",
 			"issued", "renewed_off", "rate_per_hour", "first_expiry", "last_expiry", "projected_empty_at")
@@ -274,6 +278,27 @@ func TestMigrationPage(t *testing.T) {
 	view.Refused = &acme.RefusedRenewals{Denials: 256}
 	if body := render(view); !strings.Contains(body, `<strong id="migration-refused-count">256</strong>`) || !strings.Contains(body, "incomplete") {
 		t.Errorf("an incomplete record of refusals is not said so")
+	}
+	if !strings.Contains(body, "Renewal planning is off") {
+		t.Errorf("the page does not say planning is off")
+	}
+	// The plan over the ceiling and over an account's budget, then within.
+	peak := testNow.Add(6 * time.Minute)
+	view.Plan = &renewal.Capacity{Slot: "1m0s", Loaded: true, CeilingPerHour: 600, PeakPerHour: 17140.4, PeakAt: &peak, SlotsOver: 9, OverFrom: &peak,
+		AccountsOver: 1, Accounts: []renewal.AccountCapacity{{Account: "7", PeakPerHour: 430, PeakAt: peak, HeadroomPerHour: 42.9}}, PlacedOverCeiling: 5, PlacedOverAccount: 3}
+	body = render(view)
+	for _, want := range []string{`id="migration-plan-warning"`, "<strong>17140</strong> renewals an hour", "max-renewals-per-hour</code> 600 in 9 slots of 1m0s",
+		"1 accounts will ask for more renewals", `<td><a href="/accounts/7">7</a></td><td class="num">430.0</td>`, `<td class="num">42.9</td>`,
+		"placed 5 windows over the ceiling and 3 over"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the page over capacity lacks %q", want)
+		}
+	}
+	view.Plan = &renewal.Capacity{Slot: "1h0m0s", CeilingPerHour: 600, PeakPerHour: 120, PeakAt: &peak}
+	body = render(view)
+	if !strings.Contains(body, `id="migration-plan-ok"`) || !strings.Contains(body, "expects 120 renewals an hour") ||
+		strings.Contains(body, "migration-plan-warning") || !strings.Contains(body, "Not yet rebuilt") {
+		t.Errorf("the page within capacity, before a rebuild:\n%s", body)
 	}
 }
 
