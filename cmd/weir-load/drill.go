@@ -263,6 +263,7 @@ func drill(ctx context.Context, o *options, srv *fleetServer, f *fleet, d *drill
 	vctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 	d.WeirAtEnd, _ = f.view.issuers(vctx)
 	cancel()
+	d.WeirPlan = f.view.planSeen()
 	stats.setPhase("done")
 	return nil
 }

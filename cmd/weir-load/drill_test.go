@@ -69,6 +69,11 @@ func TestFleetDrill(t *testing.T) {
 	if d.RenewEarlySeenSec < 0 {
 		t.Errorf("renew-early was not seen through ARI: %s", d.RenewEarlyNote)
 	}
+	// 200 10-minute certificates ask for about 1,700 renewals an hour,
+	// far over weir's default ceiling (600): weir must say so.
+	if p := d.WeirPlan; p == nil || p.FirstOverCeiling < 0 || p.CeilingPerHour != 600 || p.MaxPeakPerHour <= 600 {
+		t.Errorf("weir's renewal plan as the drill read it: %+v; want it over the default ceiling of 600 an hour", p)
+	}
 }
 
 // TestFleetConfig: the configuration the fleet gives weir has the drill's

@@ -83,7 +83,11 @@ type drillReport struct {
 	// WeirAtEnd is weir's migration view (GET /api/v1/ca/migration) when
 	// the drill ended; empty when weir did not answer it.
 	WeirAtEnd []weirIssuerView `json:"weir_at_end,omitempty"`
-	Passed    bool             `json:"passed"` // 0 lapsed, 0 refusals past expiry, all on B in time
+	// WeirPlan is what weir's view said of its renewal plan over the run
+	// (its warning that the plan is over a capacity); nil when it said
+	// nothing (an older weir, planning off).
+	WeirPlan *planSeen `json:"weir_plan,omitempty"`
+	Passed   bool      `json:"passed"` // 0 lapsed, 0 refusals past expiry, all on B in time
 }
 
 // total sums the minutes into r.Totals, with the peaks of the stats.
@@ -169,6 +173,9 @@ func printFleet(w io.Writer, r *fleetReport) {
 			fmt.Fprintf(w, "  weir's view at the end, issuer %s (active %v, leaving %v): live %d, replaced %d, remaining %d, overdue %d\n",
 				is.ID, is.Active, is.Leaving, is.Live, is.Replaced, is.Remaining, is.Overdue)
 		}
+		if p := d.WeirPlan; p != nil {
+			fmt.Fprintf(w, "  weir's renewal plan (%d reads): %s\n", p.Samples, p.summary())
+		}
 		verdict := "PASSED"
 		if !d.Passed {
 			verdict = "FAILED"
@@ -185,6 +192,24 @@ func printFleet(w io.Writer, r *fleetReport) {
 		fmt.Fprintln(w, "notes:")
 		fmt.Fprintln(w, "  "+strings.Join(r.Notes, "\n  "))
 	}
+}
+
+// summary says what weir told of its plan over the run.
+func (p *planSeen) summary() string {
+	var parts []string
+	if p.FirstOverCeiling >= 0 {
+		parts = append(parts, fmt.Sprintf("over its ceiling of %.0f/h from minute %d (up to %d slots over, a peak of %.0f/h; %d windows placed over it)",
+			p.CeilingPerHour, p.FirstOverCeiling, p.MaxSlotsOver, p.MaxPeakPerHour, p.PlacedOverCeiling))
+	} else {
+		parts = append(parts, fmt.Sprintf("within its ceiling of %.0f/h (a peak of %.0f/h)", p.CeilingPerHour, p.MaxPeakPerHour))
+	}
+	if p.FirstAccountOver >= 0 {
+		parts = append(parts, fmt.Sprintf("up to %d accounts over their san-budget from minute %d (%d windows placed over one)",
+			p.MaxAccountsOver, p.FirstAccountOver, p.PlacedOverAccount))
+	} else {
+		parts = append(parts, "no account over its san-budget")
+	}
+	return strings.Join(parts, "; ")
 }
 
 func pct(v, of float64) string {
