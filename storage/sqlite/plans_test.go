@@ -25,6 +25,7 @@ func TestQueryPlans(t *testing.T) {
 		{"FindValidAuthz wildcard", findValidAuthzSQL("1"), validSearch},
 		{"ClaimChallenges", claimChallengesSQL, "challenges_processing"},
 		{"ClaimOrders", claimOrdersSQL, "orders_processing"},
+		{"ReplacingOrder", replacingOrderQuery, "orders_replaces_valid (replaces=?)"},
 	} {
 		got := queryPlan(t, s, tc.query)
 		if !strings.Contains(got, "USING INDEX "+tc.index) && !strings.Contains(got, "USING COVERING INDEX "+tc.index) {

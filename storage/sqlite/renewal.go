@@ -13,14 +13,22 @@ import (
 	"github.com/weir-pki/weir/storage/sqlrow"
 )
 
+// replacingOrderQuery finds the valid order replacing a certificate by
+// the partial index orders_replaces_valid. Its predicates are literals:
+// SQLite uses a partial index only for a query whose WHERE implies the
+// index's, and a bound status (status = ?) does not, which made this a
+// scan of every order for each ARI renewal (the fleet drill's 5,000
+// clients found it).
+const replacingOrderQuery = `SELECT ` + sqlrow.OrderCols + ` FROM orders
+	WHERE replaces = ? AND replaces != '' AND status = 'valid'`
+
 // ReplacingOrder implements acme.Store.
 func (s *Store) ReplacingOrder(ctx context.Context, certID string) (*acme.Order, error) {
 	ctx, err := readCtx(ctx)
 	if err != nil {
 		return nil, err
 	}
-	o, err := sqlrow.ScanOrder(s.r.QueryRowContext(ctx, `SELECT `+sqlrow.OrderCols+` FROM orders
-		WHERE replaces = ? AND status = ?`, certID, string(acme.StatusValid)))
+	o, err := sqlrow.ScanOrder(s.r.QueryRowContext(ctx, replacingOrderQuery, certID))
 	if err != nil {
 		return nil, drv.RowErr("order replacing "+certID, err)
 	}
