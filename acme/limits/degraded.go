@@ -20,7 +20,11 @@ import (
 // each replica admits at most a limit on its own: N replicas at most N
 // times a limit, never unlimited. The exact counts (duplicate-certificate,
 // pending-authorizations) are filled from the store at the start of each
-// episode (Config.FallbackSeed); a request that needs them waits for that
+// episode (Config.FallbackSeed), but not again within reseedAfter of the
+// last seed: a backend that flaps under load (each flap ends an episode
+// and starts one) reuses the counts of that seed, which lack at most the
+// spends of the last reseedAfter, instead of reading the store at every
+// flap; a request that needs them waits for that
 // within what is left of its backend-timeout, and is refused with 503
 // (Retry-After) if they are not there by then. Every degraded decision is counted (DegradedDecisions,
 // the observer's LimiterEvent.Degraded) and logged, at most one line per
@@ -41,7 +45,17 @@ type degradedState struct {
 	lastLog   atomic.Int64
 	// seeded is closed once the episode's FallbackSeed has ended.
 	seeded atomic.Pointer[chan struct{}]
+	// lastSeed is when the last FallbackSeed started (Unix nanoseconds;
+	// 0 never).
+	lastSeed atomic.Int64
 }
+
+// reseedAfter is how long the counts of a FallbackSeed serve the episodes
+// that start after it. The fleet drill found the cost of less: 5,000
+// clients' renewals overloaded a 2-core weir, its SQLite limiter missed
+// backend-timeout by turns, and a seed at each flap (a read of every
+// certificate of the longest window) took a third of its CPU.
+const reseedAfter = time.Minute
 
 // seedTimeout bounds one FallbackSeed.
 const seedTimeout = 30 * time.Second
@@ -55,6 +69,10 @@ func (d *degradedState) failed(now time.Time, seed func(context.Context) error) 
 	if !d.since.CompareAndSwap(0, now.UnixNano()) {
 		return
 	}
+	if last := d.lastSeed.Load(); seed != nil && last != 0 && now.Sub(time.Unix(0, last)) < reseedAfter && d.seeded.Load() != nil {
+		return // the last seed's counts (or the seed still running) serve
+	}
+	d.lastSeed.Store(now.UnixNano())
 	done := make(chan struct{})
 	d.seeded.Store(&done)
 	if seed == nil {

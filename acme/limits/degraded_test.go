@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/weir-pki/weir/acme"
@@ -107,4 +108,48 @@ func TestDenyStaysDeny(t *testing.T) {
 	if rl.DegradedDecisions() != 0 || rl.Degrades() {
 		t.Error("deny degraded")
 	}
+}
+
+// TestDegradeReseed: a degraded episode seeds the fallback's exact counts
+// from the store, but a backend that flaps (an answer ends the episode, a
+// failure starts the next) does not read the store again until
+// reseedAfter (a minute) has passed since the last seed.
+func TestDegradeReseed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		seeds := 0
+		pol := ratelimit.Policy{Limits: map[ratelimit.Name]ratelimit.Limit{ratelimit.OrderCreation: {Count: 10, Period: time.Hour, Burst: 10}},
+			Enabled: map[ratelimit.Name]bool{ratelimit.OrderCreation: true}}
+		lim, err := ratelimit.New(pol, ratelimit.NewMemorySource(nil), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fb, err := ratelimit.New(pol, ratelimit.NewMemorySource(nil), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rl := limits.New(limits.Config{OnBackendError: limits.BackendDegrade, BackendTimeout: 50 * time.Millisecond, Fallback: fb,
+			FallbackSeed: func(context.Context) error { seeds++; return nil }}, lim, nil)
+		down := errors.New("backend down")
+		flap := func() {
+			rl.NoteBackend(down)
+			synctest.Wait()
+			rl.NoteBackend(nil)
+		}
+		flap()
+		if seeds != 1 {
+			t.Fatalf("%d seeds after the first episode, want 1", seeds)
+		}
+		for range 20 { // a flap every second
+			time.Sleep(time.Second)
+			flap()
+		}
+		if seeds != 1 {
+			t.Errorf("%d seeds after 20 flaps within %v, want 1", seeds, 21*time.Second)
+		}
+		time.Sleep(time.Minute)
+		flap()
+		if seeds != 2 {
+			t.Errorf("%d seeds after a flap a minute later, want 2", seeds)
+		}
+	})
 }
