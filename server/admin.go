@@ -5,7 +5,6 @@ package server
 import (
 	"context"
 	"crypto/sha256"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -81,7 +80,7 @@ func (s *Server) serveAdmin(ctx context.Context, ln net.Listener) error {
 	errc := make(chan error, 1)
 	go func() {
 		if s.cfg.Admin.TLS {
-			hs.TLSConfig = &tls.Config{Certificates: []tls.Certificate{s.tlsCert}, MinVersion: tls.VersionTLS12}
+			hs.TLSConfig = s.serving.tlsConfig()
 			errc <- hs.ServeTLS(ln, "", "")
 			return
 		}

@@ -48,8 +48,9 @@ type Server struct {
 	limiterNow *limiterSettings
 	reloadMu   sync.Mutex
 	reloaded   reloadState
-	tlsCert    tls.Certificate
-	root       []byte // PEM of the root, for the banner and /root.pem
+	tlsCert    tls.Certificate // the certificate served at start (its names)
+	serving    *servingCert    // the certificate served now (servercert.go)
+	root       []byte          // PEM of the root, for the banner and /root.pem
 	rootFP     string
 	baseURL    string
 	health     *web.Health // /healthz and /readyz, on the ACME and admin listeners
@@ -202,6 +203,11 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	trail.vlog = vlog
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
 		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h, issuers: issuers, audit: trail, vlog: vlog}
+	var renew func(time.Time) (tls.Certificate, error)
+	if cfg.Server.TLS.CertFile == "" {
+		renew = func(at time.Time) (tls.Certificate, error) { return serverCertificate(cfg, issuer, at) }
+	}
+	s.serving = newServingCert(tlsCert, renew, time.Now, log)
 	s.useRootCRL(rootCRL, "start")
 	s.metrics = admin.NewMetrics(admin.MetricsOptions{CA: func() *ca.CA { return issuer }, Store: s.store,
 		CRLRegenerations: func() int64 {
@@ -392,11 +398,7 @@ func (s *Server) Serve(ctx context.Context, ls Listeners) error {
 	cfg := s.currentConfig()
 	hs := s.httpServer(s.web.Handler())
 	publicHTTPServer(hs, cfg.Server.Connections) // connconfig.go
-	hs.TLSConfig = &tls.Config{
-		Certificates: []tls.Certificate{s.tlsCert},
-		MinVersion:   tls.VersionTLS12,
-		NextProtos:   []string{"h2", "http/1.1"},
-	}
+	hs.TLSConfig = s.serving.tlsConfig("h2", "http/1.1")
 	servers := []*http.Server{hs}
 	// Before any validation runs: the policy now knows the listeners.
 	if err := s.applyEgress(cfg.Challenges.Egress); err != nil {
