@@ -34,7 +34,7 @@ func newServingCert(c tls.Certificate, renew func(time.Time) (tls.Certificate, e
 	return s
 }
 
-// due reports whether c has a third of its life or less left at now.
+// certDue reports whether c has a third of its life or less left at now.
 func certDue(c *tls.Certificate, now time.Time) bool {
 	if c == nil || c.Leaf == nil {
 		return false
