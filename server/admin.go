@@ -35,7 +35,7 @@ func (s *Server) newAdmin() error {
 		}
 	}
 	s.admin, err = admin.New(admin.Config{
-		Token: token, Credentials: s.adminCreds, Hosts: adminHosts(s.cfg.Admin, s.tlsCert.Leaf), TLS: s.cfg.Admin.TLS,
+		Token: token, Credentials: s.adminCreds, Hosts: adminHosts(s.cfg.Admin, s.serving.leaf()), TLS: s.cfg.Admin.TLS,
 		Service: s.svc, Limits: s.limits, Edge: s.edge,
 		GlobalEnabled: func() bool { return s.currentConfig().RateLimiting.Global.Enabled },
 		Metrics:       s.metrics, Config: s.configInfo,

@@ -70,7 +70,7 @@ func TestBackupRestore(t *testing.T) {
 	if !r.srv.svc.CA().Hierarchy().Intermediate.Equal(e.srv.svc.CA().Hierarchy().Intermediate) {
 		t.Error("the restored server has another intermediate")
 	}
-	if !r.srv.tlsCert.Leaf.Equal(e.srv.tlsCert.Leaf) {
+	if !r.srv.serving.leaf().Equal(e.srv.serving.leaf()) {
 		t.Error("the restored server issued itself a new HTTPS certificate")
 	}
 	rc := r.Client(acctKey)

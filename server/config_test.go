@@ -108,7 +108,7 @@ func TestFreshStartAndRestart(t *testing.T) {
 	if second.rootFP != fp {
 		t.Errorf("restart made a new root: %s, was %s", second.rootFP, fp)
 	}
-	if !second.tlsCert.Leaf.Equal(first.tlsCert.Leaf) {
+	if !second.serving.leaf().Equal(first.serving.leaf()) {
 		t.Error("restart issued a new server certificate instead of reusing it")
 	}
 	// A key readable by others is refused.

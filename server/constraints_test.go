@@ -50,7 +50,7 @@ func TestNameConstraintsServe(t *testing.T) {
 		}
 	}
 
-	leaf := s.tlsCert.Leaf
+	leaf := s.serving.leaf()
 	if !slices.Contains(leaf.DNSNames, "localhost") {
 		t.Errorf("weir's HTTPS certificate names %v, want localhost among them", leaf.DNSNames)
 	}

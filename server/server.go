@@ -48,9 +48,8 @@ type Server struct {
 	limiterNow *limiterSettings
 	reloadMu   sync.Mutex
 	reloaded   reloadState
-	tlsCert    tls.Certificate // the certificate served at start (its names)
-	serving    *servingCert    // the certificate served now (servercert.go)
-	root       []byte          // PEM of the root, for the banner and /root.pem
+	serving    *servingCert // the certificate served (servercert.go)
+	root       []byte       // PEM of the root, for the banner and /root.pem
 	rootFP     string
 	baseURL    string
 	health     *web.Health // /healthz and /readyz, on the ACME and admin listeners
@@ -202,7 +201,7 @@ func New(ctx context.Context, cfg Config, opts Options) (*Server, error) {
 	}
 	trail.vlog = vlog
 	s := &Server{cfg: cfg, configPath: opts.ConfigFile, ownListeners: opts.OtherListeners,
-		log: log, logLevel: logLevel, store: store, tlsCert: tlsCert, baseURL: base, caKey: h, issuers: issuers, audit: trail, vlog: vlog}
+		log: log, logLevel: logLevel, store: store, baseURL: base, caKey: h, issuers: issuers, audit: trail, vlog: vlog}
 	var renew func(time.Time) (tls.Certificate, error)
 	if cfg.Server.TLS.CertFile == "" {
 		renew = func(at time.Time) (tls.Certificate, error) { return serverCertificate(cfg, issuer, at) }

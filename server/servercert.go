@@ -4,6 +4,7 @@ package server
 
 import (
 	"crypto/tls"
+	"crypto/x509"
 	"log/slog"
 	"sync/atomic"
 	"time"
@@ -64,6 +65,10 @@ func (s *servingCert) renewNow() {
 	s.cur.Store(&c)
 	s.log.Info("renewed weir's own HTTPS certificate", "not_after", c.Leaf.NotAfter)
 }
+
+// leaf is the certificate served now. Its names are those of the one
+// served at start: a renewal keeps them.
+func (s *servingCert) leaf() *x509.Certificate { return s.cur.Load().Leaf }
 
 // tlsConfig is a listener's TLS configuration serving the certificate.
 func (s *servingCert) tlsConfig(nextProtos ...string) *tls.Config {
