@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/netip"
@@ -30,13 +29,7 @@ import (
 func runFleet(ctx context.Context, o *options, stdout, stderr io.Writer) int {
 	rep, err := fleetRun(ctx, o, stderr)
 	if rep != nil {
-		if o.json {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			_ = enc.Encode(rep)
-		} else {
-			printFleet(stdout, rep)
-		}
+		writeReport(stdout, o.json, rep, func() { printFleet(stdout, rep) })
 	}
 	switch {
 	case err != nil:

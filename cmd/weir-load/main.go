@@ -196,15 +196,20 @@ func run(args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	if rep != nil {
-		if o.json {
-			enc := json.NewEncoder(stdout)
-			enc.SetIndent("", "  ")
-			_ = enc.Encode(rep)
-		} else {
-			printTable(stdout, rep)
-		}
+		writeReport(stdout, o.json, rep, func() { printTable(stdout, rep) })
 	}
 	return code
+}
+
+// writeReport prints rep as indented JSON, or as text with print.
+func writeReport(w io.Writer, asJSON bool, rep any, print func()) {
+	if !asJSON {
+		print()
+		return
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(rep)
 }
 
 func logf(w io.Writer, format string, args ...any) {
