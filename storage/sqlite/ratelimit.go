@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -19,8 +20,10 @@ import (
 
 // RateLimitSource is a [ratelimit.Source] stored in a SQLite database file
 // of its own (for example <data-dir>/ratelimit.db), apart from the ACME
-// data of [Store]. It is safe for concurrent use, and several processes on
-// one host may share the file. Close it when done.
+// data of [Store]. It is safe for concurrent use. One process at a time
+// opens the file: OpenRateLimit takes an exclusive lock on path+".lock",
+// which keeps the bucket cache (ratelimit_cache.go) true; read-only access
+// (a backup's VACUUM INTO) does not take it. Close it when done.
 //
 // Like Store it runs in WAL mode with one writer connection whose
 // transactions begin with BEGIN IMMEDIATE, and a pool of query-only reader
@@ -29,8 +32,8 @@ import (
 // clock, loads the batch's buckets, runs [ratelimit.Eval] and, if the batch
 // is committed, writes back what changed. Concurrent batches share
 // transactions (group commit), each still evaluated alone and in order. The
-// write lock orders every batch, in this process and in any other sharing
-// the file, so clock readings never go backwards relative to decisions.
+// write lock orders every batch, so clock readings never go backwards
+// relative to decisions.
 //
 // Durability: the writer runs with synchronous=NORMAL. A committed batch
 // survives a crash of the process, but a power loss or kernel crash may
@@ -57,6 +60,12 @@ type RateLimitSource struct {
 	leading bool        // an Apply is leading a group
 	queue   []*applyReq // batches waiting for the next group, in arrival order
 
+	// txMu is held by every write of the file (a group, Reset, a chunk of
+	// Sweep, Restore), so that cache changes as the file does.
+	txMu  sync.Mutex
+	cache bucketCache
+	lock  *os.File // the flock on path+".lock" (lockDB); nil where unsupported
+
 	faults faultLog // the last batch that failed for a disk fault (diskfault.go)
 }
 
@@ -79,7 +88,24 @@ func OpenRateLimit(ctx context.Context, path string, now func() time.Time) (*Rat
 	if err := createFile(abs); err != nil {
 		return nil, &sharedError{err}
 	}
-	s := &RateLimitSource{path: abs, now: now}
+	lock, err := lockDB(abs)
+	if err != nil {
+		return nil, &sharedError{err}
+	}
+	s, err := openRateLimit(ctx, abs, now)
+	if err != nil {
+		if lock != nil {
+			lock.Close()
+		}
+		return nil, err
+	}
+	s.lock = lock
+	return s, nil
+}
+
+// openRateLimit is OpenRateLimit once the file exists and is locked.
+func openRateLimit(ctx context.Context, abs string, now func() time.Time) (s *RateLimitSource, err error) {
+	s = &RateLimitSource{path: abs, now: now}
 	if s.w, err = openRateLimitWriter(ctx, abs); err != nil {
 		return nil, err
 	}
@@ -161,7 +187,12 @@ func (s *RateLimitSource) Close() error {
 	errS := s.stmts.close()
 	errR := s.r.Close()
 	errW := s.w.Close()
-	if err := errors.Join(errS, errR, errW); err != nil {
+	var errL error
+	if s.lock != nil {
+		errL = s.lock.Close() // releases the flock
+		s.lock = nil
+	}
+	if err := errors.Join(errS, errR, errW, errL); err != nil {
 		return fmt.Errorf("sqlite: ratelimit: closing %s: %w", s.path, err)
 	}
 	return nil

@@ -147,9 +147,12 @@ func (s *RateLimitSource) handOff(group []*applyReq, completed bool) {
 
 // runGroup applies the batches of group in one transaction, or, if that
 // fails, each in its own. The transaction is not bound to any caller's
-// context: it serves them all.
+// context: it serves them all. It holds txMu, and publishes what the
+// transaction read and wrote to the bucket cache once it has committed.
 func (s *RateLimitSource) runGroup(group []*applyReq) {
 	ctx := context.Background()
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
 	if len(group) == 1 {
 		s.runAlone(ctx, group[0])
 		return
@@ -162,15 +165,18 @@ func (s *RateLimitSource) runGroup(group []*applyReq) {
 		return
 	}
 	defer tx.Rollback() // a no-op after Commit or Rollback
+	ov := rowsOverlay{}
 	for _, q := range group {
-		if q.res, err = s.applyTx(ctx, tx, q.ops); err != nil {
+		if q.res, err = s.applyTx(ctx, tx, ov, q.ops); err != nil {
 			break
 		}
 	}
 	if err == nil {
 		if err = tx.Commit(); err == nil {
+			s.cache.publish(ov)
 			return
 		}
+		s.cache.clear() // what a failed COMMIT left is not worked out
 	}
 	tx.Rollback()
 	for _, q := range group {
@@ -179,7 +185,7 @@ func (s *RateLimitSource) runGroup(group []*applyReq) {
 	}
 }
 
-// runAlone applies q in a transaction of its own.
+// runAlone applies q in a transaction of its own. txMu is held.
 func (s *RateLimitSource) runAlone(ctx context.Context, q *applyReq) {
 	q.res, q.err = nil, nil
 	tx, err := s.w.BeginTx(ctx, nil)
@@ -188,16 +194,19 @@ func (s *RateLimitSource) runAlone(ctx context.Context, q *applyReq) {
 		return
 	}
 	defer tx.Rollback() // a no-op after Commit
-	res, err := s.applyTx(ctx, tx, q.ops)
+	ov := rowsOverlay{}
+	res, err := s.applyTx(ctx, tx, ov, q.ops)
 	if err != nil {
 		q.err = fmt.Errorf("sqlite: ratelimit: apply: %w", err)
 		return
 	}
 	if res.Committed {
 		if err := tx.Commit(); err != nil {
+			s.cache.clear()
 			q.err = fmt.Errorf("sqlite: ratelimit: apply: commit: %w", err)
 			return
 		}
 	}
+	s.cache.publish(ov) // a denied batch wrote nothing: ov holds what it read
 	q.res = res
 }

@@ -24,6 +24,9 @@ func (s *RateLimitSource) Fresh() bool { return s.fresh }
 // stored. The file has no marker: Apply never reports a lost state, and
 // the server restores a Fresh file once, at start.
 func (s *RateLimitSource) Restore(ctx context.Context, buckets []ratelimit.CountBucket) error {
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
+	defer s.cache.clear() // the rows it adds are not worked out
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: ratelimit: restore: %w", err)

@@ -30,13 +30,27 @@ const (
 		(SELECT key, member FROM buckets WHERE expires <= ?1 ORDER BY expires LIMIT ?2)`
 )
 
-// Get implements [ratelimit.Source], reading from the reader pool in one
-// read transaction, so it never waits for the writer. Idle rate buckets and
-// members that no longer count (by the window they were written with) are
-// left out, as if swept.
+// Get implements [ratelimit.Source]: from the bucket cache when it holds
+// every bucket asked for, and otherwise from the reader pool in one read
+// transaction; it never waits for the writer. Idle rate buckets and members
+// that no longer count (by the window they were written with) are left
+// out, as if swept.
 func (s *RateLimitSource) Get(ctx context.Context, keys []string) (*ratelimit.Snapshot, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("sqlite: ratelimit: get: %w", err)
+	}
+	skeys := make([]string, len(keys))
+	for i, k := range keys {
+		skeys[i] = storageKey(k)
+	}
+	if rows, ok := s.cache.lookup(skeys); ok {
+		snap := &ratelimit.Snapshot{Now: s.clock(), Buckets: make(map[string]ratelimit.Bucket, len(keys))}
+		for i, r := range rows {
+			if b, ok := r.live(snap.Now); ok {
+				snap.Buckets[keys[i]] = b
+			}
+		}
+		return snap, nil
 	}
 	tx, err := s.r.BeginTx(ctx, nil)
 	if err != nil {
@@ -44,8 +58,8 @@ func (s *RateLimitSource) Get(ctx context.Context, keys []string) (*ratelimit.Sn
 	}
 	defer tx.Rollback()
 	snap := &ratelimit.Snapshot{Now: s.clock(), Buckets: make(map[string]ratelimit.Bucket, len(keys))}
-	for _, k := range keys {
-		b, ok, err := getBucket(ctx, tx, s.stmts, storageKey(k), snap.Now)
+	for i, k := range keys {
+		b, ok, err := getBucket(ctx, tx, s.stmts, skeys[i], snap.Now)
 		if err != nil {
 			return nil, fmt.Errorf("sqlite: ratelimit: get %q: %w", k, err)
 		}
@@ -54,6 +68,24 @@ func (s *RateLimitSource) Get(ctx context.Context, keys []string) (*ratelimit.Sn
 		}
 	}
 	return snap, nil
+}
+
+// live is the state of the bucket stored as r that is live at now, as
+// getBucket reads it; ok is false when there is none. Its members are a
+// copy.
+func (r *storedRows) live(now int64) (b ratelimit.Bucket, ok bool) {
+	if r.hasTAT && r.tat > now {
+		b.TAT, ok = r.tat, true
+	}
+	for m, e := range r.expires {
+		if e > now {
+			if b.Members == nil {
+				b.Members = make(map[string]int64)
+			}
+			b.Members[m], ok = r.members[m], true
+		}
+	}
+	return b, ok
 }
 
 // getBucket reads the live state of the bucket stored under skey at now;
@@ -96,6 +128,9 @@ func (s *RateLimitSource) Reset(ctx context.Context, key string) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("sqlite: ratelimit: reset: %w", err)
 	}
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
+	defer s.cache.drop(storageKey(key)) // committed or not, read it again
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("sqlite: ratelimit: reset %q: begin: %w", key, err)
@@ -175,11 +210,15 @@ func sweepRates(ctx context.Context, tx *sql.Tx, now int64, after string, chunk 
 
 // sweepTx runs f in a write transaction of its own, with the clock read
 // once the write lock is held, and commits the transaction. The rows f
-// reports deleted are deleted only if sweepTx returns nil.
+// reports deleted are deleted only if sweepTx returns nil. The bucket
+// cache is emptied after it: which cached rows f deleted is not worked out.
 func (s *RateLimitSource) sweepTx(ctx context.Context, f func(tx *sql.Tx, now int64) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	s.txMu.Lock()
+	defer s.txMu.Unlock()
+	defer s.cache.clear()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)

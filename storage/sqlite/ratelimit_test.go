@@ -265,6 +265,9 @@ func TestRateLimitSchemaTooNew(t *testing.T) {
 	if _, err := s.w.ExecContext(t.Context(), `INSERT INTO schema_migrations VALUES (9999, 'future', '')`); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
 	_, err := OpenRateLimit(t.Context(), path, nil)
 	if tooNew, ok := errors.AsType[*SchemaTooNewError](err); !ok || tooNew.Database != 9999 {
 		t.Errorf("OpenRateLimit of a newer schema = %v, want a *SchemaTooNewError", err)

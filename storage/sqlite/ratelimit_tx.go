@@ -58,9 +58,11 @@ type keyState struct {
 }
 
 // applyTx runs ops in tx, which holds the write lock: it reads the clock,
-// loads the ops' buckets, evaluates and, if the batch is committed, writes
-// back what changed. The caller commits.
-func (s *RateLimitSource) applyTx(ctx context.Context, tx *sql.Tx, ops []ratelimit.Op) (*ratelimit.BatchResult, error) {
+// takes the ops' buckets from ov, the bucket cache or the file, evaluates
+// and, if the batch is committed, writes back what changed. ov ends up with
+// the rows of every bucket of the batch as tx leaves them. The caller
+// commits, and publishes ov once it has.
+func (s *RateLimitSource) applyTx(ctx context.Context, tx *sql.Tx, ov rowsOverlay, ops []ratelimit.Op) (*ratelimit.BatchResult, error) {
 	now := s.clock()
 	keys := make(map[string]*keyState, len(ops))
 	order := make([]*keyState, 0, len(ops)) // distinct keys in batch order
@@ -78,12 +80,28 @@ func (s *RateLimitSource) applyTx(ctx context.Context, tx *sql.Tx, ops []ratelim
 			ks.count = true
 		}
 	}
-	for len(order) > 0 {
-		n := min(len(order), maxRowsPerStmt)
-		if err := load(ctx, tx, s.stmts, order[:n]); err != nil {
+	var missing []*keyState
+	for _, ks := range order {
+		r, ok := ov[ks.skey]
+		if !ok {
+			r, ok = s.cache.get(ks.skey)
+		}
+		if !ok {
+			missing = append(missing, ks)
+			continue
+		}
+		ks.setRows(r)
+		ov[ks.skey] = r
+	}
+	for len(missing) > 0 {
+		n := min(len(missing), maxRowsPerStmt)
+		if err := load(ctx, tx, s.stmts, missing[:n]); err != nil {
 			return nil, err
 		}
-		order = order[n:]
+		for _, ks := range missing[:n] {
+			ov[ks.skey] = &storedRows{hasTAT: ks.hasTAT, tat: ks.orig.TAT, members: ks.orig.Members, expires: ks.expires}
+		}
+		missing = missing[n:]
 	}
 	work := make(map[string]*ratelimit.Bucket, len(keys))
 	for k, ks := range keys {
@@ -105,10 +123,20 @@ func (s *RateLimitSource) applyTx(ctx context.Context, tx *sql.Tx, ops []ratelim
 			ks.window = ops[i].Limit.WindowMicros()
 		}
 	}
-	if err := store(ctx, tx, s.stmts, ops, keys, now); err != nil {
+	if err := store(ctx, tx, s.stmts, ov, ops, keys, now); err != nil {
 		return nil, err
 	}
 	return res, nil
+}
+
+// setRows makes r, a bucket's stored rows, what ks was loaded with. r's
+// maps are shared, never changed: Eval works on a clone.
+func (ks *keyState) setRows(r *storedRows) {
+	ks.hasTAT, ks.orig.TAT = r.hasTAT, r.tat
+	ks.orig.Members, ks.expires = r.members, r.expires
+	if len(r.members) == 0 {
+		ks.orig.Members, ks.expires = nil, nil
+	}
 }
 
 // load reads, in one query, the stored state of the buckets of keys into
@@ -163,7 +191,9 @@ func load(ctx context.Context, tx *sql.Tx, p *rlStmts, keys []*keyState) error {
 // pruned it and whose stored expiry has passed is normally left for Sweep,
 // which deletes such rows in bulk far more cheaply; Eval prunes it again on
 // every load and Get skips it, so no decision or snapshot ever sees it.
-func store(ctx context.Context, tx *sql.Tx, p *rlStmts, ops []ratelimit.Op, keys map[string]*keyState, now int64) error {
+// Each written bucket's rows in ov are replaced by the rows the statements
+// leave, worked out beside each statement.
+func store(ctx context.Context, tx *sql.Tx, p *rlStmts, ov rowsOverlay, ops []ratelimit.Op, keys map[string]*keyState, now int64) error {
 	type rowWrite struct {
 		query string
 		args  []any
@@ -180,16 +210,21 @@ func store(ctx context.Context, tx *sql.Tx, p *rlStmts, ops []ratelimit.Op, keys
 		}
 		k := ks.skey
 		ks.write = false // visit each key once
+		after := ov[k].clone()
+		ov[k] = after
 		if ks.rate {
 			switch tat := ks.work.TAT; {
 			case tat <= now:
 				if ks.hasTAT {
 					write(deleteTATSQL, k)
+					after.hasTAT, after.tat = false, 0
 				}
 			case !ks.hasTAT:
 				newRows = append(newRows, k, "", tat, nil)
+				after.hasTAT, after.tat = true, tat
 			case tat != ks.orig.TAT:
 				write(updateTATSQL, tat, k)
+				after.tat = tat
 			}
 		}
 		if !ks.count {
@@ -208,19 +243,27 @@ func store(ctx context.Context, tx *sql.Tx, p *rlStmts, ops []ratelimit.Op, keys
 		pruned := expired >= pruneAtExpired
 		if pruned {
 			write(pruneMembersSQL, k, now)
+			for m, e := range after.expires {
+				if e <= now {
+					after.deleteMember(m)
+				}
+			}
 		}
 		stored := func(m string) bool { return !pruned || ks.expires[m] > now }
 		for m := range ks.orig.Members {
 			if _, ok := ks.work.Members[m]; !ok && ks.expires[m] > now {
 				write(deleteMemberSQL, k, m)
+				after.deleteMember(m)
 			}
 		}
 		for m, ts := range ks.work.Members {
 			switch old, ok := ks.orig.Members[m]; {
 			case !ok || !stored(m):
 				newRows = append(newRows, k, m, ts, memberExpiry(ts, ks.window))
+				after.setMember(m, ts, memberExpiry(ts, ks.window))
 			case old != ts: // re-added after it expired, before Sweep deleted it
 				write(updateMemberSQL, ts, memberExpiry(ts, ks.window), k, m)
+				after.setMember(m, ts, memberExpiry(ts, ks.window))
 			}
 		}
 	}
