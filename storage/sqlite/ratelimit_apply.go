@@ -30,8 +30,10 @@ type applyReq struct {
 	done chan struct{}
 }
 
-// Apply implements [ratelimit.Source]. Every batch is applied in a write
-// transaction on the single writer connection (BEGIN IMMEDIATE): the clock
+// Apply implements [ratelimit.Source]. A batch of checks whose buckets are
+// all in the bucket cache is answered from it (checkCached). Every other
+// batch is applied in a write transaction on the single writer connection
+// (BEGIN IMMEDIATE): the clock
 // is read once the write lock is held, the batch's buckets are loaded,
 // [ratelimit.Eval] decides, and a committed batch writes back only what it
 // changed — a rate bucket's TAT upserted, or its row deleted once the
@@ -58,6 +60,9 @@ func (s *RateLimitSource) Apply(ctx context.Context, b *ratelimit.Batch) (*ratel
 	}
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("sqlite: ratelimit: invalid batch: %w", err)
+	}
+	if res, ok := s.checkCached(b.Ops); ok {
+		return res, nil
 	}
 	r := &applyReq{ops: b.Ops}
 	s.mu.Lock()

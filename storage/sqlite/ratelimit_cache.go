@@ -5,6 +5,8 @@ package sqlite
 import (
 	"maps"
 	"sync"
+
+	"github.com/weir-pki/weir/ratelimit"
 )
 
 // The bucket cache.
@@ -62,6 +64,38 @@ func (r *storedRows) setMember(m string, ts, expires int64) {
 func (r *storedRows) deleteMember(m string) {
 	delete(r.members, m)
 	delete(r.expires, m)
+}
+
+// checkCached answers a batch of checks only (OpCheck, OpCount: it would
+// write nothing) from the cache, with no transaction, when the cache holds
+// every bucket of it; ok is false otherwise. It decides as a transaction
+// begun at that moment would: the cache holds what the last committed
+// group left, and the clock is read after the buckets, so it is not
+// before the clock of any decision they reflect. A status read (the
+// RateLimit fields, the account's quota) is such a batch.
+func (s *RateLimitSource) checkCached(ops []ratelimit.Op) (res *ratelimit.BatchResult, ok bool) {
+	skeys := make([]string, len(ops))
+	for i := range ops {
+		if k := ops[i].Kind; k != ratelimit.OpCheck && k != ratelimit.OpCount {
+			return nil, false
+		}
+		skeys[i] = storageKey(ops[i].Key)
+	}
+	rows, ok := s.cache.lookup(skeys)
+	if !ok {
+		return nil, false
+	}
+	work := make(map[string]*ratelimit.Bucket, len(ops))
+	for i, r := range rows {
+		if _, seen := work[ops[i].Key]; !seen {
+			b := &ratelimit.Bucket{Members: maps.Clone(r.members)}
+			if r.hasTAT {
+				b.TAT = r.tat
+			}
+			work[ops[i].Key] = b
+		}
+	}
+	return ratelimit.Eval(s.clock(), ops, work), true
 }
 
 // bucketCache maps a bucket's storage key to its stored rows.

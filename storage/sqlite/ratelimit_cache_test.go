@@ -9,6 +9,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -48,9 +49,31 @@ func TestRateLimitCacheMatchesFile(t *testing.T) {
 		}
 		return ops
 	}
-	checked, denied := 0, 0
+	checked, denied, fromCache := 0, 0, 0
 	for step := range 1500 {
 		switch n := rng.IntN(40); {
+		case n < 5: // checks only, answered from the cache and from the file
+			ops := randBatch()
+			for i := range ops {
+				ops[i].Kind = ratelimit.OpCount
+				if ops[i].Limit.Kind() == ratelimit.KindRate {
+					ops[i].Kind = ratelimit.OpCheck
+				}
+			}
+			cached, ok := s.checkCached(ops)
+			if !ok {
+				break
+			}
+			fromCache++
+			s.cache.clear()
+			q := &applyReq{ops: ops}
+			s.runGroup([]*applyReq{q})
+			if q.err != nil {
+				t.Fatalf("step %d: checks: %v", step, q.err)
+			}
+			if !reflect.DeepEqual(cached, q.res) {
+				t.Fatalf("step %d: checks %+v: from the cache %+v, from the file %+v", step, ops, *cached, *q.res)
+			}
 		case n == 0:
 			if _, err := s.Sweep(ctx); err != nil {
 				t.Fatalf("step %d: Sweep: %v", step, err)
@@ -87,8 +110,8 @@ func TestRateLimitCacheMatchesFile(t *testing.T) {
 		checked += checkCache(t, s, step)
 		clock.Advance(time.Duration(rng.IntN(180)) * time.Second)
 	}
-	if checked < 1000 || denied == 0 {
-		t.Errorf("the cache was compared %d times and %d batches were denied: the walk exercised too little", checked, denied)
+	if checked < 1000 || denied == 0 || fromCache < 20 {
+		t.Errorf("the cache was compared %d times, %d batches were denied and %d answered from the cache: the walk exercised too little", checked, denied, fromCache)
 	}
 }
 
