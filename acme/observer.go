@@ -80,6 +80,11 @@ type RequestEvent struct {
 	// Its zero value (Limit 0) means none, and web then reads the
 	// account's order-creation bucket instead.
 	Quota ratelimit.Decision
+	// OrderCreation is the account's order-creation bucket as an allowed
+	// new-order left it (Limit 0: none was spent): web keeps it as a
+	// fresh read of the bucket, so that the RateLimit fields of the
+	// requests that follow need no read of their own.
+	OrderCreation ratelimit.Decision
 }
 
 type requestEventKey struct{}

@@ -108,10 +108,12 @@ func (s *Server) setRateLimitFields(ctx context.Context, rec *statusRecorder) {
 	)
 	if noted {
 		// This request spent from (or was refused by) the bucket: a
-		// cached read of the account's is stale now.
+		// cached read of the account's is stale now, and an allowed new
+		// order's order-creation bucket, as it left it, is the read to
+		// keep.
 		q = limits.QuotaFromDecision(d)
 		if rec.acct != nil {
-			s.forgetQuota(rec.acct.ID)
+			s.noteSpent(rec.acct.ID, rec.ev.OrderCreation)
 		}
 	} else {
 		c, ok := s.cachedQuota(ctx, lim, rec.acct)
@@ -144,13 +146,34 @@ func (s *Server) cachedQuota(ctx context.Context, lim *limits.Adapter, acct *acm
 	}
 	c = cachedQuota{q: q, ok: ok, read: now}
 	s.quota.mu.Lock()
+	s.keepQuota(account, c)
+	s.quota.mu.Unlock()
+	return c, ok
+}
+
+// noteSpent replaces the account's cached read after a spend: with oc,
+// its order-creation bucket as the spend left it, when the spend had one
+// (an allowed new order not exempt from it); otherwise it drops it.
+func (s *Server) noteSpent(account acme.AccountID, oc ratelimit.Decision) {
+	s.quota.mu.Lock()
 	defer s.quota.mu.Unlock()
+	if oc.Limit != ratelimit.OrderCreation || !oc.Allowed {
+		delete(s.quota.cache, account)
+		return
+	}
+	s.keepQuota(account, cachedQuota{q: limits.QuotaFromDecision(oc), ok: true, read: s.now()})
+}
+
+// keepQuota caches c as the account's read, making room within
+// quotaCacheMax: expired entries go, and if none has expired, all of
+// them. s.quota.mu must be held.
+func (s *Server) keepQuota(account acme.AccountID, c cachedQuota) {
 	if s.quota.cache == nil {
 		s.quota.cache = make(map[acme.AccountID]cachedQuota)
 	}
 	if len(s.quota.cache) >= quotaCacheMax {
 		for k, e := range s.quota.cache {
-			if now.Sub(e.read) >= quotaCacheTTL {
+			if c.read.Sub(e.read) >= quotaCacheTTL {
 				delete(s.quota.cache, k)
 			}
 		}
@@ -159,14 +182,6 @@ func (s *Server) cachedQuota(ctx context.Context, lim *limits.Adapter, acct *acm
 		}
 	}
 	s.quota.cache[account] = c
-	return c, ok
-}
-
-// forgetQuota drops the account's cached read.
-func (s *Server) forgetQuota(account acme.AccountID) {
-	s.quota.mu.Lock()
-	delete(s.quota.cache, account)
-	s.quota.mu.Unlock()
 }
 
 // rateLimitFields formats q as the values of the RateLimit-Policy and

@@ -171,9 +171,29 @@ func TestRateLimitFieldsFromLimiter(t *testing.T) {
 	if got, want := read(), policy+` | "order-creation";r=0;t=3539`; got != want {
 		t.Errorf("read after the cache's second: %s, want %s", got, want)
 	}
-	// A request that spends drops the account's entry.
-	s.forgetQuota(acct.ID)
+	// A spend without the account's order-creation bucket drops its entry.
+	s.noteSpent(acct.ID, ratelimit.Decision{})
 	if _, hit := s.quota.cache[acct.ID]; hit {
-		t.Error("forgetQuota kept the entry")
+		t.Error("noteSpent without an order-creation bucket kept the entry")
+	}
+	// An allowed new order's order-creation bucket, as the spend left it,
+	// becomes the cached read: the fields a read of the bucket gives.
+	clock.advance(2 * time.Hour)
+	ev := &acme.RequestEvent{}
+	ctx := acme.WithRequestEvent(context.Background(), ev)
+	if _, err := rl.NewOrder(ctx, acct, &acme.Order{AccountID: acct.ID, Identifiers: []acme.Identifier{{Type: acme.IdentifierDNS, Value: "c.example"}}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if ev.OrderCreation.Limit != ratelimit.OrderCreation {
+		t.Fatalf("new order noted order-creation %+v", ev.OrderCreation)
+	}
+	s.noteSpent(acct.ID, ev.OrderCreation)
+	kept := read()
+	q, ok, err := rl.AccountQuota(context.Background(), acct)
+	if err != nil || !ok {
+		t.Fatalf("AccountQuota: %v, %v", ok, err)
+	}
+	if want := fields(q, 0); kept != want || kept != policy+` | "order-creation";r=1;t=7139` {
+		t.Errorf("kept after a new order: %s, want %s as read", kept, want)
 	}
 }

@@ -156,7 +156,8 @@ func (r *Adapter) AccountQuota(ctx context.Context, acct *acme.Account) (Quota, 
 // RateLimit fields describe: the denying bucket of a denial (so that
 // their effective window is the Retry-After), and for an allowed new
 // order the account's own bucket with the least left (order-creation,
-// san-budget or pending-authorizations), as the spend left it.
+// san-budget or pending-authorizations), as the spend left it, and its
+// order-creation bucket, which web keeps as a fresh read.
 func noteQuota(ctx context.Context, action string, d ratelimit.Decision) {
 	re := acme.RequestEventFrom(ctx)
 	if re == nil || !d.Limit.Valid() {
@@ -173,6 +174,9 @@ func noteQuota(ctx context.Context, action string, d ratelimit.Decision) {
 	for i, b := range d.Buckets {
 		if b.Limit.AccountLevel() && (best == nil || b.Remaining < best.Remaining) {
 			best = &d.Buckets[i]
+		}
+		if b.Limit == ratelimit.OrderCreation {
+			re.OrderCreation = b
 		}
 	}
 	if best != nil {
