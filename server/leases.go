@@ -21,9 +21,10 @@ import (
 const (
 	leaseNonceSweep = "nonce-sweep"
 	// leaseLimiterSweep, with the host name and the file's path, names
-	// the sweep of a SQLite limiter file, which one process at a time
-	// opens (sqlite.OpenRateLimit's lock): another host's file of the
-	// same path, another file, has a lease of its own.
+	// the sweep of a SQLite limiter file: the processes that share the
+	// file (replicas on PostgreSQL with one data directory) take turns,
+	// and another host's file of the same path, another file, has a
+	// lease of its own.
 	leaseLimiterSweep = "ratelimit-sweep:"
 	// leaseLogSequencer is the verifiable log's sequencer: one replica
 	// integrates the pending entries and signs the checkpoints.

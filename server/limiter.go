@@ -63,7 +63,14 @@ func openLimiterSource(ctx context.Context, cfg Config, log *slog.Logger) (*limi
 		return &limiterBackend{src: m, run: func(ctx context.Context) error { return m.Run(ctx, time.Minute) }, close: func() error { return nil }}, nil
 	case "sqlite":
 		path := filepath.Join(cfg.DataDir, fileRateLimitDB)
-		s, err := sqlite.OpenRateLimit(ctx, path, nil)
+		// On SQLite one weir has the data directory (weir.db's lock), so
+		// it has the limiter file alone and keeps its buckets cached;
+		// replicas on PostgreSQL may share a data directory, and the file.
+		open := sqlite.OpenRateLimitShared
+		if cfg.Storage.Driver == DriverSQLite {
+			open = sqlite.OpenRateLimit
+		}
+		s, err := open(ctx, path, nil)
 		if err != nil {
 			return nil, err
 		}

@@ -20,10 +20,13 @@ import (
 
 // RateLimitSource is a [ratelimit.Source] stored in a SQLite database file
 // of its own (for example <data-dir>/ratelimit.db), apart from the ACME
-// data of [Store]. It is safe for concurrent use. One process at a time
-// opens the file: OpenRateLimit takes an exclusive lock on path+".lock",
-// which keeps the bucket cache (ratelimit_cache.go) true; read-only access
-// (a backup's VACUUM INTO) does not take it. Close it when done.
+// data of [Store]. It is safe for concurrent use. Opened with
+// [OpenRateLimit], one process at a time has the file: it takes an
+// exclusive lock on path+".lock", which keeps the bucket cache
+// (ratelimit_cache.go) true; read-only access (a backup's VACUUM INTO) does
+// not take it. Opened with [OpenRateLimitShared], several processes may
+// share the file (replicas on PostgreSQL sharing a data directory), and
+// the source keeps no cache. Close it when done.
 //
 // Like Store it runs in WAL mode with one writer connection whose
 // transactions begin with BEGIN IMMEDIATE, and a pool of query-only reader
@@ -78,6 +81,19 @@ var _ ratelimit.Source = (*RateLimitSource)(nil)
 // source's clock, read inside every transaction, and also dates the
 // migrations; nil means time.Now.
 func OpenRateLimit(ctx context.Context, path string, now func() time.Time) (*RateLimitSource, error) {
+	return openRateLimitFile(ctx, path, now, true)
+}
+
+// OpenRateLimitShared is OpenRateLimit for a file other processes may
+// have open too: it takes no lock and keeps no bucket cache, each batch
+// reading its buckets from the file.
+func OpenRateLimitShared(ctx context.Context, path string, now func() time.Time) (*RateLimitSource, error) {
+	return openRateLimitFile(ctx, path, now, false)
+}
+
+// openRateLimitFile opens the file at path, with the lock and the bucket
+// cache when exclusive.
+func openRateLimitFile(ctx context.Context, path string, now func() time.Time, exclusive bool) (*RateLimitSource, error) {
 	if now == nil {
 		now = time.Now
 	}
@@ -88,9 +104,11 @@ func OpenRateLimit(ctx context.Context, path string, now func() time.Time) (*Rat
 	if err := createFile(abs); err != nil {
 		return nil, &sharedError{err}
 	}
-	lock, err := lockDB(abs)
-	if err != nil {
-		return nil, &sharedError{err}
+	var lock *os.File
+	if exclusive {
+		if lock, err = lockDB(abs); err != nil {
+			return nil, &sharedError{err}
+		}
 	}
 	s, err := openRateLimit(ctx, abs, now)
 	if err != nil {
@@ -100,6 +118,7 @@ func OpenRateLimit(ctx context.Context, path string, now func() time.Time) (*Rat
 		return nil, err
 	}
 	s.lock = lock
+	s.cache.off = !exclusive
 	return s, nil
 }
 

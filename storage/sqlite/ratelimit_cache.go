@@ -21,9 +21,10 @@ import (
 // has seen reads no file at all.
 //
 // The cache is kept true the way the store's object cache is (cache.go):
-// one process writes the file (OpenRateLimit's lock), and within it every
-// write holds txMu — a group of batches, Reset, each chunk of Sweep,
-// Restore. A group reads and writes through an overlay (rowsOverlay) that
+// one process writes the file (OpenRateLimit's lock; a file opened with
+// OpenRateLimitShared, which other processes may write, has no cache),
+// and within it every write holds txMu — a group of batches, Reset, each
+// chunk of Sweep, Restore. A group reads and writes through an overlay (rowsOverlay) that
 // it publishes once its transaction has committed, before any of its
 // callers hears of it; a failed COMMIT, or a write whose effect on the rows
 // is not worked out here (Sweep, Restore), empties the cache instead.
@@ -100,13 +101,17 @@ func (s *RateLimitSource) checkCached(ops []ratelimit.Op) (res *ratelimit.BatchR
 
 // bucketCache maps a bucket's storage key to its stored rows.
 type bucketCache struct {
-	mu sync.Mutex
-	m  map[string]*storedRows
+	mu  sync.Mutex
+	m   map[string]*storedRows
+	off bool // a shared file (OpenRateLimitShared): nothing is cached
 }
 
 // lookup returns the rows cached for each of skeys, and whether all were
 // cached; rows[i] nil with all true is a bucket with no rows.
 func (c *bucketCache) lookup(skeys []string) (rows []*storedRows, all bool) {
+	if c.off {
+		return nil, false
+	}
 	rows = make([]*storedRows, len(skeys))
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -122,6 +127,9 @@ func (c *bucketCache) lookup(skeys []string) (rows []*storedRows, all bool) {
 
 // get returns the rows cached for skey.
 func (c *bucketCache) get(skey string) (r *storedRows, ok bool) {
+	if c.off {
+		return nil, false
+	}
 	c.mu.Lock()
 	r, ok = c.m[skey]
 	c.mu.Unlock()
@@ -130,7 +138,7 @@ func (c *bucketCache) get(skey string) (r *storedRows, ok bool) {
 
 // publish makes the overlay's rows the cached ones.
 func (c *bucketCache) publish(ov rowsOverlay) {
-	if len(ov) == 0 {
+	if len(ov) == 0 || c.off {
 		return
 	}
 	c.mu.Lock()

@@ -166,3 +166,36 @@ func TestRateLimitLocked(t *testing.T) {
 	}
 	openRateLimitAt(t, path, nil)
 }
+
+// TestRateLimitShared: two sources opened with OpenRateLimitShared on one
+// file (two replicas sharing a data directory) decide as one: each sees
+// the other's spends, which a cached bucket would hide.
+func TestRateLimitShared(t *testing.T) {
+	clock := sourcetest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	path := filepath.Join(t.TempDir(), "ratelimit.db")
+	var srcs [2]*RateLimitSource
+	for i := range srcs {
+		s, err := OpenRateLimitShared(t.Context(), path, clock.Now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		srcs[i] = s
+	}
+	spend := func(s *RateLimitSource, cost int64) bool {
+		res, err := s.Apply(t.Context(), &ratelimit.Batch{Ops: []ratelimit.Op{{Kind: ratelimit.OpSpend, Key: "order-creation:a", Limit: rlOrder, Cost: cost}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res.Committed
+	}
+	// The burst is 5: 3 on one, 2 on the other, and then neither has one.
+	if !spend(srcs[0], 3) || !spend(srcs[1], 2) {
+		t.Fatal("spends within the burst refused")
+	}
+	for i, s := range srcs {
+		if spend(s, 1) {
+			t.Errorf("source %d admitted a sixth token of a burst of 5", i)
+		}
+	}
+}
