@@ -36,23 +36,34 @@ type AuditConfig struct {
 	// ReplicaID names this replica in the events and the file name; empty
 	// means the host name.
 	ReplicaID string `yaml:"replica-id"`
+	// Sync is when an event of sink: file is fsynced: "background" (the
+	// line is written before the request goes on and fsynced right
+	// after, off the request path) or "event" (fsynced before the request
+	// goes on).
+	Sync string `yaml:"sync"`
 }
 
-// The audit sinks.
+// The audit sinks, and the fsync modes of sink: file.
 const (
 	auditSinkFile = "file"
 	auditSinkLog  = "log"
+
+	auditSyncBackground = "background"
+	auditSyncEvent      = "event"
 )
 
 // defaultAudit is the audit block's default.
 func defaultAudit() AuditConfig {
-	return AuditConfig{Sink: auditSinkFile, Path: "audit/audit-{replica}.jsonl", MaxSize: 64 << 20}
+	return AuditConfig{Sink: auditSinkFile, Path: "audit/audit-{replica}.jsonl", MaxSize: 64 << 20, Sync: auditSyncBackground}
 }
 
 func (c AuditConfig) validate() []error {
 	var errs []error
 	if c.Sink != auditSinkFile && c.Sink != auditSinkLog {
 		errs = append(errs, fmt.Errorf("audit.sink: %q is neither %q nor %q", c.Sink, auditSinkFile, auditSinkLog))
+	}
+	if c.Sync != auditSyncBackground && c.Sync != auditSyncEvent {
+		errs = append(errs, fmt.Errorf("audit.sync: %q is neither %q nor %q", c.Sync, auditSyncBackground, auditSyncEvent))
 	}
 	if c.Sink == auditSinkFile && c.Path == "" {
 		errs = append(errs, fmt.Errorf("audit.path: must not be empty with sink: file"))
@@ -101,7 +112,7 @@ type auditTrail struct {
 
 // openAudit opens the audit sink of cfg.
 func openAudit(cfg Config, log *slog.Logger) (*auditTrail, error) {
-	ac := audit.Config{Replica: cfg.Audit.replica(), MaxSize: cfg.Audit.MaxSize, Log: log}
+	ac := audit.Config{Replica: cfg.Audit.replica(), MaxSize: cfg.Audit.MaxSize, Log: log, SyncEach: cfg.Audit.Sync == auditSyncEvent}
 	if cfg.Audit.Sink == auditSinkFile {
 		ac.Path = AuditPath(cfg)
 	}

@@ -453,6 +453,12 @@ audit:
   # file (JSON lines, fsynced, rotated by size) | log (one log record per
   # event)
   sink: {{audit.sink}}
+  # When sink: file fsyncs an event. background: the line is written before
+  # the request goes on (a killed weir loses no event) and fsynced right
+  # after, so that a power loss may lose the events of the last
+  # milliseconds; event: fsynced before the request goes on, at about 17 %
+  # more CPU per certificate (docs/performance.md).
+  sync: {{audit.sync}}
   # The file, relative to data-dir. {replica} is replica-id, so replicas
   # sharing a directory each write their own file and chain.
   path: {{audit.path}}

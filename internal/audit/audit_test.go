@@ -208,3 +208,34 @@ func TestWriteFailureIsCountedAndLogged(t *testing.T) {
 		t.Fatalf("report %+v", rep)
 	}
 }
+
+// TestEventWrittenBeforeRecordReturns: in both sync modes an event's line
+// is in the file when Record returns (a process killed then loses none),
+// and the chain verifies.
+func TestEventWrittenBeforeRecordReturns(t *testing.T) {
+	for _, each := range []bool{false, true} {
+		path := filepath.Join(t.TempDir(), "audit-r1.jsonl")
+		s, err := Open(Config{Path: path, Replica: "r1", SyncEach: each})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if err := s.Record(issuance(i)); err != nil {
+				t.Fatal(err)
+			}
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n := strings.Count(string(b), "\n"); n != i+1 {
+				t.Fatalf("SyncEach %v: %d lines in the file after %d events", each, n, i+1)
+			}
+		}
+		if rep := mustVerify(t, path); rep.Events != 3 {
+			t.Fatalf("SyncEach %v: report %+v", each, rep)
+		}
+		if err := s.Close(); err != nil {
+			t.Fatalf("SyncEach %v: Close: %v", each, err)
+		}
+	}
+}

@@ -33,6 +33,12 @@ type Config struct {
 	Log *slog.Logger
 	// Now nil means time.Now.
 	Now func() time.Time
+	// SyncEach fsyncs every event before Record returns. Without it each
+	// event is written before Record returns (a killed process loses
+	// none) and fsynced right after by a background goroutine, one fsync
+	// for every event written meanwhile, so that a power loss can lose
+	// only the events of the last fsync's time (background.go).
+	SyncEach bool
 }
 
 // Sink appends events to the trail. It is safe for concurrent use: the
@@ -45,6 +51,9 @@ type Sink struct {
 	prev     string
 	seq      uint64
 	failures atomic.Uint64
+	// syncer is the background fsync of Config.SyncEach false (nil when
+	// it is set, or for sink: log).
+	syncer *syncer
 }
 
 // Open opens the trail of cfg and continues its chain from its last line.
@@ -74,12 +83,15 @@ func Open(cfg Config) (*Sink, error) {
 		return nil, fmt.Errorf("audit: %s: %w", cfg.Path, err)
 	}
 	s.f = f
+	if !cfg.SyncEach {
+		s.syncer = startSyncer(s)
+	}
 	if torn > 0 {
 		err := s.Record(Event{Type: TypeTruncated, Actor: Actor{Kind: "system", ID: cfg.Replica},
 			Data: map[string]any{"file": cfg.Path, "bytes": torn,
 				"why": "the last line was torn (the process stopped while writing it); it was cut off"}})
 		if err != nil {
-			f.Close()
+			s.Close()
 			return nil, err
 		}
 	}
@@ -198,7 +210,8 @@ func rotatedName(path string, t time.Time) string {
 	return strings.TrimSuffix(path, ext) + "-" + t.UTC().Format(rotatedLayout) + ext
 }
 
-// Record appends ev to the trail (and fsyncs it) or logs it (sink: log).
+// Record appends ev to the trail (and fsyncs it, or has it fsynced right
+// after: Config.SyncEach) or logs it (sink: log).
 // A failure is logged, counted (Failures) and returned; the chain stays
 // whole: a line that failed is cut off again.
 func (s *Sink) Record(ev Event) error {
@@ -233,12 +246,15 @@ func (s *Sink) record(ev Event) error {
 		s.f.Truncate(s.size)
 		return err
 	}
-	if err := s.f.Sync(); err != nil {
-		s.f.Truncate(s.size)
-		return err
+	if s.syncer == nil {
+		if err := s.f.Sync(); err != nil {
+			s.f.Truncate(s.size)
+			return err
+		}
 	}
 	s.size += int64(len(line))
 	s.prev, s.seq = hash, r.Seq
+	s.syncer.wake()
 	return nil
 }
 
@@ -257,6 +273,7 @@ func (s *Sink) rotate() error {
 		d.Sync()
 		d.Close()
 	}
+	s.f.Sync() // what the background fsync has not reached yet
 	s.f.Close()
 	s.f, s.size = f, 0
 	return nil
@@ -265,14 +282,15 @@ func (s *Sink) rotate() error {
 // Failures is the number of events that could not be written.
 func (s *Sink) Failures() uint64 { return s.failures.Load() }
 
-// Close closes the file.
+// Close stops the background fsync, fsyncs the file and closes it.
 func (s *Sink) Close() error {
+	s.syncer.stop()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.f == nil {
 		return nil
 	}
-	err := s.f.Close()
+	err := errors.Join(s.f.Sync(), s.f.Close())
 	s.f = nil
 	return err
 }
