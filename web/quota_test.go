@@ -188,6 +188,9 @@ func TestRateLimitFieldsFromLimiter(t *testing.T) {
 		t.Fatalf("new order noted order-creation %+v", ev.OrderCreation)
 	}
 	s.noteSpent(acct.ID, ev.OrderCreation)
+	if c, hit := s.quota.cache[acct.ID]; !hit || !c.ok || !c.read.Equal(s.now()) {
+		t.Fatalf("after noteSpent the cache holds %+v (hit %v), want the new order's bucket read now", c, hit)
+	}
 	kept := read()
 	q, ok, err := rl.AccountQuota(context.Background(), acct)
 	if err != nil || !ok {
