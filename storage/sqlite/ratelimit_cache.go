@@ -24,10 +24,11 @@ import (
 // one process writes the file (OpenRateLimit's lock; a file opened with
 // OpenRateLimitShared, which other processes may write, has no cache),
 // and within it every write holds txMu — a group of batches, Reset, each
-// chunk of Sweep, Restore. A group reads and writes through an overlay (rowsOverlay) that
-// it publishes once its transaction has committed, before any of its
-// callers hears of it; a failed COMMIT, or a write whose effect on the rows
-// is not worked out here (Sweep, Restore), empties the cache instead.
+// chunk of Sweep, Restore. A group reads and writes through an overlay
+// (rowsOverlay) that it publishes once its transaction has committed,
+// before any of its callers hears of it; a failed COMMIT, or a write whose
+// effect on the rows is not worked out here (Sweep, Restore), empties the
+// cache instead.
 
 // maxCachedBuckets bounds the cache: beyond it, entries are evicted
 // (arbitrary ones; a miss only costs a read). A bucket is a few hundred
@@ -35,8 +36,8 @@ import (
 const maxCachedBuckets = 1 << 16
 
 // storedRows are a bucket's rows as stored: its GCRA row (the row with an
-// empty member), if any, and its members with their timestamps and stored expiries. A
-// published value is never changed: a write builds a new one.
+// empty member), if any, and its members with their timestamps and stored
+// expiries. A published value is never changed: a write builds a new one.
 type storedRows struct {
 	hasTAT  bool
 	tat     int64
@@ -59,6 +60,16 @@ func (r *storedRows) setMember(m string, ts, expires int64) {
 		r.members, r.expires = map[string]int64{}, map[string]int64{}
 	}
 	r.members[m], r.expires[m] = ts, expires
+}
+
+// add sets the row of member m (the GCRA row when m is empty), as read
+// from the file.
+func (r *storedRows) add(m string, ts, expires int64) {
+	if m == "" {
+		r.hasTAT, r.tat = true, ts
+		return
+	}
+	r.setMember(m, ts, expires)
 }
 
 // deleteMember removes member m.

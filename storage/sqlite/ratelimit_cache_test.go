@@ -142,11 +142,11 @@ func readRows(ctx context.Context, db *sql.DB, skey string) (*storedRows, error)
 		return nil, err
 	}
 	defer tx.Rollback()
-	ks := &keyState{skey: skey}
-	if err := load(ctx, tx, nil, []*keyState{ks}); err != nil {
+	loaded, err := load(ctx, tx, nil, []*keyState{{skey: skey}})
+	if err != nil {
 		return nil, err
 	}
-	return &storedRows{hasTAT: ks.hasTAT, tat: ks.orig.TAT, members: ks.orig.Members, expires: ks.expires}, nil
+	return loaded[0], nil
 }
 
 // TestRateLimitLocked: a second open of the file is refused while the

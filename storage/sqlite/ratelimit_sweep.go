@@ -70,9 +70,9 @@ func (s *RateLimitSource) Get(ctx context.Context, keys []string) (*ratelimit.Sn
 	return snap, nil
 }
 
-// live is the state of the bucket stored as r that is live at now, as
-// getBucket reads it; ok is false when there is none. Its members are a
-// copy.
+// live is the state of the bucket stored as r that is live at now (the
+// rest is idle, as if swept); ok is false when there is none. Its members
+// are a copy.
 func (r *storedRows) live(now int64) (b ratelimit.Bucket, ok bool) {
 	if r.hasTAT && r.tat > now {
 		b.TAT, ok = r.tat, true
@@ -100,6 +100,7 @@ func getBucket(ctx context.Context, tx *sql.Tx, p *rlStmts, skey string, now int
 		return b, false, err
 	}
 	defer rows.Close()
+	var r storedRows
 	for rows.Next() {
 		var (
 			m       string
@@ -109,17 +110,13 @@ func getBucket(ctx context.Context, tx *sql.Tx, p *rlStmts, skey string, now int
 		if err := rows.Scan(&m, &ts, &expires); err != nil {
 			return b, false, err
 		}
-		switch {
-		case m == "" && ts > now:
-			b.TAT, ok = ts, true
-		case m != "" && expires.Int64 > now:
-			if b.Members == nil {
-				b.Members = make(map[string]int64)
-			}
-			b.Members[m], ok = ts, true
-		}
+		r.add(m, ts, expires.Int64)
 	}
-	return b, ok, rows.Err()
+	if err := rows.Err(); err != nil {
+		return b, false, err
+	}
+	b, ok = r.live(now)
+	return b, ok, nil
 }
 
 // Reset implements [ratelimit.Source]: it deletes every row of the bucket

@@ -95,11 +95,12 @@ func (s *RateLimitSource) applyTx(ctx context.Context, tx *sql.Tx, ov rowsOverla
 	}
 	for len(missing) > 0 {
 		n := min(len(missing), maxRowsPerStmt)
-		if err := load(ctx, tx, s.stmts, missing[:n]); err != nil {
+		loaded, err := load(ctx, tx, s.stmts, missing[:n])
+		if err != nil {
 			return nil, err
 		}
-		for _, ks := range missing[:n] {
-			ov[ks.skey] = &storedRows{hasTAT: ks.hasTAT, tat: ks.orig.TAT, members: ks.orig.Members, expires: ks.expires}
+		for i, ks := range missing[:n] {
+			ov[ks.skey] = loaded[i]
 		}
 		missing = missing[n:]
 	}
@@ -139,22 +140,24 @@ func (ks *keyState) setRows(r *storedRows) {
 	}
 }
 
-// load reads, in one query, the stored state of the buckets of keys into
-// their orig.
-func load(ctx context.Context, tx *sql.Tx, p *rlStmts, keys []*keyState) error {
+// load reads, in one query, the stored rows of the buckets of keys, sets
+// each key's orig from them (setRows) and returns them in keys' order.
+func load(ctx context.Context, tx *sql.Tx, p *rlStmts, keys []*keyState) ([]*storedRows, error) {
 	args := make([]any, len(keys))
-	bySKey := make(map[string]*keyState, len(keys))
+	loaded := make([]*storedRows, len(keys))
+	bySKey := make(map[string]*storedRows, len(keys))
 	for i, ks := range keys {
 		args[i] = ks.skey
-		bySKey[ks.skey] = ks
+		loaded[i] = &storedRows{}
+		bySKey[ks.skey] = loaded[i]
 	}
 	st, err := p.loadStmt(ctx, tx, len(keys))
 	if err != nil {
-		return fmt.Errorf("loading: %w", err)
+		return nil, fmt.Errorf("loading: %w", err)
 	}
 	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
-		return fmt.Errorf("loading: %w", err)
+		return nil, fmt.Errorf("loading: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -164,23 +167,17 @@ func load(ctx context.Context, tx *sql.Tx, p *rlStmts, keys []*keyState) error {
 			expires sql.NullInt64
 		)
 		if err := rows.Scan(&k, &m, &ts, &expires); err != nil {
-			return fmt.Errorf("loading: %w", err)
+			return nil, fmt.Errorf("loading: %w", err)
 		}
-		ks := bySKey[k]
-		if m == "" {
-			ks.orig.TAT, ks.hasTAT = ts, true
-			continue
-		}
-		if ks.orig.Members == nil {
-			ks.orig.Members = make(map[string]int64)
-			ks.expires = make(map[string]int64)
-		}
-		ks.orig.Members[m], ks.expires[m] = ts, expires.Int64
+		bySKey[k].add(m, ts, expires.Int64)
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("loading: %w", err)
+		return nil, fmt.Errorf("loading: %w", err)
 	}
-	return nil
+	for i, ks := range keys {
+		ks.setRows(loaded[i])
+	}
+	return loaded, nil
 }
 
 // store writes the difference between orig and work of every key with an
