@@ -60,6 +60,9 @@ func compare(ctx context.Context, o *options, stderr io.Writer) (*compareReport,
 		if err != nil {
 			return nil, 2, err
 		}
+		if err := checkSide(set.apply(*o)); err != nil {
+			return nil, 2, fmt.Errorf("-compare: side %q: %w", name, err)
+		}
 		s.set = set
 		s.Log = set.log || o.log
 		if s.bin, s.Rev, err = compareBinary(ctx, build, filepath.Join(tmp, fmt.Sprint("side", i)), stderr); err != nil {
@@ -163,6 +166,9 @@ var compareMetrics = []struct {
 	{"certs/s", func(r runResult) float64 { return r.CertsPerSec }},
 	{"server CPU ms/cert", func(r runResult) float64 { return r.ServerCPUMsPerCert }},
 	{"store CPU ms/cert", func(r runResult) float64 { return r.StoreCPUMsPerCert }},
+	// What a certificate costs the machine: weir and its PostgreSQL and
+	// Redis, the figure that compares the embedded path with the shared one.
+	{"server+store CPU ms/cert", func(r runResult) float64 { return r.ServerCPUMsPerCert + r.StoreCPUMsPerCert }},
 	// The load tool's CPU per certificate moves with the machine's speed as
 	// the server's does: their ratio drifts less than either.
 	{"server/client CPU", func(r runResult) float64 { return ratio(r.ServerCPUMsPerCert, r.ClientCPUMsPerCert) }},

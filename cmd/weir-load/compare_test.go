@@ -42,6 +42,10 @@ func TestParseSide(t *testing.T) {
 		{name: "HEAD+log", build: "HEAD", want: sideSettings{log: true}},
 		{name: "abc123+nonces=postgres+ratelimits=high", build: "abc123", want: sideSettings{nonces: "postgres", rateLimits: "high"}},
 		{name: "/tmp/weir+log+nonces=redis", build: "/tmp/weir", want: sideSettings{log: true, nonces: "redis"}},
+		{name: "HEAD+storage=postgres+redis=private", build: "HEAD", want: sideSettings{storage: "postgres", redis: "private"}},
+		{name: "HEAD+redis=127.0.0.1:6379", build: "HEAD", want: sideSettings{redis: "127.0.0.1:6379"}},
+		{name: "HEAD+storage=mysql", err: `storage "mysql" is not`},
+		{name: "HEAD+redis=somewhere", err: `redis "somewhere" is not`},
 		{name: "+log", err: "names no build"},
 		{name: "HEAD+nonces=disk", err: `nonces "disk" is not`},
 		{name: "HEAD+ratelimits=some", err: `ratelimits "some" is not`},
@@ -59,8 +63,23 @@ func TestParseSide(t *testing.T) {
 			t.Errorf("parseSide(%q) = %q, %+v, %v; want %q, %+v", tc.name, build, got, err, tc.build, tc.want)
 		}
 	}
-	o := sideSettings{nonces: "postgres", rateLimits: "high"}.apply(options{nonces: "redis", rateLimits: "off", log: true})
-	if o.nonces != "postgres" || o.rateLimits != "high" || !o.log {
+	o := sideSettings{nonces: "postgres", rateLimits: "high", storage: "postgres", redis: "private"}.apply(options{nonces: "redis", rateLimits: "off", log: true, storage: "sqlite", redis: "auto"})
+	if o.nonces != "postgres" || o.rateLimits != "high" || !o.log || o.storage != "postgres" || o.redis != "private" {
 		t.Errorf("apply: %+v", o)
+	}
+	for _, tc := range []struct {
+		o   options
+		err string
+	}{
+		{o: options{storage: "postgres"}, err: "needs -postgres-dsn"},
+		{o: options{storage: "sqlite", replicas: 2}, err: "more than one replica"},
+		{o: options{storage: "sqlite", replicas: 1, countPG: true}, err: "-count-pg"},
+		{o: options{storage: "postgres", postgresDSN: "postgres://x", replicas: 2, countPG: true}},
+		{o: options{storage: "sqlite", replicas: 1}},
+	} {
+		err := checkSide(tc.o)
+		if (tc.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.err)) {
+			t.Errorf("checkSide(%+v) = %v; want %q", tc.o, err, tc.err)
+		}
 	}
 }

@@ -9,7 +9,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -83,7 +82,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	o := &options{}
 	levels := fs.String("c", "8,32,64", "comma-separated `list` of concurrencies (workers, one ACME account each)")
 	fs.StringVar(&o.weir, "weir", "", "weir `binary` to run (default: build ./cmd/weir into a temp dir), or a peer CA instead of weir: pebble=PATH or step-ca=PATH (peer.go)")
-	compare := fs.String("compare", "", "`A,B`: run the levels on two builds, each a peer CA (pebble=PATH or step-ca=PATH, with no +settings: peer.go), a weir binary or a git revision of this repository (built with -trimpath) followed by any of +log, +nonces=BACKEND and +ratelimits=MODE (one build under two settings: HEAD,HEAD+log), interleaved round by round (A B, B A, …) for -runs rounds, each run on a fresh server and store, and print each side's medians and B/A: the A/B of a change to the hot path")
+	compare := fs.String("compare", "", "`A,B`: run the levels on two builds, each a peer CA (pebble=PATH or step-ca=PATH, with no +settings: peer.go), a weir binary or a git revision of this repository (built with -trimpath) followed by any of +log, +nonces=BACKEND, +ratelimits=MODE, +storage=STORE and +redis=MODE (one build under two settings: HEAD,HEAD+log; the embedded path against PostgreSQL and Redis: HEAD,HEAD+storage=postgres+redis=private), interleaved round by round (A B, B A, …) for -runs rounds, each run on a fresh server and store, and print each side's medians and B/A: the A/B of a change to the hot path")
 	fs.IntVar(&o.count, "n", 0, "issuances started per level and run (0: use -d); failed ones are not repeated")
 	fs.DurationVar(&o.duration, "d", 10*time.Second, "duration of each level and run when -n is 0")
 	fs.IntVar(&o.runs, "runs", 3, "runs of each level; the median is reported")
@@ -179,12 +178,8 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	case o.storage == "postgres" && o.postgresDSN == "":
 		return nil, errors.New("-storage postgres needs -postgres-dsn or WEIR_TEST_POSTGRES_DSN")
 	}
-	switch o.redis {
-	case "auto", "private", "none":
-	default:
-		if _, _, err := net.SplitHostPort(o.redis); err != nil {
-			return nil, fmt.Errorf("-redis: %q is not auto, private, none or host:port", o.redis)
-		}
+	if err := checkRedis(o.redis); err != nil {
+		return nil, fmt.Errorf("-%w", err)
 	}
 	if o.countPG && o.storage != "postgres" {
 		return nil, errors.New("-count-pg counts PostgreSQL's statements: it needs -storage postgres")
