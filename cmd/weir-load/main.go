@@ -21,9 +21,9 @@
 // (weirproc.RoundRobin), so with keep-alive (one connection per worker) the
 // workers spread over the replicas. With several replicas -redis auto starts
 // a private redis-server on a free loopback port (when installed) and puts
-// the limiter (rate-limiting.backend: redis) and the nonces
-// (acme.nonces.backend: redis) on it; without a Redis, nonces are in
-// PostgreSQL and each replica has its own limiter.
+// the limiter (rate-limiting.backend: redis) on it; without a Redis each
+// replica has its own limiter. The nonces are weir's default (auto:
+// PostgreSQL's on PostgreSQL) unless -nonces says otherwise.
 //
 // For each concurrency level it reports the median over -runs of:
 // certificates per second (wall clock), server CPU per certificate (the sum

@@ -42,12 +42,10 @@ func TestParseFlagsReplicas(t *testing.T) {
 // one block each (weir's strict parser refuses a repeated key).
 func TestServerConfig(t *testing.T) {
 	for _, rl := range []string{"off", "high", "server"} {
-		// The nonces are on the Redis unless -nonces says otherwise.
+		// The nonces are weir's default (no key) unless -nonces says
+		// otherwise.
 		nonces := map[string]string{"off": "", "high": "postgres", "server": "memory"}[rl]
 		want := nonces
-		if want == "" {
-			want = "redis"
-		}
 		o := serverOptions{
 			dataDir: "/d", dnsAddr: "127.0.0.1:53", httpPort: 5002, validationWorkers: 4, rateLimits: rl,
 			externalURL: "https://127.0.0.1:1", postgresDSN: "postgres://u@127.0.0.1/db?search_path=s", redisAddr: "127.0.0.1:6380",

@@ -74,10 +74,9 @@ func serverConfig(o serverOptions, listen, admin string) string {
 	// several replicas would collide on its default port.
 	cfg.WriteString("  http: { listen: \"\" }\n")
 	fmt.Fprintf(&cfg, "admin:\n  listen: %q\n", admin)
+	// No -nonces: weir's own default (auto), the nonces an operator gets:
+	// PostgreSQL's on PostgreSQL, else Redis's when the limiter is on it.
 	nonces := o.nonces
-	if nonces == "" && o.redisAddr != "" {
-		nonces = "redis"
-	}
 	if o.validationWorkers > 0 || nonces != "" {
 		cfg.WriteString("acme:\n")
 		if o.validationWorkers > 0 {
