@@ -246,3 +246,58 @@ func testOrderUpdate(t *testing.T, f *fixture) {
 	missing.ID = "no-such-order"
 	wantErr(t, "UpdateOrder(unknown)", f.s.UpdateOrder(f.ctx, &missing, acme.StatusInvalid), acme.ErrNotFound)
 }
+
+// testOrderDuplicateIDs checks that CreateOrder refuses a new
+// authorization or challenge whose ID is taken, with an error wrapping
+// acme.ErrConflict that names it, and stores nothing of the order.
+func testOrderDuplicateIDs(t *testing.T, f *fixture) {
+	acct := f.account(t)
+	taken := f.authz(acct.ID, "taken.example.com", false, acme.StatusPending, at(24*time.Hour))
+	f.order(t, acct.ID, []*acme.Authorization{taken})
+
+	for _, tc := range []struct {
+		name    string
+		reuse   func(a *acme.Authorization)
+		naming  func(a *acme.Authorization) string
+		lastOne bool // the clash is in the order's last new authorization
+	}{
+		{"authorization", func(a *acme.Authorization) {
+			a.ID = taken.ID
+			for _, c := range a.Challenges {
+				c.AuthzID = taken.ID
+			}
+		}, func(*acme.Authorization) string { return string(taken.ID) }, false},
+		{"challenge", func(a *acme.Authorization) { a.Challenges[1].ID = taken.Challenges[0].ID },
+			func(*acme.Authorization) string { return string(taken.Challenges[0].ID) }, true},
+	} {
+		first := f.authz(acct.ID, "first.example.com", false, acme.StatusPending, at(24*time.Hour))
+		second := f.authz(acct.ID, "second.example.com", false, acme.StatusPending, at(24*time.Hour))
+		clash := first
+		if tc.lastOne {
+			clash = second
+		}
+		tc.reuse(clash)
+		o := &acme.Order{ID: acme.OrderID(f.id("order")), AccountID: acct.ID, Status: acme.StatusPending,
+			Expires: at(7 * 24 * time.Hour), CreatedAt: at(2 * time.Second)}
+		for _, a := range []*acme.Authorization{first, second} {
+			o.Identifiers = append(o.Identifiers, a.Identifier)
+			o.AuthzIDs = append(o.AuthzIDs, a.ID)
+		}
+		err := f.s.CreateOrder(f.ctx, o, []*acme.Authorization{first, second})
+		wantErr(t, "CreateOrder(duplicate "+tc.name+" ID)", err, acme.ErrConflict)
+		if err != nil && !strings.Contains(err.Error(), tc.naming(clash)) {
+			t.Errorf("CreateOrder(duplicate %s ID): %v does not name %s", tc.name, err, tc.naming(clash))
+		}
+		if _, err := f.s.GetOrder(f.ctx, o.ID); !errors.Is(err, acme.ErrNotFound) {
+			t.Errorf("duplicate %s ID: GetOrder after the refusal: %v, want ErrNotFound", tc.name, err)
+		}
+		for _, a := range []*acme.Authorization{first, second} {
+			if a.ID == taken.ID {
+				continue
+			}
+			if _, err := f.s.GetAuthz(f.ctx, a.ID); !errors.Is(err, acme.ErrNotFound) {
+				t.Errorf("duplicate %s ID: GetAuthz(%s) after the refusal: %v, want ErrNotFound", tc.name, a.ID, err)
+			}
+		}
+	}
+}

@@ -25,6 +25,7 @@ func Run(t *testing.T, open func(t *testing.T) acme.Store) {
 		{"AccountKeyChange", testAccountKeyChange},
 		{"Orders", testOrders},
 		{"OrderReusesAuthz", testOrderReusesAuthz},
+		{"OrderDuplicateIDs", testOrderDuplicateIDs},
 		{"GetAuthzs", testGetAuthzs},
 		{"OrderList", testOrderList},
 		{"OrderUpdate", testOrderUpdate},
