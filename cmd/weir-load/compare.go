@@ -172,6 +172,7 @@ var compareMetrics = []struct {
 	// The load tool's CPU per certificate moves with the machine's speed as
 	// the server's does: their ratio drifts less than either.
 	{"server/client CPU", func(r runResult) float64 { return ratio(r.ServerCPUMsPerCert, r.ClientCPUMsPerCert) }},
+	{"store/client CPU", func(r runResult) float64 { return ratio(r.StoreCPUMsPerCert, r.ClientCPUMsPerCert) }},
 	{"p50 ms", func(r runResult) float64 { return r.P50Ms }},
 	{"p99 ms", func(r runResult) float64 { return r.P99Ms }},
 	{"log lag p99 s", func(r runResult) float64 { return r.LogLagP99Sec }},
