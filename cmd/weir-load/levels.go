@@ -329,7 +329,8 @@ func measure(ctx context.Context, l *loader, cl *cluster, ct *countingTransport,
 		}
 	}()
 	store0 := cl.storeTicks(ctx)
-	srv0 := cl.serverTicks()
+	each0 := cl.replicaTicks()
+	srv0 := sumTicks(each0)
 	cli0, _ := weirproc.ProcCPU("self")
 	busy0, total0 := weirproc.MachineCPU()
 	req0 := ct.requests.Load()
@@ -341,7 +342,8 @@ func measure(ctx context.Context, l *loader, cl *cluster, ct *countingTransport,
 	}
 	out := l.runLevel(ctx, s)
 
-	srv1 := cl.serverTicks()
+	each1 := cl.replicaTicks()
+	srv1 := sumTicks(each1)
 	cli1, _ := weirproc.ProcCPU("self")
 	busy1, total1 := weirproc.MachineCPU()
 	req1 := ct.requests.Load()
@@ -387,6 +389,11 @@ func measure(ctx context.Context, l *loader, cl *cluster, ct *countingTransport,
 		r.StoreCPUMsPerCert = 1000 * r.StoreCPUSec / float64(out.certs)
 		r.ClientCPUMsPerCert = 1000 * float64(cli1-cli0) / float64(tck) / float64(out.certs)
 		r.RequestsPerCert = float64(req1-req0) / float64(out.certs)
+		if len(each1) > 1 {
+			for i := range each1 {
+				r.ReplicaCPUMsPerCert = append(r.ReplicaCPUMsPerCert, 1000*float64(each1[i]-each0[i])/float64(tck)/float64(out.certs))
+			}
+		}
 	}
 	return r
 }

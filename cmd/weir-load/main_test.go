@@ -88,3 +88,25 @@ func TestServerConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestReplicaCPU: with several replicas each one's CPU per certificate is
+// the median of its own runs, and the table prints them in order.
+func TestReplicaCPU(t *testing.T) {
+	runs := []runResult{
+		{Concurrency: 8, ServerCPUMsPerCert: 4, ReplicaCPUMsPerCert: []float64{2.5, 1.5}},
+		{Concurrency: 8, ServerCPUMsPerCert: 5, ReplicaCPUMsPerCert: []float64{1.0, 4.0}},
+		{Concurrency: 8, ServerCPUMsPerCert: 3, ReplicaCPUMsPerCert: []float64{2.0, 1.0}},
+	}
+	m := medianOf(runs)
+	if len(m.ReplicaCPUMsPerCert) != 2 || m.ReplicaCPUMsPerCert[0] != 2.0 || m.ReplicaCPUMsPerCert[1] != 1.5 {
+		t.Errorf("medianOf: replica CPU %v, want [2 1.5]", m.ReplicaCPUMsPerCert)
+	}
+	var out strings.Builder
+	printTable(&out, &report{Replicas: 2, Levels: []levelResult{{Concurrency: 8, Median: m, Runs: runs}}})
+	if !strings.Contains(out.String(), "c=8: server CPU ms/cert by replica 2.00 / 1.50") {
+		t.Errorf("printTable:\n%s", out.String())
+	}
+	if m := medianOf(runs[:1:1]); len(medianOf([]runResult{{Concurrency: 8}}).ReplicaCPUMsPerCert) != 0 || len(m.ReplicaCPUMsPerCert) != 2 {
+		t.Errorf("one replica: %v; one run: %v", medianOf([]runResult{{Concurrency: 8}}).ReplicaCPUMsPerCert, m.ReplicaCPUMsPerCert)
+	}
+}

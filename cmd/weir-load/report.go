@@ -24,17 +24,20 @@ type runResult struct {
 	CertsPerSec        float64        `json:"certs_per_s"`
 	ServerCPUSec       float64        `json:"server_cpu_s"`
 	ServerCPUMsPerCert float64        `json:"server_cpu_ms_per_cert"`
-	StoreCPUSec        float64        `json:"store_cpu_s"`
-	StoreCPUMsPerCert  float64        `json:"store_cpu_ms_per_cert"`
-	ClientCPUMsPerCert float64        `json:"client_cpu_ms_per_cert"`
-	MachineBusyPct     float64        `json:"machine_busy_pct"`
-	OtherCPUCores      float64        `json:"other_cpu_cores"`
-	P50Ms              float64        `json:"p50_ms"`
-	P99Ms              float64        `json:"p99_ms"`
-	MaxMs              float64        `json:"max_ms"`
-	ServerRSSMaxMiB    float64        `json:"server_rss_max_mib"`
-	ServerHWMMiB       float64        `json:"server_vmhwm_mib"`
-	RequestsPerCert    float64        `json:"requests_per_cert"`
+	// ReplicaCPUMsPerCert is each replica's share of ServerCPUMsPerCert,
+	// with several replicas.
+	ReplicaCPUMsPerCert []float64 `json:"replica_cpu_ms_per_cert,omitempty"`
+	StoreCPUSec         float64   `json:"store_cpu_s"`
+	StoreCPUMsPerCert   float64   `json:"store_cpu_ms_per_cert"`
+	ClientCPUMsPerCert  float64   `json:"client_cpu_ms_per_cert"`
+	MachineBusyPct      float64   `json:"machine_busy_pct"`
+	OtherCPUCores       float64   `json:"other_cpu_cores"`
+	P50Ms               float64   `json:"p50_ms"`
+	P99Ms               float64   `json:"p99_ms"`
+	MaxMs               float64   `json:"max_ms"`
+	ServerRSSMaxMiB     float64   `json:"server_rss_max_mib"`
+	ServerHWMMiB        float64   `json:"server_vmhwm_mib"`
+	RequestsPerCert     float64   `json:"requests_per_cert"`
 	// LogLagP99Sec bounds the 99th percentile of the verifiable log's
 	// integration lag over the run (the upper edge of its histogram
 	// bucket); 0 with the log off.
@@ -119,6 +122,14 @@ func medianOf(runs []runResult) runResult {
 	m.CertsPerSec = med(func(r runResult) float64 { return r.CertsPerSec })
 	m.ServerCPUSec = med(func(r runResult) float64 { return r.ServerCPUSec })
 	m.ServerCPUMsPerCert = med(func(r runResult) float64 { return r.ServerCPUMsPerCert })
+	for i := range runs[0].ReplicaCPUMsPerCert {
+		m.ReplicaCPUMsPerCert = append(m.ReplicaCPUMsPerCert, med(func(r runResult) float64 {
+			if i < len(r.ReplicaCPUMsPerCert) {
+				return r.ReplicaCPUMsPerCert[i]
+			}
+			return 0
+		}))
+	}
 	m.StoreCPUSec = med(func(r runResult) float64 { return r.StoreCPUSec })
 	m.StoreCPUMsPerCert = med(func(r runResult) float64 { return r.StoreCPUMsPerCert })
 	m.ClientCPUMsPerCert = med(func(r runResult) float64 { return r.ClientCPUMsPerCert })
@@ -170,6 +181,15 @@ func printTable(w io.Writer, rep *report) {
 	tw.Flush()
 	fmt.Fprintln(w, "(medians over the runs; errors is the total; VmHWM is the largest seen; srv CPU, RSS and VmHWM are summed over the replicas;")
 	fmt.Fprintln(w, " store CPU: PostgreSQL's processes and a private redis-server, 0 for SQLite (in weir's); other cores: CPU of other processes during the runs)")
+	for _, l := range rep.Levels {
+		if each := l.Median.ReplicaCPUMsPerCert; len(each) > 0 {
+			v := make([]string, len(each))
+			for i, ms := range each {
+				v[i] = fmt.Sprintf("%.2f", ms)
+			}
+			fmt.Fprintf(w, "c=%d: server CPU ms/cert by replica %s\n", l.Concurrency, strings.Join(v, " / "))
+		}
+	}
 	for _, l := range rep.Levels {
 		if l.Median.Disturbed {
 			fmt.Fprintf(w, "WARNING: c=%d has runs disturbed by other processes (see -json)\n", l.Concurrency)

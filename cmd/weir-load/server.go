@@ -237,14 +237,27 @@ func (cl *cluster) stop(grace time.Duration) error {
 func (cl *cluster) first() *replica { return cl.replicas[0] }
 
 // serverTicks is the CPU time of every replica, in clock ticks.
-func (cl *cluster) serverTicks() int64 {
+func (cl *cluster) serverTicks() int64 { return sumTicks(cl.replicaTicks()) }
+
+// sumTicks is the sum of replicaTicks.
+func sumTicks(ticks []int64) int64 {
 	var sum int64
-	for _, r := range cl.replicas {
-		if n, err := r.CPUTicks(); err == nil {
-			sum += n
-		}
+	for _, n := range ticks {
+		sum += n
 	}
 	return sum
+}
+
+// replicaTicks is each replica's CPU in clock ticks (0 for one that could
+// not be read).
+func (cl *cluster) replicaTicks() []int64 {
+	ticks := make([]int64, len(cl.replicas))
+	for i, r := range cl.replicas {
+		if n, err := r.CPUTicks(); err == nil {
+			ticks[i] = n
+		}
+	}
+	return ticks
 }
 
 // serverKB sums a /proc status value (VmRSS, VmHWM) over the replicas.
