@@ -44,7 +44,7 @@ func parseSide(name string) (build string, s sideSettings, err error) {
 			s.nonces = val
 		case key == "ratelimits" && hasVal:
 			if _, ok := rateLimitBlocks[val]; !ok {
-				return "", s, fmt.Errorf("-compare: side %q: ratelimits %q is not off, high or server", name, val)
+				return "", s, fmt.Errorf("-compare: side %q: ratelimits %q is not off, high, default or server", name, val)
 			}
 			s.rateLimits = val
 		case key == "storage" && hasVal:

@@ -101,7 +101,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.log, "log", false, "turn weir's verifiable log on (transparency.enabled) and report each run's integration lag p99; a -compare side named REV+log runs with it on; with -populate, fill the log too (an issuance entry per certificate, origin "+populateLogOrigin+")")
 	fs.BoolVar(&o.countPG, "count-pg", false, "with -storage postgres: put a counting proxy between the replicas and PostgreSQL and report each run's round trips and statements per certificate, by statement (the proxy's hop costs time: count with it, time without it)")
 	fs.StringVar(&o.nonces, "nonces", "", "weir's acme.nonces.backend: auto, memory, redis or postgres (default: weir's own, auto: PostgreSQL's with -storage postgres, else Redis's when there is a Redis); a -compare side REV+nonces=BACKEND sets it for that side")
-	fs.StringVar(&o.rateLimits, "ratelimits", "off", "weir's rate limits: off (all disabled), high (all enabled, never reached: measures the limiter), server (weir's defaults)")
+	fs.StringVar(&o.rateLimits, "ratelimits", "off", "weir's rate limits: off (all disabled), high (all enabled, never reached: measures the limiter), default (weir's defaults with loopback whitelisted, the limits enabled by default at values never reached), server (weir's defaults)")
 	fs.IntVar(&o.workers, "validation-workers", 0, "set acme.validation-workers in the server config (0: weir's default)")
 	fs.IntVar(&o.replicas, "replicas", 1, "weir replicas, dialled in turn by the client (more than 1 needs -storage postgres)")
 	fs.StringVar(&o.storage, "storage", "sqlite", "weir's ACME store: sqlite (in the data dir) or postgres (-postgres-dsn)")
@@ -190,7 +190,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		}
 	}
 	if _, ok := rateLimitBlocks[o.rateLimits]; !ok {
-		return nil, fmt.Errorf("-ratelimits: %q is not off, high or server", o.rateLimits)
+		return nil, fmt.Errorf("-ratelimits: %q is not off, high, default or server", o.rateLimits)
 	}
 	if o.clientGOGC < 0 {
 		return nil, errors.New("-client-gogc: 0 or more")

@@ -41,7 +41,7 @@ func TestParseFlagsReplicas(t *testing.T) {
 // TestServerConfig: the keys of a PostgreSQL replica with a Redis land in
 // one block each (weir's strict parser refuses a repeated key).
 func TestServerConfig(t *testing.T) {
-	for _, rl := range []string{"off", "high", "server"} {
+	for _, rl := range []string{"off", "high", "default", "server"} {
 		// The nonces are weir's default (no key) unless -nonces says
 		// otherwise.
 		nonces := map[string]string{"off": "", "high": "postgres", "server": "memory"}[rl]

@@ -25,11 +25,11 @@ type serverOptions struct {
 	httpPort              int
 	pprof                 bool
 	validationWorkers     int
-	rateLimits            string // off, high or server
+	rateLimits            string // a key of rateLimitBlocks
 	externalURL           string // server.external-url; "" for replica 1
 	postgresDSN           string // storage driver postgres with this DSN; "": SQLite
 	redisAddr             string // limiter and nonces on this Redis; "": neither
-	nonces                string // acme.nonces.backend; "": redis with redisAddr, else weir's default
+	nonces                string // acme.nonces.backend; "": weir's default
 	log                   bool   // transparency.enabled: the verifiable log on
 }
 
@@ -55,6 +55,17 @@ var rateLimitBlocks = map[string]string{
   failed-validation: { enabled: true, max-per-window: 1000000000, window: 1h }
   pending-authorizations: { enabled: true, max: 1000000000 }
   registered-domain: { enabled: true, max-per-window: 1000000000, window: 168h }
+`,
+	// weir's defaults as a load from loopback meets them when the
+	// operator whitelists it: the IP-keyed limits (global,
+	// account-creation) bypassed, the others enabled as by default
+	// (registered-domain off) at values never reached.
+	"default": `rate-limiting:
+  whitelist: ["127.0.0.0/8", "::1/128"]
+  order-creation: { enabled: true, orders-per-account-per-hour: 1000000000, order-burst: 100000000, san-budget-per-account-per-hour: 1000000000 }
+  duplicate-certificate: { enabled: true, max-per-window: 1000000000, window: 168h }
+  failed-validation: { enabled: true, max-per-window: 1000000000, window: 1h }
+  pending-authorizations: { enabled: true, max: 1000000000 }
 `,
 	"server": "",
 }
