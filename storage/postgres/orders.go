@@ -28,8 +28,14 @@ func (s *Store) CreateOrder(ctx context.Context, o *acme.Order, newAuthzs []*acm
 		}
 	}
 
-	// One round trip for the inserts, one for the COMMIT (pipeline.go).
-	return s.inPipelinedTx(ctx, row.What, func(b *pgx.Batch) {
+	// One round trip for the inserts and the COMMIT when the order reuses
+	// no authorization; else one more for the check of those it reuses
+	// before the COMMIT (pipeline.go).
+	run := s.inOneTrip
+	if len(row.Reused) > 0 {
+		run = s.inPipelinedTx
+	}
+	return run(ctx, row.What, func(b *pgx.Batch) {
 		b.Queue(`INSERT INTO orders (`+sqlrow.OrderInsertCols+`)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`, row.Values()...)
 		for _, a := range row.Authzs {

@@ -38,6 +38,25 @@ type stmtError struct {
 // locks may hold them all.
 func (s *Store) inPipelinedTx(ctx context.Context, what string, queue func(b *pgx.Batch),
 	judge func(q querier, tags []pgconn.CommandTag, failed *stmtError) error) error {
+	return s.pipelined(ctx, what, false, queue, judge)
+}
+
+// inOneTrip is inPipelinedTx for statements with nothing to judge when
+// they succeed (inserts, whose every failure is an error): the COMMIT goes
+// in the batch too, one round trip in all. A failed statement aborts the
+// transaction and PostgreSQL skips the rest of the batch, the COMMIT
+// included (one Sync ends the batch); the transaction is then rolled back
+// and judge gets the failure as from inPipelinedTx. On success judge is
+// not called: the transaction has committed.
+func (s *Store) inOneTrip(ctx context.Context, what string, queue func(b *pgx.Batch),
+	judge func(q querier, tags []pgconn.CommandTag, failed *stmtError) error) error {
+	return s.pipelined(ctx, what, true, queue, judge)
+}
+
+// pipelined is inPipelinedTx, with the COMMIT in the batch when commit is
+// set (inOneTrip).
+func (s *Store) pipelined(ctx context.Context, what string, commit bool, queue func(b *pgx.Batch),
+	judge func(q querier, tags []pgconn.CommandTag, failed *stmtError) error) error {
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return fmt.Errorf("postgres: %s: begin: %w", what, unavailable(err))
@@ -48,9 +67,14 @@ func (s *Store) inPipelinedTx(ctx context.Context, what string, queue func(b *pg
 	var b pgx.Batch
 	b.Queue("BEGIN")
 	queue(&b)
+	stmts := b.Len() - 1
+	if commit {
+		b.Queue("COMMIT")
+	}
 	br := conn.SendBatch(ctx, &b)
-	tags := make([]pgconn.CommandTag, 0, b.Len()-1)
+	tags := make([]pgconn.CommandTag, 0, stmts)
 	var failed *stmtError
+	commitFailed := false
 	for i := range b.Len() {
 		tag, err := br.Exec()
 		if err != nil {
@@ -59,9 +83,10 @@ func (s *Store) inPipelinedTx(ctx context.Context, what string, queue func(b *pg
 				return fmt.Errorf("postgres: %s: begin: %w", what, unavailable(err))
 			}
 			failed = &stmtError{Index: i - 1, Err: err}
+			commitFailed = i > stmts
 			break
 		}
-		if i > 0 {
+		if i > 0 && i <= stmts {
 			tags = append(tags, tag)
 		}
 	}
@@ -72,6 +97,10 @@ func (s *Store) inPipelinedTx(ctx context.Context, what string, queue func(b *pg
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), rollbackTimeout)
 		defer cancel()
 		_, _ = conn.Exec(rctx, "ROLLBACK")
+	}
+	if commitFailed {
+		rollback()
+		return fmt.Errorf("postgres: %s: commit: %w", what, unavailable(failed.Err))
 	}
 	if failed != nil {
 		// The transaction is aborted: end it, so that judge's queries run
@@ -85,6 +114,9 @@ func (s *Store) inPipelinedTx(ctx context.Context, what string, queue func(b *pg
 		}
 		// judge must fail a failed transaction; nothing was written.
 		return writeErr(what, failed.Err)
+	}
+	if commit {
+		return nil
 	}
 	if err := judge(conn, tags, nil); err != nil {
 		rollback()
