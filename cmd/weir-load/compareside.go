@@ -82,17 +82,18 @@ func (s sideSettings) apply(o options) options {
 	return o
 }
 
-// checkSide is what parseFlags checks of the storage, asked again of each
-// side once its settings apply: a side on PostgreSQL needs its DSN, and
-// only PostgreSQL is shared by several replicas or counted.
+// checkSide checks that the storage goes with the rest of o: PostgreSQL
+// needs its DSN, and only PostgreSQL is shared by several replicas or
+// counted. parseFlags asks it of the flags, compare of each side once its
+// settings apply.
 func checkSide(o options) error {
 	switch {
 	case o.storage == "postgres" && o.postgresDSN == "":
-		return errors.New("storage postgres needs -postgres-dsn or WEIR_TEST_POSTGRES_DSN")
+		return errors.New("-storage postgres needs -postgres-dsn or WEIR_TEST_POSTGRES_DSN")
 	case o.replicas > 1 && o.storage != "postgres":
-		return errors.New("more than one replica needs a shared store: storage postgres")
+		return errors.New("-replicas: more than one replica needs a shared store: -storage postgres")
 	case o.countPG && o.storage != "postgres":
-		return errors.New("-count-pg counts PostgreSQL's statements: every side needs storage postgres")
+		return errors.New("-count-pg counts PostgreSQL's statements: it needs -storage postgres")
 	}
 	return nil
 }

@@ -173,16 +173,12 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 		return nil, errors.New("-replicas: between 1 and 16")
 	case o.storage != "sqlite" && o.storage != "postgres":
 		return nil, fmt.Errorf("-storage: %q is not sqlite or postgres", o.storage)
-	case o.replicas > 1 && o.storage != "postgres":
-		return nil, errors.New("-replicas: more than one replica needs a shared store: -storage postgres")
-	case o.storage == "postgres" && o.postgresDSN == "":
-		return nil, errors.New("-storage postgres needs -postgres-dsn or WEIR_TEST_POSTGRES_DSN")
+	}
+	if err := checkSide(*o); err != nil {
+		return nil, err
 	}
 	if err := checkRedis(o.redis); err != nil {
 		return nil, fmt.Errorf("-%w", err)
-	}
-	if o.countPG && o.storage != "postgres" {
-		return nil, errors.New("-count-pg counts PostgreSQL's statements: it needs -storage postgres")
 	}
 	if o.nonces != "" {
 		if err := checkNonces(o.nonces); err != nil {
