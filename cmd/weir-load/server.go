@@ -28,7 +28,7 @@ type serverOptions struct {
 	rateLimits            string // a key of rateLimitBlocks
 	externalURL           string // server.external-url; "" for replica 1
 	postgresDSN           string // storage driver postgres with this DSN; "": SQLite
-	redisAddr             string // limiter and nonces on this Redis; "": neither
+	redisAddr             string // the limiter on this Redis (the nonces too when nonces says redis); "": none
 	nonces                string // acme.nonces.backend; "": weir's default
 	log                   bool   // transparency.enabled: the verifiable log on
 }

@@ -50,11 +50,10 @@ func TestCreateOrderRoundTrips(t *testing.T) {
 		for _, z := range fresh {
 			o.Identifiers, o.AuthzIDs = append(o.Identifiers, z.Identifier), append(o.AuthzIDs, z.ID)
 		}
-		o.AuthzIDs = append(o.AuthzIDs, reused...)
-		o.Identifiers = append(o.Identifiers, acme.Identifier{Type: acme.IdentifierDNS, Value: "reused.example.com"})
-		if len(reused) == 0 {
-			o.Identifiers = o.Identifiers[:len(o.Identifiers)-1]
+		for range reused {
+			o.Identifiers = append(o.Identifiers, acme.Identifier{Type: acme.IdentifierDNS, Value: "reused.example.com"})
 		}
+		o.AuthzIDs = append(o.AuthzIDs, reused...)
 		before := p.Trips()
 		err := s.CreateOrder(t.Context(), o, fresh)
 		return p.Trips() - before, err
