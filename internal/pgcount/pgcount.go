@@ -183,25 +183,28 @@ func (p *Proxy) relay(server io.Writer, client io.Reader) error {
 		if n < 4 || n > maxMessage {
 			return fmt.Errorf("pgcount: message %q of %d bytes", h[0], n)
 		}
-		if _, err := server.Write(h[:]); err != nil {
-			return err
-		}
+		// A message is counted before it is forwarded: once the server
+		// has it, its answer may reach the client, which may read the
+		// counts at once and must find the message in them.
 		switch h[0] {
 		case msgQuery, msgParse, msgBind, msgExecute:
 			body := make([]byte, n-4)
 			if _, err := io.ReadFull(r, body); err != nil {
 				return err
 			}
-			if _, err := server.Write(body); err != nil {
-				return err
-			}
 			p.note(c.read(h[0], body))
-		default:
-			if _, err := io.CopyN(server, r, int64(n-4)); err != nil {
+			if _, err := server.Write(append(h[:], body...)); err != nil {
 				return err
 			}
+		default:
 			if h[0] == msgSync {
 				p.note("", true)
+			}
+			if _, err := server.Write(h[:]); err != nil {
+				return err
+			}
+			if _, err := io.CopyN(server, r, int64(n-4)); err != nil {
+				return err
 			}
 		}
 	}
